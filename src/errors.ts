@@ -1,0 +1,92 @@
+/**
+ * The one error base of eddy. Every error eddy raises on purpose is an `EddyError` with a stable
+ * `code` (safe to branch on), a `fault` saying who has to act, and a message that names the bad
+ * input and, where there is one, the fix.
+ */
+
+/** Stable error codes. Add new ones here; never reuse a code for a different meaning. */
+export type EddyErrorCode =
+  // SSE / framing
+  | "sse_message_too_large"
+  | "sse_stream_error"
+  // frames, tapes and files
+  | "frame_invalid"
+  | "tape_invalid"
+  | "tape_version_unsupported"
+  // provider / transport
+  | "provider_http"
+  | "provider_connection"
+  | "provider_not_found"
+  | "connect_timeout"
+  | "first_byte_timeout"
+  | "idle_timeout"
+  | "stream_truncated"
+  | "response_failed"
+  | "response_incomplete"
+  | "previous_response_not_found"
+  | "invalid_response"
+  | "cancelled"
+  // configuration and usage
+  | "invalid_config"
+  | "invalid_argument"
+  // tools
+  | "tool_input_invalid"
+  | "tool_not_found"
+  | "tool_failed"
+  | "tool_timeout"
+  | "path_outside_workspace"
+  // loop
+  | "output_schema_mismatch"
+  | "replay_mismatch"
+  // mock server
+  | "scenario_invalid";
+
+/** Who has to act on an error: the caller (configuration), the provider, the model, or eddy itself. */
+export type ErrorFault = "user" | "provider" | "model" | "system";
+
+export interface EddyErrorOptions {
+  cause?: unknown;
+  fault?: ErrorFault;
+  /** Structured, secret-free details (status codes, field names, limits). */
+  details?: Record<string, unknown>;
+}
+
+export class EddyError extends Error {
+  override readonly name = "EddyError";
+  readonly code: EddyErrorCode;
+  readonly fault: ErrorFault;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: EddyErrorCode, message: string, options: EddyErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.fault = options.fault ?? "system";
+    this.details = options.details ?? {};
+  }
+
+  /** True for any EddyError, also one from another copy of this module. */
+  static isInstance(value: unknown): value is EddyError {
+    return (
+      value instanceof EddyError ||
+      (value instanceof Error &&
+        value.name === "EddyError" &&
+        typeof (value as { code?: unknown }).code === "string")
+    );
+  }
+}
+
+/** Exhaustiveness guard for `switch` over discriminated unions: fails to compile when a case is missing. */
+export function assertNever(value: never, what = "value"): never {
+  throw new EddyError("invalid_argument", `unexpected ${what}: ${JSON.stringify(value)}`);
+}
+
+/** A short, single-line description of any thrown value (for error frames and one-line CLI errors). */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message.split("\n", 1)[0] ?? error.name;
+  if (typeof error === "string") return error;
+  try {
+    return JSON.stringify(error);
+  } catch {
+    return String(error);
+  }
+}

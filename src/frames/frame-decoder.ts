@@ -1,0 +1,32 @@
+/**
+ * Bytes → frames in one pass: the SSE decoder wired to the pure SSE→frame mapping. This is the
+ * hot path of every provider (and what `npm run bench` measures); it holds no I/O of its own.
+ */
+import { createSseDecoder, type SseDecoderOptions } from "../sse/decoder.js";
+import { framesFromSse, type SseFrame } from "./from-sse.js";
+
+export interface FrameDecoderOptions {
+  turn: number;
+  /** @defaultValue true */
+  validate?: boolean;
+  /** Receives each frame (unstamped), in order. */
+  onFrame: (frame: SseFrame) => void;
+  /** Receives each SSE comment (keep-alives). Comments never become frames (DESIGN.md §8.12). */
+  onComment?: (comment: string) => void;
+  /** @defaultValue SSE_DEFAULTS.maxMessageSize */
+  maxMessageSize?: number;
+}
+
+export interface FrameDecoder {
+  feed(chunk: Uint8Array | string): void;
+  end(): void;
+}
+
+export function createFrameDecoder(options: FrameDecoderOptions): FrameDecoder {
+  const mapOptions = { turn: options.turn, validate: options.validate !== false };
+  const { onFrame } = options;
+  const sseOptions: SseDecoderOptions = { onMessage: (m) => framesFromSse(m, mapOptions, onFrame) };
+  if (options.onComment) sseOptions.onComment = options.onComment;
+  if (options.maxMessageSize !== undefined) sseOptions.maxMessageSize = options.maxMessageSize;
+  return createSseDecoder(sseOptions);
+}

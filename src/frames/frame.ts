@@ -1,0 +1,267 @@
+/**
+ * Frame contract v1 (DESIGN.md §4). A frame is one flat JSON object: the envelope
+ * `{run_id, seq, ts, type}` followed by its payload fields. `seq` is contiguous from 0 within a
+ * run and `ts` is unix milliseconds from the run's injected clock.
+ *
+ * Frames are created *unstamped* (`run_id: ""`, `seq: -1`, `ts: 0`) by whoever observes the fact
+ * (the provider, the tool runner, the loop) and stamped exactly once, in place, by the run's
+ * `FrameStamper` at the moment they are emitted. Stamping in place keeps the envelope keys first
+ * in the JSON and costs no copy per frame; stamping at emission keeps `seq` in emission order even
+ * when tool execution and streaming interleave.
+ */
+import type { CreateResponseBody, ItemParam, Usage } from "../protocol/types.js";
+
+/** The envelope every frame carries. */
+export interface FrameEnvelope {
+  run_id: string;
+  seq: number;
+  ts: number;
+}
+
+/** How a run sends follow-ups: `previous_response_id` chaining, or the whole history each time. */
+export type ContinuationMode = "chained" | "stateless";
+
+/** What an SSE message turned out to be. `empty`: a message whose data is empty or blank (a ping). */
+export type ProviderEventStatus = "event" | "done" | "invalid_json" | "empty";
+
+/** Why a run ended (DESIGN.md §4). */
+export type RunEndReason =
+  | "completed"
+  | "terminal_tool"
+  | "max_tool_calls"
+  | "max_turns"
+  | "no_progress"
+  | "incomplete"
+  | "failed"
+  | "provider_error"
+  | "invalid_request"
+  | "cancelled";
+
+/** `{code, message}` as it appears in frames: secret-free, one line. */
+export interface FrameError {
+  code: string;
+  message: string;
+}
+
+// ── run lifecycle ───────────────────────────────────────────────────────────────────────────
+
+export interface RunStartedFrame extends FrameEnvelope {
+  type: "run_started";
+  model: string | null;
+  mode: ContinuationMode;
+  input: string | ItemParam[];
+  /** Names of the tools the model is offered, in declaration order. */
+  tools: string[];
+  instructions?: string;
+}
+
+export interface TurnEndedFrame extends FrameEnvelope {
+  type: "turn_ended";
+  turn: number;
+  response_id: string | null;
+  /** The response status (`completed`, `incomplete`, `failed`, …) or `error` when no terminal event came. */
+  status: string;
+  usage: Usage | null;
+}
+
+export interface RunEndedFrame extends FrameEnvelope {
+  type: "run_ended";
+  reason: RunEndReason;
+  /** Text of the last response's message items (partial if that response was cut off). */
+  output_text: string;
+  response_id: string | null;
+  /** Usage summed over every turn that reported one. */
+  usage: Usage;
+  /** Number of model requests (turns) made. */
+  turns: number;
+  /** Number of tool calls answered. */
+  tool_calls: number;
+  /** Present for every reason other than `completed` and `terminal_tool`. */
+  error?: FrameError;
+  /** The terminal tool's parsed arguments or the parsed structured output. */
+  result?: unknown;
+}
+
+/** The run switched continuation mode (e.g. `previous_response_not_found` → stateless). */
+export interface ModeChangedFrame extends FrameEnvelope {
+  type: "mode_changed";
+  turn: number;
+  from: ContinuationMode;
+  to: ContinuationMode;
+  reason: string;
+}
+
+/** One repair the pre-send history check made (an unpaired call, an orphan output, a duplicate id). */
+export interface HistoryRepair {
+  kind: "missing_output" | "orphan_output" | "duplicate_output" | "duplicate_call_id";
+  call_id: string;
+  detail: string;
+}
+
+export interface HistoryRepairedFrame extends FrameEnvelope {
+  type: "history_repaired";
+  turn: number;
+  repairs: HistoryRepair[];
+}
+
+// ── provider I/O ────────────────────────────────────────────────────────────────────────────
+
+export interface RequestStartedFrame extends FrameEnvelope {
+  type: "request_started";
+  turn: number;
+  attempt: number;
+  /** The exact JSON body sent. Never holds secrets: keys travel in headers, which are not recorded. */
+  body: CreateResponseBody;
+}
+
+export interface ResponseHeadersFrame extends FrameEnvelope {
+  type: "response_headers";
+  turn: number;
+  attempt: number;
+  status: number;
+  request_id?: string;
+  content_type?: string;
+}
+
+export interface ProviderEventFrame extends FrameEnvelope {
+  type: "provider_event";
+  turn: number;
+  status: ProviderEventStatus;
+  /** The SSE `event:` field, when the message had one. */
+  event_name?: string;
+  /** The parsed JSON (status `event`). */
+  data?: unknown;
+  /** The message's data text (status `done`, `invalid_json`, `empty`). */
+  raw?: string;
+  /** Validation messages, when any. Recorded, never fatal. */
+  errors?: string[];
+}
+
+export interface OutputTextDeltaFrame extends FrameEnvelope {
+  type: "output_text_delta";
+  turn: number;
+  item_id: string;
+  output_index: number;
+  content_index: number;
+  delta: string;
+}
+
+/** An attempt ended without a usable response (HTTP error, transport error, timeout, truncation, failure event). */
+export interface RequestFailedFrame extends FrameEnvelope {
+  type: "request_failed";
+  turn: number;
+  attempt: number;
+  /** The provider's error code when it sent one, else eddy's (`stream_truncated`, `idle_timeout`, …). */
+  code: string;
+  message: string;
+  /** Whether the failure is of a kind that may be retried (whether it *will* be is told by a following `retry`). */
+  retryable: boolean;
+  status?: number;
+  error_type?: string;
+  param?: string;
+  request_id?: string;
+}
+
+export interface RetryFrame extends FrameEnvelope {
+  type: "retry";
+  turn: number;
+  /** The attempt about to be made (the failed one was `attempt - 1`). */
+  attempt: number;
+  delay_ms: number;
+  /** The failure code that caused the retry (as in the preceding `request_failed`). */
+  reason: string;
+}
+
+// ── tools ───────────────────────────────────────────────────────────────────────────────────
+
+export interface ToolCallFrame extends FrameEnvelope {
+  type: "tool_call";
+  turn: number;
+  call_id: string;
+  item_id: string;
+  name: string;
+  /** The arguments string exactly as the model produced it. */
+  arguments: string;
+  output_index: number;
+}
+
+export interface ToolStartedFrame extends FrameEnvelope {
+  type: "tool_started";
+  turn: number;
+  call_id: string;
+  name: string;
+}
+
+export interface ToolEndedFrame extends FrameEnvelope {
+  type: "tool_ended";
+  turn: number;
+  call_id: string;
+  name: string;
+  ok: boolean;
+  /** Exactly the string sent to the model as the `function_call_output`. */
+  output: string;
+  duration_ms: number;
+  /** Set when `output` was capped; `full_output` then holds the uncapped output object. */
+  truncated?: true;
+  full_output?: string;
+}
+
+/** Every frame type. */
+export type Frame =
+  | RunStartedFrame
+  | RequestStartedFrame
+  | ResponseHeadersFrame
+  | ProviderEventFrame
+  | OutputTextDeltaFrame
+  | RequestFailedFrame
+  | RetryFrame
+  | ModeChangedFrame
+  | HistoryRepairedFrame
+  | ToolCallFrame
+  | ToolStartedFrame
+  | ToolEndedFrame
+  | TurnEndedFrame
+  | RunEndedFrame;
+
+export type FrameType = Frame["type"];
+
+/** All frame types, for runtime checks. */
+export const FRAME_TYPES = [
+  "run_started",
+  "request_started",
+  "response_headers",
+  "provider_event",
+  "output_text_delta",
+  "request_failed",
+  "retry",
+  "mode_changed",
+  "history_repaired",
+  "tool_call",
+  "tool_started",
+  "tool_ended",
+  "turn_ended",
+  "run_ended",
+] as const satisfies readonly FrameType[];
+
+/** The frame of a given type. */
+export type FrameOf<T extends FrameType> = Extract<Frame, { type: T }>;
+
+/** The frames a provider produces for one request (all its attempts). */
+export type ProviderFrame =
+  | RequestStartedFrame
+  | ResponseHeadersFrame
+  | ProviderEventFrame
+  | OutputTextDeltaFrame
+  | RequestFailedFrame
+  | RetryFrame;
+
+/** Envelope values of a frame that has not been emitted yet. */
+export const UNSTAMPED = { run_id: "", seq: -1, ts: 0 } as const;
+
+/** Builds an unstamped frame of `type` from its payload (envelope keys first, so JSON stays envelope-first). */
+export function frame<T extends FrameType>(
+  type: T,
+  payload: Omit<FrameOf<T>, keyof FrameEnvelope | "type">,
+): FrameOf<T> {
+  return { run_id: "", seq: -1, ts: 0, type, ...payload } as unknown as FrameOf<T>;
+}

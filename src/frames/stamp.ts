@@ -1,0 +1,44 @@
+/**
+ * The envelope stamper: gives each emitted frame its `run_id`, the next `seq` and the injected
+ * clock's `ts`, in place (see frame.ts for why in place).
+ */
+import { EddyError } from "../errors.js";
+import type { Frame } from "./frame.js";
+
+/** A source of unix-millisecond timestamps. Injected so tests and replay are deterministic. */
+export type Clock = () => number;
+
+export const systemClock: Clock = () => Date.now();
+
+export interface FrameStamper {
+  readonly runId: string;
+  /** The `seq` the next stamped frame will get (= number of frames stamped so far). */
+  readonly nextSeq: number;
+  /** Stamps `frame` in place and returns it. A frame can be stamped once. */
+  stamp<F extends Frame>(frame: F): F;
+}
+
+export function createFrameStamper(options: {
+  runId: string;
+  clock?: Clock;
+  firstSeq?: number;
+}): FrameStamper {
+  const clock = options.clock ?? systemClock;
+  const runId = options.runId;
+  let seq = options.firstSeq ?? 0;
+  return {
+    runId,
+    get nextSeq() {
+      return seq;
+    },
+    stamp(frame) {
+      if (frame.seq !== -1) {
+        throw new EddyError("frame_invalid", `frame ${frame.type} was already stamped (seq ${frame.seq})`);
+      }
+      frame.run_id = runId;
+      frame.seq = seq++;
+      frame.ts = clock();
+      return frame;
+    },
+  };
+}

@@ -1,0 +1,286 @@
+/**
+ * Server-sent events decoder: bytes → messages, per the WHATWG "event stream interpretation"
+ * (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation),
+ * with the two departures real Open Responses providers force on a client:
+ *
+ * - A final message without its terminating blank line is dispatched at end of input (the spec
+ *   says to discard it; providers that close right after their last event would lose it).
+ * - Memory is bounded: a message (or a single line) longer than `maxMessageSize` is an error, not
+ *   an out-of-memory.
+ *
+ * The decoder is deterministic: the same bytes give the same messages at any chunking (CRLF pairs,
+ * lines and UTF-8 sequences may be split anywhere). It is a push parser with no I/O: feed it chunks,
+ * it calls back synchronously. `decodeSse()` adapts it to async iterables and web streams.
+ */
+import { EddyError } from "../errors.js";
+
+/** One dispatched SSE message. */
+export interface SseMessage {
+  /** The `event:` field, when the message had one. */
+  event?: string;
+  /** The `data:` lines joined with "\n" (may be empty: a ping). */
+  data: string;
+  /** The message's text as received (its lines and their line endings, without the blank line). */
+  raw: string;
+  /** The `id:` field, when present. Open Responses servers should not send it. */
+  id?: string;
+  /** The `retry:` field, when present and valid. */
+  retry?: number;
+}
+
+export interface SseDecoderOptions {
+  /** Called for each dispatched message, in order. */
+  onMessage: (message: SseMessage) => void;
+  /** Called for each `:` comment line with its text after the colon (keep-alives). Never a message. */
+  onComment?: (comment: string) => void;
+  /**
+   * Largest message (or line) accepted, in UTF-16 code units of decoded text. Exceeding it throws
+   * an `EddyError` with code `sse_message_too_large`.
+   * @defaultValue 16 MiB (16_777_216)
+   */
+  maxMessageSize?: number;
+}
+
+export interface SseDecoder {
+  /** Feeds the next chunk of the body (bytes, or already-decoded text). */
+  feed(chunk: Uint8Array | string): void;
+  /** Signals end of input: flushes a partial UTF-8 sequence, a last unterminated line and a last unterminated message. */
+  end(): void;
+}
+
+export const SSE_DEFAULTS = {
+  maxMessageSize: 16 * 1024 * 1024,
+} as const;
+
+const LF = 10;
+const COLON = 58;
+const SPACE = 32;
+
+/** Creates a push decoder. See the module comment for the rules it follows. */
+export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
+  const { onMessage, onComment } = options;
+  const maxMessageSize = options.maxMessageSize ?? SSE_DEFAULTS.maxMessageSize;
+  const textDecoder = new TextDecoder("utf-8"); // strips a leading BOM; bad bytes become U+FFFD
+
+  /** The unterminated tail of the last chunk: always part of one line, never containing CR or LF. */
+  let partialLine = "";
+  /** Raw text of the current message from earlier chunks. */
+  let rawPrefix = "";
+  /** The current message's fields. `dataLines === 0` means no data field yet. */
+  let data = "";
+  let dataLines = 0;
+  let eventName: string | undefined;
+  let id: string | undefined;
+  let retry: number | undefined;
+  let hasFields = false;
+  /** A CR ended the previous chunk: an LF at the start of the next one belongs to it. */
+  let skipLeadingLF = false;
+  /** ...and that CR ended a field line, so the LF is part of the current message's raw text. */
+  let skippedLFIsRaw = false;
+  let firstText = true;
+  let ended = false;
+
+  function fail(what: string, size: number): never {
+    throw new EddyError(
+      "sse_message_too_large",
+      `SSE ${what} of ${size} characters exceeds maxMessageSize (${maxMessageSize}); raise maxMessageSize if the provider really sends messages this large`,
+      { fault: "provider", details: { size, maxMessageSize } },
+    );
+  }
+
+  function dispatch(raw: string): void {
+    if (dataLines > 0) {
+      const message: SseMessage = { data, raw };
+      if (eventName !== undefined) message.event = eventName;
+      if (id !== undefined) message.id = id;
+      if (retry !== undefined) message.retry = retry;
+      onMessage(message);
+    }
+    // A block with no data field (only `event:` or `id:`) dispatches nothing, per WHATWG.
+    data = "";
+    dataLines = 0;
+    eventName = undefined;
+    id = undefined;
+    retry = undefined;
+    hasFields = false;
+  }
+
+  function field(line: string): void {
+    const c0 = line.charCodeAt(0);
+    if (c0 === COLON) {
+      onComment?.(line.charCodeAt(1) === SPACE ? line.slice(2) : line.slice(1));
+      return;
+    }
+    hasFields = true;
+    // Fast paths for the two fields every Open Responses event has.
+    if (c0 === 100 /* d */ && line.startsWith("data:")) {
+      appendData(line.charCodeAt(5) === SPACE ? line.slice(6) : line.slice(5));
+      return;
+    }
+    if (c0 === 101 /* e */ && line.startsWith("event:")) {
+      eventName = line.charCodeAt(6) === SPACE ? line.slice(7) : line.slice(6);
+      return;
+    }
+    const colon = line.indexOf(":");
+    const name = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? "" : line.slice(colon + 1);
+    if (value.charCodeAt(0) === SPACE) value = value.slice(1);
+    switch (name) {
+      case "data":
+        appendData(value);
+        break;
+      case "event":
+        eventName = value;
+        break;
+      case "id":
+        if (!value.includes("\0")) id = value;
+        break;
+      case "retry":
+        if (/^\d+$/.test(value)) retry = Number(value);
+        break;
+      default:
+        // Unknown fields are ignored (WHATWG).
+        break;
+    }
+  }
+
+  function appendData(value: string): void {
+    if (dataLines === 0) data = value;
+    else data = `${data}\n${value}`;
+    dataLines++;
+    if (data.length > maxMessageSize) fail("message", data.length);
+  }
+
+  function processText(text: string): void {
+    let buf = partialLine.length > 0 ? partialLine + text : text;
+    let pos = 0;
+    if (skipLeadingLF) {
+      skipLeadingLF = false;
+      if (buf.charCodeAt(0) === LF) {
+        pos = 1;
+        if (skippedLFIsRaw) rawPrefix += "\n";
+      }
+    }
+    let msgStart = pos;
+    const len = buf.length;
+    // Only `text` can hold CRs (partialLine never does), so an LF-only chunk takes the fast path.
+    const hasCR = text.indexOf("\r") !== -1;
+    let nextCR = hasCR ? buf.indexOf("\r", pos) : -1;
+    while (pos < len) {
+      let end = buf.indexOf("\n", pos);
+      let next: number;
+      if (hasCR) {
+        if (nextCR !== -1 && nextCR < pos) nextCR = buf.indexOf("\r", pos);
+        if (nextCR !== -1 && (end === -1 || nextCR < end)) {
+          end = nextCR;
+          if (end + 1 < len) next = buf.charCodeAt(end + 1) === LF ? end + 2 : end + 1;
+          else {
+            next = end + 1;
+            skipLeadingLF = true; // the LF of this CRLF may start the next chunk
+            skippedLFIsRaw = end !== pos;
+          }
+        } else if (end === -1) break;
+        else next = end + 1;
+      } else {
+        if (end === -1) break;
+        next = end + 1;
+      }
+      if (end === pos) {
+        // Blank line: dispatch. raw = the message's lines, without this blank line.
+        const raw = rawPrefix.length > 0 ? rawPrefix + buf.slice(msgStart, pos) : buf.slice(msgStart, pos);
+        rawPrefix = "";
+        dispatch(raw);
+        msgStart = next;
+      } else {
+        field(buf.slice(pos, end));
+      }
+      pos = next;
+    }
+    if (msgStart < pos) {
+      rawPrefix += buf.slice(msgStart, pos);
+      if (rawPrefix.length > maxMessageSize) fail("message", rawPrefix.length);
+    }
+    partialLine = pos < len ? buf.slice(pos) : "";
+    if (partialLine.length > maxMessageSize) fail("line", partialLine.length);
+    buf = "";
+  }
+
+  return {
+    feed(chunk) {
+      if (ended) throw new EddyError("sse_stream_error", "SSE decoder: feed() after end()");
+      let text = typeof chunk === "string" ? chunk : textDecoder.decode(chunk, { stream: true });
+      if (firstText && text.length > 0) {
+        firstText = false;
+        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // BOM in text input (bytes: TextDecoder strips it)
+      }
+      if (text.length > 0) processText(text);
+    },
+    end() {
+      if (ended) return;
+      ended = true;
+      const tail = textDecoder.decode();
+      if (tail.length > 0) processText(tail);
+      // A last line without its line ending is still a line; a last message without its blank line is still a message.
+      if (partialLine.length > 0) {
+        const line = partialLine;
+        partialLine = "";
+        rawPrefix += line;
+        field(line);
+      }
+      if (hasFields || dataLines > 0) {
+        const raw = rawPrefix;
+        rawPrefix = "";
+        dispatch(raw);
+      }
+    },
+  };
+}
+
+/** A byte source: a web `ReadableStream` (fetch bodies) or any async iterable (node streams). */
+export type ByteSource = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+
+export interface DecodeSseOptions {
+  onComment?: (comment: string) => void;
+  maxMessageSize?: number;
+}
+
+/** Decodes a byte source into SSE messages. Comments go to `onComment`, never into the iteration. */
+export async function* decodeSse(
+  source: ByteSource,
+  options: DecodeSseOptions = {},
+): AsyncGenerator<SseMessage> {
+  const queue: SseMessage[] = [];
+  const decoderOptions: SseDecoderOptions = { onMessage: (m) => queue.push(m) };
+  if (options.onComment) decoderOptions.onComment = options.onComment;
+  if (options.maxMessageSize !== undefined) decoderOptions.maxMessageSize = options.maxMessageSize;
+  const decoder = createSseDecoder(decoderOptions);
+  for await (const chunk of iterateBytes(source)) {
+    decoder.feed(chunk);
+    for (let i = 0; i < queue.length; i++) yield queue[i] as SseMessage;
+    queue.length = 0;
+  }
+  decoder.end();
+  yield* queue;
+}
+
+/** Iterates a web ReadableStream or an async iterable of bytes, releasing the reader on early exit. */
+export async function* iterateBytes(source: ByteSource): AsyncGenerator<Uint8Array> {
+  if (!isReadableStream(source)) {
+    yield* source;
+    return;
+  }
+  const reader = source.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+function isReadableStream(source: ByteSource): source is ReadableStream<Uint8Array> {
+  return typeof (source as ReadableStream<Uint8Array>).getReader === "function";
+}
