@@ -1,0 +1,100 @@
+/**
+ * The tool contract: what a tool is, what it receives and what it answers. Tools never see the
+ * provider; the loop hands them parsed, validated arguments and turns what they return into the
+ * stable model-facing output object (DESIGN.md §3.7).
+ */
+import type { z } from "zod";
+
+/** A JSON Schema object (the tool's `parameters`). */
+export type JsonSchema = { [key: string]: unknown };
+
+/** What a running tool gets besides its arguments. */
+export interface ToolContext {
+  /** Aborted when the run is cancelled or the tool's timeout expires. Tools must stop promptly. */
+  signal: AbortSignal;
+  /** Absolute, real path of the workspace root. File tools never reach outside it. */
+  workspace: string;
+  /** The model's `call_id` for this call (for idempotency keys, never for output). */
+  callId: string;
+}
+
+/**
+ * What a tool may return. A `string` becomes `stdout`; a `ToolResult` is used as is (ok, exit
+ * code, streams, artifacts); any other value is JSON-encoded into `stdout`.
+ */
+export type ToolReturn = string | ToolResult | unknown;
+
+/** A structured tool answer; becomes the §3.7 object `{tool, ok, exit_code, stdout, stderr, artifacts?, error?}`. */
+export interface ToolResult {
+  /** Brand so a returned plain object is not mistaken for a result: build one with `toolResult()`. */
+  readonly kind: "eddy.tool_result";
+  ok: boolean;
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  /** Small, deterministic, JSON-safe facts (paths, counts). Never ids or durations. */
+  artifacts?: Record<string, unknown>;
+  error?: ToolError;
+}
+
+/** A model-readable error: a stable code and a message that says what to do differently. */
+export interface ToolError {
+  code: string;
+  message: string;
+}
+
+/** A tool definition. `parameters` is a JSON Schema or a zod schema (converted with zod's own JSON Schema export). */
+export interface ToolDefinition<Args = unknown> {
+  /** 1–64 characters of `[a-zA-Z0-9_-]` (the spec's pattern). */
+  name: string;
+  description: string;
+  parameters: JsonSchema | z.ZodType<Args>;
+  /**
+   * Sent as the function tool's `strict` flag. Arguments are validated locally either way.
+   * @defaultValue false
+   */
+  strict?: boolean;
+  /** Runs the tool. Optional only for terminal tools (whose arguments are the result). */
+  execute?: (args: Args, context: ToolContext) => Promise<ToolReturn> | ToolReturn;
+  /** Per-call timeout in milliseconds. @defaultValue TOOL_DEFAULTS.timeoutMs */
+  timeoutMs?: number;
+  /**
+   * A terminal tool ends the run: its validated arguments become the run's `result` (seed 002's
+   * `submit_decision`). If it also has `execute`, that runs first and must succeed.
+   * @defaultValue false
+   */
+  terminal?: boolean;
+  /** Other names the model may use for this tool. Accepted, never advertised (DESIGN.md §8.11). */
+  aliases?: string[];
+}
+
+/** Builds a branded `ToolResult`. */
+export function toolResult(
+  fields: Omit<ToolResult, "kind" | "stdout" | "stderr" | "exitCode"> & {
+    exitCode?: number;
+    stdout?: string;
+    stderr?: string;
+  },
+): ToolResult {
+  const result: ToolResult = {
+    kind: "eddy.tool_result",
+    ok: fields.ok,
+    exitCode: fields.exitCode ?? (fields.ok ? 0 : 1),
+    stdout: fields.stdout ?? "",
+    stderr: fields.stderr ?? "",
+  };
+  if (fields.artifacts !== undefined) result.artifacts = fields.artifacts;
+  if (fields.error !== undefined) result.error = fields.error;
+  return result;
+}
+
+export function isToolResult(value: unknown): value is ToolResult {
+  return (
+    value !== null && typeof value === "object" && (value as { kind?: unknown }).kind === "eddy.tool_result"
+  );
+}
+
+/** Identity helper that infers `Args` from a zod schema. */
+export function defineTool<Args>(definition: ToolDefinition<Args>): ToolDefinition<Args> {
+  return definition;
+}
