@@ -1,0 +1,137 @@
+/**
+ * Turning an assembly into the response the loop works with. The final items are the terminal
+ * response's `output` when it has any; when it is empty (Codex and many proxies send
+ * `output: []`, pain point 29) or there was no terminal event, the items are rebuilt from the
+ * stream: the `output_item.done` item where one came, else a reconstruction marked `incomplete`.
+ */
+import type { JsonObject, Usage } from "../../protocol/types.js";
+import { str } from "./item-lookup.js";
+import { resolveArguments } from "./items.js";
+import type { AssembledCall, Assembly, ItemState, StreamError, TerminalKind } from "./state.js";
+
+export interface AssembledResponse {
+  id: string | null;
+  model: string | null;
+  /** `completed`, `incomplete`, `failed`, or the last status seen when the stream had no terminal event. */
+  status: string;
+  terminal: TerminalKind | null;
+  /** Output items in `output_index` order, as received (see module comment). */
+  items: JsonObject[];
+  /** Concatenated `output_text` of the message items (partial when the response was cut off). */
+  outputText: string;
+  /** Complete function calls, in promotion order. */
+  calls: AssembledCall[];
+  usage: Usage | null;
+  incompleteReason: string | null;
+  error: StreamError | null;
+}
+
+export function finishAssembly(state: Assembly): AssembledResponse {
+  const terminalOutput = state.terminalResponse?.output;
+  const items =
+    Array.isArray(terminalOutput) && terminalOutput.length > 0
+      ? terminalOutput
+          .filter((i): i is JsonObject => i !== null && typeof i === "object")
+          .map((i) => patchCall(state, i))
+      : streamedItems(state);
+  return {
+    id: state.responseId,
+    model: state.model,
+    status: state.terminal === "error" ? "failed" : (state.status ?? "in_progress"),
+    terminal: state.terminal,
+    items,
+    outputText: outputTextOf(items),
+    calls: state.calls,
+    usage: state.usage,
+    incompleteReason: state.incompleteReason,
+    error: state.error,
+  };
+}
+
+/** Text of the message items so far (streamed text for open items). */
+export function currentOutputText(state: Assembly): string {
+  return outputTextOf(streamedItems(state));
+}
+
+/** A terminal `function_call` item with empty arguments keeps the ones that were streamed. */
+function patchCall(state: Assembly, item: JsonObject): JsonObject {
+  if (item.type !== "function_call" || (str(item.arguments) ?? "") !== "") return item;
+  const id = str(item.id);
+  const index = id === undefined ? undefined : state.itemIndexById.get(id);
+  const st = index === undefined ? undefined : state.items.get(index);
+  if (st === undefined) return item;
+  const args = resolveArguments(st);
+  return args === "" ? item : { ...item, arguments: args };
+}
+
+function streamedItems(state: Assembly): JsonObject[] {
+  const promotedById = new Map(state.calls.map((c) => [c.outputIndex, c.item]));
+  return [...state.items.keys()]
+    .sort((a, b) => a - b)
+    .map((index) => {
+      const st = state.items.get(index) as ItemState;
+      const call = promotedById.get(index);
+      if (call !== undefined) return call;
+      if (st.done !== undefined) return st.done;
+      return rebuild(st);
+    });
+}
+
+/** An item that never got its `output_item.done`: what the stream showed of it, marked incomplete. */
+function rebuild(st: ItemState): JsonObject {
+  const base: JsonObject = { ...(st.added ?? {}), type: st.type };
+  if (st.id !== undefined) base.id = st.id;
+  switch (st.type) {
+    case "message": {
+      const content = [...st.parts.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([, p]) =>
+          p.type === "refusal"
+            ? { type: "refusal", refusal: p.final ?? p.streamed }
+            : { type: p.type, text: p.final ?? p.streamed, annotations: p.annotations },
+        );
+      return { ...base, role: base.role ?? "assistant", content, status: "incomplete" };
+    }
+    case "function_call":
+      return {
+        ...base,
+        call_id: st.callId ?? st.id ?? "",
+        name: st.name ?? "",
+        arguments: resolveArguments(st),
+        status: "incomplete",
+      };
+    case "reasoning": {
+      const summary = [...st.summary.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([, s]) => ({ type: "summary_text", text: s.final ?? s.streamed }));
+      const out: JsonObject = { ...base, summary };
+      if (st.reasoningText.size > 0) {
+        out.content = [...st.reasoningText.entries()]
+          .sort(([a], [b]) => a - b)
+          .map(([, s]) => ({ type: "reasoning_text", text: s.final ?? s.streamed }));
+      }
+      return out;
+    }
+    default:
+      return { ...base, status: "incomplete" };
+  }
+}
+
+function outputTextOf(items: JsonObject[]): string {
+  let text = "";
+  for (const item of items) {
+    if (item.type !== "message" || (item.role !== undefined && item.role !== "assistant")) continue;
+    const content = item.content;
+    if (typeof content === "string") {
+      text += content;
+      continue;
+    }
+    if (!Array.isArray(content)) continue;
+    for (const part of content) {
+      if (part !== null && typeof part === "object" && (part as JsonObject).type === "output_text") {
+        text += str((part as JsonObject).text) ?? "";
+      }
+    }
+  }
+  return text;
+}

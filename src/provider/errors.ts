@@ -1,0 +1,107 @@
+/**
+ * Typed provider errors. Every way a request can fail becomes a `ProviderError` that keeps what
+ * the provider said (status, `error.type`, `error.code`, `error.message`, `param`, request id),
+ * says whether it may be retried, and maps to the run's end reason (DESIGN.md §5 "run_ended").
+ */
+import { EddyError, type EddyErrorCode } from "../errors.js";
+import type { RunEndReason } from "../frames/frame.js";
+
+export type ProviderErrorKind =
+  /** A non-2xx HTTP answer. */
+  | "http"
+  /** The connection failed or broke (before or during the body). */
+  | "connection"
+  /** No headers / no first byte / no bytes for too long. */
+  | "timeout"
+  /** The stream ended without a terminal event (`[DONE]` or not). */
+  | "truncated"
+  /** The provider reported the response failed (`response.failed` or an `error` event). */
+  | "stream_failed"
+  /** The caller aborted. */
+  | "cancelled"
+  /** The body could not be decoded (e.g. an SSE message over the size limit). */
+  | "decode";
+
+export interface ProviderErrorFields {
+  kind: ProviderErrorKind;
+  code: EddyErrorCode;
+  message: string;
+  retryable: boolean;
+  status?: number;
+  /** `error.code` from the provider, when it sent one. */
+  providerCode?: string | null;
+  /** `error.type` from the provider. */
+  errorType?: string;
+  param?: string | null;
+  requestId?: string;
+  /** The wait the provider asked for (`Retry-After`, `retry-after-ms`), in ms. */
+  retryAfterMs?: number;
+  cause?: unknown;
+}
+
+export class ProviderError extends EddyError {
+  readonly kind: ProviderErrorKind;
+  readonly retryable: boolean;
+  readonly status: number | undefined;
+  readonly providerCode: string | null | undefined;
+  readonly errorType: string | undefined;
+  readonly param: string | null | undefined;
+  readonly requestId: string | undefined;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(fields: ProviderErrorFields) {
+    super(fields.code, fields.message, {
+      cause: fields.cause,
+      fault: fields.kind === "cancelled" ? "user" : "provider",
+      details: { kind: fields.kind, status: fields.status, providerCode: fields.providerCode },
+    });
+    this.kind = fields.kind;
+    this.retryable = fields.retryable;
+    this.status = fields.status;
+    this.providerCode = fields.providerCode;
+    this.errorType = fields.errorType;
+    this.param = fields.param;
+    this.requestId = fields.requestId;
+    this.retryAfterMs = fields.retryAfterMs;
+  }
+
+  /**
+   * The code frames and `run_ended.error` show: the provider's error code when there is one,
+   * else its error type, else eddy's own (`http_503`, `stream_truncated`, `idle_timeout`, …).
+   */
+  get frameCode(): string {
+    if (this.providerCode) return this.providerCode;
+    if (this.kind === "http") return this.errorType ?? `http_${this.status ?? 0}`;
+    return this.code;
+  }
+
+  /** True when the provider says the `previous_response_id` is unknown (DESIGN.md §8.5). */
+  get isPreviousResponseNotFound(): boolean {
+    return this.providerCode === "previous_response_not_found";
+  }
+
+  /** The run end reason this error means when it ends a run (DESIGN.md §5). */
+  get runEndReason(): RunEndReason {
+    switch (this.kind) {
+      case "cancelled":
+        return "cancelled";
+      case "stream_failed":
+        return "failed";
+      case "http":
+        return this.status === 400 || this.status === 404 || this.status === 422
+          ? "invalid_request"
+          : "provider_error";
+      default:
+        return "provider_error";
+    }
+  }
+}
+
+/** Replaces every occurrence of each secret in `text` with `***` (defence in depth for messages). */
+export function redactSecrets(text: string, secrets: readonly (string | undefined)[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret !== undefined && secret.length >= 4) out = out.split(secret).join("***");
+  }
+  return out;
+}

@@ -1,0 +1,92 @@
+/**
+ * Retry policy (DESIGN.md §3.8, §8.6): which failures may be retried and how long to wait.
+ * Waits are exponential (0.5 s doubling to 8 s) with jitter, unless the provider asked for a
+ * specific wait (`retry-after-ms`, `Retry-After` in seconds or as an HTTP date, Azure's
+ * `x-ms-retry-after-ms`), which wins, capped at 60 s. `x-should-retry` overrides the status rule.
+ */
+import { PROVIDER_DEFAULTS } from "./defaults.js";
+
+export interface RetryPolicy {
+  maxRetries: number;
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+  jitter: number;
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxRetries: PROVIDER_DEFAULTS.maxRetries,
+  initialBackoffMs: PROVIDER_DEFAULTS.initialBackoffMs,
+  maxBackoffMs: PROVIDER_DEFAULTS.maxBackoffMs,
+  jitter: PROVIDER_DEFAULTS.jitter,
+  maxRetryAfterMs: PROVIDER_DEFAULTS.maxRetryAfterMs,
+};
+
+/** Provider error codes that no retry can fix (billing, policy, bad input, lost state). */
+const NON_RETRYABLE_CODES: ReadonlySet<string> = new Set([
+  "insufficient_quota",
+  "billing_hard_limit_reached",
+  "content_filter",
+  "content_policy_violation",
+  "context_length_exceeded",
+  "invalid_prompt",
+  "invalid_api_key",
+  "model_not_found",
+  "previous_response_not_found",
+  "invalid_encrypted_content",
+]);
+
+/** True for codes that must not be retried whatever the status or event said. */
+export function isNonRetryableCode(code: string | null | undefined): boolean {
+  return code !== null && code !== undefined && NON_RETRYABLE_CODES.has(code);
+}
+
+/** 408, 409, 429 and 5xx may be retried; every other status (400, 401, 403, 404, 422, …) may not. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+export interface HeaderSource {
+  get(name: string): string | null;
+}
+
+/** The wait the provider asked for, in ms, or undefined. `now` is unix ms (for HTTP dates). */
+export function parseRetryAfter(headers: HeaderSource, now: number): number | undefined {
+  for (const name of ["retry-after-ms", "x-ms-retry-after-ms"]) {
+    const value = headers.get(name);
+    if (value !== null) {
+      const ms = Number(value);
+      if (Number.isFinite(ms) && ms >= 0) return ms;
+    }
+  }
+  const value = headers.get("retry-after");
+  if (value === null) return undefined;
+  const seconds = Number(value);
+  if (value.trim() !== "" && Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
+
+/** `x-should-retry: true|false` when the provider sent it. */
+export function parseShouldRetry(headers: HeaderSource): boolean | undefined {
+  const value = headers.get("x-should-retry");
+  if (value === "true") return true;
+  if (value === "false") return false;
+  return undefined;
+}
+
+/**
+ * The delay before retry number `retry` (1-based). `random` returns [0, 1) and is injected so
+ * tests (and replays) are deterministic.
+ */
+export function backoffDelayMs(
+  policy: RetryPolicy,
+  retry: number,
+  random: () => number,
+  retryAfterMs?: number,
+): number {
+  if (retryAfterMs !== undefined) return Math.min(Math.ceil(retryAfterMs), policy.maxRetryAfterMs);
+  const base = Math.min(policy.initialBackoffMs * 2 ** (retry - 1), policy.maxBackoffMs);
+  return Math.round(base * (1 - random() * policy.jitter));
+}

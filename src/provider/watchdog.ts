@@ -1,0 +1,91 @@
+/**
+ * One timer per attempt that enforces the three timeouts (DESIGN.md §8.6) and the post-terminal
+ * drain. Activity is recorded with a cheap timestamp (`touch()`) instead of re-arming a timer per
+ * chunk; when the timer fires it re-arms for the remainder if there was activity since.
+ */
+
+export type WatchdogPhase = "connect" | "first_byte" | "idle" | "drain";
+
+/** The abort reason a watchdog uses, so the attempt can tell a timeout from a cancellation. */
+export class WatchdogFired {
+  constructor(
+    readonly phase: WatchdogPhase,
+    readonly limitMs: number,
+  ) {}
+}
+
+export interface WatchdogLimits {
+  connectMs: number;
+  firstByteMs: number;
+  idleMs: number;
+  drainMs: number;
+}
+
+export class Watchdog {
+  private phase: WatchdogPhase = "connect";
+  private lastActivity = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly controller: AbortController,
+    private readonly limits: WatchdogLimits,
+    private readonly isBusy: () => boolean,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** Enters a phase: its full limit starts now. */
+  start(phase: WatchdogPhase): void {
+    this.phase = phase;
+    this.lastActivity = this.now();
+    this.arm(this.limit());
+  }
+
+  get currentPhase(): WatchdogPhase {
+    return this.phase;
+  }
+
+  /** Records activity (bytes received). */
+  touch(): void {
+    this.lastActivity = this.now();
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private limit(): number {
+    switch (this.phase) {
+      case "connect":
+        return this.limits.connectMs;
+      case "first_byte":
+        return this.limits.firstByteMs;
+      case "idle":
+        return this.limits.idleMs;
+      case "drain":
+        return this.limits.drainMs;
+    }
+  }
+
+  private arm(ms: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(this.fire, Math.max(1, ms));
+  }
+
+  private readonly fire = (): void => {
+    this.timer = undefined;
+    const limit = this.limit();
+    // The idle timeout does not run while a tool runs (DESIGN.md §8.6).
+    if (this.phase === "idle" && this.isBusy()) {
+      this.lastActivity = this.now();
+      this.arm(limit);
+      return;
+    }
+    const quiet = this.now() - this.lastActivity;
+    if (quiet < limit) {
+      this.arm(limit - quiet);
+      return;
+    }
+    this.controller.abort(new WatchdogFired(this.phase, limit));
+  };
+}
