@@ -35,24 +35,73 @@ function isOpenApiOnlyKeyword(key) {
   );
 }
 
-/** Deep copy of a schema with OpenAPI-only keywords removed and `#/components/schemas/X` refs rewritten. */
-function toJsonSchema(node, insideProperties = false) {
-  if (Array.isArray(node)) return node.map((n) => toJsonSchema(n));
+/**
+ * Deep copy of a schema with OpenAPI-only keywords removed and `#/components/schemas/X` refs rewritten.
+ * A `discriminator` is kept (as ajv's `discriminator` keyword) where ajv can use it: see
+ * `discriminatedUnion`.
+ */
+function toJsonSchema(node, schemas, insideProperties = false) {
+  if (Array.isArray(node)) return node.map((n) => toJsonSchema(n, schemas));
   if (node === null || typeof node !== "object") return node;
+  const union = insideProperties ? null : discriminatedUnion(node, schemas);
   const out = {};
   for (const [key, value] of Object.entries(node)) {
     if (insideProperties) {
-      out[key] = toJsonSchema(value);
+      out[key] = toJsonSchema(value, schemas);
       continue;
     }
     if (isOpenApiOnlyKeyword(key)) continue;
     if (key === "$ref" && typeof value === "string") {
-      out.$ref = value.replace("#/components/schemas/", "openresponses.json#/$defs/");
+      if (union) continue; // moved into `oneOf` below
+      out.$ref = rewriteRef(value);
       continue;
     }
-    out[key] = toJsonSchema(value, key === "properties" || key === "patternProperties" || key === "$defs");
+    out[key] = toJsonSchema(
+      value,
+      schemas,
+      key === "properties" || key === "patternProperties" || key === "$defs",
+    );
+  }
+  if (union) {
+    out.oneOf = union.members.map((ref) => ({ $ref: rewriteRef(ref) }));
+    out.discriminator = { propertyName: union.propertyName };
   }
   return out;
+}
+
+function rewriteRef(ref) {
+  return ref.replace("#/components/schemas/", "openresponses.json#/$defs/");
+}
+
+/**
+ * The spec tags its unions with `discriminator: {propertyName: "type"}` (no mapping). Where every
+ * member is a `$ref` to a schema that requires `type` with a single literal value, and the values
+ * are unique, ajv's own `discriminator` keyword validates exactly as `oneOf` does, but checks only
+ * the member the tag selects. That is faster and, above all, gives the errors of *that* member
+ * (e.g. "/part/annotations/0/type must be equal to one of the allowed values") instead of one
+ * error per member, and a clear "tag value not in the union" error for a type the spec lacks.
+ * A lone `$ref` with a discriminator (the spec's one-member unions `Annotation`, `Tool`) becomes a
+ * one-member `oneOf` so the tag is checked first. Anything else keeps plain `oneOf` semantics.
+ */
+function discriminatedUnion(node, schemas) {
+  const propertyName = node.discriminator?.propertyName;
+  if (typeof propertyName !== "string" || node.discriminator.mapping) return null;
+  let members;
+  if (Array.isArray(node.oneOf) && !("$ref" in node)) members = node.oneOf.map((m) => m?.$ref);
+  else if (typeof node.$ref === "string" && !("oneOf" in node) && !("anyOf" in node)) members = [node.$ref];
+  else return null;
+  const tags = new Set();
+  for (const ref of members) {
+    if (typeof ref !== "string" || !ref.startsWith("#/components/schemas/")) return null;
+    const target = schemas[ref.slice("#/components/schemas/".length)];
+    const prop = target?.properties?.[propertyName];
+    const values = prop?.const !== undefined ? [prop.const] : prop?.enum;
+    if (!Array.isArray(values) || values.length !== 1 || typeof values[0] !== "string") return null;
+    if (!Array.isArray(target.required) || !target.required.includes(propertyName)) return null;
+    if (tags.has(values[0])) return null;
+    tags.add(values[0]);
+  }
+  return { propertyName, members };
 }
 
 function withoutDiscriminators(node) {
@@ -118,14 +167,16 @@ export const OPENRESPONSES_SPEC_SHA256 = ${JSON.stringify(sha)};
 
   // 3. Validators. Every component schema goes under one $defs document so refs resolve once.
   const defs = {};
-  for (const [name, def] of Object.entries(spec.components.schemas)) defs[name] = toJsonSchema(def);
+  for (const [name, def] of Object.entries(spec.components.schemas))
+    defs[name] = toJsonSchema(def, spec.components.schemas);
   const ajv = new Ajv2020({
     code: { source: true, esm: true, lines: false, optimize: 1 },
     strict: true,
     strictRequired: false,
     strictTypes: false,
     allowUnionTypes: true,
-    allErrors: false,
+    allErrors: true,
+    discriminator: true,
     messages: true,
     validateFormats: false,
   });

@@ -14,11 +14,10 @@ import {
 } from "./generated/event-types.js";
 import type { CompiledValidator } from "./generated/validators.js";
 import * as generated from "./generated/validators.js";
+import { describeJsonType, formatValidationErrors } from "./validation-messages.js";
 
 /** Validation messages for one value; `undefined` means valid. */
 export type ValidationErrors = string[] | undefined;
-
-const MAX_MESSAGES = 4;
 
 const validatorsByName = generated as unknown as Record<string, CompiledValidator | undefined>;
 
@@ -56,7 +55,8 @@ export function validateStreamingEvent(data: unknown): ValidationErrors {
   const type = (data as { type?: unknown }).type;
   if (typeof type !== "string") return ["event has no string `type`"];
   const validate = EVENT_VALIDATORS.get(type);
-  if (validate !== undefined) return validate(data) ? undefined : formatErrors(validate, data);
+  if (validate !== undefined)
+    return validate(data) ? undefined : formatValidationErrors(validate.errors, data);
   if (isExtensionType(type)) {
     const seq = (data as { sequence_number?: unknown }).sequence_number;
     return Number.isInteger(seq) ? undefined : [`extension event "${type}" has no integer sequence_number`];
@@ -76,72 +76,5 @@ export const validateErrorPayload = makeValidator("ErrorPayload");
 
 function makeValidator(schemaName: string): (value: unknown) => ValidationErrors {
   const validate = validatorFor(schemaName);
-  return (value) => (validate(value) ? undefined : formatErrors(validate, value));
-}
-
-interface AjvError {
-  instancePath: string;
-  keyword: string;
-  params: Record<string, unknown>;
-  message?: string;
-}
-
-/**
- * Turns ajv errors into short messages. Errors from the branches of a failed `oneOf`/`anyOf`
- * are folded into the union's own error, which names the `type` found there: "the item at
- * /response/output/0 has type "web_search_call", which matches no schema" says more than the
- * dozen branch errors ajv collects.
- */
-function formatErrors(validate: CompiledValidator, data: unknown): string[] {
-  const errors = (validate.errors ?? []) as AjvError[];
-  const unions = errors.filter((e) => e.keyword === "oneOf" || e.keyword === "anyOf");
-  const out: string[] = [];
-  for (const [index, e] of errors.entries()) {
-    if (out.length >= MAX_MESSAGES) break;
-    // ajv reports a union's branch errors before the union's own error.
-    const coveredByUnion = unions.some(
-      (u) =>
-        errors.indexOf(u) > index &&
-        (e.instancePath === u.instancePath || e.instancePath.startsWith(`${u.instancePath}/`)),
-    );
-    if (coveredByUnion) continue;
-    out.push(formatOne(e, data));
-  }
-  return out.length > 0 ? out : ["invalid (no detail from the validator)"];
-}
-
-function formatOne(e: AjvError, data: unknown): string {
-  const path = e.instancePath === "" ? "/" : e.instancePath;
-  if (e.keyword === "oneOf" || e.keyword === "anyOf") {
-    const at = pointerGet(data, e.instancePath);
-    const type = at !== null && typeof at === "object" ? (at as { type?: unknown }).type : undefined;
-    if (typeof type === "string") return `${path} has type "${type}", which matches no schema of that union`;
-    return `${path} matches no schema of its union (${describeJsonType(at)})`;
-  }
-  if (e.keyword === "additionalProperties")
-    return `${path} has unexpected property "${String(e.params.additionalProperty)}"`;
-  if (e.keyword === "enum") {
-    const allowed = Array.isArray(e.params.allowedValues)
-      ? e.params.allowedValues.map((v) => JSON.stringify(v))
-      : [];
-    return `${path} must be one of ${allowed.join(", ")} (got ${JSON.stringify(pointerGet(data, e.instancePath))})`;
-  }
-  return `${path} ${e.message ?? e.keyword}`;
-}
-
-function pointerGet(data: unknown, pointer: string): unknown {
-  if (pointer === "") return data;
-  let cur: unknown = data;
-  for (const raw of pointer.slice(1).split("/")) {
-    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    if (cur === null || typeof cur !== "object") return undefined;
-    cur = (cur as Record<string, unknown>)[key];
-  }
-  return cur;
-}
-
-function describeJsonType(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+  return (value) => (validate(value) ? undefined : formatValidationErrors(validate.errors, value));
 }
