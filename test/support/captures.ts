@@ -41,8 +41,8 @@ export function toSse(lines: string[], options: SseFramingOptions = {}): string 
   let out = "";
   for (const line of lines) {
     if (options.eventLines !== false) {
-      const type = (JSON.parse(line) as { type?: unknown }).type;
-      if (typeof type === "string") out += `event: ${type}${nl}`;
+      const type = eventTypeOf(line);
+      if (type !== undefined) out += `event: ${type}${nl}`;
     }
     out += `data: ${line}${nl}${nl}`;
   }
@@ -54,9 +54,22 @@ export function toSse(lines: string[], options: SseFramingOptions = {}): string 
 export function splitResponses(lines: string[]): string[][] {
   const out: string[][] = [];
   for (const line of lines) {
-    const type = (JSON.parse(line) as { type?: unknown }).type;
+    const type = eventTypeOf(line);
     if (type === "response.created" || out.length === 0) out.push([]);
     out[out.length - 1]?.push(line);
   }
   return out;
+}
+
+/**
+ * The `type` of an event line. One capture (openai/parallel-tool-call-wrapper.1) has lines that are
+ * not valid JSON (a closing brace is missing), so fall back to the first `"type":"…"` in the text.
+ */
+export function eventTypeOf(line: string): string | undefined {
+  try {
+    const type = (JSON.parse(line) as { type?: unknown }).type;
+    return typeof type === "string" ? type : undefined;
+  } catch {
+    return /"type":"([^"]+)"/.exec(line)?.[1];
+  }
 }

@@ -17,7 +17,7 @@ export interface AssembledResponse {
   terminal: TerminalKind | null;
   /** Output items in `output_index` order, as received (see module comment). */
   items: JsonObject[];
-  /** Concatenated `output_text` of the message items (partial when the response was cut off). */
+  /** The `output_text` of the message items, messages joined by a blank line (partial when cut off). */
   outputText: string;
   /** Complete function calls, in promotion order. */
   calls: AssembledCall[];
@@ -117,21 +117,25 @@ function rebuild(st: ItemState): JsonObject {
   }
 }
 
+/**
+ * The `output_text` parts of assistant message items: parts of one message are concatenated,
+ * separate messages (e.g. a `commentary` then a `final_answer`) are joined with a blank line.
+ */
 function outputTextOf(items: JsonObject[]): string {
-  let text = "";
+  const messages: string[] = [];
   for (const item of items) {
     if (item.type !== "message" || (item.role !== undefined && item.role !== "assistant")) continue;
     const content = item.content;
-    if (typeof content === "string") {
-      text += content;
-      continue;
-    }
-    if (!Array.isArray(content)) continue;
-    for (const part of content) {
-      if (part !== null && typeof part === "object" && (part as JsonObject).type === "output_text") {
-        text += str((part as JsonObject).text) ?? "";
+    let text = "";
+    if (typeof content === "string") text = content;
+    else if (Array.isArray(content)) {
+      for (const part of content) {
+        if (part !== null && typeof part === "object" && (part as JsonObject).type === "output_text") {
+          text += str((part as JsonObject).text) ?? "";
+        }
       }
     }
+    if (text !== "") messages.push(text);
   }
-  return text;
+  return messages.join("\n\n");
 }
