@@ -105,3 +105,13 @@ export function redactSecrets(text: string, secrets: readonly (string | undefine
   }
   return out;
 }
+
+/** The error of a request that was cancelled (abort signal, or the consumer stopped iterating). */
+export function cancelledError(): ProviderError {
+  return new ProviderError({
+    kind: "cancelled",
+    code: "cancelled",
+    message: "the request was cancelled",
+    retryable: false,
+  });
+}

@@ -19,7 +19,7 @@ import type { SseFrame } from "../frames/from-sse.js";
 import { type Assembly, createAssembly, finishAssembly, step } from "./assembler/index.js";
 import { type ProviderCapabilities, withCapabilities } from "./capabilities.js";
 import { PROVIDER_DEFAULTS } from "./defaults.js";
-import { ProviderError } from "./errors.js";
+import { cancelledError, ProviderError } from "./errors.js";
 import { providerErrorFromHttp } from "./http-error.js";
 import type {
   Provider,
@@ -475,15 +475,6 @@ function failedFrame(turn: number, attempt: number, error: ProviderError): Reque
   if (typeof error.param === "string") f.param = error.param;
   if (error.requestId !== undefined) f.request_id = error.requestId;
   return f;
-}
-
-function cancelledError(): ProviderError {
-  return new ProviderError({
-    kind: "cancelled",
-    code: "cancelled",
-    message: "the request was cancelled",
-    retryable: false,
-  });
 }
 
 function decodeError(err: unknown): ProviderError {

@@ -1,0 +1,144 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { toSse } from "../../test/support/captures.js";
+import { type RawServer, startRawServer } from "../../test/support/raw-server.js";
+import type { ProviderFrame } from "../frames/frame.js";
+import { createFallbackProvider } from "./fallback.js";
+import { createOpenResponsesProvider } from "./open-responses.js";
+import {
+  createProfileProvider,
+  KNOWN_PROFILES,
+  profileApiKey,
+  profileBaseURL,
+  resolveRoute,
+} from "./profiles.js";
+
+describe("resolveRoute", () => {
+  it.each([
+    [{ model: "openai/gpt-5" }, "openai", "gpt-5"],
+    [{ model: "openrouter/openai/gpt-oss-20b" }, "openrouter", "openai/gpt-oss-20b"],
+    [{ provider: "openrouter", model: "openai/gpt-oss-20b" }, "openrouter", "openai/gpt-oss-20b"],
+    [{ provider: "openai" }, "openai", "gpt-5-mini"],
+    [{ model: "lmstudio/qwen3" }, "lmstudio", "qwen3"],
+  ])("%j → %s / %s", (input, profile, model) => {
+    const route = resolveRoute(input);
+    expect(route?.profile.name).toBe(profile);
+    expect(route?.model).toBe(model);
+  });
+
+  it("leaves a model without a known profile prefix alone", () => {
+    expect(resolveRoute({ model: "gpt-5" })).toBeUndefined();
+    expect(resolveRoute({ model: "meta-llama/llama-3" })).toBeUndefined();
+  });
+
+  it("names the known providers when one is unknown", () => {
+    expect(() => resolveRoute({ provider: "nope" })).toThrow(
+      /unknown provider "nope" \(known: azure, generic, lmstudio, ollama, openai, openrouter, vllm\)/,
+    );
+  });
+});
+
+describe("profiles", () => {
+  it("OpenRouter cannot chain: its runs are stateless", () => {
+    expect(KNOWN_PROFILES.openrouter?.capabilities.previousResponseId).toBe(false);
+    expect(KNOWN_PROFILES.openai?.capabilities.previousResponseId).toBe(true);
+  });
+
+  it("reads base URL and key from the environment", () => {
+    const azure = KNOWN_PROFILES.azure;
+    if (azure === undefined) throw new Error("no azure profile");
+    expect(profileBaseURL(azure, { AZURE_OPENAI_ENDPOINT: "https://x.openai.azure.com/" })).toBe(
+      "https://x.openai.azure.com/openai/v1",
+    );
+    expect(() => profileBaseURL(azure, {})).toThrow(/set AZURE_OPENAI_ENDPOINT/);
+    expect(profileApiKey(azure, { AZURE_OPENAI_API_KEY: "k" })).toBe("k");
+  });
+
+  let server: RawServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it("sends an Azure key in its api-key header", async () => {
+    server = await startRawServer([
+      {
+        body: [
+          toSse([
+            JSON.stringify({
+              type: "response.completed",
+              response: { id: "r", status: "completed", output: [] },
+            }),
+          ]),
+        ],
+      },
+    ]);
+    const azure = KNOWN_PROFILES.azure;
+    if (azure === undefined) throw new Error("no azure profile");
+    const provider = createProfileProvider(azure, {
+      baseURL: server.url,
+      env: { AZURE_OPENAI_API_KEY: "az-key" },
+    });
+    const stream = provider.stream({ body: { model: "m" }, turn: 0 });
+    for await (const _ of stream);
+    expect(server.requests[0]?.headers["api-key"]).toBe("az-key");
+    expect(server.requests[0]?.headers.authorization).toBeUndefined();
+  });
+});
+
+describe("createFallbackProvider", () => {
+  let a: RawServer | undefined;
+  let b: RawServer | undefined;
+  afterEach(async () => {
+    await a?.close();
+    await b?.close();
+  });
+
+  it("tries the next candidate on a provider error before any output", async () => {
+    a = await startRawServer([{ status: 503, body: ["down"] }]);
+    b = await startRawServer([
+      {
+        body: [
+          toSse([
+            JSON.stringify({
+              type: "response.completed",
+              response: { id: "r2", status: "completed", output: [] },
+            }),
+          ]),
+        ],
+      },
+    ]);
+    const noSleep = { sleep: async () => {}, retry: { maxRetries: 1 } };
+    const provider = createFallbackProvider([
+      { provider: createOpenResponsesProvider({ baseURL: a.url, name: "primary", ...noSleep }) },
+      {
+        provider: createOpenResponsesProvider({ baseURL: b.url, name: "backup", ...noSleep }),
+        model: "backup-model",
+      },
+    ]);
+    const stream = provider.stream({ body: { model: "m" }, turn: 0 });
+    const frames: ProviderFrame[] = [];
+    for await (const f of stream) frames.push(f);
+    const outcome = await stream.result;
+    expect(outcome.ok).toBe(true);
+    const starts = frames.filter((f) => f.type === "request_started");
+    expect(starts.map((f) => f.type === "request_started" && [f.attempt, f.body.model])).toEqual([
+      [1, "m"],
+      [2, "m"],
+      [3, "backup-model"],
+    ]);
+    expect(frames.find((f) => f.type === "retry" && f.reason === "fallback:backup")).toBeDefined();
+  });
+
+  it("does not fall back on an invalid request", async () => {
+    a = await startRawServer([{ status: 400, body: ['{"error":{"message":"bad"}}'] }]);
+    b = await startRawServer([{ body: [""] }]);
+    const provider = createFallbackProvider([
+      { provider: createOpenResponsesProvider({ baseURL: a.url }) },
+      { provider: createOpenResponsesProvider({ baseURL: b.url }) },
+    ]);
+    const stream = provider.stream({ body: { model: "m" }, turn: 0 });
+    for await (const _ of stream);
+    expect((await stream.result).ok).toBe(false);
+    expect(b.requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,195 @@
+/**
+ * Provider profiles and routing (the adapter contract's "provider selection and routing rules").
+ * A profile names an Open Responses endpoint: base URL, where its key comes from, a default model,
+ * extra headers, timeout/retry overrides and its capabilities. A model route `profile/model`
+ * (`openrouter/openai/gpt-oss-20b`) picks the profile; an ordered fallback list is tried when the
+ * primary fails with a provider error before any output (fallback.ts).
+ */
+import { EddyError } from "../errors.js";
+import { GENERIC_CAPABILITIES, type ProviderCapabilities, withCapabilities } from "./capabilities.js";
+import { createOpenResponsesProvider, type OpenResponsesProviderOptions } from "./open-responses.js";
+import type { Provider } from "./provider.js";
+import type { RetryPolicy } from "./retry.js";
+import type { WatchdogLimits } from "./watchdog.js";
+
+export interface ProviderProfile {
+  name: string;
+  /** The base URL (see `resolveResponsesUrl`). Empty when it must come from `baseURLEnv`. */
+  baseURL: string;
+  /** Env vars that may hold the base URL (first set wins); `baseURLSuffix` is appended. */
+  baseURLEnv?: string[];
+  baseURLSuffix?: string;
+  /** Env vars that may hold the API key, first set wins. The key itself is never stored in a profile. */
+  apiKeyEnv: string[];
+  /** Header carrying the key as-is instead of `Authorization: Bearer` (Azure: `api-key`). */
+  apiKeyHeader?: string;
+  defaultModel?: string;
+  headers?: Record<string, string>;
+  timeouts?: Partial<WatchdogLimits>;
+  retry?: Partial<RetryPolicy>;
+  capabilities: ProviderCapabilities;
+  /** What this profile is, for `eddy config` and errors. */
+  description: string;
+}
+
+const localServer = (
+  name: string,
+  url: string,
+  description: string,
+  caps: Partial<ProviderCapabilities>,
+): ProviderProfile => ({
+  name,
+  baseURL: url,
+  apiKeyEnv: [],
+  capabilities: withCapabilities(caps),
+  description,
+});
+
+/** Profiles eddy knows. Configuration files can add more or override these by name. */
+export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
+  openai: {
+    name: "openai",
+    baseURL: "https://api.openai.com/v1",
+    apiKeyEnv: ["OPENAI_API_KEY"],
+    defaultModel: "gpt-5-mini",
+    capabilities: withCapabilities({ strictTools: true }),
+    description: "OpenAI Responses API",
+  },
+  azure: {
+    name: "azure",
+    baseURL: "",
+    baseURLEnv: ["AZURE_OPENAI_ENDPOINT"],
+    baseURLSuffix: "/openai/v1",
+    apiKeyEnv: ["AZURE_OPENAI_API_KEY"],
+    apiKeyHeader: "api-key",
+    // Azure rejects stateless replays both with and without item ids unless store is on (pain point 18).
+    capabilities: withCapabilities({ strictTools: true, keepItemIds: true }),
+    description: "Azure OpenAI (v1 API); the base URL comes from AZURE_OPENAI_ENDPOINT",
+  },
+  openrouter: {
+    name: "openrouter",
+    baseURL: "https://openrouter.ai/api/v1",
+    apiKeyEnv: ["OPENROUTER_API_KEY"],
+    // OpenRouter's Responses endpoint is stateless: no stored responses, no previous_response_id.
+    capabilities: withCapabilities({ previousResponseId: false, keepItemIds: false }),
+    description: "OpenRouter (stateless: runs resend the whole history)",
+  },
+  ollama: localServer("ollama", "http://localhost:11434/v1", "Ollama on localhost (stateless)", {
+    previousResponseId: false,
+    encryptedReasoning: false,
+  }),
+  vllm: localServer(
+    "vllm",
+    "http://localhost:8000/v1",
+    "vLLM on localhost (stateless unless started with a response store)",
+    {
+      previousResponseId: false,
+      encryptedReasoning: false,
+    },
+  ),
+  lmstudio: localServer("lmstudio", "http://localhost:1234/v1", "LM Studio on localhost", {
+    encryptedReasoning: false,
+  }),
+  generic: {
+    name: "generic",
+    baseURL: "",
+    apiKeyEnv: ["OPENRESPONSES_API_KEY"],
+    capabilities: GENERIC_CAPABILITIES,
+    description: "any Open Responses server (spec features only)",
+  },
+};
+
+/** A resolved route: which profile, which model. */
+export interface Route {
+  profile: ProviderProfile;
+  model: string | undefined;
+}
+
+/**
+ * Resolves `--provider NAME` / `--model profile/model`. An explicit provider wins and leaves the
+ * model untouched (OpenRouter models contain slashes); otherwise a model whose first segment names
+ * a profile is split. Returns undefined when neither names a profile.
+ */
+export function resolveRoute(
+  options: { provider?: string | undefined; model?: string | undefined },
+  profiles: Readonly<Record<string, ProviderProfile>> = KNOWN_PROFILES,
+): Route | undefined {
+  if (options.provider !== undefined) {
+    const profile = profiles[options.provider];
+    if (profile === undefined) {
+      throw new EddyError(
+        "invalid_config",
+        `unknown provider "${options.provider}" (known: ${Object.keys(profiles).sort().join(", ")})`,
+        { fault: "user" },
+      );
+    }
+    return { profile, model: options.model ?? profile.defaultModel };
+  }
+  const model = options.model;
+  if (model === undefined) return undefined;
+  const slash = model.indexOf("/");
+  if (slash <= 0) return undefined;
+  const profile = profiles[model.slice(0, slash)];
+  if (profile === undefined) return undefined;
+  const rest = model.slice(slash + 1);
+  return { profile, model: rest === "" ? profile.defaultModel : rest };
+}
+
+/** The base URL a profile resolves to in `env`. */
+export function profileBaseURL(
+  profile: ProviderProfile,
+  env: Readonly<Record<string, string | undefined>>,
+): string {
+  for (const name of profile.baseURLEnv ?? []) {
+    const value = env[name];
+    if (value !== undefined && value !== "")
+      return `${value.replace(/\/+$/, "")}${profile.baseURLSuffix ?? ""}`;
+  }
+  if (profile.baseURL === "") {
+    const from = profile.baseURLEnv?.length ? `set ${profile.baseURLEnv.join(" or ")}` : "give --base-url";
+    throw new EddyError("invalid_config", `provider "${profile.name}" has no base URL: ${from}`, {
+      fault: "user",
+    });
+  }
+  return profile.baseURL;
+}
+
+/** The API key a profile reads from `env`, if any. */
+export function profileApiKey(
+  profile: ProviderProfile,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  for (const name of profile.apiKeyEnv) {
+    const value = env[name];
+    if (value !== undefined && value !== "") return value;
+  }
+  return undefined;
+}
+
+/** Builds the HTTP provider a profile describes. `overrides` win over the profile. */
+export function createProfileProvider(
+  profile: ProviderProfile,
+  options: {
+    env?: Readonly<Record<string, string | undefined>>;
+    baseURL?: string;
+    apiKey?: string;
+    overrides?: Partial<OpenResponsesProviderOptions>;
+  } = {},
+): Provider {
+  const env = options.env ?? {};
+  const providerOptions: OpenResponsesProviderOptions = {
+    baseURL: options.baseURL ?? profileBaseURL(profile, env),
+    name: profile.name,
+    capabilities: profile.capabilities,
+    ...options.overrides,
+  };
+  const apiKey = options.apiKey ?? profileApiKey(profile, env);
+  if (apiKey !== undefined) providerOptions.apiKey = apiKey;
+  if (profile.apiKeyHeader !== undefined) providerOptions.apiKeyHeader = profile.apiKeyHeader;
+  if (profile.headers !== undefined)
+    providerOptions.headers = { ...profile.headers, ...options.overrides?.headers };
+  if (profile.timeouts !== undefined)
+    providerOptions.timeouts = { ...profile.timeouts, ...options.overrides?.timeouts };
+  if (profile.retry !== undefined) providerOptions.retry = { ...profile.retry, ...options.overrides?.retry };
+  return createOpenResponsesProvider(providerOptions);
+}
