@@ -1,0 +1,262 @@
+/**
+ * Golden tests over the 47 real provider captures (test/fixtures/captures). Each capture is framed
+ * as SSE the way a provider sends it and decoded by `createFrameDecoder` with validation on, at
+ * every standard chunking (down to one byte). Per capture:
+ *
+ * - the frames are identical at every chunking;
+ * - one provider_event per event line, in order, carrying the line's JSON, plus one `done`;
+ * - an output_text_delta right after each `response.output_text.delta`, and nowhere else;
+ * - the deltas rebuild each text part's `response.output_text.done` text (see STREAM_QUIRKS);
+ * - validation errors occur exactly where test/golden/capture-deviations.ts says the capture
+ *   departs from the spec;
+ * - the frames match the checked-in summary test/golden/frames/<provider>/<name>.json.
+ *
+ * Goldens are rewritten only on request: `node scripts/update-goldens.mjs` (or `UPDATE_GOLDENS=1`).
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { createFrameDecoder } from "../src/frames/frame-decoder.js";
+import type { SseFrame } from "../src/frames/from-sse.js";
+import {
+  CAPTURE_DEVIATIONS,
+  type Deviation,
+  INVALID_JSON_EVENT,
+  STREAM_QUIRKS,
+  validationAtoms,
+} from "./golden/capture-deviations.js";
+import { type GoldenSummary, summarizeFrames } from "./golden/summarize.js";
+import { captureLines, listCaptures, toSse } from "./support/captures.js";
+import { type Chunking, STANDARD_CHUNKINGS, utf8, WHOLE } from "./support/chunking.js";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const GOLDEN_DIR = join(ROOT, "test/golden/frames");
+const UPDATE = process.env.UPDATE_GOLDENS === "1";
+
+/**
+ * The capture as an SSE body: `event: <type>` + `data: <line>` per line, then `data: [DONE]`.
+ * A line that is not JSON (openai/parallel-tool-call-wrapper.1 has two) has no type to name, so
+ * it goes without an `event:` line.
+ */
+function captureSse(lines: readonly string[]): string {
+  let body = "";
+  for (const line of lines) {
+    body += isJson(line) ? toSse([line], { done: false }) : toSse([line], { done: false, eventLines: false });
+  }
+  return `${body}data: [DONE]\n\n`;
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function decode(bytes: Uint8Array, chunking: Chunking): SseFrame[] {
+  const frames: SseFrame[] = [];
+  const decoder = createFrameDecoder({ turn: 0, onFrame: (f) => frames.push(f) });
+  for (const chunk of chunking.split(bytes)) decoder.feed(chunk);
+  decoder.end();
+  return frames;
+}
+
+const dataType = (f: SseFrame): string | undefined =>
+  f.type === "provider_event"
+    ? ((f.data as { type?: unknown } | undefined)?.type as string | undefined)
+    : undefined;
+
+/** Concatenated deltas per key, and the done text per key, over a capture's frames. */
+function rebuildText(
+  frames: readonly SseFrame[],
+  keyOf: (response: number, ids: { item_id: string; output_index: number; content_index: number }) => string,
+) {
+  const built = new Map<string, string>();
+  const done: { key: string; text: string }[] = [];
+  let response = -1;
+  for (const f of frames) {
+    if (f.type === "output_text_delta") {
+      const key = keyOf(response, f);
+      built.set(key, (built.get(key) ?? "") + f.delta);
+      continue;
+    }
+    const type = dataType(f);
+    if (type === "response.created") response++;
+    if (type === "response.output_text.done") {
+      const d = f.data as { item_id: string; output_index: number; content_index: number; text: string };
+      done.push({ key: keyOf(response, d), text: d.text });
+    }
+  }
+  return { built, done };
+}
+
+const byItemId = (r: number, d: { item_id: string; content_index: number }) =>
+  `${r}|${d.item_id}|${d.content_index}`;
+const byOutputIndex = (r: number, d: { output_index: number; content_index: number }) =>
+  `${r}|#${d.output_index}|${d.content_index}`;
+
+/** Validation atoms per capture: atom → the event types it occurred on. */
+function collectAtoms(frames: readonly SseFrame[]): Map<string, Set<string>> {
+  const atoms = new Map<string, Set<string>>();
+  for (const f of frames) {
+    if (f.type !== "provider_event" || f.errors === undefined) continue;
+    const event = f.status === "invalid_json" ? INVALID_JSON_EVENT : String(dataType(f));
+    for (const message of f.errors) {
+      for (const atom of validationAtoms(message)) {
+        const events = atoms.get(atom) ?? new Set<string>();
+        events.add(event);
+        atoms.set(atom, events);
+      }
+    }
+  }
+  return atoms;
+}
+
+const explains = (d: Deviation, atom: string, event: string) =>
+  d.messages.includes(atom) && d.events.includes(event);
+
+const CAPTURES = listCaptures();
+const written: string[] = [];
+
+afterAll(() => {
+  // Goldens are JSON checked by Biome: format what we wrote so `biome check` stays clean.
+  if (written.length > 0) {
+    execFileSync(join(ROOT, "node_modules/.bin/biome"), ["format", "--write", ...written], {
+      stdio: "ignore",
+    });
+  }
+});
+
+it("the deviation table names exactly the captures on disk", () => {
+  expect(Object.keys(CAPTURE_DEVIATIONS).sort()).toEqual(CAPTURES);
+  for (const name of Object.keys(STREAM_QUIRKS)) expect(CAPTURES).toContain(name);
+  expect(CAPTURES).toHaveLength(47);
+});
+
+describe.each(CAPTURES)("capture %s", (name) => {
+  const lines = captureLines(name);
+  const bytes = utf8(captureSse(lines));
+  let cached: SseFrame[] | undefined;
+  const frames = (): SseFrame[] => {
+    cached ??= decode(bytes, WHOLE);
+    return cached;
+  };
+
+  it("gives identical frames at every chunking", () => {
+    for (const chunking of STANDARD_CHUNKINGS) {
+      if (chunking === WHOLE) continue;
+      expect(decode(bytes, chunking), chunking.name).toEqual(frames());
+    }
+  });
+
+  it("has one provider_event per event line, in order, with the line's JSON, then done", () => {
+    const events = frames().filter((f) => f.type === "provider_event");
+    expect(events).toHaveLength(lines.length + 1);
+    lines.forEach((line, i) => {
+      const f = events[i];
+      if (isJson(line)) {
+        const data = JSON.parse(line) as { type?: unknown };
+        expect(f, `line ${i + 1}`).toMatchObject({ status: "event", event_name: data.type });
+        expect(f?.data, `line ${i + 1}`).toEqual(data);
+      } else {
+        expect(f, `line ${i + 1}`).toMatchObject({ status: "invalid_json", raw: line });
+        expect(f?.event_name).toBeUndefined();
+      }
+    });
+    expect(events.at(-1)).toMatchObject({ status: "done", raw: "[DONE]" });
+    expect(events.at(-1)?.event_name).toBeUndefined();
+  });
+
+  it("derives an output_text_delta right after each response.output_text.delta, and nowhere else", () => {
+    const all = frames();
+    all.forEach((f, i) => {
+      const next = all[i + 1];
+      if (dataType(f) === "response.output_text.delta") {
+        const d = (
+          f as { data: { item_id: string; output_index: number; content_index: number; delta: string } }
+        ).data;
+        expect(next, `after frame ${i}`).toMatchObject({
+          type: "output_text_delta",
+          turn: 0,
+          item_id: d.item_id,
+          output_index: d.output_index,
+          content_index: d.content_index,
+          delta: d.delta,
+        });
+      }
+      if (f.type === "output_text_delta") {
+        expect(dataType(all[i - 1] as SseFrame), `before frame ${i}`).toBe("response.output_text.delta");
+      }
+    });
+  });
+
+  it("rebuilds each text part from its deltas", () => {
+    const quirk = STREAM_QUIRKS[name];
+    const keyed = rebuildText(frames(), quirk?.kind === "item_ids_rotate" ? byOutputIndex : byItemId);
+    const pairs = keyed.done.map((d) => ({ key: d.key, built: keyed.built.get(d.key) ?? "", text: d.text }));
+    // Every delta belongs to a part that got its done event.
+    expect([...keyed.built.keys()].filter((k) => !keyed.done.some((d) => d.key === k))).toEqual([]);
+    switch (quirk?.kind) {
+      case undefined:
+      case "item_ids_rotate":
+        for (const p of pairs) expect(p.built, p.key).toBe(p.text);
+        break;
+      case "deltas_elided":
+        for (const p of pairs) expect(p.text.startsWith(p.built), p.key).toBe(true);
+        expect(pairs.some((p) => p.built.length < p.text.length)).toBe(true);
+        break;
+      case "deltas_disagree":
+        expect(pairs.some((p) => p.built !== p.text)).toBe(true);
+        break;
+    }
+    if (quirk?.kind === "item_ids_rotate") {
+      // Keep the quirk honest: keyed by item_id, the deltas really do not line up with the done text.
+      const byId = rebuildText(frames(), byItemId);
+      expect(byId.done.every((d) => byId.built.get(d.key) !== d.text)).toBe(true);
+    }
+  });
+
+  it("records validation errors exactly where the capture departs from the spec", () => {
+    const listed = CAPTURE_DEVIATIONS[name] ?? [];
+    const atoms = collectAtoms(frames());
+    const unexplained: string[] = [];
+    for (const [atom, events] of atoms) {
+      for (const event of events) {
+        if (!listed.some((d) => explains(d, atom, event))) unexplained.push(`${event}: ${atom}`);
+      }
+    }
+    expect(unexplained, "validation errors not in CAPTURE_DEVIATIONS").toEqual([]);
+    const stale = listed.filter(
+      (d) => ![...atoms].some(([atom, events]) => [...events].some((e) => explains(d, atom, e))),
+    );
+    expect(
+      stale.map((d) => d.what),
+      "listed deviations that no longer occur",
+    ).toEqual([]);
+  });
+
+  it("matches its golden frame summary", () => {
+    const summary = summarizeFrames(name, lines.length, frames());
+    const path = join(GOLDEN_DIR, `${name}.json`);
+    if (UPDATE) {
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, `${JSON.stringify(summary, null, 2)}\n`);
+      written.push(path);
+      return;
+    }
+    let golden: GoldenSummary;
+    try {
+      golden = JSON.parse(readFileSync(path, "utf8")) as GoldenSummary;
+    } catch (err) {
+      throw new Error(`no readable golden ${path} (${String(err)}): run node scripts/update-goldens.mjs`);
+    }
+    expect(
+      summary,
+      "frames differ from the golden: if intended, run node scripts/update-goldens.mjs",
+    ).toEqual(golden);
+  });
+});
