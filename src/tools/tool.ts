@@ -37,9 +37,27 @@ export interface ToolResult {
   error?: ToolError;
 }
 
+/**
+ * Error codes the tools layer writes into model-facing outputs. Open: a custom tool may use its
+ * own code. `tool_disabled` (a built-in turned off by configuration), `tool_not_allowed` (refused
+ * by `tool_choice`) and `max_tool_calls` (over the run's budget) are refusals; the rest match
+ * `EddyErrorCode`s of the same name.
+ */
+export type ToolErrorCode =
+  | "tool_input_invalid"
+  | "tool_not_found"
+  | "tool_disabled"
+  | "tool_not_allowed"
+  | "max_tool_calls"
+  | "tool_failed"
+  | "tool_timeout"
+  | "path_outside_workspace"
+  | "cancelled"
+  | (string & {});
+
 /** A model-readable error: a stable code and a message that says what to do differently. */
 export interface ToolError {
-  code: string;
+  code: ToolErrorCode;
   message: string;
 }
 
@@ -54,8 +72,12 @@ export interface ToolDefinition<Args = unknown> {
    * @defaultValue false
    */
   strict?: boolean;
-  /** Runs the tool. Optional only for terminal tools (whose arguments are the result). */
-  execute?: (args: Args, context: ToolContext) => Promise<ToolReturn> | ToolReturn;
+  /**
+   * Runs the tool. Optional only for terminal tools (whose arguments are the result). Throwing is
+   * fine: the call ends `ok:false` with the error's first line (an `EddyError` keeps its `code`).
+   * (Declared as a method so a `ToolDefinition<{path: string}>` fits in a `ToolDefinition[]`.)
+   */
+  execute?(args: Args, context: ToolContext): Promise<ToolReturn> | ToolReturn;
   /** Per-call timeout in milliseconds. @defaultValue TOOL_DEFAULTS.timeoutMs */
   timeoutMs?: number;
   /**
@@ -66,6 +88,12 @@ export interface ToolDefinition<Args = unknown> {
   terminal?: boolean;
   /** Other names the model may use for this tool. Accepted, never advertised (DESIGN.md §8.11). */
   aliases?: string[];
+  /**
+   * Told to the model when this tool's output is capped, after the byte count: how to ask for
+   * less (e.g. "read a smaller range with start_line/end_line").
+   * @defaultValue a generic "ask for less output" hint
+   */
+  truncationHint?: string;
 }
 
 /** Builds a branded `ToolResult`. */
@@ -88,6 +116,7 @@ export function toolResult(
   return result;
 }
 
+/** True for a value built with `toolResult()` (checked by its brand, not by shape). */
 export function isToolResult(value: unknown): value is ToolResult {
   return (
     value !== null && typeof value === "object" && (value as { kind?: unknown }).kind === "eddy.tool_result"

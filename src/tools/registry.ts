@@ -1,0 +1,169 @@
+/**
+ * The tool registry: the tools of a run in declaration order (the order given, so the `tools`
+ * array is byte-identical between requests and prompt caches hit), their aliases (accepted from the
+ * model, never advertised: DESIGN.md §8.11) and the tools that exist but are disabled by
+ * configuration (a call to one gets "write_file is disabled: …", not "unknown tool").
+ */
+import { EddyError } from "../errors.js";
+import type { FunctionToolParam } from "../protocol/types.js";
+import { type ParsedArguments, parseToolArguments } from "./arguments.js";
+import { type CompiledSchema, compileSchema } from "./schema.js";
+import type { JsonSchema, ToolDefinition } from "./tool.js";
+
+/** The spec's function name pattern. */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** A tool that exists but is turned off; calls to it are refused with `reason`. */
+export interface DisabledTool {
+  name: string;
+  /** Names the model may use for it (e.g. `bash` for `shell`). */
+  aliases?: readonly string[];
+  /** How to enable it, e.g. "run with --allow-write to enable it". */
+  reason: string;
+}
+
+/** Options of `createToolRegistry`. */
+export interface ToolRegistryOptions {
+  /** Tools that are known but disabled. They are never declared to the model. */
+  disabled?: readonly DisabledTool[];
+}
+
+/** A registered tool: its definition, its compiled schema and its request declaration. */
+export interface RegisteredTool {
+  /** The canonical name (the one declared to the model). */
+  readonly name: string;
+  readonly aliases: readonly string[];
+  readonly definition: ToolDefinition;
+  /** The `tools[]` entry sent to the provider. */
+  readonly declaration: FunctionToolParam;
+  /** The JSON Schema the model sees. */
+  readonly parameters: JsonSchema;
+  /** Strictly parses and validates a raw `arguments` string (DESIGN.md §8.10). Never throws. */
+  parseArguments(raw: string): ParsedArguments;
+}
+
+/** What a name the model used refers to. */
+export type ToolLookup =
+  | { kind: "tool"; tool: RegisteredTool }
+  | { kind: "disabled"; name: string; reason: string }
+  | { kind: "unknown"; name: string };
+
+/** The tools of a run. Immutable once created. */
+export interface ToolRegistry {
+  /** The `tools` array for requests, in declaration order (a fresh array, shared entries). */
+  declarations(): FunctionToolParam[];
+  /** The tool a name or alias refers to, if it is registered and enabled. */
+  resolve(name: string): RegisteredTool | undefined;
+  /** Like `resolve`, but also tells disabled tools apart from unknown names. */
+  lookup(name: string): ToolLookup;
+  /** Canonical names of the enabled tools, in declaration order (aliases excluded). */
+  names(): string[];
+  /** Canonical names of the disabled tools. */
+  disabledNames(): string[];
+}
+
+/**
+ * Builds a registry. Throws `invalid_config` (fault: user) for a bad name or alias, a name used
+ * twice (tools, aliases and disabled tools share one namespace), a non-terminal tool without
+ * `execute`, or a schema that cannot be compiled. Each schema is compiled here, once.
+ */
+export function createToolRegistry(
+  tools: readonly ToolDefinition[],
+  options: ToolRegistryOptions = {},
+): ToolRegistry {
+  const byName = new Map<string, RegisteredTool>();
+  const disabledByName = new Map<string, DisabledTool>();
+  const owners = new Map<string, string>();
+  const claim = (name: string, owner: string) => {
+    checkName(name, owner);
+    const previous = owners.get(name);
+    if (previous !== undefined) {
+      throw config(`tool name "${name}" is used twice (by ${previous} and by ${owner})`, { name });
+    }
+    owners.set(name, owner);
+  };
+
+  const registered: RegisteredTool[] = [];
+  for (const definition of tools) {
+    const tool = register(definition);
+    claim(tool.name, `tool "${tool.name}"`);
+    for (const alias of tool.aliases) claim(alias, `an alias of "${tool.name}"`);
+    registered.push(tool);
+    byName.set(tool.name, tool);
+    for (const alias of tool.aliases) byName.set(alias, tool);
+  }
+  for (const disabled of options.disabled ?? []) {
+    claim(disabled.name, `disabled tool "${disabled.name}"`);
+    for (const alias of disabled.aliases ?? []) claim(alias, `an alias of disabled tool "${disabled.name}"`);
+    disabledByName.set(disabled.name, disabled);
+    for (const alias of disabled.aliases ?? []) disabledByName.set(alias, disabled);
+  }
+
+  const declarations = registered.map((t) => t.declaration);
+  const names = registered.map((t) => t.name);
+  const disabledNames = (options.disabled ?? []).map((d) => d.name);
+
+  return {
+    declarations: () => [...declarations],
+    resolve: (name) => byName.get(name),
+    lookup(name) {
+      const tool = byName.get(name);
+      if (tool !== undefined) return { kind: "tool", tool };
+      const disabled = disabledByName.get(name);
+      if (disabled !== undefined) return { kind: "disabled", name: disabled.name, reason: disabled.reason };
+      return { kind: "unknown", name };
+    },
+    names: () => [...names],
+    disabledNames: () => [...disabledNames],
+  };
+}
+
+function register(definition: ToolDefinition): RegisteredTool {
+  const name = definition.name;
+  checkName(name, "a tool");
+  if (typeof definition.description !== "string") {
+    throw config(`tool "${name}": description must be a string`, { name });
+  }
+  if (definition.execute === undefined && definition.terminal !== true) {
+    throw config(`tool "${name}" has no execute function (only terminal tools may omit it)`, { name });
+  }
+  if (definition.execute !== undefined && typeof definition.execute !== "function") {
+    throw config(`tool "${name}": execute must be a function`, { name });
+  }
+  const timeout = definition.timeoutMs;
+  if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) {
+    throw config(`tool "${name}": timeoutMs must be a positive number of milliseconds (got ${timeout})`, {
+      name,
+    });
+  }
+  const schema: CompiledSchema = compileSchema(name, definition.parameters);
+  const declaration: FunctionToolParam = {
+    type: "function",
+    name,
+    description: definition.description,
+    // The generated type models `parameters` as an empty object; any JSON Schema object is valid here.
+    parameters: schema.jsonSchema as FunctionToolParam["parameters"],
+    strict: definition.strict ?? false,
+  };
+  return {
+    name,
+    aliases: [...(definition.aliases ?? [])],
+    definition,
+    declaration,
+    parameters: schema.jsonSchema,
+    parseArguments: (raw) => parseToolArguments(name, raw, schema),
+  };
+}
+
+function checkName(name: unknown, owner: string): void {
+  if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
+    throw config(
+      `invalid tool name ${JSON.stringify(name)} for ${owner}: names must be 1–64 characters of letters, digits, "_" or "-" (pattern ${TOOL_NAME_PATTERN.source})`,
+      { name },
+    );
+  }
+}
+
+function config(message: string, details: Record<string, unknown>): EddyError {
+  return new EddyError("invalid_config", message, { fault: "user", details });
+}

@@ -1,0 +1,168 @@
+/**
+ * Tool parameter schemas: a JSON Schema (validated with ajv, draft 2020-12) or a zod schema
+ * (converted with zod's own `z.toJSONSchema`, validated with zod so transforms and defaults apply).
+ * Each schema is compiled once, when its tool is registered. Messages name the bad field.
+ */
+import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import { type ZodType, z } from "zod";
+import { EddyError } from "../errors.js";
+import type { JsonSchema } from "./tool.js";
+
+/** A compiled parameter schema. */
+export interface CompiledSchema {
+  /** The JSON Schema the model sees (`$schema` removed: it is noise in a request). */
+  readonly jsonSchema: JsonSchema;
+  /** Checks parsed arguments; on success returns the value the tool gets (zod may transform it). */
+  validate(value: unknown): SchemaCheck;
+}
+
+/** Result of a schema check: the value to use, or the problems, each naming its field. */
+export type SchemaCheck = { ok: true; value: unknown } | { ok: false; problems: string[] };
+
+const MAX_PROBLEMS = 6;
+
+let sharedAjv: Ajv2020 | undefined;
+
+/**
+ * One ajv instance for all registries. `addUsedSchema: false` keeps compiled schemas out of its
+ * registry, so two tools whose schemas share an `$id` do not collide; formats are annotations only.
+ */
+function ajv(): Ajv2020 {
+  sharedAjv ??= new Ajv2020({
+    allErrors: true,
+    strict: false,
+    addUsedSchema: false,
+    validateFormats: false,
+    logger: false,
+  });
+  return sharedAjv;
+}
+
+/** True for a zod (v4) schema. */
+export function isZodSchema(value: unknown): value is ZodType {
+  return value !== null && typeof value === "object" && "_zod" in value;
+}
+
+/** Compiles a tool's `parameters`; throws `invalid_config` naming the tool when the schema is unusable. */
+export function compileSchema(toolName: string, parameters: JsonSchema | ZodType): CompiledSchema {
+  if (isZodSchema(parameters)) return compileZod(toolName, parameters);
+  return compileJsonSchema(toolName, parameters);
+}
+
+function compileJsonSchema(toolName: string, parameters: JsonSchema): CompiledSchema {
+  if (parameters === null || typeof parameters !== "object" || Array.isArray(parameters)) {
+    throw invalid(toolName, "parameters must be a JSON Schema object");
+  }
+  const { $schema: _ignored, ...jsonSchema } = parameters;
+  checkObjectSchema(toolName, jsonSchema);
+  let validator: ValidateFunction;
+  try {
+    validator = ajv().compile(jsonSchema);
+  } catch (error) {
+    throw invalid(toolName, `parameters is not a valid JSON Schema: ${(error as Error).message}`, error);
+  }
+  return {
+    jsonSchema,
+    validate(value) {
+      if (validator(value)) return { ok: true, value };
+      return { ok: false, problems: formatAjvErrors(validator.errors ?? []) };
+    },
+  };
+}
+
+function compileZod(toolName: string, schema: ZodType): CompiledSchema {
+  let converted: JsonSchema;
+  try {
+    converted = z.toJSONSchema(schema, { io: "input" }) as JsonSchema;
+  } catch (error) {
+    throw invalid(
+      toolName,
+      `its zod schema cannot be expressed as JSON Schema: ${(error as Error).message}`,
+      error,
+    );
+  }
+  const { $schema: _ignored, ...jsonSchema } = converted;
+  checkObjectSchema(toolName, jsonSchema);
+  return {
+    jsonSchema,
+    validate(value) {
+      const result = z.safeParse(schema, value);
+      if (result.success) return { ok: true, value: result.data };
+      const problems = result.error.issues.map((issue) => {
+        const field = formatPath(issue.path.map((p) => (typeof p === "symbol" ? String(p) : p)));
+        return `${field}: ${issue.message}`;
+      });
+      return { ok: false, problems: dedupe(problems) };
+    },
+  };
+}
+
+/** Function tools take a JSON object: a root schema must not declare another type. */
+function checkObjectSchema(toolName: string, schema: JsonSchema): void {
+  const type = schema.type;
+  if (type !== undefined && type !== "object") {
+    throw invalid(
+      toolName,
+      `parameters must describe a JSON object (type "object"), got type ${JSON.stringify(type)}`,
+    );
+  }
+}
+
+function invalid(toolName: string, message: string, cause?: unknown): EddyError {
+  return new EddyError("invalid_config", `tool "${toolName}": ${message}`, {
+    fault: "user",
+    cause,
+    details: { tool: toolName },
+  });
+}
+
+/** ajv errors as "field: problem" lines, most specific first, without anyOf/oneOf noise. */
+function formatAjvErrors(errors: ErrorObject[]): string[] {
+  const problems: string[] = [];
+  for (const e of errors) {
+    const segments = e.instancePath
+      .split("/")
+      .slice(1)
+      .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+    const params = e.params as Record<string, unknown>;
+    switch (e.keyword) {
+      case "required":
+        problems.push(
+          `${formatPath([...segments, String(params.missingProperty)])}: is required but missing`,
+        );
+        break;
+      case "additionalProperties":
+        problems.push(
+          `${formatPath([...segments, String(params.additionalProperty)])}: is not a known property`,
+        );
+        break;
+      case "enum":
+        problems.push(`${formatPath(segments)}: must be one of ${JSON.stringify(params.allowedValues)}`);
+        break;
+      case "anyOf":
+      case "oneOf":
+        // The branch errors already say what was expected.
+        break;
+      default:
+        problems.push(`${formatPath(segments)}: ${e.message ?? e.keyword}`);
+    }
+  }
+  return dedupe(problems);
+}
+
+/** `["include", 0]` → `include[0]`; the root is called "arguments". */
+function formatPath(path: readonly (string | number)[]): string {
+  if (path.length === 0) return "arguments";
+  let out = "";
+  for (const p of path) {
+    if (typeof p === "number" || /^\d+$/.test(p)) out += `[${p}]`;
+    else out += out === "" ? p : `.${p}`;
+  }
+  return out === "" ? "arguments" : out;
+}
+
+function dedupe(problems: string[]): string[] {
+  const unique = [...new Set(problems)];
+  if (unique.length <= MAX_PROBLEMS) return unique;
+  return [...unique.slice(0, MAX_PROBLEMS), `(${unique.length - MAX_PROBLEMS} more problems)`];
+}
