@@ -1,0 +1,36 @@
+/**
+ * Every behaviour-altering default of the mock server in one place (STYLE.md: "Options objects,
+ * defaults in one place"). The CLI (`eddy mock`) and the library both read these.
+ */
+export const MOCK_DEFAULTS = {
+  /** The listener binds here only: the mock is a local test double, never a public server. */
+  host: "127.0.0.1",
+  /** 0 = let the OS pick a free port. */
+  port: 0,
+  /** Middle part of every generated id: `resp_mock_0001`, `call_mock_0001`, … */
+  idPrefix: "mock",
+  /** Largest request body accepted, in bytes (a bigger one is answered 413). */
+  maxBodyBytes: 64 * 1024 * 1024,
+  /** Output text is streamed in deltas of at most this many characters (cut after whitespace). */
+  textDeltaChars: 12,
+  /** Function-call arguments and reasoning text are streamed in fragments of this many characters. */
+  fragmentChars: 8,
+  /** `incomplete_details.reason` of a scripted `incomplete` turn that names none. */
+  incompleteReason: "max_output_tokens",
+  /** Echoed settings a request leaves out (the values OpenAI reports for the same omissions). */
+  response: {
+    temperature: 1,
+    top_p: 1,
+    presence_penalty: 0,
+    frequency_penalty: 0,
+    top_logprobs: 0,
+    truncation: "disabled",
+    service_tier: "default",
+    verbosity: "medium",
+    parallel_tool_calls: true,
+    store: true,
+    background: false,
+    /** A function tool declared without `strict` is reported with OpenAI's documented default. */
+    strict: true,
+  },
+} as const;

@@ -1,0 +1,179 @@
+/**
+ * # The demo model
+ *
+ * What answers when the mock server runs without a scenario (`eddy run` with no provider
+ * configured, `eddy mock` with no `--scenario`). It is not a language model: a handful of
+ * deterministic rules, so the same conversation always gets the same answer.
+ *
+ * It reads the **last user message** and what happened after it in the conversation (the chain of
+ * `previous_response_id`, or the full history a stateless client resends):
+ *
+ * 1. **A tool would answer it, and the request offers that tool** → it calls the tool:
+ *    - a search (`search`, `grep`, `find`, `look for`, `where is`, …) with a term (the first quoted
+ *      text, else the next meaningful word) → `grep {pattern, path?}` (path: a file or folder named
+ *      in the message);
+ *    - a listing (`list the files`, `what files …`, `what is in the folder`, `what's in src`) →
+ *      `list_dir {path}` (`"."` unless a folder is named, e.g. `src/`);
+ *    - file names with an extension (`package.json`, `src/x.ts`; up to 3) → one `read_file {path}`
+ *      each (plus `start_line`/`end_line` for "lines 10-20" or "first 5 lines").
+ *    Calls already made since that user message are not repeated; with `parallel_tool_calls:
+ *    false` or `max_tool_calls` they are made one response at a time.
+ * 2. **All its calls are answered** (`function_call_output`s came back) → it replies in text that
+ *    uses the outputs (eddy's `{tool, ok, exit_code, stdout, stderr, …}` JSON, else the raw
+ *    string): a file's first lines in a code block and, for JSON such as package.json, its
+ *    top-level keys, name/version/description, scripts and dependency counts; a folder's entry
+ *    count and names; a search's match count per file; for `ok: false`, the error.
+ * 3. **Otherwise** it says what it is (eddy's built-in offline demo model), what it can do, and how
+ *    to use a real model; if a tool would have helped but is not offered (or `tool_choice` is
+ *    `"none"`), it says which one.
+ *
+ * It honours `tool_choice` (`none`: never calls; `required` or a named function: always calls, with
+ * arguments guessed from the message, e.g. `list_dir {path: "."}`; `allowed_tools`: only those),
+ * `parallel_tool_calls` and `max_tool_calls`. With `reasoning` set it first emits a reasoning item
+ * naming the rule it applied (its `encrypted_content` is sent when `include` asks for it). With a
+ * `json_schema` text format the reply is a JSON value built from the schema. Text streams in
+ * word-sized deltas.
+ */
+import type { ItemParam } from "../protocol/types.js";
+import { type AnsweredCall, answerCalls } from "./demo-answer.js";
+import { type DemoCall, defaultArgs, detectCalls } from "./demo-intent.js";
+import { sampleFromSchema } from "./demo-json.js";
+import type { PlannedItem, TurnPlan } from "./plan.js";
+import type { MockRequestBody } from "./request.js";
+import type { Conversation, ConversationItem } from "./state.js";
+import { callableTools, mayCall, type ToolPolicy } from "./tool-policy.js";
+
+/** What the demo model sees. */
+export interface DemoModelInput {
+  body: MockRequestBody;
+  conversation: Conversation;
+  policy: ToolPolicy;
+}
+
+const BUILTINS = ["read_file", "list_dir", "grep"];
+
+/** The demo model's answer (see the module comment for the rules). */
+export function demoModel({ body, conversation, policy }: DemoModelInput): TurnPlan {
+  const { context } = conversation;
+  const lastUser = findLastIndex(context, (i) => i.type === "message" && "role" in i && i.role === "user");
+  const text = lastUser === -1 ? "" : messageText(context[lastUser]);
+  const since = context.slice(lastUser + 1);
+  const made = since.filter((i) => i.type === "function_call");
+  const outputs = new Map<string, string>();
+  for (const i of since) if (i.type === "function_call_output") outputs.set(i.call_id, outputText(i.output));
+
+  const wanted = detectCalls(text);
+  const offered = new Set(policy.tools);
+  const doable = wanted.filter((c) => offered.has(c.name) && mayCall(policy, c.name));
+  const key = (name: string, args: string) => `${name}\u0000${canonical(args)}`;
+  const done = new Set(made.map((c) => key(c.name, c.arguments)));
+  let calls = doable.filter((c) => !done.has(key(c.name, JSON.stringify(c.args))));
+  let rule: string;
+  if (calls.length === 0 && policy.mode === "required") {
+    const callable = callableTools(policy);
+    const name =
+      callable.find((n) => wanted.some((c) => c.name === n)) ??
+      callable.find((n) => BUILTINS.includes(n)) ??
+      callable[0];
+    if (name !== undefined) calls = [{ name, args: defaultArgs(name, text) }];
+    rule = `tool_choice requires a call, so call ${name ?? "a tool"}`;
+  } else {
+    rule = calls.length > 0 ? `the message asks for ${calls.map(describeCall).join(", ")}` : "";
+  }
+
+  let items: PlannedItem[];
+  if (calls.length > 0) {
+    items = calls.map((c) => ({ type: "function_call", name: c.name, arguments: JSON.stringify(c.args) }));
+  } else {
+    const answered: AnsweredCall[] = made
+      .filter((c) => outputs.has(c.call_id))
+      .map((c) => ({ name: c.name, args: parseArgs(c.arguments), output: outputs.get(c.call_id) ?? "" }));
+    let reply: string;
+    if (answered.length > 0) {
+      rule = `${answered.length} tool output(s) came back, so summarize them`;
+      reply = answerCalls(answered);
+    } else {
+      rule = "no tool fits the message, so introduce myself";
+      reply = introduction(text, wanted, policy);
+    }
+    const format = body.text?.format;
+    if (format !== undefined && format !== null && format.type !== "text") {
+      reply = JSON.stringify(sampleFromSchema(format.schema ?? {}, reply));
+    }
+    items = [{ type: "message", parts: [{ type: "output_text", text: reply }] }];
+  }
+  const effort = body.reasoning?.effort;
+  if (effort !== undefined && effort !== null && effort !== "none") {
+    const summary = body.reasoning?.summary ? [`Rule: ${rule}.`] : [];
+    const state = Buffer.from(JSON.stringify({ model: "eddy-demo", rule })).toString("base64url");
+    items.unshift({ type: "reasoning", summary, content: [], encrypted_content: `eddy-demo.${state}` });
+  }
+  return { items, status: "completed" };
+}
+
+function introduction(text: string, wanted: DemoCall[], policy: ToolPolicy): string {
+  const intro =
+    "I’m eddy’s built-in offline demo model: not a language model, just a few deterministic rules, so eddy works with no network and no API key.";
+  const asked = text.trim() === "" ? "" : ` You wrote “${clip(text.trim(), 80)}”;`;
+  let situation: string;
+  const first = wanted[0];
+  if (first !== undefined && policy.mode === "none") {
+    situation = `${asked} I would answer that with the \`${first.name}\` tool, but tool_choice is "none".`;
+  } else if (first !== undefined) {
+    situation = `${asked} I would answer that with the \`${first.name}\` tool, but this request does not let me call it (offered: ${policy.tools.join(", ") || "no tools"}).`;
+  } else {
+    situation = `${asked ? `${asked} I can’t answer that without a real model.` : ""}`;
+  }
+  const can =
+    "What I can do when eddy’s file tools are on: read files you name (“What is in package.json?”), list a folder (“List the files here”) and search (“Search for TODO”) — then summarize what the tools returned.";
+  const real =
+    "To use a real model, set OPENRESPONSES_BASE_URL (or OPENAI_API_KEY), or pass --base-url and --api-key.";
+  return `${intro}${situation}\n\n${can}\n\n${real}`;
+}
+
+function describeCall(call: DemoCall): string {
+  return `${call.name} ${JSON.stringify(call.args)}`;
+}
+
+function messageText(item: ConversationItem | undefined): string {
+  if (item === undefined || !("content" in item)) return "";
+  const content = item.content;
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((part) => ("text" in part && typeof part.text === "string" ? part.text : ""))
+    .filter((t) => t !== "")
+    .join("\n");
+}
+
+function outputText(output: Extract<ItemParam, { type: "function_call_output" }>["output"]): string {
+  if (typeof output === "string") return output;
+  return output.map((part) => ("text" in part ? part.text : "")).join("");
+}
+
+function parseArgs(args: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(args);
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Arguments compared by value, whatever their key order or spacing. */
+function canonical(args: string): string {
+  const value = parseArgs(args);
+  return JSON.stringify(Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1))));
+}
+
+function findLastIndex<T>(items: readonly T[], test: (item: T) => boolean): number {
+  for (let i = items.length - 1; i >= 0; i--) if (test(items[i] as T)) return i;
+  return -1;
+}
+
+function clip(text: string, max: number): string {
+  const points = Array.from(text.replace(/\s+/g, " "));
+  return points.length > max ? `${points.slice(0, max).join("")}…` : points.join("");
+}

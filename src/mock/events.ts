@@ -1,0 +1,292 @@
+/**
+ * A planned response → the spec's event sequence (spec §6–7), as a lazy generator so a long
+ * response costs no memory up front and the writer can stop it at any event (faults):
+ *
+ * `response.created` → `response.in_progress` → for each item: `response.output_item.added` →
+ * (message parts: `content_part.added` → `output_text.delta`* / `refusal.delta`* → `.done` →
+ * `content_part.done`; function calls: `function_call_arguments.delta`* → `.done`; reasoning: raw
+ * `content_part.added` → `reasoning.delta`* → `reasoning.done` → `content_part.done`, then summary
+ * `reasoning_summary_part.added` → `reasoning_summary_text.delta`* → `.done` →
+ * `reasoning_summary_part.done`) → `response.output_item.done` → exactly one terminal
+ * `response.completed` | `response.incomplete` | `response.failed` with the full resource.
+ *
+ * `sequence_number` starts at 0 and grows by 1 per event. The generator's return value is the
+ * terminal resource (also what a non-streaming request gets).
+ */
+import type { ItemField, MessageItem, ResponseResource, StreamingEvent } from "../protocol/types.js";
+import { MOCK_DEFAULTS } from "./defaults.js";
+import type { ReadyItem, ReadyPlan } from "./plan.js";
+import type { MockRequestBody } from "./request.js";
+import { buildResource, type ResourceState } from "./response-resource.js";
+import { fragments, obfuscation, textDeltas } from "./text-split.js";
+import { computeUsage } from "./usage.js";
+
+/** An event before its `sequence_number` is stamped. */
+type Unsequenced<E> = E extends unknown ? Omit<E, "sequence_number"> : never;
+type Draft = Unsequenced<StreamingEvent>;
+
+/** Everything the event sequence depends on. */
+export interface ResponseEventsOptions {
+  plan: ReadyPlan;
+  body: MockRequestBody;
+  responseId: string;
+  /** Unix seconds. */
+  createdAt: number;
+  /** Unix seconds, read when the terminal event is built. */
+  now: () => number;
+  /** The conversation the model saw (for the usage estimate). */
+  context: readonly unknown[];
+}
+
+/** The full event sequence of one response; returns the terminal resource. */
+export function* responseEvents(options: ResponseEventsOptions): Generator<StreamingEvent, ResponseResource> {
+  const { plan, body } = options;
+  const state: ResourceState = {
+    id: options.responseId,
+    createdAt: options.createdAt,
+    status: "in_progress",
+    output: [],
+    usage: null,
+    error: null,
+    completedAt: null,
+  };
+  let seq = 0;
+  const stamp = (draft: Draft) => ({ ...draft, sequence_number: seq++ }) as StreamingEvent;
+  yield stamp({ type: "response.created", response: buildResource(body, state) });
+  yield stamp({ type: "response.in_progress", response: buildResource(body, state) });
+  const style: ItemStyle = {
+    includeEncrypted: body.include?.includes("reasoning.encrypted_content") === true,
+    obfuscate: body.stream_options?.include_obfuscation !== false,
+  };
+  const output: ItemField[] = [];
+  for (const [index, item] of plan.items.entries()) {
+    const incomplete = plan.status === "incomplete" && index === plan.items.length - 1;
+    for (const draft of itemEvents(item, index, incomplete, style)) yield stamp(draft);
+    output.push(finalItem(item, incomplete ? "incomplete" : "completed", style));
+  }
+  const terminal = terminalResource(options, output);
+  const type =
+    plan.status === "completed"
+      ? "response.completed"
+      : plan.status === "incomplete"
+        ? "response.incomplete"
+        : "response.failed";
+  yield stamp({ type, response: terminal });
+  return terminal;
+}
+
+/** The terminal resource for `output` (also used when a fault fails a response early). */
+export function terminalResource(
+  options: ResponseEventsOptions,
+  output: ItemField[],
+  failure?: ResponseResource["error"],
+): ResponseResource {
+  const { plan } = options;
+  const status = failure ? "failed" : plan.status;
+  const state: ResourceState = {
+    id: options.responseId,
+    createdAt: options.createdAt,
+    status,
+    output,
+    usage: computeUsage({
+      context: options.context,
+      instructions: options.body.instructions,
+      output,
+      overrides: plan.usage,
+    }),
+    error:
+      status === "failed"
+        ? (failure ?? plan.error ?? { code: "server_error", message: "The mock response failed." })
+        : null,
+    completedAt: status === "completed" ? options.now() : null,
+  };
+  if (status === "incomplete")
+    state.incompleteReason = plan.incompleteReason ?? MOCK_DEFAULTS.incompleteReason;
+  return buildResource(options.body, state);
+}
+
+interface ItemStyle {
+  includeEncrypted: boolean;
+  obfuscate: boolean;
+}
+
+function* itemEvents(item: ReadyItem, output_index: number, incomplete: boolean, style: ItemStyle) {
+  yield { type: "response.output_item.added", output_index, item: addedItem(item, style) } satisfies Draft;
+  const item_id = item.id;
+  const pad = (delta: string) => (style.obfuscate ? { obfuscation: obfuscation(delta) } : {});
+  switch (item.type) {
+    case "message":
+      for (const [content_index, part] of item.parts.entries()) {
+        const at = { item_id, output_index, content_index };
+        if (part.type === "output_text") {
+          const empty = { type: "output_text" as const, text: "", annotations: [], logprobs: [] };
+          yield { type: "response.content_part.added", ...at, part: empty } satisfies Draft;
+          for (const delta of textDeltas(part.text, MOCK_DEFAULTS.textDeltaChars)) {
+            yield {
+              type: "response.output_text.delta",
+              ...at,
+              delta,
+              logprobs: [],
+              ...pad(delta),
+            } satisfies Draft;
+          }
+          yield { type: "response.output_text.done", ...at, text: part.text, logprobs: [] } satisfies Draft;
+          yield {
+            type: "response.content_part.done",
+            ...at,
+            part: { ...empty, text: part.text },
+          } satisfies Draft;
+        } else {
+          yield {
+            type: "response.content_part.added",
+            ...at,
+            part: { type: "refusal", refusal: "" },
+          } satisfies Draft;
+          for (const delta of textDeltas(part.refusal, MOCK_DEFAULTS.textDeltaChars)) {
+            yield { type: "response.refusal.delta", ...at, delta } satisfies Draft;
+          }
+          yield { type: "response.refusal.done", ...at, refusal: part.refusal } satisfies Draft;
+          yield { type: "response.content_part.done", ...at, part } satisfies Draft;
+        }
+      }
+      break;
+    case "function_call":
+      for (const delta of fragments(item.arguments, MOCK_DEFAULTS.fragmentChars)) {
+        yield {
+          type: "response.function_call_arguments.delta",
+          item_id,
+          output_index,
+          delta,
+          ...pad(delta),
+        } satisfies Draft;
+      }
+      yield {
+        type: "response.function_call_arguments.done",
+        item_id,
+        output_index,
+        arguments: item.arguments,
+      } satisfies Draft;
+      break;
+    case "reasoning":
+      for (const [content_index, text] of item.content.entries()) {
+        const at = { item_id, output_index, content_index };
+        yield {
+          type: "response.content_part.added",
+          ...at,
+          part: { type: "reasoning_text", text: "" },
+        } satisfies Draft;
+        for (const delta of fragments(text, MOCK_DEFAULTS.fragmentChars)) {
+          yield { type: "response.reasoning.delta", ...at, delta, ...pad(delta) } satisfies Draft;
+        }
+        yield { type: "response.reasoning.done", ...at, text } satisfies Draft;
+        yield {
+          type: "response.content_part.done",
+          ...at,
+          part: { type: "reasoning_text", text },
+        } satisfies Draft;
+      }
+      for (const [summary_index, text] of item.summary.entries()) {
+        const at = { item_id, output_index, summary_index };
+        yield {
+          type: "response.reasoning_summary_part.added",
+          ...at,
+          part: { type: "summary_text", text: "" },
+        } satisfies Draft;
+        for (const delta of textDeltas(text, MOCK_DEFAULTS.textDeltaChars)) {
+          yield {
+            type: "response.reasoning_summary_text.delta",
+            ...at,
+            delta,
+            ...pad(delta),
+          } satisfies Draft;
+        }
+        yield { type: "response.reasoning_summary_text.done", ...at, text } satisfies Draft;
+        yield {
+          type: "response.reasoning_summary_part.done",
+          ...at,
+          part: { type: "summary_text", text },
+        } satisfies Draft;
+      }
+      break;
+  }
+  const status = incomplete ? "incomplete" : "completed";
+  yield {
+    type: "response.output_item.done",
+    output_index,
+    item: finalItem(item, status, style),
+  } satisfies Draft;
+}
+
+/** The item as `output_item.added` announces it: zero values for what is still to stream. */
+function addedItem(item: ReadyItem, style: ItemStyle): ItemField {
+  switch (item.type) {
+    case "message":
+      return withPhase(
+        { type: "message", id: item.id, status: "in_progress", role: "assistant", content: [] },
+        item,
+      );
+    case "function_call":
+      return {
+        type: "function_call",
+        id: item.id,
+        call_id: item.call_id,
+        name: item.name,
+        arguments: "",
+        status: "in_progress",
+      };
+    case "reasoning":
+      return withReasoningExtras({ type: "reasoning", id: item.id, summary: [] }, item, style, []);
+  }
+}
+
+/** The finished item, as in `output_item.done` and the terminal resource's `output`. */
+export function finalItem(item: ReadyItem, status: "completed" | "incomplete", style: ItemStyle): ItemField {
+  switch (item.type) {
+    case "message":
+      return withPhase(
+        {
+          type: "message",
+          id: item.id,
+          status,
+          role: "assistant",
+          content: item.parts.map((p) =>
+            p.type === "output_text"
+              ? { type: "output_text", text: p.text, annotations: [], logprobs: [] }
+              : p,
+          ),
+        },
+        item,
+      );
+    case "function_call":
+      return {
+        type: "function_call",
+        id: item.id,
+        call_id: item.call_id,
+        name: item.name,
+        arguments: item.arguments,
+        status,
+      };
+    case "reasoning": {
+      const summary = item.summary.map((text) => ({ type: "summary_text" as const, text }));
+      const content = item.content.map((text) => ({ type: "reasoning_text" as const, text }));
+      return withReasoningExtras({ type: "reasoning", id: item.id, summary }, item, style, content);
+    }
+  }
+}
+
+function withPhase(target: MessageItem, item: { phase?: "commentary" | "final_answer" }): MessageItem {
+  if (item.phase !== undefined) target.phase = item.phase;
+  return target;
+}
+
+function withReasoningExtras(
+  target: Extract<ItemField, { type: "reasoning" }>,
+  item: Extract<ReadyItem, { type: "reasoning" }>,
+  style: ItemStyle,
+  content: NonNullable<Extract<ItemField, { type: "reasoning" }>["content"]>,
+): ItemField {
+  if (item.content.length > 0) target.content = content;
+  if (style.includeEncrypted && item.encrypted_content !== undefined)
+    target.encrypted_content = item.encrypted_content;
+  return target;
+}

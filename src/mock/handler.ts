@@ -1,0 +1,183 @@
+/**
+ * The mock Open Responses server as a fetch-style handler: `(Request) => Promise<Response>`,
+ * testable in-process with no socket (the way Hono's `app.request` is), and served over HTTP by
+ * `listener.ts`.
+ *
+ * Routes (with or without the `/v1` prefix):
+ * - `POST /v1/responses` — create a response, JSON or SSE (`create-response.ts`);
+ * - `GET /v1/responses/{id}` — a stored response (an OpenAI-compatible extra, not in the spec);
+ * - another method on those paths → 405; any other path → 404; both with a JSON error body.
+ *
+ * With `apiKey` set, a request without `Authorization: Bearer <apiKey>` gets 401 `invalid_api_key`.
+ * Every answer carries a deterministic `x-request-id` (`req_mock_0001`, …).
+ */
+import type { EddyError } from "../errors.js";
+import { type CreateInfo, createResponse } from "./create-response.js";
+import { MOCK_DEFAULTS } from "./defaults.js";
+import { httpProblem, jsonResponse, problemOf, problemResponse } from "./http-error.js";
+import { createIdGenerator } from "./ids.js";
+import { type MockRequestLog, type RecordedRequest, recordedBody, redactHeaders } from "./recording.js";
+import type { Scenario } from "./scenario.js";
+import { parseScenario } from "./scenario-load.js";
+import { createResponseStore } from "./state.js";
+import { isDropError } from "./stream-writer.js";
+
+/** Options of the mock server. */
+export interface MockOptions {
+  /**
+   * The script of answers. Without one, the demo model answers (see `demo-model.ts`). It is
+   * validated when the handler is created (an invalid one throws `scenario_invalid`).
+   */
+  scenario?: Scenario;
+  /** When set, requests must carry `Authorization: Bearer <apiKey>` (else 401 `invalid_api_key`). */
+  apiKey?: string;
+  /** Milliseconds since the epoch, for `created_at`/`completed_at`. @defaultValue Date.now */
+  clock?: () => number;
+  /** Middle part of generated ids (`resp_<idPrefix>_0001`). @defaultValue MOCK_DEFAULTS.idPrefix ("mock") */
+  idPrefix?: string;
+  /** Called once per request when its answer is complete (stream ended, dropped or cancelled). */
+  onRequest?: (log: MockRequestLog) => void;
+}
+
+/** The handler, with the record of what it received. */
+export interface MockHandler {
+  (request: Request): Promise<Response>;
+  /** Every request received, in arrival order (credentials redacted). */
+  readonly requests: RecordedRequest[];
+  /** Ends pending stalls and streams at once (the listener calls it when closing). */
+  close(): void;
+}
+
+const CREATE = /^(?:\/v1)?\/responses\/?$/;
+const RETRIEVE = /^(?:\/v1)?\/responses\/([^/]+)\/?$/;
+
+/** Creates the handler (see the module comment). */
+export function createMockHandler(options: MockOptions = {}): MockHandler {
+  const scenario = options.scenario === undefined ? undefined : parseScenario(options.scenario);
+  const ids = createIdGenerator(options.idPrefix ?? MOCK_DEFAULTS.idPrefix);
+  const store = createResponseStore();
+  const clock = options.clock ?? Date.now;
+  const closed = new AbortController();
+  const requests: RecordedRequest[] = [];
+  let turns = 0;
+
+  async function handle(request: Request): Promise<Response> {
+    const started = performance.now();
+    const path = new URL(request.url).pathname;
+    const headers = { "x-request-id": ids.next("req") };
+    const text = request.method === "GET" || request.method === "HEAD" ? "" : await request.text();
+    const record: RecordedRequest = {
+      method: request.method,
+      path,
+      headers: redactHeaders(request.headers),
+      body: recordedBody(text),
+    };
+    requests.push(record);
+    const info: CreateInfo = { stream: false, faults: [] };
+    const log = (status: number, outcome: MockRequestLog["outcome"]) => {
+      if (info.turn !== undefined) record.turn = info.turn;
+      options.onRequest?.({
+        method: request.method,
+        path,
+        status,
+        ...info,
+        outcome,
+        durationMs: performance.now() - started,
+      });
+    };
+    try {
+      checkAuth(request.headers.get("authorization"), options.apiKey);
+      if (Buffer.byteLength(text) > MOCK_DEFAULTS.maxBodyBytes) throw tooLarge();
+      if (CREATE.test(path)) {
+        allow(request.method, "POST", path);
+        const result = await createResponse(
+          text,
+          { store, ids, scenario, clock, headers, signal: closed.signal, nextTurn: () => turns++ },
+          info,
+        );
+        if (info.turn !== undefined) record.turn = info.turn;
+        void result.ended.then((outcome) => log(result.response.status, outcome));
+        return result.response;
+      }
+      const retrieve = RETRIEVE.exec(path);
+      if (retrieve !== null) {
+        allow(request.method, "GET", path);
+        const stored = store.get(decodeURIComponent(retrieve[1] ?? ""));
+        if (stored === undefined)
+          throw notFound(`No response found with id '${retrieve[1]}'.`, "response_not_found");
+        log(200, "answered");
+        return jsonResponse(200, stored.resource, headers);
+      }
+      throw notFound(
+        `Invalid URL (${request.method} ${path}): the mock serves POST /v1/responses.`,
+        "not_found",
+      );
+    } catch (error) {
+      if (isDropError(error)) {
+        log(0, "dropped");
+        throw error;
+      }
+      const problem = problemOf(error) ?? {
+        status: 500,
+        error: {
+          type: "server_error",
+          code: "server_error",
+          message: `mock server error: ${error instanceof Error ? error.message : String(error)}`,
+          param: null,
+        },
+      };
+      log(problem.status, "answered");
+      return problemResponse(problem, headers);
+    }
+  }
+
+  return Object.assign(handle, { requests, close: () => closed.abort() });
+}
+
+function checkAuth(header: string | null, apiKey: string | undefined): void {
+  if (apiKey === undefined) return;
+  const token = header?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+  if (token === apiKey) return;
+  throw httpProblem({
+    status: 401,
+    error: {
+      type: "invalid_request_error",
+      code: "invalid_api_key",
+      message:
+        token === undefined
+          ? "You didn't provide an API key. Send it in the Authorization header: 'Authorization: Bearer YOUR_KEY'."
+          : "Incorrect API key provided.",
+      param: null,
+    },
+  });
+}
+
+function allow(method: string, allowed: string, path: string): void {
+  if (method === allowed) return;
+  throw httpProblem({
+    status: 405,
+    error: {
+      type: "invalid_request_error",
+      code: "method_not_allowed",
+      message: `Method ${method} is not allowed on ${path}; use ${allowed}.`,
+      param: null,
+    },
+    headers: { allow: allowed },
+  });
+}
+
+function notFound(message: string, code: string): EddyError {
+  return httpProblem({ status: 404, error: { type: "invalid_request_error", code, message, param: null } });
+}
+
+function tooLarge(): EddyError {
+  return httpProblem({
+    status: 413,
+    error: {
+      type: "invalid_request_error",
+      code: "request_too_large",
+      message: `The request body is larger than ${MOCK_DEFAULTS.maxBodyBytes} bytes.`,
+      param: null,
+    },
+  });
+}

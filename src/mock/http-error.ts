@@ -1,0 +1,69 @@
+/**
+ * JSON error answers in the shape real providers use (spec §8.5): `{"error": {message, type, param,
+ * code}}`. Inside the handler a refusal is thrown as an `EddyError` carrying the HTTP status and
+ * payload in `details`, and turned into a `Response` at the top.
+ */
+import { EddyError } from "../errors.js";
+import type { ErrorPayload } from "../protocol/types.js";
+
+/** The body of a JSON error answer. */
+export interface ErrorBody {
+  error: ErrorPayload;
+}
+
+/** What a refused request is answered with. */
+export interface HttpProblem {
+  status: number;
+  error: ErrorPayload;
+  headers?: Record<string, string>;
+}
+
+const PROBLEM = "mockHttpProblem";
+
+/** An `EddyError` that the handler answers with `problem` (status, JSON error body, headers). */
+export function httpProblem(problem: HttpProblem): EddyError {
+  return new EddyError("invalid_argument", `${problem.status} ${problem.error.message}`, {
+    fault: "user",
+    details: { [PROBLEM]: problem },
+  });
+}
+
+/** Shorthand for the common 400 `invalid_request_error`. */
+export function invalidRequest(message: string, param: string | null, code: string | null = null): EddyError {
+  return httpProblem({ status: 400, error: { type: "invalid_request_error", code, message, param } });
+}
+
+/** The problem carried by an error made with `httpProblem`, if it is one. */
+export function problemOf(error: unknown): HttpProblem | undefined {
+  if (!EddyError.isInstance(error)) return undefined;
+  const problem = error.details[PROBLEM];
+  return problem !== null && typeof problem === "object" ? (problem as HttpProblem) : undefined;
+}
+
+/** A JSON `Response` for `problem`. */
+export function problemResponse(problem: HttpProblem, extraHeaders: Record<string, string> = {}): Response {
+  return jsonResponse(problem.status, { error: problem.error } satisfies ErrorBody, {
+    ...extraHeaders,
+    ...problem.headers,
+  });
+}
+
+/** A JSON `Response` with the given status and headers. */
+export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
+
+/** The error `type` a provider reports with each status (for fault bodies that name none). */
+export function errorTypeForStatus(status: number): string {
+  if (status === 401) return "invalid_request_error";
+  if (status === 403) return "permission_error";
+  if (status === 404) return "not_found";
+  if (status === 408) return "timeout";
+  if (status === 409) return "conflict";
+  if (status === 429) return "too_many_requests";
+  if (status >= 500) return "server_error";
+  return "invalid_request_error";
+}

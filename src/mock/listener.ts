@@ -1,0 +1,168 @@
+/**
+ * The mock server on a real socket: a thin `node:http` adapter around the fetch-style handler,
+ * bound to 127.0.0.1 only.
+ *
+ * Streaming is real. Node coalesces `res.write()` calls made in the same tick into one packet, so
+ * a loop of writes would deliver a whole stream at once; instead each chunk of the body is written
+ * on its own, the loop yields to the event loop (`setImmediate`) after each write and waits for
+ * `'drain'` when the socket's buffer is full. A client therefore sees the first event before the
+ * server has produced the last one, and a slow client slows the server down (backpressure).
+ */
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { EddyError } from "../errors.js";
+import { MOCK_DEFAULTS } from "./defaults.js";
+import { createMockHandler, type MockOptions } from "./handler.js";
+import type { RecordedRequest } from "./recording.js";
+import type { Scenario } from "./scenario.js";
+import { loadScenario } from "./scenario-load.js";
+
+/** Options of `createMockServer`: the handler's, plus where to listen. */
+export interface MockServerOptions extends Omit<MockOptions, "scenario"> {
+  /** A scenario object, or the path of a JSON/YAML scenario file. */
+  scenario?: Scenario | string;
+  /** @defaultValue 0 (the OS picks a free port) */
+  port?: number;
+}
+
+/** A running mock server. */
+export interface MockServer {
+  /** The base URL clients use, e.g. `http://127.0.0.1:54321/v1`. */
+  readonly url: string;
+  readonly port: number;
+  /** Every request received, in arrival order (credentials redacted). */
+  readonly requests: RecordedRequest[];
+  /** Stops listening, ends open streams and stalls, and closes every connection. */
+  close(): Promise<void>;
+}
+
+/** Starts a mock server on 127.0.0.1. */
+export async function createMockServer(options: MockServerOptions = {}): Promise<MockServer> {
+  const { scenario, port = MOCK_DEFAULTS.port, ...rest } = options;
+  const loaded = typeof scenario === "string" ? await loadScenario(scenario) : scenario;
+  const handler = createMockHandler(loaded === undefined ? rest : { ...rest, scenario: loaded });
+  const server = createServer({ noDelay: true, keepAliveTimeout: 5_000 }, (req, res) => {
+    serve(req, res, handler).catch(() => res.destroy());
+  });
+  server.listen(port, MOCK_DEFAULTS.host);
+  try {
+    await once(server, "listening");
+  } catch (error) {
+    throw new EddyError(
+      "invalid_config",
+      `mock server: cannot listen on ${MOCK_DEFAULTS.host}:${port} (${describe(error)})`,
+      {
+        fault: "user",
+        cause: error,
+      },
+    );
+  }
+  const address = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${MOCK_DEFAULTS.host}:${address.port}/v1`,
+    port: address.port,
+    requests: handler.requests,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        handler.close();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+async function serve(req: IncomingMessage, res: ServerResponse, handler: (r: Request) => Promise<Response>) {
+  const body = await readBody(req);
+  if (body === undefined) {
+    res.writeHead(413, { "content-type": "application/json" });
+    res.end(
+      JSON.stringify({
+        error: {
+          type: "invalid_request_error",
+          code: "request_too_large",
+          message: "The request body is too large.",
+          param: null,
+        },
+      }),
+    );
+    return;
+  }
+  const gone = new AbortController();
+  res.once("close", () => gone.abort());
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+  }
+  const method = req.method ?? "GET";
+  const request = new Request(`http://${MOCK_DEFAULTS.host}${req.url ?? "/"}`, {
+    method,
+    headers,
+    ...(method === "GET" || method === "HEAD" ? {} : { body }),
+    signal: gone.signal,
+  });
+  let response: Response;
+  try {
+    response = await handler(request);
+  } catch {
+    res.destroy(); // a dropped connection (or a handler bug): the client sees the socket close
+    return;
+  }
+  const outHeaders: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    outHeaders[name] = value;
+  });
+  if (response.body === null) {
+    res.writeHead(response.status, outHeaders).end();
+    return;
+  }
+  const streaming = outHeaders["content-type"]?.startsWith("text/event-stream") === true;
+  if (!streaming) {
+    const bytes = Buffer.from(await response.arrayBuffer());
+    res.writeHead(response.status, { ...outHeaders, "content-length": String(bytes.length) }).end(bytes);
+    return;
+  }
+  res.writeHead(response.status, outHeaders);
+  res.flushHeaders(); // headers go out now, so "stall before the first body byte" is observable
+  await pipeStream(response.body, res);
+}
+
+/** Writes each chunk on its own, yielding between writes and honouring backpressure. */
+async function pipeStream(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
+  const reader = body.getReader();
+  const cancel = () => void reader.cancel().catch(() => {});
+  res.once("close", cancel);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (res.destroyed) return;
+      if (!res.write(value)) await Promise.race([once(res, "drain"), once(res, "close")]);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    res.end();
+  } catch {
+    res.destroy(); // the body failed (a dropAfterEvents fault): reset the connection mid-body
+  } finally {
+    res.off("close", cancel);
+  }
+}
+
+/** The request body, or `undefined` when it exceeds `MOCK_DEFAULTS.maxBodyBytes`. */
+async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MOCK_DEFAULTS.maxBodyBytes) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

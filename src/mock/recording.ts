@@ -1,0 +1,72 @@
+/**
+ * What the mock remembers of each request, for tests to assert on ("the follow-up sent only the
+ * function_call_output") and for the request log line. Secrets never enter a record.
+ */
+
+/** One request as received. */
+export interface RecordedRequest {
+  method: string;
+  /** The URL path, e.g. `/v1/responses`. */
+  path: string;
+  /** Lower-case header names; credentials (`authorization`, `api-key`, …) are `"[REDACTED]"`. */
+  headers: Record<string, string>;
+  /** The body parsed as JSON, or the raw text when it is not JSON (`""` for none). */
+  body: unknown;
+  /** The scenario turn (0-based) that answered it, once one did. */
+  turn?: number;
+}
+
+/** One line of the request log (`onRequest`), written when the answer is complete. */
+export interface MockRequestLog {
+  method: string;
+  path: string;
+  /** HTTP status (a dropped non-streaming request reports 0). */
+  status: number;
+  /** The request's `model`, when the body had one. */
+  model?: string;
+  /** The turn (0-based) that answered it. */
+  turn?: number;
+  stream: boolean;
+  /** The response id, when a response was produced. */
+  responseId?: string;
+  /** The faults applied (`["dropAfterEvents"]`). */
+  faults: string[];
+  /** How the answer ended: a complete JSON answer or stream, a dropped connection, or a client that went away. */
+  outcome: "answered" | "finished" | "dropped" | "cancelled";
+  /** From the request's arrival to the answer's end. */
+  durationMs: number;
+}
+
+const SECRET_HEADERS = new Set(["authorization", "proxy-authorization", "api-key", "x-api-key", "cookie"]);
+
+/** The headers with credentials redacted. */
+export function redactHeaders(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    out[name] = SECRET_HEADERS.has(name) ? "[REDACTED]" : value;
+  });
+  return out;
+}
+
+/** The body as JSON when it parses, else the raw text. */
+export function recordedBody(text: string): unknown {
+  if (text === "") return "";
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** A one-line rendering of a log entry: `POST /v1/responses 200 model=m turn=0 stream 12ms`. */
+export function formatRequestLog(log: MockRequestLog): string {
+  const parts = [log.method, log.path, String(log.status)];
+  if (log.model !== undefined) parts.push(`model=${log.model}`);
+  if (log.turn !== undefined) parts.push(`turn=${log.turn}`);
+  if (log.responseId !== undefined) parts.push(log.responseId);
+  if (log.stream) parts.push("stream");
+  if (log.faults.length > 0) parts.push(`faults=${log.faults.join(",")}`);
+  if (log.outcome === "dropped" || log.outcome === "cancelled") parts.push(log.outcome);
+  parts.push(`${Math.round(log.durationMs)}ms`);
+  return parts.join(" ");
+}

@@ -1,0 +1,187 @@
+/**
+ * Scenario validation and loading. A scenario from a file (JSON or YAML) or a TS object is checked
+ * against a strict zod schema (unknown keys are errors, so a typo never silently does nothing);
+ * a problem is one `EddyError("scenario_invalid", "<source>: turns[2].items[0].name: …")`.
+ */
+import { readFile } from "node:fs/promises";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { EddyError } from "../errors.js";
+import type { Scenario } from "./scenario.js";
+
+const nonNegativeInt = z.number().int().min(0);
+const positiveInt = z.number().int().min(1);
+const strings = z.union([z.string(), z.array(z.string())]);
+const jsonObject = z.record(z.string(), z.unknown());
+
+const messageItem = z.strictObject({
+  type: z.literal("message"),
+  text: strings.optional(),
+  refusal: z.string().optional(),
+  phase: z.enum(["commentary", "final_answer"]).optional(),
+  id: z.string().min(1).optional(),
+});
+
+const functionCallItem = z.strictObject({
+  type: z.literal("function_call"),
+  name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, "must be 1-64 characters of a-z, A-Z, 0-9, _ or -"),
+  arguments: z.union([z.string(), jsonObject]).optional(),
+  call_id: z.string().min(1).max(64).optional(),
+  id: z.string().min(1).optional(),
+});
+
+const reasoningItem = z.strictObject({
+  type: z.literal("reasoning"),
+  summary: strings.optional(),
+  content: strings.optional(),
+  encrypted_content: z.string().optional(),
+  id: z.string().min(1).optional(),
+});
+
+const faults = z.strictObject({
+  httpError: z
+    .strictObject({
+      status: z.number().int().min(400).max(599),
+      body: z.unknown().optional(),
+      headers: z.record(z.string(), z.string()).optional(),
+    })
+    .optional(),
+  stallBeforeHeadersMs: nonNegativeInt.optional(),
+  stallBeforeBodyMs: nonNegativeInt.optional(),
+  stallAfterEvents: z.strictObject({ afterEvents: nonNegativeInt, ms: nonNegativeInt }).optional(),
+  errorEvent: z
+    .strictObject({
+      afterEvents: nonNegativeInt,
+      type: z.string().optional(),
+      code: z.string().nullable().optional(),
+      message: z.string().optional(),
+      param: z.string().nullable().optional(),
+    })
+    .optional(),
+  dropAfterEvents: nonNegativeInt.optional(),
+  keepAliveEvery: positiveInt.optional(),
+  invalidJsonAfterEvents: nonNegativeInt.optional(),
+  lineEnding: z.enum(["\n", "\r\n", "\r"]).optional(),
+  omitDone: z.boolean().optional(),
+  omitEventLines: z.boolean().optional(),
+  chunkBytes: positiveInt.optional(),
+});
+
+const expectSchema = z.strictObject({
+  previousResponseId: z.union([z.boolean(), z.string()]).optional(),
+  functionCallOutputs: strings.optional(),
+  inputContains: strings.optional(),
+  tools: z.array(z.string()).optional(),
+  instructionsContains: z.string().optional(),
+  body: jsonObject.optional(),
+});
+
+const turn = z
+  .strictObject({
+    label: z.string().optional(),
+    items: z.array(z.discriminatedUnion("type", [messageItem, functionCallItem, reasoningItem])).optional(),
+    status: z.enum(["completed", "incomplete", "failed"]).optional(),
+    incompleteReason: z.string().optional(),
+    error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
+    usage: z
+      .strictObject({
+        input_tokens: nonNegativeInt.optional(),
+        output_tokens: nonNegativeInt.optional(),
+        cached_tokens: nonNegativeInt.optional(),
+        reasoning_tokens: nonNegativeInt.optional(),
+      })
+      .optional(),
+    expect: expectSchema.optional(),
+    faults: faults.optional(),
+    rawEvents: z.array(z.union([jsonObject, z.string()])).optional(),
+    repeat: z.boolean().optional(),
+    ignoreToolChoice: z.boolean().optional(),
+  })
+  .superRefine((t, ctx) => {
+    if (t.rawEvents !== undefined && t.items !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["rawEvents"],
+        message: "a turn has either rawEvents or items, not both",
+      });
+    }
+    for (const [i, item] of (t.items ?? []).entries()) {
+      if (item.type === "message" && item.text === undefined && item.refusal === undefined) {
+        ctx.addIssue({ code: "custom", path: ["items", i], message: "a message needs `text` or `refusal`" });
+      }
+    }
+    if (t.incompleteReason !== undefined && t.status !== "incomplete") {
+      ctx.addIssue({ code: "custom", path: ["incompleteReason"], message: 'only with status "incomplete"' });
+    }
+    if (t.error !== undefined && t.status !== "failed") {
+      ctx.addIssue({ code: "custom", path: ["error"], message: 'only with status "failed"' });
+    }
+  });
+
+const scenarioSchema = z
+  .strictObject({
+    name: z.string().optional(),
+    description: z.string().optional(),
+    turns: z.array(turn).min(1, "a scenario needs at least one turn"),
+  })
+  .superRefine((s, ctx) => {
+    s.turns.forEach((t, i) => {
+      if (t.repeat === true && i !== s.turns.length - 1) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["turns", i, "repeat"],
+          message: "only the last turn may repeat",
+        });
+      }
+    });
+  });
+
+/** Validates a scenario object; `source` names it in error messages (a file path, or "scenario"). */
+export function parseScenario(value: unknown, source = "scenario"): Scenario {
+  const result = scenarioSchema.safeParse(value);
+  if (result.success) return result.data as Scenario;
+  const messages = result.error.issues
+    .slice(0, 5)
+    .map((issue) => `${formatPath(issue.path)}: ${issue.message}`);
+  const more = result.error.issues.length > 5 ? ` (and ${result.error.issues.length - 5} more)` : "";
+  throw new EddyError("scenario_invalid", `${source}: ${messages.join("; ")}${more}`, {
+    fault: "user",
+    details: { source },
+  });
+}
+
+/** Reads and validates a scenario file: `.json`, or `.yaml`/`.yml` (anything else is tried as YAML, a superset of JSON). */
+export async function loadScenario(path: string): Promise<Scenario> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new EddyError("scenario_invalid", `${path}: cannot read the scenario file (${reason})`, {
+      fault: "user",
+      cause: error,
+    });
+  }
+  let value: unknown;
+  try {
+    value = path.toLowerCase().endsWith(".json") ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
+    const kind = path.toLowerCase().endsWith(".json") ? "JSON" : "YAML";
+    throw new EddyError("scenario_invalid", `${path}: not valid ${kind}: ${reason}`, {
+      fault: "user",
+      cause: error,
+    });
+  }
+  return parseScenario(value, path);
+}
+
+/** `["turns", 2, "items", 0, "name"]` → `turns[2].items[0].name`. */
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const key of path) {
+    if (typeof key === "number") out += `[${key}]`;
+    else out += out === "" ? String(key) : `.${String(key)}`;
+  }
+  return out === "" ? "(root)" : out;
+}

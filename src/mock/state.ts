@@ -1,0 +1,104 @@
+/**
+ * Provider-side state, as a real provider keeps it: responses stored in memory (unless the request
+ * says `store: false`) so a later request can continue one with `previous_response_id`. The model
+ * then sees `previous.input + previous.output + new input`, recursively (spec §8.6).
+ */
+import type { ItemField, ItemParam, ResponseResource } from "../protocol/types.js";
+import { httpProblem, invalidRequest } from "./http-error.js";
+import { inputItems, type MockRequestBody } from "./request.js";
+
+/** Any item of a conversation: sent by the client or produced by the model. */
+export type ConversationItem = ItemParam | ItemField;
+
+/** A stored response and the context it was produced from. */
+export interface StoredResponse {
+  resource: ResponseResource;
+  /** The items the model saw: the chain's history plus the request's own input. */
+  context: ConversationItem[];
+}
+
+/** In-memory response store of one mock server. */
+export interface ResponseStore {
+  get(id: string): StoredResponse | undefined;
+  put(stored: StoredResponse): void;
+  /** An output item of any stored response, by item id (for `item_reference` inputs). */
+  findItem(id: string): ItemField | undefined;
+  readonly size: number;
+}
+
+/** Creates a store that keeps at most `limit` responses (the oldest go first). */
+export function createResponseStore(limit = 10_000): ResponseStore {
+  const responses = new Map<string, StoredResponse>();
+  const items = new Map<string, ItemField>();
+  return {
+    get: (id) => responses.get(id),
+    put(stored) {
+      responses.set(stored.resource.id, stored);
+      for (const item of stored.resource.output) items.set(item.id, item);
+      if (responses.size > limit) {
+        const [oldest] = responses.keys();
+        if (oldest !== undefined) responses.delete(oldest);
+      }
+    },
+    findItem: (id) => items.get(id),
+    get size() {
+      return responses.size;
+    },
+  };
+}
+
+/** What the model sees for one request. */
+export interface Conversation {
+  /** The whole context: previous responses' context and output, then `input`. */
+  context: ConversationItem[];
+  /** The request's own input items (a string input made a user message). */
+  input: ItemParam[];
+}
+
+/**
+ * Resolves a request's conversation. Refuses (HTTP problems) an unknown `previous_response_id`
+ * (404 `previous_response_not_found`), an unknown `item_reference`, and a `function_call_output`
+ * whose `call_id` matches no `function_call` of the conversation (400, `param` = `input[i].call_id`).
+ */
+export function resolveConversation(store: ResponseStore, body: MockRequestBody): Conversation {
+  const history: ConversationItem[] = [];
+  const previousId = body.previous_response_id;
+  if (previousId !== undefined && previousId !== null) {
+    const previous = store.get(previousId);
+    if (previous === undefined) {
+      throw httpProblem({
+        status: 404,
+        error: {
+          type: "invalid_request_error",
+          code: "previous_response_not_found",
+          message: `Previous response with id '${previousId}' not found.`,
+          param: "previous_response_id",
+        },
+      });
+    }
+    history.push(...previous.context, ...previous.resource.output);
+  }
+  const input = inputItems(body);
+  const resolved = input.map((item, index): ConversationItem => {
+    // An `item_reference` (its `type` may be left out) stands for a stored output item.
+    if (item.type !== undefined && item.type !== null && item.type !== "item_reference") return item;
+    const found = store.findItem(item.id);
+    if (found === undefined) {
+      throw invalidRequest(`Item with id '${item.id}' not found.`, `input[${index}].id`, "item_not_found");
+    }
+    return found;
+  });
+  const context = [...history, ...resolved];
+  const callIds = new Set<string>();
+  for (const item of context) if (item.type === "function_call") callIds.add(item.call_id);
+  input.forEach((item, index) => {
+    if (item.type === "function_call_output" && !callIds.has(item.call_id)) {
+      throw invalidRequest(
+        `No tool call found for function call output with call_id '${item.call_id}'.`,
+        `input[${index}].call_id`,
+        "function_call_not_found",
+      );
+    }
+  });
+  return { context, input };
+}

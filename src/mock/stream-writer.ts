@@ -1,0 +1,209 @@
+/**
+ * Events → an SSE body, with the turn's faults applied (see `faults.ts`). The body is a pull-based
+ * `ReadableStream` with no buffer (`highWaterMark: 0`): the next event is produced only when the
+ * consumer asks for it, so a slow client slows the producer and the first event leaves before the
+ * last one exists. Each event (or, with `chunkBytes`, each small chunk) is one stream chunk, which
+ * the listener writes and flushes on its own.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { EddyError } from "../errors.js";
+import type { ItemField, JsonObject, ResponseResource } from "../protocol/types.js";
+import { encodeSseDone, encodeSseMessage, type SseLineEnding } from "../sse/encoder.js";
+import {
+  type ErrorEventFault,
+  errorEventPayload,
+  invalidJsonLine,
+  keepAliveComment,
+  type MockFaults,
+} from "./faults.js";
+
+/** How a streamed body ended. */
+export type StreamOutcome = "finished" | "dropped" | "cancelled";
+
+/** Input of `createSseBody`. */
+export interface SseBodyOptions {
+  /** The events in order: objects are JSON-encoded, strings are sent verbatim as the data line. */
+  events: Iterator<JsonObject | string, unknown>;
+  faults: MockFaults;
+  /**
+   * The `response.failed` snapshot for an `errorEvent` fault, from the items whose
+   * `output_item.done` was already written (and the last snapshot seen, for raw streams).
+   */
+  failedResponse: (done: ItemField[], error: { code: string; message: string }, last?: JsonObject) => unknown;
+  /** Aborted when the server closes: pending stalls end at once. */
+  signal: AbortSignal;
+  /** Called once when the body ends. */
+  onEnd: (outcome: StreamOutcome) => void;
+}
+
+/** True for the error a `dropAfterEvents` fault raises in the body stream. */
+export function isDropError(error: unknown): boolean {
+  return EddyError.isInstance(error) && error.details.mockDrop === true;
+}
+
+/** The SSE body of one streamed response. */
+export function createSseBody(options: SseBodyOptions): ReadableStream<Uint8Array> {
+  const local = new AbortController();
+  const abort = () => local.abort();
+  options.signal.addEventListener("abort", abort, { once: true });
+  let ended = false;
+  const end = (outcome: StreamOutcome) => {
+    if (ended) return;
+    ended = true;
+    options.signal.removeEventListener("abort", abort);
+    options.onEnd(outcome);
+  };
+  const chunks = toChunks(sseText(options, local.signal), options.faults.chunkBytes);
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const next = await chunks.next();
+          if (next.done === true) {
+            controller.close();
+            end("finished");
+          } else controller.enqueue(next.value);
+        } catch (error) {
+          controller.error(error);
+          end(local.signal.aborted ? "cancelled" : "dropped");
+        }
+      },
+      async cancel() {
+        local.abort();
+        end("cancelled");
+        await chunks.return(undefined);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/** The body as text pieces: one per event, comment, garbage line or `[DONE]`. */
+async function* sseText(options: SseBodyOptions, signal: AbortSignal): AsyncGenerator<string> {
+  const { faults } = options;
+  const nl: SseLineEnding = faults.lineEnding ?? "\n";
+  if (faults.stallBeforeBodyMs !== undefined) await sleep(faults.stallBeforeBodyMs, undefined, { signal });
+  const done: ItemField[] = [];
+  let lastSnapshot: JsonObject | undefined;
+  let lastSeq = -1;
+  let terminalSeen = false;
+  let count = 0;
+  const errorEvent = (fault: ErrorEventFault): string[] => {
+    const payload = errorEventPayload(fault);
+    const out = [encodeEvent({ type: "error", sequence_number: ++lastSeq, error: payload }, faults, nl)];
+    if (!terminalSeen) {
+      const error = { code: payload.code ?? payload.type, message: payload.message };
+      const response = options.failedResponse(done, error, lastSnapshot);
+      if (response !== undefined) {
+        out.push(encodeEvent({ type: "response.failed", sequence_number: ++lastSeq, response }, faults, nl));
+      }
+    }
+    return out;
+  };
+  for (;;) {
+    if (faults.dropAfterEvents === count) throw connectionDropped(count);
+    if (faults.errorEvent?.afterEvents === count) {
+      yield* errorEvent(faults.errorEvent);
+      break;
+    }
+    if (faults.invalidJsonAfterEvents === count) yield invalidJsonLine(nl);
+    const next = options.events.next();
+    if (next.done === true) {
+      // Faults set past the end of the stream happen before `[DONE]`.
+      if (faults.invalidJsonAfterEvents !== undefined && faults.invalidJsonAfterEvents > count)
+        yield invalidJsonLine(nl);
+      if (faults.dropAfterEvents !== undefined && faults.dropAfterEvents > count)
+        throw connectionDropped(count);
+      if (faults.errorEvent !== undefined && faults.errorEvent.afterEvents > count)
+        yield* errorEvent(faults.errorEvent);
+      break;
+    }
+    const event = next.value;
+    yield encodeEvent(event, faults, nl);
+    count++;
+    const parsed = typeof event === "string" ? parseObject(event) : event;
+    if (parsed !== undefined) {
+      if (typeof parsed.sequence_number === "number") lastSeq = Math.max(lastSeq, parsed.sequence_number);
+      if (
+        parsed.type === "response.output_item.done" &&
+        parsed.item !== null &&
+        typeof parsed.item === "object"
+      ) {
+        done.push(parsed.item as ItemField);
+      }
+      if (parsed.response !== null && typeof parsed.response === "object") {
+        lastSnapshot = parsed.response as JsonObject;
+        const status = (parsed.response as ResponseResource).status;
+        if (status === "completed" || status === "failed" || status === "incomplete") terminalSeen = true;
+      }
+    }
+    if (faults.keepAliveEvery !== undefined && count % faults.keepAliveEvery === 0)
+      yield keepAliveComment(nl);
+    const stall = faults.stallAfterEvents;
+    if (stall !== undefined && stall.afterEvents === count) await sleep(stall.ms, undefined, { signal });
+  }
+  if (faults.omitDone !== true) yield encodeSseDone(nl);
+}
+
+function encodeEvent(event: JsonObject | string, faults: MockFaults, nl: SseLineEnding): string {
+  const data = typeof event === "string" ? event : JSON.stringify(event);
+  const parsed = typeof event === "string" ? parseObject(event) : event;
+  const type = parsed?.type;
+  if (faults.omitEventLines === true || typeof type !== "string" || /[\r\n]/.test(type)) {
+    return encodeSseMessage({ data }, nl);
+  }
+  return encodeSseMessage({ event: type, data }, nl);
+}
+
+function parseObject(text: string): JsonObject | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as JsonObject)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The error of a `dropAfterEvents` fault: the body stream (or, without a body, the handler) fails with it. */
+export function connectionDropped(count: number): EddyError {
+  return new EddyError(
+    "provider_connection",
+    `mock: connection dropped after ${count} events (dropAfterEvents fault)`,
+    {
+      fault: "provider",
+      details: { mockDrop: true },
+    },
+  );
+}
+
+const encoder = new TextEncoder();
+
+/** Text pieces → byte chunks: one per piece, or re-cut into `size`-byte chunks (splitting UTF-8 sequences). */
+async function* toChunks(
+  pieces: AsyncGenerator<string>,
+  size: number | undefined,
+): AsyncGenerator<Uint8Array> {
+  if (size === undefined) {
+    for await (const piece of pieces) yield encoder.encode(piece);
+    return;
+  }
+  let pending = new Uint8Array(0);
+  try {
+    for await (const piece of pieces) {
+      const bytes = encoder.encode(piece);
+      const joined = new Uint8Array(pending.length + bytes.length);
+      joined.set(pending);
+      joined.set(bytes, pending.length);
+      let offset = 0;
+      for (; offset + size <= joined.length; offset += size) yield joined.slice(offset, offset + size);
+      pending = joined.slice(offset);
+    }
+  } catch (error) {
+    // A drop still delivers what was written before it.
+    if (pending.length > 0 && isDropError(error)) yield pending;
+    throw error;
+  }
+  if (pending.length > 0) yield pending;
+}
