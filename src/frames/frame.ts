@@ -98,6 +98,13 @@ export interface HistoryRepair {
   detail: string;
 }
 
+/** The run was asked to stop (signal aborted, SIGINT/SIGTERM). Everything after it is the wind-down. */
+export interface CancelRequestedFrame extends FrameEnvelope {
+  type: "cancel_requested";
+  turn: number;
+  reason: string;
+}
+
 export interface HistoryRepairedFrame extends FrameEnvelope {
   type: "history_repaired";
   turn: number;
@@ -154,6 +161,8 @@ export interface RequestFailedFrame extends FrameEnvelope {
   /** The provider's error code when it sent one, else eddy's (`stream_truncated`, `idle_timeout`, …). */
   code: string;
   message: string;
+  /** What failed: `http`, `connection`, `timeout`, `truncated`, `stream_failed`, `cancelled`, `decode`. */
+  kind: string;
   /** Whether the failure is of a kind that may be retried (whether it *will* be is told by a following `retry`). */
   retryable: boolean;
   status?: number;
@@ -217,6 +226,7 @@ export type Frame =
   | RetryFrame
   | ModeChangedFrame
   | HistoryRepairedFrame
+  | CancelRequestedFrame
   | ToolCallFrame
   | ToolStartedFrame
   | ToolEndedFrame
@@ -236,6 +246,7 @@ export const FRAME_TYPES = [
   "retry",
   "mode_changed",
   "history_repaired",
+  "cancel_requested",
   "tool_call",
   "tool_started",
   "tool_ended",

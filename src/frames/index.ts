@@ -1,4 +1,5 @@
 export {
+  type CancelRequestedFrame,
   type ContinuationMode,
   FRAME_TYPES,
   type Frame,

@@ -229,7 +229,10 @@ class HttpProviderStream implements ProviderStream {
         try {
           await this.config.sleep(delay, signal);
         } catch {
-          this.finish({ ok: false, error: cancelledError(), response: finishAssembly(this.assembly) });
+          // Cancelled while waiting: the announced attempt ends before it starts.
+          const error = cancelledError();
+          yield failedFrame(turn, attempt, error);
+          this.finish({ ok: false, error, response: finishAssembly(this.assembly) });
           return;
         }
       }
@@ -468,6 +471,7 @@ function failedFrame(turn: number, attempt: number, error: ProviderError): Reque
     attempt,
     code: error.frameCode,
     message: error.message,
+    kind: error.kind,
     retryable: error.retryable,
   };
   if (error.status !== undefined) f.status = error.status;

@@ -1,0 +1,152 @@
+/**
+ * The pre-send history check (pain points 1, 2, 6): every function call has exactly one output,
+ * no output is an orphan, and call ids are unique. Violations are repaired — never sent — and each
+ * repair is reported so the loop can record it in a `history_repaired` frame.
+ */
+import type { HistoryRepair } from "../frames/frame.js";
+import type { JsonObject } from "../protocol/types.js";
+import { functionCallOutputItem } from "./items.js";
+
+export interface RepairedHistory {
+  items: JsonObject[];
+  repairs: HistoryRepair[];
+}
+
+const MISSING_OUTPUT = JSON.stringify({
+  tool: "eddy",
+  ok: false,
+  exit_code: 1,
+  stdout: "",
+  stderr: "",
+  error: {
+    code: "missing_output",
+    message: "This call was never answered (its output was lost); it did not run.",
+  },
+});
+
+/**
+ * Repairs a full (stateless) history. Calls are paired with outputs by `call_id`, in order: the
+ * k-th output with an id answers the k-th call with that id. A repeated call id is renamed
+ * (`<id>__2`) together with its output; an output with no call before it is dropped; a second
+ * output for one call is dropped; a call with no output gets a synthetic `ok:false` output placed
+ * right after the outputs of its own turn.
+ */
+export function repairHistory(items: readonly JsonObject[]): RepairedHistory {
+  const repairs: HistoryRepair[] = [];
+  const callCount = new Map<string, number>(); // original id → calls seen
+  const pendingRenames = new Map<string, string[]>(); // original id → new ids of calls awaiting outputs (FIFO)
+  const open = new Map<string, number>(); // effective call id → index in `out` of the call (unanswered)
+  const answered = new Set<string>();
+  const out: JsonObject[] = [];
+
+  for (const item of items) {
+    if (item.type === "function_call") {
+      const original = typeof item.call_id === "string" ? item.call_id : "";
+      const n = (callCount.get(original) ?? 0) + 1;
+      callCount.set(original, n);
+      let id = original;
+      if (n > 1) {
+        id = `${original}__${n}`;
+        repairs.push({
+          kind: "duplicate_call_id",
+          call_id: original,
+          detail: `a second call used call_id "${original}"; renamed to "${id}" with its output`,
+        });
+      }
+      const queue = pendingRenames.get(original) ?? [];
+      queue.push(id);
+      pendingRenames.set(original, queue);
+      open.set(id, out.length);
+      out.push(id === original ? item : { ...item, call_id: id });
+      continue;
+    }
+    if (item.type === "function_call_output") {
+      const original = typeof item.call_id === "string" ? item.call_id : "";
+      const queue = pendingRenames.get(original);
+      const id = queue?.shift();
+      if (id === undefined) {
+        const kind = callCount.has(original) ? "duplicate_output" : "orphan_output";
+        repairs.push({
+          kind,
+          call_id: original,
+          detail:
+            kind === "orphan_output"
+              ? "an output with no call before it was dropped"
+              : "a second output for one call was dropped",
+        });
+        continue;
+      }
+      open.delete(id);
+      answered.add(id);
+      out.push(id === original ? item : { ...item, call_id: id });
+      continue;
+    }
+    // A new user/system/developer turn closes the previous turn: answer its open calls first.
+    if (item.type === "message" && item.role !== "assistant") closeOpenCalls(out, open, repairs);
+    out.push(item);
+  }
+  closeOpenCalls(out, open, repairs);
+  return { items: out, repairs };
+}
+
+function closeOpenCalls(out: JsonObject[], open: Map<string, number>, repairs: HistoryRepair[]): void {
+  for (const id of open.keys()) {
+    out.push(functionCallOutputItem(id, MISSING_OUTPUT));
+    repairs.push({
+      kind: "missing_output",
+      call_id: id,
+      detail: "the call had no output; a synthetic ok:false output was added",
+    });
+  }
+  open.clear();
+}
+
+/**
+ * Checks the input of a chained follow-up against the calls of the response it continues: exactly
+ * one output per call, in call order, and nothing else that claims to be an output.
+ */
+export function repairChainedOutputs(
+  callIds: readonly string[],
+  input: readonly JsonObject[],
+): RepairedHistory {
+  const repairs: HistoryRepair[] = [];
+  const expected = new Set(callIds);
+  const seen = new Set<string>();
+  const out: JsonObject[] = [];
+  for (const item of input) {
+    if (item.type !== "function_call_output") {
+      out.push(item);
+      continue;
+    }
+    const id = typeof item.call_id === "string" ? item.call_id : "";
+    if (!expected.has(id)) {
+      repairs.push({
+        kind: "orphan_output",
+        call_id: id,
+        detail: "an output for a call the previous response did not make was dropped",
+      });
+      continue;
+    }
+    if (seen.has(id)) {
+      repairs.push({
+        kind: "duplicate_output",
+        call_id: id,
+        detail: "a second output for one call was dropped",
+      });
+      continue;
+    }
+    seen.add(id);
+    out.push(item);
+  }
+  for (const id of callIds) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push(functionCallOutputItem(id, MISSING_OUTPUT));
+    repairs.push({
+      kind: "missing_output",
+      call_id: id,
+      detail: "the call had no output; a synthetic ok:false output was added",
+    });
+  }
+  return { items: out, repairs };
+}

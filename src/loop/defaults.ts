@@ -1,0 +1,17 @@
+/** Every behaviour-altering default of the agent loop, in one place (DESIGN.md §3.6, §5, §8.8). */
+export const LOOP_DEFAULTS = {
+  /** Tool calls answered per run (`--max-tool-calls`). */
+  maxToolCalls: 32,
+  /** Model requests per run, retries not counted (`--max-turns`). */
+  maxTurns: 20,
+  /** Turns in a row with identical calls (same names and arguments) that end the run `no_progress`. */
+  identicalTurnsLimit: 3,
+  /** Ask for one call per response; several are still executed one by one if a server ignores it. */
+  parallelToolCalls: false,
+  /** `eager`: run each call as soon as its item is done; `after_response`: wait for the terminal event. */
+  toolExecution: "eager",
+  /** Send `tools` on every request (the spec does not carry them over `previous_response_id`). */
+  toolsOnFollowUp: "every_request",
+  /** Reset a forcing `tool_choice` (`required`, a named function) to `auto` after the first tool round. */
+  resetToolChoice: true,
+} as const;

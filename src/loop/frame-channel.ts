@@ -1,0 +1,114 @@
+/**
+ * The run's frame channel: the one place frames are stamped (run_id, contiguous seq, ts) and
+ * handed out. Producers (the provider pump, the tool runner, the loop) `emit`; the consumer
+ * iterates. Observers (a tape recorder, the replay gate) see every frame synchronously as it is
+ * stamped, in seq order.
+ */
+import { EddyError } from "../errors.js";
+import type { Frame } from "../frames/frame.js";
+import { type Clock, createFrameStamper, type FrameStamper } from "../frames/stamp.js";
+
+/** Sees each frame right after it is stamped. Must not throw; must not emit. */
+export type FrameObserver = (frame: Frame) => void;
+
+export class FrameChannel implements AsyncIterable<Frame> {
+  private readonly stamper: FrameStamper;
+  private readonly buffer: Frame[] = [];
+  private head = 0;
+  private waiter: (() => void) | undefined;
+  private closed = false;
+  private iterated = false;
+  private readonly observers: FrameObserver[] = [];
+
+  constructor(options: { runId: string; clock?: Clock }) {
+    this.stamper = createFrameStamper(options);
+  }
+
+  get runId(): string {
+    return this.stamper.runId;
+  }
+
+  /** Number of frames emitted so far (= the next frame's seq). */
+  get emitted(): number {
+    return this.stamper.nextSeq;
+  }
+
+  observe(observer: FrameObserver): void {
+    this.observers.push(observer);
+  }
+
+  private readonly pending: Frame[] = [];
+  private emitting = false;
+
+  /**
+   * Stamps and queues a frame. Re-entrant emits (an observer whose action makes the loop emit,
+   * e.g. replay aborting the run) are queued and stamped after the current frame, so every
+   * observer sees frames in seq order. Emitting after `close()` is a bug and throws.
+   */
+  emit<F extends Frame>(frame: F): F {
+    if (this.closed) throw new EddyError("frame_invalid", `frame ${frame.type} emitted after run_ended`);
+    this.pending.push(frame);
+    if (this.emitting) return frame;
+    this.emitting = true;
+    try {
+      for (let next = this.pending.shift(); next !== undefined; next = this.pending.shift()) {
+        this.stamper.stamp(next);
+        this.buffer.push(next);
+        for (const observer of this.observers) observer(next);
+      }
+    } finally {
+      this.emitting = false;
+    }
+    const waiter = this.waiter;
+    if (waiter !== undefined) {
+      this.waiter = undefined;
+      waiter();
+    }
+    return frame;
+  }
+
+  /** Ends the stream (after `run_ended`). */
+  close(): void {
+    this.closed = true;
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.();
+  }
+
+  /** Called when the consumer stops early (break); the run uses it to cancel itself. */
+  onConsumerExit: () => void = () => {};
+
+  [Symbol.asyncIterator](): AsyncIterator<Frame> {
+    if (this.iterated) {
+      throw new EddyError(
+        "invalid_argument",
+        "a run's frames can be iterated once; use an observer (onFrame) to fan them out",
+      );
+    }
+    this.iterated = true;
+    return {
+      next: async () => {
+        for (;;) {
+          if (this.head < this.buffer.length) {
+            const value = this.buffer[this.head] as Frame;
+            this.buffer[this.head] = undefined as unknown as Frame; // let the consumer's frames be collected
+            this.head++;
+            if (this.head > 1024 && this.head * 2 > this.buffer.length) {
+              this.buffer.splice(0, this.head);
+              this.head = 0;
+            }
+            return { value, done: false };
+          }
+          if (this.closed) return { value: undefined, done: true };
+          await new Promise<void>((resolve) => {
+            this.waiter = resolve;
+          });
+        }
+      },
+      return: async () => {
+        if (!this.closed) this.onConsumerExit();
+        return { value: undefined, done: true };
+      },
+    };
+  }
+}

@@ -1,0 +1,101 @@
+/** The agent loop's public types: run options, the run handle and the run result. */
+import type { ZodType } from "zod";
+import type { ContinuationMode, Frame, FrameError, RunEndReason } from "../frames/frame.js";
+import type { Clock } from "../frames/stamp.js";
+import type { CreateResponseBody, ItemParam, JsonObject, ToolChoiceParam, Usage } from "../protocol/types.js";
+import type { Provider } from "../provider/provider.js";
+import type { ToolCall, ToolCallResult } from "../tools/execute.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import type { JsonSchema, ToolDefinition } from "../tools/tool.js";
+import type { FrameObserver } from "./frame-channel.js";
+
+/** When a completed call runs: as soon as its item is done, or once the response has ended. */
+export type ToolExecutionPolicy = "eager" | "after_response";
+
+/** Whether `tools` goes on every request or only the first (the migration seed's preference). */
+export type ToolsOnFollowUp = "every_request" | "first_request";
+
+/** Structured output: the final answer must be JSON matching `schema` (sent as `text.format` json_schema). */
+export interface OutputSchema {
+  name: string;
+  schema: JsonSchema | ZodType;
+  description?: string;
+  /** @defaultValue true */
+  strict?: boolean;
+}
+
+/** Runs one call. The default executes it with the run's tool registry; replay substitutes recorded outputs. */
+export type ToolExecutor = (
+  call: ToolCall,
+  context: { signal: AbortSignal; workspace: string; turn: number },
+) => Promise<ToolCallResult>;
+
+export interface RunOptions {
+  provider: Provider;
+  /** The model, or null to let the server choose. */
+  model: string | null;
+  /** The user prompt, or input items (e.g. a rendered history). */
+  input: string | ItemParam[];
+  /** Sent on every request (the spec does not carry instructions over `previous_response_id`). */
+  instructions?: string;
+  /** The tools the model may call. @defaultValue none */
+  tools?: ToolRegistry | readonly ToolDefinition[];
+  /** @defaultValue "chained", or "stateless" when the provider cannot chain */
+  mode?: ContinuationMode;
+  /** Root for file tools. @defaultValue process.cwd() */
+  workspace?: string;
+  /** Cancels the run: the request is aborted, running tools are told, every started call gets an output. */
+  signal?: AbortSignal;
+  /** @defaultValue LOOP_DEFAULTS.maxToolCalls (32) */
+  maxToolCalls?: number;
+  /** @defaultValue LOOP_DEFAULTS.maxTurns (20) */
+  maxTurns?: number;
+  toolChoice?: ToolChoiceParam;
+  /** @defaultValue LOOP_DEFAULTS.resetToolChoice (true) */
+  resetToolChoice?: boolean;
+  /** @defaultValue LOOP_DEFAULTS.toolsOnFollowUp ("every_request") */
+  toolsOnFollowUp?: ToolsOnFollowUp;
+  /** @defaultValue LOOP_DEFAULTS.toolExecution ("eager") */
+  toolExecution?: ToolExecutionPolicy;
+  /** @defaultValue LOOP_DEFAULTS.parallelToolCalls (false) */
+  parallelToolCalls?: boolean;
+  outputSchema?: OutputSchema;
+  /** Extra request fields for every request (temperature, reasoning, max_output_tokens, metadata, …). */
+  request?: Partial<CreateResponseBody>;
+  /** Timeout for tools without their own. @defaultValue TOOL_DEFAULTS.timeoutMs */
+  toolTimeoutMs?: number;
+  /** @defaultValue TOOL_DEFAULTS.outputCapBytes */
+  toolOutputCapBytes?: number;
+  /** @defaultValue a random `run_…` id */
+  runId?: string;
+  /** @defaultValue Date.now */
+  clock?: Clock;
+  /** Sees every frame as it is emitted (recorders, renderers), in addition to the iteration. */
+  onFrame?: FrameObserver;
+  /** Substitute tool execution (replay). */
+  executeTool?: ToolExecutor;
+}
+
+export interface RunResult {
+  runId: string;
+  reason: RunEndReason;
+  /** Text of the last response's message items. */
+  outputText: string;
+  /** The terminal tool's arguments or the parsed structured output. */
+  result?: unknown;
+  responseId: string | null;
+  usage: Usage;
+  /** The conversation as input items (initial input, outputs, tool outputs), for a later stateless run. */
+  items: JsonObject[];
+  error?: FrameError;
+  turns: number;
+  toolCalls: number;
+}
+
+/** A running agent: iterate it for frames (once), await `result` for the outcome. */
+export interface RunHandle extends AsyncIterable<Frame> {
+  readonly runId: string;
+  readonly result: Promise<RunResult>;
+  /** Cancels the run (same as aborting `signal`). */
+  cancel(reason?: string): void;
+}

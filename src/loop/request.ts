@@ -1,0 +1,95 @@
+/**
+ * Building each request body. Instructions and tools go on every request (DESIGN.md §3.5; the spec
+ * does not carry them over `previous_response_id`), `parallel_tool_calls: false` and the remaining
+ * tool-call budget bound each response (§3.6, §8.8), and the continuation mode decides `store`,
+ * `include` and `previous_response_id` (§3.4, §5 "Stateless mode"). Key order is fixed, so the same
+ * run always produces byte-identical bodies (replay compares them exactly).
+ */
+import type { ContinuationMode } from "../frames/frame.js";
+import type {
+  CreateResponseBody,
+  FunctionToolParam,
+  ItemParam,
+  JsonObject,
+  ToolChoiceParam,
+} from "../protocol/types.js";
+import type { ProviderCapabilities } from "../provider/capabilities.js";
+
+/** Fields the loop owns; a user's extra request fields never override them. */
+const LOOP_FIELDS: ReadonlySet<string> = new Set([
+  "model",
+  "instructions",
+  "input",
+  "previous_response_id",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "max_tool_calls",
+  "store",
+  "include",
+  "stream",
+]);
+
+export interface RequestPlan {
+  model: string | null;
+  instructions: string | undefined;
+  input: string | JsonObject[];
+  mode: ContinuationMode;
+  previousResponseId: string | undefined;
+  /** Undefined when no tools are sent on this request. */
+  tools: FunctionToolParam[] | undefined;
+  toolChoice: ToolChoiceParam | null | undefined;
+  parallelToolCalls: boolean;
+  /** The run's remaining tool-call budget (sent as `max_tool_calls`, never below 1). */
+  remainingToolCalls: number;
+  capabilities: ProviderCapabilities;
+  /** `text.format` for structured output. */
+  textFormat: JsonObject | undefined;
+  extra: Partial<CreateResponseBody> | undefined;
+}
+
+export function buildRequestBody(plan: RequestPlan): CreateResponseBody {
+  const body: JsonObject = {};
+  if (plan.model !== null) body.model = plan.model;
+  if (plan.instructions !== undefined) body.instructions = plan.instructions;
+  body.input = plan.input;
+  if (plan.previousResponseId !== undefined) body.previous_response_id = plan.previousResponseId;
+  if (plan.tools !== undefined && plan.tools.length > 0) {
+    body.tools = plan.tools;
+    if (plan.toolChoice !== undefined && plan.toolChoice !== null) body.tool_choice = plan.toolChoice;
+    if (plan.capabilities.parallelToolCalls) body.parallel_tool_calls = plan.parallelToolCalls;
+    if (plan.capabilities.maxToolCalls) body.max_tool_calls = Math.max(1, plan.remainingToolCalls);
+  }
+  const extra = plan.extra ?? {};
+  const text =
+    plan.textFormat !== undefined ? { ...(extra.text ?? {}), format: plan.textFormat } : extra.text;
+  if (text !== undefined && text !== null) body.text = text;
+  if (plan.mode === "stateless") {
+    body.store = false;
+    if (plan.capabilities.encryptedReasoning) body.include = mergeInclude(extra.include);
+  } else {
+    body.store = true;
+    if (extra.include !== undefined && extra.include !== null) body.include = extra.include;
+  }
+  for (const [key, value] of Object.entries(extra)) {
+    if (!LOOP_FIELDS.has(key) && key !== "text" && value !== undefined) body[key] = value;
+  }
+  body.stream = true;
+  return body as CreateResponseBody;
+}
+
+function mergeInclude(
+  extra: CreateResponseBody["include"] | undefined,
+): NonNullable<CreateResponseBody["include"]> {
+  const out: NonNullable<CreateResponseBody["include"]> = ["reasoning.encrypted_content"];
+  for (const v of extra ?? []) if (!out.includes(v)) out.push(v);
+  return out;
+}
+
+/** The first request's input: a prompt string stays a string in chained mode; stateless history needs items. */
+export function initialInput(input: string | ItemParam[], asItems: boolean): string | JsonObject[] {
+  if (typeof input !== "string") return input as JsonObject[];
+  return asItems
+    ? [{ type: "message", role: "user", content: [{ type: "input_text", text: input }] }]
+    : input;
+}

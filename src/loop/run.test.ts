@@ -1,0 +1,505 @@
+import { tmpdir } from "node:os";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { assertFrameInvariants, ended, ofType } from "../../test/support/frames.js";
+import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
+import type { Frame } from "../frames/frame.js";
+import type { JsonObject } from "../protocol/types.js";
+import { defineTool, type ToolDefinition } from "../tools/tool.js";
+import type { RunOptions } from "./options.js";
+import { runAgent } from "./run.js";
+
+const echo = defineTool({
+  name: "echo",
+  description: "Echo text back",
+  parameters: {
+    type: "object",
+    properties: { text: { type: "string" } },
+    required: ["text"],
+    additionalProperties: false,
+  },
+  execute: (args) => `echo: ${(args as { text: string }).text}`,
+});
+const add = defineTool({
+  name: "add",
+  description: "Add two numbers",
+  parameters: z.object({ a: z.number(), b: z.number() }),
+  execute: ({ a, b }) => String(a + b),
+});
+const boom = defineTool({
+  name: "boom",
+  description: "Always fails",
+  parameters: { type: "object", properties: {} },
+  execute: () => {
+    throw new Error("kaboom");
+  },
+});
+const slow = defineTool({
+  name: "slow",
+  description: "Takes long",
+  parameters: { type: "object", properties: {} },
+  timeoutMs: 50,
+  execute: (_args, ctx) =>
+    new Promise((resolve, reject) => {
+      const t = setTimeout(() => resolve("late"), 5000);
+      ctx.signal.addEventListener("abort", () => {
+        clearTimeout(t);
+        reject(new Error("stopped"));
+      });
+    }),
+});
+const submit = defineTool({
+  name: "submit_decision",
+  description: "Submit the final decision",
+  parameters: {
+    type: "object",
+    properties: { approved: { type: "boolean" }, reason: { type: "string" } },
+    required: ["approved", "reason"],
+  },
+  terminal: true,
+});
+
+async function run(
+  scripts: Script[],
+  options: Partial<RunOptions> & { tools?: ToolDefinition[] } = {},
+  capabilities = {},
+) {
+  const provider = createScriptedProvider(scripts, { capabilities });
+  const handle = runAgent({
+    provider,
+    model: "test-model",
+    input: "hello",
+    workspace: tmpdir(),
+    tools: [echo, add, boom, slow, submit],
+    ...options,
+  });
+  const frames: Frame[] = [];
+  for await (const f of handle) frames.push(f);
+  const result = await handle.result;
+  assertFrameInvariants(frames);
+  return { frames, result, requests: provider.requests, end: ended(frames) };
+}
+
+const call = (name: string, args: unknown, call_id?: string) =>
+  ({
+    type: "function_call",
+    name,
+    arguments: typeof args === "string" ? args : JSON.stringify(args),
+    ...(call_id ? { call_id } : {}),
+  }) as const;
+const text = (t: string) => ({ type: "message", text: t }) as const;
+
+describe("runAgent: the chained loop", () => {
+  it("answers with text and ends completed", async () => {
+    const { result, end, requests } = await run([{ items: [text("Hi there!")] }]);
+    expect(result.reason).toBe("completed");
+    expect(end).toMatchObject({
+      reason: "completed",
+      output_text: "Hi there!",
+      response_id: "resp_1",
+      turns: 1,
+      tool_calls: 0,
+    });
+    expect(end.error).toBeUndefined();
+    expect(requests[0]).toMatchObject({
+      model: "test-model",
+      input: "hello",
+      stream: true,
+      store: true,
+      parallel_tool_calls: false,
+      max_tool_calls: 32,
+    });
+  });
+
+  it("runs a tool and follows up with previous_response_id and only the outputs (pain point 23)", async () => {
+    const { result, requests, frames } = await run(
+      [{ items: [call("echo", { text: "x" }, "call_a")] }, { items: [text("done")] }],
+      {
+        instructions: "Be brief.",
+      },
+    );
+    expect(result.reason).toBe("completed");
+    expect(requests).toHaveLength(2);
+    const follow = requests[1] as JsonObject;
+    expect(follow.previous_response_id).toBe("resp_1");
+    expect(follow.input).toEqual([
+      { type: "function_call_output", call_id: "call_a", output: expect.any(String) },
+    ]);
+    expect(follow.instructions).toBe("Be brief.");
+    expect((follow.tools as unknown[]).length).toBe(5);
+    expect(follow.max_tool_calls).toBe(31);
+    const out = JSON.parse((follow.input as JsonObject[])[0]?.output as string);
+    expect(out).toEqual({ tool: "echo", ok: true, exit_code: 0, stdout: "echo: x", stderr: "" });
+    expect(Object.keys(out)).toEqual(["tool", "ok", "exit_code", "stdout", "stderr"]);
+    const ended = ofType(frames, "tool_ended")[0];
+    expect(ended?.output).toBe((follow.input as JsonObject[])[0]?.output);
+  });
+
+  it("emits tool_call right after the provider_event that completed the call", async () => {
+    const { frames } = await run([{ items: [call("echo", { text: "x" })] }, { items: [text("ok")] }]);
+    const i = frames.findIndex((f) => f.type === "tool_call");
+    const prev = frames[i - 1];
+    expect(prev?.type === "provider_event" && (prev.data as JsonObject).type).toBe(
+      "response.output_item.done",
+    );
+  });
+
+  it("keeps the order of two calls in one response (pain point 22)", async () => {
+    const { requests, frames } = await run([
+      { items: [call("echo", { text: "1" }, "c1"), call("add", { a: 1, b: 2 }, "c2")] },
+      { items: [text("ok")] },
+    ]);
+    expect(ofType(frames, "tool_ended").map((f) => f.call_id)).toEqual(["c1", "c2"]);
+    expect(((requests[1] as JsonObject).input as JsonObject[]).map((i) => i.call_id)).toEqual(["c1", "c2"]);
+  });
+
+  it("executes calls even when the response also has text (pain point 35)", async () => {
+    const { frames, result } = await run([
+      { items: [text("Let me check."), call("echo", { text: "y" })] },
+      { items: [text("ok")] },
+    ]);
+    expect(ofType(frames, "tool_ended")).toHaveLength(1);
+    expect(result.reason).toBe("completed");
+  });
+
+  it("answers an unknown tool with the available tools and goes on (pain point 32)", async () => {
+    const { requests, result } = await run([
+      { items: [call("search_files", { q: "x" })] },
+      { items: [text("sorry")] },
+    ]);
+    const out = JSON.parse(((requests[1] as JsonObject).input as JsonObject[])[0]?.output as string);
+    expect(out.ok).toBe(false);
+    expect(out.error.code).toBe("tool_not_found");
+    expect(out.error.message).toContain("echo");
+    expect(result.reason).toBe("completed");
+  });
+
+  it("refuses invalid arguments without running the tool", async () => {
+    const { frames } = await run([{ items: [call("add", '{"a": 1,}')] }, { items: [text("ok")] }]);
+    const endedFrame = ofType(frames, "tool_ended")[0];
+    expect(endedFrame?.ok).toBe(false);
+    expect(JSON.parse(endedFrame?.output ?? "{}").error.code).toBe("tool_input_invalid");
+  });
+
+  it("turns a throwing tool into an ok:false output and goes on (pain point 34)", async () => {
+    const { frames, result } = await run([{ items: [call("boom", {})] }, { items: [text("ok")] }]);
+    const out = JSON.parse(ofType(frames, "tool_ended")[0]?.output ?? "{}");
+    expect(out).toMatchObject({ ok: false, error: { code: "tool_failed" } });
+    expect(out.error.message).toContain("kaboom");
+    expect(result.reason).toBe("completed");
+  });
+
+  it("times a tool out", async () => {
+    const { frames } = await run([{ items: [call("slow", {})] }, { items: [text("ok")] }]);
+    expect(JSON.parse(ofType(frames, "tool_ended")[0]?.output ?? "{}").error.code).toBe("tool_timeout");
+  });
+
+  it("ends with a terminal tool's arguments as the result", async () => {
+    const { result, end, requests } = await run([
+      { items: [call("submit_decision", { approved: true, reason: "fine" })] },
+    ]);
+    expect(result.reason).toBe("terminal_tool");
+    expect(end.result).toEqual({ approved: true, reason: "fine" });
+    expect(end.error).toBeUndefined();
+    expect(requests).toHaveLength(1);
+  });
+
+  it("ends with structured output parsed and validated", async () => {
+    const schema = z.object({ answer: z.number() });
+    const { result, requests } = await run([{ items: [text('{"answer": 42}')] }], {
+      outputSchema: { name: "Answer", schema },
+    });
+    expect(result.reason).toBe("completed");
+    expect(result.result).toEqual({ answer: 42 });
+    expect((requests[0] as JsonObject).text).toMatchObject({
+      format: { type: "json_schema", name: "Answer", strict: true },
+    });
+  });
+
+  it("fails structured output that does not match its schema", async () => {
+    const { end } = await run([{ items: [text('{"answer": "no"}')] }], {
+      outputSchema: { name: "Answer", schema: z.object({ answer: z.number() }) },
+    });
+    expect(end).toMatchObject({ reason: "failed", error: { code: "output_schema_mismatch" } });
+  });
+
+  it("stops at the tool-call budget: the call over it is not run", async () => {
+    const { end, frames, requests } = await run(
+      [{ items: [call("echo", { text: "1" }, "c1"), call("echo", { text: "2" }, "c2")] }],
+      { maxToolCalls: 1 },
+    );
+    expect(end.reason).toBe("max_tool_calls");
+    expect(requests[0]?.max_tool_calls).toBe(1);
+    const outs = ofType(frames, "tool_ended");
+    expect(outs.map((f) => f.ok)).toEqual([true, false]);
+    expect(JSON.parse(outs[1]?.output ?? "{}").error.code).toBe("max_tool_calls");
+  });
+
+  it("stops a loop of identical calls with no_progress", async () => {
+    const { end, requests } = await run([{ items: [call("echo", { text: "same" })] }]);
+    expect(end.reason).toBe("no_progress");
+    expect(requests).toHaveLength(3);
+  });
+
+  it("stops a loop that never ends at max_turns", async () => {
+    const { end, requests } = await run([(_b, i) => ({ items: [call("echo", { text: `n${i}` })] })], {
+      maxTurns: 4,
+    });
+    expect(end.reason).toBe("max_turns");
+    expect(end.error?.code).toBe("max_turns");
+    expect(requests).toHaveLength(4);
+  });
+
+  it("ends no_progress when a response has neither text nor calls", async () => {
+    const { end } = await run([{ items: [] }]);
+    expect(end).toMatchObject({ reason: "no_progress", error: { code: "no_progress" } });
+  });
+
+  it("ends incomplete, never running a call cut off by the budget", async () => {
+    const { end, frames } = await run([
+      { items: [text("partial")], status: "incomplete", incompleteReason: "max_output_tokens" },
+    ]);
+    expect(end).toMatchObject({
+      reason: "incomplete",
+      output_text: "partial",
+      error: { code: "max_output_tokens" },
+    });
+    expect(ofType(frames, "tool_call")).toEqual([]);
+  });
+
+  it("ends failed on response.failed, keeping partial text", async () => {
+    const { end } = await run([
+      { items: [text("half")], status: "failed", error: { code: "server_error", message: "boom" } },
+    ]);
+    expect(end).toMatchObject({ reason: "failed", output_text: "half", error: { code: "server_error" } });
+  });
+
+  it("ends invalid_request on a 400 and provider_error on a 401", async () => {
+    const a = await run([
+      {
+        http: {
+          status: 400,
+          body: {
+            error: { type: "invalid_request_error", code: "bad_input", message: "nope", param: "input" },
+          },
+        },
+      },
+    ]);
+    expect(a.end).toMatchObject({ reason: "invalid_request", error: { code: "bad_input" } });
+    const b = await run([
+      { http: { status: 401, body: { error: { message: "bad key", code: "invalid_api_key" } } } },
+    ]);
+    expect(b.end).toMatchObject({ reason: "provider_error", error: { code: "invalid_api_key" } });
+  });
+
+  it("ends provider_error on a truncated stream, with the partial text", async () => {
+    const { end } = await run([{ items: [text("truncated answer")], cutAfter: 5 }]);
+    expect(end.reason).toBe("provider_error");
+    expect(end.error?.code).toBe("stream_truncated");
+    expect(end.output_text).toBe("truncate");
+  });
+
+  it("sums usage over turns", async () => {
+    const { end } = await run([{ items: [call("echo", { text: "x" })] }, { items: [text("ok")] }]);
+    expect(end.usage).toMatchObject({ input_tokens: 20, output_tokens: 10, total_tokens: 30 });
+  });
+
+  it("can send tools on the first request only (the migration seed's preference)", async () => {
+    const { requests } = await run([{ items: [call("echo", { text: "x" })] }, { items: [text("ok")] }], {
+      toolsOnFollowUp: "first_request",
+    });
+    expect(requests[0]?.tools).toBeDefined();
+    expect(requests[1]?.tools).toBeUndefined();
+  });
+});
+
+describe("runAgent: stateless mode", () => {
+  it("resends the whole history with store:false and include (pain points 24, 27)", async () => {
+    const { requests, result } = await run(
+      [
+        {
+          items: [
+            { type: "reasoning", summary: "think", encrypted_content: "ENC1" },
+            { type: "message", text: "Let me look.", phase: "commentary" },
+            call("echo", { text: "x" }, "c1"),
+          ],
+        },
+        { items: [{ type: "message", text: "Done.", phase: "final_answer" }] },
+      ],
+      { mode: "stateless" },
+    );
+    expect(result.reason).toBe("completed");
+    const [first, second] = requests as JsonObject[];
+    expect(first).toMatchObject({ store: false, include: ["reasoning.encrypted_content"] });
+    expect(first?.previous_response_id).toBeUndefined();
+    const input = second?.input as JsonObject[];
+    expect(input.map((i) => i.type)).toEqual([
+      "message",
+      "reasoning",
+      "message",
+      "function_call",
+      "function_call_output",
+    ]);
+    expect(input[1]).toMatchObject({
+      type: "reasoning",
+      encrypted_content: "ENC1",
+      summary: [{ type: "summary_text", text: "think" }],
+    });
+    expect(input[2]).toMatchObject({ role: "assistant", phase: "commentary" });
+    expect(input[3]).toMatchObject({ call_id: "c1", name: "echo" });
+    expect(input[4]).toMatchObject({ call_id: "c1" });
+    expect(second?.previous_response_id).toBeUndefined();
+    expect(result.items.at(-1)).toMatchObject({ phase: "final_answer" });
+  });
+
+  it("runs stateless from the start when the provider cannot chain", async () => {
+    const { frames, requests } = await run([{ items: [text("hi")] }], {}, { previousResponseId: false });
+    expect(ofType(frames, "run_started")[0]?.mode).toBe("stateless");
+    expect(requests[0]?.store).toBe(false);
+  });
+
+  it("drops reasoning without encrypted content from the resend", async () => {
+    const { requests } = await run(
+      [
+        { items: [{ type: "reasoning", summary: "s" }, call("echo", { text: "x" }, "c1")] },
+        { items: [text("ok")] },
+      ],
+      { mode: "stateless" },
+    );
+    expect(((requests[1] as JsonObject).input as JsonObject[]).map((i) => i.type)).toEqual([
+      "message",
+      "function_call",
+      "function_call_output",
+    ]);
+  });
+});
+
+describe("runAgent: previous_response_not_found (pain point 28)", () => {
+  it("falls back to stateless for the rest of the run, retrying the turn", async () => {
+    const notFound = {
+      http: {
+        status: 404,
+        body: {
+          error: {
+            type: "invalid_request_error",
+            code: "previous_response_not_found",
+            message: "gone",
+            param: "previous_response_id",
+          },
+        },
+      },
+    };
+    const { frames, requests, result } = await run([
+      { items: [call("echo", { text: "x" }, "c1")] },
+      notFound,
+      { items: [call("echo", { text: "y" }, "c2")] },
+      { items: [text("ok")] },
+    ]);
+    expect(result.reason).toBe("completed");
+    const changed = ofType(frames, "mode_changed");
+    expect(changed).toEqual([
+      expect.objectContaining({
+        turn: 1,
+        from: "chained",
+        to: "stateless",
+        reason: "previous_response_not_found",
+      }),
+    ]);
+    const starts = ofType(frames, "request_started").map((f) => [f.turn, f.attempt]);
+    expect(starts).toEqual([
+      [0, 1],
+      [1, 1],
+      [1, 2],
+      [2, 1],
+    ]);
+    expect(requests[2]).toMatchObject({ store: false, include: ["reasoning.encrypted_content"] });
+    expect(requests[2]?.previous_response_id).toBeUndefined();
+    expect(((requests[2] as JsonObject).input as JsonObject[]).map((i) => i.type)).toEqual([
+      "message",
+      "function_call",
+      "function_call_output",
+    ]);
+    expect(requests[3]).toMatchObject({ store: false });
+  });
+});
+
+describe("runAgent: tool_choice (pain point 30)", () => {
+  it("none: a call is refused locally and not run", async () => {
+    const { frames } = await run([{ items: [call("echo", { text: "x" })] }, { items: [text("ok")] }], {
+      toolChoice: "none",
+    });
+    const out = JSON.parse(ofType(frames, "tool_ended")[0]?.output ?? "{}");
+    expect(out).toMatchObject({ ok: false, error: { code: "tool_not_allowed" } });
+  });
+
+  it("named: other tools are refused; the choice resets to auto after the first round", async () => {
+    const { frames, requests } = await run(
+      [
+        { items: [call("echo", { text: "x" }, "c1"), call("add", { a: 1, b: 1 }, "c2")] },
+        { items: [text("ok")] },
+      ],
+      { toolChoice: { type: "function", name: "echo" } },
+    );
+    expect(ofType(frames, "tool_ended").map((f) => f.ok)).toEqual([true, false]);
+    expect(requests[0]?.tool_choice).toEqual({ type: "function", name: "echo" });
+    expect(requests[1]?.tool_choice).toBe("auto");
+  });
+
+  it("allowed_tools: only the listed tools run", async () => {
+    const { frames, requests } = await run(
+      [{ items: [call("add", { a: 1, b: 1 })] }, { items: [text("ok")] }],
+      {
+        toolChoice: { type: "allowed_tools", tools: [{ type: "function", name: "echo" }], mode: "required" },
+      },
+    );
+    expect(ofType(frames, "tool_ended")[0]?.ok).toBe(false);
+    expect(requests[1]?.tool_choice).toEqual({
+      type: "allowed_tools",
+      tools: [{ type: "function", name: "echo" }],
+      mode: "auto",
+    });
+  });
+});
+
+describe("runAgent: cancellation", () => {
+  it("cancels mid-tool: the call gets an output, the run ends cancelled, frames are complete", async () => {
+    const controller = new AbortController();
+    const waiting = defineTool({
+      name: "wait",
+      description: "waits until cancelled",
+      parameters: { type: "object", properties: {} },
+      execute: (_a, ctx) =>
+        new Promise((_resolve, reject) => {
+          ctx.signal.addEventListener("abort", () => reject(new Error("aborted")));
+          setTimeout(() => controller.abort("user pressed Ctrl-C"), 20);
+        }),
+    });
+    const { end, frames } = await run([{ items: [call("wait", {}, "cw")] }, { items: [text("never")] }], {
+      tools: [waiting],
+      signal: controller.signal,
+    });
+    expect(end.reason).toBe("cancelled");
+    expect(end.error?.code).toBe("cancelled");
+    const out = JSON.parse(ofType(frames, "tool_ended")[0]?.output ?? "{}");
+    expect(out.error.code).toBe("cancelled");
+    expect(ofType(frames, "cancel_requested")[0]?.reason).toBe("user pressed Ctrl-C");
+  });
+
+  it("cancels mid-stream", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort("stop"), 30);
+    const { end, frames } = await run(
+      [{ items: [text("a long answer that streams slowly")], pauses: { 4: 2000 } }],
+      { signal: controller.signal },
+    );
+    expect(end.reason).toBe("cancelled");
+    expect(ofType(frames, "turn_ended")[0]?.status).toBe("cancelled");
+  });
+
+  it("breaking out of the frames cancels the run", async () => {
+    const provider = createScriptedProvider([{ items: [text("slow")], pauses: { 3: 2000 } }]);
+    const handle = runAgent({ provider, model: "m", input: "x", workspace: tmpdir() });
+    for await (const f of handle) if (f.type === "request_started") break;
+    expect((await handle.result).reason).toBe("cancelled");
+  });
+});

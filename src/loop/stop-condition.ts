@@ -1,0 +1,127 @@
+/**
+ * What happens after a turn: end the run (and why) or send a follow-up. Pure: it sees the turn's
+ * outcome and the run's counters, nothing else. The order of the checks is the contract
+ * (DESIGN.md §4 reasons, §8.8 limits).
+ */
+import type { FrameError, RunEndReason } from "../frames/frame.js";
+import type { ProviderOutcome } from "../provider/provider.js";
+import type { AnsweredCall } from "./tool-runner.js";
+
+export type TurnDecision =
+  | { next: "continue" }
+  | { next: "end"; reason: RunEndReason; error?: FrameError; result?: unknown };
+
+/** Parses and validates a structured final answer. */
+export type StructuredOutputCheck = (
+  text: string,
+) => { ok: true; value: unknown } | { ok: false; message: string };
+
+export interface TurnFacts {
+  outcome: ProviderOutcome;
+  answered: readonly AnsweredCall[];
+  /** A call was refused because the run's tool-call budget was spent. */
+  budgetExceeded: boolean;
+  /** Turns done so far, this one included. */
+  turnsDone: number;
+  maxTurns: number;
+  /** How many turns in a row (this one included) made exactly the same calls. */
+  identicalTurns: number;
+  identicalTurnsLimit: number;
+  structured: StructuredOutputCheck | undefined;
+}
+
+export function decideAfterTurn(facts: TurnFacts): TurnDecision {
+  const { outcome, answered } = facts;
+  if (!outcome.ok) {
+    return {
+      next: "end",
+      reason: outcome.error.runEndReason,
+      error: { code: outcome.error.frameCode, message: outcome.error.message },
+    };
+  }
+  const response = outcome.response;
+  if (response.terminal === "incomplete") {
+    const why = response.incompleteReason ?? "unknown";
+    return {
+      next: "end",
+      reason: "incomplete",
+      error: {
+        code: why,
+        message: `the response is incomplete (${why})${why === "max_output_tokens" ? ": the output token budget ran out" : ""}`,
+      },
+    };
+  }
+  const terminal = answered.find((a) => a.result.ok && a.result.terminalResult !== undefined);
+  if (terminal !== undefined)
+    return { next: "end", reason: "terminal_tool", result: terminal.result.terminalResult };
+  if (facts.budgetExceeded) {
+    return {
+      next: "end",
+      reason: "max_tool_calls",
+      error: {
+        code: "max_tool_calls",
+        message: "the run's tool-call budget is spent (raise --max-tool-calls to allow more)",
+      },
+    };
+  }
+  if (answered.length === 0) {
+    if (facts.structured !== undefined) {
+      const parsed = facts.structured(response.outputText);
+      return parsed.ok
+        ? { next: "end", reason: "completed", result: parsed.value }
+        : {
+            next: "end",
+            reason: "failed",
+            error: { code: "output_schema_mismatch", message: parsed.message },
+          };
+    }
+    if (response.outputText.trim() !== "") return { next: "end", reason: "completed" };
+    return {
+      next: "end",
+      reason: "no_progress",
+      error: { code: "no_progress", message: "the model returned neither text nor tool calls" },
+    };
+  }
+  if (facts.identicalTurns >= facts.identicalTurnsLimit) {
+    return {
+      next: "end",
+      reason: "no_progress",
+      error: {
+        code: "no_progress",
+        message: `the model made the same tool calls ${facts.identicalTurns} turns in a row`,
+      },
+    };
+  }
+  if (facts.turnsDone >= facts.maxTurns) {
+    return {
+      next: "end",
+      reason: "max_turns",
+      error: {
+        code: "max_turns",
+        message: `the run reached its limit of ${facts.maxTurns} model requests (raise --max-turns to allow more)`,
+      },
+    };
+  }
+  return { next: "continue" };
+}
+
+/** A turn's calls as one comparable string: names and canonical (key-sorted) arguments. */
+export function callsSignature(answered: readonly AnsweredCall[]): string {
+  return JSON.stringify(answered.map((a) => [a.call.name, canonicalArguments(a.call.arguments)]));
+}
+
+function canonicalArguments(raw: string): string {
+  try {
+    return JSON.stringify(sortKeys(JSON.parse(raw)));
+  } catch {
+    return raw;
+  }
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== "object") return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
+  return out;
+}

@@ -1,0 +1,77 @@
+/**
+ * One turn: stream one request (all its attempts) from the provider, emit its frames, and promote
+ * each function call the moment its item is done (ADR-0005) — or, with `after_response`, once the
+ * response has completed. Calls are never run from a response that ended incomplete or failed
+ * unless they had already started (DESIGN.md §3.3); queued ones are answered "not run".
+ */
+import type { CreateResponseBody } from "../protocol/types.js";
+import type { AssembledCall } from "../provider/assembler/index.js";
+import type { Provider, ProviderOutcome } from "../provider/provider.js";
+import type { FrameChannel } from "./frame-channel.js";
+import type { ToolExecutionPolicy } from "./options.js";
+import type { Refusal, ToolRunner } from "./tool-runner.js";
+
+export interface TurnInput {
+  channel: FrameChannel;
+  provider: Provider;
+  turn: number;
+  body: CreateResponseBody;
+  firstAttempt: number;
+  signal: AbortSignal;
+  toolExecution: ToolExecutionPolicy;
+  runner: ToolRunner;
+  /** Decides, at promotion, whether a call may run (tool_choice, budget, a terminal tool already ran). */
+  admit: (call: AssembledCall) => Refusal | undefined;
+}
+
+export interface TurnOutcome {
+  outcome: ProviderOutcome;
+  /** The last attempt number used (a loop-level resend continues after it). */
+  lastAttempt: number;
+}
+
+export async function streamTurn(input: TurnInput): Promise<TurnOutcome> {
+  const { channel, runner, toolExecution } = input;
+  const stream = input.provider.stream(
+    { body: input.body, turn: input.turn, firstAttempt: input.firstAttempt },
+    { signal: input.signal, canRetry: () => !runner.ranAny, isBusy: () => runner.busy },
+  );
+  let cursor = 0;
+  let lastAttempt = input.firstAttempt;
+  const deferred: AssembledCall[] = [];
+  for await (const frame of stream) {
+    channel.emit(frame);
+    if (frame.type === "request_started") {
+      lastAttempt = frame.attempt;
+      cursor = 0; // a new attempt has a new assembly
+      deferred.length = 0;
+    } else if (frame.type === "provider_event") {
+      const calls = stream.assembly.calls;
+      while (cursor < calls.length) {
+        const call = calls[cursor++] as AssembledCall;
+        if (toolExecution === "eager") runner.submit(call, input.admit(call));
+        else deferred.push(call);
+      }
+    }
+  }
+  const outcome = await stream.result;
+  const completed = outcome.ok && outcome.response.terminal === "completed";
+  if (toolExecution === "after_response") {
+    if (completed) {
+      deferred.sort((a, b) => a.outputIndex - b.outputIndex);
+      for (const call of deferred) runner.submit(call, input.admit(call));
+    }
+  } else if (!completed) {
+    runner.stopPending(notRun(outcome));
+  }
+  await runner.drain();
+  return { outcome, lastAttempt };
+}
+
+function notRun(outcome: ProviderOutcome): Refusal {
+  if (!outcome.ok && outcome.error.kind === "cancelled") {
+    return { code: "cancelled", message: "The run was cancelled before this call started; it did not run." };
+  }
+  const how = outcome.ok ? `ended ${outcome.response.status}` : `failed (${outcome.error.frameCode})`;
+  return { code: "not_run", message: `The response ${how} before this call started, so it did not run.` };
+}

@@ -1,0 +1,79 @@
+/**
+ * The replay gate (DESIGN.md §8.1): recorded frame *k* is released only after the loop has
+ * produced every frame that precedes it in the tape, so provider events, tool results and
+ * cancellations land exactly where they did. If the loop stops producing frames while something
+ * waits (the replay has diverged in a way that would deadlock), the wait gives up after
+ * `stallMs` and the frame is released anyway; verification then reports the divergence.
+ */
+import type { Frame } from "../frames/frame.js";
+
+export interface FrameGate {
+  /** Pass as the run's frame observer. */
+  observer: (frame: Frame) => void;
+  /** Resolves once `seq` frames have been emitted (i.e. the frame with seq `seq` may come next). */
+  wait(seq: number): Promise<void>;
+  /** Calls `action` synchronously right after the frame with seq `seq - 1` is emitted. */
+  at(seq: number, action: () => void): void;
+  readonly emitted: number;
+}
+
+export function createFrameGate(options: { stallMs?: number } = {}): FrameGate {
+  const stallMs = options.stallMs ?? 2000;
+  let emitted = 0;
+  const waiters: { seq: number; resolve: () => void }[] = [];
+  const actions = new Map<number, (() => void)[]>();
+  let stallTimer: ReturnType<typeof setTimeout> | undefined;
+
+  const release = () => {
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      const w = waiters[i];
+      if (w !== undefined && emitted >= w.seq) {
+        waiters.splice(i, 1);
+        w.resolve();
+      }
+    }
+    armStall();
+  };
+  const armStall = () => {
+    if (stallTimer !== undefined) clearTimeout(stallTimer);
+    stallTimer = undefined;
+    if (waiters.length === 0) return;
+    stallTimer = setTimeout(() => {
+      // Nothing moved: release the earliest waiter so the run can finish and be compared.
+      waiters.sort((a, b) => a.seq - b.seq);
+      waiters.shift()?.resolve();
+      armStall();
+    }, stallMs);
+  };
+
+  return {
+    get emitted() {
+      return emitted;
+    },
+    observer: () => {
+      emitted++;
+      const due = actions.get(emitted);
+      if (due !== undefined) {
+        actions.delete(emitted);
+        for (const action of due) action();
+      }
+      release();
+    },
+    wait(seq) {
+      if (emitted >= seq) return Promise.resolve();
+      return new Promise((resolve) => {
+        waiters.push({ seq, resolve });
+        armStall();
+      });
+    },
+    at(seq, action) {
+      if (emitted >= seq) {
+        action();
+        return;
+      }
+      const list = actions.get(seq) ?? [];
+      list.push(action);
+      actions.set(seq, list);
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * The tape recorder: a frame observer that appends each frame to the tape as it is emitted, with
+ * a synchronous write, so a crash or a kill leaves a valid prefix. Secrets never reach a tape:
+ * frames carry none by construction, and as defence in depth any configured secret value found in
+ * a line is replaced by `***` before it is written.
+ */
+import { closeSync, openSync, writeSync } from "node:fs";
+import { EddyError } from "../errors.js";
+import type { Frame } from "../frames/frame.js";
+import type { TapeHeader } from "./tape.js";
+
+export interface TapeRecorder {
+  /** Pass as `onFrame` to `runAgent`. */
+  observer: (frame: Frame) => void;
+  close(): void;
+}
+
+export function createTapeRecorder(
+  path: string,
+  header: TapeHeader,
+  secrets: readonly (string | undefined)[] = [],
+): TapeRecorder {
+  let fd: number;
+  try {
+    fd = openSync(path, "w");
+  } catch (err) {
+    throw new EddyError(
+      "invalid_config",
+      `cannot write the tape ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      {
+        fault: "user",
+      },
+    );
+  }
+  const scrub = secrets.filter((s): s is string => s !== undefined && s.length >= 4);
+  const write = (value: unknown) => {
+    let line = JSON.stringify(value);
+    for (const secret of scrub) if (line.includes(secret)) line = line.split(secret).join("***");
+    writeSync(fd, `${line}\n`);
+  };
+  write(header);
+  let open = true;
+  return {
+    observer: (frame) => {
+      if (open) write(frame);
+    },
+    close: () => {
+      if (!open) return;
+      open = false;
+      closeSync(fd);
+    },
+  };
+}

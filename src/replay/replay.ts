@@ -1,0 +1,166 @@
+/**
+ * Replaying a tape: rebuild the run from the header, feed it the recorded provider streams and tool
+ * outputs (or run the tools live), and compare the frames it produces with the tape's, ignoring `ts`
+ * and `duration_ms` (DESIGN.md §5 "Tapes"). The tape's run id is reused, so frames compare 1:1.
+ */
+import type { Frame, ToolEndedFrame } from "../frames/frame.js";
+import type { RunOptions, RunResult, ToolExecutor } from "../loop/options.js";
+import { runAgent } from "../loop/run.js";
+import { refusedToolOutput, type ToolCallResult } from "../tools/execute.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import { createFrameGate, type FrameGate } from "./gate.js";
+import { createReplayProvider } from "./replay-provider.js";
+import type { Tape } from "./tape.js";
+
+export interface ReplayOptions {
+  /** The tools the recorded run offered (the CLI rebuilds the built-ins from the header's tool_set). */
+  registry: ToolRegistry;
+  workspace: string;
+  /** Run the tools for real instead of returning their recorded outputs. */
+  liveTools?: boolean;
+  /** Give up waiting for a recorded position after this long without progress. @defaultValue 2000 */
+  stallMs?: number;
+}
+
+export type ReplayVerdict =
+  | { match: true; frames: number }
+  | { match: false; index: number; expected: Frame | undefined; actual: Frame | undefined };
+
+export interface ReplayOutcome {
+  frames: Frame[];
+  result: RunResult;
+  verdict: ReplayVerdict;
+}
+
+export async function replayTape(tape: Tape, options: ReplayOptions): Promise<ReplayOutcome> {
+  const { header } = tape;
+  const gate = createFrameGate(options.stallMs === undefined ? {} : { stallMs: options.stallMs });
+  const controller = new AbortController();
+  const cancel = tape.frames.find((f) => f.type === "cancel_requested");
+  if (cancel !== undefined && cancel.type === "cancel_requested")
+    gate.at(cancel.seq, () => controller.abort(cancel.reason));
+  const runOptions: RunOptions = {
+    provider: createReplayProvider(tape, gate, header.provider.capabilities),
+    model: header.model,
+    input: header.input,
+    tools: options.registry,
+    mode: header.mode,
+    workspace: options.workspace,
+    signal: controller.signal,
+    maxToolCalls: header.limits.max_tool_calls,
+    maxTurns: header.limits.max_turns,
+    resetToolChoice: header.options.reset_tool_choice,
+    toolsOnFollowUp: header.options.tools_on_follow_up,
+    toolExecution: header.options.tool_execution,
+    parallelToolCalls: header.options.parallel_tool_calls,
+    runId: header.run_id,
+    // Recorded timestamps, so a replayed frame is the recorded one in every field.
+    clock: () => tape.frames[gate.emitted]?.ts ?? Date.now(),
+    onFrame: gate.observer,
+    executeTool: replayToolExecutor(tape, gate, options),
+  };
+  if (header.instructions !== undefined) runOptions.instructions = header.instructions;
+  if (header.options.tool_choice !== undefined) runOptions.toolChoice = header.options.tool_choice;
+  if (header.options.request !== undefined) runOptions.request = header.options.request;
+  if (header.options.output_schema !== undefined) runOptions.outputSchema = header.options.output_schema;
+  if (header.options.tool_timeout_ms !== undefined) runOptions.toolTimeoutMs = header.options.tool_timeout_ms;
+  if (header.options.tool_output_cap_bytes !== undefined)
+    runOptions.toolOutputCapBytes = header.options.tool_output_cap_bytes;
+
+  const run = runAgent(runOptions);
+  const frames: Frame[] = [];
+  for await (const frame of run) frames.push(frame);
+  const result = await run.result;
+  return { frames, result, verdict: compareFrames(tape.frames, frames) };
+}
+
+/** Recorded tool outputs, released where the tape has them; or live execution, released at the same point. */
+function replayToolExecutor(tape: Tape, gate: FrameGate, options: ReplayOptions): ToolExecutor {
+  const recorded = new Map<string, ToolEndedFrame[]>();
+  for (const f of tape.frames) {
+    if (f.type !== "tool_ended") continue;
+    const key = `${f.turn}:${f.call_id}`;
+    const list = recorded.get(key) ?? [];
+    list.push(f);
+    recorded.set(key, list);
+  }
+  return async (call, context) => {
+    const frame = recorded.get(`${context.turn}:${call.callId}`)?.shift();
+    if (frame === undefined) {
+      return refusedToolOutput(
+        call.name,
+        "replay_missing",
+        `the tape has no output for call ${call.callId} in turn ${context.turn}`,
+      );
+    }
+    if (options.liveTools) {
+      const { executeToolCall } = await import("../tools/execute.js");
+      const live = await executeToolCall(options.registry, call, {
+        signal: context.signal,
+        workspace: context.workspace,
+      });
+      await gate.wait(frame.seq);
+      return live;
+    }
+    await gate.wait(frame.seq);
+    return resultFrom(frame);
+  };
+}
+
+function resultFrom(frame: ToolEndedFrame): ToolCallResult {
+  let exitCode = frame.ok ? 0 : 1;
+  try {
+    const parsed = JSON.parse(frame.output) as { exit_code?: unknown };
+    if (typeof parsed.exit_code === "number") exitCode = parsed.exit_code;
+  } catch {}
+  const result: ToolCallResult = {
+    tool: frame.name,
+    ok: frame.ok,
+    output: frame.output,
+    truncated: frame.truncated === true,
+    exitCode,
+    durationMs: frame.duration_ms,
+  };
+  if (frame.full_output !== undefined) result.fullOutput = frame.full_output;
+  return result;
+}
+
+const IGNORED_KEYS: ReadonlySet<string> = new Set(["ts", "duration_ms"]);
+
+/** The first frame where `actual` differs from `expected` (ignoring `ts` and `duration_ms`), if any. */
+export function compareFrames(expected: readonly Frame[], actual: readonly Frame[]): ReplayVerdict {
+  const n = Math.max(expected.length, actual.length);
+  for (let i = 0; i < n; i++) {
+    const e = expected[i];
+    const a = actual[i];
+    if (e === undefined || a === undefined || !sameFrame(e, a))
+      return { match: false, index: i, expected: e, actual: a };
+  }
+  return { match: true, frames: expected.length };
+}
+
+function sameFrame(a: Frame, b: Frame): boolean {
+  const ka = Object.keys(a).filter((k) => !IGNORED_KEYS.has(k));
+  const kb = Object.keys(b).filter((k) => !IGNORED_KEYS.has(k));
+  if (ka.length !== kb.length) return false;
+  for (const k of ka) {
+    if (
+      !deepEqual((a as unknown as Record<string, unknown>)[k], (b as unknown as Record<string, unknown>)[k])
+    )
+      return false;
+  }
+  return true;
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b))
+    return a.length === b.length && a.every((v, i) => deepEqual(v, b[i]));
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  const ka = Object.keys(ra).filter((k) => ra[k] !== undefined);
+  const kb = Object.keys(rb).filter((k) => rb[k] !== undefined);
+  return ka.length === kb.length && ka.every((k) => deepEqual(ra[k], rb[k]));
+}

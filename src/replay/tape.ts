@@ -1,0 +1,132 @@
+/**
+ * Tapes (DESIGN.md §3.9, §5 "Tapes", §8.1): the JSONL record of a run. Line 1 is a header with
+ * every run option needed to rebuild the request bodies (never secrets); then every frame of the
+ * run, one per line, written as the run goes so a crash leaves a valid prefix.
+ */
+import { readFileSync } from "node:fs";
+import { EddyError } from "../errors.js";
+import type { ContinuationMode, Frame } from "../frames/frame.js";
+import { asFrame, parseJsonl } from "../frames/jsonl.js";
+import type { ToolExecutionPolicy, ToolsOnFollowUp } from "../loop/options.js";
+import type { CreateResponseBody, ItemParam, ToolChoiceParam } from "../protocol/types.js";
+import type { ProviderCapabilities } from "../provider/capabilities.js";
+
+/** The tape format this eddy writes and reads. */
+export const TAPE_FORMAT = 1;
+
+export interface TapeHeader {
+  type: "tape_header";
+  format: number;
+  eddy_version: string;
+  run_id: string;
+  model: string | null;
+  mode: ContinuationMode;
+  instructions?: string;
+  input: string | ItemParam[];
+  /** Names of the tools offered. */
+  tools: string[];
+  /** How the built-in tool set was configured (CLI runs). */
+  tool_set?: { allow_write: boolean; allow_shell: boolean };
+  limits: { max_tool_calls: number; max_turns: number };
+  /** The provider profile name and its capabilities (they shape the request bodies). */
+  provider: { name: string; capabilities: ProviderCapabilities };
+  options: {
+    tool_choice?: ToolChoiceParam;
+    reset_tool_choice: boolean;
+    tools_on_follow_up: ToolsOnFollowUp;
+    tool_execution: ToolExecutionPolicy;
+    parallel_tool_calls: boolean;
+    validate: boolean;
+    request?: Partial<CreateResponseBody>;
+    output_schema?: { name: string; schema: Record<string, unknown>; strict: boolean; description?: string };
+    tool_timeout_ms?: number;
+    tool_output_cap_bytes?: number;
+  };
+  /** Always "." : tapes never hold absolute paths; replay uses the workspace it is given. */
+  workspace: ".";
+}
+
+export interface Tape {
+  header: TapeHeader;
+  frames: Frame[];
+}
+
+/** Parses a tape. A bad line, a missing header or a newer format is a clear `EddyError` (exit 2 in the CLI). */
+export function parseTape(text: string, source = "tape"): Tape {
+  let records: ReturnType<typeof parseJsonl>;
+  try {
+    records = parseJsonl(text, { allowPartialLastLine: true });
+  } catch (err) {
+    throw new EddyError("tape_invalid", `${source}: ${(err as Error).message}`, {
+      fault: "user",
+      cause: err,
+    });
+  }
+  const first = records[0];
+  if (first === undefined)
+    throw new EddyError("tape_invalid", `${source}: the tape is empty`, { fault: "user" });
+  const header = first.value;
+  if (header.type !== "tape_header") {
+    throw new EddyError(
+      "tape_invalid",
+      `${source}: line 1 is not a tape header (type ${JSON.stringify(header.type)})`,
+      {
+        fault: "user",
+      },
+    );
+  }
+  if (typeof header.format !== "number" || !Number.isInteger(header.format)) {
+    throw new EddyError("tape_invalid", `${source}: the tape header has no integer format`, {
+      fault: "user",
+    });
+  }
+  if (header.format > TAPE_FORMAT) {
+    throw new EddyError(
+      "tape_version_unsupported",
+      `${source}: tape format ${header.format} is newer than this eddy reads (${TAPE_FORMAT}); upgrade eddy to replay it`,
+      { fault: "user" },
+    );
+  }
+  if (header.format < 1)
+    throw new EddyError("tape_invalid", `${source}: unknown tape format ${header.format}`, { fault: "user" });
+  for (const key of ["run_id", "mode", "provider", "options", "limits"]) {
+    if (!(key in header))
+      throw new EddyError("tape_invalid", `${source}: the tape header lacks "${key}"`, { fault: "user" });
+  }
+  let frames: Frame[];
+  try {
+    frames = records.slice(1).map(asFrame);
+  } catch (err) {
+    throw new EddyError("tape_invalid", `${source}: ${(err as Error).message}`, {
+      fault: "user",
+      cause: err,
+    });
+  }
+  frames.forEach((f, i) => {
+    if (f.seq !== i) {
+      throw new EddyError(
+        "tape_invalid",
+        `${source}: frame ${i} has seq ${f.seq} (seq must be contiguous from 0)`,
+        { fault: "user" },
+      );
+    }
+  });
+  return { header: header as unknown as TapeHeader, frames };
+}
+
+/** Reads and parses a tape file. */
+export function readTape(path: string): Tape {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new EddyError(
+      "tape_invalid",
+      `cannot read tape ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      {
+        fault: "user",
+      },
+    );
+  }
+  return parseTape(text, path);
+}

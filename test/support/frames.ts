@@ -1,0 +1,40 @@
+/** Assertions every run's frames must satisfy (DESIGN.md §4, §5, §8.7), whatever happened. */
+import { expect } from "vitest";
+import type { Frame, FrameOf, FrameType } from "../../src/frames/frame.js";
+
+export function assertFrameInvariants(frames: readonly Frame[]): void {
+  expect(frames.length).toBeGreaterThan(1);
+  expect(frames[0]?.type).toBe("run_started");
+  const runId = frames[0]?.run_id;
+  frames.forEach((f, i) => {
+    expect(f.seq, `frame ${i} seq`).toBe(i);
+    expect(f.run_id).toBe(runId);
+    expect(typeof f.ts).toBe("number");
+  });
+  expect(frames.at(-1)?.type).toBe("run_ended");
+  expect(frames.filter((f) => f.type === "run_ended")).toHaveLength(1);
+  // Every tool_call is followed by its tool_started and tool_ended, in that order.
+  for (const [i, f] of frames.entries()) {
+    if (f.type !== "tool_call") continue;
+    const rest = frames.slice(i + 1);
+    const started = rest.findIndex((g) => g.type === "tool_started" && g.call_id === f.call_id);
+    const ended = rest.findIndex((g) => g.type === "tool_ended" && g.call_id === f.call_id);
+    expect(started, `tool_started for ${f.call_id}`).toBeGreaterThanOrEqual(0);
+    expect(ended, `tool_ended for ${f.call_id}`).toBeGreaterThan(started);
+  }
+  // output_text_delta frames come right after their provider_event.
+  for (const [i, f] of frames.entries()) {
+    if (f.type === "output_text_delta") expect(frames[i - 1]?.type).toBe("provider_event");
+  }
+}
+
+export function ofType<T extends FrameType>(frames: readonly Frame[], type: T): FrameOf<T>[] {
+  return frames.filter((f): f is FrameOf<T> => f.type === type);
+}
+
+/** The run_ended frame. */
+export function ended(frames: readonly Frame[]): FrameOf<"run_ended"> {
+  const last = frames.at(-1);
+  if (last?.type !== "run_ended") throw new Error("the last frame is not run_ended");
+  return last;
+}
