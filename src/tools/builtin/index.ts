@@ -1,0 +1,64 @@
+/**
+ * The built-in tools, in their fixed declaration order: read_file, list_dir, grep (read-only, always
+ * on), write_file, apply_patch (with `allowWrite`), shell (with `allowShell`; alias `bash`). Tools
+ * left off are returned as `disabled`, so a registry built from both refuses calls to them with
+ * the flag that enables them instead of "unknown tool".
+ */
+import type { DisabledTool } from "../registry.js";
+import type { ToolDefinition } from "../tool.js";
+import { applyPatchTool } from "./apply-patch.js";
+import { grepTool } from "./grep.js";
+import { listDirTool } from "./list-dir.js";
+import { readFileTool } from "./read-file.js";
+import { createShellTool, type ShellEnvOptions } from "./shell.js";
+import { writeFileTool } from "./write-file.js";
+
+/** Options of `createBuiltinTools`. */
+export interface BuiltinToolsOptions {
+  /** Enable write_file and apply_patch (CLI: `--allow-write`). @defaultValue false */
+  allowWrite?: boolean;
+  /** Enable shell (CLI: `--allow-shell`). @defaultValue false */
+  allowShell?: boolean;
+  /** What shell commands see of the environment beyond the allowlist. */
+  shellEnv?: ShellEnvOptions;
+}
+
+/** The enabled built-ins (in declaration order) and the disabled ones, for `createToolRegistry`. */
+export interface BuiltinTools {
+  tools: ToolDefinition[];
+  disabled: DisabledTool[];
+}
+
+/** Names of every built-in tool, in declaration order. */
+export const BUILTIN_TOOL_NAMES = [
+  "read_file",
+  "list_dir",
+  "grep",
+  "write_file",
+  "apply_patch",
+  "shell",
+] as const;
+
+/**
+ * Creates the built-in tools. Use as
+ * `const b = createBuiltinTools({allowWrite}); createToolRegistry(b.tools, {disabled: b.disabled})`.
+ */
+export function createBuiltinTools(options: BuiltinToolsOptions = {}): BuiltinTools {
+  const tools: ToolDefinition[] = [readFileTool, listDirTool, grepTool];
+  const disabled: DisabledTool[] = [];
+  const writeTools: ToolDefinition[] = [writeFileTool, applyPatchTool];
+  if (options.allowWrite === true) tools.push(...writeTools);
+  else
+    for (const t of writeTools)
+      disabled.push({ name: t.name, reason: "run with --allow-write to enable it" });
+  if (options.allowShell === true) tools.push(createShellTool(options.shellEnv));
+  else disabled.push({ name: "shell", aliases: ["bash"], reason: "run with --allow-shell to enable it" });
+  return { tools, disabled };
+}
+
+export type { ApplyPatchArgs } from "./apply-patch.js";
+export type { GrepArgs } from "./grep.js";
+export type { ListDirArgs } from "./list-dir.js";
+export type { ReadFileArgs } from "./read-file.js";
+export { type ShellArgs, type ShellEnvOptions, shellEnvironment } from "./shell.js";
+export type { WriteFileArgs } from "./write-file.js";

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TOOL_DEFAULTS } from "../defaults.js";
+import { allBuiltins, createSandbox, runTool, type Sandbox } from "../test-support/workspace.js";
+
+let box: Sandbox;
+const registry = allBuiltins();
+
+beforeAll(async () => {
+  box = await createSandbox();
+  await box.files({
+    "b.txt": "",
+    "a.txt": "",
+    "B.md": "",
+    ".env": "SECRET=1",
+    ".config/settings.json": "{}",
+    "src/index.ts": "",
+    "src/util/strings.ts": "",
+    "src/util/strings.test.ts": "",
+    "src/util/deep/deeper/bottom.ts": "",
+    "node_modules/pkg/index.js": "",
+    "many/.keep": "",
+  });
+  await box.files(
+    Object.fromEntries(
+      Array.from({ length: TOOL_DEFAULTS.listMaxEntries + 5 }, (_, i) => [
+        `many/f${String(i).padStart(4, "0")}.txt`,
+        "",
+      ]),
+    ),
+  );
+});
+afterAll(() => box.cleanup());
+
+const list = (args: Record<string, unknown>) => runTool(registry, box.root, "list_dir", args);
+
+describe("list_dir", () => {
+  it.each<[string, Record<string, unknown>, string[]]>([
+    [
+      "the root, one level, dirs marked, hidden skipped, code-unit order",
+      {},
+      ["B.md", "a.txt", "b.txt", "many/", "node_modules/", "src/"],
+    ],
+    ["a subdirectory (paths stay workspace-relative)", { path: "src" }, ["src/index.ts", "src/util/"]],
+    [
+      "recursive (node_modules listed, not entered)",
+      { path: "src", recursive: true },
+      [
+        "src/index.ts",
+        "src/util/",
+        "src/util/deep/",
+        "src/util/deep/deeper/",
+        "src/util/deep/deeper/bottom.ts",
+        "src/util/strings.test.ts",
+        "src/util/strings.ts",
+      ],
+    ],
+    [
+      "max_depth",
+      { path: "src", recursive: true, max_depth: 2 },
+      ["src/index.ts", "src/util/", "src/util/deep/", "src/util/strings.test.ts", "src/util/strings.ts"],
+    ],
+    [
+      "max_depth implies recursion",
+      { path: "src", max_depth: 2 },
+      ["src/index.ts", "src/util/", "src/util/deep/", "src/util/strings.test.ts", "src/util/strings.ts"],
+    ],
+    [
+      "include glob without / matches file names at any depth",
+      { path: "src", recursive: true, include: "*.ts" },
+      ["src/index.ts", "src/util/deep/deeper/bottom.ts", "src/util/strings.test.ts", "src/util/strings.ts"],
+    ],
+    ["include list", { recursive: true, include: ["*.md", "src/*.ts"] }, ["B.md", "src/index.ts"]],
+    [
+      "exclude prunes directories",
+      { path: "src", recursive: true, exclude: ["src/util/deep"] },
+      ["src/index.ts", "src/util/", "src/util/strings.test.ts", "src/util/strings.ts"],
+    ],
+    [
+      "include and exclude",
+      { path: "src", recursive: true, include: "*.ts", exclude: "*.test.ts" },
+      ["src/index.ts", "src/util/deep/deeper/bottom.ts", "src/util/strings.ts"],
+    ],
+    [
+      "hidden entries on request",
+      { include_hidden: true, exclude: ["many", "node_modules", "src"] },
+      [".config/", ".env", "B.md", "a.txt", "b.txt"],
+    ],
+  ])("%s", async (_label, args, expected) => {
+    const r = await list(args);
+    expect(r.ok).toBe(true);
+    expect(r.parsed.stdout).toBe(expected.join("\n"));
+    expect(r.parsed.artifacts).toMatchObject({ entries: expected.length, truncated: false });
+  });
+
+  it("caps the number of entries with a note", async () => {
+    const r = await list({ path: "many" });
+    const lines = r.parsed.stdout.split("\n");
+    expect(lines).toHaveLength(TOOL_DEFAULTS.listMaxEntries);
+    expect(lines[0]).toBe("many/f0000.txt");
+    expect(r.parsed.artifacts).toMatchObject({ truncated: true });
+    expect(r.parsed.stderr).toMatch(/stopped after 1000 entries \(there are more\)/);
+  });
+
+  it("says when nothing is there", async () => {
+    const r = await list({ path: "src", include: "*.rs" });
+    expect(r.parsed.stdout).toBe("");
+    expect(r.parsed.stderr).toMatch(/src has no entries \(filters: include, hidden entries skipped\)/);
+  });
+
+  it.each<[Record<string, unknown>, RegExp]>([
+    [{ path: "a.txt" }, /a.txt is a file, not a directory; use read_file/],
+    [{ path: "missing" }, /missing: no such file or directory/],
+    [{ max_depth: 0 }, /max_depth: must be >= 1/],
+    [{ include: 3 }, /include: must be string/],
+  ])("refuses %j", async (args, message) => {
+    const r = await list(args);
+    expect(r.ok).toBe(false);
+    expect(r.error?.message).toMatch(message);
+  });
+});

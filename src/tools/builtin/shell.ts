@@ -1,0 +1,221 @@
+/**
+ * `shell {command, cwd?, timeout_ms?}` (alias `bash`): runs `bash -c command` in a directory of the
+ * workspace with an allowlisted environment (API keys never pass through). The child leads its own
+ * process group (`detached`), so a timeout or a cancelled run kills the command *and* everything it
+ * started (SIGTERM, then SIGKILL after a grace period). Output is captured with a bounded head and
+ * tail per stream. A non-zero exit ends `ok:false` with that `exit_code` (DESIGN.md §8.11).
+ */
+import { spawn } from "node:child_process";
+import { stat } from "node:fs/promises";
+import { constants } from "node:os";
+import { TOOL_DEFAULTS } from "../defaults.js";
+import { type ToolDefinition, type ToolResult, toolResult } from "../tool.js";
+import { resolveInWorkspace, workspaceRoot } from "../workspace.js";
+import { fsFailure, toolFailure } from "./common.js";
+import { createStreamCapture } from "./stream-capture.js";
+
+/** Arguments of `shell`. */
+export interface ShellArgs {
+  command: string;
+  cwd?: string;
+  timeout_ms?: number;
+}
+
+/** The environment shell commands get, beyond `TOOL_DEFAULTS.shellEnvAllowlist` and `LC_*`. */
+export interface ShellEnvOptions {
+  /** More variable names to pass through from `source` (e.g. `["GOPATH", "JAVA_HOME"]`). */
+  passThrough?: readonly string[];
+  /** Variables set for every command; they win over passed-through values. */
+  set?: Readonly<Record<string, string>>;
+  /** Where passed-through values come from. @defaultValue process.env */
+  source?: Readonly<Record<string, string | undefined>>;
+}
+
+/** The environment for shell commands: the allowlist, `LC_*`, `passThrough`, then `set`. */
+export function shellEnvironment(options: ShellEnvOptions = {}): Record<string, string> {
+  const source = options.source ?? process.env;
+  const allowed = new Set([...TOOL_DEFAULTS.shellEnvAllowlist, ...(options.passThrough ?? [])]);
+  const env: Record<string, string> = {};
+  for (const name of Object.keys(source).sort()) {
+    const value = source[name];
+    if (value !== undefined && (allowed.has(name) || name.startsWith("LC_"))) env[name] = value;
+  }
+  return { ...env, ...options.set };
+}
+
+/** Creates the `shell` tool (alias `bash`) with a fixed environment. */
+export function createShellTool(envOptions: ShellEnvOptions = {}): ToolDefinition<ShellArgs> {
+  const env = shellEnvironment(envOptions);
+  return {
+    name: "shell",
+    aliases: ["bash"],
+    description:
+      "Run a bash command in the workspace (bash -c). cwd is relative to the workspace root (default: the root). " +
+      `The command is killed after timeout_ms (default ${TOOL_DEFAULTS.shellTimeoutMs}, at most ${TOOL_DEFAULTS.shellMaxTimeoutMs}). ` +
+      "stdin is empty; a non-zero exit status is reported as a failure with its exit_code. Only a few environment variables " +
+      "(PATH, HOME, LANG, …) are set.",
+    parameters: {
+      type: "object",
+      properties: {
+        command: { type: "string", minLength: 1, description: "The bash command line to run." },
+        cwd: {
+          type: "string",
+          description: "Working directory relative to the workspace root. Default: the root.",
+        },
+        timeout_ms: {
+          type: "integer",
+          minimum: 1,
+          description: `Kill the command after this many milliseconds. Default ${TOOL_DEFAULTS.shellTimeoutMs}; larger values are capped at ${TOOL_DEFAULTS.shellMaxTimeoutMs}.`,
+        },
+      },
+      required: ["command"],
+      additionalProperties: false,
+    },
+    // The command's own timeout (≤ shellMaxTimeoutMs) fires first and keeps the partial output.
+    timeoutMs: TOOL_DEFAULTS.shellMaxTimeoutMs + 10_000,
+    truncationHint: "filter the output (grep, head, tail) or redirect it to a file and read that in parts",
+    async execute(args, { workspace, signal }) {
+      const root = await workspaceRoot(workspace);
+      const cwd = await resolveInWorkspace(root, args.cwd ?? ".", "shell");
+      try {
+        if (!(await stat(cwd.absolute)).isDirectory()) {
+          throw toolFailure("tool_failed", `shell: cwd ${cwd.display} is not a directory`);
+        }
+      } catch (error) {
+        throw fsFailure("shell", error, cwd.display);
+      }
+      const timeoutMs = Math.min(
+        args.timeout_ms ?? TOOL_DEFAULTS.shellTimeoutMs,
+        TOOL_DEFAULTS.shellMaxTimeoutMs,
+      );
+      return runCommand({ command: args.command, cwd: cwd.absolute, env, timeoutMs, signal });
+    },
+  };
+}
+
+interface RunOptions {
+  command: string;
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  signal: AbortSignal;
+}
+
+/** After the shell exits, how long to wait for its pipes to close (a background job may hold them). */
+const PIPE_CLOSE_WAIT_MS = 250;
+
+function runCommand(o: RunOptions): Promise<ToolResult> {
+  return new Promise((resolve) => {
+    const out = createStreamCapture(TOOL_DEFAULTS.shellStreamCapBytes);
+    const err = createStreamCapture(TOOL_DEFAULTS.shellStreamCapBytes);
+    const child = spawn("bash", ["-c", o.command], {
+      cwd: o.cwd,
+      env: o.env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stopped: "timeout" | "cancelled" | undefined;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let closeTimer: NodeJS.Timeout | undefined;
+    let settled = false;
+
+    const killGroup = (sig: NodeJS.Signals) => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, sig);
+      } catch {
+        // ESRCH: the group is already gone.
+      }
+    };
+    const stop = (why: "timeout" | "cancelled") => {
+      if (stopped !== undefined || settled) return;
+      stopped = why;
+      killGroup("SIGTERM");
+      // Not cleared on settle: other members of the group may outlive the shell.
+      setTimeout(() => killGroup("SIGKILL"), TOOL_DEFAULTS.shellKillGraceMs);
+    };
+    const onAbort = () => stop("cancelled");
+    const timer = setTimeout(() => stop("timeout"), o.timeoutMs);
+    o.signal.addEventListener("abort", onAbort, { once: true });
+    if (o.signal.aborted) stop("cancelled");
+
+    const settle = (result: ToolResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(closeTimer);
+      o.signal.removeEventListener("abort", onAbort);
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      resolve(result);
+    };
+
+    child.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
+    child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      settle(
+        toolResult({
+          ok: false,
+          exitCode: 127,
+          error: {
+            code: "tool_failed",
+            message: `shell: could not start bash (${error.code ?? error.message})`,
+          },
+        }),
+      );
+    });
+    child.on("exit", (code, signal) => {
+      exit = { code, signal };
+      closeTimer = setTimeout(() => settle(outcome()), PIPE_CLOSE_WAIT_MS);
+    });
+    child.on("close", (code, signal) => {
+      exit ??= { code, signal };
+      settle(outcome());
+    });
+
+    const outcome = (): ToolResult => {
+      const stdout = out.finish();
+      const stderr = err.finish();
+      const artifacts =
+        stdout.dropped || stderr.dropped
+          ? { stdout_bytes: stdout.totalBytes, stderr_bytes: stderr.totalBytes }
+          : undefined;
+      const streams = {
+        stdout: stdout.text,
+        stderr: stderr.text,
+        ...(artifacts === undefined ? {} : { artifacts }),
+      };
+      if (stopped === "timeout") {
+        return toolResult({
+          ok: false,
+          exitCode: 124,
+          ...streams,
+          error: {
+            code: "tool_timeout",
+            message: `shell: the command timed out after ${o.timeoutMs} ms and its process group was killed; raise timeout_ms (at most ${TOOL_DEFAULTS.shellMaxTimeoutMs}) or do less per call`,
+          },
+        });
+      }
+      if (stopped === "cancelled") {
+        return toolResult({
+          ok: false,
+          exitCode: 130,
+          ...streams,
+          error: { code: "cancelled", message: "shell: the run was cancelled and the command was killed" },
+        });
+      }
+      const signal = exit?.signal ?? null;
+      if (signal !== null) {
+        const number = constants.signals[signal] ?? 0;
+        return toolResult({
+          ok: false,
+          exitCode: 128 + number,
+          ...streams,
+          error: { code: "tool_failed", message: `shell: the command was killed by ${signal}` },
+        });
+      }
+      const code = exit?.code ?? 1;
+      return toolResult({ ok: code === 0, exitCode: code, ...streams });
+    };
+  });
+}

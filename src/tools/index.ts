@@ -1,0 +1,60 @@
+/**
+ * The tools layer: tool definitions, the registry, strict argument parsing, execution with
+ * timeout and cancellation, the stable model-facing output (DESIGN.md §3.7) and the built-in tools.
+ */
+export { type ParsedArguments, parseToolArguments } from "./arguments.js";
+export {
+  type ApplyPatchArgs,
+  BUILTIN_TOOL_NAMES,
+  type BuiltinTools,
+  type BuiltinToolsOptions,
+  createBuiltinTools,
+  type GrepArgs,
+  type ListDirArgs,
+  type ReadFileArgs,
+  type ShellArgs,
+  type ShellEnvOptions,
+  shellEnvironment,
+  type WriteFileArgs,
+} from "./builtin/index.js";
+export { TOOL_DEFAULTS } from "./defaults.js";
+export {
+  type ExecuteToolCallOptions,
+  executeToolCall,
+  exitCodeFor,
+  redactSecrets,
+  refusedToolOutput,
+  secretValuesFromEnv,
+  TOOL_EXIT_CODES,
+  type ToolCall,
+  type ToolCallResult,
+} from "./execute.js";
+export {
+  type EncodedToolOutput,
+  type EncodeOptions,
+  encodeToolOutput,
+  type ToolOutput,
+  toToolOutput,
+} from "./output.js";
+export {
+  createToolRegistry,
+  type DisabledTool,
+  type RegisteredTool,
+  TOOL_NAME_PATTERN,
+  type ToolLookup,
+  type ToolRegistry,
+  type ToolRegistryOptions,
+} from "./registry.js";
+export {
+  defineTool,
+  isToolResult,
+  type JsonSchema,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolError,
+  type ToolErrorCode,
+  type ToolResult,
+  type ToolReturn,
+  toolResult,
+} from "./tool.js";
+export { isInside, resolveInWorkspace, type WorkspacePath, workspaceRoot } from "./workspace.js";

@@ -1,0 +1,131 @@
+/**
+ * Workspace confinement for the file tools. A path from the model is workspace-relative; it is
+ * refused (`path_outside_workspace`) when it is absolute, when `..` takes it above the root, or when
+ * its real path (symlinks resolved with `realpath`) leaves the root. For a path that does not exist
+ * yet, the nearest existing ancestor is resolved instead, so a symlinked parent cannot smuggle a
+ * new file out. (Between this check and the use there is a window in which a concurrent process
+ * could swap a component for a symlink; tools run one at a time, so only an outside actor could.)
+ */
+import { lstat, realpath } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { EddyError } from "../errors.js";
+
+/** A path inside the workspace. */
+export interface WorkspacePath {
+  /** Real absolute path (symlinks resolved; for a missing path, the resolved ancestor plus the rest). */
+  absolute: string;
+  /** The path as the model should see it: workspace-relative, `/`-separated, normalized ("." for the root). */
+  display: string;
+  /** Whether something exists at the path. */
+  exists: boolean;
+}
+
+/** The real path of the workspace root; throws `invalid_config` when it is not a directory. */
+export async function workspaceRoot(workspace: string): Promise<string> {
+  try {
+    const root = await realpath(workspace);
+    if (!(await lstat(root)).isDirectory()) throw new Error("not a directory");
+    return root;
+  } catch (error) {
+    throw new EddyError("invalid_config", `the workspace ${workspace} is not an existing directory`, {
+      fault: "user",
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Resolves `path` (workspace-relative; `""` and `"."` mean the root) against the workspace `root`
+ * (already real). Throws `path_outside_workspace` when it would leave the root and
+ * `tool_input_invalid` for a path that is not a usable string.
+ */
+export async function resolveInWorkspace(root: string, path: string, tool: string): Promise<WorkspacePath> {
+  if (path.includes("\0")) {
+    throw new EddyError("tool_input_invalid", `${tool}: the path contains a NUL character`, {
+      fault: "model",
+    });
+  }
+  if (isAbsolute(path) || /^[a-zA-Z]:[\\/]/.test(path) || /^~($|[\\/])/.test(path)) {
+    throw outside(tool, path, "absolute paths are not allowed; give a path relative to the workspace root");
+  }
+  const lexical = resolve(root, path);
+  const display = toDisplay(relative(root, lexical));
+  if (!isInside(root, lexical)) {
+    throw outside(tool, path, "it is outside the workspace (`..` goes above the root)");
+  }
+  const real = await realOrAncestor(lexical, tool, path);
+  if (!isInside(root, real.absolute)) {
+    throw outside(tool, path, "it resolves through a symlink to a location outside the workspace");
+  }
+  return { absolute: real.absolute, display, exists: real.exists };
+}
+
+/** True when `candidate` is `root` or below it. */
+export function isInside(root: string, candidate: string): boolean {
+  const rel = relative(root, candidate);
+  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
+}
+
+/** A workspace-relative path with `/` separators ("." for the root). */
+export function toDisplay(rel: string): string {
+  if (rel === "") return ".";
+  return sep === "/" ? rel : rel.split(sep).join("/");
+}
+
+/**
+ * The real path of `absolute`, or, when it does not exist, the real path of its nearest existing
+ * ancestor joined with the missing rest. A dangling symlink on the way is refused: writing through
+ * it would create its target wherever it points.
+ */
+async function realOrAncestor(
+  absolute: string,
+  tool: string,
+  path: string,
+): Promise<{ absolute: string; exists: boolean }> {
+  const missing: string[] = [];
+  let current = absolute;
+  for (;;) {
+    try {
+      const real = await realpath(current);
+      return {
+        absolute: missing.length === 0 ? real : join(real, ...missing.reverse()),
+        exists: missing.length === 0,
+      };
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOTDIR") {
+        throw new EddyError(
+          "tool_failed",
+          `${tool}: ${path}: a parent of this path is a file, not a directory`,
+          {
+            fault: "model",
+          },
+        );
+      }
+      if (code !== "ENOENT") throw error;
+      if (await isSymlink(current)) {
+        throw outside(tool, path, "it goes through a symlink whose target does not exist");
+      }
+      const parent = resolve(current, "..");
+      if (parent === current) throw error;
+      missing.push(current.slice(parent.length).replace(/^[\\/]/, ""));
+      current = parent;
+    }
+  }
+}
+
+async function isSymlink(path: string): Promise<boolean> {
+  try {
+    return (await lstat(path)).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+function outside(tool: string, path: string, why: string): EddyError {
+  return new EddyError(
+    "path_outside_workspace",
+    `${tool}: refused ${JSON.stringify(path)}: ${why}. Paths are relative to the workspace root.`,
+    { fault: "model", details: { path } },
+  );
+}
