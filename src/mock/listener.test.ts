@@ -1,0 +1,282 @@
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import { readSse, streamProblems } from "../../test/support/mock-sse.js";
+import { createMockServer, type MockServer, type MockServerOptions } from "./listener.js";
+import type { MockRequestLog } from "./recording.js";
+
+const TOOLS = [
+  {
+    type: "function" as const,
+    name: "read_file",
+    description: "Read a file",
+    parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+    strict: false,
+  },
+];
+
+let server: MockServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function start(options: MockServerOptions = {}) {
+  server = await createMockServer(options);
+  return { server, client: new OpenAI({ baseURL: server.url, apiKey: "test", maxRetries: 2 }) };
+}
+
+function postStream(url: string, body: Record<string, unknown>) {
+  return fetch(`${url}/responses`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ stream: true, ...body }),
+  });
+}
+
+describe("listener", () => {
+  it("listens on 127.0.0.1 and gives the /v1 base URL", async () => {
+    const { server } = await start();
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}/v1`);
+    expect(server.port).toBeGreaterThan(0);
+  });
+
+  it("answers 404/405 as JSON over HTTP", async () => {
+    const { server } = await start();
+    const notFound = await fetch(`${server.url}/models`);
+    expect(notFound.status).toBe(404);
+    expect(await notFound.json()).toMatchObject({ error: { type: "invalid_request_error" } });
+    const wrong = await fetch(`${server.url}/responses`, { method: "DELETE" });
+    expect(wrong.status).toBe(405);
+  });
+
+  it("records requests (credentials redacted) and logs one line per request", async () => {
+    const logs: MockRequestLog[] = [];
+    const { server, client } = await start({ onRequest: (l) => logs.push(l) });
+    await client.responses.create({ model: "demo", input: "hello" });
+    const stream = await client.responses.create({ model: "demo", input: "hello", stream: true });
+    for await (const _ of stream) {
+      // drain
+    }
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[0]).toMatchObject({
+      method: "POST",
+      path: "/v1/responses",
+      headers: { authorization: "[REDACTED]" },
+      body: { model: "demo", input: "hello" },
+      turn: 0,
+    });
+    await waitFor(() => logs.length === 2);
+    expect(logs.map((l) => [l.method, l.path, l.status, l.model, l.turn, l.stream, l.outcome])).toEqual([
+      ["POST", "/v1/responses", 200, "demo", 0, false, "answered"],
+      ["POST", "/v1/responses", 200, "demo", 1, true, "finished"],
+    ]);
+    expect(logs.every((l) => l.durationMs >= 0)).toBe(true);
+  });
+});
+
+describe("the official openai client against the mock", () => {
+  it("responses.create (non-streaming) then a follow-up over previous_response_id: a two-turn tool loop", async () => {
+    const { client } = await start();
+    const first = await client.responses.create({
+      model: "demo",
+      input: "What is in package.json?",
+      tools: TOOLS,
+    });
+    const call = first.output[0];
+    expect(call).toMatchObject({
+      type: "function_call",
+      name: "read_file",
+      arguments: '{"path":"package.json"}',
+    });
+    if (call?.type !== "function_call") throw new Error("no call");
+    const output = JSON.stringify({
+      tool: "read_file",
+      ok: true,
+      exit_code: 0,
+      stdout: '{"name":"eddy","version":"0.1.0"}\n',
+      stderr: "",
+    });
+    const second = await client.responses.create({
+      model: "demo",
+      previous_response_id: first.id,
+      input: [{ type: "function_call_output", call_id: call.call_id, output }],
+      tools: TOOLS,
+    });
+    expect(second.previous_response_id).toBe(first.id);
+    expect(second.output_text).toContain('name: "eddy", version: "0.1.0"');
+  });
+
+  it("responses.create with stream: true yields the spec's events in order", async () => {
+    const { client } = await start();
+    const stream = await client.responses.create({ model: "demo", input: "hello", stream: true });
+    const types: string[] = [];
+    let text = "";
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === "response.output_text.delta") text += event.delta;
+      if (event.type === "response.completed") expect(event.response.output_text ?? text).toBeDefined();
+    }
+    expect(types.slice(0, 4)).toEqual([
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      "response.content_part.added",
+    ]);
+    expect(types.slice(-4)).toEqual([
+      "response.output_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+      "response.completed",
+    ]);
+    expect(text).toContain("offline demo model");
+  });
+
+  it("responses.stream accepts the event order: finalResponse() over a two-turn tool loop", async () => {
+    const { client } = await start({
+      scenario: {
+        turns: [
+          {
+            items: [
+              { type: "reasoning", summary: ["Need the manifest."], encrypted_content: "enc_1" },
+              { type: "message", text: "Let me look.", phase: "commentary" },
+              {
+                type: "function_call",
+                name: "read_file",
+                arguments: { path: "package.json" },
+                call_id: "call_1",
+              },
+            ],
+          },
+          {
+            expect: { previousResponseId: true, functionCallOutputs: "call_1" },
+            items: [{ type: "message", text: ["It is eddy ", "0.1.0 ✓."], phase: "final_answer" }],
+          },
+        ],
+      },
+    });
+    const first = await client.responses
+      .stream({ model: "m", input: "what is it?", tools: TOOLS, include: ["reasoning.encrypted_content"] })
+      .finalResponse();
+    expect(first.status).toBe("completed");
+    expect(first.output.map((i) => i.type)).toEqual(["reasoning", "message", "function_call"]);
+    expect(first.output[0]).toMatchObject({
+      encrypted_content: "enc_1",
+      summary: [{ text: "Need the manifest." }],
+    });
+    const second = await client.responses
+      .stream({
+        model: "m",
+        previous_response_id: first.id,
+        input: [{ type: "function_call_output", call_id: "call_1", output: "{}" }],
+        tools: TOOLS,
+      })
+      .finalResponse();
+    expect(second.output_text).toBe("It is eddy 0.1.0 ✓.");
+  });
+
+  it("retries a 429 with retry-after-ms, then succeeds (the headers are what a client expects)", async () => {
+    const { client, server } = await start({
+      scenario: {
+        turns: [
+          { faults: { httpError: { status: 429, headers: { "retry-after-ms": "10" } } } },
+          { items: [{ type: "message", text: "after retry" }] },
+        ],
+      },
+    });
+    const response = await client.responses.create({ model: "m", input: "x" });
+    expect(response.output_text).toBe("after retry");
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it("rejects a wrong API key with 401 invalid_api_key", async () => {
+    server = await createMockServer({ apiKey: "right" });
+    const client = new OpenAI({ baseURL: server.url, apiKey: "wrong", maxRetries: 0 });
+    const error = await client.responses.create({ model: "m", input: "x" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect((error as InstanceType<typeof OpenAI.AuthenticationError>).code).toBe("invalid_api_key");
+  });
+
+  it("surfaces a 404 previous_response_not_found to the client", async () => {
+    const { client } = await start();
+    const error = await client.responses
+      .create({ model: "m", input: "x", previous_response_id: "resp_gone" })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((error as InstanceType<typeof OpenAI.NotFoundError>).code).toBe("previous_response_not_found");
+  });
+});
+
+describe("streaming for real", () => {
+  it("the client reads the first event before the server has written the last", async () => {
+    let finishedAt: number | undefined;
+    const { server } = await start({
+      scenario: { turns: [{ items: [{ type: "message", text: "word ".repeat(2000) }] }] },
+      onRequest: () => {
+        finishedAt = performance.now();
+      },
+    });
+    const response = await postStream(server.url, { model: "m", input: "x" });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read();
+    const firstAt = performance.now();
+    const text = new TextDecoder().decode(first.value);
+    expect(text).toContain("response.created");
+    expect(text).not.toContain("response.completed");
+    expect(finishedAt).toBeUndefined();
+    let chunks = 1;
+    while (!(await reader.read()).done) chunks++;
+    await waitFor(() => finishedAt !== undefined);
+    expect(finishedAt).toBeGreaterThan(firstAt);
+    expect(chunks).toBeGreaterThan(10);
+  });
+
+  it("with a stall after 2 events, the first event arrives long before the terminal one is written", async () => {
+    const { server } = await start({
+      scenario: {
+        turns: [
+          {
+            items: [{ type: "message", text: "hi" }],
+            faults: { stallAfterEvents: { afterEvents: 2, ms: 300 } },
+          },
+        ],
+      },
+    });
+    const start_ = performance.now();
+    const response = await postStream(server.url, { model: "m", input: "x" });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read();
+    expect(performance.now() - start_).toBeLessThan(200);
+    expect(new TextDecoder().decode(first.value)).toContain("response.created");
+    let rest = "";
+    for (let r = await reader.read(); !r.done; r = await reader.read())
+      rest += new TextDecoder().decode(r.value);
+    expect(performance.now() - start_).toBeGreaterThanOrEqual(280);
+    expect(rest).toContain("response.completed");
+  });
+});
+
+describe("concurrency", () => {
+  it("completes 50 parallel streaming requests, each a valid stream with its own ids", async () => {
+    const { server } = await start();
+    const reads = await Promise.all(
+      Array.from({ length: 50 }, async (_, i) =>
+        readSse((await postStream(server.url, { model: "m", input: `hello ${i}` })).body),
+      ),
+    );
+    for (const read of reads) expect(streamProblems(read)).toEqual([]);
+    const ids = reads.map((r) => (r.events.at(-1) as { response: { id: string } }).response.id);
+    expect(new Set(ids).size).toBe(50);
+    expect(server.requests).toHaveLength(50);
+    reads.forEach((read, i) => {
+      expect(read.text).toContain(`hello ${i}`);
+    });
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
+  const until = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > until) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
