@@ -249,17 +249,18 @@ class AgentLoop {
       const repaired = repairHistory(this.history);
       this.reportRepairs(repaired.repairs);
       this.history = repaired.items;
+      // A copy: the body is recorded in frames and must not change when the history grows.
       input =
         this.turn === 0 && typeof options.input === "string"
           ? initialInput(options.input, true)
-          : this.history;
+          : [...this.history];
     } else if (this.previousResponseId === undefined) {
       if (typeof options.input === "string") input = initialInput(options.input, false);
       else {
         const repaired = repairHistory(this.history);
         this.reportRepairs(repaired.repairs);
         this.history = repaired.items;
-        input = this.history;
+        input = [...this.history];
       }
     } else {
       const repaired = repairChainedOutputs(this.pendingCallIds, this.pendingOutputs);

@@ -1,4 +1,5 @@
 export { createFrameGate, type FrameGate } from "./gate.js";
+export { createTapeHeader, type TapeHeaderExtras } from "./header.js";
 export { createTapeRecorder, type TapeRecorder } from "./recorder.js";
 export {
   compareFrames,

@@ -135,7 +135,15 @@ class ReplayStream implements ProviderStream {
   }
 
   private requestStarted(attempt: number): ProviderFrame {
-    return { run_id: "", seq: -1, ts: 0, type: "request_started", turn: this.request.turn, attempt, body: this.request.body };
+    return {
+      run_id: "",
+      seq: -1,
+      ts: 0,
+      type: "request_started",
+      turn: this.request.turn,
+      attempt,
+      body: this.request.body,
+    };
   }
 
   private outcome(failure: RequestFailedFrame | undefined): ProviderOutcome {

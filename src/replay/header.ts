@@ -1,0 +1,66 @@
+/** Building a tape header from run options (never secrets: keys and headers are not run options). */
+
+import { LOOP_DEFAULTS } from "../loop/defaults.js";
+import type { RunOptions } from "../loop/options.js";
+import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
+import { compileSchema } from "../tools/schema.js";
+import { EDDY_VERSION } from "../version.js";
+import { TAPE_FORMAT, type TapeHeader } from "./tape.js";
+
+export interface TapeHeaderExtras {
+  runId: string;
+  /** Schema validation of provider events was on. */
+  validate: boolean;
+  /** The built-in tool set's switches, when the run used the built-ins. */
+  toolSet?: { allow_write: boolean; allow_shell: boolean };
+}
+
+export function createTapeHeader(options: RunOptions, extras: TapeHeaderExtras): TapeHeader {
+  const registry: ToolRegistry =
+    options.tools === undefined
+      ? createToolRegistry([])
+      : Array.isArray(options.tools)
+        ? createToolRegistry(options.tools)
+        : (options.tools as ToolRegistry);
+  const header: TapeHeader = {
+    type: "tape_header",
+    format: TAPE_FORMAT,
+    eddy_version: EDDY_VERSION,
+    run_id: extras.runId,
+    model: options.model,
+    mode: options.mode ?? (options.provider.capabilities.previousResponseId ? "chained" : "stateless"),
+    input: options.input,
+    tools: registry.names(),
+    limits: {
+      max_tool_calls: options.maxToolCalls ?? LOOP_DEFAULTS.maxToolCalls,
+      max_turns: options.maxTurns ?? LOOP_DEFAULTS.maxTurns,
+    },
+    provider: { name: options.provider.name, capabilities: options.provider.capabilities },
+    options: {
+      reset_tool_choice: options.resetToolChoice ?? LOOP_DEFAULTS.resetToolChoice,
+      tools_on_follow_up: options.toolsOnFollowUp ?? LOOP_DEFAULTS.toolsOnFollowUp,
+      tool_execution: options.toolExecution ?? LOOP_DEFAULTS.toolExecution,
+      parallel_tool_calls: options.parallelToolCalls ?? LOOP_DEFAULTS.parallelToolCalls,
+      validate: extras.validate,
+    },
+    workspace: ".",
+  };
+  if (options.instructions !== undefined) header.instructions = options.instructions;
+  if (extras.toolSet !== undefined) header.tool_set = extras.toolSet;
+  if (options.toolChoice !== undefined) header.options.tool_choice = options.toolChoice;
+  if (options.request !== undefined) header.options.request = options.request;
+  if (options.toolTimeoutMs !== undefined) header.options.tool_timeout_ms = options.toolTimeoutMs;
+  if (options.toolOutputCapBytes !== undefined)
+    header.options.tool_output_cap_bytes = options.toolOutputCapBytes;
+  if (options.outputSchema !== undefined) {
+    const schema = compileSchema(options.outputSchema.name, options.outputSchema.schema).jsonSchema;
+    header.options.output_schema = {
+      name: options.outputSchema.name,
+      schema,
+      strict: options.outputSchema.strict ?? true,
+    };
+    if (options.outputSchema.description !== undefined)
+      header.options.output_schema.description = options.outputSchema.description;
+  }
+  return header;
+}

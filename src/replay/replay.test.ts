@@ -1,0 +1,194 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { assertFrameInvariants } from "../../test/support/frames.js";
+import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
+import type { Frame } from "../frames/frame.js";
+import type { RunOptions } from "../loop/options.js";
+import { runAgent } from "../loop/run.js";
+import { createToolRegistry } from "../tools/registry.js";
+import { defineTool } from "../tools/tool.js";
+import { createTapeHeader } from "./header.js";
+import { createTapeRecorder } from "./recorder.js";
+import { replayTape } from "./replay.js";
+import { parseTape, readTape } from "./tape.js";
+
+const dir = mkdtempSync(join(tmpdir(), "eddy-replay-"));
+let n = 0;
+
+const echo = defineTool({
+  name: "echo",
+  description: "Echo",
+  parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+  execute: async (args) => {
+    await new Promise((r) => setTimeout(r, 5));
+    return `echo: ${(args as { text: string }).text}`;
+  },
+});
+const wait = defineTool({
+  name: "wait",
+  description: "Waits until cancelled",
+  parameters: { type: "object", properties: {} },
+  execute: (_a, ctx) =>
+    new Promise((_r, reject) => ctx.signal.addEventListener("abort", () => reject(new Error("aborted")))),
+});
+const tools = [echo, wait];
+
+async function record(scripts: Script[], options: Partial<RunOptions> = {}, cancelAfterMs?: number) {
+  const path = join(dir, `tape-${n++}.jsonl`);
+  const provider = createScriptedProvider(scripts);
+  const controller = new AbortController();
+  if (cancelAfterMs !== undefined) setTimeout(() => controller.abort("SIGINT"), cancelAfterMs);
+  const runOptions: RunOptions = {
+    provider,
+    model: "m",
+    input: "go",
+    tools,
+    workspace: dir,
+    signal: controller.signal,
+    runId: `run_test_${n}`,
+    ...options,
+  };
+  const recorder = createTapeRecorder(
+    path,
+    createTapeHeader(runOptions, { runId: `run_test_${n}`, validate: true }),
+    ["sk-secret"],
+  );
+  runOptions.onFrame = recorder.observer;
+  const handle = runAgent(runOptions);
+  const frames: Frame[] = [];
+  for await (const f of handle) frames.push(f);
+  recorder.close();
+  assertFrameInvariants(frames);
+  return { path, frames };
+}
+
+async function roundTrip(scripts: Script[], options: Partial<RunOptions> = {}, cancelAfterMs?: number) {
+  const { path, frames } = await record(scripts, options, cancelAfterMs);
+  const outcome = await replayTape(readTape(path), { registry: createToolRegistry(tools), workspace: dir });
+  expect(outcome.verdict, JSON.stringify(outcome.verdict).slice(0, 2000)).toEqual({
+    match: true,
+    frames: frames.length,
+  });
+  return { path, frames, outcome };
+}
+
+const call = (name: string, args: unknown, call_id?: string) =>
+  ({
+    type: "function_call",
+    name,
+    arguments: JSON.stringify(args),
+    ...(call_id ? { call_id } : {}),
+  }) as const;
+const text = (t: string) => ({ type: "message", text: t }) as const;
+
+describe("record → replay round trips", () => {
+  it("a plain answer", async () => {
+    await roundTrip([{ items: [text("Hello there")] }]);
+  });
+
+  it("a chained tool loop with two calls in one response", async () => {
+    const { frames } = await roundTrip([
+      { items: [call("echo", { text: "a" }, "c1"), call("echo", { text: "b" }, "c2")] },
+      { items: [text("done")] },
+    ]);
+    expect(frames.filter((f) => f.type === "tool_ended")).toHaveLength(2);
+  });
+
+  it("a tool that ends while the response still streams (eager execution)", async () => {
+    await roundTrip([
+      {
+        items: [call("echo", { text: "a" }, "c1"), text("streaming on while the tool runs")],
+        pauses: { 8: 20 },
+      },
+      { items: [text("done")] },
+    ]);
+  });
+
+  it("a stateless loop with reasoning", async () => {
+    await roundTrip(
+      [
+        { items: [{ type: "reasoning", summary: "s", encrypted_content: "E" }, call("echo", { text: "a" })] },
+        { items: [text("done")] },
+      ],
+      { mode: "stateless" },
+    );
+  });
+
+  it("retries (500 then success), with the recorded delays", async () => {
+    const { frames } = await roundTrip([{ http: { status: 500, body: "oops" } }, { items: [text("ok")] }]);
+    expect(frames.some((f) => f.type === "retry")).toBe(true);
+  });
+
+  it("the previous_response_not_found fallback", async () => {
+    const nf = {
+      http: { status: 404, body: { error: { code: "previous_response_not_found", message: "gone" } } },
+    };
+    const { frames } = await roundTrip([
+      { items: [call("echo", { text: "a" })] },
+      nf,
+      { items: [text("ok")] },
+    ]);
+    expect(frames.some((f) => f.type === "mode_changed")).toBe(true);
+  });
+
+  it("a failed run", async () => {
+    const { outcome } = await roundTrip([
+      { items: [text("partial")], status: "failed", error: { code: "server_error", message: "x" } },
+    ]);
+    expect(outcome.result.reason).toBe("failed");
+  });
+
+  it("a truncated stream (provider_error)", async () => {
+    const { outcome } = await roundTrip([{ items: [text("partial answer")], cutAfter: 4 }], {}, undefined);
+    expect(outcome.result.reason).toBe("provider_error");
+  });
+
+  it("a cancelled run (mid-tool)", async () => {
+    const { outcome } = await roundTrip([{ items: [call("wait", {})] }], {}, 30);
+    expect(outcome.result.reason).toBe("cancelled");
+  });
+
+  it("a run stopped by the tool-call budget", async () => {
+    const { outcome } = await roundTrip(
+      [{ items: [call("echo", { text: "a" }), call("echo", { text: "b" })] }],
+      { maxToolCalls: 1 },
+    );
+    expect(outcome.result.reason).toBe("max_tool_calls");
+  });
+});
+
+describe("replay verification", () => {
+  it("reports an edited provider event as a mismatch", async () => {
+    const { path } = await record([{ items: [text("Hello there")] }]);
+    const lines = readFileSync(path, "utf8").split("\n");
+    const i = lines.findIndex((l) => l.includes('"response.output_text.delta"'));
+    lines[i] = (lines[i] as string).replace('"delta":"Hell"', '"delta":"Jell"');
+    const tape = parseTape(lines.join("\n"));
+    const outcome = await replayTape(tape, { registry: createToolRegistry(tools), workspace: dir });
+    expect(outcome.verdict.match).toBe(false);
+  });
+
+  it("reports a request body that differs", async () => {
+    const { path } = await record([{ items: [text("hi")] }]);
+    const tape = readTape(path);
+    tape.header.model = "other-model";
+    const outcome = await replayTape(tape, { registry: createToolRegistry(tools), workspace: dir });
+    expect(outcome.verdict.match).toBe(false);
+    if (!outcome.verdict.match) expect(outcome.verdict.index).toBe(0);
+  });
+
+  it("refuses a tape from a newer format and a bad line, naming the problem", () => {
+    expect(() => parseTape('{"type":"tape_header","format":99}\n')).toThrow(/tape format 99 is newer/);
+    expect(() => parseTape('{"type":"tape_header","format":1}\nnot json\n{}\n')).toThrow(
+      /line 2: not valid JSON/,
+    );
+  });
+
+  it("tapes never hold a configured secret", async () => {
+    const { path } = await record([{ items: [text("the key is sk-secret-and-more")] }]);
+    expect(readFileSync(path, "utf8")).not.toContain("sk-secret");
+    writeFileSync(join(dir, "noop"), "");
+  });
+});
