@@ -119,7 +119,8 @@ function describeJson(text: string): string | undefined {
   const named = ["name", "version", "description", "license", "type"].filter(
     (k) => typeof doc[k] === "string",
   );
-  if (named.length > 0) facts.push(named.map((k) => `${k}: ${JSON.stringify(doc[k])}`).join(", "));
+  if (named.length > 0)
+    facts.push(named.map((k) => `${k}: ${JSON.stringify(clip(String(doc[k]), 80))}`).join(", "));
   const scripts = doc.scripts;
   if (scripts !== null && typeof scripts === "object" && !Array.isArray(scripts)) {
     const entries = Object.entries(scripts).filter(([, v]) => typeof v === "string");
@@ -226,6 +227,11 @@ function language(path: string): string {
     sh: "sh",
   };
   return known[ext] ?? "";
+}
+
+function clip(text: string, max: number): string {
+  const points = Array.from(text);
+  return points.length > max ? `${points.slice(0, max - 1).join("")}…` : text;
 }
 
 function plural(n: number, one: string, many = `${one}s`): string {

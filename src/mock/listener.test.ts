@@ -255,6 +255,79 @@ describe("streaming for real", () => {
   });
 });
 
+describe("backpressure and cleanup", () => {
+  it("a client that stops reading stops the server; it finishes once the client reads on", async () => {
+    let finished = false;
+    const big = JSON.stringify({ type: "acme:blob", sequence_number: 0, blob: "x".repeat(256 * 1024) });
+    const { server } = await start({
+      scenario: { turns: [{ rawEvents: Array.from({ length: 200 }, () => big) }] },
+      onRequest: () => {
+        finished = true;
+      },
+    });
+    const response = await postStream(server.url, { model: "m", input: "x" });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let bytes = (await reader.read()).value?.length ?? 0;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(finished).toBe(false); // 50 MB cannot all sit in socket buffers: the writer waits for 'drain'
+
+    for (let r = await reader.read(); !r.done; r = await reader.read()) bytes += r.value.length;
+    expect(bytes).toBeGreaterThan(200 * 256 * 1024);
+    await waitFor(() => finished);
+  });
+
+  it("a client that goes away mid-stream ends the stream (outcome cancelled)", async () => {
+    const logs: MockRequestLog[] = [];
+    const { server } = await start({
+      scenario: {
+        turns: [
+          {
+            items: [{ type: "message", text: "hi" }],
+            faults: { stallAfterEvents: { afterEvents: 2, ms: 10_000 } },
+          },
+        ],
+      },
+      onRequest: (l) => logs.push(l),
+    });
+    const abort = new AbortController();
+    const response = await fetch(`${server.url}/responses`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", input: "x", stream: true }),
+      signal: abort.signal,
+    });
+    await (response.body as ReadableStream<Uint8Array>).getReader().read();
+    abort.abort();
+    await waitFor(() => logs.length === 1);
+    expect(logs[0]?.outcome).toBe("cancelled");
+  });
+
+  it("close() ends stalled streams and open connections at once", async () => {
+    const { server } = await start({
+      scenario: {
+        turns: [
+          {
+            items: [{ type: "message", text: "hi" }],
+            faults: { stallAfterEvents: { afterEvents: 1, ms: 10_000 } },
+          },
+        ],
+      },
+    });
+    const response = await postStream(server.url, { model: "m", input: "x" });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    const started = performance.now();
+    await server.close();
+    expect(performance.now() - started).toBeLessThan(1_000);
+    await expect(
+      (async () => {
+        for (let r = await reader.read(); !r.done; r = await reader.read()) {
+          // drain what is left
+        }
+      })(),
+    ).rejects.toThrow();
+  });
+});
+
 describe("concurrency", () => {
   it("completes 50 parallel streaming requests, each a valid stream with its own ids", async () => {
     const { server } = await start();
