@@ -30,7 +30,7 @@ export interface CreateContext {
   nextTurn: () => number;
   /** Milliseconds since the epoch. */
   clock: () => number;
-  /** Aborted when the server closes. */
+  /** Aborted when the server closes or the client goes away. */
   signal: AbortSignal;
   /** Headers every answer carries (`x-request-id`). */
   headers: Record<string, string>;

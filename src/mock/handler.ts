@@ -92,7 +92,16 @@ export function createMockHandler(options: MockOptions = {}): MockHandler {
         allow(request.method, "POST", path);
         const result = await createResponse(
           text,
-          { store, ids, scenario, clock, headers, signal: closed.signal, nextTurn: () => turns++ },
+          {
+            store,
+            ids,
+            scenario,
+            clock,
+            headers,
+            // Stalls end when the server closes or the client goes away.
+            signal: AbortSignal.any([closed.signal, request.signal]),
+            nextTurn: () => turns++,
+          },
           info,
         );
         if (info.turn !== undefined) record.turn = info.turn;
@@ -116,6 +125,10 @@ export function createMockHandler(options: MockOptions = {}): MockHandler {
       if (isDropError(error)) {
         log(0, "dropped");
         throw error;
+      }
+      if (request.signal.aborted || closed.signal.aborted) {
+        log(0, "cancelled"); // the client left (or the server closed) during a stall: nobody to answer
+        return new Response(null, { status: 499, headers });
       }
       const problem = problemOf(error) ?? {
         status: 500,

@@ -134,6 +134,10 @@ async function serve(req: IncomingMessage, res: ServerResponse, handler: (r: Req
 async function pipeStream(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
   const reader = body.getReader();
   const cancel = () => void reader.cancel().catch(() => {});
+  if (res.destroyed) {
+    cancel(); // the client left while the answer was being prepared
+    return;
+  }
   res.once("close", cancel);
   try {
     for (;;) {

@@ -239,3 +239,31 @@ describe("rawEvents", () => {
     expect(JSON.stringify(body.output)).toContain("570");
   });
 });
+
+describe("example scenarios", () => {
+  const examples = join(import.meta.dirname, "examples");
+
+  it("tool-loop.yaml runs as documented", async () => {
+    const h = createMockHandler({ scenario: await loadScenario(join(examples, "tool-loop.yaml")) });
+    const tools = [{ type: "function", name: "read_file" }];
+    const first = await json(await post(h, { model: "m", input: "What is in package.json?", tools }));
+    expect((first.output as Array<{ call_id?: string }>)[1]?.call_id).toBe("call_read_1");
+    const second = await post(h, {
+      model: "m",
+      previous_response_id: first.id,
+      tools,
+      input: [{ type: "function_call_output", call_id: "call_read_1", output: "{}" }],
+    });
+    expect(JSON.stringify(await json(second))).toContain("package.json describes the project");
+  });
+
+  it("flaky-provider.yaml loads, and its third turn repeats", async () => {
+    const scenario = await loadScenario(join(examples, "flaky-provider.yaml"));
+    expect(scenario.turns.map((t) => t.label)).toEqual([
+      "rate limited",
+      "error before any output",
+      "slow, chopped and CRLF, then fine",
+    ]);
+    expect(scenario.turns[2]?.faults?.lineEnding).toBe("\r\n");
+  });
+});
