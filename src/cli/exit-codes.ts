@@ -1,0 +1,34 @@
+/** Exit codes of the CLI (DESIGN.md §5): the contract scripts rely on. */
+
+import { assertNever } from "../errors.js";
+import type { RunEndReason } from "../frames/frame.js";
+
+export const SUCCESS = 0;
+export const RUN_FAILED = 1;
+/** Bad usage, found before any request is sent. */
+export const USAGE_ERROR = 2;
+/** Stopped by a limit. */
+export const LIMIT_REACHED = 3;
+/** Cancelled by SIGINT/SIGTERM. */
+export const CANCELLED = 130;
+
+export function exitCodeFor(reason: RunEndReason): number {
+  switch (reason) {
+    case "completed":
+    case "terminal_tool":
+      return SUCCESS;
+    case "failed":
+    case "provider_error":
+    case "incomplete":
+    case "invalid_request":
+      return RUN_FAILED;
+    case "max_tool_calls":
+    case "max_turns":
+    case "no_progress":
+      return LIMIT_REACHED;
+    case "cancelled":
+      return CANCELLED;
+    default:
+      return assertNever(reason, "run end reason");
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * The human view (issue 6): the answer streams to stdout as it arrives; everything else —
+ * reasoning summaries (dimmed), tool calls with a spinner and their result, retries, mode changes,
+ * the final one-line summary and errors — goes to stderr. When stdout is piped it carries nothing
+ * but the answer; colours and the spinner exist only on a TTY.
+ */
+import type { Frame, FrameOf, RunEndedFrame } from "../frames/frame.js";
+import type { JsonObject } from "../protocol/types.js";
+import { clip, formatDuration, type Output, Spinner, type Styles } from "./terminal.js";
+
+export interface HumanRendererOptions {
+  stdout: Output;
+  stderr: Output;
+  styles: Styles;
+  /** Monotonic ms, for time to first token and total time. */
+  now: () => number;
+}
+
+export class HumanRenderer {
+  private readonly spinner: Spinner | undefined;
+  private readonly started: number;
+  private firstToken: number | undefined;
+  private textItem: string | undefined;
+  private stdoutAtLineStart = true;
+  private wroteText = false;
+  private reasoningOpen = false;
+  private readonly calls = new Map<string, FrameOf<"tool_call">>();
+
+  constructor(private readonly options: HumanRendererOptions) {
+    this.spinner = options.stderr.isTTY === true ? new Spinner(options.stderr) : undefined;
+    this.started = options.now();
+  }
+
+  /** Both streams go to one terminal: a diagnostic line must not land in the middle of the answer. */
+  private get sharedTerminal(): boolean {
+    return this.options.stdout.isTTY === true && this.options.stderr.isTTY === true;
+  }
+
+  onFrame(frame: Frame): void {
+    switch (frame.type) {
+      case "output_text_delta":
+        this.text(frame);
+        break;
+      case "provider_event":
+        this.reasoning(frame.data);
+        break;
+      case "tool_call":
+        this.calls.set(frame.call_id, frame);
+        break;
+      case "tool_started":
+        this.toolStarted(frame);
+        break;
+      case "tool_ended":
+        this.toolEnded(frame);
+        break;
+      case "retry":
+        this.note(
+          this.options.styles.yellow(
+            `↻ retrying (attempt ${frame.attempt}) in ${formatDuration(frame.delay_ms)}: ${frame.reason}`,
+          ),
+        );
+        break;
+      case "mode_changed":
+        this.note(this.options.styles.yellow(`↻ switching to ${frame.to} mode (${frame.reason})`));
+        break;
+      case "history_repaired":
+        this.note(
+          this.options.styles.yellow(
+            `⚠ repaired the conversation before sending: ${frame.repairs.map((r) => r.detail).join("; ")}`,
+          ),
+        );
+        break;
+      case "cancel_requested":
+        this.note(this.options.styles.yellow(`■ cancelling (${frame.reason})…`));
+        break;
+      case "run_ended":
+        this.ended(frame);
+        break;
+      default:
+        break;
+    }
+  }
+
+  private text(frame: FrameOf<"output_text_delta">): void {
+    this.closeReasoning();
+    this.firstToken ??= this.options.now();
+    if (this.textItem !== undefined && frame.item_id !== this.textItem && this.wroteText)
+      this.writeOut("\n\n");
+    this.textItem = frame.item_id;
+    this.writeOut(frame.delta);
+    this.wroteText = true;
+  }
+
+  private reasoning(data: unknown): void {
+    if (data === null || typeof data !== "object") return;
+    const event = data as JsonObject;
+    if (event.type === "response.reasoning_summary_text.delta" && typeof event.delta === "string") {
+      const { stderr, styles } = this.options;
+      if (!this.reasoningOpen) {
+        this.breakStdoutLine();
+        stderr.write(styles.dim("thinking: "));
+        this.reasoningOpen = true;
+      }
+      stderr.write(styles.dim(event.delta));
+    } else if (
+      event.type === "response.reasoning_summary_part.done" ||
+      event.type === "response.output_item.done"
+    ) {
+      this.closeReasoning();
+    }
+  }
+
+  private closeReasoning(): void {
+    if (!this.reasoningOpen) return;
+    this.reasoningOpen = false;
+    this.options.stderr.write("\n");
+  }
+
+  private describeCall(callId: string, name: string): string {
+    const call = this.calls.get(callId);
+    const args =
+      call === undefined ? "" : ` ${clip(call.arguments.trim() === "" ? "{}" : call.arguments, 72)}`;
+    return `${this.options.styles.cyan(name)}${args}`;
+  }
+
+  private toolStarted(frame: FrameOf<"tool_started">): void {
+    this.closeReasoning();
+    this.breakStdoutLine();
+    const label = this.describeCall(frame.call_id, frame.name);
+    if (this.spinner !== undefined) this.spinner.start(label);
+    else this.options.stderr.write(`→ ${label}\n`);
+  }
+
+  private toolEnded(frame: FrameOf<"tool_ended">): void {
+    const { styles, stderr } = this.options;
+    this.spinner?.stop();
+    const status = frame.ok ? styles.green("✓") : styles.red("✗");
+    const detail = frame.ok ? "" : ` — ${clip(errorOf(frame.output), 100)}`;
+    const label =
+      this.spinner !== undefined ? `${this.describeCall(frame.call_id, frame.name)} ` : `${frame.name} `;
+    stderr.write(`${status} ${label}${styles.dim(`(${formatDuration(frame.duration_ms)})`)}${detail}\n`);
+  }
+
+  private note(line: string): void {
+    this.spinner?.stop();
+    this.closeReasoning();
+    this.breakStdoutLine();
+    this.options.stderr.write(`${line}\n`);
+  }
+
+  private ended(frame: RunEndedFrame): void {
+    const { styles, stderr } = this.options;
+    this.spinner?.stop();
+    this.closeReasoning();
+    if (this.wroteText && !this.stdoutAtLineStart) this.writeOut("\n");
+    const total = this.options.now() - this.started;
+    const ok = frame.reason === "completed" || frame.reason === "terminal_tool";
+    if (frame.error !== undefined) {
+      stderr.write(`${styles.red(`eddy: ${frame.reason}:`)} ${frame.error.message}${hintFor(frame)}\n`);
+    }
+    const parts = [
+      ok ? styles.green(`✓ ${frame.reason}`) : styles.red(`✗ ${frame.reason}`),
+      plural(frame.turns, "turn"),
+      plural(frame.tool_calls, "tool call"),
+      `${frame.usage.input_tokens.toLocaleString("en-US")} in / ${frame.usage.output_tokens.toLocaleString("en-US")} out tokens`,
+    ];
+    if (this.firstToken !== undefined)
+      parts.push(`first token ${formatDuration(this.firstToken - this.started)}`);
+    parts.push(formatDuration(total));
+    stderr.write(`${styles.dim(parts.join(" · "))}\n`);
+  }
+
+  private writeOut(text: string): void {
+    if (text === "") return;
+    this.options.stdout.write(text);
+    this.stdoutAtLineStart = text.endsWith("\n");
+  }
+
+  private breakStdoutLine(): void {
+    if (this.sharedTerminal && !this.stdoutAtLineStart) this.writeOut("\n");
+  }
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+function errorOf(output: string): string {
+  try {
+    const parsed = JSON.parse(output) as {
+      error?: { message?: unknown };
+      stderr?: unknown;
+      exit_code?: unknown;
+    };
+    if (typeof parsed.error?.message === "string") return parsed.error.message;
+    if (typeof parsed.stderr === "string" && parsed.stderr !== "") return parsed.stderr;
+    if (typeof parsed.exit_code === "number") return `exit code ${parsed.exit_code}`;
+  } catch {}
+  return output;
+}
+
+/** What to do next, for the errors a user can act on. */
+function hintFor(frame: RunEndedFrame): string {
+  switch (frame.reason) {
+    case "max_tool_calls":
+    case "max_turns":
+    case "no_progress":
+    case "cancelled":
+      return "";
+    case "incomplete":
+      return frame.error?.code === "max_output_tokens"
+        ? " (raise max_output_tokens or lower the reasoning effort)"
+        : "";
+    default:
+      return frame.error?.code === "stream_truncated" || frame.error?.code === "idle_timeout"
+        ? " (the provider stopped mid-response; try again, or raise --idle-timeout)"
+        : "";
+  }
+}

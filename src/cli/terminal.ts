@@ -1,0 +1,81 @@
+/**
+ * Terminal helpers: ANSI styles only on a TTY and only when NO_COLOR is unset
+ * (https://no-color.org), and a spinner that exists only on an interactive stderr.
+ */
+
+export interface Output {
+  write(text: string): unknown;
+  isTTY?: boolean;
+}
+
+export interface Styles {
+  dim(text: string): string;
+  bold(text: string): string;
+  red(text: string): string;
+  green(text: string): string;
+  yellow(text: string): string;
+  cyan(text: string): string;
+}
+
+const plain = (text: string) => text;
+const ansi = (open: number, close: number) => (text: string) => `\x1b[${open}m${text}\x1b[${close}m`;
+
+/** Styles for `stream`: real ANSI codes on a TTY without NO_COLOR, identity functions otherwise. */
+export function stylesFor(stream: Output, env: Readonly<Record<string, string | undefined>>): Styles {
+  const color =
+    stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === "") && env.TERM !== "dumb";
+  if (!color) return { dim: plain, bold: plain, red: plain, green: plain, yellow: plain, cyan: plain };
+  return {
+    dim: ansi(2, 22),
+    bold: ansi(1, 22),
+    red: ansi(31, 39),
+    green: ansi(32, 39),
+    yellow: ansi(33, 39),
+    cyan: ansi(36, 39),
+  };
+}
+
+const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/** A one-line spinner on an interactive stream: `start` shows it, `stop` clears the line. */
+export class Spinner {
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private frame = 0;
+  private label = "";
+
+  constructor(private readonly out: Output) {}
+
+  get active(): boolean {
+    return this.timer !== undefined;
+  }
+
+  start(label: string): void {
+    this.stop();
+    this.label = label;
+    this.render();
+    this.timer = setInterval(() => this.render(), 80);
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.timer === undefined) return;
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.out.write("\r\x1b[2K");
+  }
+
+  private render(): void {
+    this.out.write(`\r\x1b[2K${FRAMES[this.frame++ % FRAMES.length]} ${this.label}`);
+  }
+}
+
+/** `text` cut to `max` characters (on a code point boundary) with an ellipsis. */
+export function clip(text: string, max: number): string {
+  const chars = [...text.replace(/\s+/g, " ")];
+  return chars.length <= max ? chars.join("") : `${chars.slice(0, max - 1).join("")}…`;
+}
+
+/** "1.2 s", "340 ms". */
+export function formatDuration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+}
