@@ -75,7 +75,11 @@ export const grepTool: ToolDefinition<GrepArgs> = {
     const target = await resolveInWorkspace(await workspaceRoot(workspace), args.path ?? ".", "grep");
     let isDir: boolean;
     try {
-      isDir = (await stat(target.absolute)).isDirectory();
+      const info = await stat(target.absolute);
+      isDir = info.isDirectory();
+      if (!isDir && !info.isFile()) {
+        throw toolFailure("tool_failed", `grep: ${target.display} is not a regular file or directory`);
+      }
     } catch (error) {
       throw fsFailure("grep", error, target.display);
     }

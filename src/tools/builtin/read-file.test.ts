@@ -113,3 +113,14 @@ describe("read_file", () => {
     expect(r.error?.message).toMatch(message);
   });
 });
+
+describe("read_file on special files", () => {
+  it("refuses a FIFO instead of blocking on it", async () => {
+    const { execFileSync } = await import("node:child_process");
+    execFileSync("mkfifo", [`${box.root}/pipe`]);
+    const r = await read({ path: "pipe" });
+    expect(r.error?.message).toMatch(/pipe is not a regular file/);
+    const g = await runTool(registry, box.root, "grep", { pattern: "x", path: "pipe" });
+    expect(g.error?.message).toMatch(/pipe is not a regular file or directory/);
+  });
+});

@@ -4,7 +4,7 @@
  * chunks, so a huge file costs a scan, never its size in memory. Refuses directories and binary
  * files (a NUL byte in the first 8 KiB, or in the text it would return).
  */
-import { type FileHandle, open } from "node:fs/promises";
+import { type FileHandle, open, stat } from "node:fs/promises";
 import { TOOL_DEFAULTS } from "../defaults.js";
 import { type ToolDefinition, toolResult } from "../tool.js";
 import { utf8Head } from "../utf8.js";
@@ -62,18 +62,22 @@ export const readFileTool: ToolDefinition<ReadFileArgs> = {
     const target = await resolveInWorkspace(await workspaceRoot(workspace), args.path, "read_file");
     let handle: FileHandle;
     try {
-      handle = await open(target.absolute, "r");
-    } catch (error) {
-      throw fsFailure("read_file", error, target.display);
-    }
-    try {
-      const stat = await handle.stat();
-      if (stat.isDirectory()) {
+      // Checked before opening: opening a FIFO for reading would block until a writer appears.
+      const info = await stat(target.absolute);
+      if (info.isDirectory()) {
         throw toolFailure(
           "tool_failed",
           `read_file: ${target.display} is a directory; use list_dir to see its entries`,
         );
       }
+      if (!info.isFile()) {
+        throw toolFailure("tool_failed", `read_file: ${target.display} is not a regular file`);
+      }
+      handle = await open(target.absolute, "r");
+    } catch (error) {
+      throw fsFailure("read_file", error, target.display);
+    }
+    try {
       const scan = await scanLines(handle, { startLine, endLine, maxBytes, signal });
       if (scan.binary) {
         throw toolFailure(
