@@ -15,6 +15,12 @@ export const MOCK_DEFAULTS = {
   textDeltaChars: 12,
   /** Function-call arguments and reasoning text are streamed in fragments of this many characters. */
   fragmentChars: 8,
+  /** The first this-many chunks of a stream carry one event each, so a client sees them at once. */
+  unbatchedChunks: 16,
+  /** Later, events produced back to back share a chunk: at most this many per chunk… */
+  batchEvents: 32,
+  /** …and at most about this many characters. */
+  batchChars: 16 * 1024,
   /** `incomplete_details.reason` of a scripted `incomplete` turn that names none. */
   incompleteReason: "max_output_tokens",
   /** Echoed settings a request leaves out (the values OpenAI reports for the same omissions). */

@@ -2,13 +2,15 @@
  * Events → an SSE body, with the turn's faults applied (see `faults.ts`). The body is a pull-based
  * `ReadableStream` with no buffer (`highWaterMark: 0`): the next event is produced only when the
  * consumer asks for it, so a slow client slows the producer and the first event leaves before the
- * last one exists. Each event (or, with `chunkBytes`, each small chunk) is one stream chunk, which
- * the listener writes and flushes on its own.
+ * last one exists. The first events are one chunk each, later ones are batched (see `Batch`); with
+ * `chunkBytes` the bytes are re-cut into chunks of that size. The listener writes and flushes each
+ * chunk on its own.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { EddyError } from "../errors.js";
 import type { ItemField, JsonObject, ResponseResource } from "../protocol/types.js";
 import { encodeSseDone, encodeSseMessage, type SseLineEnding } from "../sse/encoder.js";
+import { MOCK_DEFAULTS } from "./defaults.js";
 import {
   type ErrorEventFault,
   errorEventPayload,
@@ -78,50 +80,88 @@ export function createSseBody(options: SseBodyOptions): ReadableStream<Uint8Arra
   );
 }
 
-/** The body as text pieces: one per event, comment, garbage line or `[DONE]`. */
+/**
+ * Collects encoded pieces into chunks. The first chunks carry one piece each (a client sees the
+ * first events at once); after that, pieces produced back to back are batched (up to
+ * `MOCK_DEFAULTS.batchEvents` pieces or `batchChars` characters), as a busy network would, so long
+ * streams are cheap. Before a stall, a drop or the end, what is pending goes out (`flush`).
+ */
+class Batch {
+  private text = "";
+  private pieces = 0;
+  private chunks = 0;
+  add(piece: string): void {
+    this.text += piece;
+    this.pieces++;
+  }
+  get ready(): boolean {
+    return (
+      this.chunks < MOCK_DEFAULTS.unbatchedChunks ||
+      this.pieces >= MOCK_DEFAULTS.batchEvents ||
+      this.text.length >= MOCK_DEFAULTS.batchChars
+    );
+  }
+  get empty(): boolean {
+    return this.pieces === 0;
+  }
+  take(): string {
+    const text = this.text;
+    this.text = "";
+    this.pieces = 0;
+    this.chunks++;
+    return text;
+  }
+}
+
+/** The body as text chunks (see `Batch`), with the faults applied. */
 async function* sseText(options: SseBodyOptions, signal: AbortSignal): AsyncGenerator<string> {
   const { faults } = options;
   const nl: SseLineEnding = faults.lineEnding ?? "\n";
+  const batch = new Batch();
   if (faults.stallBeforeBodyMs !== undefined) await sleep(faults.stallBeforeBodyMs, undefined, { signal });
   const done: ItemField[] = [];
   let lastSnapshot: JsonObject | undefined;
   let lastSeq = -1;
   let terminalSeen = false;
   let count = 0;
-  const errorEvent = (fault: ErrorEventFault): string[] => {
+  let drop = false;
+  const addErrorEvent = (fault: ErrorEventFault) => {
     const payload = errorEventPayload(fault);
-    const out = [encodeEvent({ type: "error", sequence_number: ++lastSeq, error: payload }, faults, nl)];
-    if (!terminalSeen) {
-      const error = { code: payload.code ?? payload.type, message: payload.message };
-      const response = options.failedResponse(done, error, lastSnapshot);
-      if (response !== undefined) {
-        out.push(encodeEvent({ type: "response.failed", sequence_number: ++lastSeq, response }, faults, nl));
-      }
+    const error = { type: "error", sequence_number: ++lastSeq, error: payload };
+    batch.add(encodeEvent(error, error, faults, nl));
+    if (terminalSeen) return;
+    const failure = { code: payload.code ?? payload.type, message: payload.message };
+    const response = options.failedResponse(done, failure, lastSnapshot);
+    if (response !== undefined) {
+      const failed = { type: "response.failed", sequence_number: ++lastSeq, response };
+      batch.add(encodeEvent(failed, failed, faults, nl));
     }
-    return out;
   };
   for (;;) {
-    if (faults.dropAfterEvents === count) throw connectionDropped(count);
-    if (faults.errorEvent?.afterEvents === count) {
-      yield* errorEvent(faults.errorEvent);
+    if (faults.dropAfterEvents === count) {
+      drop = true;
       break;
     }
-    if (faults.invalidJsonAfterEvents === count) yield invalidJsonLine(nl);
+    if (faults.errorEvent?.afterEvents === count) {
+      addErrorEvent(faults.errorEvent);
+      break;
+    }
+    if (faults.invalidJsonAfterEvents === count) batch.add(invalidJsonLine(nl));
     const next = options.events.next();
     if (next.done === true) {
       // Faults set past the end of the stream happen before `[DONE]`.
-      if (faults.invalidJsonAfterEvents !== undefined && faults.invalidJsonAfterEvents > count)
-        yield invalidJsonLine(nl);
-      if (faults.dropAfterEvents !== undefined && faults.dropAfterEvents > count)
-        throw connectionDropped(count);
-      if (faults.errorEvent !== undefined && faults.errorEvent.afterEvents > count)
-        yield* errorEvent(faults.errorEvent);
+      if (faults.invalidJsonAfterEvents !== undefined && faults.invalidJsonAfterEvents > count) {
+        batch.add(invalidJsonLine(nl));
+      }
+      if (faults.dropAfterEvents !== undefined && faults.dropAfterEvents > count) drop = true;
+      else if (faults.errorEvent !== undefined && faults.errorEvent.afterEvents > count)
+        addErrorEvent(faults.errorEvent);
       break;
     }
     const event = next.value;
-    yield encodeEvent(event, faults, nl);
-    count++;
     const parsed = typeof event === "string" ? parseObject(event) : event;
+    batch.add(encodeEvent(event, parsed, faults, nl));
+    count++;
     if (parsed !== undefined) {
       if (typeof parsed.sequence_number === "number") lastSeq = Math.max(lastSeq, parsed.sequence_number);
       if (
@@ -138,16 +178,30 @@ async function* sseText(options: SseBodyOptions, signal: AbortSignal): AsyncGene
       }
     }
     if (faults.keepAliveEvery !== undefined && count % faults.keepAliveEvery === 0)
-      yield keepAliveComment(nl);
+      batch.add(keepAliveComment(nl));
     const stall = faults.stallAfterEvents;
-    if (stall !== undefined && stall.afterEvents === count) await sleep(stall.ms, undefined, { signal });
+    if (stall !== undefined && stall.afterEvents === count) {
+      if (!batch.empty) yield batch.take();
+      await sleep(stall.ms, undefined, { signal });
+    } else if (batch.ready) {
+      yield batch.take();
+    }
   }
-  if (faults.omitDone !== true) yield encodeSseDone(nl);
+  if (drop) {
+    if (!batch.empty) yield batch.take(); // what was written before the drop still arrives
+    throw connectionDropped(count);
+  }
+  if (faults.omitDone !== true) batch.add(encodeSseDone(nl));
+  if (!batch.empty) yield batch.take();
 }
 
-function encodeEvent(event: JsonObject | string, faults: MockFaults, nl: SseLineEnding): string {
+function encodeEvent(
+  event: JsonObject | string,
+  parsed: JsonObject | undefined,
+  faults: MockFaults,
+  nl: SseLineEnding,
+): string {
   const data = typeof event === "string" ? event : JSON.stringify(event);
-  const parsed = typeof event === "string" ? parseObject(event) : event;
   const type = parsed?.type;
   if (faults.omitEventLines === true || typeof type !== "string" || /[\r\n]/.test(type)) {
     return encodeSseMessage({ data }, nl);
