@@ -116,7 +116,7 @@ function rawAnswer(
   conversation: Conversation,
   ctx: CreateContext,
   info: CreateInfo,
-): Promise<CreateResult> | CreateResult {
+): CreateResult {
   const keep = (resource: ResponseResource) => {
     info.responseId = resource.id;
     if (body.store !== false) ctx.store.put({ resource, context: conversation.context });

@@ -144,7 +144,7 @@ async function pipeStream(body: ReadableStream<Uint8Array>, res: ServerResponse)
       const { done, value } = await reader.read();
       if (done) break;
       if (res.destroyed) return;
-      if (!res.write(value)) await Promise.race([once(res, "drain"), once(res, "close")]);
+      if (!res.write(value)) await drained(res);
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     res.end();
@@ -153,6 +153,19 @@ async function pipeStream(body: ReadableStream<Uint8Array>, res: ServerResponse)
   } finally {
     res.off("close", cancel);
   }
+}
+
+/** Resolves on `'drain'` (or `'close'`), leaving no listener behind either way. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
 }
 
 /** The request body, or `undefined` when it exceeds `MOCK_DEFAULTS.maxBodyBytes`. */
