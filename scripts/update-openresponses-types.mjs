@@ -66,7 +66,31 @@ function toJsonSchema(node, schemas, insideProperties = false) {
     out.oneOf = union.members.map((ref) => ({ $ref: rewriteRef(ref) }));
     out.discriminator = { propertyName: union.propertyName };
   }
-  return out;
+  return insideProperties ? out : nullableShortcut(out);
+}
+
+const ANNOTATIONS = new Set(["description", "title", "default", "examples", "deprecated"]);
+
+/**
+ * `anyOf: [X, {type: "null"}]` (the spec's nullable fields) made cheap, with the same meaning:
+ * `type: [T, "null"]` when X is a bare `{type: T}`, else `if: {type: "null"}, else: X`. ajv
+ * evaluates an `if` without creating errors, where `anyOf` allocates an error object for the failed
+ * branch of every null (or non-null) value, and a ResponseResource has a dozen of them; and a
+ * failed `else` reports X's own errors, not "must match a schema in anyOf".
+ */
+function nullableShortcut(schema) {
+  const branches = schema.anyOf;
+  if (!Array.isArray(branches) || branches.length !== 2) return schema;
+  if (["type", "if", "then", "else", "oneOf", "allOf", "not"].some((k) => k in schema)) return schema;
+  const isNull = (b) => b?.type === "null" && Object.keys(b).every((k) => k === "type" || ANNOTATIONS.has(k));
+  const nullIndex = branches.findIndex(isNull);
+  if (nullIndex === -1) return schema;
+  const other = branches[1 - nullIndex];
+  const { anyOf: _anyOf, ...rest } = schema;
+  if (typeof other.type === "string" && Object.keys(other).every((k) => k === "type" || ANNOTATIONS.has(k))) {
+    return { ...rest, type: [other.type, "null"] };
+  }
+  return { ...rest, if: { type: "null" }, else: other };
 }
 
 function rewriteRef(ref) {
@@ -84,11 +108,13 @@ function rewriteRef(ref) {
  * one-member `oneOf` so the tag is checked first. Anything else keeps plain `oneOf` semantics.
  */
 function discriminatedUnion(node, schemas) {
-  const propertyName = node.discriminator?.propertyName;
-  if (typeof propertyName !== "string" || node.discriminator.mapping) return null;
+  // A `oneOf` the spec does not mark (e.g. TextField.format) qualifies too when it meets the rules.
+  const propertyName = node.discriminator?.propertyName ?? (Array.isArray(node.oneOf) ? "type" : undefined);
+  if (typeof propertyName !== "string" || node.discriminator?.mapping) return null;
   let members;
   if (Array.isArray(node.oneOf) && !("$ref" in node)) members = node.oneOf.map((m) => m?.$ref);
-  else if (typeof node.$ref === "string" && !("oneOf" in node) && !("anyOf" in node)) members = [node.$ref];
+  else if (typeof node.$ref === "string" && node.discriminator && !("oneOf" in node) && !("anyOf" in node))
+    members = [node.$ref];
   else return null;
   const tags = new Set();
   for (const ref of members) {

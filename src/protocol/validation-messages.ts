@@ -7,7 +7,9 @@
  * scripts/update-openresponses-types.mjs). That leaves three things to do here:
  *
  * - **Unions.** ajv reports a failed union's branch errors before the union's own error.
- *   A nullable wrapper (`anyOf: [X, {type: "null"}]`) around a non-null value reports X's errors:
+ *   The generator compiles the spec's nullable wrappers (`anyOf: [X, {type: "null"}]`) to
+ *   `if: {type: "null"}, else: X`, whose failure is X's own errors (the "if" error is dropped);
+ *   a wrapper left as `anyOf` around a non-null value also reports X's errors:
  *   "/item matches no schema of its union" would hide that a message item's annotation was the
  *   problem. Any other failed union becomes one message naming the value's `type`, with the first
  *   error of a branch that accepted that `type`, when there is one.
@@ -70,6 +72,8 @@ export function formatValidationErrors(errors: CompiledValidator["errors"], data
 function collapseUnions(errors: readonly AjvError[], data: unknown): (AjvError | string)[] {
   const out: { path: string; item: AjvError | string }[] = [];
   for (const e of errors) {
+    // A failed `else` already reported its own errors; "must match "else" schema" adds nothing.
+    if (e.keyword === "if") continue;
     if (e.keyword !== "oneOf" && e.keyword !== "anyOf") {
       out.push({ path: e.instancePath, item: e });
       continue;
