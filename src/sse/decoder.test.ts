@@ -147,6 +147,55 @@ describe("SSE decoder (WHATWG rules)", () => {
     expect(() => decodeChunks(chunks, 100)).toThrowError(/exceeds maxMessageSize/);
   });
 
+  it("joins a long line split over many chunks in linear time", () => {
+    // 2 MB of data in 16-byte chunks: re-concatenating the partial line on every feed would copy
+    // ~130 GB; kept in pieces it is one join.
+    const value = "0123456789abcdef".repeat(128 * 1024);
+    const bytes = utf8(`event: big\ndata: ${value}\n\ndata: 2\n\n`);
+    const chunks: Uint8Array[] = [];
+    for (let i = 0; i < bytes.length; i += 16) chunks.push(bytes.subarray(i, i + 16));
+    const started = Date.now();
+    const out = decodeChunks(chunks);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(out.messages.map((m) => [m.event, m.data.length])).toEqual([
+      ["big", value.length],
+      [undefined, 1],
+    ]);
+    expect(out.messages[0]?.data).toBe(value);
+    expect(out.messages[0]?.raw).toBe(`event: big\ndata: ${value}\n`);
+  });
+
+  it.each([
+    ["LF", "\n"],
+    ["CRLF", "\r\n"],
+    ["CR", "\r"],
+  ])("decodes large chunks (dispatched from their first blank line on) alike: %s", (_label, nl) => {
+    // Chunks over 2 KiB are decoded in two steps, cut after their first blank line.
+    const body = Array.from(
+      { length: 40 },
+      (_, i) => `event: e${i}${nl}data: {"i":${i},"t":"北京 🌍 ${"x".repeat(i * 7)}"}${nl}${nl}`,
+    ).join("");
+    const out = decodeEverywhere(body);
+    expect(out.messages).toHaveLength(40);
+    expect(out.messages[39]).toEqual(
+      msg(
+        `{"i":39,"t":"北京 🌍 ${"x".repeat(273)}"}`,
+        `event: e39${nl}data: {"i":39,"t":"北京 🌍 ${"x".repeat(273)}"}${nl}`,
+        "e39",
+      ),
+    );
+    const bytes = utf8(body);
+    const big = decodeChunks([bytes.subarray(0, 3000), bytes.subarray(3000)]);
+    expect(big.messages).toEqual(out.messages);
+  });
+
+  it("keeps the field fast paths exact", () => {
+    const out = decodeEverywhere("data:x\ndata:\ndata: \nevent:\nevent:e2\ndatax: y\neventx: z\n\n");
+    expect(out.messages).toEqual([
+      msg("x\n\n", "data:x\ndata:\ndata: \nevent:\nevent:e2\ndatax: y\neventx: z\n", "e2"),
+    ]);
+  });
+
   it("is deterministic at any chunking (randomized streams)", () => {
     const rnd = seededRandom(42);
     const pieces = [

@@ -13,6 +13,7 @@
  * it calls back synchronously. `decodeSse()` adapts it to async iterables and web streams.
  */
 import { EddyError } from "../errors.js";
+import { createUtf8StreamDecoder } from "./utf8-decoder.js";
 
 /** One dispatched SSE message. */
 export interface SseMessage {
@@ -53,6 +54,9 @@ export const SSE_DEFAULTS = {
 } as const;
 
 const LF = 10;
+const CR = 13;
+/** Byte chunks larger than this are decoded in two steps (see `feed`). */
+const SPLIT_CHUNKS_OVER = 2048;
 const COLON = 58;
 const SPACE = 32;
 
@@ -60,10 +64,15 @@ const SPACE = 32;
 export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
   const { onMessage, onComment } = options;
   const maxMessageSize = options.maxMessageSize ?? SSE_DEFAULTS.maxMessageSize;
-  const textDecoder = new TextDecoder("utf-8"); // strips a leading BOM; bad bytes become U+FFFD
+  const utf8 = createUtf8StreamDecoder(); // bad bytes become U+FFFD; keeps a BOM (feedText strips the first)
 
-  /** The unterminated tail of the last chunk: always part of one line, never containing CR or LF. */
-  let partialLine = "";
+  /**
+   * The unterminated tail of earlier chunks: always part of one line, never containing CR or LF.
+   * Kept in pieces and joined only when a line end arrives: concatenating on every feed would make
+   * a long line (a 1 MB `response.completed`) arriving in small chunks cost O(N²).
+   */
+  let partial: string[] = [];
+  let partialLength = 0;
   /** Raw text of the current message from earlier chunks. */
   let rawPrefix = "";
   /** The current message's fields. `dataLines === 0` means no data field yet. */
@@ -112,15 +121,6 @@ export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
       return;
     }
     hasFields = true;
-    // Fast paths for the two fields every Open Responses event has.
-    if (c0 === 100 /* d */ && line.startsWith("data:")) {
-      appendData(line.charCodeAt(5) === SPACE ? line.slice(6) : line.slice(5));
-      return;
-    }
-    if (c0 === 101 /* e */ && line.startsWith("event:")) {
-      eventName = line.charCodeAt(6) === SPACE ? line.slice(7) : line.slice(6);
-      return;
-    }
     const colon = line.indexOf(":");
     const name = colon === -1 ? line : line.slice(0, colon);
     let value = colon === -1 ? "" : line.slice(colon + 1);
@@ -144,6 +144,23 @@ export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
     }
   }
 
+  /**
+   * The line `buf[start, end)`. Fast paths, reading `buf` in place (one slice, not two), for the two
+   * fields every Open Responses event has; everything else goes through `field`.
+   */
+  function lineAt(buf: string, start: number, end: number): void {
+    const c0 = buf.charCodeAt(start);
+    if (c0 === 100 /* d */ && buf.startsWith("data:", start)) {
+      hasFields = true;
+      appendData(buf.slice(buf.charCodeAt(start + 5) === SPACE ? start + 6 : start + 5, end));
+    } else if (c0 === 101 /* e */ && buf.startsWith("event:", start)) {
+      hasFields = true;
+      eventName = buf.slice(buf.charCodeAt(start + 6) === SPACE ? start + 7 : start + 6, end);
+    } else {
+      field(buf.slice(start, end));
+    }
+  }
+
   function appendData(value: string): void {
     if (dataLines === 0) data = value;
     else data = `${data}\n${value}`;
@@ -152,7 +169,22 @@ export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
   }
 
   function processText(text: string): void {
-    let buf = partialLine.length > 0 ? partialLine + text : text;
+    const crAt = text.indexOf("\r");
+    if (crAt === -1 && text.indexOf("\n") === -1) {
+      // No line end at all: the whole text continues the current line.
+      skipLeadingLF = false;
+      partial.push(text);
+      partialLength += text.length;
+      if (partialLength > maxMessageSize) fail("line", partialLength);
+      return;
+    }
+    let buf = text;
+    if (partialLength > 0) {
+      partial.push(text);
+      buf = partial.join("");
+      partial = [];
+      partialLength = 0;
+    }
     let pos = 0;
     if (skipLeadingLF) {
       skipLeadingLF = false;
@@ -163,8 +195,8 @@ export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
     }
     let msgStart = pos;
     const len = buf.length;
-    // Only `text` can hold CRs (partialLine never does), so an LF-only chunk takes the fast path.
-    const hasCR = text.indexOf("\r") !== -1;
+    // Only `text` can hold CRs (the partial line never does), so an LF-only chunk takes the fast path.
+    const hasCR = crAt !== -1;
     let nextCR = hasCR ? buf.indexOf("\r", pos) : -1;
     while (pos < len) {
       let end = buf.indexOf("\n", pos);
@@ -192,7 +224,7 @@ export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
         dispatch(raw);
         msgStart = next;
       } else {
-        field(buf.slice(pos, end));
+        lineAt(buf, pos, end);
       }
       pos = next;
     }
@@ -200,30 +232,49 @@ export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
       rawPrefix += buf.slice(msgStart, pos);
       if (rawPrefix.length > maxMessageSize) fail("message", rawPrefix.length);
     }
-    partialLine = pos < len ? buf.slice(pos) : "";
-    if (partialLine.length > maxMessageSize) fail("line", partialLine.length);
-    buf = "";
+    if (pos < len) {
+      partial.push(buf.slice(pos));
+      partialLength = len - pos;
+      if (partialLength > maxMessageSize) fail("line", partialLength);
+    }
+  }
+
+  function feedText(decoded: string): void {
+    let text = decoded;
+    if (firstText && text.length > 0) {
+      firstText = false;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a leading BOM (WHATWG: stripped once)
+    }
+    if (text.length > 0) processText(text);
   }
 
   return {
     feed(chunk) {
       if (ended) throw new EddyError("sse_stream_error", "SSE decoder: feed() after end()");
-      let text = typeof chunk === "string" ? chunk : textDecoder.decode(chunk, { stream: true });
-      if (firstText && text.length > 0) {
-        firstText = false;
-        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // BOM in text input (bytes: TextDecoder strips it)
+      if (typeof chunk === "string") {
+        feedText(chunk);
+        return;
       }
-      if (text.length > 0) processText(text);
+      // A large chunk is decoded in two steps, the first ending with its first blank line: that
+      // message is dispatched before the rest of the chunk is even decoded (time to first frame).
+      const cut = chunk.length > SPLIT_CHUNKS_OVER ? firstMessageEnd(chunk) : -1;
+      if (cut > 0 && cut < chunk.length) {
+        feedText(utf8.decode(chunk.subarray(0, cut)));
+        feedText(utf8.decode(chunk.subarray(cut)));
+      } else {
+        feedText(utf8.decode(chunk));
+      }
     },
     end() {
       if (ended) return;
       ended = true;
-      const tail = textDecoder.decode();
+      const tail = utf8.flush();
       if (tail.length > 0) processText(tail);
       // A last line without its line ending is still a line; a last message without its blank line is still a message.
-      if (partialLine.length > 0) {
-        const line = partialLine;
-        partialLine = "";
+      if (partialLength > 0) {
+        const line = partial.join("");
+        partial = [];
+        partialLength = 0;
         rawPrefix += line;
         field(line);
       }
@@ -234,6 +285,20 @@ export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
       }
     },
   };
+}
+
+/**
+ * The offset just past the first blank line (LF LF, or LF CR LF) of `bytes`, or -1. A CR-only
+ * stream has none; that only costs it the early dispatch, never correctness: the decoder gives the
+ * same messages wherever a chunk is cut.
+ */
+function firstMessageEnd(bytes: Uint8Array): number {
+  for (let i = bytes.indexOf(LF); i !== -1; i = bytes.indexOf(LF, i + 1)) {
+    const next = bytes[i + 1];
+    if (next === LF) return i + 2;
+    if (next === CR && bytes[i + 2] === LF) return i + 3;
+  }
+  return -1;
 }
 
 /** A byte source: a web `ReadableStream` (fetch bodies) or any async iterable (node streams). */
