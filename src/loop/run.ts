@@ -15,7 +15,7 @@ import type { CreateResponseBody, JsonObject, ToolChoiceParam } from "../protoco
 import type { AssembledCall, AssembledResponse } from "../provider/assembler/index.js";
 import { executeToolCall } from "../tools/execute.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
-import { compileSchema } from "../tools/schema.js";
+import { compileSchema } from "../util/schema.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
 import { FrameChannel } from "./frame-channel.js";
 import type { RunHandle, RunOptions, RunResult, ToolExecutor } from "./options.js";
@@ -443,7 +443,7 @@ function structuredCheck(schema: NonNullable<RunOptions["outputSchema"]>): {
   check: StructuredOutputCheck;
   format: JsonObject;
 } {
-  const compiled = compileSchema(schema.name, schema.schema);
+  const compiled = compileSchema(`output schema "${schema.name}"`, schema.schema);
   const format: JsonObject = { type: "json_schema", name: schema.name };
   if (schema.description !== undefined) format.description = schema.description;
   format.schema = compiled.jsonSchema;

@@ -3,7 +3,7 @@
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { RunOptions } from "../loop/options.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
-import { compileSchema } from "../tools/schema.js";
+import { compileSchema } from "../util/schema.js";
 import { EDDY_VERSION } from "../version.js";
 import { TAPE_FORMAT, type TapeHeader } from "./tape.js";
 
@@ -53,7 +53,10 @@ export function createTapeHeader(options: RunOptions, extras: TapeHeaderExtras):
   if (options.toolOutputCapBytes !== undefined)
     header.options.tool_output_cap_bytes = options.toolOutputCapBytes;
   if (options.outputSchema !== undefined) {
-    const schema = compileSchema(options.outputSchema.name, options.outputSchema.schema).jsonSchema;
+    const schema = compileSchema(
+      `output schema "${options.outputSchema.name}"`,
+      options.outputSchema.schema,
+    ).jsonSchema;
     header.options.output_schema = {
       name: options.outputSchema.name,
       schema,

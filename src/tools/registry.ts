@@ -7,7 +7,7 @@
 import { EddyError } from "../errors.js";
 import type { FunctionToolParam } from "../protocol/types.js";
 import { type ParsedArguments, parseToolArguments } from "./arguments.js";
-import { type CompiledSchema, compileSchema } from "./schema.js";
+import { type CompiledSchema, compileToolSchema } from "./schema.js";
 import type { JsonSchema, ToolDefinition } from "./tool.js";
 
 /** The spec's function name pattern. */
@@ -136,7 +136,7 @@ function register(definition: ToolDefinition): RegisteredTool {
       name,
     });
   }
-  const schema: CompiledSchema = compileSchema(name, definition.parameters);
+  const schema: CompiledSchema = compileToolSchema(name, definition.parameters);
   const declaration: FunctionToolParam = {
     type: "function",
     name,

@@ -6,7 +6,9 @@
 import type { z } from "zod";
 
 /** A JSON Schema object (the tool's `parameters`). */
-export type JsonSchema = { [key: string]: unknown };
+export type { JsonSchema } from "../util/schema.js";
+
+import type { JsonSchema } from "../util/schema.js";
 
 /** What a running tool gets besides its arguments. */
 export interface ToolContext {

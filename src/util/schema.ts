@@ -1,12 +1,14 @@
 /**
- * Tool parameter schemas: a JSON Schema (validated with ajv, draft 2020-12) or a zod schema
- * (converted with zod's own `z.toJSONSchema`, validated with zod so transforms and defaults apply).
- * Each schema is compiled once, when its tool is registered. Messages name the bad field.
+ * User-supplied schemas — tool parameters, structured-output schemas: a JSON Schema (validated
+ * with ajv, draft 2020-12) or a zod schema (converted with zod's own `z.toJSONSchema`, validated
+ * with zod so transforms and defaults apply). Each schema is compiled once. Messages name the bad
+ * field. Generic (a leaf of `util/`): the tools layer and the loop both use it.
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import { type ZodType, z } from "zod";
 import { EddyError } from "../errors.js";
-import type { JsonSchema } from "./tool.js";
+/** A JSON Schema object. */
+export type JsonSchema = { [key: string]: unknown };
 
 /** A compiled parameter schema. */
 export interface CompiledSchema {
@@ -43,23 +45,26 @@ export function isZodSchema(value: unknown): value is ZodType {
   return value !== null && typeof value === "object" && "_zod" in value;
 }
 
-/** Compiles a tool's `parameters`; throws `invalid_config` naming the tool when the schema is unusable. */
-export function compileSchema(toolName: string, parameters: JsonSchema | ZodType): CompiledSchema {
-  if (isZodSchema(parameters)) return compileZod(toolName, parameters);
-  return compileJsonSchema(toolName, parameters);
+/**
+ * Compiles a schema that must describe a JSON object; throws `invalid_config` naming `owner`
+ * (e.g. `tool "read_file"`, `output schema "Answer"`) when the schema is unusable.
+ */
+export function compileSchema(owner: string, parameters: JsonSchema | ZodType): CompiledSchema {
+  if (isZodSchema(parameters)) return compileZod(owner, parameters);
+  return compileJsonSchema(owner, parameters);
 }
 
-function compileJsonSchema(toolName: string, parameters: JsonSchema): CompiledSchema {
+function compileJsonSchema(owner: string, parameters: JsonSchema): CompiledSchema {
   if (parameters === null || typeof parameters !== "object" || Array.isArray(parameters)) {
-    throw invalid(toolName, "parameters must be a JSON Schema object");
+    throw invalid(owner, "the schema must be a JSON Schema object");
   }
   const { $schema: _ignored, ...jsonSchema } = parameters;
-  checkObjectSchema(toolName, jsonSchema);
+  checkObjectSchema(owner, jsonSchema);
   let validator: ValidateFunction;
   try {
     validator = ajv().compile(jsonSchema);
   } catch (error) {
-    throw invalid(toolName, `parameters is not a valid JSON Schema: ${(error as Error).message}`, error);
+    throw invalid(owner, `the schema is not a valid JSON Schema: ${(error as Error).message}`, error);
   }
   return {
     jsonSchema,
@@ -70,19 +75,19 @@ function compileJsonSchema(toolName: string, parameters: JsonSchema): CompiledSc
   };
 }
 
-function compileZod(toolName: string, schema: ZodType): CompiledSchema {
+function compileZod(owner: string, schema: ZodType): CompiledSchema {
   let converted: JsonSchema;
   try {
     converted = z.toJSONSchema(schema, { io: "input" }) as JsonSchema;
   } catch (error) {
     throw invalid(
-      toolName,
+      owner,
       `its zod schema cannot be expressed as JSON Schema: ${(error as Error).message}`,
       error,
     );
   }
   const { $schema: _ignored, ...jsonSchema } = converted;
-  checkObjectSchema(toolName, jsonSchema);
+  checkObjectSchema(owner, jsonSchema);
   return {
     jsonSchema,
     validate(value) {
@@ -97,22 +102,22 @@ function compileZod(toolName: string, schema: ZodType): CompiledSchema {
   };
 }
 
-/** Function tools take a JSON object: a root schema must not declare another type. */
-function checkObjectSchema(toolName: string, schema: JsonSchema): void {
+/** Function tools and structured outputs are JSON objects: a root schema must not declare another type. */
+function checkObjectSchema(owner: string, schema: JsonSchema): void {
   const type = schema.type;
   if (type !== undefined && type !== "object") {
     throw invalid(
-      toolName,
-      `parameters must describe a JSON object (type "object"), got type ${JSON.stringify(type)}`,
+      owner,
+      `the schema must describe a JSON object (type "object"), got type ${JSON.stringify(type)}`,
     );
   }
 }
 
-function invalid(toolName: string, message: string, cause?: unknown): EddyError {
-  return new EddyError("invalid_config", `tool "${toolName}": ${message}`, {
+function invalid(owner: string, message: string, cause?: unknown): EddyError {
+  return new EddyError("invalid_config", `${owner}: ${message}`, {
     fault: "user",
     cause,
-    details: { tool: toolName },
+    details: { owner },
   });
 }
 
