@@ -1,0 +1,196 @@
+/**
+ * `LLMProvider` (seed 002, "Responses API Migration"): the small, opinionated surface for callers
+ * that drive their own loop — a one-shot call, one agent turn over `previous_response_id`, and
+ * structured output parsed and validated against a schema. Built on the provider contract, so
+ * retries, timeouts, validation and frames come with it.
+ */
+import type { ZodType } from "zod";
+import { EddyError } from "../errors.js";
+import type { ProviderFrame } from "../frames/frame.js";
+import type { CreateResponseBody, FunctionToolParam, JsonObject } from "../protocol/types.js";
+import { compileSchema, type JsonSchema } from "../util/schema.js";
+import type { AssembledResponse } from "./assembler/index.js";
+import type { Provider } from "./provider.js";
+
+export interface LLMProviderOptions {
+  provider: Provider;
+  /** The model, or null to let the server choose. */
+  model: string | null;
+  /** Extra fields for every request (temperature, max_output_tokens, reasoning, …). */
+  request?: Partial<CreateResponseBody>;
+  /** Sees every frame of every request (logging, recording). */
+  onFrame?: (frame: ProviderFrame) => void;
+}
+
+/** A tool as the seed declares it: name, description, JSON Schema parameters. */
+export interface LLMTool {
+  name: string;
+  description?: string;
+  parameters?: JsonSchema;
+  /** @defaultValue false */
+  strict?: boolean;
+}
+
+/** A function call the model made. `id` is its `call_id` (key the output by it). */
+export interface LLMToolCall {
+  id: string;
+  name: string;
+  /** The arguments JSON string, exactly as produced. */
+  arguments: string;
+}
+
+export interface TurnRequest {
+  /** Empty or absent: start a conversation with `userInput` and `tools`. Set: continue it. */
+  previousResponseId?: string;
+  userInput?: string;
+  instructions?: string;
+  tools?: LLMTool[];
+  /** Outputs for the previous turn's calls, by call id, in the order to send them. */
+  functionOutputs?: Record<string, string> | Map<string, string>;
+}
+
+export interface TurnReply {
+  assistantText: string;
+  toolCalls: LLMToolCall[];
+  responseId: string;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface LLMProvider {
+  /** One-shot: instructions + message → assistant text (no tools). */
+  generateResponse(instructions: string, message: string, options?: CallOptions): Promise<string>;
+  /** One agent turn (see `TurnRequest`). */
+  generateResponsesTurn(turn: TurnRequest, options?: CallOptions): Promise<TurnReply>;
+  /** Structured output: the answer parsed and validated against `schema` (`text.format` json_schema, strict). */
+  generateObject<T = unknown>(
+    request: {
+      instructions?: string;
+      input: string;
+      name: string;
+      schema: JsonSchema | ZodType<T>;
+      description?: string;
+    },
+    options?: CallOptions,
+  ): Promise<T>;
+}
+
+export function createLLMProvider(options: LLMProviderOptions): LLMProvider {
+  const send = async (body: JsonObject, callOptions: CallOptions = {}): Promise<AssembledResponse> => {
+    const full = {
+      ...(options.model === null ? {} : { model: options.model }),
+      ...options.request,
+      ...body,
+      stream: true,
+    };
+    const stream = options.provider.stream(
+      { body: full as CreateResponseBody, turn: 0 },
+      callOptions.signal ? { signal: callOptions.signal } : {},
+    );
+    for await (const frame of stream) options.onFrame?.(frame);
+    const outcome = await stream.result;
+    if (!outcome.ok) throw outcome.error;
+    const response = outcome.response;
+    if (response.terminal === "incomplete") {
+      throw new EddyError(
+        "response_incomplete",
+        `the response is incomplete (${response.incompleteReason ?? "unknown"})`,
+        {
+          fault: "provider",
+          details: { partialText: response.outputText, reason: response.incompleteReason },
+        },
+      );
+    }
+    return response;
+  };
+
+  return {
+    async generateResponse(instructions, message, callOptions) {
+      return (await send({ instructions, input: message }, callOptions)).outputText;
+    },
+
+    async generateResponsesTurn(turn, callOptions) {
+      const body: JsonObject = {};
+      if (turn.instructions !== undefined) body.instructions = turn.instructions;
+      const outputs =
+        turn.functionOutputs instanceof Map
+          ? [...turn.functionOutputs]
+          : Object.entries(turn.functionOutputs ?? {});
+      if (turn.previousResponseId) {
+        const input: JsonObject[] = outputs.map(([callId, output]) => ({
+          type: "function_call_output",
+          call_id: callId,
+          output,
+        }));
+        if (turn.userInput !== undefined && turn.userInput !== "") {
+          input.push({
+            type: "message",
+            role: "user",
+            content: [{ type: "input_text", text: turn.userInput }],
+          });
+        }
+        body.previous_response_id = turn.previousResponseId;
+        body.input = input;
+      } else {
+        body.input = turn.userInput ?? "";
+      }
+      if (turn.tools !== undefined && turn.tools.length > 0) body.tools = turn.tools.map(declaration);
+      body.store = true;
+      const response = await send(body, callOptions);
+      if (response.id === null) {
+        throw new EddyError(
+          "invalid_response",
+          "the response has no id, so the conversation cannot be continued",
+          { fault: "provider" },
+        );
+      }
+      return {
+        assistantText: response.outputText,
+        toolCalls: response.calls.map((c) => ({ id: c.callId, name: c.name, arguments: c.arguments })),
+        responseId: response.id,
+      };
+    },
+
+    async generateObject(request, callOptions) {
+      const compiled = compileSchema(
+        `output schema "${request.name}"`,
+        request.schema as JsonSchema | ZodType,
+      );
+      const format: JsonObject = {
+        type: "json_schema",
+        name: request.name,
+        schema: compiled.jsonSchema,
+        strict: true,
+      };
+      if (request.description !== undefined) format.description = request.description;
+      const body: JsonObject = { input: request.input, text: { format } };
+      if (request.instructions !== undefined) body.instructions = request.instructions;
+      const text = (await send(body, callOptions)).outputText;
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (err) {
+        throw mismatch(request.name, `the answer is not valid JSON (${(err as Error).message})`, text);
+      }
+      const checked = compiled.validate(value);
+      if (!checked.ok) throw mismatch(request.name, checked.problems.join("; "), text);
+      return checked.value as never;
+    },
+  };
+}
+
+function declaration(tool: LLMTool): FunctionToolParam {
+  const out: FunctionToolParam = { type: "function", name: tool.name, strict: tool.strict ?? false };
+  if (tool.description !== undefined) out.description = tool.description;
+  out.parameters = (tool.parameters ?? { type: "object", properties: {} }) as FunctionToolParam["parameters"];
+  return out;
+}
+
+function mismatch(name: string, problem: string, text: string): EddyError {
+  return new EddyError("output_schema_mismatch", `the answer does not match the ${name} schema: ${problem}`, {
+    fault: "model",
+    details: { text },
+  });
+}
