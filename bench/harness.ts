@@ -1,0 +1,171 @@
+/**
+ * The shared benchmark harness: interleaved shuffled rounds, medians, per-round ratios to a
+ * baseline measured in the same round, IQR, tables and the environment line.
+ *
+ * Method (as in shared research/bench-baseline.txt): every contender runs once per round, in a
+ * fresh shuffled order, so drift (thermal, other load, GC) hits all of them alike; the ratio to the
+ * baseline is taken per round and its median reported, which is steadier than a ratio of medians.
+ * No forced GC between runs; a full GC (node --expose-gc) between cells.
+ */
+import { cpus, loadavg } from "node:os";
+import { seededRandom } from "../test/support/chunking.js";
+
+/** One thing to time: runs the whole workload once per call. */
+export interface Contender {
+  name: string;
+  run: () => void | Promise<void>;
+}
+
+export interface RoundsOptions {
+  /** Untimed rounds first (JIT warm-up for this exact input). @defaultValue 1 */
+  warmup?: number;
+  /** Timed rounds; each contender runs once per round. */
+  rounds: number;
+  /** Name of the contender every ratio is taken against. */
+  baseline: string;
+  /** Seed of the shuffling. @defaultValue 1 */
+  seed?: number;
+}
+
+/** Timings of one contender in one cell. */
+export interface Samples {
+  name: string;
+  /** Wall time per run, in ns, one per round. */
+  times: number[];
+  /** time / baseline's time in the same round. */
+  ratios: number[];
+}
+
+/** Runs `contenders` in shuffled interleaved rounds and returns their samples, in input order. */
+export async function runRounds(
+  contenders: readonly Contender[],
+  options: RoundsOptions,
+): Promise<Samples[]> {
+  const rnd = seededRandom(options.seed ?? 1);
+  const samples = contenders.map((c) => ({ name: c.name, times: [] as number[], ratios: [] as number[] }));
+  const baseIndex = contenders.findIndex((c) => c.name === options.baseline);
+  if (baseIndex === -1) throw new Error(`baseline ${options.baseline} is not among the contenders`);
+  const warmup = options.warmup ?? 1;
+  for (let round = 0; round < warmup + options.rounds; round++) {
+    const times = new Array<number>(contenders.length);
+    for (const i of shuffle(
+      contenders.map((_, i) => i),
+      rnd,
+    )) {
+      times[i] = await timeOnce(contenders[i] as Contender);
+    }
+    if (round < warmup) continue;
+    const base = times[baseIndex] as number;
+    times.forEach((t, i) => {
+      samples[i]?.times.push(t);
+      samples[i]?.ratios.push(t / base);
+    });
+  }
+  return samples;
+}
+
+/** Wall time of one run, in ns. */
+export async function timeOnce(contender: Contender): Promise<number> {
+  const start = process.hrtime.bigint();
+  const result = contender.run();
+  if (result !== undefined) await result;
+  return Number(process.hrtime.bigint() - start);
+}
+
+/** Fisher–Yates with the given PRNG; returns a new array. */
+export function shuffle<T>(items: readonly T[], rnd: () => number): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(rnd() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}
+
+/** Linear-interpolated quantile of unsorted numbers (q in [0, 1]). */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  const a = sorted[lo] as number;
+  const b = sorted[hi] as number;
+  return a + (b - a) * (pos - lo);
+}
+
+export const median = (values: readonly number[]): number => quantile(values, 0.5);
+
+/** Interquartile range relative to the median. */
+export const relativeIqr = (values: readonly number[]): number =>
+  (quantile(values, 0.75) - quantile(values, 0.25)) / median(values);
+
+/** A full GC when node runs with --expose-gc (npm run bench does); a no-op otherwise. */
+export function collectGarbage(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
+/** Formats a number with thousands separators and `digits` decimals. */
+export function num(value: number, digits = 0): string {
+  if (!Number.isFinite(value)) return "-";
+  return value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+export const pct = (value: number): string => (Number.isFinite(value) ? `${Math.round(value * 100)}%` : "-");
+
+/** A table as aligned plain text (first column left-aligned, the others right-aligned). */
+export function textTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
+      .join("  ")
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join("\n");
+}
+
+/** The same table in Markdown. */
+export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const align = header.map((_, i) => (i === 0 ? ":--" : "--:"));
+  return [header, align, ...rows].map((r) => `| ${r.join(" | ")} |`).join("\n");
+}
+
+/** Where and when a benchmark ran. */
+export interface Environment {
+  date: string;
+  node: string;
+  v8: string;
+  platform: string;
+  cpu: string;
+  loadavg: string;
+}
+
+export function environment(): Environment {
+  const list = cpus();
+  return {
+    date: new Date().toISOString(),
+    node: process.version,
+    v8: process.versions.v8,
+    platform: `${process.platform}-${process.arch}`,
+    cpu: `${list[0]?.model.trim() ?? "unknown"} ×${list.length}`,
+    loadavg: loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" "),
+  };
+}
+
+/** Context handed to each benchmark by bench/run.ts. */
+export interface BenchContext {
+  /** Prints a line of progress or results to the console. */
+  log: (line: string) => void;
+  /** Fewer rounds and smaller cells (`npm run bench -- --quick`): for checking the bench itself. */
+  quick: boolean;
+}
+
+/** A benchmark that bench/run.ts can run by name. */
+export interface Benchmark {
+  name: string;
+  title: string;
+  /** Runs, logs as it goes, and returns the Markdown section for bench/RESULTS.md. */
+  run: (context: BenchContext) => Promise<string>;
+}
