@@ -1,0 +1,64 @@
+/**
+ * Dependencies flow one way (DESIGN.md §2, STYLE.md §4): a folder of src/ imports only the folders
+ * its row allows, plus errors.ts, version.ts and util/. A wrong import fails `npm test`.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const SRC = join(dirname(fileURLToPath(import.meta.url)), "..", "src");
+
+const ALLOWED: Record<string, string[]> = {
+  protocol: [],
+  sse: ["protocol"],
+  frames: ["protocol", "sse"],
+  provider: ["protocol", "sse", "frames"],
+  tools: ["protocol"],
+  history: ["protocol", "frames"],
+  // Departure from DESIGN.md §2, said in the closing note: replayTape() drives the loop with the
+  // recorded tool outputs, so replay/ sits above loop/ and tools/.
+  loop: ["protocol", "frames", "provider", "tools", "history"],
+  replay: ["protocol", "frames", "provider", "loop", "tools"],
+  mock: ["protocol", "sse"],
+  cli: ["protocol", "sse", "frames", "provider", "tools", "history", "loop", "replay", "mock"],
+  util: [],
+};
+const ALWAYS = new Set(["errors.js", "version.js", "util"]);
+
+function files(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory()
+      ? files(join(dir, e.name))
+      : e.name.endsWith(".ts") && !e.name.endsWith(".test.ts")
+        ? [join(dir, e.name)]
+        : [],
+  );
+}
+
+describe("layering", () => {
+  it("every import stays within its layer's allowed dependencies", () => {
+    const violations: string[] = [];
+    for (const file of files(SRC)) {
+      const rel = relative(SRC, file);
+      const layer = rel.includes("/") ? (rel.split("/")[0] as string) : undefined;
+      if (layer === undefined || layer === "generated") continue;
+      const allowed = ALLOWED[layer];
+      if (allowed === undefined) {
+        violations.push(`${rel}: folder "${layer}" has no row in the layering table`);
+        continue;
+      }
+      const text = readFileSync(file, "utf8");
+      for (const m of text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)) {
+        const target = relative(SRC, resolve(dirname(file), m[1] as string));
+        const top = target.split("/")[0] as string;
+        if (top === layer || ALWAYS.has(top)) continue;
+        if (!allowed.includes(top))
+          violations.push(
+            `${rel} imports ${target} (${layer}/ may import: ${allowed.join(", ") || "nothing"})`,
+          );
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+});
