@@ -38,7 +38,13 @@ function summarize(lines: string[], chunk: (b: Uint8Array) => Uint8Array[]) {
     incomplete_reason: r.incompleteReason,
     error: r.error,
     output_text: r.outputText,
-    calls: r.calls.map((c) => ({ output_index: c.outputIndex, item_id: c.itemId, call_id: c.callId, name: c.name, arguments: c.arguments })),
+    calls: r.calls.map((c) => ({
+      output_index: c.outputIndex,
+      item_id: c.itemId,
+      call_id: c.callId,
+      name: c.name,
+      arguments: c.arguments,
+    })),
     items: r.items.map((i) => ({ type: i.type, id: i.id ?? null, status: i.status ?? null })),
     usage: r.usage,
   };
@@ -53,7 +59,10 @@ describe("real captures assemble to their golden responses", () => {
       const actual = results[0];
       const path = join(GOLDEN_DIR, `${name}.json`);
       if (UPDATE || !existsSync(path)) {
-        if (!UPDATE) throw new Error(`no golden for ${name}: run UPDATE_GOLDENS=1 npx vitest run test/captures-assembly.test.ts`);
+        if (!UPDATE)
+          throw new Error(
+            `no golden for ${name}: run UPDATE_GOLDENS=1 npx vitest run test/captures-assembly.test.ts`,
+          );
         mkdirSync(dirname(path), { recursive: true });
         writeFileSync(path, `${JSON.stringify(actual, null, 2)}\n`);
       }

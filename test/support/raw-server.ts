@@ -34,9 +34,12 @@ export interface RawServer {
 }
 
 /** Starts a server answering request i with `replies[i]` (the last reply repeats). */
-export async function startRawServer(replies: RawReply[] | ((index: number, body: string) => RawReply)): Promise<RawServer> {
+export async function startRawServer(
+  replies: RawReply[] | ((index: number, body: string) => RawReply),
+): Promise<RawServer> {
   const requests: RecordedRawRequest[] = [];
-  const pick = typeof replies === "function" ? replies : (i: number) => replies[Math.min(i, replies.length - 1)] ?? {};
+  const pick =
+    typeof replies === "function" ? replies : (i: number) => replies[Math.min(i, replies.length - 1)] ?? {};
   const server: Server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
