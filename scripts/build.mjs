@@ -7,10 +7,14 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const tsc = spawnSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], {
-  cwd: root,
-  stdio: "inherit",
-});
+const tsc = spawnSync(
+  process.execPath,
+  [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"],
+  {
+    cwd: root,
+    stdio: "inherit",
+  },
+);
 const generated = "protocol/generated";
 mkdirSync(join(root, "dist", generated), { recursive: true });
 for (const file of ["validators.js", "validators.d.ts"]) {

@@ -13,7 +13,7 @@ import type { Scenario } from "../src/mock/scenario.js";
 import { cleanEnv, runCli } from "./support/cli.js";
 import { assertFrameInvariants } from "./support/frames.js";
 
-const ANSI = /\x1b\[/;
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[`);
 let server: MockServer | undefined;
 afterEach(async () => {
   await server?.close();

@@ -283,9 +283,9 @@ class HttpProviderStream implements ProviderStream {
 
       watchdog.start("first_byte");
       if (response.status < 200 || response.status >= 300) {
-        return { ok: false, error: yield* this.readHttpError(response, controller.signal, requestId) };
+        return { ok: false, error: await this.readHttpError(response, controller.signal, requestId) };
       }
-      if (contentType !== null && contentType.includes("application/json")) {
+      if (contentType?.includes("application/json")) {
         // A server that ignored `stream: true`: its whole body is one JSON ResponseResource.
         const text = await readText(response.body, PROVIDER_DEFAULTS.maxMessageSize);
         for (const f of framesOfWholeBody(text, turn, config.validate)) yield this.observe(f);
@@ -407,11 +407,11 @@ class HttpProviderStream implements ProviderStream {
     }
   }
 
-  private async *readHttpError(
+  private async readHttpError(
     response: TransportResponse,
     signal: AbortSignal,
     requestId: string | undefined,
-  ): AsyncGenerator<never, ProviderError> {
+  ): Promise<ProviderError> {
     let text = "";
     try {
       text = await readText(response.body, PROVIDER_DEFAULTS.maxErrorBodyBytes);
