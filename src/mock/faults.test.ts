@@ -14,7 +14,10 @@ const ITEMS: ScenarioTurn["items"] = [
 const BODY = { model: "m", input: "x", stream: true };
 
 async function run(faults: MockFaults, items = ITEMS) {
-  const handler = createMockHandler({ scenario: { turns: [{ items, faults }] } });
+  const handler = createMockHandler({
+    scenario: { turns: [{ items, faults }] },
+    clock: () => 1_700_000_000_000,
+  });
   const response = await post(handler, BODY);
   return { response, read: await readSse(response.body) };
 }
@@ -192,9 +195,9 @@ describe("faults, in process", () => {
 describe("faults, over a socket", () => {
   let server: MockServer;
   const turns: ScenarioTurn[] = [
-    { items: ITEMS, faults: { stallBeforeHeadersMs: 300 } },
-    { items: ITEMS, faults: { stallBeforeBodyMs: 300 } },
-    { items: ITEMS, faults: { stallAfterEvents: { afterEvents: 3, ms: 300 } } },
+    { items: ITEMS, faults: { stallBeforeHeadersMs: 400 } },
+    { items: ITEMS, faults: { stallBeforeBodyMs: 400 } },
+    { items: ITEMS, faults: { stallAfterEvents: { afterEvents: 3, ms: 400 } } },
     { items: ITEMS, faults: { dropAfterEvents: 3 } },
     { items: ITEMS, faults: { dropAfterEvents: 0 } },
     { items: ITEMS, faults: { chunkBytes: 7 } },
@@ -233,7 +236,7 @@ describe("faults, over a socket", () => {
   it("stallBeforeHeadersMs: nothing arrives (not even the status) until the stall ends", async () => {
     const start = performance.now();
     const response = await send();
-    expect(performance.now() - start).toBeGreaterThanOrEqual(280);
+    expect(performance.now() - start).toBeGreaterThanOrEqual(380);
     expect(response.status).toBe(200);
     await response.text();
   });
@@ -241,18 +244,18 @@ describe("faults, over a socket", () => {
   it("stallBeforeBodyMs: the headers arrive at once, the first body byte after the stall", async () => {
     const start = performance.now();
     const response = await send();
-    expect(performance.now() - start).toBeLessThan(250);
+    expect(performance.now() - start).toBeLessThan(300);
     const { chunks } = await timed(response, start);
-    expect(chunks[0]?.at).toBeGreaterThanOrEqual(280);
+    expect(chunks[0]?.at).toBeGreaterThanOrEqual(380);
   });
 
   it("stallAfterEvents: the first events arrive, then a silence, then the rest", async () => {
     const start = performance.now();
     const { chunks, all } = await timed(await send(), start);
-    const before = chunks.filter((c) => c.at < 250);
+    const before = chunks.filter((c) => c.at < 300);
     expect(before.map((c) => c.text).join("")).toContain('"sequence_number":2');
     expect(before.map((c) => c.text).join("")).not.toContain('"sequence_number":3');
-    expect(chunks.at(-1)?.at).toBeGreaterThanOrEqual(280);
+    expect(chunks.at(-1)?.at).toBeGreaterThanOrEqual(380);
     expect(all).toContain("data: [DONE]");
   });
 
