@@ -522,4 +522,30 @@ describe("response assembler: responses", () => {
     step(state, "x");
     expect(state.events).toBe(0);
   });
+
+  it("prefers each done item over the terminal output's copy, matched by id (re-encrypted reasoning)", () => {
+    const { response } = assemble([
+      created(),
+      {
+        type: "response.output_item.done",
+        output_index: 0,
+        item: { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "from-done" },
+      },
+      msgDone(2, "m2", "answer"),
+      completed([
+        { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "re-encrypted" },
+        { type: "web_search_call", id: "ws_1", status: "completed" },
+        {
+          type: "message",
+          id: "m2",
+          role: "assistant",
+          status: "completed",
+          content: [{ type: "output_text", text: "answer", annotations: [] }],
+        },
+      ]),
+    ]);
+    expect(response.items.map((i) => i.id)).toEqual(["rs_1", "ws_1", "m2"]);
+    expect(response.items[0]?.encrypted_content).toBe("from-done");
+    expect(response.outputText).toBe("answer");
+  });
 });

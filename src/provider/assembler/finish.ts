@@ -30,9 +30,7 @@ export function finishAssembly(state: Assembly): AssembledResponse {
   const terminalOutput = state.terminalResponse?.output;
   const items =
     Array.isArray(terminalOutput) && terminalOutput.length > 0
-      ? terminalOutput
-          .filter((i): i is JsonObject => i !== null && typeof i === "object")
-          .map((i) => patchCall(state, i))
+      ? mergedItems(state, terminalOutput)
       : streamedItems(state);
   return {
     id: state.responseId,
@@ -53,6 +51,51 @@ export function currentOutputText(state: Assembly): string {
   return outputTextOf(streamedItems(state));
 }
 
+/**
+ * The terminal `output`, position by position, except that an item whose `output_item.done` came
+ * is taken from that event (the issue's rule for `encrypted_content`, which providers re-encrypt
+ * per serialization) and streamed items the terminal output lacks are kept.
+ */
+function mergedItems(state: Assembly, terminalOutput: unknown[]): JsonObject[] {
+  const streamed = streamedByIndex(state);
+  const byId = new Map<string, number>();
+  for (const [index, entry] of streamed) {
+    const id = str(entry.item.id);
+    if (id !== undefined) byId.set(id, index);
+  }
+  const terminalIds = new Set(
+    terminalOutput.map((i) => (i !== null && typeof i === "object" ? str((i as JsonObject).id) : undefined)),
+  );
+  const used = new Set<number>();
+  const out: JsonObject[] = [];
+  terminalOutput.forEach((raw, position) => {
+    if (raw === null || typeof raw !== "object") return;
+    const item = raw as JsonObject;
+    const id = str(item.id);
+    let index = id === undefined ? undefined : byId.get(id);
+    if (index === undefined) {
+      // Ids that rotate between events (GitHub Copilot): fall back to the same position.
+      const candidate = streamed.get(position);
+      const candidateId = candidate === undefined ? undefined : str(candidate.item.id);
+      if (
+        candidate !== undefined &&
+        candidate.item.type === item.type &&
+        (candidateId === undefined || !terminalIds.has(candidateId))
+      ) {
+        index = position;
+      }
+    }
+    const entry = index === undefined || used.has(index) ? undefined : streamed.get(index);
+    if (entry?.done && index !== undefined) {
+      used.add(index);
+      out.push(entry.item);
+    } else out.push(patchCall(state, item));
+  });
+  for (const [index, entry] of streamed)
+    if (!used.has(index) && entry.done && !terminalIds.has(str(entry.item.id))) out.push(entry.item);
+  return out;
+}
+
 /** A terminal `function_call` item with empty arguments keeps the ones that were streamed. */
 function patchCall(state: Assembly, item: JsonObject): JsonObject {
   if (item.type !== "function_call" || (str(item.arguments) ?? "") !== "") return item;
@@ -65,16 +108,21 @@ function patchCall(state: Assembly, item: JsonObject): JsonObject {
 }
 
 function streamedItems(state: Assembly): JsonObject[] {
-  const promotedById = new Map(state.calls.map((c) => [c.outputIndex, c.item]));
-  return [...state.items.keys()]
-    .sort((a, b) => a - b)
-    .map((index) => {
-      const st = state.items.get(index) as ItemState;
-      const call = promotedById.get(index);
-      if (call !== undefined) return call;
-      if (st.done !== undefined) return st.done;
-      return rebuild(st);
-    });
+  return [...streamedByIndex(state).values()].map((e) => e.item);
+}
+
+/** Each streamed item by output index: the promoted call, the done item, or a reconstruction. */
+function streamedByIndex(state: Assembly): Map<number, { item: JsonObject; done: boolean }> {
+  const promotedByIndex = new Map(state.calls.map((c) => [c.outputIndex, c.item]));
+  const out = new Map<number, { item: JsonObject; done: boolean }>();
+  for (const index of [...state.items.keys()].sort((a, b) => a - b)) {
+    const st = state.items.get(index) as ItemState;
+    const call = promotedByIndex.get(index);
+    if (call !== undefined) out.set(index, { item: call, done: st.done !== undefined });
+    else if (st.done !== undefined) out.set(index, { item: st.done, done: true });
+    else out.set(index, { item: rebuild(st), done: false });
+  }
+  return out;
 }
 
 /** An item that never got its `output_item.done`: what the stream showed of it, marked incomplete. */
