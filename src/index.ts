@@ -15,13 +15,8 @@
  */
 export { EddyError, type EddyErrorCode, type ErrorFault } from "./errors.js";
 export * from "./frames/index.js";
-export {
-  functionCallOutputItem,
-  repairChainedOutputs,
-  repairHistory,
-  toInputItem,
-  userMessageItem,
-} from "./history/index.js";
+export * from "./context/index.js";
+export * from "./history/index.js";
 export * from "./loop/index.js";
 export * from "./mock/index.js";
 export * from "./protocol/index.js";

@@ -304,6 +304,38 @@ describe("record → replay", () => {
   });
 });
 
+describe("continuing from earlier runs (context bundles)", () => {
+  it("--context TAPE puts the earlier prompt, answer and tool summary before the new prompt", async () => {
+    const cwd = workspace();
+    const url = await mock({
+      turns: [
+        call("read_file", { path: "package.json" }, "c1"),
+        text("It is demo-app 2.0.0."),
+        {
+          expect: { inputContains: ["What is in package.json?", "It is demo-app 2.0.0.", "Which version?"] },
+          ...text("2.0.0"),
+        },
+      ],
+    });
+    const first = join(cwd, "first.tape");
+    expect(
+      (
+        await runCli(
+          ["run", "--base-url", url, "--model", "m", "--record", first, "What is in package.json?"],
+          { cwd },
+        )
+      ).code,
+    ).toBe(0);
+    const second = await runCli(
+      ["run", "--base-url", url, "--model", "m", "--context", first, "--json", "Which version?"],
+      { cwd },
+    );
+    expect(second.code).toBe(0);
+    const started = parseFrames(second.stdout)[0];
+    expect(started?.type === "run_started" && Array.isArray(started.input) && started.input.length).toBe(4);
+  });
+});
+
 describe("bad input exits 2 with one line", () => {
   it.each([
     [["run", "--bogus", "x"], /unknown option '--bogus'/],

@@ -16,12 +16,13 @@ const ALLOWED: Record<string, string[]> = {
   provider: ["protocol", "sse", "frames"],
   tools: ["protocol"],
   history: ["protocol", "frames"],
+  context: ["protocol", "frames", "history"],
   // Departure from DESIGN.md §2, said in the closing note: replayTape() drives the loop with the
   // recorded tool outputs, so replay/ sits above loop/ and tools/.
-  loop: ["protocol", "frames", "provider", "tools", "history"],
+  loop: ["protocol", "frames", "provider", "tools", "history", "context"],
   replay: ["protocol", "frames", "provider", "loop", "tools"],
   mock: ["protocol", "sse"],
-  cli: ["protocol", "sse", "frames", "provider", "tools", "history", "loop", "replay", "mock"],
+  cli: ["protocol", "sse", "frames", "provider", "tools", "history", "context", "loop", "replay", "mock"],
   util: [],
 };
 const ALWAYS = new Set(["errors.js", "version.js", "util"]);

@@ -34,6 +34,8 @@ export interface RunFlags {
   provider?: string;
   config?: string;
   instructions?: string;
+  /** Tapes of earlier runs to continue from. */
+  context?: string[];
   stateless?: boolean;
   maxToolCalls?: number;
   maxTurns?: number;

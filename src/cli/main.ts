@@ -69,6 +69,11 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     )
     .option("--config <file>", "config file (default: ./eddy.config.json, then ~/.config/eddy/config.json)")
     .option("--instructions <text>", "system instructions, sent on every request")
+    .option(
+      "--context <tape>",
+      "continue from earlier runs: their prompts, answers and a summary of their tool calls become context (repeatable)",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .option("--stateless", "resend the whole history each turn (store:false) instead of previous_response_id")
     .addOption(
       new Option("--max-tool-calls <n>", "tool calls allowed in the run (default 32)").argParser(

@@ -4,11 +4,14 @@
  * record the tape, and exit with the code of the run's end reason (DESIGN.md §5).
  */
 import { readFileSync, statSync } from "node:fs";
+import { compileContextBundle, renderContextBundle } from "../context/bundle.js";
 import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
+import { userMessageItem } from "../history/items.js";
 import type { RunOptions } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
 import { createMockServer, type MockServer } from "../mock/index.js";
+import type { ItemParam } from "../protocol/types.js";
 import { createFallbackProvider } from "../provider/fallback.js";
 import {
   createOpenResponsesProvider,
@@ -17,6 +20,7 @@ import {
 import type { Provider } from "../provider/provider.js";
 import { createTapeHeader } from "../replay/header.js";
 import { createTapeRecorder, type TapeRecorder } from "../replay/recorder.js";
+import { readTape } from "../replay/tape.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
 import { createToolRegistry } from "../tools/registry.js";
 import { type EffectiveConfig, type Env, type RunFlags, resolveConfig } from "./config.js";
@@ -39,7 +43,8 @@ export interface CliIo {
 export async function runCommand(prompt: string | undefined, flags: RunFlags, io: CliIo): Promise<number> {
   const config = resolveConfig(flags, io.env, io.cwd);
   checkWorkspace(config.workspace.value);
-  const input = await readPrompt(prompt, io);
+  const prompt_ = await readPrompt(prompt, io);
+  const input = flags.context === undefined ? prompt_ : withContext(flags.context, prompt_);
   const outputSchema = flags.schema === undefined ? undefined : readSchema(flags.schema);
   const { tools, disabled } = createBuiltinTools({
     allowWrite: config.allowWrite.value,
@@ -196,6 +201,12 @@ function readSchema(path: string): NonNullable<RunOptions["outputSchema"]> {
     name: name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64) || "output",
     schema: schema as Record<string, unknown>,
   };
+}
+
+/** The prompt preceded by a context bundle compiled from earlier runs' tapes. */
+function withContext(tapes: string[], prompt: string): ItemParam[] {
+  const bundle = compileContextBundle(tapes.map((path) => readTape(path).frames));
+  return [...renderContextBundle(bundle), userMessageItem(prompt) as ItemParam];
 }
 
 function checkWorkspace(path: string): void {
