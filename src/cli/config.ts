@@ -360,10 +360,7 @@ export function resolveConfig(flags: RunFlags, env: Env, cwd: string): Effective
 
 /** The profile whose endpoint a base URL points at (for its capabilities), else the generic one. */
 function profileForUrl(url: string, profiles: Record<string, ProviderProfile>): ProviderProfile {
-  let host = "";
-  try {
-    host = new URL(url).hostname;
-  } catch {}
+  const host = hostOf(url);
   const generic = profiles.generic ?? KNOWN_PROFILES.generic;
   if (generic === undefined) throw new EddyError("invalid_config", "no generic profile");
   if (host === OPENAI_HOST) return profiles.openai ?? generic;
@@ -390,12 +387,17 @@ function apiKeyFor(
     const value = fromEnv(env, name);
     if (value !== undefined) return value;
   }
-  let host = "";
-  try {
-    host = new URL(baseURL.value).hostname;
-  } catch {}
+  const host = hostOf(baseURL.value);
   if (baseURL.from === "OPENAI_BASE_URL" || host === OPENAI_HOST) return fromEnv(env, "OPENAI_API_KEY");
   return undefined;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return "";
+  }
 }
 
 /** `sk-abc…wxyz` → `sk-a…wxyz`: enough to recognise a key, never enough to use it. */

@@ -266,6 +266,16 @@ export type ProviderFrame =
   | RequestFailedFrame
   | RetryFrame;
 
+/** The types of `ProviderFrame`, for runtime checks. */
+export const PROVIDER_FRAME_TYPES = [
+  "request_started",
+  "response_headers",
+  "provider_event",
+  "output_text_delta",
+  "request_failed",
+  "retry",
+] as const satisfies readonly ProviderFrame["type"][];
+
 /** Envelope values of a frame that has not been emitted yet. */
 export const UNSTAMPED = { run_id: "", seq: -1, ts: 0 } as const;
 

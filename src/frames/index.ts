@@ -12,6 +12,7 @@ export {
   type HistoryRepairedFrame,
   type ModeChangedFrame,
   type OutputTextDeltaFrame,
+  PROVIDER_FRAME_TYPES,
   type ProviderEventFrame,
   type ProviderEventStatus,
   type ProviderFrame,

@@ -6,6 +6,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { JsonObject, ResponseResource } from "../protocol/types.js";
+import { parseJsonObject } from "../util/json.js";
 import { demoModel } from "./demo-model.js";
 import { type ResponseEventsOptions, responseEvents, terminalResource } from "./events.js";
 import { checkExpect } from "./expect.js";
@@ -121,7 +122,7 @@ function rawAnswer(
     info.responseId = resource.id;
     if (body.store !== false) ctx.store.put({ resource, context: conversation.context });
   };
-  const objects = raw.map((e) => (typeof e === "string" ? tryParse(e) : e));
+  const objects = raw.map((e) => (typeof e === "string" ? parseJsonObject(e) : e));
   if (body.stream !== true) {
     const last = objects.filter(isLifecycle).pop();
     if (last === undefined)
@@ -214,17 +215,6 @@ function isLifecycle(
 
 function isTerminalType(type: string): boolean {
   return type === "response.completed" || type === "response.failed" || type === "response.incomplete";
-}
-
-function tryParse(text: string): JsonObject | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === "object" && !Array.isArray(value)
-      ? (value as JsonObject)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function seconds(ms: number): number {

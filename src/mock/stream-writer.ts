@@ -10,6 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { EddyError } from "../errors.js";
 import type { ItemField, JsonObject, ResponseResource } from "../protocol/types.js";
 import { encodeSseDone, encodeSseMessage, type SseLineEnding } from "../sse/encoder.js";
+import { parseJsonObject } from "../util/json.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
 import {
   type ErrorEventFault,
@@ -159,7 +160,7 @@ async function* sseText(options: SseBodyOptions, signal: AbortSignal): AsyncGene
       break;
     }
     const event = next.value;
-    const parsed = typeof event === "string" ? parseObject(event) : event;
+    const parsed = typeof event === "string" ? parseJsonObject(event) : event;
     batch.add(encodeEvent(event, parsed, faults, nl));
     count++;
     if (parsed !== undefined) {
@@ -207,17 +208,6 @@ function encodeEvent(
     return encodeSseMessage({ data }, nl);
   }
   return encodeSseMessage({ event: type, data }, nl);
-}
-
-function parseObject(text: string): JsonObject | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === "object" && !Array.isArray(value)
-      ? (value as JsonObject)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The error of a `dropAfterEvents` fault: the body stream (or, without a body, the handler) fails with it. */

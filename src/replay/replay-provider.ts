@@ -6,7 +6,12 @@
  * `request_started` frames carry the body the loop built *now*, so request bodies are compared too.
  * Transport facts (headers, failures, retry delays) come from the tape; nothing sleeps.
  */
-import type { ProviderEventFrame, ProviderFrame, RequestFailedFrame } from "../frames/frame.js";
+import {
+  PROVIDER_FRAME_TYPES,
+  type ProviderEventFrame,
+  type ProviderFrame,
+  type RequestFailedFrame,
+} from "../frames/frame.js";
 import { framesFromSse, type SseFrame } from "../frames/from-sse.js";
 import { type Assembly, createAssembly, finishAssembly, step } from "../provider/assembler/index.js";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
@@ -15,21 +20,14 @@ import type { Provider, ProviderOutcome, ProviderRequest, ProviderStream } from 
 import type { FrameGate } from "./gate.js";
 import type { Tape } from "./tape.js";
 
-const PROVIDER_FRAME_TYPES: ReadonlySet<string> = new Set([
-  "request_started",
-  "response_headers",
-  "provider_event",
-  "output_text_delta",
-  "request_failed",
-  "retry",
-]);
+const PROVIDER_FRAME_TYPE_SET: ReadonlySet<string> = new Set(PROVIDER_FRAME_TYPES);
 
 /** The recorded provider frames of each `stream()` call, in order. */
 export function providerSegments(tape: Tape): ProviderFrame[][] {
   const segments: ProviderFrame[][] = [];
   let current: ProviderFrame[] | undefined;
   for (const frame of tape.frames) {
-    if (PROVIDER_FRAME_TYPES.has(frame.type)) {
+    if (PROVIDER_FRAME_TYPE_SET.has(frame.type)) {
       if (current === undefined) {
         current = [];
         segments.push(current);
