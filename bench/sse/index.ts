@@ -31,7 +31,7 @@ const CHUNKINGS = [
 ];
 
 /** Timed rounds per cell size (the 100k cells take seconds per round, so fewer). */
-const ROUNDS: Record<number, number> = { 1000: 15, 10000: 7, 100000: 3 };
+const ROUNDS: Record<number, number> = { 1000: 15, 10000: 7, 100000: 5 };
 /** A contender whose warm-up run in a cell takes longer than this is not timed there. */
 const MAX_RUN_MS = 4_000;
 const TTFT_RUNS = 300;
