@@ -276,10 +276,11 @@ export const PROVIDER_FRAME_TYPES = [
   "retry",
 ] as const satisfies readonly ProviderFrame["type"][];
 
-/** Envelope values of a frame that has not been emitted yet. */
-export const UNSTAMPED = { run_id: "", seq: -1, ts: 0 } as const;
-
-/** Builds an unstamped frame of `type` from its payload (envelope keys first, so JSON stays envelope-first). */
+/**
+ * Builds an unstamped frame (`run_id: ""`, `seq: -1`, `ts: 0`) of `type` from its payload, envelope
+ * keys first so the JSON stays envelope-first. (The per-event hot path in from-sse.ts writes its
+ * literal by hand, to skip the spread.)
+ */
 export function frame<T extends FrameType>(
   type: T,
   payload: Omit<FrameOf<T>, keyof FrameEnvelope | "type">,

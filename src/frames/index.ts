@@ -27,7 +27,6 @@ export {
   type ToolEndedFrame,
   type ToolStartedFrame,
   type TurnEndedFrame,
-  UNSTAMPED,
 } from "./frame.js";
 export { createFrameDecoder, type FrameDecoder, type FrameDecoderOptions } from "./frame-decoder.js";
 export { framesFromSse, type SseFrame, type SseFrameOptions, sseMessageToFrames } from "./from-sse.js";

@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { realpathSync, statSync } from "node:fs";
 import { EddyError } from "../errors.js";
-import type { ContinuationMode, FrameError, RunEndReason } from "../frames/frame.js";
+import { type ContinuationMode, type FrameError, frame, type RunEndReason } from "../frames/frame.js";
 import { functionCallOutputItem, toInputItem, userMessageItem } from "../history/items.js";
 import { repairChainedOutputs, repairHistory } from "../history/pairing.js";
 import type { CreateResponseBody, JsonObject, ToolChoiceParam } from "../protocol/types.js";
@@ -109,27 +109,18 @@ class AgentLoop {
 
   async run(): Promise<RunResult> {
     const { channel, options } = this;
-    const started: Parameters<FrameChannel["emit"]>[0] = {
-      run_id: "",
-      seq: -1,
-      ts: 0,
-      type: "run_started",
+    const started: Parameters<FrameChannel["emit"]>[0] = frame("run_started", {
       model: options.model,
       mode: this.mode,
       input: options.input,
       tools: this.deps.registry.names(),
-    };
+    });
     if (options.instructions !== undefined) started.instructions = options.instructions;
     channel.emit(started);
     const onCancel = () => {
-      channel.emit({
-        run_id: "",
-        seq: -1,
-        ts: 0,
-        type: "cancel_requested",
-        turn: this.turn,
-        reason: describeReason(this.signal.reason),
-      });
+      channel.emit(
+        frame("cancel_requested", { turn: this.turn, reason: describeReason(this.signal.reason) }),
+      );
     };
     if (this.signal.aborted) onCancel();
     else this.signal.addEventListener("abort", onCancel, { once: true });
@@ -174,16 +165,7 @@ class AgentLoop {
   }
 
   private switchToStateless(reason: string): void {
-    this.channel.emit({
-      run_id: "",
-      seq: -1,
-      ts: 0,
-      type: "mode_changed",
-      turn: this.turn,
-      from: this.mode,
-      to: "stateless",
-      reason,
-    });
+    this.channel.emit(frame("mode_changed", { turn: this.turn, from: this.mode, to: "stateless", reason }));
     this.mode = "stateless";
     this.previousResponseId = undefined;
   }
@@ -287,7 +269,7 @@ class AgentLoop {
 
   private reportRepairs(repairs: ReturnType<typeof repairHistory>["repairs"]): void {
     if (repairs.length === 0) return;
-    this.channel.emit({ run_id: "", seq: -1, ts: 0, type: "history_repaired", turn: this.turn, repairs });
+    this.channel.emit(frame("history_repaired", { turn: this.turn, repairs }));
   }
 
   /** Emits `turn_ended`, appends the turn to the history and decides what comes next. */
@@ -297,22 +279,20 @@ class AgentLoop {
     this.lastResponse = response;
     if (response.id !== null) this.lastResponseId = response.id;
     addUsage(this.usage, response.usage);
-    this.channel.emit({
-      run_id: "",
-      seq: -1,
-      ts: 0,
-      type: "turn_ended",
-      turn: this.turn,
-      response_id: response.id,
-      status: outcome.ok
-        ? response.status
-        : outcome.error.kind === "cancelled"
-          ? "cancelled"
-          : response.terminal === null
-            ? "error"
-            : response.status,
-      usage: response.usage,
-    });
+    this.channel.emit(
+      frame("turn_ended", {
+        turn: this.turn,
+        response_id: response.id,
+        status: outcome.ok
+          ? response.status
+          : outcome.error.kind === "cancelled"
+            ? "cancelled"
+            : response.terminal === null
+              ? "error"
+              : response.status,
+        usage: response.usage,
+      }),
+    );
     this.turn++;
     const answered = runner.answered;
     this.appendToHistory(response, answered);
@@ -357,21 +337,17 @@ class AgentLoop {
 
   private end(reason: RunEndReason, error?: FrameError, result?: unknown): RunResult {
     const outputText = this.lastResponse?.outputText ?? "";
-    const frame: Parameters<FrameChannel["emit"]>[0] = {
-      run_id: "",
-      seq: -1,
-      ts: 0,
-      type: "run_ended",
+    const ended = frame("run_ended", {
       reason,
       output_text: outputText,
       response_id: this.lastResponseId,
       usage: this.usage,
       turns: this.turn,
       tool_calls: this.toolCallsUsed,
-    };
-    if (error !== undefined && reason !== "completed" && reason !== "terminal_tool") frame.error = error;
-    if (result !== undefined) frame.result = result;
-    this.channel.emit(frame);
+    });
+    if (error !== undefined && reason !== "completed" && reason !== "terminal_tool") ended.error = error;
+    if (result !== undefined) ended.result = result;
+    this.channel.emit(ended);
     this.channel.close();
     const out: RunResult = {
       runId: this.channel.runId,
@@ -383,7 +359,7 @@ class AgentLoop {
       turns: this.turn,
       toolCalls: this.toolCallsUsed,
     };
-    if (frame.type === "run_ended" && frame.error !== undefined) out.error = frame.error;
+    if (ended.error !== undefined) out.error = ended.error;
     if (result !== undefined) out.result = result;
     return out;
   }

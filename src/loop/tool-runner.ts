@@ -8,7 +8,7 @@
  * `tool_ended`), and refusals end synchronously. Only a tool's own duration decides where its
  * `tool_ended` lands — which a replay reproduces by releasing the recorded output at that point.
  */
-import type { ToolCallFrame, ToolEndedFrame, ToolStartedFrame } from "../frames/frame.js";
+import { frame, type ToolCallFrame, type ToolEndedFrame, type ToolStartedFrame } from "../frames/frame.js";
 import type { AssembledCall } from "../provider/assembler/index.js";
 import { refusedToolOutput, type ToolCallResult } from "../tools/execute.js";
 import type { ToolErrorCode } from "../tools/tool.js";
@@ -61,19 +61,15 @@ export class ToolRunner {
 
   /** Accepts a completed call: emits `tool_call` now and runs (or refuses) it in turn. */
   submit(call: AssembledCall, refusal: Refusal | undefined): void {
-    const frame: ToolCallFrame = {
-      run_id: "",
-      seq: -1,
-      ts: 0,
-      type: "tool_call",
+    const callFrame: ToolCallFrame = frame("tool_call", {
       turn: this.options.turn,
       call_id: call.callId,
       item_id: call.itemId,
       name: call.name,
       arguments: call.arguments,
       output_index: call.outputIndex,
-    };
-    this.options.channel.emit(frame);
+    });
+    this.options.channel.emit(callFrame);
     this.queue.push({ call, refusal });
     if (!this.active) this.startNext();
   }
@@ -100,15 +96,11 @@ export class ToolRunner {
         return;
       }
       this.active = true;
-      const started: ToolStartedFrame = {
-        run_id: "",
-        seq: -1,
-        ts: 0,
-        type: "tool_started",
+      const started: ToolStartedFrame = frame("tool_started", {
         turn: this.options.turn,
         call_id: task.call.callId,
         name: task.call.name,
-      };
+      });
       this.options.channel.emit(started);
       const refusal = task.refusal ?? this.stopReason;
       if (refusal !== undefined) {
@@ -144,18 +136,14 @@ export class ToolRunner {
   }
 
   private finish(task: Task, result: ToolCallResult): void {
-    const ended: ToolEndedFrame = {
-      run_id: "",
-      seq: -1,
-      ts: 0,
-      type: "tool_ended",
+    const ended: ToolEndedFrame = frame("tool_ended", {
       turn: this.options.turn,
       call_id: task.call.callId,
       name: task.call.name,
       ok: result.ok,
       output: result.output,
       duration_ms: Math.round(result.durationMs),
-    };
+    });
     if (result.truncated) {
       ended.truncated = true;
       if (result.fullOutput !== undefined) ended.full_output = result.fullOutput;

@@ -5,7 +5,7 @@
  * Failures that another provider would repeat (invalid requests, failed responses) end the turn.
  */
 import { EddyError } from "../errors.js";
-import type { ProviderFrame, RetryFrame } from "../frames/frame.js";
+import { frame, type ProviderFrame, type RetryFrame } from "../frames/frame.js";
 import { type Assembly, createAssembly, finishAssembly } from "./assembler/index.js";
 import { cancelledError } from "./errors.js";
 import type {
@@ -93,16 +93,12 @@ class FallbackStream implements ProviderStream {
         return;
       }
       firstAttempt = lastAttempt + 1;
-      const retry: RetryFrame = {
-        run_id: "",
-        seq: -1,
-        ts: 0,
-        type: "retry",
+      const retry: RetryFrame = frame("retry", {
         turn: this.request.turn,
         attempt: firstAttempt,
         delay_ms: 0,
         reason: `fallback:${next.provider.name}`,
-      };
+      });
       yield retry;
     }
   }

@@ -7,12 +7,13 @@
  * then the body's frames; a failed attempt adds `request_failed`, and a retry `retry`.
  */
 import { EddyError } from "../errors.js";
-import type {
-  ProviderEventFrame,
-  ProviderFrame,
-  RequestFailedFrame,
-  ResponseHeadersFrame,
-  RetryFrame,
+import {
+  frame,
+  type ProviderEventFrame,
+  type ProviderFrame,
+  type RequestFailedFrame,
+  type ResponseHeadersFrame,
+  type RetryFrame,
 } from "../frames/frame.js";
 import { createFrameDecoder } from "../frames/frame-decoder.js";
 import type { SseFrame } from "../frames/from-sse.js";
@@ -193,7 +194,7 @@ class HttpProviderStream implements ProviderStream {
     try {
       for (;;) {
         this.assembly = createAssembly();
-        yield { run_id: "", seq: -1, ts: 0, type: "request_started", turn, attempt, body: this.request.body };
+        yield frame("request_started", { turn, attempt, body: this.request.body });
         const result: AttemptResult = yield* this.attempt(attempt);
         if (result.ok) {
           this.finish({ ok: true, response: finishAssembly(this.assembly) });
@@ -215,16 +216,7 @@ class HttpProviderStream implements ProviderStream {
         retries++;
         attempt++;
         const delay = backoffDelayMs(this.config.retry, retries, this.config.random, error.retryAfterMs);
-        const retry: RetryFrame = {
-          run_id: "",
-          seq: -1,
-          ts: 0,
-          type: "retry",
-          turn,
-          attempt,
-          delay_ms: delay,
-          reason: error.frameCode,
-        };
+        const retry: RetryFrame = frame("retry", { turn, attempt, delay_ms: delay, reason: error.frameCode });
         yield retry;
         try {
           await this.config.sleep(delay, signal);
@@ -267,15 +259,11 @@ class HttpProviderStream implements ProviderStream {
         return { ok: false, error: this.transportError(err, controller.signal, "connect") };
       }
       const requestId = response.headers.get("x-request-id") ?? undefined;
-      const headersFrame: ResponseHeadersFrame = {
-        run_id: "",
-        seq: -1,
-        ts: 0,
-        type: "response_headers",
+      const headersFrame: ResponseHeadersFrame = frame("response_headers", {
         turn,
         attempt,
         status: response.status,
-      };
+      });
       if (requestId !== undefined) headersFrame.request_id = requestId;
       const contentType = response.headers.get("content-type");
       if (contentType !== null) headersFrame.content_type = contentType;
@@ -462,18 +450,14 @@ class HttpProviderStream implements ProviderStream {
 }
 
 function failedFrame(turn: number, attempt: number, error: ProviderError): RequestFailedFrame {
-  const f: RequestFailedFrame = {
-    run_id: "",
-    seq: -1,
-    ts: 0,
-    type: "request_failed",
+  const f: RequestFailedFrame = frame("request_failed", {
     turn,
     attempt,
     code: error.frameCode,
     message: error.message,
     kind: error.kind,
     retryable: error.retryable,
-  };
+  });
   if (error.status !== undefined) f.status = error.status;
   if (error.errorType !== undefined) f.error_type = error.errorType;
   if (typeof error.param === "string") f.param = error.param;
@@ -500,24 +484,17 @@ function describeNetworkError(err: unknown): string {
 }
 
 function framesOfWholeBody(text: string, turn: number, validate: boolean): ProviderEventFrame[] {
-  const frame: ProviderEventFrame = {
-    run_id: "",
-    seq: -1,
-    ts: 0,
-    type: "provider_event",
-    turn,
-    status: "event",
-  };
+  const f: ProviderEventFrame = frame("provider_event", { turn, status: "event" });
   try {
-    frame.data = JSON.parse(text);
-    frame.errors = ["expected an SSE stream (text/event-stream) for a streaming request; got a JSON body"];
-    if (!validate) delete frame.errors;
+    f.data = JSON.parse(text);
+    f.errors = ["expected an SSE stream (text/event-stream) for a streaming request; got a JSON body"];
+    if (!validate) delete f.errors;
   } catch {
-    frame.status = "invalid_json";
-    frame.raw = text;
-    frame.errors = ["the JSON body is not valid JSON"];
+    f.status = "invalid_json";
+    f.raw = text;
+    f.errors = ["the JSON body is not valid JSON"];
   }
-  return [frame];
+  return [f];
 }
 
 async function readText(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<string> {

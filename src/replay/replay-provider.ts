@@ -7,6 +7,7 @@
  * Transport facts (headers, failures, retry delays) come from the tape; nothing sleeps.
  */
 import {
+  frame,
   PROVIDER_FRAME_TYPES,
   type ProviderEventFrame,
   type ProviderFrame,
@@ -133,15 +134,7 @@ class ReplayStream implements ProviderStream {
   }
 
   private requestStarted(attempt: number): ProviderFrame {
-    return {
-      run_id: "",
-      seq: -1,
-      ts: 0,
-      type: "request_started",
-      turn: this.request.turn,
-      attempt,
-      body: this.request.body,
-    };
+    return frame("request_started", { turn: this.request.turn, attempt, body: this.request.body });
   }
 
   private outcome(failure: RequestFailedFrame | undefined): ProviderOutcome {
