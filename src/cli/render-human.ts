@@ -201,6 +201,7 @@ function errorOf(output: string): string {
 
 /** What to do next, for the errors a user can act on. */
 function hintFor(frame: RunEndedFrame): string {
+  const code = frame.error?.code ?? "";
   switch (frame.reason) {
     case "max_tool_calls":
     case "max_turns":
@@ -208,12 +209,18 @@ function hintFor(frame: RunEndedFrame): string {
     case "cancelled":
       return "";
     case "incomplete":
-      return frame.error?.code === "max_output_tokens"
-        ? " (raise max_output_tokens or lower the reasoning effort)"
-        : "";
+      return code === "max_output_tokens" ? " (raise max_output_tokens or lower the reasoning effort)" : "";
     default:
-      return frame.error?.code === "stream_truncated" || frame.error?.code === "idle_timeout"
-        ? " (the provider stopped mid-response; try again, or raise --idle-timeout)"
-        : "";
+      break;
   }
+  if (code === "provider_connection" || code === "connect_timeout")
+    return " (is the server running? check --base-url)";
+  if (code === "first_byte_timeout") return " (the model took too long to start; raise --first-byte-timeout)";
+  if (code === "idle_timeout" || code === "stream_truncated")
+    return " (the provider stopped mid-response; try again, or raise --idle-timeout)";
+  if (code === "rate_limit_exceeded" || code === "http_429" || code === "too_many_requests") {
+    return " (still rate-limited after the retries; wait a moment, or raise --max-retries)";
+  }
+  if (code.startsWith("http_5") || code === "server_error") return " (the provider failed; try again later)";
+  return "";
 }
