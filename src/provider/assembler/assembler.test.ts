@@ -548,4 +548,23 @@ describe("response assembler: responses", () => {
     expect(response.items[0]?.encrypted_content).toBe("from-done");
     expect(response.outputText).toBe("answer");
   });
+
+  it("treats a chat-style {error} frame without a type as a failure (pain point 35)", () => {
+    const { response } = assemble([
+      created(),
+      { error: { message: "upstream exploded", code: "bad_gateway" } },
+    ]);
+    expect(response.terminal).toBe("error");
+    expect(response.error).toMatchObject({ code: "bad_gateway", message: "upstream exploded" });
+  });
+
+  it("accepts a non-spec response.done as the terminal event, by its status", () => {
+    const { response } = assemble([
+      created(),
+      msgAdded(0, "m"),
+      msgDone(0, "m", "hi"),
+      { type: "response.done", response: { id: "resp_1", status: "completed", output: [] } },
+    ]);
+    expect(response).toMatchObject({ terminal: "completed", outputText: "hi" });
+  });
 });

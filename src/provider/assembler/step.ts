@@ -26,6 +26,8 @@ export function step(state: Assembly, event: unknown): Assembly {
   if (typeof type !== "string") {
     // A server that ignored `stream: true` and answered with the ResponseResource itself.
     if (e.object === "response") onLifecycleEvent(state, { type: inferTerminalType(e), response: e });
+    // A proxy's chat-style error frame, `{"error": {…}}` with no type (pain point 35).
+    else if (e.error !== null && typeof e.error === "object") onErrorEvent(state, e);
     return state;
   }
   switch (type) {
@@ -37,6 +39,14 @@ export function step(state: Assembly, event: unknown): Assembly {
     case "response.failed":
       onLifecycleEvent(state, e);
       break;
+    case "response.done": {
+      // Not in the spec, but some servers end with it: terminal by its response's status.
+      const response = e.response;
+      if (response !== null && typeof response === "object") {
+        onLifecycleEvent(state, { type: inferTerminalType(response as JsonObject), response });
+      }
+      break;
+    }
     case "error":
       onErrorEvent(state, e);
       break;
