@@ -204,6 +204,13 @@ function reportError(err: unknown, io: CliIo, debug: boolean): number {
 
 /** The real process's streams, environment and signals. */
 export function processIo(): CliIo {
+  // A reader that goes away (`eddy run --json | head -1`) is not an error worth a stack trace.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EPIPE") process.exit(141);
+      throw err;
+    });
+  }
   return {
     stdout: process.stdout,
     stderr: process.stderr,

@@ -61,11 +61,8 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     if (config.target.kind === "mock") {
       mock = await createMockServer({});
       provider = createOpenResponsesProvider({ baseURL: mock.url, name: "mock", ...timeouts(config) });
-      io.stderr.write(
-        styles.dim(
-          `eddy: no provider configured — using the built-in offline demo model at ${mock.url} (set --base-url or OPENAI_API_KEY for a real one)\n`,
-        ),
-      );
+      const note = `eddy: no provider configured — using the built-in offline demo model at ${mock.url} (set --base-url or OPENAI_API_KEY for a real one)`;
+      io.stderr.write(`${styles.dim(note)}\n`);
     } else {
       provider = httpProvider(config);
     }
