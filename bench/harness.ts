@@ -124,9 +124,13 @@ export function textTable(header: readonly string[], rows: readonly (readonly st
   return [line(header), ...rows.map(line)].join("\n");
 }
 
-/** The same table in Markdown. */
-export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const align = header.map((_, i) => (i === 0 ? ":--" : "--:"));
+/** The same table in Markdown; columns listed in `textColumns` are left-aligned like the first. */
+export function markdownTable(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  textColumns: readonly number[] = [],
+): string {
+  const align = header.map((_, i) => (i === 0 || textColumns.includes(i) ? ":--" : "--:"));
   return [header, align, ...rows].map((r) => `| ${r.join(" | ")} |`).join("\n");
 }
 
