@@ -124,7 +124,7 @@ export const sseBenchmark: Benchmark = {
       "",
       ...verdict.map((v) => `- ${v}`),
       "",
-      "Reading the TTFT rows: the first frame of a stream is `response.created`, and with validation on it is delivered only after its full ResponseResource (~35 fields) is validated. Warm, that costs ~3 µs; cold, as it is once per turn, ~12–15 µs, about 0.75× a cold JSON.parse of the same event. At 16 KiB eddy wins that back by dispatching the first message before decoding the rest of the chunk (the floor decodes the whole chunk first); at small chunks the floor's time to first event is little more than that one parse, so validation on stays near 2× it.",
+      "Reading the TTFT rows: single-shot µs timings on this shared 2-vCPU VM move with the machine's state (the floor's 16 KiB TTFT was 27 µs in one run and 41–47 µs in another, quieter one); compare ratios within a run. The first frame of a stream is `response.created`, and with validation on it is delivered only after its full ResponseResource (~35 fields) is validated: warm that costs ~3 µs, cold (as it is once per turn) 12–25 µs, about 0.75× a cold JSON.parse of the same event. At 16 KiB eddy wins part of that back by dispatching the first message before decoding the rest of the chunk (the floor decodes the whole chunk first); at small chunks the floor's time to first event is little more than that one parse, so validation on stays near 2× it. Validation off meets 1.5× at every chunking.",
       "",
       "### Summary: ns/event (x floor)",
       "",
