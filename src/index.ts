@@ -13,9 +13,10 @@
  * console.log((await run.result).reason);
  * ```
  */
+
+export * from "./context/index.js";
 export { EddyError, type EddyErrorCode, type ErrorFault } from "./errors.js";
 export * from "./frames/index.js";
-export * from "./context/index.js";
 export * from "./history/index.js";
 export * from "./loop/index.js";
 export * from "./mock/index.js";
