@@ -8,6 +8,7 @@ import { createParser } from "eventsource-parser";
 import { Stream } from "openai/core/streaming";
 import type { SseFrame } from "../../src/frames/from-sse.js";
 import { createFrameDecoder, createFrameStamper, systemClock } from "../../src/frames/index.js";
+import { createSseDecoder } from "../../src/sse/decoder.js";
 
 export interface SseContender {
   name: string;
@@ -62,6 +63,17 @@ function eventsourceParser(chunks: readonly Uint8Array[], sink: (item: unknown) 
     },
   });
   for (const chunk of chunks) parser.feed(decoder.decode(chunk, { stream: true }));
+}
+
+/** eddy's SSE decoder alone, used exactly like eventsource-parser above: the decoder-vs-decoder row. */
+function eddySseDecoder(chunks: readonly Uint8Array[], sink: (item: unknown) => void): void {
+  const decoder = createSseDecoder({
+    onMessage: (message) => {
+      if (message.data !== DONE) sink(JSON.parse(message.data));
+    },
+  });
+  for (const chunk of chunks) decoder.feed(chunk);
+  decoder.end();
 }
 
 async function openaiStream(chunks: readonly Uint8Array[], sink: (item: unknown) => void): Promise<void> {
@@ -119,6 +131,7 @@ function packageVersion(name: string): string {
 }
 
 export const FLOOR = "floor";
+export const SSE_DECODER = "sse decoder (eddy's) + JSON.parse";
 export const EDDY_OFF = "eddy (validate off)";
 export const EDDY_ON = "eddy (validate on)";
 export const EDDY_PER_FRAME_CLOCK = "eddy (off, Date.now per frame)";
@@ -136,6 +149,12 @@ export function sseContenders(): SseContender[] {
       version: packageVersion("eventsource-parser"),
       what: "createParser({onEvent}) fed TextDecoder({stream:true}) text, JSON.parse(data); sync loop",
       decode: eventsourceParser,
+    },
+    {
+      name: SSE_DECODER,
+      version: "-",
+      what: "eddy's createSseDecoder({onMessage}) fed the byte chunks, JSON.parse(data): the same job as the eventsource-parser row",
+      decode: eddySseDecoder,
     },
     {
       name: "openai Stream",
