@@ -9,9 +9,10 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Benchmark } from "./harness.js";
+import { providerBenchmark } from "./provider/index.js";
 import { sseBenchmark } from "./sse/index.js";
 
-const BENCHMARKS: readonly Benchmark[] = [sseBenchmark];
+const BENCHMARKS: readonly Benchmark[] = [sseBenchmark, providerBenchmark];
 
 const RESULTS = join(dirname(fileURLToPath(import.meta.url)), "RESULTS.md");
 const HEADER =
