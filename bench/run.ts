@@ -9,10 +9,11 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Benchmark } from "./harness.js";
+import { loopBenchmark } from "./loop/index.js";
 import { providerBenchmark } from "./provider/index.js";
 import { sseBenchmark } from "./sse/index.js";
 
-const BENCHMARKS: readonly Benchmark[] = [sseBenchmark, providerBenchmark];
+const BENCHMARKS: readonly Benchmark[] = [sseBenchmark, providerBenchmark, loopBenchmark];
 
 const RESULTS = join(dirname(fileURLToPath(import.meta.url)), "RESULTS.md");
 const HEADER =

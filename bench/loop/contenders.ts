@@ -1,0 +1,221 @@
+/**
+ * The contenders of the loop benchmark. One run = one agent turn: request #1 → the model calls
+ * `noop({"n":1})` → the tool runs → request #2 with its output → the streamed 160-character answer.
+ * Each contender consumes everything it streams and reports every text delta of the answer to
+ * `onDelta` (the time of the first one is the TTFT).
+ */
+import { tmpdir } from "node:os";
+import { Agent, run, setDefaultOpenAIClient, setTracingDisabled, tool } from "@openai/agents";
+import OpenAI from "openai";
+import { z } from "zod";
+import { runAgent } from "../../src/loop/run.js";
+import type { OpenResponsesProviderOptions } from "../../src/provider/open-responses.js";
+import { createOpenResponsesProvider } from "../../src/provider/open-responses.js";
+import { defineTool, type ToolDefinition } from "../../src/tools/tool.js";
+import { packageVersion } from "../provider/contenders.js";
+import { fetchPoster, floorAssembler, floorParser, nodeHttpPoster, type Poster } from "../provider/floor.js";
+import { MODEL, PROMPT } from "./responses.js";
+
+export interface LoopContender {
+  name: string;
+  version: string;
+  what: string;
+  /** Called before each run, outside the timed part. */
+  prepare?: () => void;
+  /** One full run; resolves to the final answer's text. */
+  run: (onDelta: (delta: string) => void) => Promise<string>;
+}
+
+/** Every call of every contender's noop, so the correctness check can count them. */
+export const noopCalls: unknown[] = [];
+
+/** The tool's work: nothing, recorded. */
+function noop(args: unknown): string {
+  noopCalls.push(args);
+  return "ok";
+}
+
+const NOOP_DESCRIPTION = "Does nothing and answers ok.";
+const NOOP_PARAMETERS = {
+  type: "object",
+  properties: { n: { type: "number" } },
+  required: ["n"],
+  additionalProperties: false,
+};
+/** The `tools` entry the hand-written loops send. */
+const NOOP_DECLARATION = {
+  type: "function",
+  name: "noop",
+  description: NOOP_DESCRIPTION,
+  parameters: NOOP_PARAMETERS,
+  strict: true,
+};
+
+/** eddy's noop with a zod schema (as the @openai/agents contender's). */
+export const eddyNoop = defineTool({
+  name: "noop",
+  description: NOOP_DESCRIPTION,
+  parameters: z.object({ n: z.number() }),
+  execute: (args) => noop(args),
+});
+
+/** The same tool with a JSON Schema (ajv-compiled when a registry is built). */
+export const eddyNoopJsonSchema: ToolDefinition = {
+  name: "noop",
+  description: NOOP_DESCRIPTION,
+  parameters: NOOP_PARAMETERS,
+  execute: (args) => noop(args),
+};
+
+export const FLOOR_LOOP = "floor-loop";
+export const FLOOR_LOOP_NODE = "floor-loop node:http";
+export const EDDY_ON = "eddy (validate on)";
+export const EDDY_OFF = "eddy (validate off)";
+export const AGENTS = "@openai/agents";
+export const SDK_LOOP = "openai-sdk-loop";
+
+/** The hand-written loop over any way of POSTing. */
+export function floorLoop(post: Poster) {
+  return async (onDelta: (delta: string) => void): Promise<string> => {
+    const first = floorAssembler();
+    await post(
+      JSON.stringify({ model: MODEL, input: PROMPT, tools: [NOOP_DECLARATION], stream: true }),
+      floorParser(first.sink),
+    );
+    const call = first.response.calls[0];
+    if (call === undefined) throw new Error("floor-loop: response #1 has no function call");
+    const output = noop(JSON.parse(call.arguments));
+    const second = floorAssembler(onDelta);
+    await post(
+      JSON.stringify({
+        model: MODEL,
+        previous_response_id: first.response.responseId,
+        input: [{ type: "function_call_output", call_id: call.call_id, output }],
+        tools: [NOOP_DECLARATION],
+        stream: true,
+      }),
+      floorParser(second.sink),
+    );
+    return second.response.text;
+  };
+}
+
+/** runAgent over `provider` options; everything streamed is consumed, `result` awaited. */
+export function eddyLoop(
+  options: OpenResponsesProviderOptions,
+  tools: readonly ToolDefinition[] = [eddyNoop],
+) {
+  const provider = createOpenResponsesProvider(options);
+  const workspace = tmpdir();
+  return async (onDelta: (delta: string) => void): Promise<string> => {
+    const handle = runAgent({ provider, model: MODEL, input: PROMPT, tools, workspace });
+    for await (const frame of handle) if (frame.type === "output_text_delta") onDelta(frame.delta);
+    const result = await handle.result;
+    if (result.reason !== "completed") throw new Error(`eddy: run ended ${result.reason}`);
+    return result.outputText;
+  };
+}
+
+function sdkLoop(client: OpenAI) {
+  const tools = [{ ...NOOP_DECLARATION, type: "function" as const }];
+  return async (onDelta: (delta: string) => void): Promise<string> => {
+    let call: { call_id: string; arguments: string } | undefined;
+    let id = "";
+    const first = await client.responses.create({ model: MODEL, input: PROMPT, tools, stream: true });
+    for await (const event of first) {
+      if (event.type !== "response.completed") continue;
+      id = event.response.id;
+      call = event.response.output.find((i) => i.type === "function_call");
+    }
+    if (call === undefined) throw new Error("openai-sdk-loop: response #1 has no function call");
+    const output = noop(JSON.parse(call.arguments));
+    const second = await client.responses.create({
+      model: MODEL,
+      previous_response_id: id,
+      input: [{ type: "function_call_output", call_id: call.call_id, output }],
+      tools,
+      stream: true,
+    });
+    let text = "";
+    for await (const event of second) {
+      if (event.type === "response.output_text.delta") {
+        text += event.delta;
+        onDelta(event.delta);
+      }
+    }
+    return text;
+  };
+}
+
+function agentsLoop(client: OpenAI) {
+  setDefaultOpenAIClient(client);
+  setTracingDisabled(true);
+  const agent = new Agent({
+    name: "bench",
+    model: MODEL,
+    tools: [
+      tool({
+        name: "noop",
+        description: NOOP_DESCRIPTION,
+        parameters: z.object({ n: z.number() }),
+        execute: async (args) => noop(args),
+      }),
+    ],
+  });
+  return async (onDelta: (delta: string) => void): Promise<string> => {
+    const result = await run(agent, PROMPT, { stream: true });
+    for await (const event of result) {
+      if (event.type === "raw_model_stream_event" && event.data.type === "output_text_delta") {
+        onDelta(event.data.delta);
+      }
+    }
+    await result.completed;
+    return String(result.finalOutput);
+  };
+}
+
+/** The contenders over HTTP to the replay server at `origin`. */
+export function loopContenders(origin: string): LoopContender[] {
+  const url = `${origin}/v1/responses`;
+  const client = new OpenAI({ baseURL: `${origin}/v1`, apiKey: "bench", maxRetries: 0 });
+  const openai = packageVersion("openai");
+  const agents = packageVersion("@openai/agents");
+  return [
+    {
+      name: FLOOR_LOOP,
+      version: "-",
+      what: "hand-written: global fetch + the floor SSE parser; the call from response.completed; follow-up with previous_response_id + function_call_output",
+      run: floorLoop(fetchPoster(url)),
+    },
+    {
+      name: FLOOR_LOOP_NODE,
+      version: "-",
+      what: "floor-loop over node:http (keep-alive Agent) instead of fetch: the cost of fetch itself, and the floor eddy's own transport is compared with",
+      run: floorLoop(nodeHttpPoster(url)),
+    },
+    {
+      name: EDDY_ON,
+      version: "-",
+      what: "runAgent({provider: createOpenResponsesProvider({baseURL}), model, input, tools: [noop (zod)], workspace}) in chained mode, every frame consumed, result awaited; validation on (default)",
+      run: eddyLoop({ baseURL: origin }),
+    },
+    {
+      name: EDDY_OFF,
+      version: "-",
+      what: "the same with validate: false",
+      run: eddyLoop({ baseURL: origin, validate: false }),
+    },
+    {
+      name: SDK_LOOP,
+      version: openai,
+      what: "openai client.responses.create({stream:true}) for-await ×2; the call from response.completed; previous_response_id + function_call_output",
+      run: sdkLoop(client),
+    },
+    {
+      name: AGENTS,
+      version: `${agents} (openai ${openai})`,
+      what: "Agent{tools:[tool({parameters: zod})]} + run(agent, prompt, {stream:true}) consumed fully; default Responses model via setDefaultOpenAIClient; tracing disabled",
+      run: agentsLoop(client),
+    },
+  ];
+}

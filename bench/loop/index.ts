@@ -1,0 +1,462 @@
+/**
+ * `npm run bench -- loop`: one agent turn (issue 5) — 2 streamed requests + 1 tool call — over
+ * HTTP to a replay server in a worker thread (node:http on 127.0.0.1), and in-process without a
+ * socket. Reported per contender: ms/run, x floor per round, overhead vs the floor, TTFT, where the
+ * time goes (A–E, measure.ts), and eddy's own overhead per turn. Method as in shared
+ * research/bench-loop-baseline.txt.
+ */
+import { isDeepStrictEqual } from "node:util";
+import { type Benchmark, environment, markdownTable, median, num, pct, textTable } from "../harness.js";
+import { startReplayServer } from "../provider/replay-server.js";
+import {
+  AGENTS,
+  EDDY_OFF,
+  EDDY_ON,
+  FLOOR_LOOP,
+  FLOOR_LOOP_NODE,
+  type LoopContender,
+  loopContenders,
+  noopCalls,
+  SDK_LOOP,
+} from "./contenders.js";
+import { inProcessContenders } from "./in-process.js";
+import {
+  iqrOf,
+  type LoopSamples,
+  measureLoop,
+  medianOf,
+  paired,
+  type RunSample,
+  roundMedians,
+  runMinusServer,
+} from "./measure.js";
+import { ANSWER, CALL_ID, type Writes } from "./responses.js";
+
+/** Issue 5: eddy's own overhead per turn, excluding the server's time, under this (ns). */
+const TARGET_OVERHEAD_NS = 1_000_000;
+
+interface Plan {
+  rounds: number;
+  runsPerRound: number;
+  warmupRuns: number;
+}
+const FULL: { http: Plan; memory: Plan } = {
+  http: { rounds: 12, runsPerRound: 100, warmupRuns: 100 },
+  memory: { rounds: 12, runsPerRound: 100, warmupRuns: 200 },
+};
+const QUICK: typeof FULL = {
+  http: { rounds: 2, runsPerRound: 5, warmupRuns: 5 },
+  memory: { rounds: 2, runsPerRound: 10, warmupRuns: 10 },
+};
+
+interface Pass {
+  writes: Writes;
+  samples: LoopSamples[];
+  contenders: LoopContender[];
+  loadavg: string;
+}
+
+const WRITES_WHAT: Record<Writes, string> = {
+  event:
+    "each SSE event its own socket write (the client parses while the server still writes, so part of a slow client's parsing hides inside the server windows B and D)",
+  whole: "each response in one socket write (all client parsing is outside B and D)",
+};
+
+export const loopBenchmark: Benchmark = {
+  name: "loop",
+  title: "One agent turn: 2 streamed requests + 1 tool call",
+  async run(ctx) {
+    const started = Date.now();
+    const envStart = environment();
+    const plan = ctx.quick ? QUICK : FULL;
+    ctx.log(`## ${this.title}\n${describeEnvironment(envStart)}`);
+
+    const passes: Pass[] = [];
+    let correctness: string[][] = [];
+    const server = await startReplayServer(new URL("./responses.ts", import.meta.url), "event");
+    try {
+      const contenders = loopContenders(server.origin);
+      for (const writes of ["event", "whole"] as const) {
+        await server.reinit(writes);
+        const check = await checkHttp(contenders, server);
+        if (passes.length === 0) {
+          correctness = check.rows;
+          ctx.log(`\n### Correctness (3 runs each)\n${textTable(CORRECTNESS_HEADER, check.rows)}`);
+        }
+        if (check.failed.length > 0) throw new Error(`loop contenders failed: ${check.failed.join("; ")}`);
+        ctx.log(
+          `\nwrites ${writes}: warm-up and ${plan.http.rounds} rounds × ${plan.http.runsPerRound} runs …`,
+        );
+        const samples = await measureLoop(contenders, { ...plan.http, seed: 5, server });
+        passes.push({ writes, samples, contenders, loadavg: environment().loadavg });
+        ctx.log(`\n${textTable(RESULT_HEADER, resultRows(samples))}`);
+        ctx.log(`\n${textTable(SEGMENT_HEADER, segmentRows(samples))}`);
+      }
+    } finally {
+      await server.close();
+    }
+
+    ctx.log(
+      `\nin-process (no socket): warm-up and ${plan.memory.rounds} rounds × ${plan.memory.runsPerRound} runs …`,
+    );
+    const memory = inProcessContenders();
+    const memoryCheck = await checkInProcess(memory.contenders, memory.log);
+    ctx.log(textTable(CORRECTNESS_HEADER, memoryCheck.rows));
+    if (memoryCheck.failed.length > 0)
+      throw new Error(`in-process contenders failed: ${memoryCheck.failed.join("; ")}`);
+    const memorySamples = await measureLoop(memory.contenders, { ...plan.memory, seed: 9 });
+    ctx.log(`\n${textTable(MEMORY_HEADER, memoryRows(memorySamples))}`);
+
+    const verdict = targets(passes, memorySamples);
+    ctx.log(`\n${verdict.join("\n")}`);
+    const envEnd = environment();
+    const seconds = (Date.now() - started) / 1000;
+    ctx.log(`\ntotal ${seconds.toFixed(1)} s; loadavg at end ${envEnd.loadavg}`);
+
+    const first = passes[0] as Pass;
+    return [
+      `## ${this.title}`,
+      "",
+      describeEnvironment(envStart),
+      "",
+      'Work: response #1 = 9 events + `[DONE]`: a function_call `noop({"n":1})` in 3 argument deltas; response #2 = 48 events + `[DONE]`: 40 `output_text.delta` of 4 characters, a 160-character answer. Server: node:http on 127.0.0.1 in a worker thread (bench/provider/replay-server.ts); it picks the response by request content (a `function_call_output` in `input` → #2) and its snapshots echo the request\'s model, instructions, tools and previous_response_id.',
+      "",
+      `Method: warm-up ${plan.http.warmupRuns} runs per contender, then ${plan.http.rounds} rounds × ${plan.http.runsPerRound} runs per contender; inside a round the contenders alternate run by run in a fresh shuffled order each time; no forced GC inside a round. ms/run = median of all runs; IQR = (p75−p25)/median; x floor = median over rounds of median(contender)/median(floor-loop) in the same round [min–max]; overhead = median over rounds of median(contender) − median(floor-loop) in the same round [min–max]. Two passes: writes \`event\` (${WRITES_WHAT.event}) and writes \`whole\` (${WRITES_WHAT.whole}).`,
+      "",
+      markdownTable(
+        ["contender", "version", "what it does"],
+        first.contenders.map((c) => [c.name, c.version, c.what.replaceAll("|", "\\|")]),
+        [1, 2],
+      ),
+      "",
+      "### Targets (issue 5)",
+      "",
+      "eddy's own overhead per turn (one turn = one full run: both requests and the tool call) = the time eddy spends outside the server's request windows minus what the minimal client over the same transport spends there: median over rounds of [median run−(B+D) of eddy − median run−(B+D) of floor-loop node:http] in the same round, for both write modes; and in-process (no socket, no server), median over rounds of [median run of eddy − median run of floor-loop]. The target is met when all three are under 1 ms.",
+      "",
+      ...verdict.map((v) => `- ${v}`),
+      "",
+      ...passes.flatMap((p) => [
+        `### Over HTTP, writes \`${p.writes}\`: results (${p.samples[0]?.rounds.length ?? 0} rounds × ${p.samples[0]?.rounds[0]?.length ?? 0} runs per contender; loadavg after the pass ${p.loadavg})`,
+        "",
+        "TTFT = run start → the answer's first text delta reaching the consumer; last-hop = the server wrote that delta → the consumer got it. server = B + D (worker time for both requests); share = median of server/run.",
+        "",
+        markdownTable(RESULT_HEADER, resultRows(p.samples)),
+        "",
+        `Where the time goes, median µs per run (A = run start → request #1 at the server; B = server #1; C = response #1 written → request #2 at the server: parse #1, run the tool, build #2; D = server #2; E = response #2 written → run resolved). run−server = run − (B + D), per run; − floor node:http = median over rounds of the difference of run−server medians to floor-loop node:http in the same round.`,
+        "",
+        markdownTable(SEGMENT_HEADER, segmentRows(p.samples)),
+        "",
+        "Per-round medians, ms per run (a drift across rounds is machine noise):",
+        "",
+        markdownTable(...perRoundTable(p.samples)),
+        "",
+      ]),
+      "### In-process (no socket)",
+      "",
+      `The provider's transport returns pre-generated replies (one chunk per SSE event, each behind an await); the floor-loop reads the same chunks. ${plan.memory.rounds} rounds × ${plan.memory.runsPerRound} runs per contender after ${plan.memory.warmupRuns} warm-up runs, alternating as above. − floor = median over rounds of the difference of medians in the same round.`,
+      "",
+      markdownTable(
+        ["contender", "what it does"],
+        memory.contenders.map((c) => [c.name, c.what.replaceAll("|", "\\|")]),
+        [1],
+      ),
+      "",
+      markdownTable(MEMORY_HEADER, memoryRows(memorySamples)),
+      "",
+      "### Correctness before timing (3 runs each)",
+      "",
+      'ok = exact final text and streamed deltas, noop run once with {"n":1}, exactly 2 requests: #1 without and #2 with the `function_call_output` for the call, chained on response #1\'s id when previous_response_id is used.',
+      "",
+      markdownTable(CORRECTNESS_HEADER, correctness, [1, 5]),
+      "",
+      markdownTable(CORRECTNESS_HEADER, memoryCheck.rows, [1, 5]),
+      "",
+      `Total wall time ${seconds.toFixed(1)} s; loadavg at end ${envEnd.loadavg}.`,
+    ].join("\n");
+  },
+};
+
+function describeEnvironment(env: ReturnType<typeof environment>): string {
+  return `date ${env.date}; node ${env.node} (V8 ${env.v8}, ${env.platform}); cpu ${env.cpu}; loadavg at start ${env.loadavg}`;
+}
+
+const CORRECTNESS_HEADER = [
+  "contender",
+  "result",
+  "req #1 B",
+  "req #2 B",
+  "#2 items",
+  "request #2 carries the history as",
+];
+
+type Json = Record<string, unknown>;
+
+interface CheckedRun {
+  problem?: string;
+  bodies: string[];
+  firstResponseId: string;
+}
+
+/** Runs a contender 3 times, checking every run; `run` returns the bodies it sent. */
+async function checkContender(
+  contender: LoopContender,
+  run: () => Promise<{ text: string; streamed: string; bodies: string[]; firstResponseId: string }>,
+): Promise<{ row: string[]; problem?: string }> {
+  let last: CheckedRun | undefined;
+  for (let i = 0; i < 3; i++) {
+    noopCalls.length = 0;
+    let checked: CheckedRun;
+    try {
+      const { text, streamed, bodies, firstResponseId } = await run();
+      checked = { bodies, firstResponseId };
+      const problem = checkRun(text, streamed, bodies, firstResponseId);
+      if (problem !== undefined) checked.problem = problem;
+    } catch (err) {
+      checked = {
+        problem: `threw ${err instanceof Error ? err.message : String(err)}`,
+        bodies: [],
+        firstResponseId: "",
+      };
+    }
+    last = checked;
+    if (checked.problem !== undefined) break;
+  }
+  const { problem, bodies, firstResponseId } = last as CheckedRun;
+  const second = bodies[1] === undefined ? undefined : (JSON.parse(bodies[1]) as Json);
+  const items = Array.isArray(second?.input) ? (second.input as Json[]) : [];
+  const carries =
+    second === undefined
+      ? "-"
+      : second.previous_response_id === firstResponseId
+        ? "previous_response_id + function_call_output"
+        : `full history (${items.map((i) => i.type ?? i.role).join(", ")})`;
+  const row = [
+    contender.name,
+    problem === undefined ? "ok" : `FAIL: ${problem}`,
+    String(Buffer.byteLength(bodies[0] ?? "")),
+    String(Buffer.byteLength(bodies[1] ?? "")),
+    String(items.length),
+    carries,
+  ];
+  return problem === undefined ? { row } : { row, problem };
+}
+
+function checkRun(
+  text: string,
+  streamed: string,
+  bodies: string[],
+  firstResponseId: string,
+): string | undefined {
+  if (text !== ANSWER) return `final text differs (${JSON.stringify(text.slice(0, 40))}…)`;
+  if (streamed !== ANSWER) return "the streamed deltas do not add up to the answer";
+  if (noopCalls.length !== 1 || !isDeepStrictEqual(noopCalls[0], { n: 1 }))
+    return `noop ran ${noopCalls.length} times (${JSON.stringify(noopCalls)}), want once with {"n":1}`;
+  if (bodies.length !== 2) return `${bodies.length} requests, want 2`;
+  const [first, second] = bodies.map((b) => JSON.parse(b) as Json) as [Json, Json];
+  const outputs = (body: Json) =>
+    Array.isArray(body.input)
+      ? (body.input as Json[]).filter((i) => i.type === "function_call_output" && i.call_id === CALL_ID)
+      : [];
+  if (outputs(first).length !== 0) return "request #1 carries a function_call_output";
+  if (outputs(second).length !== 1)
+    return `request #2 carries ${outputs(second).length} outputs for ${CALL_ID}`;
+  const previous = second.previous_response_id;
+  if (previous !== undefined && previous !== null && previous !== firstResponseId)
+    return `request #2 chains on ${String(previous)}, want ${firstResponseId}`;
+  return undefined;
+}
+
+async function checkHttp(
+  contenders: readonly LoopContender[],
+  server: Awaited<ReturnType<typeof startReplayServer>>,
+) {
+  const rows: string[][] = [];
+  const failed: string[] = [];
+  for (const c of contenders) {
+    const { row, problem } = await checkContender(c, async () => {
+      await server.recordBodies(true);
+      const before = server.served();
+      let streamed = "";
+      const text = await c.run((d) => {
+        streamed += d;
+      });
+      server.waitServed(before + 2);
+      const bodies = await server.bodies();
+      await server.recordBodies(false);
+      return { text, streamed, bodies, firstResponseId: `resp_bench_${before + 1}` };
+    });
+    rows.push(row);
+    if (problem !== undefined) failed.push(`${c.name}: ${problem}`);
+  }
+  return { rows, failed };
+}
+
+async function checkInProcess(
+  contenders: readonly LoopContender[],
+  log: ReturnType<typeof inProcessContenders>["log"],
+) {
+  const rows: string[][] = [];
+  const failed: string[] = [];
+  for (const c of contenders) {
+    const { row, problem } = await checkContender(c, async () => {
+      c.prepare?.();
+      log.record(true);
+      let streamed = "";
+      const text = await c.run((d) => {
+        streamed += d;
+      });
+      const bodies = log.bodies;
+      log.record(false);
+      return { text, streamed, bodies, firstResponseId: "resp_bench_1" };
+    });
+    rows.push([`${c.name} (in-process)`, ...row.slice(1)]);
+    if (problem !== undefined) failed.push(`${c.name}: ${problem}`);
+  }
+  return { rows, failed };
+}
+
+function samplesOf(all: readonly LoopSamples[], name: string): LoopSamples {
+  const s = all.find((x) => x.name === name);
+  if (s === undefined) throw new Error(`no samples of ${name}`);
+  return s;
+}
+
+const run = (r: RunSample) => r.run;
+const ms = (ns: number) => num(ns / 1e6, 3);
+const us = (ns: number) => num(ns / 1e3);
+const range = (p: { median: number; min: number; max: number }, f: (x: number) => string) =>
+  `${f(p.median)} [${f(p.min)}..${f(p.max)}]`;
+
+const RESULT_HEADER = [
+  "contender",
+  "runs",
+  "ms/run",
+  "IQR",
+  "x floor [min-max]",
+  "overhead µs [min-max]",
+  "TTFT ms",
+  "last-hop µs",
+  "server µs",
+  "share",
+];
+
+function resultRows(all: readonly LoopSamples[]): string[][] {
+  const floor = samplesOf(all, FLOOR_LOOP);
+  return all.map((s) => {
+    const runs = s.rounds.flat();
+    return [
+      s.name,
+      String(runs.length),
+      ms(medianOf(s, "run")),
+      pct(iqrOf(s, run)),
+      range(
+        paired(s, floor, run, (a, b) => a / b),
+        (x) => num(x, 2),
+      ),
+      range(
+        paired(s, floor, run, (a, b) => a - b),
+        us,
+      ),
+      ms(medianOf(s, "ttft")),
+      us(medianOf(s, "lastHop")),
+      us(median(runs.map((r) => r.b + r.d))),
+      pct(median(runs.map((r) => (r.b + r.d) / r.run))),
+    ];
+  });
+}
+
+const SEGMENT_HEADER = ["contender", "A", "B", "C", "D", "E", "run−server", "− floor node:http", "x floor"];
+
+function segmentRows(all: readonly LoopSamples[]): string[][] {
+  const floor = samplesOf(all, FLOOR_LOOP);
+  const floorNode = samplesOf(all, FLOOR_LOOP_NODE);
+  return all.map((s) => [
+    s.name,
+    us(medianOf(s, "a")),
+    us(medianOf(s, "b")),
+    us(medianOf(s, "c")),
+    us(medianOf(s, "d")),
+    us(medianOf(s, "e")),
+    us(median(s.rounds.flat().map(runMinusServer))),
+    range(
+      paired(s, floorNode, runMinusServer, (a, b) => a - b),
+      us,
+    ),
+    num(paired(s, floor, runMinusServer, (a, b) => a / b).median, 2),
+  ]);
+}
+
+function perRoundTable(all: readonly LoopSamples[]): [string[], string[][]] {
+  const header = ["round", ...all.map((s) => s.name)];
+  const perContender = all.map((s) => roundMedians(s, run));
+  const rounds = perContender[0]?.length ?? 0;
+  const rows = Array.from({ length: rounds }, (_, r) => [
+    String(r + 1),
+    ...perContender.map((m) => ms(m[r] as number)),
+  ]);
+  return [header, rows];
+}
+
+const MEMORY_HEADER = [
+  "contender",
+  "runs",
+  "µs/run",
+  "IQR",
+  "x floor [min-max]",
+  "− floor µs [min-max]",
+  "TTFT µs",
+];
+
+function memoryRows(all: readonly LoopSamples[]): string[][] {
+  const floor = samplesOf(all, FLOOR_LOOP);
+  return all.map((s) => [
+    s.name,
+    String(s.rounds.flat().length),
+    us(medianOf(s, "run")),
+    pct(iqrOf(s, run)),
+    range(
+      paired(s, floor, run, (a, b) => a / b),
+      (x) => num(x, 2),
+    ),
+    range(
+      paired(s, floor, run, (a, b) => a - b),
+      us,
+    ),
+    us(medianOf(s, "ttft")),
+  ]);
+}
+
+function targets(passes: readonly Pass[], memory: readonly LoopSamples[]): string[] {
+  const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
+  const lines: string[] = [];
+  for (const eddy of [EDDY_ON, EDDY_OFF]) {
+    const parts = passes.map((p) => ({
+      label: `HTTP writes ${p.writes}`,
+      value: paired(
+        samplesOf(p.samples, eddy),
+        samplesOf(p.samples, FLOOR_LOOP_NODE),
+        runMinusServer,
+        (a, b) => a - b,
+      ).median,
+    }));
+    parts.push({
+      label: "in-process",
+      value: paired(samplesOf(memory, eddy), samplesOf(memory, FLOOR_LOOP), run, (a, b) => a - b).median,
+    });
+    const worst = Math.max(...parts.map((p) => p.value));
+    lines.push(
+      `${eddy}: own overhead per turn (per run: 2 requests + 1 tool call) ${parts.map((p) => `${us(p.value)} µs (${p.label})`).join(", ")} (target < ${us(TARGET_OVERHEAD_NS)} µs): ${verdict(worst < TARGET_OVERHEAD_NS)}; per request that is ${parts.map((p) => us(p.value / 2)).join(" / ")} µs`,
+    );
+  }
+  for (const p of passes) {
+    const eddy = samplesOf(p.samples, EDDY_ON);
+    const vs = (name: string) => {
+      const other = samplesOf(p.samples, name);
+      const x = paired(other, eddy, run, (a, b) => a / b).median;
+      const saved = paired(other, eddy, run, (a, b) => a - b).median;
+      return `${name} takes ${num(x, 2)}× eddy's time (${us(saved)} µs more per run)`;
+    };
+    lines.push(`HTTP writes ${p.writes}, eddy (validate on) vs peers: ${vs(AGENTS)}; ${vs(SDK_LOOP)}`);
+  }
+  return lines;
+}
