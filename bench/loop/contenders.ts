@@ -11,6 +11,7 @@ import { z } from "zod";
 import { runAgent } from "../../src/loop/run.js";
 import type { OpenResponsesProviderOptions } from "../../src/provider/open-responses.js";
 import { createOpenResponsesProvider } from "../../src/provider/open-responses.js";
+import { nodeHttpTransport } from "../../src/provider/transport.js";
 import { defineTool, type ToolDefinition } from "../../src/tools/tool.js";
 import { packageVersion } from "../provider/contenders.js";
 import { fetchPoster, floorAssembler, floorParser, nodeHttpPoster, type Poster } from "../provider/floor.js";
@@ -26,12 +27,15 @@ export interface LoopContender {
   run: (onDelta: (delta: string) => void) => Promise<string>;
 }
 
-/** Every call of every contender's noop, so the correctness check can count them. */
-export const noopCalls: unknown[] = [];
+/**
+ * The arguments of every noop call while `recording` (the correctness check counts them); off
+ * while timing, so nothing accumulates across thousands of runs.
+ */
+export const noopLog = { recording: false, calls: [] as unknown[] };
 
-/** The tool's work: nothing, recorded. */
+/** The tool's work: nothing (recorded during the correctness check). */
 function noop(args: unknown): string {
-  noopCalls.push(args);
+  if (noopLog.recording) noopLog.calls.push(args);
   return "ok";
 }
 
@@ -69,6 +73,7 @@ export const eddyNoopJsonSchema: ToolDefinition = {
 
 export const FLOOR_LOOP = "floor-loop";
 export const FLOOR_LOOP_NODE = "floor-loop node:http";
+export const FLOOR_LOOP_EDDY_TRANSPORT = "floor-loop eddy transport";
 export const EDDY_ON = "eddy (validate on)";
 export const EDDY_OFF = "eddy (validate off)";
 export const AGENTS = "@openai/agents";
@@ -97,6 +102,25 @@ export function floorLoop(post: Poster) {
       floorParser(second.sink),
     );
     return second.response.text;
+  };
+}
+
+/**
+ * POST through eddy's default transport (`nodeHttpTransport`), as its provider does: the same
+ * headers, an AbortController per request, the body read with for-await.
+ */
+function eddyTransportPoster(url: string): Poster {
+  const transport = nodeHttpTransport();
+  const headers = {
+    "content-type": "application/json",
+    accept: "text/event-stream, application/json",
+    "user-agent": "eddy",
+  };
+  return async (body, onChunk) => {
+    const controller = new AbortController();
+    const res = await transport({ url, headers, body, signal: controller.signal });
+    if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
+    for await (const chunk of res.body) onChunk(chunk);
   };
 }
 
@@ -192,6 +216,12 @@ export function loopContenders(origin: string): LoopContender[] {
       version: "-",
       what: "floor-loop over node:http (keep-alive Agent) instead of fetch: the cost of fetch itself, and the floor eddy's own transport is compared with",
       run: floorLoop(nodeHttpPoster(url)),
+    },
+    {
+      name: FLOOR_LOOP_EDDY_TRANSPORT,
+      version: "-",
+      what: "floor-loop through eddy's default transport (nodeHttpTransport from src/provider/transport.ts, an AbortController per request, body read with for-await): what eddy's transport adds to the minimal node:http client",
+      run: floorLoop(eddyTransportPoster(url)),
     },
     {
       name: EDDY_ON,

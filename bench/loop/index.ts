@@ -13,16 +13,18 @@ import {
   EDDY_OFF,
   EDDY_ON,
   FLOOR_LOOP,
+  FLOOR_LOOP_EDDY_TRANSPORT,
   FLOOR_LOOP_NODE,
   type LoopContender,
   loopContenders,
-  noopCalls,
+  noopLog,
   SDK_LOOP,
 } from "./contenders.js";
-import { inProcessContenders } from "./in-process.js";
+import { EDDY_JSON_SCHEMA, EDDY_MOCK, inProcessContenders } from "./in-process.js";
 import {
   iqrOf,
   type LoopSamples,
+  measureBackToBack,
   measureLoop,
   medianOf,
   paired,
@@ -40,13 +42,15 @@ interface Plan {
   runsPerRound: number;
   warmupRuns: number;
 }
-const FULL: { http: Plan; memory: Plan } = {
+const FULL: { http: Plan; memory: Plan; backToBack: { blocks: number; runs: number; warmupRuns: number } } = {
   http: { rounds: 12, runsPerRound: 100, warmupRuns: 100 },
   memory: { rounds: 12, runsPerRound: 100, warmupRuns: 200 },
+  backToBack: { blocks: 5, runs: 200, warmupRuns: 200 },
 };
 const QUICK: typeof FULL = {
   http: { rounds: 2, runsPerRound: 5, warmupRuns: 5 },
   memory: { rounds: 2, runsPerRound: 10, warmupRuns: 10 },
+  backToBack: { blocks: 2, runs: 10, warmupRuns: 10 },
 };
 
 interface Pass {
@@ -104,8 +108,21 @@ export const loopBenchmark: Benchmark = {
     ctx.log(textTable(CORRECTNESS_HEADER, memoryCheck.rows));
     if (memoryCheck.failed.length > 0)
       throw new Error(`in-process contenders failed: ${memoryCheck.failed.join("; ")}`);
-    const memorySamples = await measureLoop(memory.contenders, { ...plan.memory, seed: 9 });
-    ctx.log(`\n${textTable(MEMORY_HEADER, memoryRows(memorySamples))}`);
+    // The side rows apart: one compiles an ajv validator per run, the other runs the mock too, and
+    // their garbage would land on the core rows' runs.
+    const pick = (names: readonly string[]) => memory.contenders.filter((c) => names.includes(c.name));
+    const memorySamples = await measureLoop(pick([FLOOR_LOOP, EDDY_ON, EDDY_OFF]), {
+      ...plan.memory,
+      seed: 9,
+    });
+    ctx.log(`\n${textTable(memoryHeader("floor"), memoryRows(memorySamples, FLOOR_LOOP))}`);
+    const backToBack = await measureBackToBack(pick([FLOOR_LOOP, EDDY_ON, EDDY_OFF]), plan.backToBack);
+    ctx.log(`\n${textTable(BACK_TO_BACK_HEADER, backToBackRows(backToBack))}`);
+    const sideSamples = await measureLoop(pick([EDDY_ON, EDDY_JSON_SCHEMA, EDDY_MOCK]), {
+      ...plan.memory,
+      seed: 10,
+    });
+    ctx.log(`\n${textTable(memoryHeader("eddy (on)"), memoryRows(sideSamples, EDDY_ON))}`);
 
     const verdict = targets(passes, memorySamples);
     ctx.log(`\n${verdict.join("\n")}`);
@@ -153,7 +170,7 @@ export const loopBenchmark: Benchmark = {
       ]),
       "### In-process (no socket)",
       "",
-      `The provider's transport returns pre-generated replies (one chunk per SSE event, each behind an await); the floor-loop reads the same chunks. ${plan.memory.rounds} rounds × ${plan.memory.runsPerRound} runs per contender after ${plan.memory.warmupRuns} warm-up runs, alternating as above. − floor = median over rounds of the difference of medians in the same round.`,
+      `The provider's transport returns pre-generated replies (one chunk per SSE event, each behind an await); the floor-loop reads the same chunks. ${plan.memory.rounds} rounds × ${plan.memory.runsPerRound} runs per contender after ${plan.memory.warmupRuns} warm-up runs, alternating as above. − floor = median over rounds of the difference of medians in the same round. Absolute times on this VM move by up to ~1.5× from one process to the next (JIT and memory layout); compare rows of one table.`,
       "",
       markdownTable(
         ["contender", "what it does"],
@@ -161,7 +178,15 @@ export const loopBenchmark: Benchmark = {
         [1],
       ),
       "",
-      markdownTable(MEMORY_HEADER, memoryRows(memorySamples)),
+      markdownTable(memoryHeader("floor"), memoryRows(memorySamples, FLOOR_LOOP)),
+      "",
+      `The same three back to back instead of alternating: each alone for ${plan.backToBack.runs} runs in a row after ${plan.backToBack.warmupRuns} warm-up runs, in ${plan.backToBack.blocks} blocks (floor, eddy on, eddy off, floor, …); µs/run = median over blocks of each block's median; − floor = median over blocks of the difference. Not the method of the tables above, and not used for the target: it shows how much of eddy's time depends on what ran just before it (caches, JIT state).`,
+      "",
+      markdownTable(BACK_TO_BACK_HEADER, backToBackRows(backToBack)),
+      "",
+      "Side rows, measured in a cell of their own against eddy (validate on) (the JSON Schema row compiles an ajv validator on every run, and the mock row runs the mock server's code too; their garbage would otherwise land on the rows above):",
+      "",
+      markdownTable(memoryHeader("eddy (on)"), memoryRows(sideSamples, EDDY_ON)),
       "",
       "### Correctness before timing (3 runs each)",
       "",
@@ -204,7 +229,8 @@ async function checkContender(
 ): Promise<{ row: string[]; problem?: string }> {
   let last: CheckedRun | undefined;
   for (let i = 0; i < 3; i++) {
-    noopCalls.length = 0;
+    noopLog.calls = [];
+    noopLog.recording = true;
     let checked: CheckedRun;
     try {
       const { text, streamed, bodies, firstResponseId } = await run();
@@ -218,6 +244,7 @@ async function checkContender(
         firstResponseId: "",
       };
     }
+    noopLog.recording = false;
     last = checked;
     if (checked.problem !== undefined) break;
   }
@@ -249,8 +276,9 @@ function checkRun(
 ): string | undefined {
   if (text !== ANSWER) return `final text differs (${JSON.stringify(text.slice(0, 40))}…)`;
   if (streamed !== ANSWER) return "the streamed deltas do not add up to the answer";
-  if (noopCalls.length !== 1 || !isDeepStrictEqual(noopCalls[0], { n: 1 }))
-    return `noop ran ${noopCalls.length} times (${JSON.stringify(noopCalls)}), want once with {"n":1}`;
+  const calls = noopLog.calls;
+  if (calls.length !== 1 || !isDeepStrictEqual(calls[0], { n: 1 }))
+    return `noop ran ${calls.length} times (${JSON.stringify(calls)}), want once with {"n":1}`;
   if (bodies.length !== 2) return `${bodies.length} requests, want 2`;
   const [first, second] = bodies.map((b) => JSON.parse(b) as Json) as [Json, Json];
   const outputs = (body: Json) =>
@@ -397,18 +425,18 @@ function perRoundTable(all: readonly LoopSamples[]): [string[], string[][]] {
   return [header, rows];
 }
 
-const MEMORY_HEADER = [
+const memoryHeader = (base: string) => [
   "contender",
   "runs",
   "µs/run",
   "IQR",
-  "x floor [min-max]",
-  "− floor µs [min-max]",
+  `x ${base} [min-max]`,
+  `− ${base} µs [min-max]`,
   "TTFT µs",
 ];
 
-function memoryRows(all: readonly LoopSamples[]): string[][] {
-  const floor = samplesOf(all, FLOOR_LOOP);
+function memoryRows(all: readonly LoopSamples[], baseline: string): string[][] {
+  const floor = samplesOf(all, baseline);
   return all.map((s) => [
     s.name,
     String(s.rounds.flat().length),
@@ -423,6 +451,17 @@ function memoryRows(all: readonly LoopSamples[]): string[][] {
       us,
     ),
     us(medianOf(s, "ttft")),
+  ]);
+}
+
+const BACK_TO_BACK_HEADER = ["contender (back to back)", "µs/run", "− floor µs"];
+
+function backToBackRows(times: Map<string, number[]>): string[][] {
+  const floor = times.get(FLOOR_LOOP) ?? [];
+  return [...times].map(([name, t]) => [
+    name,
+    us(median(t)),
+    us(median(t.map((x, i) => x - (floor[i] as number)))),
   ]);
 }
 
@@ -446,6 +485,20 @@ function targets(passes: readonly Pass[], memory: readonly LoopSamples[]): strin
     const worst = Math.max(...parts.map((p) => p.value));
     lines.push(
       `${eddy}: own overhead per turn (per run: 2 requests + 1 tool call) ${parts.map((p) => `${us(p.value)} µs (${p.label})`).join(", ")} (target < ${us(TARGET_OVERHEAD_NS)} µs): ${verdict(worst < TARGET_OVERHEAD_NS)}; per request that is ${parts.map((p) => us(p.value / 2)).join(" / ")} µs`,
+    );
+  }
+  for (const p of passes) {
+    const overNode = (name: string) =>
+      paired(
+        samplesOf(p.samples, name),
+        samplesOf(p.samples, FLOOR_LOOP_NODE),
+        runMinusServer,
+        (a, b) => a - b,
+      ).median;
+    const transport = overNode(FLOOR_LOOP_EDDY_TRANSPORT);
+    const total = overNode(EDDY_ON);
+    lines.push(
+      `HTTP writes ${p.writes}, where eddy (validate on)'s ${us(total)} µs over floor-loop node:http go: ${us(transport)} µs in its transport (floor-loop through nodeHttpTransport vs plain node:http), ${us(total - transport)} µs in the rest (provider stream, frames, loop, tools)`,
     );
   }
   for (const p of passes) {

@@ -137,3 +137,30 @@ export function iqrOf(s: LoopSamples, value: (r: RunSample) => number): number {
   const all = s.rounds.flat().map(value);
   return (quantile(all, 0.75) - quantile(all, 0.25)) / median(all);
 }
+
+/**
+ * The other way round: each contender alone for `runs` runs in a row (after its warm-up), in
+ * `blocks` blocks (A B C A B C …, so drift hits all alike). Returns, per contender, the median run
+ * of each block, in ns. Shows how much a contender's time depends on what ran just before it.
+ */
+export async function measureBackToBack(
+  contenders: readonly LoopContender[],
+  options: { blocks: number; runs: number; warmupRuns: number },
+): Promise<Map<string, number[]>> {
+  const out = new Map(contenders.map((c) => [c.name, [] as number[]]));
+  for (const c of contenders) for (let i = 0; i < options.warmupRuns; i++) await c.run(() => {});
+  for (let block = 0; block < options.blocks; block++) {
+    for (const c of contenders) {
+      collectGarbage();
+      const times: number[] = [];
+      for (let i = 0; i < options.runs; i++) {
+        c.prepare?.();
+        const start = process.hrtime.bigint();
+        await c.run(() => {});
+        times.push(Number(process.hrtime.bigint() - start));
+      }
+      out.get(c.name)?.push(median(times));
+    }
+  }
+  return out;
+}

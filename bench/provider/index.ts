@@ -32,6 +32,7 @@ import {
   type ProviderContender,
   providerContenders,
 } from "./contenders.js";
+import { fetchPoster, nodeHttpPoster, type Poster } from "./floor.js";
 import { type ReplayServer, startReplayServer } from "./replay-server.js";
 import { endsOf, type ServedStream } from "./responder.js";
 import { verify } from "./verify.js";
@@ -55,6 +56,9 @@ interface Cell {
   samples: Samples[];
   /** Median over the cell's requests of the server's first-to-last body write, ns. */
   serverNs: number;
+  /** Body writes per response, and the chunks each client API handed over (one request each). */
+  writes: number;
+  delivered: { fetch: number; nodeHttp: number };
 }
 
 const keyOf = (deltas: number, chunks: string) => `${deltas}-${chunks}`;
@@ -70,6 +74,7 @@ export const providerBenchmark: Benchmark = {
     const streams = new Map(sizes.map((n) => [n, generateStream(n)]));
     const tiny = generateStream(TINY_DELTAS);
     const served: ServedStream[] = [{ key: "tiny", bytes: tiny.bytes, ends: [tiny.bytes.length] }];
+    const writesOf = (key: string) => served.find((x) => x.key === key)?.ends.length ?? 0;
     for (const [deltas, stream] of streams) {
       for (const { label: chunks, chunking } of CHUNKINGS) {
         served.push({
@@ -105,6 +110,7 @@ export const providerBenchmark: Benchmark = {
             chunks,
             stream,
             rounds: ctx.quick ? 3 : (ROUNDS[deltas] ?? 7),
+            writes: writesOf(keyOf(deltas, chunks)),
           });
           cells.push(cell);
           ctx.log(`\n${textTable(THROUGHPUT_HEADER, throughputRows(cell))}\n${serverLine(cell)}`);
@@ -215,10 +221,14 @@ async function warmUp(contenders: readonly ProviderContender[], keys: readonly s
 async function measureCell(
   contenders: readonly ProviderContender[],
   server: ReplayServer,
-  cell: { deltas: number; chunks: string; stream: GeneratedStream; rounds: number },
+  cell: { deltas: number; chunks: string; stream: GeneratedStream; rounds: number; writes: number },
 ): Promise<Cell> {
   collectGarbage();
   const key = keyOf(cell.deltas, cell.chunks);
+  const delivered = {
+    fetch: await countChunks(fetchPoster(`${server.origin}/v1/responses`), key),
+    nodeHttp: await countChunks(nodeHttpPoster(`${server.origin}/v1/responses`), key),
+  };
   const before = server.served();
   const samples = await runRounds(
     contenders.map((c) => ({ name: c.name, run: () => c.request(key).then(() => {}) })),
@@ -238,14 +248,25 @@ async function measureCell(
     bytes: cell.stream.bytes.length,
     samples,
     serverNs: median(windows),
+    writes: cell.writes,
+    delivered,
   };
+}
+
+/** How many body chunks a client API hands over for one response. */
+async function countChunks(post: Poster, key: string): Promise<number> {
+  let chunks = 0;
+  await post(JSON.stringify({ model: key, input: "go", stream: true }), () => {
+    chunks++;
+  });
+  return chunks;
 }
 
 function serverLine(c: Cell): string {
   const share = c.serverNs / median(samplesOf(c, FLOOR_HTTP).times);
   const bound =
     share > 0.5 ? " (floor-http is largely server-bound here, so ratios in this cell are compressed)" : "";
-  return `${label(c.deltas)} ${c.chunks}: the server takes ${num(c.serverNs / c.events)} ns/event from first to last body write, ${pct(share)} of floor-http's run${bound}.`;
+  return `${label(c.deltas)} ${c.chunks}: the server takes ${num(c.serverNs / c.events)} ns/event from first to last body write, ${pct(share)} of floor-http's run${bound}; ${num(c.writes)} body writes reach the client as ${num(c.delivered.fetch)} chunks through fetch and ${num(c.delivered.nodeHttp)} through node:http ('data' events).`;
 }
 
 function samplesOf(cell: Cell, name: string): Samples {
