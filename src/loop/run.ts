@@ -393,10 +393,16 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   return value;
 }
 
+/** Workspaces already resolved (a run resolves its workspace before anything else; most runs reuse one). */
+const resolvedWorkspaces = new Map<string, string>();
+
 function resolveWorkspace(path: string): string {
+  const known = resolvedWorkspaces.get(path);
+  if (known !== undefined) return known;
   try {
     const real = realpathSync(path);
     if (!statSync(real).isDirectory()) throw new Error("not a directory");
+    if (resolvedWorkspaces.size < 256) resolvedWorkspaces.set(path, real);
     return real;
   } catch {
     throw new EddyError(

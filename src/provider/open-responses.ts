@@ -7,21 +7,13 @@
  * then the body's frames; a failed attempt adds `request_failed`, and a retry `retry`.
  */
 import { EddyError } from "../errors.js";
-import {
-  frame,
-  type ProviderEventFrame,
-  type ProviderFrame,
-  type RequestFailedFrame,
-  type ResponseHeadersFrame,
-  type RetryFrame,
-} from "../frames/frame.js";
-import { createFrameDecoder } from "../frames/frame-decoder.js";
+import { frame, type ProviderFrame, type RequestFailedFrame } from "../frames/frame.js";
 import type { SseFrame } from "../frames/from-sse.js";
 import { type Assembly, createAssembly, finishAssembly, step } from "./assembler/index.js";
 import { type ProviderCapabilities, withCapabilities } from "./capabilities.js";
 import { PROVIDER_DEFAULTS } from "./defaults.js";
 import { cancelledError, ProviderError } from "./errors.js";
-import { providerErrorFromHttp } from "./http-error.js";
+import { type AttemptConfig, type AttemptResult, HttpAttempt } from "./http-attempt.js";
 import type {
   Provider,
   ProviderOutcome,
@@ -29,16 +21,9 @@ import type {
   ProviderStream,
   ProviderStreamOptions,
 } from "./provider.js";
-import {
-  backoffDelayMs,
-  DEFAULT_RETRY_POLICY,
-  isNonRetryableCode,
-  parseRetryAfter,
-  parseShouldRetry,
-  type RetryPolicy,
-} from "./retry.js";
-import { fetchTransport, nodeHttpTransport, type Transport, type TransportResponse } from "./transport.js";
-import { Watchdog, WatchdogFired, type WatchdogLimits } from "./watchdog.js";
+import { backoffDelayMs, DEFAULT_RETRY_POLICY, isNonRetryableCode, type RetryPolicy } from "./retry.js";
+import { fetchTransport, nodeHttpTransport, type Transport } from "./transport.js";
+import type { WatchdogLimits } from "./watchdog.js";
 
 export interface OpenResponsesProviderOptions {
   /** Base URL, with or without a trailing `/` and `/v1` (`https://api.openai.com/v1`, `http://localhost:1234`). */
@@ -126,20 +111,6 @@ export function createOpenResponsesProvider(options: OpenResponsesProviderOption
   };
 }
 
-interface AttemptConfig {
-  url: string;
-  transport: Transport;
-  headers: Record<string, string>;
-  secrets: (string | undefined)[];
-  retry: RetryPolicy;
-  limits: WatchdogLimits;
-  validate: boolean;
-  maxMessageSize: number;
-  random: () => number;
-  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
-  now: () => number;
-}
-
 function buildHeaders(options: OpenResponsesProviderOptions): Record<string, string> {
   const headers: Record<string, string> = {
     "content-type": "application/json",
@@ -154,16 +125,12 @@ function buildHeaders(options: OpenResponsesProviderOptions): Record<string, str
   return headers;
 }
 
-type AttemptResult = { ok: true } | { ok: false; error: ProviderError };
-
 class HttpProviderStream implements ProviderStream {
   assembly: Assembly = createAssembly();
   readonly result: Promise<ProviderOutcome>;
   private settle!: (outcome: ProviderOutcome) => void;
   private settled = false;
   private readonly bodyText: string;
-  /** The current attempt's body was read to its end (the connection can be reused). */
-  private bodyConsumed = false;
 
   constructor(
     private readonly config: AttemptConfig,
@@ -195,12 +162,39 @@ class HttpProviderStream implements ProviderStream {
       for (;;) {
         this.assembly = createAssembly();
         yield frame("request_started", { turn, attempt, body: this.request.body });
-        const result: AttemptResult = yield* this.attempt(attempt);
-        if (result.ok) {
+        const exchange = new HttpAttempt(this.config, this.bodyText, turn, attempt, this.options);
+        let result: AttemptResult;
+        try {
+          const opened = await exchange.open();
+          if ("type" in opened) {
+            yield opened;
+            for (;;) {
+              const next = await exchange.next();
+              if ("done" in next) {
+                result = next.done;
+                break;
+              }
+              for (const f of next.frames) {
+                const wasTerminal = this.assembly.terminal;
+                yield this.observe(f);
+                if (
+                  wasTerminal === null &&
+                  this.assembly.terminal !== null &&
+                  this.assembly.terminal !== "error"
+                ) {
+                  exchange.startDrain();
+                }
+              }
+            }
+          } else result = opened;
+        } finally {
+          exchange.close();
+        }
+        const error = result.ok ? this.streamError(result.sawDone) : result.error;
+        if (error === undefined) {
           this.finish({ ok: true, response: finishAssembly(this.assembly) });
           return;
         }
-        const { error } = result;
         yield failedFrame(turn, attempt, error);
         const safe =
           error.retryable &&
@@ -216,156 +210,37 @@ class HttpProviderStream implements ProviderStream {
         retries++;
         attempt++;
         const delay = backoffDelayMs(this.config.retry, retries, this.config.random, error.retryAfterMs);
-        const retry: RetryFrame = frame("retry", { turn, attempt, delay_ms: delay, reason: error.frameCode });
-        yield retry;
+        yield frame("retry", { turn, attempt, delay_ms: delay, reason: error.frameCode });
         try {
           await this.config.sleep(delay, signal);
         } catch {
           // Cancelled while waiting: the announced attempt ends before it starts.
-          const error = cancelledError();
-          yield failedFrame(turn, attempt, error);
-          this.finish({ ok: false, error, response: finishAssembly(this.assembly) });
+          const cancelled = cancelledError();
+          yield failedFrame(turn, attempt, cancelled);
+          this.finish({ ok: false, error: cancelled, response: finishAssembly(this.assembly) });
           return;
         }
       }
     } finally {
       // The consumer stopped iterating early (break / return): the request is abandoned.
-      this.finish({ ok: false, error: cancelledError(), response: finishAssembly(this.assembly) });
+      if (!this.settled)
+        this.finish({ ok: false, error: cancelledError(), response: finishAssembly(this.assembly) });
     }
-  }
-
-  /** One HTTP exchange. Yields its frames; returns whether it produced a usable response. */
-  private async *attempt(attempt: number): AsyncGenerator<ProviderFrame, AttemptResult> {
-    const { config, request, options } = this;
-    const { turn } = request;
-    const controller = new AbortController();
-    const userSignal = options.signal;
-    const onAbort = () => controller.abort(userSignal?.reason ?? new Error("aborted"));
-    if (userSignal?.aborted) return { ok: false, error: cancelledError() };
-    userSignal?.addEventListener("abort", onAbort, { once: true });
-    const watchdog = new Watchdog(controller, config.limits, options.isBusy ?? (() => false));
-    let response: TransportResponse | undefined;
-    this.bodyConsumed = false;
-    try {
-      watchdog.start("connect");
-      try {
-        response = await config.transport({
-          url: config.url,
-          headers: config.headers,
-          body: this.bodyText,
-          signal: controller.signal,
-        });
-      } catch (err) {
-        return { ok: false, error: this.transportError(err, controller.signal, "connect") };
-      }
-      const requestId = response.headers.get("x-request-id") ?? undefined;
-      const headersFrame: ResponseHeadersFrame = frame("response_headers", {
-        turn,
-        attempt,
-        status: response.status,
-      });
-      if (requestId !== undefined) headersFrame.request_id = requestId;
-      const contentType = response.headers.get("content-type");
-      if (contentType !== null) headersFrame.content_type = contentType;
-      yield headersFrame;
-
-      watchdog.start("first_byte");
-      if (response.status < 200 || response.status >= 300) {
-        return { ok: false, error: await this.readHttpError(response, controller.signal, requestId) };
-      }
-      if (contentType?.includes("application/json")) {
-        // A server that ignored `stream: true`: its whole body is one JSON ResponseResource.
-        const text = await readText(response.body, PROVIDER_DEFAULTS.maxMessageSize);
-        for (const f of framesOfWholeBody(text, turn, config.validate)) yield this.observe(f);
-        return this.outcome(false);
-      }
-      return yield* this.readStream(response, watchdog, controller.signal);
-    } catch (err) {
-      return { ok: false, error: this.transportError(err, controller.signal, watchdog.currentPhase) };
-    } finally {
-      watchdog.stop();
-      userSignal?.removeEventListener("abort", onAbort);
-      if (!this.bodyConsumed) {
-        if (!controller.signal.aborted) controller.abort(new Error("attempt abandoned"));
-        response?.cancel();
-      }
-    }
-  }
-
-  private async *readStream(
-    response: TransportResponse,
-    watchdog: Watchdog,
-    signal: AbortSignal,
-  ): AsyncGenerator<ProviderFrame, AttemptResult> {
-    const queue: SseFrame[] = [];
-    let sawDone = false;
-    const decoder = createFrameDecoder({
-      turn: this.request.turn,
-      validate: this.config.validate,
-      maxMessageSize: this.config.maxMessageSize,
-      onFrame: (f) => queue.push(f),
-    });
-    const iterator = response.body[Symbol.asyncIterator]();
-    let firstByte = true;
-    for (;;) {
-      let next: IteratorResult<Uint8Array>;
-      try {
-        next = await iterator.next();
-      } catch (err) {
-        if (signal.reason instanceof WatchdogFired && signal.reason.phase === "drain") break;
-        throw err;
-      }
-      if (next.done) {
-        this.bodyConsumed = true;
-        break;
-      }
-      if (firstByte) {
-        firstByte = false;
-        watchdog.start("idle");
-      } else watchdog.touch();
-      // After [DONE] the rest of the body is drained unread, so a keep-alive connection can be reused.
-      if (sawDone) continue;
-      try {
-        decoder.feed(next.value);
-      } catch (err) {
-        return { ok: false, error: decodeError(err) };
-      }
-      for (let i = 0; i < queue.length && !sawDone; i++) {
-        const f = queue[i] as SseFrame;
-        if (f.type === "provider_event" && f.status === "done") sawDone = true; // nothing after [DONE] is read
-        const wasTerminal = this.assembly.terminal;
-        yield this.observe(f);
-        if (wasTerminal === null && this.assembly.terminal !== null && this.assembly.terminal !== "error") {
-          watchdog.start("drain");
-        }
-      }
-      queue.length = 0;
-      if (sawDone) watchdog.start("drain");
-    }
-    if (!sawDone) {
-      try {
-        decoder.end();
-      } catch (err) {
-        return { ok: false, error: decodeError(err) };
-      }
-      for (const f of queue) yield this.observe(f);
-      queue.length = 0;
-    }
-    return this.outcome(sawDone);
   }
 
   /** Steps the assembly with a frame's event just before the frame is handed out (DESIGN.md §1). */
-  private observe(frame: SseFrame): SseFrame {
-    if (frame.type === "provider_event" && frame.status === "event") step(this.assembly, frame.data);
-    return frame;
+  private observe(f: SseFrame): SseFrame {
+    if (f.type === "provider_event" && f.status === "event") step(this.assembly, f.data);
+    return f;
   }
 
-  private outcome(sawDone: boolean): AttemptResult {
+  /** The error of a stream that was read to its end: none for completed/incomplete responses. */
+  private streamError(sawDone: boolean): ProviderError | undefined {
     const a = this.assembly;
     switch (a.terminal) {
       case "completed":
       case "incomplete":
-        return { ok: true };
+        return undefined;
       case "failed":
       case "error": {
         const code = a.error?.code ?? null;
@@ -378,74 +253,18 @@ class HttpProviderStream implements ProviderStream {
         };
         if (a.error?.type !== undefined) fields.errorType = a.error.type;
         if (a.error?.param !== undefined) fields.param = a.error.param;
-        return { ok: false, error: new ProviderError(fields) };
+        return new ProviderError(fields);
       }
       default:
-        return {
-          ok: false,
-          error: new ProviderError({
-            kind: "truncated",
-            code: "stream_truncated",
-            message: sawDone
-              ? "the stream sent [DONE] without a terminal response event (response.completed/incomplete/failed)"
-              : "the stream ended before a terminal response event (response.completed/incomplete/failed)",
-            retryable: true,
-          }),
-        };
+        return new ProviderError({
+          kind: "truncated",
+          code: "stream_truncated",
+          message: sawDone
+            ? "the stream sent [DONE] without a terminal response event (response.completed/incomplete/failed)"
+            : "the stream ended before a terminal response event (response.completed/incomplete/failed)",
+          retryable: true,
+        });
     }
-  }
-
-  private async readHttpError(
-    response: TransportResponse,
-    signal: AbortSignal,
-    requestId: string | undefined,
-  ): Promise<ProviderError> {
-    let text = "";
-    try {
-      text = await readText(response.body, PROVIDER_DEFAULTS.maxErrorBodyBytes);
-    } catch (err) {
-      if (signal.aborted && !(signal.reason instanceof WatchdogFired)) throw err;
-    }
-    return providerErrorFromHttp({
-      status: response.status,
-      bodyText: text,
-      url: this.config.url,
-      requestId,
-      retryAfterMs: parseRetryAfter(response.headers, this.config.now()),
-      shouldRetry: parseShouldRetry(response.headers),
-      secrets: this.config.secrets,
-    });
-  }
-
-  private transportError(err: unknown, signal: AbortSignal, phase: string): ProviderError {
-    const reason: unknown = signal.aborted ? signal.reason : undefined;
-    if (reason instanceof WatchdogFired) {
-      const what =
-        reason.phase === "connect"
-          ? { code: "connect_timeout" as const, text: `no response headers within ${reason.limitMs} ms` }
-          : reason.phase === "first_byte"
-            ? { code: "first_byte_timeout" as const, text: `no response body within ${reason.limitMs} ms` }
-            : { code: "idle_timeout" as const, text: `no bytes for ${reason.limitMs} ms while streaming` };
-      return new ProviderError({
-        kind: "timeout",
-        code: what.code,
-        message: `timeout: ${what.text} (${this.config.url})`,
-        retryable: true,
-        cause: err,
-      });
-    }
-    if (this.options.signal?.aborted) return cancelledError();
-    const detail = describeNetworkError(err);
-    return new ProviderError({
-      kind: "connection",
-      code: "provider_connection",
-      message:
-        phase === "connect"
-          ? `cannot reach ${this.config.url}: ${detail}`
-          : `the connection to ${this.config.url} broke while streaming: ${detail}`,
-      retryable: true,
-      cause: err,
-    });
   }
 }
 
@@ -463,50 +282,6 @@ function failedFrame(turn: number, attempt: number, error: ProviderError): Reque
   if (typeof error.param === "string") f.param = error.param;
   if (error.requestId !== undefined) f.request_id = error.requestId;
   return f;
-}
-
-function decodeError(err: unknown): ProviderError {
-  return new ProviderError({
-    kind: "decode",
-    code: EddyError.isInstance(err) ? err.code : "sse_stream_error",
-    message: err instanceof Error ? err.message : String(err),
-    retryable: false,
-    cause: err,
-  });
-}
-
-function describeNetworkError(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const cause = (err as { cause?: unknown }).cause;
-  const code = (err as { code?: unknown }).code ?? (cause as { code?: unknown } | undefined)?.code;
-  const message = cause instanceof Error ? cause.message : err.message;
-  return typeof code === "string" && !message.includes(code) ? `${code} ${message}` : message;
-}
-
-function framesOfWholeBody(text: string, turn: number, validate: boolean): ProviderEventFrame[] {
-  const f: ProviderEventFrame = frame("provider_event", { turn, status: "event" });
-  try {
-    f.data = JSON.parse(text);
-    f.errors = ["expected an SSE stream (text/event-stream) for a streaming request; got a JSON body"];
-    if (!validate) delete f.errors;
-  } catch {
-    f.status = "invalid_json";
-    f.raw = text;
-    f.errors = ["the JSON body is not valid JSON"];
-  }
-  return [f];
-}
-
-async function readText(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<string> {
-  const decoder = new TextDecoder();
-  let text = "";
-  let bytes = 0;
-  for await (const chunk of body) {
-    bytes += chunk.byteLength;
-    text += decoder.decode(chunk, { stream: true });
-    if (bytes >= maxBytes) break;
-  }
-  return text + decoder.decode();
 }
 
 /** setTimeout as a promise that rejects when `signal` aborts. */

@@ -56,41 +56,118 @@ export interface NodeHttpTransportOptions {
   httpsAgent?: https.Agent;
 }
 
-/** A transport over node:http / node:https with keep-alive connection reuse. */
+/**
+ * A transport over node:http / node:https with keep-alive connection reuse. Cheaper per request
+ * than `fetch` (bench/RESULTS.md, provider section): the target URL is parsed once per distinct URL,
+ * abort is wired by hand, and the body is read from 'data' events through a small queue rather
+ * than the Readable async iterator.
+ */
 export function nodeHttpTransport(options: NodeHttpTransportOptions = {}): Transport {
   const httpAgent = options.httpAgent ?? new http.Agent({ keepAlive: true });
   const httpsAgent = options.httpsAgent ?? new https.Agent({ keepAlive: true });
+  const targets = new Map<string, { https: boolean; hostname: string; port: string; path: string }>();
   return (request) =>
     new Promise<TransportResponse>((resolve, reject) => {
-      const url = new URL(request.url);
-      const isHttps = url.protocol === "https:";
+      const { signal } = request;
+      if (signal.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      let target = targets.get(request.url);
+      if (target === undefined) {
+        const url = new URL(request.url);
+        target = {
+          https: url.protocol === "https:",
+          hostname: url.hostname.replace(/^\[|\]$/g, ""),
+          port: url.port,
+          path: `${url.pathname}${url.search}`,
+        };
+        if (targets.size < 64) targets.set(request.url, target);
+      }
       const body = Buffer.from(request.body, "utf8");
-      const req = (isHttps ? https : http).request(
-        url,
-        {
-          method: "POST",
-          headers: { ...request.headers, "content-length": String(body.length) },
-          agent: isHttps ? httpsAgent : httpAgent,
-          signal: request.signal,
-        },
-        (res) => {
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: {
-              get(name) {
-                const v = res.headers[name.toLowerCase()];
-                if (v === undefined) return null;
-                return Array.isArray(v) ? v.join(", ") : v;
-              },
+      const requestOptions: http.RequestOptions = {
+        method: "POST",
+        hostname: target.hostname,
+        path: target.path,
+        headers: { ...request.headers, "content-length": String(body.length) },
+        agent: target.https ? httpsAgent : httpAgent,
+      };
+      if (target.port !== "") requestOptions.port = target.port;
+      const req = (target.https ? https : http).request(requestOptions, (res) => {
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: {
+            get(name) {
+              const v = res.headers[name.toLowerCase()];
+              if (v === undefined) return null;
+              return Array.isArray(v) ? v.join(", ") : v;
             },
-            body: res,
-            cancel: () => {
-              res.destroy();
-            },
-          });
-        },
-      );
+          },
+          body: chunks(res),
+          cancel: () => {
+            res.destroy();
+          },
+        });
+      });
+      const onAbort = () =>
+        req.destroy(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+      signal.addEventListener("abort", onAbort, { once: true });
+      req.on("close", () => signal.removeEventListener("abort", onAbort));
       req.on("error", reject);
       req.end(body);
     });
+}
+
+/** The body's chunks from 'data' events, paused while more than a few wait unread (backpressure). */
+function chunks(res: http.IncomingMessage): AsyncIterable<Uint8Array> {
+  const queue: Uint8Array[] = [];
+  let done = false;
+  let failure: Error | undefined;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  res.on("data", (chunk: Buffer) => {
+    queue.push(chunk);
+    if (queue.length > 16) res.pause();
+    notify();
+  });
+  res.on("end", () => {
+    done = true;
+    notify();
+  });
+  res.on("error", (err) => {
+    failure = err;
+    notify();
+  });
+  res.on("close", () => {
+    // A socket that closed before 'end' is a broken body, not a short one.
+    if (!done && failure === undefined)
+      failure = new Error("the connection closed before the response ended");
+    notify();
+  });
+  return {
+    [Symbol.asyncIterator]: () => ({
+      async next(): Promise<IteratorResult<Uint8Array>> {
+        for (;;) {
+          const chunk = queue.shift();
+          if (chunk !== undefined) {
+            if (queue.length <= 4 && res.isPaused()) res.resume();
+            return { value: chunk, done: false };
+          }
+          if (failure !== undefined) throw failure;
+          if (done) return { value: undefined, done: true };
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+          });
+        }
+      },
+      async return(): Promise<IteratorResult<Uint8Array>> {
+        res.destroy();
+        return { value: undefined, done: true };
+      },
+    }),
+  };
 }

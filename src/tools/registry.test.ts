@@ -86,12 +86,16 @@ describe("createToolRegistry: registration", () => {
     expect(r.names()).toEqual(["submit"]);
   });
 
-  it("compiles each schema once, at registration", () => {
+  it("compiles each schema object once, at its first registration", () => {
     const compile = vi.spyOn(Ajv2020.prototype, "compile");
     try {
-      const r = createToolRegistry([tool("a"), tool("b")]);
+      const own = { type: "object", properties: { q: { type: "string" } } };
+      const r = createToolRegistry([tool("a", { parameters: own }), tool("b", { parameters: { ...own } })]);
       expect(compile).toHaveBeenCalledTimes(2);
       for (let i = 0; i < 5; i++) r.resolve("a")?.parseArguments('{"q":"x"}');
+      expect(compile).toHaveBeenCalledTimes(2);
+      // runAgent({tools: [...]}) builds a registry per run: the same schema objects compile nothing again.
+      createToolRegistry([tool("a", { parameters: own })]);
       expect(compile).toHaveBeenCalledTimes(2);
     } finally {
       compile.mockRestore();
