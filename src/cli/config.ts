@@ -260,31 +260,23 @@ export function resolveConfig(flags: RunFlags, env: Env, cwd: string): Effective
       : (fromEnv(env, "OPENRESPONSES_BASE_URL") ??
         fromEnv(env, "OPENAI_BASE_URL") ??
         fromFile(file.base_url, path)));
+  const httpTarget = (profile: ProviderProfile, baseURL: Setting<string>): ProviderTarget => ({
+    kind: "http",
+    baseURL,
+    apiKey: apiKeyFor(flags, env, baseURL, profile),
+    profile,
+    fallbacks: [],
+  });
   if (explicit !== undefined || route !== undefined) {
     const profile = route?.profile ?? profileForUrl(explicit?.value ?? "", profiles);
-    const baseURL: Setting<string> = explicit ?? {
-      value: profileBaseURL(profile, env),
-      source: "profile",
-      from: profile.name,
-    };
-    target = {
-      kind: "http",
-      baseURL,
-      apiKey: apiKeyFor(flags, env, baseURL, profile),
+    target = httpTarget(
       profile,
-      fallbacks: [],
-    };
+      explicit ?? { value: profileBaseURL(profile, env), source: "profile", from: profile.name },
+    );
   } else if (fromEnv(env, "OPENAI_API_KEY") !== undefined) {
     const profile = profiles.openai ?? KNOWN_PROFILES.openai;
     if (profile === undefined) throw new EddyError("invalid_config", "no openai profile");
-    const baseURL: Setting<string> = { value: profile.baseURL, source: "env", from: "OPENAI_API_KEY" };
-    target = {
-      kind: "http",
-      baseURL,
-      apiKey: apiKeyFor(flags, env, baseURL, profile),
-      profile,
-      fallbacks: [],
-    };
+    target = httpTarget(profile, { value: profile.baseURL, source: "env", from: "OPENAI_API_KEY" });
   } else {
     target = {
       kind: "mock",
