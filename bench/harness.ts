@@ -173,3 +173,21 @@ export interface Benchmark {
   /** Runs, logs as it goes, and returns the Markdown section for bench/RESULTS.md. */
   run: (context: BenchContext) => Promise<string>;
 }
+
+/** Logs a benchmark's verdict lines and its wall time; returns the end environment and seconds taken. */
+export function logEnd(
+  ctx: BenchContext,
+  started: number,
+  verdict: readonly string[],
+): { envEnd: Environment; seconds: number } {
+  ctx.log(`\n${verdict.join("\n")}`);
+  const envEnd = environment();
+  const seconds = (Date.now() - started) / 1000;
+  ctx.log(`\ntotal ${seconds.toFixed(1)} s; loadavg at end ${envEnd.loadavg}`);
+  return { envEnd, seconds };
+}
+
+/** One line naming the machine a result comes from. */
+export function describeEnvironment(env: Environment): string {
+  return `date ${env.date}; node ${env.node} (V8 ${env.v8}, ${env.platform}); cpu ${env.cpu}; loadavg at start ${env.loadavg}`;
+}

@@ -6,7 +6,17 @@
  * research/bench-loop-baseline.txt.
  */
 import { isDeepStrictEqual } from "node:util";
-import { type Benchmark, environment, markdownTable, median, num, pct, textTable } from "../harness.js";
+import {
+  type Benchmark,
+  describeEnvironment,
+  environment,
+  logEnd,
+  markdownTable,
+  median,
+  num,
+  pct,
+  textTable,
+} from "../harness.js";
 import { startReplayServer } from "../provider/replay-server.js";
 import {
   AGENTS,
@@ -125,10 +135,7 @@ export const loopBenchmark: Benchmark = {
     ctx.log(`\n${textTable(memoryHeader("eddy (on)"), memoryRows(sideSamples, EDDY_ON))}`);
 
     const verdict = targets(passes, memorySamples);
-    ctx.log(`\n${verdict.join("\n")}`);
-    const envEnd = environment();
-    const seconds = (Date.now() - started) / 1000;
-    ctx.log(`\ntotal ${seconds.toFixed(1)} s; loadavg at end ${envEnd.loadavg}`);
+    const { envEnd, seconds } = logEnd(ctx, started, verdict);
 
     const first = passes[0] as Pass;
     return [
@@ -200,10 +207,6 @@ export const loopBenchmark: Benchmark = {
     ].join("\n");
   },
 };
-
-function describeEnvironment(env: ReturnType<typeof environment>): string {
-  return `date ${env.date}; node ${env.node} (V8 ${env.v8}, ${env.platform}); cpu ${env.cpu}; loadavg at start ${env.loadavg}`;
-}
 
 const CORRECTNESS_HEADER = [
   "contender",

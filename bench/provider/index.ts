@@ -9,7 +9,9 @@ import { fixedChunks, randomChunks, seededRandom } from "../../test/support/chun
 import {
   type Benchmark,
   collectGarbage,
+  describeEnvironment,
   environment,
+  logEnd,
   markdownTable,
   median,
   num,
@@ -123,10 +125,7 @@ export const providerBenchmark: Benchmark = {
       ctx.log(textTable(perRequestTable.header, perRequestTable.rows));
 
       const verdict = targets(cells, perRequest);
-      ctx.log(`\n${verdict.join("\n")}`);
-      const envEnd = environment();
-      const seconds = (Date.now() - started) / 1000;
-      ctx.log(`\ntotal ${seconds.toFixed(1)} s; loadavg at end ${envEnd.loadavg}`);
+      const { envEnd, seconds } = logEnd(ctx, started, verdict);
 
       return [
         `## ${this.title}`,
@@ -184,10 +183,6 @@ export const providerBenchmark: Benchmark = {
     }
   },
 };
-
-function describeEnvironment(env: ReturnType<typeof environment>): string {
-  return `date ${env.date}; node ${env.node} (V8 ${env.v8}, ${env.platform}); cpu ${env.cpu}; loadavg at start ${env.loadavg}`;
-}
 
 function describeStream(deltas: number, s: GeneratedStream): string {
   return `${label(deltas)}: ${s.events.length} events (${s.textDeltas} text + ${s.argumentDeltas} argument deltas), ${(s.bytes.length / 1e6).toFixed(s.bytes.length < 1e5 ? 3 : 2)} MB`;

@@ -8,7 +8,9 @@ import {
   type BenchContext,
   type Benchmark,
   collectGarbage,
+  describeEnvironment,
   environment,
+  logEnd,
   markdownTable,
   median,
   num,
@@ -100,10 +102,7 @@ export const sseBenchmark: Benchmark = {
     ctx.log(textTable(ttftTable.header, ttftTable.rows));
 
     const verdict = targets(cells, ttft);
-    ctx.log(`\n${verdict.join("\n")}`);
-    const envEnd = environment();
-    const seconds = (Date.now() - started) / 1000;
-    ctx.log(`\ntotal ${seconds.toFixed(1)} s; loadavg at end ${envEnd.loadavg}`);
+    const { envEnd, seconds } = logEnd(ctx, started, verdict);
 
     return [
       `## ${this.title}`,
@@ -158,10 +157,6 @@ export const sseBenchmark: Benchmark = {
 
 function label(deltas: number): string {
   return deltas >= 1000 ? `${deltas / 1000}k` : String(deltas);
-}
-
-function describeEnvironment(env: ReturnType<typeof environment>): string {
-  return `date ${env.date}; node ${env.node} (V8 ${env.v8}, ${env.platform}); cpu ${env.cpu}; loadavg at start ${env.loadavg}`;
 }
 
 function describeStream(deltas: number, s: GeneratedStream): string {
