@@ -97,15 +97,6 @@ export class ProviderError extends EddyError {
   }
 }
 
-/** Replaces every occurrence of each secret in `text` with `***` (defence in depth for messages). */
-export function redactSecrets(text: string, secrets: readonly (string | undefined)[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret !== undefined && secret.length >= 4) out = out.split(secret).join("***");
-  }
-  return out;
-}
-
 /** The error of a request that was cancelled (abort signal, or the consumer stopped iterating). */
 export function cancelledError(): ProviderError {
   return new ProviderError({

@@ -3,7 +3,8 @@
  * "code"}}` (spec §8.5), but real servers also send flat `{message, code}`, plain text or HTML;
  * every shape gives a readable one-line message with a hint about what to do.
  */
-import { ProviderError, redactSecrets } from "./errors.js";
+import { redactSecrets } from "../util/redact.js";
+import { ProviderError } from "./errors.js";
 import { isNonRetryableCode, isRetryableStatus } from "./retry.js";
 
 export interface HttpErrorInput {

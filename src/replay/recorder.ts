@@ -7,6 +7,7 @@
 import { closeSync, openSync, writeSync } from "node:fs";
 import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
+import { redactSecrets } from "../util/redact.js";
 import type { TapeHeader } from "./tape.js";
 
 export interface TapeRecorder {
@@ -32,11 +33,8 @@ export function createTapeRecorder(
       },
     );
   }
-  const scrub = secrets.filter((s): s is string => s !== undefined && s.length >= 4);
   const write = (value: unknown) => {
-    let line = JSON.stringify(value);
-    for (const secret of scrub) if (line.includes(secret)) line = line.split(secret).join("***");
-    writeSync(fd, `${line}\n`);
+    writeSync(fd, `${redactSecrets(JSON.stringify(value), secrets)}\n`);
   };
   write(header);
   let open = true;

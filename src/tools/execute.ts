@@ -5,6 +5,7 @@
  * the call gets an output the model can read; this function never throws.
  */
 import { assertNever, EddyError } from "../errors.js";
+import { redactSecrets as redact } from "../util/redact.js";
 import { TOOL_DEFAULTS } from "./defaults.js";
 import { encodeToolOutput, toToolOutput } from "./output.js";
 import type { ToolLookup, ToolRegistry } from "./registry.js";
@@ -255,10 +256,7 @@ export function secretValuesFromEnv(env: Readonly<Record<string, string | undefi
 
 /** `text` with every occurrence of each secret replaced by `[redacted]`. */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets)
-    if (secret !== "" && out.includes(secret)) out = out.split(secret).join("[redacted]");
-  return out;
+  return redact(text, secrets, "[redacted]");
 }
 
 function finish(
