@@ -4,7 +4,6 @@ export {
   type AssembledResponse,
   type Assembly,
   createAssembly,
-  currentOutputText,
   finishAssembly,
   type StreamError,
   step,

@@ -46,11 +46,6 @@ export function finishAssembly(state: Assembly): AssembledResponse {
   };
 }
 
-/** Text of the message items so far (streamed text for open items). */
-export function currentOutputText(state: Assembly): string {
-  return outputTextOf(streamedItems(state));
-}
-
 /**
  * The terminal `output`, position by position, except that an item whose `output_item.done` came
  * is taken from that event (the issue's rule for `encrypted_content`, which providers re-encrypt

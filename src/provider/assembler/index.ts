@@ -1,4 +1,4 @@
-export { type AssembledResponse, currentOutputText, finishAssembly } from "./finish.js";
+export { type AssembledResponse, finishAssembly } from "./finish.js";
 export {
   type AssembledCall,
   type Assembly,
