@@ -9,6 +9,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parentPort, workerData } from "node:worker_threads";
+import { drained } from "../../src/util/stream.js";
 import { RECORD_FIELDS, type WorkerData, type WorkerReply, type WorkerRequest } from "./replay-protocol.js";
 import type { ResponderModule } from "./responder.js";
 
@@ -84,16 +85,4 @@ async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
   return Buffer.concat(chunks).toString("utf8");
-}
-
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off("drain", done);
-      res.off("close", done);
-      resolve();
-    };
-    res.on("drain", done);
-    res.on("close", done);
-  });
 }

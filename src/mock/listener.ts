@@ -12,6 +12,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { EddyError } from "../errors.js";
+import { drained } from "../util/stream.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
 import { createMockHandler, type MockOptions } from "./handler.js";
 import type { RecordedRequest } from "./recording.js";
@@ -153,19 +154,6 @@ async function pipeStream(body: ReadableStream<Uint8Array>, res: ServerResponse)
   } finally {
     res.off("close", cancel);
   }
-}
-
-/** Resolves on `'drain'` (or `'close'`), leaving no listener behind either way. */
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off("drain", done);
-      res.off("close", done);
-      resolve();
-    };
-    res.on("drain", done);
-    res.on("close", done);
-  });
 }
 
 /** The request body, or `undefined` when it exceeds `MOCK_DEFAULTS.maxBodyBytes`. */
