@@ -21,6 +21,7 @@ export type EddyErrorCode =
   | "first_byte_timeout"
   | "idle_timeout"
   | "stream_truncated"
+  | "not_event_stream"
   | "response_failed"
   | "response_incomplete"
   | "previous_response_not_found"

@@ -32,31 +32,24 @@ export interface TurnOutcome {
 
 export async function streamTurn(input: TurnInput): Promise<TurnOutcome> {
   const { channel, runner, toolExecution } = input;
+  const deferred: AssembledCall[] = [];
+  const onCall =
+    toolExecution === "eager"
+      ? (call: AssembledCall) => runner.submit(call, input.admit(call))
+      : (call: AssembledCall) => deferred.push(call);
   const stream = input.provider.stream(
     { body: input.body, turn: input.turn, firstAttempt: input.firstAttempt },
-    { signal: input.signal, canRetry: () => !runner.ranAny, isBusy: () => runner.busy },
+    { signal: input.signal, canRetry: () => !runner.ranAny, isBusy: () => runner.busy, onCall },
   );
-  let cursor = 0;
   let lastAttempt = input.firstAttempt;
-  const deferred: AssembledCall[] = [];
   for await (const frame of stream) {
     channel.emit(frame);
-    if (frame.type === "request_started") {
-      lastAttempt = frame.attempt;
-      cursor = 0; // a new attempt has a new assembly
-      deferred.length = 0;
-    } else if (frame.type === "provider_event") {
-      const calls = stream.assembly.calls;
-      while (cursor < calls.length) {
-        const call = calls[cursor++] as AssembledCall;
-        if (toolExecution === "eager") runner.submit(call, input.admit(call));
-        else deferred.push(call);
-      }
-    }
+    if (frame.type === "request_started") lastAttempt = frame.attempt;
   }
   const outcome = await stream.result;
   const completed = outcome.ok && outcome.response.terminal === "completed";
   if (toolExecution === "after_response") {
+    // Waiting for the whole response buys a fixed order: calls run in output order.
     if (completed) {
       deferred.sort((a, b) => a.outputIndex - b.outputIndex);
       for (const call of deferred) runner.submit(call, input.admit(call));

@@ -1,105 +1,80 @@
 /**
  * Ordered fallback across providers: the next candidate is tried when one fails with a
- * `provider_error` (transport, 401/403, 5xx/429 after its own retries, truncation) before any
- * output. A `retry` frame with reason `fallback:<name>` marks the switch; attempts keep counting.
- * Failures that another provider would repeat (invalid requests, failed responses) end the turn.
+ * `provider_error` (transport, 401/403, 5xx/429 after its own retries, truncation) while the
+ * request may still be re-sent (the retry-safety rule of assembling-stream.ts). A `retry` frame
+ * with reason `fallback:<name>` marks the switch; attempts keep counting. Failures that another
+ * provider would repeat (invalid requests, failed responses) end the turn.
+ *
+ * The candidates' streams are the frame source of one assembling stream, so calls reach the
+ * caller once, from the outer stream (each frame is assembled by the candidate's stream and again
+ * by the outer one; only runs with fallbacks pay for that).
  */
 import { EddyError } from "../errors.js";
-import { frame, type ProviderFrame, type RetryFrame } from "../frames/frame.js";
-import { type Assembly, createAssembly, finishAssembly } from "./assembler/index.js";
-import { cancelledError } from "./errors.js";
-import type {
-  Provider,
-  ProviderOutcome,
-  ProviderRequest,
-  ProviderStream,
-  ProviderStreamOptions,
-} from "./provider.js";
+import { frame } from "../frames/frame.js";
+import { createAssemblingStream, type FrameSource } from "./assembling-stream.js";
+import type { Provider, ProviderRequest, ProviderStreamOptions } from "./provider.js";
 
+/** One provider of a fallback chain. */
 export interface FallbackCandidate {
   provider: Provider;
-  /** Model to request from this candidate (replaces the body's `model`). */
+  /** Model to request from this candidate (replaces the body's `model`). @defaultValue the body's */
   model?: string;
 }
 
-/** A provider that tries `candidates` in order. Capabilities and name are the first candidate's. */
-export function createFallbackProvider(candidates: FallbackCandidate[]): Provider {
+/**
+ * A provider that tries `candidates` in order. Capabilities and name are the first candidate's.
+ *
+ * @example
+ * ```ts
+ * const provider = createFallbackProvider([{ provider: openai }, { provider: openrouter, model: "openai/gpt-5-mini" }]);
+ * ```
+ */
+export function createFallbackProvider(candidates: readonly FallbackCandidate[]): Provider {
   const first = candidates[0];
   if (first === undefined)
-    throw new EddyError("invalid_config", "a fallback provider needs at least one candidate");
+    throw new EddyError("invalid_config", "a fallback provider needs at least one candidate", {
+      fault: "user",
+    });
   return {
     name: first.provider.name,
     capabilities: first.provider.capabilities,
-    stream: (request, options = {}) => new FallbackStream(candidates, request, options),
+    stream: (request, options = {}) =>
+      createAssemblingStream({ request, options, source: candidateSource(candidates, request, options) }),
   };
 }
 
-class FallbackStream implements ProviderStream {
-  private current: ProviderStream | undefined;
-  readonly result: Promise<ProviderOutcome>;
-  private settle!: (outcome: ProviderOutcome) => void;
-
-  constructor(
-    private readonly candidates: FallbackCandidate[],
-    private readonly request: ProviderRequest,
-    private readonly options: ProviderStreamOptions,
-  ) {
-    this.result = new Promise((resolve) => {
-      this.settle = resolve;
-    });
-  }
-
-  get assembly(): Assembly {
-    return this.current?.assembly ?? createAssembly();
-  }
-
-  [Symbol.asyncIterator](): AsyncIterator<ProviderFrame> {
-    return this.run();
-  }
-
-  private async *run(): AsyncGenerator<ProviderFrame> {
-    try {
-      yield* this.tryCandidates();
-    } finally {
-      this.settle({ ok: false, error: cancelledError(), response: finishAssembly(this.assembly) }); // no-op once settled
-    }
-  }
-
-  private async *tryCandidates(): AsyncGenerator<ProviderFrame> {
-    let firstAttempt = this.request.firstAttempt ?? 1;
-    for (let i = 0; i < this.candidates.length; i++) {
-      const candidate = this.candidates[i] as FallbackCandidate;
-      const body =
-        candidate.model === undefined ? this.request.body : { ...this.request.body, model: candidate.model };
-      const inner = candidate.provider.stream({ ...this.request, body, firstAttempt }, this.options);
-      this.current = inner;
+function candidateSource(
+  candidates: readonly FallbackCandidate[],
+  request: ProviderRequest,
+  options: ProviderStreamOptions,
+): FrameSource {
+  // Calls reach the caller from the outer stream only.
+  const { onCall: _outer, ...innerOptions } = options;
+  return async function* fallback(control) {
+    let firstAttempt = request.firstAttempt ?? 1;
+    for (let i = 0; ; i++) {
+      const candidate = candidates[i] as FallbackCandidate;
+      const body = candidate.model === undefined ? request.body : { ...request.body, model: candidate.model };
+      const inner = candidate.provider.stream({ ...request, body, firstAttempt }, innerOptions);
       let lastAttempt = firstAttempt;
-      for await (const frame of inner) {
-        if (frame.type === "request_started") lastAttempt = frame.attempt;
-        yield frame;
+      for await (const f of inner) {
+        if (f.type === "request_started") lastAttempt = f.attempt;
+        yield [f];
       }
       const outcome = await inner.result;
-      const next = this.candidates[i + 1];
-      const tryNext =
-        !outcome.ok &&
-        next !== undefined &&
-        outcome.error.runEndReason === "provider_error" &&
-        !inner.assembly.outputEmitted &&
-        inner.assembly.calls.length === 0 &&
-        (this.options.canRetry?.() ?? true) &&
-        !(this.options.signal?.aborted ?? false);
-      if (!tryNext) {
-        this.settle(outcome);
-        return;
-      }
+      if (outcome.ok) return undefined;
+      const next = candidates[i + 1];
+      if (next === undefined || outcome.error.runEndReason !== "provider_error" || !control.canResend())
+        return outcome.error;
       firstAttempt = lastAttempt + 1;
-      const retry: RetryFrame = frame("retry", {
-        turn: this.request.turn,
-        attempt: firstAttempt,
-        delay_ms: 0,
-        reason: `fallback:${next.provider.name}`,
-      });
-      yield retry;
+      yield [
+        frame("retry", {
+          turn: request.turn,
+          attempt: firstAttempt,
+          delay_ms: 0,
+          reason: `fallback:${next.provider.name}`,
+        }),
+      ];
     }
-  }
+  };
 }

@@ -1,77 +1,109 @@
 /**
- * One HTTP exchange of the Open Responses provider: send the request, report the headers, then
- * hand over the body's frames one network chunk at a time. It is a pull object rather than an
- * async generator so the provider stream yields each frame through a single generator level (a
- * frame passing through nested `yield*`s costs a promise per level; see bench/RESULTS.md, loop).
+ * One HTTP exchange: send the request, report the headers, then hand over the body's frames one
+ * network chunk at a time (an `Attempt`, see attempts.ts). The wire format — how an event-stream
+ * body and a whole JSON body become frames — is a parameter, so the Open Responses and the Chat
+ * Completions providers share everything else: timeouts, error mapping, connection reuse.
  *
- * Timeouts (DESIGN.md §8.6) are enforced by a `Watchdog` that aborts the request; every failure
- * comes back as an `AttemptResult`, never as an exception.
+ * The exchange moves through phases (`Phase`): unsent → refused (non-2xx) | whole body (JSON) |
+ * not a stream | streaming → draining (after `[DONE]`) → ended. Timeouts (docs/decisions.md #8) are
+ * enforced by a `Watchdog` that aborts the request; every failure comes back as a step, never as
+ * an exception.
  */
 import { EddyError } from "../errors.js";
-import { frame, type ProviderEventFrame, type ResponseHeadersFrame } from "../frames/frame.js";
-import { createFrameDecoder, type FrameDecoder } from "../frames/frame-decoder.js";
-import type { SseFrame } from "../frames/from-sse.js";
-import { PROVIDER_DEFAULTS } from "./defaults.js";
+import type { ProviderEventFrame, ProviderFrame } from "../frames/frame.js";
+import { frame } from "../frames/frame.js";
+import type { FrameDecoder, FrameDecoderOptions } from "../frames/frame-decoder.js";
+import { redactSecrets } from "../util/redact.js";
+import type { AttemptOpening, AttemptStep } from "./attempts.js";
 import { cancelledError, ProviderError } from "./errors.js";
 import { providerErrorFromHttp } from "./http-error.js";
 import type { ProviderStreamOptions } from "./provider.js";
-import { parseRetryAfter, parseShouldRetry, type RetryPolicy } from "./retry.js";
+import { parseRetryAfter, parseShouldRetry } from "./retry.js";
 import type { Transport, TransportResponse } from "./transport.js";
 import { Watchdog, WatchdogFired, type WatchdogLimits } from "./watchdog.js";
 
+/** How one API's response bodies become frames. */
+export interface WireFormat {
+  /** The endpoint path eddy appends to a base URL (for hints), e.g. `/v1/responses`. */
+  readonly endpoint: string;
+  /** A decoder of an event-stream body. */
+  createDecoder(options: FrameDecoderOptions): FrameDecoder;
+  /**
+   * The frame of a whole JSON body (a server that ignored `stream: true`), or a sentence saying
+   * why the JSON is not a response of this API.
+   */
+  wholeBody(json: unknown, text: string, turn: number, validate: boolean): ProviderEventFrame | string;
+}
+
 /** What every attempt of a provider shares. */
-export interface AttemptConfig {
+export interface HttpAttemptConfig {
   url: string;
   transport: Transport;
   headers: Record<string, string>;
-  secrets: (string | undefined)[];
-  retry: RetryPolicy;
+  /** Values never to show in messages (keys, header values). */
+  secrets: readonly (string | undefined)[];
   limits: WatchdogLimits;
   validate: boolean;
+  /** Largest SSE message, and largest whole JSON body, accepted. */
   maxMessageSize: number;
-  random: () => number;
-  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  maxErrorBodyBytes: number;
+  wire: WireFormat;
   now: () => number;
 }
 
-/** How an attempt ended. `ok` means the stream was read; the assembly says whether it succeeded. */
-export type AttemptResult = { ok: true; sawDone: boolean } | { ok: false; error: ProviderError };
+export interface HttpAttemptOptions {
+  config: HttpAttemptConfig;
+  /** The request body, serialized once per request. */
+  body: string;
+  turn: number;
+  attempt: number;
+  stream: ProviderStreamOptions;
+}
 
-/** A step of the body: the next frames, or the end. */
-export type AttemptStep = { frames: SseFrame[] } | { done: AttemptResult };
+type Phase =
+  | { name: "unsent" }
+  | { name: "refused"; response: TransportResponse }
+  | { name: "whole_body"; response: TransportResponse }
+  | { name: "not_a_stream"; response: TransportResponse; contentType: string }
+  | { name: "streaming"; response: TransportResponse; declared: boolean; body: Body | undefined }
+  | { name: "draining"; body: Body }
+  | { name: "ended"; consumed: boolean };
 
-export class HttpAttempt {
+interface Body {
+  chunks: AsyncIterator<Uint8Array>;
+  decoder: FrameDecoder;
+  /** A byte arrived (the first-byte timeout is over). */
+  started: boolean;
+  /** The decoder produced a frame. */
+  framed: boolean;
+}
+
+/** Opens an HTTP attempt (see the module comment). */
+export function createHttpAttempt(options: HttpAttemptOptions) {
+  return new HttpAttempt(options);
+}
+
+class HttpAttempt {
+  private readonly config: HttpAttemptConfig;
   private readonly controller = new AbortController();
   private readonly watchdog: Watchdog;
   private readonly onUserAbort: () => void;
+  private phase: Phase = { name: "unsent" };
+  /** The transport's answer, released in `close()` unless its body was read to the end. */
   private response: TransportResponse | undefined;
-  private iterator: AsyncIterator<Uint8Array> | undefined;
-  private decoder: FrameDecoder | undefined;
-  private readonly queue: SseFrame[] = [];
-  private firstByte = true;
-  /** A `[DONE]` message was seen. */
-  private sawDone = false;
-  /** The decoder was flushed at the end of the body. */
-  private flushed = false;
-  /** The body was read to its end (the connection can be reused). */
-  private bodyConsumed = false;
-  private jsonBody = false;
+  /** Frames the decoder produced for the current chunk. */
+  private readonly queue: ProviderFrame[] = [];
 
-  constructor(
-    private readonly config: AttemptConfig,
-    private readonly bodyText: string,
-    private readonly turn: number,
-    private readonly attempt: number,
-    private readonly options: ProviderStreamOptions,
-  ) {
-    this.watchdog = new Watchdog(this.controller, config.limits, options.isBusy ?? (() => false));
-    this.onUserAbort = () => this.controller.abort(options.signal?.reason ?? new Error("aborted"));
+  constructor(private readonly options: HttpAttemptOptions) {
+    this.config = options.config;
+    const { stream } = options;
+    this.watchdog = new Watchdog(this.controller, this.config.limits, stream.isBusy ?? (() => false));
+    this.onUserAbort = () => this.controller.abort(stream.signal?.reason ?? new Error("aborted"));
   }
 
-  /** Sends the request. Returns the `response_headers` frame, or how the attempt failed. */
-  async open(): Promise<ResponseHeadersFrame | AttemptResult> {
-    const userSignal = this.options.signal;
-    if (userSignal?.aborted) return { ok: false, error: cancelledError() };
+  async open(): Promise<AttemptOpening> {
+    const userSignal = this.options.stream.signal;
+    if (userSignal?.aborted) return { type: "failed", error: cancelledError() };
     userSignal?.addEventListener("abort", this.onUserAbort, { once: true });
     this.watchdog.start("connect");
     let response: TransportResponse;
@@ -79,133 +111,204 @@ export class HttpAttempt {
       response = await this.config.transport({
         url: this.config.url,
         headers: this.config.headers,
-        body: this.bodyText,
+        body: this.options.body,
         signal: this.controller.signal,
       });
     } catch (err) {
-      return { ok: false, error: this.transportError(err, "connect") };
+      return { type: "failed", error: this.transportError(err, "connect") };
     }
     this.response = response;
-    const requestId = response.headers.get("x-request-id") ?? undefined;
     const headers = frame("response_headers", {
-      turn: this.turn,
-      attempt: this.attempt,
+      turn: this.options.turn,
+      attempt: this.options.attempt,
       status: response.status,
     });
-    if (requestId !== undefined) headers.request_id = requestId;
+    const requestId = response.headers.get("x-request-id");
+    if (requestId !== null) headers.request_id = requestId;
     const contentType = response.headers.get("content-type");
     if (contentType !== null) headers.content_type = contentType;
+    this.phase = phaseOf(response, contentType);
     this.watchdog.start("first_byte");
-    this.jsonBody = contentType?.includes("application/json") === true;
-    return headers;
+    return { type: "opened", headers };
   }
 
-  /** The next frames of the body (one network chunk's worth), or how the attempt ended. */
   async next(): Promise<AttemptStep> {
-    const response = this.response;
-    if (response === undefined) return { done: { ok: false, error: cancelledError() } };
+    const phase = this.phase;
     try {
-      if (response.status < 200 || response.status >= 300)
-        return { done: { ok: false, error: await this.httpError(response) } };
-      if (this.jsonBody) {
-        // A server that ignored `stream: true`: its whole body is one JSON ResponseResource.
-        if (this.flushed) return { done: { ok: true, sawDone: false } };
-        this.flushed = true;
-        const text = await readText(response.body, PROVIDER_DEFAULTS.maxMessageSize);
-        this.bodyConsumed = true;
-        return { frames: [frameOfWholeBody(text, this.turn, this.config.validate)] };
+      switch (phase.name) {
+        case "unsent":
+          return { type: "failed", error: cancelledError() };
+        case "refused":
+          return { type: "failed", error: await this.httpError(phase.response) };
+        case "whole_body":
+          return await this.wholeBody(phase.response);
+        case "not_a_stream":
+          return { type: "failed", error: await this.notAStream(phase.response, phase.contentType) };
+        case "streaming":
+          return await this.readChunk(phase);
+        case "draining":
+          return await this.drain(phase.body);
+        case "ended":
+          return { type: "end", sawDone: false };
       }
-      return await this.readChunk(response);
     } catch (err) {
-      return { done: { ok: false, error: this.transportError(err, this.watchdog.currentPhase) } };
+      return { type: "failed", error: this.transportError(err, this.watchdog.currentPhase) };
     }
   }
 
-  /** The response reached its terminal event: wait only briefly for `[DONE]` / the end of the body. */
   startDrain(): void {
     this.watchdog.start("drain");
   }
 
-  /** Releases the timer, the abort listener and, unless the body was read to its end, the connection. */
   close(): void {
     this.watchdog.stop();
-    this.options.signal?.removeEventListener("abort", this.onUserAbort);
-    if (!this.bodyConsumed) {
-      if (!this.controller.signal.aborted) this.controller.abort(new Error("attempt abandoned"));
-      this.response?.cancel();
-    }
+    this.options.stream.signal?.removeEventListener("abort", this.onUserAbort);
+    if (this.phase.name === "ended" && this.phase.consumed) return;
+    if (!this.controller.signal.aborted) this.controller.abort(new Error("attempt abandoned"));
+    this.response?.cancel();
   }
 
-  private async readChunk(response: TransportResponse): Promise<AttemptStep> {
-    this.iterator ??= response.body[Symbol.asyncIterator]();
-    this.decoder ??= createFrameDecoder({
-      turn: this.turn,
-      validate: this.config.validate,
-      maxMessageSize: this.config.maxMessageSize,
-      onFrame: (f) => this.queue.push(f),
-    });
+  /** A server that ignored `stream: true`: its whole body is one JSON document. */
+  private async wholeBody(response: TransportResponse): Promise<AttemptStep> {
+    const text = await readText(response.body, this.config.maxMessageSize);
+    this.phase = { name: "ended", consumed: true };
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return {
+        type: "failed",
+        error: this.wrongBody(`got a JSON content type with a body that is not JSON (${snippet(text)})`),
+      };
+    }
+    const f = this.config.wire.wholeBody(json, text, this.options.turn, this.config.validate);
+    if (typeof f === "string") return { type: "failed", error: this.wrongBody(f) };
+    return { type: "frames", frames: [f] };
+  }
+
+  private async notAStream(response: TransportResponse, contentType: string): Promise<ProviderError> {
+    const text = await readText(response.body, this.config.maxErrorBodyBytes);
+    this.phase = { name: "ended", consumed: false };
+    return this.wrongBody(`got ${contentType.split(";")[0]}, not an event stream (${snippet(text)})`);
+  }
+
+  private async readChunk(phase: Extract<Phase, { name: "streaming" }>): Promise<AttemptStep> {
+    phase.body ??= {
+      chunks: phase.response.body[Symbol.asyncIterator](),
+      decoder: this.config.wire.createDecoder({
+        turn: this.options.turn,
+        validate: this.config.validate,
+        maxMessageSize: this.config.maxMessageSize,
+        onFrame: (f) => this.queue.push(f),
+      }),
+      started: false,
+      framed: false,
+    };
+    const body = phase.body;
     const queue = this.queue;
     queue.length = 0;
     for (;;) {
-      let next: IteratorResult<Uint8Array>;
+      const next = await this.pull(body);
+      if (next === "drained") return this.ended(false);
+      if (next.done === true) return this.endOfBody(body, phase.declared);
       try {
-        next = await this.iterator.next();
+        body.decoder.feed(next.value);
       } catch (err) {
-        const reason: unknown = this.controller.signal.reason;
-        if (reason instanceof WatchdogFired && reason.phase === "drain") return this.end();
-        throw err;
-      }
-      if (next.done) {
-        this.bodyConsumed = true;
-        return this.end();
-      }
-      if (this.firstByte) {
-        this.firstByte = false;
-        this.watchdog.start("idle");
-      } else this.watchdog.touch();
-      // After [DONE] the rest of the body is drained unread, so a keep-alive connection can be reused.
-      if (this.sawDone) continue;
-      try {
-        this.decoder.feed(next.value);
-      } catch (err) {
-        return { done: { ok: false, error: decodeError(err) } };
+        return { type: "failed", error: decodeError(err) };
       }
       const done = queue.findIndex((f) => f.type === "provider_event" && f.status === "done");
       if (done !== -1) {
         queue.length = done + 1; // nothing after [DONE] is read
-        this.sawDone = true;
+        this.phase = { name: "draining", body };
         this.watchdog.start("drain");
       }
-      if (queue.length > 0) return { frames: queue.splice(0) };
+      if (queue.length > 0) {
+        body.framed = true;
+        return { type: "frames", frames: queue.splice(0) };
+      }
     }
   }
 
-  /** End of body: flush the decoder once (a last message without its blank line), then report the end. */
-  private end(): AttemptStep {
-    if (!this.sawDone && !this.flushed && this.decoder !== undefined) {
-      this.flushed = true;
-      try {
-        this.decoder.end();
-      } catch (err) {
-        return { done: { ok: false, error: decodeError(err) } };
-      }
-      if (this.queue.length > 0) return { frames: this.queue.splice(0) };
+  /** After `[DONE]`: the rest of the body is read unparsed, so a keep-alive connection can be reused. */
+  private async drain(body: Body): Promise<AttemptStep> {
+    for (;;) {
+      const next = await this.pull(body);
+      if (next === "drained" || next.done === true) return this.ended(true, next !== "drained");
     }
-    return { done: { ok: true, sawDone: this.sawDone } };
+  }
+
+  /** The next chunk; "drained" when the drain timeout cut the body short. */
+  private async pull(body: Body): Promise<IteratorResult<Uint8Array> | "drained"> {
+    let next: IteratorResult<Uint8Array>;
+    try {
+      next = await body.chunks.next();
+    } catch (err) {
+      const reason: unknown = this.controller.signal.reason;
+      if (reason instanceof WatchdogFired && reason.phase === "drain") return "drained";
+      throw err;
+    }
+    if (!body.started) {
+      body.started = true;
+      if (this.watchdog.currentPhase === "first_byte") this.watchdog.start("idle");
+    } else this.watchdog.touch();
+    return next;
+  }
+
+  /**
+   * End of body without `[DONE]`: flush the decoder (a last message without its blank line). A
+   * body that declared no content type and held no SSE message at all was not an event stream.
+   */
+  private endOfBody(body: Body, declared: boolean): AttemptStep {
+    this.phase = { name: "ended", consumed: true };
+    try {
+      body.decoder.end();
+    } catch (err) {
+      return { type: "failed", error: decodeError(err) };
+    }
+    if (this.queue.length > 0) {
+      body.framed = true;
+      return { type: "frames", frames: this.queue.splice(0) };
+    }
+    if (!declared && !body.framed) {
+      const what = body.started
+        ? "a body without content type or SSE events"
+        : "an empty body without content type";
+      return { type: "failed", error: this.wrongBody(`got ${what}, not an event stream`) };
+    }
+    return { type: "end", sawDone: false };
+  }
+
+  private ended(sawDone: boolean, consumed = false): AttemptStep {
+    this.phase = { name: "ended", consumed };
+    return { type: "end", sawDone };
+  }
+
+  private wrongBody(what: string): ProviderError {
+    return new ProviderError({
+      kind: "decode",
+      code: "not_event_stream",
+      message: redactSecrets(
+        `${what} from POST ${this.config.url} — check the base URL (--base-url): eddy appends ${this.config.wire.endpoint} unless it already ends in /v1`,
+        this.config.secrets,
+      ),
+      retryable: false,
+    });
   }
 
   private async httpError(response: TransportResponse): Promise<ProviderError> {
     let text = "";
     try {
-      text = await readText(response.body, PROVIDER_DEFAULTS.maxErrorBodyBytes);
+      text = await readText(response.body, this.config.maxErrorBodyBytes);
     } catch (err) {
       const signal = this.controller.signal;
       if (signal.aborted && !(signal.reason instanceof WatchdogFired)) throw err;
     }
+    this.phase = { name: "ended", consumed: true };
     return providerErrorFromHttp({
       status: response.status,
       bodyText: text,
       url: this.config.url,
+      endpoint: this.config.wire.endpoint,
       requestId: response.headers.get("x-request-id") ?? undefined,
       retryAfterMs: parseRetryAfter(response.headers, this.config.now()),
       shouldRetry: parseShouldRetry(response.headers),
@@ -216,34 +319,49 @@ export class HttpAttempt {
   private transportError(err: unknown, phase: string): ProviderError {
     const signal = this.controller.signal;
     const reason: unknown = signal.aborted ? signal.reason : undefined;
-    if (reason instanceof WatchdogFired) {
-      const what =
-        reason.phase === "connect"
-          ? { code: "connect_timeout" as const, text: `no response headers within ${reason.limitMs} ms` }
-          : reason.phase === "first_byte"
-            ? { code: "first_byte_timeout" as const, text: `no response body within ${reason.limitMs} ms` }
-            : { code: "idle_timeout" as const, text: `no bytes for ${reason.limitMs} ms while streaming` };
-      return new ProviderError({
-        kind: "timeout",
-        code: what.code,
-        message: `timeout: ${what.text} (${this.config.url})`,
-        retryable: true,
-        cause: err,
-      });
-    }
-    if (this.options.signal?.aborted) return cancelledError();
+    if (reason instanceof WatchdogFired) return timeoutError(reason, this.config.url, err);
+    if (this.options.stream.signal?.aborted) return cancelledError();
     const detail = describeNetworkError(err);
     return new ProviderError({
       kind: "connection",
       code: "provider_connection",
-      message:
+      message: redactSecrets(
         phase === "connect"
           ? `cannot reach ${this.config.url}: ${detail}`
           : `the connection to ${this.config.url} broke while streaming: ${detail}`,
+        this.config.secrets,
+      ),
       retryable: true,
       cause: err,
     });
   }
+}
+
+/** Which phase a response's status and content type lead to. */
+function phaseOf(response: TransportResponse, contentType: string | null): Phase {
+  if (response.status < 200 || response.status >= 300) return { name: "refused", response };
+  const type = contentType?.toLowerCase() ?? "";
+  if (type.includes("application/json")) return { name: "whole_body", response };
+  // No content type at all: read it as a stream (some servers omit it); anything else is not one.
+  if (type === "" || type.includes("text/event-stream"))
+    return { name: "streaming", response, declared: type !== "", body: undefined };
+  return { name: "not_a_stream", response, contentType: type };
+}
+
+function timeoutError(fired: WatchdogFired, url: string, cause: unknown): ProviderError {
+  const what =
+    fired.phase === "connect"
+      ? { code: "connect_timeout" as const, text: `no response headers within ${fired.limitMs} ms` }
+      : fired.phase === "first_byte"
+        ? { code: "first_byte_timeout" as const, text: `no response body within ${fired.limitMs} ms` }
+        : { code: "idle_timeout" as const, text: `no bytes for ${fired.limitMs} ms while streaming` };
+  return new ProviderError({
+    kind: "timeout",
+    code: what.code,
+    message: `timeout: ${what.text} (${url})`,
+    retryable: true,
+    cause,
+  });
 }
 
 function decodeError(err: unknown): ProviderError {
@@ -264,20 +382,13 @@ function describeNetworkError(err: unknown): string {
   return typeof code === "string" && !message.includes(code) ? `${code} ${message}` : message;
 }
 
-function frameOfWholeBody(text: string, turn: number, validate: boolean): ProviderEventFrame {
-  const f: ProviderEventFrame = frame("provider_event", { turn, status: "event" });
-  try {
-    f.data = JSON.parse(text);
-    if (validate)
-      f.errors = ["expected an SSE stream (text/event-stream) for a streaming request; got a JSON body"];
-  } catch {
-    f.status = "invalid_json";
-    f.raw = text;
-    f.errors = ["the JSON body is not valid JSON"];
-  }
-  return f;
+function snippet(text: string): string {
+  const oneLine = text.replace(/\s+/g, " ").trim();
+  if (oneLine === "") return "empty body";
+  return oneLine.length > 120 ? `${oneLine.slice(0, 120)}…` : oneLine;
 }
 
+/** Reads a body as text, at most `maxBytes` (the rest is left unread). */
 async function readText(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<string> {
   const decoder = new TextDecoder();
   let text = "";

@@ -11,6 +11,8 @@ export interface HttpErrorInput {
   status: number;
   bodyText: string;
   url: string;
+  /** The path eddy appends to a base URL (`/v1/responses`), for the 404 hint. @defaultValue "/v1/responses" */
+  endpoint?: string;
   requestId?: string | undefined;
   retryAfterMs?: number | undefined;
   shouldRetry?: boolean | undefined;
@@ -55,7 +57,7 @@ export function providerErrorFromHttp(input: HttpErrorInput): ProviderError {
   let retryable = input.shouldRetry ?? isRetryableStatus(status);
   if (isNonRetryableCode(code) || isNonRetryableCode(body.type)) retryable = false;
   const message = redactSecrets(
-    `HTTP ${status}${describe(body)}: ${detail}${hint(status, input.url, body)}`,
+    `HTTP ${status}${describe(body)}: ${detail}${hint(status, input, body)}`,
     input.secrets,
   );
   const fields: ConstructorParameters<typeof ProviderError>[0] = {
@@ -79,7 +81,7 @@ function describe(body: ParsedErrorBody): string {
   return unique.length > 0 ? ` ${unique.join("/")}` : "";
 }
 
-function hint(status: number, url: string, body: ParsedErrorBody): string {
+function hint(status: number, input: HttpErrorInput, body: ParsedErrorBody): string {
   if (body.code === "previous_response_not_found") return "";
   switch (status) {
     case 401:
@@ -87,7 +89,7 @@ function hint(status: number, url: string, body: ParsedErrorBody): string {
     case 403:
       return " — the API key is not allowed to use this model or endpoint";
     case 404:
-      return ` — POST ${url} was not found: check --base-url (eddy appends /v1/responses unless the base URL already ends in /v1) and the model name`;
+      return ` — POST ${input.url} was not found: check --base-url (eddy appends ${input.endpoint ?? "/v1/responses"} unless the base URL already ends in /v1) and the model name`;
     case 429:
       return body.code === "insufficient_quota" ? " — the account is out of quota; check billing" : "";
     default:

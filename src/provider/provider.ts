@@ -1,19 +1,21 @@
 /**
- * The provider contract (type only): what any provider offers the loop. The HTTP provider, the
- * replay provider and test doubles implement it; the loop, replay and tests depend on it alone.
+ * The provider contract (type only): what any provider offers the loop. The Open Responses HTTP
+ * provider, the fallback provider, the replay provider and test doubles implement it; the loop,
+ * replay and tests depend on it alone (docs/architecture.md, "The provider contract").
  *
- * A provider streams one request — all its attempts — as frames, keeps an assembly of the
- * current attempt that the loop reads between frames (to promote function calls the moment they
- * complete), and settles a result when the iteration ends. Provider failures are outcomes, not
- * exceptions: iterating never throws for an HTTP error, a timeout or a failed response; the frames
- * record it (`request_failed`, `retry`) and `result` carries the typed error.
+ * A provider streams one request — all its attempts — as frames and settles a result when the
+ * iteration ends. Function calls reach the caller through `onCall` the moment they complete
+ * (docs/decisions.md #3). Provider failures are outcomes, not exceptions: iterating never throws
+ * for an HTTP error, a timeout or a failed response; the frames record it (`request_failed`,
+ * `retry`) and `result` carries the typed error.
  */
 import type { ProviderFrame } from "../frames/frame.js";
 import type { CreateResponseBody } from "../protocol/types.js";
-import type { AssembledResponse, Assembly } from "./assembler/index.js";
+import type { AssembledCall, AssembledResponse } from "./assembler/index.js";
 import type { ProviderCapabilities } from "./capabilities.js";
 import type { ProviderError } from "./errors.js";
 
+/** One request of a run: the body to send and where it stands in the run. */
 export interface ProviderRequest {
   /** The exact body to send (`stream: true` is the provider's to set when it streams). */
   body: CreateResponseBody;
@@ -21,44 +23,55 @@ export interface ProviderRequest {
   turn: number;
   /**
    * Number of the first attempt. 1 unless the loop re-sends a turn itself (e.g. the stateless
-   * resend after `previous_response_not_found`, DESIGN.md §8.5).
+   * resend after `previous_response_not_found`, docs/decisions.md #5).
    * @defaultValue 1
    */
   firstAttempt?: number;
 }
 
+/** How the caller takes part in one request: cancelling it, vetoing retries, receiving calls. */
 export interface ProviderStreamOptions {
   /** Cancels the request at any point; the outcome is then a `cancelled` error. */
   signal?: AbortSignal;
   /**
    * Asked before every retry: false once something irreversible happened in this turn (a tool
-   * ran), so the provider must not retry then (DESIGN.md §3.8).
+   * ran), so the provider must not re-send the request then (docs/decisions.md #8).
+   * @defaultValue () => true
    */
   canRetry?: () => boolean;
-  /** True while the loop runs a tool: the idle timeout does not run then (DESIGN.md §8.6). */
+  /**
+   * True while the caller runs a tool: the idle timeout does not run then (docs/decisions.md #8).
+   * @defaultValue () => false
+   */
   isBusy?: () => boolean;
+  /**
+   * Receives each function call the moment it is complete (its `output_item.done`, or the
+   * terminal response for a call that never got one), in completion order, right after the
+   * consumer has taken the frame that completed it. A call is never withdrawn: once a call has
+   * been handed out, the request is not retried.
+   */
+  onCall?: (call: AssembledCall) => void;
 }
 
-/** How one request ended. */
+/** How one request ended. `response` is what was assembled, also when it failed. */
 export type ProviderOutcome =
   | { ok: true; response: AssembledResponse }
   | { ok: false; error: ProviderError; response: AssembledResponse };
 
+/**
+ * One request in flight: iterate it (once) for its frames; `result` settles — it never rejects —
+ * once the iteration has ended. Stopping the iteration early (`break`) cancels the request.
+ */
 export interface ProviderStream extends AsyncIterable<ProviderFrame> {
-  /**
-   * The assembly of the current attempt, updated before each `provider_event` frame is yielded.
-   * Its `calls` array is append-only: the loop keeps a cursor and promotes new entries. A `retry`
-   * frame means a new attempt starts and the assembly is replaced.
-   */
-  readonly assembly: Assembly;
-  /** Settles (never rejects) once the iteration has ended. Iterate the stream to drive it. */
   readonly result: Promise<ProviderOutcome>;
 }
 
+/** Something that answers Open Responses requests: an HTTP server, a tape, a test double. */
 export interface Provider {
   /** A short name for messages and tapes (`openai`, `mock`, `replay`, …). */
   readonly name: string;
   /** What the provider supports; everything that varies by provider reads it here. */
   readonly capabilities: ProviderCapabilities;
+  /** Starts a request. Nothing is sent until the stream is iterated. */
   stream(request: ProviderRequest, options?: ProviderStreamOptions): ProviderStream;
 }

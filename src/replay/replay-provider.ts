@@ -2,7 +2,7 @@
  * The replay provider: implements the provider contract from a tape. Each `stream()` call plays the
  * next recorded request segment (one provider stream: its attempts, retries and failures, up to the
  * loop's `turn_ended` or `mode_changed`). Recorded SSE messages are fed back through the same
- * SSE→frame mapping and the same assembler as a live run, so a replay re-checks that code; the
+ * SSE→frame mapping and the same assembling stream as a live run, so a replay re-checks that code; the
  * `request_started` frames carry the body the loop built *now*, so request bodies are compared too.
  * Transport facts (headers, failures, retry delays) come from the tape; nothing sleeps.
  */
@@ -14,10 +14,10 @@ import {
   type RequestFailedFrame,
 } from "../frames/frame.js";
 import { framesFromSse, type SseFrame } from "../frames/from-sse.js";
-import { type Assembly, createAssembly, finishAssembly, step } from "../provider/assembler/index.js";
+import { createAssemblingStream, type FrameSource } from "../provider/assembling-stream.js";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
 import { ProviderError, type ProviderErrorKind } from "../provider/errors.js";
-import type { Provider, ProviderOutcome, ProviderRequest, ProviderStream } from "../provider/provider.js";
+import type { Provider, ProviderRequest } from "../provider/provider.js";
 import type { FrameGate } from "./gate.js";
 import type { Tape } from "./tape.js";
 
@@ -41,6 +41,10 @@ export function providerSegments(tape: Tape): ProviderFrame[][] {
   return segments;
 }
 
+/**
+ * A provider that plays `tape`'s recorded requests in order, releasing each recorded frame only
+ * when `gate` says the run has reached it.
+ */
 export function createReplayProvider(
   tape: Tape,
   gate: FrameGate,
@@ -52,107 +56,70 @@ export function createReplayProvider(
   return {
     name: "replay",
     capabilities,
-    stream: (request) => new ReplayStream(segments[next++], request, gate, validate),
+    stream: (request, options = {}) =>
+      createAssemblingStream({
+        request,
+        options,
+        source: recordedSource(segments[next++], request, gate, validate),
+      }),
   };
 }
 
-class ReplayStream implements ProviderStream {
-  assembly: Assembly = createAssembly();
-  readonly result: Promise<ProviderOutcome>;
-  private settle!: (outcome: ProviderOutcome) => void;
-
-  constructor(
-    private readonly segment: ProviderFrame[] | undefined,
-    private readonly request: ProviderRequest,
-    private readonly gate: FrameGate,
-    private readonly validate: boolean,
-  ) {
-    this.result = new Promise((resolve) => {
-      this.settle = resolve;
-    });
-  }
-
-  [Symbol.asyncIterator](): AsyncIterator<ProviderFrame> {
-    return this.play();
-  }
-
-  private async *play(): AsyncGenerator<ProviderFrame> {
-    let lastFailure: RequestFailedFrame | undefined;
-    try {
-      if (this.segment === undefined) {
-        yield this.requestStarted(this.request.firstAttempt ?? 1);
-        const failure = fresh<RequestFailedFrame>({
-          type: "request_failed",
-          turn: this.request.turn,
-          attempt: this.request.firstAttempt ?? 1,
-          code: "replay_exhausted",
-          message:
-            "the tape has no more recorded requests: the replayed run made a request the recorded one did not",
-          kind: "decode",
-          retryable: false,
-        });
-        yield failure;
-        lastFailure = failure;
-        return;
-      }
-      const derived: SseFrame[] = [];
-      for (const recorded of this.segment) {
-        await this.gate.wait(recorded.seq);
-        switch (recorded.type) {
-          case "request_started":
-            this.assembly = createAssembly();
-            lastFailure = undefined;
-            yield this.requestStarted(recorded.attempt);
-            break;
-          case "provider_event": {
-            derived.length = 0;
-            framesFromSse(messageOf(recorded), { turn: recorded.turn, validate: this.validate }, (f) =>
-              derived.push(f),
-            );
-            const first = derived.shift();
-            if (first === undefined) break;
-            if (first.type === "provider_event" && first.status === "event") step(this.assembly, first.data);
-            yield first;
-            break;
-          }
-          case "output_text_delta": {
-            const delta = derived.shift();
-            if (delta !== undefined) yield delta;
-            break;
-          }
-          case "request_failed":
-            lastFailure = recorded;
-            yield fresh(recorded);
-            break;
-          default:
-            yield fresh(recorded);
-        }
-      }
-    } finally {
-      this.settle(this.outcome(lastFailure));
-    }
-  }
-
-  private requestStarted(attempt: number): ProviderFrame {
-    return frame("request_started", { turn: this.request.turn, attempt, body: this.request.body });
-  }
-
-  private outcome(failure: RequestFailedFrame | undefined): ProviderOutcome {
-    const response = finishAssembly(this.assembly);
-    if (failure !== undefined) return { ok: false, error: errorFrom(failure), response };
-    if (this.assembly.terminal === "completed" || this.assembly.terminal === "incomplete")
-      return { ok: true, response };
-    return {
-      ok: false,
-      error: new ProviderError({
-        kind: "truncated",
-        code: "stream_truncated",
-        message: "the tape ends in the middle of a response",
+/** The recorded frames of one request, provider events re-derived from their SSE messages. */
+function recordedSource(
+  segment: ProviderFrame[] | undefined,
+  request: ProviderRequest,
+  gate: FrameGate,
+  validate: boolean,
+): FrameSource {
+  const requestStarted = (attempt: number): ProviderFrame =>
+    frame("request_started", { turn: request.turn, attempt, body: request.body });
+  return async function* replay() {
+    if (segment === undefined) {
+      const attempt = request.firstAttempt ?? 1;
+      const failure = frame("request_failed", {
+        turn: request.turn,
+        attempt,
+        code: "replay_exhausted",
+        message:
+          "the tape has no more recorded requests: the replayed run made a request the recorded one did not",
+        kind: "decode",
         retryable: false,
-      }),
-      response,
-    };
-  }
+      });
+      yield [requestStarted(attempt), failure];
+      return errorFrom(failure);
+    }
+    let lastFailure: RequestFailedFrame | undefined;
+    const derived: SseFrame[] = [];
+    for (const recorded of segment) {
+      await gate.wait(recorded.seq);
+      switch (recorded.type) {
+        case "request_started":
+          lastFailure = undefined;
+          yield [requestStarted(recorded.attempt)];
+          break;
+        case "provider_event": {
+          derived.length = 0;
+          framesFromSse(messageOf(recorded), { turn: recorded.turn, validate }, (f) => derived.push(f));
+          const first = derived.shift();
+          if (first !== undefined) yield [first];
+          break;
+        }
+        case "output_text_delta": {
+          const delta = derived.shift();
+          if (delta !== undefined) yield [delta];
+          break;
+        }
+        case "request_failed":
+          lastFailure = recorded;
+          yield [fresh(recorded)];
+          break;
+        default:
+          yield [fresh(recorded)];
+      }
+    }
+    return lastFailure === undefined ? undefined : errorFrom(lastFailure);
+  };
 }
 
 /** The SSE message a recorded provider_event came from (JSON re-encoded: same meaning, same frames). */

@@ -1,0 +1,223 @@
+/**
+ * The one assembling stream under every provider. A provider implementation only produces frames
+ * (a `FrameSource`); this module turns them into a `ProviderStream`: it steps the response
+ * assembler with each `provider_event`, starts a fresh assembly at each `request_started`, hands
+ * completed function calls to `onCall`, owns the retry-safety rule the source asks before
+ * re-sending, and settles `result` exactly once — with the assembled response, also when the
+ * request failed or the consumer stopped early (docs/architecture.md, "The provider contract").
+ *
+ * Sources yield frames in batches (one network chunk's worth), so a frame crosses one generator
+ * level on its way to the loop (a frame passing through nested generators costs a promise per
+ * level; bench/RESULTS.md, loop rows).
+ */
+import {
+  frame,
+  type OutputTextDeltaFrame,
+  type ProviderEventFrame,
+  type ProviderFrame,
+} from "../frames/frame.js";
+import type { JsonObject } from "../protocol/types.js";
+import { type Assembly, createAssembly, finishAssembly, step, type TerminalKind } from "./assembler/index.js";
+import { cancelledError, ProviderError } from "./errors.js";
+import type { ProviderOutcome, ProviderRequest, ProviderStream, ProviderStreamOptions } from "./provider.js";
+import { isNonRetryableCode } from "./retry.js";
+
+/** What a source may ask about the request it produces frames for. */
+export interface StreamControl {
+  readonly request: ProviderRequest;
+  readonly options: ProviderStreamOptions;
+  /** How the current attempt's response has ended so far: null while it streams. */
+  readonly terminal: TerminalKind | null;
+  /**
+   * The retry-safety rule (docs/decisions.md #8): a request may be sent again — retried or failed
+   * over — only while nothing visible was streamed and no call was complete in the current
+   * attempt, the caller allows it (no tool ran) and the request was not cancelled.
+   */
+  canResend(): boolean;
+  /** The failure a stream that was read to its end stands for: none for completed/incomplete. */
+  endOfStreamError(sawDone: boolean): ProviderError | undefined;
+}
+
+/**
+ * The frames of one request, attempt by attempt, in batches; each attempt starts with
+ * `request_started`. Returns the failure that ended the request, or undefined when the last
+ * attempt's stream was read to its end (its assembly then says how it ended).
+ */
+export type FrameSource = (
+  control: StreamControl,
+) => AsyncGenerator<readonly ProviderFrame[], ProviderError | undefined, undefined>;
+
+/**
+ * Maps a `provider_event` of a non-Responses wire format (Chat Completions chunks) to the Open
+ * Responses streaming events it stands for, in order. A fresh translator is made per attempt.
+ */
+export type EventTranslator = (frame: ProviderEventFrame) => readonly JsonObject[];
+
+export interface AssemblingStreamInit {
+  request: ProviderRequest;
+  options?: ProviderStreamOptions;
+  source: FrameSource;
+  /**
+   * For wire formats whose events are not Open Responses events: called at each
+   * `request_started`. The stream then derives `output_text_delta` frames from the translated
+   * text deltas itself. @defaultValue none (each event's `data` is an Open Responses event)
+   */
+  translator?: () => EventTranslator;
+}
+
+/** Wraps a frame source into a provider stream (see the module comment). */
+export function createAssemblingStream(init: AssemblingStreamInit): ProviderStream {
+  return new AssemblingStream(init);
+}
+
+class AssemblingStream implements ProviderStream, StreamControl {
+  readonly result: Promise<ProviderOutcome>;
+  readonly request: ProviderRequest;
+  readonly options: ProviderStreamOptions;
+  private assembly: Assembly = createAssembly();
+  private translate: EventTranslator | undefined;
+  /** Calls of the current assembly already handed to `onCall`. */
+  private delivered = 0;
+  private settle!: (outcome: ProviderOutcome) => void;
+  private settled = false;
+  private iterated = false;
+
+  constructor(private readonly init: AssemblingStreamInit) {
+    this.request = init.request;
+    this.options = init.options ?? {};
+    this.result = new Promise((resolve) => {
+      this.settle = resolve;
+    });
+  }
+
+  get terminal(): TerminalKind | null {
+    return this.assembly.terminal;
+  }
+
+  canResend(): boolean {
+    return (
+      !this.assembly.outputEmitted &&
+      this.assembly.calls.length === 0 &&
+      (this.options.canRetry?.() ?? true) &&
+      !(this.options.signal?.aborted ?? false)
+    );
+  }
+
+  endOfStreamError(sawDone: boolean): ProviderError | undefined {
+    return endOfStreamError(this.assembly, sawDone);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<ProviderFrame> {
+    if (this.iterated) throw new Error("a provider stream can be iterated once");
+    this.iterated = true;
+    return this.run();
+  }
+
+  private async *run(): AsyncGenerator<ProviderFrame> {
+    const source = this.init.source(this);
+    const onCall = this.options.onCall;
+    try {
+      for (;;) {
+        const next = await source.next();
+        if (next.done === true) {
+          this.finish(next.value);
+          return;
+        }
+        for (const f of next.value) {
+          if (f.type === "provider_event") {
+            if (this.translate !== undefined) {
+              yield f;
+              yield* this.translated(f);
+            } else {
+              if (f.status === "event") step(this.assembly, f.data);
+              yield f;
+            }
+            if (onCall !== undefined) this.deliverCalls(onCall);
+          } else {
+            if (f.type === "request_started") this.reset();
+            yield f;
+          }
+        }
+      }
+    } finally {
+      if (!this.settled) {
+        // The consumer stopped early (break/return) or the source threw: the request is abandoned.
+        await source.return(undefined);
+        this.settleWith({ ok: false, error: cancelledError(), response: finishAssembly(this.assembly) });
+      }
+    }
+  }
+
+  /** Steps the assembly with a translated event batch; yields the text deltas it derives. */
+  private *translated(f: ProviderEventFrame): Generator<OutputTextDeltaFrame> {
+    const events = (this.translate as EventTranslator)(f);
+    for (const event of events) {
+      step(this.assembly, event);
+      if (event.type === "response.output_text.delta" && typeof event.delta === "string") {
+        yield frame("output_text_delta", {
+          turn: f.turn,
+          item_id: typeof event.item_id === "string" ? event.item_id : "",
+          output_index: typeof event.output_index === "number" ? event.output_index : 0,
+          content_index: typeof event.content_index === "number" ? event.content_index : 0,
+          delta: event.delta,
+        });
+      }
+    }
+  }
+
+  private reset(): void {
+    this.assembly = createAssembly();
+    this.delivered = 0;
+    this.translate = this.init.translator?.();
+  }
+
+  private deliverCalls(onCall: (call: Assembly["calls"][number]) => void): void {
+    const calls = this.assembly.calls;
+    while (this.delivered < calls.length) onCall(calls[this.delivered++] as Assembly["calls"][number]);
+  }
+
+  /** Settles from how the source ended: its failure, else what the assembly says. */
+  private finish(failure: ProviderError | undefined): void {
+    const response = finishAssembly(this.assembly);
+    const error = failure ?? endOfStreamError(this.assembly, false);
+    this.settleWith(error === undefined ? { ok: true, response } : { ok: false, error, response });
+  }
+
+  private settleWith(outcome: ProviderOutcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.settle(outcome);
+  }
+}
+
+/** The error of a stream that was read to its end: none for completed and incomplete responses. */
+function endOfStreamError(a: Assembly, sawDone: boolean): ProviderError | undefined {
+  switch (a.terminal) {
+    case "completed":
+    case "incomplete":
+      return undefined;
+    case "failed":
+    case "error": {
+      const code = a.error?.code ?? null;
+      const fields: ConstructorParameters<typeof ProviderError>[0] = {
+        kind: "stream_failed",
+        code: code === "previous_response_not_found" ? "previous_response_not_found" : "response_failed",
+        message: `the provider failed the response${code ? ` (${code})` : ""}: ${a.error?.message ?? "no reason given"}`,
+        retryable: !isNonRetryableCode(code) && a.error?.type !== "invalid_request_error",
+        providerCode: code,
+      };
+      if (a.error?.type !== undefined) fields.errorType = a.error.type;
+      if (a.error?.param !== undefined) fields.param = a.error.param;
+      return new ProviderError(fields);
+    }
+    default:
+      return new ProviderError({
+        kind: "truncated",
+        code: "stream_truncated",
+        message: sawDone
+          ? "the stream sent [DONE] without a terminal response event (response.completed/incomplete/failed)"
+          : "the stream ended before a terminal response event (response.completed/incomplete/failed)",
+        retryable: true,
+      });
+  }
+}
