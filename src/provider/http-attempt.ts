@@ -170,8 +170,17 @@ class HttpAttempt {
 
   /** A server that ignored `stream: true`: its whole body is one JSON document. */
   private async wholeBody(response: TransportResponse): Promise<AttemptStep> {
-    const text = await readText(response.body, this.config.maxMessageSize);
-    this.phase = { name: "ended", consumed: true };
+    const { text, complete } = await readText(response.body, this.config.maxMessageSize);
+    this.phase = { name: "ended", consumed: complete };
+    if (!complete) {
+      const error = new ProviderError({
+        kind: "decode",
+        code: "sse_message_too_large",
+        message: `the JSON body is larger than ${this.config.maxMessageSize} characters (maxMessageSize)`,
+        retryable: false,
+      });
+      return { type: "failed", error };
+    }
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -187,7 +196,7 @@ class HttpAttempt {
   }
 
   private async notAStream(response: TransportResponse, contentType: string): Promise<ProviderError> {
-    const text = await readText(response.body, this.config.maxErrorBodyBytes);
+    const { text } = await readText(response.body, this.config.maxErrorBodyBytes);
     this.phase = { name: "ended", consumed: false };
     return this.wrongBody(`got ${contentType.split(";")[0]}, not an event stream (${snippet(text)})`);
   }
@@ -247,6 +256,7 @@ class HttpAttempt {
       if (reason instanceof WatchdogFired && reason.phase === "drain") return "drained";
       throw err;
     }
+    if (next.done === true) return next;
     if (!body.started) {
       body.started = true;
       if (this.watchdog.currentPhase === "first_byte") this.watchdog.start("idle");
@@ -298,7 +308,7 @@ class HttpAttempt {
   private async httpError(response: TransportResponse): Promise<ProviderError> {
     let text = "";
     try {
-      text = await readText(response.body, this.config.maxErrorBodyBytes);
+      text = (await readText(response.body, this.config.maxErrorBodyBytes)).text;
     } catch (err) {
       const signal = this.controller.signal;
       if (signal.aborted && !(signal.reason instanceof WatchdogFired)) throw err;
@@ -388,15 +398,18 @@ function snippet(text: string): string {
   return oneLine.length > 120 ? `${oneLine.slice(0, 120)}…` : oneLine;
 }
 
-/** Reads a body as text, at most `maxBytes` (the rest is left unread). */
-async function readText(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<string> {
+/** Reads a body as text, stopping once it holds more than `maxBytes` (the rest is left unread). */
+async function readText(
+  body: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+): Promise<{ text: string; complete: boolean }> {
   const decoder = new TextDecoder();
   let text = "";
   let bytes = 0;
   for await (const chunk of body) {
     bytes += chunk.byteLength;
     text += decoder.decode(chunk, { stream: true });
-    if (bytes >= maxBytes) break;
+    if (bytes > maxBytes) return { text: text + decoder.decode(), complete: false };
   }
-  return text + decoder.decode();
+  return { text: text + decoder.decode(), complete: true };
 }

@@ -649,6 +649,68 @@ describe("OpenResponsesProvider: termination and stalls (pain points 15–19, 34
   });
 });
 
+describe("OpenResponsesProvider: a 200 that is not an event stream", () => {
+  const notAStream = (outcome: ProviderOutcome) => (!outcome.ok ? outcome.error : undefined);
+
+  it("an HTML page is not retried and says to check the base URL", async () => {
+    const { frames, outcome } = await run([
+      {
+        headers: { "content-type": "text/html; charset=utf-8" },
+        body: ["<html><body>Welcome to nginx</body></html>"],
+      },
+    ]);
+    const error = notAStream(outcome);
+    expect(error?.code).toBe("not_event_stream");
+    expect(error?.retryable).toBe(false);
+    expect(error?.message).toMatch(/got text\/html, not an event stream .*Welcome to nginx/);
+    expect(error?.message).toMatch(/--base-url.*appends \/v1\/responses/);
+    expect(server?.requests).toHaveLength(1);
+    expect(types(frames)).toEqual(["request_started", "response_headers", "request_failed"]);
+  });
+
+  it("JSON that is not a response (a wrong path) gets the same hint", async () => {
+    const { outcome } = await run([
+      { headers: { "content-type": "application/json" }, body: ['{"status":"ok","version":"1.2"}'] },
+    ]);
+    expect(notAStream(outcome)?.message).toMatch(/not an Open Responses response.*--base-url/);
+    expect(server?.requests).toHaveLength(1);
+  });
+
+  it("an empty body without a content type is not retried", async () => {
+    const { outcome } = await run([{ headers: { "content-type": "" }, body: [] }]);
+    expect(notAStream(outcome)?.code).toBe("not_event_stream");
+    expect(notAStream(outcome)?.message).toMatch(/empty body/);
+    expect(server?.requests).toHaveLength(1);
+  });
+
+  it("a body without a content type but with SSE events is read as a stream", async () => {
+    const { outcome } = await run([{ headers: { "content-type": "" }, body: [okStream()] }]);
+    expect(outcome.ok).toBe(true);
+    expect(outcome.response.outputText).toBe("Hello");
+  });
+
+  it("an empty event stream is a truncated stream, retried", async () => {
+    const { outcome } = await run([{ body: [] }, { body: [okStream()] }]);
+    expect(outcome.ok).toBe(true);
+    expect(server?.requests).toHaveLength(2);
+  });
+
+  it("a JSON body over the configured maxMessageSize is a clear error", async () => {
+    const big = JSON.stringify({
+      id: "r",
+      object: "response",
+      status: "completed",
+      output: [],
+      pad: "x".repeat(5000),
+    });
+    const { outcome } = await run([{ headers: { "content-type": "application/json" }, body: [big] }], {
+      maxMessageSize: 1000,
+    });
+    expect(notAStream(outcome)?.code).toBe("sse_message_too_large");
+    expect(notAStream(outcome)?.message).toMatch(/larger than 1000 characters/);
+  });
+});
+
 describe("resolveResponsesUrl", () => {
   it.each([
     ["https://api.openai.com/v1", "https://api.openai.com/v1/responses"],

@@ -49,7 +49,11 @@ export async function startRawServer(
     const reply = pick(index, body);
     if (reply.headersDelayMs) await sleep(reply.headersDelayMs);
     if (res.destroyed) return;
-    res.writeHead(reply.status ?? 200, { "content-type": "text/event-stream", ...reply.headers });
+    // A header given as "" is left out (e.g. a body without any content type).
+    const headers = Object.entries({ "content-type": "text/event-stream", ...reply.headers }).filter(
+      ([, value]) => value !== "",
+    );
+    res.writeHead(reply.status ?? 200, Object.fromEntries(headers));
     res.flushHeaders();
     for (const piece of reply.body ?? []) {
       if (res.destroyed) return;
