@@ -1,12 +1,18 @@
 /**
- * The run's frame channel: the one place frames are stamped (run_id, contiguous seq, ts) and
- * handed out. Producers (the provider pump, the tool runner, the loop) `emit`; the consumer
- * iterates. Observers (a tape recorder, the replay gate) see every frame synchronously as it is
- * stamped, in seq order.
+ * The run's frame channel: the one place frames are stamped (run_id, contiguous seq, ts), cleared
+ * of secrets and handed out. Producers (the provider pump, the tool runner, the loop) `emit`; the
+ * consumer iterates. Observers (a tape recorder, the replay gate, a renderer) see every frame
+ * synchronously as it is stamped, in seq order.
+ *
+ * Redaction happens here, once, so every way a frame leaves the run — the iteration, `onFrame`,
+ * tapes, `--json`, the human view — gets the same masked frame: any configured secret (API keys,
+ * auth header values, URL passwords) is replaced by `***` wherever it appears, e.g. in a request
+ * id or an error message a provider echoed back (docs/decisions.md #9).
  */
 import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { type Clock, createFrameStamper, type FrameStamper } from "../frames/stamp.js";
+import { redactDeep, usableSecrets } from "../util/redact.js";
 
 /** Sees each frame right after it is stamped. Must not throw; must not emit. */
 export type FrameObserver = (frame: Frame) => void;
@@ -19,9 +25,11 @@ export class FrameChannel implements AsyncIterable<Frame> {
   private closed = false;
   private iterated = false;
   private readonly observers: FrameObserver[] = [];
+  private readonly secrets: string[];
 
-  constructor(options: { runId: string; clock?: Clock }) {
+  constructor(options: { runId: string; clock?: Clock; secrets?: readonly (string | undefined)[] }) {
     this.stamper = createFrameStamper(options);
+    this.secrets = usableSecrets(options.secrets ?? []);
   }
 
   get runId(): string {
@@ -43,12 +51,14 @@ export class FrameChannel implements AsyncIterable<Frame> {
   /**
    * Stamps and queues a frame. Re-entrant emits (an observer whose action makes the loop emit,
    * e.g. replay aborting the run) are queued and stamped after the current frame, so every
-   * observer sees frames in seq order. Emitting after `close()` is a bug and throws.
+   * observer sees frames in seq order. Emitting after `close()` is a bug and throws. Returns the
+   * frame as handed out (a masked copy when it held a secret).
    */
   emit<F extends Frame>(frame: F): F {
     if (this.closed) throw new EddyError("frame_invalid", `frame ${frame.type} emitted after run_ended`);
-    this.pending.push(frame);
-    if (this.emitting) return frame;
+    const sent = this.secrets.length === 0 ? frame : redactDeep(frame, this.secrets);
+    this.pending.push(sent);
+    if (this.emitting) return sent;
     this.emitting = true;
     try {
       for (let next = this.pending.shift(); next !== undefined; next = this.pending.shift()) {
@@ -64,7 +74,7 @@ export class FrameChannel implements AsyncIterable<Frame> {
       this.waiter = undefined;
       waiter();
     }
-    return frame;
+    return sent;
   }
 
   /** Ends the stream (after `run_ended`). */

@@ -34,8 +34,8 @@ export interface RunOptions {
   provider: Provider;
   /** The model, or null to let the server choose. */
   model: string | null;
-  /** The user prompt, or input items (e.g. a rendered history). */
-  input: string | ItemParam[];
+  /** The user prompt, or input items (e.g. a rendered history, or an earlier run's `items`). */
+  input: string | readonly ItemParam[];
   /** Sent on every request (the spec does not carry instructions over `previous_response_id`). */
   instructions?: string;
   /** The tools the model may call. @defaultValue none */
@@ -70,6 +70,11 @@ export interface RunOptions {
   runId?: string;
   /** @defaultValue Date.now */
   clock?: Clock;
+  /**
+   * More values to mask in every frame (tokens of tool servers, keys a tool might print); the
+   * provider's own `secrets` are always masked. @defaultValue none
+   */
+  secrets?: readonly string[];
   /** Sees every frame as it is emitted (recorders, renderers), in addition to the iteration. */
   onFrame?: FrameObserver;
   /** Substitute tool execution (replay). */
@@ -85,8 +90,11 @@ export interface RunResult {
   result?: unknown;
   responseId: string | null;
   usage: Usage;
-  /** The conversation as input items (initial input, outputs, tool outputs), for a later stateless run. */
-  items: JsonObject[];
+  /**
+   * The conversation as input items (the initial input, every output item as the input schema
+   * takes it, the tool outputs): pass it as a later run's `input` to continue the conversation.
+   */
+  items: ItemParam[];
   error?: FrameError;
   turns: number;
   toolCalls: number;

@@ -36,8 +36,13 @@ export interface RequestPlan {
   input: string | JsonObject[];
   mode: ContinuationMode;
   previousResponseId: string | undefined;
-  /** Undefined when no tools are sent on this request. */
-  tools: FunctionToolParam[] | undefined;
+  tools: FunctionToolParam[];
+  /**
+   * Whether `tools` goes on this request (`toolsOnFollowUp: "first_request"` leaves it off
+   * follow-ups). The other tool fields — `tool_choice`, `parallel_tool_calls`, `max_tool_calls` —
+   * go whenever the run has tools: they bound this response whatever the server remembers.
+   */
+  sendTools: boolean;
   toolChoice: ToolChoiceParam | null | undefined;
   parallelToolCalls: boolean;
   /** The run's remaining tool-call budget (sent as `max_tool_calls`, never below 1). */
@@ -54,8 +59,8 @@ export function buildRequestBody(plan: RequestPlan): CreateResponseBody {
   if (plan.instructions !== undefined) body.instructions = plan.instructions;
   body.input = plan.input;
   if (plan.previousResponseId !== undefined) body.previous_response_id = plan.previousResponseId;
-  if (plan.tools !== undefined && plan.tools.length > 0) {
-    body.tools = plan.tools;
+  if (plan.tools.length > 0) {
+    if (plan.sendTools) body.tools = plan.tools;
     if (plan.toolChoice !== undefined && plan.toolChoice !== null) body.tool_choice = plan.toolChoice;
     if (plan.capabilities.parallelToolCalls) body.parallel_tool_calls = plan.parallelToolCalls;
     if (plan.capabilities.maxToolCalls) body.max_tool_calls = Math.max(1, plan.remainingToolCalls);

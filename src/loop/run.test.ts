@@ -304,12 +304,92 @@ describe("runAgent: the chained loop", () => {
     expect(end.usage).toMatchObject({ input_tokens: 20, output_tokens: 10, total_tokens: 30 });
   });
 
-  it("can send tools on the first request only (the migration seed's preference)", async () => {
+  it("can send tools on the first request only; the other tool fields stay on follow-ups", async () => {
     const { requests } = await run([{ items: [call("echo", { text: "x" })] }, { items: [text("ok")] }], {
       toolsOnFollowUp: "first_request",
+      toolChoice: "auto",
     });
     expect(requests[0]?.tools).toBeDefined();
     expect(requests[1]?.tools).toBeUndefined();
+    expect(requests[1]).toMatchObject({
+      parallel_tool_calls: false,
+      max_tool_calls: 31,
+      tool_choice: "auto",
+    });
+  });
+});
+
+/** Moves the `output_item.done` of output 1 before that of output 0. */
+function doneOutOfOrder(events: JsonObject[]): JsonObject[] {
+  const isDone = (e: JsonObject, index: number) =>
+    e.type === "response.output_item.done" && e.output_index === index;
+  const second = events.find((e) => isDone(e, 1)) as JsonObject;
+  const rest = events.filter((e) => e !== second);
+  const first = rest.findIndex((e) => isDone(e, 0));
+  return [...rest.slice(0, first), second, ...rest.slice(first)];
+}
+
+describe("runAgent: when calls run (docs/decisions.md #3)", () => {
+  const twoCalls = {
+    items: [call("echo", { text: "first" }, "c1"), call("echo", { text: "second" }, "c2")],
+    reorder: doneOutOfOrder,
+  };
+
+  it("eager: each call runs as its item completes (completion order); outputs go back in output order", async () => {
+    const { frames, requests } = await run([twoCalls, { items: [text("ok")] }]);
+    expect(ofType(frames, "tool_call").map((f) => [f.call_id, f.output_index])).toEqual([
+      ["c2", 1],
+      ["c1", 0],
+    ]);
+    expect(ofType(frames, "tool_ended").map((f) => f.call_id)).toEqual(["c2", "c1"]);
+    expect(((requests[1] as JsonObject).input as JsonObject[]).map((i) => i.call_id)).toEqual(["c1", "c2"]);
+  });
+
+  it("eager, stateless: the resent history pairs calls and outputs in output order", async () => {
+    const { requests } = await run([twoCalls, { items: [text("ok")] }], { mode: "stateless" });
+    const input = (requests[1] as JsonObject).input as JsonObject[];
+    expect(input.map((i) => `${String(i.type)}:${String(i.call_id ?? "")}`)).toEqual([
+      "message:",
+      "function_call:c1",
+      "function_call:c2",
+      "function_call_output:c1",
+      "function_call_output:c2",
+    ]);
+  });
+
+  it("eager: a call starts while the response is still streaming", async () => {
+    const { frames } = await run([
+      { items: [call("echo", { text: "x" }, "c1"), text("and some more text after the call")] },
+      { items: [text("ok")] },
+    ]);
+    const started = frames.findIndex((f) => f.type === "tool_started");
+    const completed = frames.findIndex(
+      (f) => f.type === "provider_event" && (f.data as JsonObject).type === "response.completed",
+    );
+    expect(started).toBeGreaterThan(-1);
+    expect(started).toBeLessThan(completed);
+  });
+
+  it("after_response: calls wait for the terminal event, then run in output order", async () => {
+    const { frames, requests } = await run([twoCalls, { items: [text("ok")] }], {
+      toolExecution: "after_response",
+    });
+    const completed = frames.findIndex(
+      (f) => f.type === "provider_event" && (f.data as JsonObject).type === "response.completed",
+    );
+    const firstCall = frames.findIndex((f) => f.type === "tool_call");
+    expect(firstCall).toBeGreaterThan(completed);
+    expect(ofType(frames, "tool_call").map((f) => f.call_id)).toEqual(["c1", "c2"]);
+    expect(((requests[1] as JsonObject).input as JsonObject[]).map((i) => i.call_id)).toEqual(["c1", "c2"]);
+  });
+
+  it("after_response: calls of a response that did not complete never run", async () => {
+    const { frames, end } = await run(
+      [{ items: [call("echo", { text: "x" }, "c1"), text("cut")], status: "incomplete" }],
+      { toolExecution: "after_response" },
+    );
+    expect(ofType(frames, "tool_call")).toEqual([]);
+    expect(end.reason).toBe("incomplete");
   });
 });
 

@@ -7,23 +7,28 @@
  */
 import { randomUUID } from "node:crypto";
 import { realpathSync, statSync } from "node:fs";
-import { EddyError } from "../errors.js";
-import { type ContinuationMode, type FrameError, frame, type RunEndReason } from "../frames/frame.js";
-import { functionCallOutputItem, toInputItem, userMessageItem } from "../history/items.js";
-import { repairChainedOutputs, repairHistory } from "../history/pairing.js";
+import { describeError, EddyError } from "../errors.js";
+import { type FrameError, frame, type RunEndReason } from "../frames/frame.js";
 import type { CreateResponseBody, JsonObject, ToolChoiceParam } from "../protocol/types.js";
 import type { AssembledCall, AssembledResponse } from "../provider/assembler/index.js";
 import { executeToolCall } from "../tools/execute.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
+import { Conversation } from "./conversation.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
 import { FrameChannel } from "./frame-channel.js";
 import type { RunHandle, RunOptions, RunResult, ToolExecutor } from "./options.js";
 import { buildRequestBody, initialInput } from "./request.js";
-import { callsSignature, decideAfterTurn, type StructuredOutputCheck } from "./stop-condition.js";
-import { relaxToolChoice, toolChoiceRefusal } from "./tool-choice.js";
-import { type AnsweredCall, type Refusal, ToolRunner } from "./tool-runner.js";
-import { streamTurn, type TurnOutcome } from "./turn.js";
+import {
+  callsSignature,
+  decideAfterTurn,
+  type StructuredOutputCheck,
+  type TurnDecision,
+} from "./stop-condition.js";
+import { ToolBudget } from "./tool-budget.js";
+import { relaxToolChoice } from "./tool-choice.js";
+import { ToolRunner } from "./tool-runner.js";
+import { streamTurn, type TurnInput, type TurnOutcome } from "./turn.js";
 import { addUsage, emptyUsage } from "./usage.js";
 
 /** Starts a run. Bad options (an unknown workspace, a bad tool) throw here, before anything is sent. */
@@ -32,7 +37,11 @@ export function runAgent(options: RunOptions): RunHandle {
   const workspace = resolveWorkspace(options.workspace ?? process.cwd());
   const registry = toRegistry(options.tools);
   const structured = options.outputSchema === undefined ? undefined : structuredCheck(options.outputSchema);
-  const channel = new FrameChannel(options.clock === undefined ? { runId } : { runId, clock: options.clock });
+  const channel = new FrameChannel({
+    runId,
+    secrets: [...(options.provider.secrets ?? []), ...(options.secrets ?? [])],
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
   if (options.onFrame !== undefined) channel.observe(options.onFrame);
   const controller = new AbortController();
   const onUserAbort = () => controller.abort(options.signal?.reason ?? "cancelled");
@@ -60,26 +69,20 @@ interface LoopDeps {
   structured: { check: StructuredOutputCheck; format: JsonObject } | undefined;
 }
 
+/** The turn loop: streams a turn, records it, decides what comes next. State lives in its parts. */
 class AgentLoop {
   private readonly channel: FrameChannel;
   private readonly signal: AbortSignal;
-  private mode: ContinuationMode;
-  /** The conversation as input items: the truth stateless requests are built from. */
-  private history: JsonObject[];
-  private previousResponseId: string | undefined;
-  private pendingOutputs: JsonObject[] = [];
-  private pendingCallIds: string[] = [];
+  private readonly conversation: Conversation;
+  private readonly budget: ToolBudget;
   private toolChoice: ToolChoiceParam | null | undefined;
   private turn = 0;
-  private toolCallsUsed = 0;
-  private budgetExceeded = false;
-  private terminalCalled = false;
   private readonly usage = emptyUsage();
   private lastResponse: AssembledResponse | undefined;
   private lastResponseId: string | null = null;
+  /** Each turn's calls as a comparable string (for the identical-turns stop). */
   private readonly signatures: string[] = [];
   private readonly executor: ToolExecutor;
-  private readonly maxToolCalls: number;
   private readonly maxTurns: number;
 
   constructor(
@@ -88,31 +91,27 @@ class AgentLoop {
   ) {
     this.channel = deps.channel;
     this.signal = deps.controller.signal;
-    this.mode = options.mode ?? (options.provider.capabilities.previousResponseId ? "chained" : "stateless");
-    this.history =
-      typeof options.input === "string"
-        ? [userMessageItem(options.input)]
-        : [...(options.input as JsonObject[])];
+    const { capabilities } = options.provider;
+    this.conversation = new Conversation({
+      input: options.input,
+      mode: options.mode ?? (capabilities.previousResponseId ? "chained" : "stateless"),
+      keepItemIds: capabilities.keepItemIds,
+    });
     this.toolChoice = options.toolChoice;
-    this.maxToolCalls = positive(options.maxToolCalls, LOOP_DEFAULTS.maxToolCalls, "maxToolCalls");
+    this.budget = new ToolBudget(
+      positive(options.maxToolCalls, LOOP_DEFAULTS.maxToolCalls, "maxToolCalls"),
+      deps.registry,
+    );
     this.maxTurns = positive(options.maxTurns, LOOP_DEFAULTS.maxTurns, "maxTurns");
-    const { registry, workspace } = deps;
-    this.executor =
-      options.executeTool ??
-      ((call, context) => {
-        const execOptions: Parameters<typeof executeToolCall>[2] = { signal: context.signal, workspace };
-        if (options.toolTimeoutMs !== undefined) execOptions.timeoutMs = options.toolTimeoutMs;
-        if (options.toolOutputCapBytes !== undefined) execOptions.outputCapBytes = options.toolOutputCapBytes;
-        return executeToolCall(registry, call, execOptions);
-      });
+    this.executor = options.executeTool ?? registryExecutor(options, deps);
   }
 
   async run(): Promise<RunResult> {
     const { channel, options } = this;
     const started: Parameters<FrameChannel["emit"]>[0] = frame("run_started", {
       model: options.model,
-      mode: this.mode,
-      input: options.input,
+      mode: this.conversation.mode,
+      input: typeof options.input === "string" ? options.input : [...options.input],
       tools: this.deps.registry.names(),
     });
     if (options.instructions !== undefined) started.instructions = options.instructions;
@@ -127,10 +126,7 @@ class AgentLoop {
     try {
       return await this.turns();
     } catch (err) {
-      return this.end("failed", {
-        code: "internal_error",
-        message: `eddy failed: ${err instanceof Error ? err.message : String(err)}`,
-      });
+      return this.end("failed", { code: "internal_error", message: `eddy failed: ${describeError(err)}` });
     } finally {
       this.signal.removeEventListener("abort", onCancel);
     }
@@ -139,35 +135,39 @@ class AgentLoop {
   private async turns(): Promise<RunResult> {
     for (;;) {
       if (this.signal.aborted) return this.end("cancelled", cancelledError());
-      this.terminalCalled = false;
+      this.budget.startTurn();
       const runner = this.newRunner();
-      let turnOutcome = await streamTurn(this.turnInput(runner, this.nextBody(), 1));
-      const { outcome } = turnOutcome;
-      if (!outcome.ok && outcome.error.isPreviousResponseNotFound && this.canFallBack(runner, turnOutcome)) {
-        // DESIGN.md §8.5: resend this turn statelessly, and stay stateless for the rest of the run.
+      let streamed = await streamTurn(this.turnInput(runner, this.nextBody(), 1));
+      if (this.shouldResendStateless(runner, streamed)) {
+        // docs/decisions.md #5: resend this turn statelessly, and stay stateless for the rest of the run.
         this.switchToStateless("previous_response_not_found");
-        turnOutcome = await streamTurn(this.turnInput(runner, this.nextBody(), turnOutcome.lastAttempt + 1));
+        streamed = await streamTurn(this.turnInput(runner, this.nextBody(), streamed.lastAttempt + 1));
       }
-      const decision = this.recordTurn(runner, turnOutcome);
+      const decision = this.recordTurn(runner, streamed);
       if (decision.next === "end") return this.end(decision.reason, decision.error, decision.result);
+      this.prepareFollowUp();
     }
   }
 
-  private canFallBack(runner: ToolRunner, turn: TurnOutcome): boolean {
+  /** A chained follow-up whose response the server lost, before anything happened in the turn. */
+  private shouldResendStateless(runner: ToolRunner, streamed: TurnOutcome): boolean {
+    const { outcome } = streamed;
     return (
-      this.mode === "chained" &&
-      this.previousResponseId !== undefined &&
+      !outcome.ok &&
+      outcome.error.isPreviousResponseNotFound &&
+      this.conversation.isChaining &&
       runner.answered.length === 0 &&
-      !turn.outcome.response.calls.length &&
-      turn.outcome.response.outputText === "" &&
+      outcome.response.calls.length === 0 &&
+      outcome.response.outputText === "" &&
       !this.signal.aborted
     );
   }
 
   private switchToStateless(reason: string): void {
-    this.channel.emit(frame("mode_changed", { turn: this.turn, from: this.mode, to: "stateless", reason }));
-    this.mode = "stateless";
-    this.previousResponseId = undefined;
+    this.channel.emit(
+      frame("mode_changed", { turn: this.turn, from: this.conversation.mode, to: "stateless", reason }),
+    );
+    this.conversation.becomeStateless();
   }
 
   private newRunner(): ToolRunner {
@@ -181,7 +181,7 @@ class AgentLoop {
     });
   }
 
-  private turnInput(runner: ToolRunner, body: CreateResponseBody, firstAttempt: number) {
+  private turnInput(runner: ToolRunner, body: CreateResponseBody, firstAttempt: number): TurnInput {
     return {
       channel: this.channel,
       provider: this.options.provider,
@@ -191,90 +191,37 @@ class AgentLoop {
       signal: this.signal,
       toolExecution: this.options.toolExecution ?? LOOP_DEFAULTS.toolExecution,
       runner,
-      admit: (call: AssembledCall) => this.admit(call),
+      admit: (call: AssembledCall) => this.budget.admit(call, this.toolChoice),
     };
   }
 
-  /** Whether a promoted call may run: a terminal tool already ended the run, tool_choice, the budget. */
-  private admit(call: AssembledCall): Refusal | undefined {
-    if (this.terminalCalled) {
-      return {
-        code: "not_run",
-        message: "The run already ended with a terminal tool call; this call did not run.",
-      };
-    }
-    const refusal = toolChoiceRefusal(
-      this.toolChoice,
-      this.deps.registry.resolve(call.name)?.name ?? call.name,
-    );
-    if (refusal !== undefined) {
-      this.toolCallsUsed++;
-      return { code: "tool_not_allowed", message: refusal };
-    }
-    if (this.toolCallsUsed >= this.maxToolCalls) {
-      this.budgetExceeded = true;
-      return {
-        code: "max_tool_calls",
-        message: `The run's tool-call budget (${this.maxToolCalls}) is spent; this call did not run.`,
-      };
-    }
-    this.toolCallsUsed++;
-    if (this.deps.registry.resolve(call.name)?.definition.terminal === true) this.terminalCalled = true;
-    return undefined;
-  }
-
-  /** The next request body, with the pre-send history check (DESIGN.md: every call has exactly one output). */
+  /** The next request body; the pairing check's repairs are reported first. */
   private nextBody(): CreateResponseBody {
     const { options } = this;
-    let input: string | JsonObject[];
-    if (this.mode === "stateless") {
-      const repaired = repairHistory(this.history);
-      this.reportRepairs(repaired.repairs);
-      this.history = repaired.items;
-      // A copy: the body is recorded in frames and must not change when the history grows.
-      input =
-        this.turn === 0 && typeof options.input === "string"
-          ? initialInput(options.input, true)
-          : [...this.history];
-    } else if (this.previousResponseId === undefined) {
-      if (typeof options.input === "string") input = initialInput(options.input, false);
-      else {
-        const repaired = repairHistory(this.history);
-        this.reportRepairs(repaired.repairs);
-        this.history = repaired.items;
-        input = [...this.history];
-      }
-    } else {
-      const repaired = repairChainedOutputs(this.pendingCallIds, this.pendingOutputs);
-      this.reportRepairs(repaired.repairs);
-      input = repaired.items;
-    }
-    const sendTools =
-      this.turn === 0 || (options.toolsOnFollowUp ?? LOOP_DEFAULTS.toolsOnFollowUp) === "every_request";
+    const next = this.conversation.nextInput();
+    if (next.repairs.length > 0)
+      this.channel.emit(frame("history_repaired", { turn: this.turn, repairs: next.repairs }));
+    const toolsOnFollowUp = options.toolsOnFollowUp ?? LOOP_DEFAULTS.toolsOnFollowUp;
     return buildRequestBody({
       model: options.model,
       instructions: options.instructions,
-      input,
-      mode: this.mode,
-      previousResponseId: this.mode === "chained" ? this.previousResponseId : undefined,
-      tools: sendTools ? this.deps.registry.declarations() : undefined,
+      input: next.input,
+      mode: this.conversation.mode,
+      previousResponseId: next.previousResponseId,
+      tools: this.deps.registry.declarations(),
+      sendTools: this.turn === 0 || toolsOnFollowUp === "every_request",
       toolChoice: this.toolChoice,
       parallelToolCalls: options.parallelToolCalls ?? LOOP_DEFAULTS.parallelToolCalls,
-      remainingToolCalls: this.maxToolCalls - this.toolCallsUsed,
+      remainingToolCalls: this.budget.remaining,
       capabilities: options.provider.capabilities,
       textFormat: this.deps.structured?.format,
       extra: options.request,
     });
   }
 
-  private reportRepairs(repairs: ReturnType<typeof repairHistory>["repairs"]): void {
-    if (repairs.length === 0) return;
-    this.channel.emit(frame("history_repaired", { turn: this.turn, repairs }));
-  }
-
-  /** Emits `turn_ended`, appends the turn to the history and decides what comes next. */
-  private recordTurn(runner: ToolRunner, turnOutcome: TurnOutcome) {
-    const { outcome } = turnOutcome;
+  /** Emits `turn_ended`, records the turn in the conversation and decides what comes next. */
+  private recordTurn(runner: ToolRunner, streamed: TurnOutcome): TurnDecision {
+    const { outcome } = streamed;
     const response = outcome.response;
     this.lastResponse = response;
     if (response.id !== null) this.lastResponseId = response.id;
@@ -283,56 +230,30 @@ class AgentLoop {
       frame("turn_ended", {
         turn: this.turn,
         response_id: response.id,
-        status: outcome.ok
-          ? response.status
-          : outcome.error.kind === "cancelled"
-            ? "cancelled"
-            : response.terminal === null
-              ? "error"
-              : response.status,
+        status: turnStatus(outcome),
         usage: response.usage,
       }),
     );
     this.turn++;
     const answered = runner.answered;
-    this.appendToHistory(response, answered);
-    if (answered.length > 0) {
-      this.signatures.push(callsSignature(answered));
-    }
-    const decision = decideAfterTurn({
+    this.conversation.record(response, answered);
+    if (answered.length > 0) this.signatures.push(callsSignature(answered));
+    return decideAfterTurn({
       outcome,
       answered,
-      budgetExceeded: this.budgetExceeded,
+      budgetExceeded: this.budget.exceeded,
       turnsDone: this.turn,
       maxTurns: this.maxTurns,
       identicalTurns: identicalTail(this.signatures, answered.length > 0),
       identicalTurnsLimit: LOOP_DEFAULTS.identicalTurnsLimit,
       structured: this.deps.structured?.check,
     });
-    if (decision.next === "continue") this.prepareFollowUp(response, answered);
-    return decision;
   }
 
-  private appendToHistory(response: AssembledResponse, answered: readonly AnsweredCall[]): void {
-    const normalization = { keepItemIds: this.options.provider.capabilities.keepItemIds };
-    for (const item of response.items) {
-      const input = toInputItem(item, normalization);
-      if (input !== undefined) this.history.push(input);
-    }
-    for (const a of answered) this.history.push(functionCallOutputItem(a.call.callId, a.result.output));
-  }
-
-  private prepareFollowUp(response: AssembledResponse, answered: readonly AnsweredCall[]): void {
+  private prepareFollowUp(): void {
     if (this.options.resetToolChoice ?? LOOP_DEFAULTS.resetToolChoice)
       this.toolChoice = relaxToolChoice(this.toolChoice);
-    if (this.mode !== "chained") return;
-    if (response.id === null) {
-      this.switchToStateless("the response had no id to continue from");
-      return;
-    }
-    this.previousResponseId = response.id;
-    this.pendingOutputs = answered.map((a) => functionCallOutputItem(a.call.callId, a.result.output));
-    this.pendingCallIds = response.calls.map((c) => c.callId);
+    if (!this.conversation.followUp()) this.switchToStateless("the response had no id to continue from");
   }
 
   private end(reason: RunEndReason, error?: FrameError, result?: unknown): RunResult {
@@ -343,26 +264,47 @@ class AgentLoop {
       response_id: this.lastResponseId,
       usage: this.usage,
       turns: this.turn,
-      tool_calls: this.toolCallsUsed,
+      tool_calls: this.budget.used,
     });
     if (error !== undefined && reason !== "completed" && reason !== "terminal_tool") ended.error = error;
     if (result !== undefined) ended.result = result;
-    this.channel.emit(ended);
+    // The result says what the (masked) frame says.
+    const sent = this.channel.emit(ended);
     this.channel.close();
     const out: RunResult = {
       runId: this.channel.runId,
       reason,
-      outputText,
-      responseId: this.lastResponseId,
+      outputText: sent.output_text,
+      responseId: sent.response_id,
       usage: this.usage,
-      items: this.history,
+      items: this.conversation.items,
       turns: this.turn,
-      toolCalls: this.toolCallsUsed,
+      toolCalls: this.budget.used,
     };
-    if (ended.error !== undefined) out.error = ended.error;
-    if (result !== undefined) out.result = result;
+    if (sent.error !== undefined) out.error = sent.error;
+    if (sent.result !== undefined) out.result = sent.result;
     return out;
   }
+}
+
+/** `turn_ended.status`: the response status, `cancelled`, or `error` when no terminal event came. */
+function turnStatus(outcome: TurnOutcome["outcome"]): string {
+  if (outcome.ok) return outcome.response.status;
+  if (outcome.error.kind === "cancelled") return "cancelled";
+  return outcome.response.terminal === null ? "error" : outcome.response.status;
+}
+
+/** Executes calls with the run's registry, in its workspace, with its timeouts and output cap. */
+function registryExecutor(options: RunOptions, deps: LoopDeps): ToolExecutor {
+  return (call, context) => {
+    const execOptions: Parameters<typeof executeToolCall>[2] = {
+      signal: context.signal,
+      workspace: deps.workspace,
+    };
+    if (options.toolTimeoutMs !== undefined) execOptions.timeoutMs = options.toolTimeoutMs;
+    if (options.toolOutputCapBytes !== undefined) execOptions.outputCapBytes = options.toolOutputCapBytes;
+    return executeToolCall(deps.registry, call, execOptions);
+  };
 }
 
 function identicalTail(signatures: readonly string[], hadCalls: boolean): number {
@@ -393,26 +335,19 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   return value;
 }
 
-/** Workspaces already resolved (a run resolves its workspace before anything else; most runs reuse one). */
-const resolvedWorkspaces = new Map<string, string>();
-
+/** The workspace's real path; a missing one (or a file) is a usage error before anything is sent. */
 function resolveWorkspace(path: string): string {
-  const known = resolvedWorkspaces.get(path);
-  if (known !== undefined) return known;
   try {
     const real = realpathSync(path);
-    if (!statSync(real).isDirectory()) throw new Error("not a directory");
-    if (resolvedWorkspaces.size < 256) resolvedWorkspaces.set(path, real);
-    return real;
-  } catch {
-    throw new EddyError(
-      "invalid_config",
-      `workspace ${JSON.stringify(path)} does not exist or is not a directory`,
-      {
-        fault: "user",
-      },
-    );
-  }
+    if (statSync(real).isDirectory()) return real;
+  } catch {}
+  throw new EddyError(
+    "invalid_config",
+    `workspace ${JSON.stringify(path)} does not exist or is not a directory`,
+    {
+      fault: "user",
+    },
+  );
 }
 
 function toRegistry(tools: RunOptions["tools"]): ToolRegistry {

@@ -38,6 +38,7 @@ export function createFallbackProvider(candidates: readonly FallbackCandidate[])
   return {
     name: first.provider.name,
     capabilities: first.provider.capabilities,
+    secrets: candidates.flatMap((c) => c.provider.secrets ?? []),
     stream: (request, options = {}) =>
       createAssemblingStream({ request, options, source: candidateSource(candidates, request, options) }),
   };

@@ -112,13 +112,14 @@ export const RESPONSES_WIRE: WireFormat = {
  * ```
  */
 export function createOpenResponsesProvider(options: OpenResponsesProviderOptions): Provider {
-  const config = httpAttemptConfig(options, resolveResponsesUrl(options.baseURL), RESPONSES_WIRE);
+  const config = httpAttemptConfig(options, "responses", RESPONSES_WIRE);
   const retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? abortableSleep;
   return {
     name: options.name ?? "openresponses",
     capabilities: withCapabilities(options.capabilities),
+    secrets: config.secrets as string[],
     stream(request, streamOptions = {}) {
       const body = JSON.stringify(request.body);
       const source = retryingSource({
@@ -133,19 +134,27 @@ export function createOpenResponsesProvider(options: OpenResponsesProviderOption
   };
 }
 
-/** What every HTTP attempt of a provider shares, from the provider's options. */
+/**
+ * What every HTTP attempt of a provider shares, from the provider's options. Credentials in the
+ * base URL (`https://user:password@host/v1`) are taken out of it — so no message or frame ever
+ * shows them — and sent as `Authorization: Basic` unless an API key is given.
+ */
 export function httpAttemptConfig(
   options: Omit<OpenResponsesProviderOptions, "name" | "capabilities" | "retry" | "random" | "sleep">,
-  url: string,
+  endpoint: string,
   wire: WireFormat,
 ): HttpAttemptConfig {
+  const { url, username, password } = withoutCredentials(resolveEndpointUrl(options.baseURL, endpoint));
   const transport =
     options.transport ?? (options.fetch !== undefined ? fetchTransport(options.fetch) : nodeHttpTransport());
+  const headers = buildHeaders(options);
+  if (password !== "" && headers.authorization === undefined)
+    headers.authorization = `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
   return {
     url,
     transport,
-    headers: buildHeaders(options),
-    secrets: [options.apiKey, ...Object.values(options.headers ?? {})],
+    headers,
+    secrets: credentialValues(headers, [options.apiKey, password]),
     limits: {
       connectMs: options.timeouts?.connectMs ?? PROVIDER_DEFAULTS.connectTimeoutMs,
       firstByteMs: options.timeouts?.firstByteMs ?? PROVIDER_DEFAULTS.firstByteTimeoutMs,
@@ -158,6 +167,37 @@ export function httpAttemptConfig(
     wire,
     now: options.now ?? Date.now,
   };
+}
+
+/** Header names whose values are credentials (matched case-insensitively). */
+const CREDENTIAL_HEADER = /authorization|api[-_]?key|token|secret|password|cookie|signature/i;
+
+/**
+ * The values never to show: the key, the URL password, and every credential header's value (and,
+ * for `Bearer`/`Basic` schemes, the credential without its scheme). Other headers (a referer, an
+ * app title) are not secrets: masking them would shred ordinary text in frames.
+ */
+function credentialValues(headers: Record<string, string>, extra: readonly (string | undefined)[]): string[] {
+  const out = new Set<string>();
+  for (const value of extra) if (value !== undefined && value.length >= 4) out.add(value);
+  for (const [name, value] of Object.entries(headers)) {
+    if (!CREDENTIAL_HEADER.test(name)) continue;
+    out.add(value);
+    const scheme = /^(?:Bearer|Basic|Token)\s+(.+)$/i.exec(value);
+    if (scheme?.[1] !== undefined && scheme[1].length >= 4) out.add(scheme[1]);
+  }
+  return [...out];
+}
+
+/** The URL without `user:password@`, and what was there. */
+function withoutCredentials(raw: string): { url: string; username: string; password: string } {
+  const url = new URL(raw);
+  const username = decodeURIComponent(url.username);
+  const password = decodeURIComponent(url.password);
+  if (username === "" && password === "") return { url: raw, username, password };
+  url.username = "";
+  url.password = "";
+  return { url: url.toString(), username, password };
 }
 
 function buildHeaders(

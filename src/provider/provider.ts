@@ -72,6 +72,13 @@ export interface Provider {
   readonly name: string;
   /** What the provider supports; everything that varies by provider reads it here. */
   readonly capabilities: ProviderCapabilities;
+  /**
+   * Values the provider sends that must never be shown or recorded (its API key, auth header
+   * values, a password from the base URL). A run masks them in every frame it emits, wherever
+   * they appear — e.g. echoed back in a request id or an error message.
+   * @defaultValue none
+   */
+  readonly secrets?: readonly string[];
   /** Starts a request. Nothing is sent until the stream is iterated. */
   stream(request: ProviderRequest, options?: ProviderStreamOptions): ProviderStream;
 }

@@ -29,7 +29,7 @@ export function createTapeHeader(options: RunOptions, extras: TapeHeaderExtras):
     run_id: extras.runId,
     model: options.model,
     mode: options.mode ?? (options.provider.capabilities.previousResponseId ? "chained" : "stateless"),
-    input: options.input,
+    input: typeof options.input === "string" ? options.input : [...options.input],
     tools: registry.names(),
     limits: {
       max_tool_calls: options.maxToolCalls ?? LOOP_DEFAULTS.maxToolCalls,

@@ -97,13 +97,42 @@ describe("record → replay round trips", () => {
   });
 
   it("a tool that ends while the response still streams (eager execution)", async () => {
-    await roundTrip([
+    const { frames, outcome } = await roundTrip([
       {
         items: [call("echo", { text: "a" }, "c1"), text("streaming on while the tool runs")],
         pauses: { 8: 20 },
       },
       { items: [text("done")] },
     ]);
+    for (const run of [frames, outcome.frames]) {
+      const toolEnded = run.findIndex((f) => f.type === "tool_ended");
+      const completed = run.findIndex(
+        (f) =>
+          f.type === "provider_event" &&
+          (f.data as { type?: unknown } | undefined)?.type === "response.completed",
+      );
+      expect(toolEnded).toBeGreaterThan(-1);
+      expect(toolEnded).toBeLessThan(completed);
+    }
+  });
+
+  it("calls completed out of output order (they run in completion order)", async () => {
+    const { outcome } = await roundTrip([
+      {
+        items: [call("echo", { text: "a" }, "c1"), call("echo", { text: "b" }, "c2")],
+        reorder: (events) => {
+          const done = (i: number) =>
+            events.findIndex((e) => e.type === "response.output_item.done" && e.output_index === i);
+          const moved = events.splice(done(1), 1);
+          events.splice(done(0), 0, ...moved);
+          return events;
+        },
+      },
+      { items: [text("done")] },
+    ]);
+    expect(
+      outcome.frames.filter((f) => f.type === "tool_call").map((f) => (f as { call_id: string }).call_id),
+    ).toEqual(["c2", "c1"]);
   });
 
   it("a stateless loop with reasoning", async () => {

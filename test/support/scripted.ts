@@ -27,6 +27,8 @@ export interface ScriptedResponse {
   /** Pause before the event at this index (ms). */
   pauses?: Record<number, number>;
   usage?: JsonObject;
+  /** Rearranges the built events before they are sent (e.g. to deliver them out of order). */
+  reorder?: (events: JsonObject[]) => JsonObject[];
 }
 
 export type Script = ScriptedResponse | ((body: JsonObject, index: number) => ScriptedResponse);
@@ -202,6 +204,7 @@ function respond(response: ScriptedResponse, id: string, signal: AbortSignal): T
     };
   }
   let list = events(response, id);
+  if (response.reorder !== undefined) list = response.reorder(list);
   if (response.cutAfter !== undefined) list = list.slice(0, response.cutAfter);
   const pauses = response.pauses ?? {};
   const ended = response.cutAfter === undefined;
