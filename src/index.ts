@@ -1,10 +1,14 @@
 /**
- * eddy's public library API. Everything a program needs to run agents on any Open Responses
- * provider, test against the embedded mock server, and record and replay runs. The CLI's internals
- * are not part of it.
+ * eddy: a tool-calling agent loop on any Open Responses provider — correct, fast and replayable.
  *
+ * This entry holds what a program needs to run agents: `runAgent` and its options, result and
+ * frames; the providers; tools. The rest lives on subpaths: `eddy/mock` (the offline mock
+ * server), `eddy/replay` (tapes), `eddy/protocol` (spec types and validators), `eddy/sse` (the SSE
+ * and frame decoders).
+ *
+ * @example
  * ```ts
- * import { createOpenResponsesProvider, createBuiltinTools, createToolRegistry, runAgent } from "eddy";
+ * import { createBuiltinTools, createOpenResponsesProvider, createToolRegistry, runAgent } from "eddy";
  *
  * const provider = createOpenResponsesProvider({ baseURL: "https://api.openai.com/v1", apiKey: process.env.OPENAI_API_KEY });
  * const { tools, disabled } = createBuiltinTools();
@@ -12,18 +16,134 @@
  * for await (const frame of run) if (frame.type === "output_text_delta") process.stdout.write(frame.delta);
  * console.log((await run.result).reason);
  * ```
+ *
+ * @packageDocumentation
  */
 
-export * from "./context/index.js";
+// ── context across runs ───────────────────────────────────────────────────────────────────
+export {
+  type CompileOptions,
+  type ContextBundle,
+  type ContextItem,
+  compileContextBundle,
+  renderContextBundle,
+} from "./context/bundle.js";
+// ── errors and version ────────────────────────────────────────────────────────────────────
 export { EddyError, type EddyErrorCode, type ErrorFault } from "./errors.js";
-export * from "./frames/index.js";
-export * from "./history/index.js";
-export * from "./loop/index.js";
-export * from "./mock/index.js";
-export * from "./protocol/index.js";
-export * from "./provider/index.js";
-export * from "./replay/index.js";
-export * from "./sse/index.js";
-export * from "./tools/index.js";
-export { type CompiledSchema, compileSchema, type SchemaCheck } from "./util/schema.js";
+// ── frames ────────────────────────────────────────────────────────────────────────────────
+export type {
+  CancelRequestedFrame,
+  ContinuationMode,
+  Frame,
+  FrameEnvelope,
+  FrameError,
+  FrameOf,
+  FrameType,
+  HistoryRepair,
+  HistoryRepairedFrame,
+  ModeChangedFrame,
+  OutputTextDeltaFrame,
+  ProviderEventFrame,
+  ProviderEventStatus,
+  ProviderFrame,
+  RequestFailedFrame,
+  RequestStartedFrame,
+  ResponseHeadersFrame,
+  RetryFrame,
+  RunEndedFrame,
+  RunEndReason,
+  RunStartedFrame,
+  ToolCallFrame,
+  ToolEndedFrame,
+  ToolStartedFrame,
+  TurnEndedFrame,
+} from "./frames/frame.js";
+export { FRAME_TYPES } from "./frames/frame.js";
+export type { Clock } from "./frames/stamp.js";
+// ── the loop ──────────────────────────────────────────────────────────────────────────────
+export { LOOP_DEFAULTS } from "./loop/defaults.js";
+export type { FrameObserver } from "./loop/frame-channel.js";
+export type {
+  OutputSchema,
+  RunHandle,
+  RunOptions,
+  RunResult,
+  ToolExecutionPolicy,
+  ToolExecutor,
+  ToolsOnFollowUp,
+} from "./loop/options.js";
+export { runAgent } from "./loop/run.js";
+export type { CreateResponseBody, ItemParam, JsonObject, ToolChoiceParam, Usage } from "./protocol/types.js";
+// ── providers ─────────────────────────────────────────────────────────────────────────────
+export type {
+  AssembledCall,
+  AssembledResponse,
+  StreamError,
+  TerminalKind,
+} from "./provider/assembler/index.js";
+export { GENERIC_CAPABILITIES, type ProviderCapabilities } from "./provider/capabilities.js";
+export { PROVIDER_DEFAULTS } from "./provider/defaults.js";
+export { ProviderError, type ProviderErrorKind } from "./provider/errors.js";
+export { createFallbackProvider, type FallbackCandidate } from "./provider/fallback.js";
+export {
+  type CallOptions,
+  createLLMProvider,
+  type LLMProvider,
+  type LLMProviderOptions,
+  type LLMTool,
+  type LLMToolCall,
+  type TurnReply,
+  type TurnRequest,
+} from "./provider/llm-provider.js";
+export { createOpenResponsesProvider, type OpenResponsesProviderOptions } from "./provider/open-responses.js";
+export {
+  createProfileProvider,
+  KNOWN_PROFILES,
+  type ProviderProfile,
+  type Route,
+  resolveRoute,
+} from "./provider/profiles.js";
+export type {
+  Provider,
+  ProviderOutcome,
+  ProviderRequest,
+  ProviderStream,
+  ProviderStreamOptions,
+} from "./provider/provider.js";
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./provider/retry.js";
+export {
+  fetchTransport,
+  nodeHttpTransport,
+  type Transport,
+  type TransportRequest,
+  type TransportResponse,
+} from "./provider/transport.js";
+export type { WatchdogLimits } from "./provider/watchdog.js";
+// ── tools ─────────────────────────────────────────────────────────────────────────────────
+export {
+  BUILTIN_TOOL_NAMES,
+  type BuiltinTools,
+  type BuiltinToolsOptions,
+  createBuiltinTools,
+} from "./tools/builtin/index.js";
+export { TOOL_DEFAULTS } from "./tools/defaults.js";
+export type { ToolCall, ToolCallResult } from "./tools/execute.js";
+export {
+  createToolRegistry,
+  type DisabledTool,
+  type RegisteredTool,
+  type ToolRegistry,
+  type ToolRegistryOptions,
+} from "./tools/registry.js";
+export {
+  defineTool,
+  type JsonSchema,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolError,
+  type ToolErrorCode,
+  type ToolResult,
+  type ToolReturn,
+  toolResult,
+} from "./tools/tool.js";
 export { EDDY_VERSION } from "./version.js";

@@ -23,6 +23,8 @@ const ALLOWED: Record<string, string[]> = {
   replay: ["protocol", "frames", "provider", "loop", "tools"],
   mock: ["protocol", "sse"],
   cli: ["protocol", "sse", "frames", "provider", "tools", "history", "context", "loop", "replay", "mock"],
+  // The public subpath entries (package.json "exports"): re-exports only.
+  entry: ["protocol", "sse", "frames", "provider", "tools", "history", "context", "loop", "replay", "mock"],
   util: [],
 };
 const ALWAYS = new Set(["errors.js", "version.js", "util"]);

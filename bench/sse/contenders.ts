@@ -6,8 +6,9 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createParser } from "eventsource-parser";
 import { Stream } from "openai/core/streaming";
+import { createFrameDecoder } from "../../src/frames/frame-decoder.js";
 import type { SseFrame } from "../../src/frames/from-sse.js";
-import { createFrameDecoder, createFrameStamper, systemClock } from "../../src/frames/index.js";
+import { createFrameStamper, systemClock } from "../../src/frames/stamp.js";
 import { createSseDecoder } from "../../src/sse/decoder.js";
 
 export interface SseContender {
