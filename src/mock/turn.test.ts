@@ -1,8 +1,9 @@
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { post } from "../../test/support/mock-sse.js";
 import { createMockHandler } from "./handler.js";
 import type { Scenario } from "./scenario.js";
-import { parseScenario } from "./scenario-load.js";
+import { loadScenario, parseScenario } from "./scenario-load.js";
 import { estimateInputTokens } from "./usage.js";
 
 const answer = { items: [{ type: "message" as const, text: "done" }] };
@@ -67,6 +68,29 @@ describe("contextWindow: context_length_exceeded past N input tokens", () => {
     expect(ok.status).toBe(200);
     const next = await post(h, { model: "m", messages: [{ role: "user", content: long }] }, CHAT);
     expect(next.status).toBe(200); // turn 1 has the scenario's window of 1000
+  });
+
+  it("examples/context-overflow.yaml refuses a long chat history and answers the compacted one", async () => {
+    const h = createMockHandler({
+      scenario: await loadScenario(join(import.meta.dirname, "examples", "context-overflow.yaml")),
+    });
+    const history = Array.from({ length: 20 }, (_, i) => ({
+      role: i % 2 === 0 ? "user" : "assistant",
+      content: `turn ${i} ${"word ".repeat(10)}`,
+    }));
+    const full = await post(
+      h,
+      { model: "m", messages: [...history, { role: "user", content: "go on" }] },
+      CHAT,
+    );
+    expect(await error(full)).toMatchObject({ code: "context_length_exceeded", param: "messages" });
+    const compacted = await post(
+      h,
+      { model: "m", messages: [{ role: "user", content: "summary of 20 turns; go on" }] },
+      CHAT,
+    );
+    const body = (await compacted.json()) as { choices: Array<{ message: { content: string } }> };
+    expect(body.choices[0]?.message.content).toBe("Done: the compacted history fits.");
   });
 
   it("is validated: a window must be a positive integer", () => {
