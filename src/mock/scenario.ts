@@ -83,7 +83,7 @@ export interface ScenarioExpect {
   tools?: string[];
   /** The `instructions` must contain this text. */
   instructionsContains?: string;
-  /** A subset of the request body that must match (objects by key, arrays element by element). */
+  /** A subset of the request body as sent (a chat body on `/chat/completions`) that must match (objects by key, arrays element by element). */
   body?: JsonObject;
 }
 
