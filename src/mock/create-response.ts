@@ -1,26 +1,24 @@
 /**
- * `POST /responses`: validate the body, resolve the conversation, pick the turn, let the scenario
- * (or the demo model) plan the answer, enforce the tool policy, and answer as JSON or as an SSE
- * stream with the turn's faults. The turn counter advances only for requests that reach the model:
- * a body refused with 400 or an unknown `previous_response_id` (404) does not use up a turn.
+ * `POST /responses`: validate the body, resolve the conversation, let `turn.ts` pick the turn and
+ * plan the answer (scenario or demo model, tool policy), and answer as JSON or as an SSE stream
+ * with the turn's faults. The turn counter advances only for requests that reach the model: a body
+ * refused with 400, an unknown `previous_response_id` (404) or an input over the scenario's
+ * `contextWindow` (400 `context_length_exceeded`) does not use up a turn.
  */
-import { setTimeout as sleep } from "node:timers/promises";
 import type { JsonObject, ResponseResource } from "../protocol/types.js";
 import { parseJsonObject } from "../util/json.js";
-import { demoModel } from "./demo-model.js";
 import { type ResponseEventsOptions, responseEvents, terminalResource } from "./events.js";
-import { checkExpect } from "./expect.js";
-import { errorEventPayload, faultNames, httpErrorResponse, type MockFaults } from "./faults.js";
+import { errorEventPayload, type MockFaults } from "./faults.js";
 import { invalidRequest, jsonResponse } from "./http-error.js";
 import type { IdGenerator } from "./ids.js";
-import { assignIds, type TurnPlan } from "./plan.js";
+import { assignIds } from "./plan.js";
 import type { MockRequestLog } from "./recording.js";
 import { type MockRequestBody, parseCreateBody } from "./request.js";
 import type { Scenario } from "./scenario.js";
-import { scenarioPlan, selectTurn } from "./scenario-model.js";
 import { type Conversation, type ResponseStore, resolveConversation } from "./state.js";
 import { connectionDropped, createSseBody, type StreamOutcome } from "./stream-writer.js";
-import { applyToolPolicy, toolPolicy } from "./tool-policy.js";
+import { toolPolicy } from "./tool-policy.js";
+import { decideTurn } from "./turn.js";
 
 /** The server state a request works with. */
 export interface CreateContext {
@@ -29,6 +27,8 @@ export interface CreateContext {
   scenario: Scenario | undefined;
   /** Hands out the next turn number. */
   nextTurn: () => number;
+  /** The turn number `nextTurn` would hand out, without taking it. */
+  peekTurn: () => number;
   /** Milliseconds since the epoch. */
   clock: () => number;
   /** Aborted when the server closes or the client goes away. */
@@ -59,30 +59,10 @@ export async function createResponse(
   info.stream = body.stream === true;
   const policy = toolPolicy(body);
   const conversation = resolveConversation(ctx.store, body);
-  const turnIndex = ctx.nextTurn();
-  info.turn = turnIndex;
-  let plan: TurnPlan;
-  let faults: MockFaults = {};
-  let ignoreToolChoice = false;
-  if (ctx.scenario === undefined) {
-    plan = demoModel({ body, conversation, policy });
-  } else {
-    const turn = selectTurn(ctx.scenario, turnIndex);
-    faults = turn.faults ?? {};
-    info.faults = faultNames(faults);
-    if (faults.stallBeforeHeadersMs !== undefined)
-      await sleep(faults.stallBeforeHeadersMs, undefined, { signal: ctx.signal });
-    if (faults.httpError !== undefined) return answered(httpErrorResponse(faults.httpError, ctx.headers));
-    const mismatches = checkExpect(turn.expect ?? {}, body, conversation.input);
-    if (mismatches.length > 0) {
-      const name = `turn ${turnIndex}${turn.label === undefined ? "" : ` (${turn.label})`}`;
-      throw invalidRequest(`Scenario ${name}: ${mismatches.join("; ")}.`, null, "scenario_mismatch");
-    }
-    if (turn.rawEvents !== undefined) return rawAnswer(turn.rawEvents, faults, body, conversation, ctx, info);
-    plan = scenarioPlan(turn);
-    ignoreToolChoice = turn.ignoreToolChoice === true;
-  }
-  if (!ignoreToolChoice) plan = applyToolPolicy(plan, policy);
+  const decision = await decideTurn({ api: "responses", body, sent: body, conversation, policy }, ctx, info);
+  if (decision.kind === "answered") return answered(decision.response);
+  if (decision.kind === "raw") return rawAnswer(decision.raw, decision.faults, body, conversation, ctx, info);
+  const { plan, faults } = decision;
   const options: ResponseEventsOptions = {
     plan: assignIds(plan, ctx.ids),
     body,
@@ -168,7 +148,8 @@ function jsonAnswer(
   return answered(jsonResponse(200, resource, ctx.headers));
 }
 
-function streamAnswer(
+/** A streamed answer: the SSE body of `events` with the turn's faults, and how it ended. */
+export function streamAnswer(
   events: Iterator<JsonObject | string, unknown>,
   faults: MockFaults,
   failedResponse: Parameters<typeof createSseBody>[0]["failedResponse"],
@@ -197,7 +178,8 @@ function* keepTerminal(
   }
 }
 
-function answered(response: Response): CreateResult {
+/** An answer that is complete when returned (JSON or an error). */
+export function answered(response: Response): CreateResult {
   return { response, ended: Promise.resolve("answered") };
 }
 

@@ -23,7 +23,10 @@
  *    string): a file's first lines in a code block and, for JSON such as package.json, its
  *    top-level keys, name/version/description, scripts and dependency counts; a folder's entry
  *    count and names; a search's match count per file; for `ok: false`, the error.
- * 3. **Otherwise** it says what it is (eddy's built-in offline demo model), what it can do, and how
+ * 3. **The message carries images or files** (`input_image`, `input_file`; `image_url` and `file`
+ *    parts through Chat Completions) → it names each one's MIME type and size in bytes, an image's
+ *    pixel dimensions, a file's name (see `demo-attachments.ts`); URLs are not downloaded.
+ * 4. **Otherwise** it says what it is (eddy's built-in offline demo model), what it can do, and how
  *    to use a real model; if a tool would have helped but is not offered (or `tool_choice` is
  *    `"none"`), it says which one.
  *
@@ -36,6 +39,7 @@
  */
 import type { ItemParam } from "../protocol/types.js";
 import { type AnsweredCall, answerCalls } from "./demo-answer.js";
+import { describeAttachments } from "./demo-attachments.js";
 import { type DemoCall, defaultArgs, detectCalls } from "./demo-intent.js";
 import { sampleFromSchema } from "./demo-json.js";
 import type { PlannedItem, TurnPlan } from "./plan.js";
@@ -89,9 +93,13 @@ export function demoModel({ body, conversation, policy }: DemoModelInput): TurnP
       .filter((c) => outputs.has(c.call_id))
       .map((c) => ({ name: c.name, args: parseArgs(c.arguments), output: outputs.get(c.call_id) ?? "" }));
     let reply: string;
+    const attachments = describeAttachments(contentParts(context[lastUser]));
     if (answered.length > 0) {
       rule = `${answered.length} tool output(s) came back, so summarize them`;
       reply = answerCalls(answered);
+    } else if (attachments.length > 0) {
+      rule = "the message carries images or files, so describe them";
+      reply = describeAttached(attachments);
     } else {
       rule = "no tool fits the message, so introduce myself";
       reply = introduction(text, wanted, policy);
@@ -129,6 +137,17 @@ function introduction(text: string, wanted: DemoCall[], policy: ToolPolicy): str
   const real =
     "To use a real model, set OPENRESPONSES_BASE_URL (or OPENAI_API_KEY), or pass --base-url and --api-key.";
   return `${intro}${situation}\n\n${can}\n\n${real}`;
+}
+
+function describeAttached(attachments: string[]): string {
+  const list = attachments.map((a) => `- ${a}`).join("\n");
+  const what = attachments.length === 1 ? "one attachment" : `${attachments.length} attachments`;
+  return `You sent ${what}:\n\n${list}\n\nI’m eddy’s built-in offline demo model: I can tell an attachment’s type and size, not what it shows. A real model can.`;
+}
+
+function contentParts(item: ConversationItem | undefined): unknown[] {
+  if (item === undefined || !("content" in item) || !Array.isArray(item.content)) return [];
+  return item.content;
 }
 
 function describeCall(call: DemoCall): string {

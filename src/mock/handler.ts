@@ -5,6 +5,7 @@
  *
  * Routes (with or without the `/v1` prefix):
  * - `POST /v1/responses` — create a response, JSON or SSE (`create-response.ts`);
+ * - `POST /v1/chat/completions` — the same model through Chat Completions (`chat/create-chat.ts`);
  * - `GET /v1/responses/{id}` — a stored response (an OpenAI-compatible extra, not in the spec);
  * - another method on those paths → 405; any other path → 404; both with a JSON error body.
  *
@@ -12,6 +13,7 @@
  * Every answer carries a deterministic `x-request-id` (`req_mock_0001`, …).
  */
 import type { EddyError } from "../errors.js";
+import { createChatCompletion } from "./chat/create-chat.js";
 import { type CreateInfo, createResponse } from "./create-response.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
 import { httpProblem, jsonResponse, problemOf, problemResponse } from "./http-error.js";
@@ -49,6 +51,7 @@ export interface MockHandler {
 }
 
 const CREATE = /^(?:\/v1)?\/responses\/?$/;
+const CHAT = /^(?:\/v1)?\/chat\/completions\/?$/;
 const RETRIEVE = /^(?:\/v1)?\/responses\/([^/]+)\/?$/;
 
 /** Creates the handler (see the module comment). */
@@ -88,9 +91,10 @@ export function createMockHandler(options: MockOptions = {}): MockHandler {
     try {
       checkAuth(request.headers.get("authorization"), options.apiKey);
       if (Buffer.byteLength(text) > MOCK_DEFAULTS.maxBodyBytes) throw tooLarge();
-      if (CREATE.test(path)) {
+      const create = CREATE.test(path) ? createResponse : CHAT.test(path) ? createChatCompletion : undefined;
+      if (create !== undefined) {
         allow(request.method, "POST", path);
-        const result = await createResponse(
+        const result = await create(
           text,
           {
             store,
@@ -101,6 +105,7 @@ export function createMockHandler(options: MockOptions = {}): MockHandler {
             // Stalls end when the server closes or the client goes away.
             signal: AbortSignal.any([closed.signal, request.signal]),
             nextTurn: () => turns++,
+            peekTurn: () => turns,
           },
           info,
         );
@@ -118,7 +123,7 @@ export function createMockHandler(options: MockOptions = {}): MockHandler {
         return jsonResponse(200, stored.resource, headers);
       }
       throw notFound(
-        `Invalid URL (${request.method} ${path}): the mock serves POST /v1/responses.`,
+        `Invalid URL (${request.method} ${path}): the mock serves POST /v1/responses and POST /v1/chat/completions.`,
         "not_found",
       );
     } catch (error) {

@@ -165,9 +165,7 @@ describe("state", () => {
 describe("routing and auth", () => {
   it("answers an unknown path with 404 and a wrong method with 405, both JSON", async () => {
     const h = createMockHandler();
-    const notFound = await h(
-      new Request("http://mock.test/v1/chat/completions", { method: "POST", body: "{}" }),
-    );
+    const notFound = await h(new Request("http://mock.test/v1/completions", { method: "POST", body: "{}" }));
     expect(notFound.status).toBe(404);
     expect(((await notFound.json()) as { error: { type: string } }).error.type).toBe("invalid_request_error");
     const wrong = await h(new Request("http://mock.test/v1/responses"));

@@ -12,21 +12,7 @@ export type MockRequestBody = CreateResponseBody & { model: string };
 
 /** Parses and validates a request body; throws an HTTP 400 problem (see `http-error.ts`) when it is refused. */
 export function parseCreateBody(text: string): MockRequestBody {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw invalidRequest(
-      `We could not parse the JSON body of your request (${reason}). Send a JSON object with Content-Type: application/json.`,
-      null,
-      "invalid_json",
-    );
-  }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw invalidRequest("The request body must be a JSON object.", null, "invalid_json");
-  }
-  const body = value as Record<string, unknown>;
+  const body = readJsonObject(text);
   if (body.model === undefined || body.model === null || body.model === "") {
     throw invalidRequest("Missing required parameter: 'model'.", "model", "missing_required_parameter");
   }
@@ -51,6 +37,25 @@ export function parseCreateBody(text: string): MockRequestBody {
     throw invalidRequest(`Invalid request body: ${errors.join("; ")}`, paramOf(errors[0]), "invalid_value");
   }
   return body as MockRequestBody;
+}
+
+/** A request body as a JSON object; anything else is a 400 `invalid_json` (shared by every endpoint). */
+export function readJsonObject(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw invalidRequest(
+      `We could not parse the JSON body of your request (${reason}). Send a JSON object with Content-Type: application/json.`,
+      null,
+      "invalid_json",
+    );
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw invalidRequest("The request body must be a JSON object.", null, "invalid_json");
+  }
+  return value as Record<string, unknown>;
 }
 
 /** The request's `input` as items: a string is one user message (spec §2). */

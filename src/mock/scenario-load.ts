@@ -93,6 +93,8 @@ const turn = z
     expect: expectSchema.optional(),
     faults: faults.optional(),
     rawEvents: z.array(z.union([jsonObject, z.string()])).optional(),
+    rawChunks: z.array(z.union([jsonObject, z.string()])).optional(),
+    contextWindow: positiveInt.optional(),
     repeat: z.boolean().optional(),
     ignoreToolChoice: z.boolean().optional(),
   })
@@ -102,6 +104,13 @@ const turn = z
         code: "custom",
         path: ["rawEvents"],
         message: "a turn has either rawEvents or items, not both",
+      });
+    }
+    if (t.rawChunks !== undefined && (t.items !== undefined || t.rawEvents !== undefined)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["rawChunks"],
+        message: "a turn has one of items, rawEvents or rawChunks",
       });
     }
     for (const [i, item] of (t.items ?? []).entries()) {
@@ -121,6 +130,7 @@ const scenarioSchema = z
   .strictObject({
     name: z.string().optional(),
     description: z.string().optional(),
+    contextWindow: positiveInt.optional(),
     turns: z.array(turn).min(1, "a scenario needs at least one turn"),
   })
   .superRefine((s, ctx) => {
@@ -176,8 +186,8 @@ export async function loadScenario(path: string): Promise<Scenario> {
   return parseScenario(value, path);
 }
 
-/** `["turns", 2, "items", 0, "name"]` → `turns[2].items[0].name`. */
-function formatPath(path: readonly PropertyKey[]): string {
+/** A zod issue path as a parameter name: `["turns", 2, "items", 0, "name"]` → `turns[2].items[0].name`. */
+export function formatPath(path: readonly PropertyKey[]): string {
   let out = "";
   for (const key of path) {
     if (typeof key === "number") out += `[${key}]`;

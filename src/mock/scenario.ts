@@ -83,7 +83,7 @@ export interface ScenarioExpect {
   tools?: string[];
   /** The `instructions` must contain this text. */
   instructionsContains?: string;
-  /** A subset of the request body that must match (objects by key, arrays element by element). */
+  /** A subset of the request body as sent (a chat body on `/chat/completions`) that must match (objects by key, arrays element by element). */
   body?: JsonObject;
 }
 
@@ -116,6 +116,19 @@ export interface ScenarioTurn {
    * stored, so a follow-up may chain on its id.
    */
   rawEvents?: Array<JsonObject | string>;
+  /**
+   * The same for `POST /chat/completions`: emit exactly these chunks (a captured Chat Completions
+   * stream replayed, e.g. a file of `test/fixtures/chat-captures`), then `data: [DONE]` unless
+   * `faults.omitDone`. Streaming chat requests only; a `/responses` request that reaches this turn
+   * is refused with `scenario_mismatch` (and a chat request reaching a `rawEvents` turn likewise).
+   */
+  rawChunks?: Array<JsonObject | string>;
+  /**
+   * Refuse this turn's request with HTTP 400 `context_length_exceeded` when its input is estimated
+   * at more than this many tokens (see `estimateInputTokens` in `usage.ts`). The refused request does
+   * not use up the turn, so the client's retry after compacting gets it. Overrides the scenario's.
+   */
+  contextWindow?: number;
   /** Only on the last turn: answer every further request with this turn. */
   repeat?: boolean;
   /** Ignore `tool_choice`, `parallel_tool_calls` and `max_tool_calls` (a non-compliant server). */
@@ -126,5 +139,7 @@ export interface ScenarioTurn {
 export interface Scenario {
   name?: string;
   description?: string;
+  /** The context window of every turn (a turn's own `contextWindow` wins): see `ScenarioTurn.contextWindow`. */
+  contextWindow?: number;
   turns: ScenarioTurn[];
 }

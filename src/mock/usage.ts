@@ -23,6 +23,21 @@ export function itemText(item: unknown): string {
   return out;
 }
 
+/**
+ * The input token estimate of a request: its instructions and the text of every item the model sees
+ * (the whole conversation: a `previous_response_id` chain's earlier input and output included),
+ * at 4 characters per token. Message text, refusals, call names and arguments, tool outputs and
+ * reasoning summaries count; images, files and tool definitions do not. `usage.input_tokens`
+ * reports this number (unless a scenario overrides it), and a scenario's `contextWindow` is
+ * checked against it, so a client sees the same figure it was refused for.
+ */
+export function estimateInputTokens(
+  context: readonly unknown[],
+  instructions: string | null | undefined,
+): number {
+  return estimateTokens((instructions ?? "") + context.map(itemText).join(""));
+}
+
 /** Usage of one response. */
 export function computeUsage(options: {
   context: readonly unknown[];
@@ -31,12 +46,11 @@ export function computeUsage(options: {
   overrides: UsageOverrides | undefined;
 }): Usage {
   const { context, instructions, output, overrides = {} } = options;
-  const inputText = (instructions ?? "") + context.map(itemText).join("");
   const reasoning = output
     .filter((i) => i.type === "reasoning")
     .map(itemText)
     .join("");
-  const input = overrides.input_tokens ?? estimateTokens(inputText);
+  const input = overrides.input_tokens ?? estimateInputTokens(context, instructions);
   const reasoningTokens = overrides.reasoning_tokens ?? estimateTokens(reasoning);
   const outputTokens = overrides.output_tokens ?? estimateTokens(output.map(itemText).join(""));
   return {
