@@ -52,6 +52,11 @@ export interface EddyErrorOptions {
   details?: Record<string, unknown>;
 }
 
+/**
+ * The one error class of eddy: a stable `code` to branch on, a `fault` saying who must act, and a
+ * message naming the problem and the fix. `EddyError.isInstance` also recognises copies from
+ * another instance of the package.
+ */
 export class EddyError extends Error {
   override readonly name = "EddyError";
   readonly code: EddyErrorCode;

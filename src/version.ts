@@ -12,4 +12,5 @@ function readVersion(): string {
   }
 }
 
+/** This package's version (from package.json). */
 export const EDDY_VERSION = readVersion();

@@ -16,10 +16,14 @@ import type { ItemParam, JsonObject } from "../protocol/types.js";
 
 export const CONTEXT_BUNDLE_SCHEMA = "eddy.context_bundle.v1";
 
+/** One entry of a context bundle: an exchange of an earlier run, or a summary of its tool calls. */
 export type ContextItem =
   | { type: "message"; role: "user" | "assistant"; content: string; run_id: string }
   | { type: "summary"; content: string; run_id: string };
 
+/**
+ * A provider-agnostic record of earlier runs (`eddy.context_bundle.v1`) that a later run starts from.
+ */
 export interface ContextBundle {
   schema: typeof CONTEXT_BUNDLE_SCHEMA;
   compiler: {
@@ -33,6 +37,7 @@ export interface ContextBundle {
   items: ContextItem[];
 }
 
+/** Options of `compileContextBundle`. */
 export interface CompileOptions {
   /** Exchanges (runs) kept, most recent last. @defaultValue 16 */
   limit?: number;

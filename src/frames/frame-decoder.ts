@@ -5,23 +5,31 @@
 import { createSseDecoder, type SseDecoderOptions } from "../sse/decoder.js";
 import { framesFromSse, type SseFrame } from "./from-sse.js";
 
+/** Options of `createFrameDecoder`. */
 export interface FrameDecoderOptions {
   turn: number;
   /** @defaultValue true */
   validate?: boolean;
   /** Receives each frame (unstamped), in order. */
   onFrame: (frame: SseFrame) => void;
-  /** Receives each SSE comment (keep-alives). Comments never become frames (DESIGN.md §8.12). */
+  /**
+   * Receives each SSE comment (keep-alives). Comments never become frames (DESIGN.md §8.12).
+   * @defaultValue none
+   */
   onComment?: (comment: string) => void;
   /** @defaultValue SSE_DEFAULTS.maxMessageSize */
   maxMessageSize?: number;
 }
 
+/**
+ * Bytes (or text) in, frames out through `onFrame`; `end()` flushes a last message without its blank line.
+ */
 export interface FrameDecoder {
   feed(chunk: Uint8Array | string): void;
   end(): void;
 }
 
+/** A decoder of an Open Responses event stream into frames, in one pass. */
 export function createFrameDecoder(options: FrameDecoderOptions): FrameDecoder {
   const mapOptions = { turn: options.turn, validate: options.validate !== false };
   const { onFrame } = options;

@@ -45,6 +45,9 @@ export interface FrameError {
 
 // ── run lifecycle ───────────────────────────────────────────────────────────────────────────
 
+/**
+ * The run started: its model, continuation mode, input and the tools it offers. Always the first frame.
+ */
 export interface RunStartedFrame extends FrameEnvelope {
   type: "run_started";
   model: string | null;
@@ -55,6 +58,7 @@ export interface RunStartedFrame extends FrameEnvelope {
   instructions?: string;
 }
 
+/** A turn (one request with all its attempts) ended: the response id, status and usage. */
 export interface TurnEndedFrame extends FrameEnvelope {
   type: "turn_ended";
   turn: number;
@@ -64,6 +68,9 @@ export interface TurnEndedFrame extends FrameEnvelope {
   usage: Usage | null;
 }
 
+/**
+ * The run ended: why, the final text, the summed usage, and the error or result. Always the last frame.
+ */
 export interface RunEndedFrame extends FrameEnvelope {
   type: "run_ended";
   reason: RunEndReason;
@@ -105,6 +112,9 @@ export interface CancelRequestedFrame extends FrameEnvelope {
   reason: string;
 }
 
+/**
+ * The pre-send pairing check repaired the history before a request (every call gets exactly one output).
+ */
 export interface HistoryRepairedFrame extends FrameEnvelope {
   type: "history_repaired";
   turn: number;
@@ -113,6 +123,7 @@ export interface HistoryRepairedFrame extends FrameEnvelope {
 
 // ── provider I/O ────────────────────────────────────────────────────────────────────────────
 
+/** An attempt of a turn's request starts; `body` is exactly what is sent. */
 export interface RequestStartedFrame extends FrameEnvelope {
   type: "request_started";
   turn: number;
@@ -121,6 +132,7 @@ export interface RequestStartedFrame extends FrameEnvelope {
   body: CreateResponseBody;
 }
 
+/** The provider answered an attempt: HTTP status, request id and content type (errors included). */
 export interface ResponseHeadersFrame extends FrameEnvelope {
   type: "response_headers";
   turn: number;
@@ -130,6 +142,10 @@ export interface ResponseHeadersFrame extends FrameEnvelope {
   content_type?: string;
 }
 
+/**
+ * One SSE message of the provider's stream, kept in full (parsed `data`, or `raw` text), with any
+ * validation messages. Exactly one per message.
+ */
 export interface ProviderEventFrame extends FrameEnvelope {
   type: "provider_event";
   turn: number;
@@ -144,6 +160,7 @@ export interface ProviderEventFrame extends FrameEnvelope {
   errors?: string[];
 }
 
+/** A piece of the answer's text, right after the `provider_event` it came in. */
 export interface OutputTextDeltaFrame extends FrameEnvelope {
   type: "output_text_delta";
   turn: number;
@@ -171,6 +188,7 @@ export interface RequestFailedFrame extends FrameEnvelope {
   request_id?: string;
 }
 
+/** The request is sent again after a failure (or to the next provider of a fallback chain). */
 export interface RetryFrame extends FrameEnvelope {
   type: "retry";
   turn: number;
@@ -183,6 +201,7 @@ export interface RetryFrame extends FrameEnvelope {
 
 // ── tools ───────────────────────────────────────────────────────────────────────────────────
 
+/** The loop accepted a complete function call; `tool_started` and `tool_ended` follow. */
 export interface ToolCallFrame extends FrameEnvelope {
   type: "tool_call";
   turn: number;
@@ -194,6 +213,7 @@ export interface ToolCallFrame extends FrameEnvelope {
   output_index: number;
 }
 
+/** A call starts running (or is refused right away). */
 export interface ToolStartedFrame extends FrameEnvelope {
   type: "tool_started";
   turn: number;
@@ -201,6 +221,7 @@ export interface ToolStartedFrame extends FrameEnvelope {
   name: string;
 }
 
+/** A call ended; `output` is exactly what is sent to the model. */
 export interface ToolEndedFrame extends FrameEnvelope {
   type: "tool_ended";
   turn: number;
@@ -233,6 +254,7 @@ export type Frame =
   | TurnEndedFrame
   | RunEndedFrame;
 
+/** The `type` of any frame. */
 export type FrameType = Frame["type"];
 
 /** All frame types, for runtime checks. */

@@ -7,12 +7,14 @@ import { validateStreamingEvent } from "../protocol/validate.js";
 import type { SseMessage } from "../sse/decoder.js";
 import type { OutputTextDeltaFrame, ProviderEventFrame } from "./frame.js";
 
+/** Options of the SSE → frame mapping. */
 export interface SseFrameOptions {
   turn: number;
   /** Validate each event against the schema and record the messages in `errors`. @defaultValue true */
   validate?: boolean;
 }
 
+/** The frames one SSE message maps to. */
 export type SseFrame = ProviderEventFrame | OutputTextDeltaFrame;
 
 const DONE = "[DONE]";

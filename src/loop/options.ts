@@ -30,13 +30,20 @@ export type ToolExecutor = (
   context: { signal: AbortSignal; workspace: string; turn: number },
 ) => Promise<ToolCallResult>;
 
+/**
+ * Options of `runAgent`: the provider and model, the input, the tools, and every loop setting
+ * (defaults in `LOOP_DEFAULTS`).
+ */
 export interface RunOptions {
   provider: Provider;
   /** The model, or null to let the server choose. */
   model: string | null;
   /** The user prompt, or input items (e.g. a rendered history, or an earlier run's `items`). */
   input: string | readonly ItemParam[];
-  /** Sent on every request (the spec does not carry instructions over `previous_response_id`). */
+  /**
+   * Sent on every request (the spec does not carry instructions over `previous_response_id`).
+   * @defaultValue none
+   */
   instructions?: string;
   /** The tools the model may call. @defaultValue none */
   tools?: ToolRegistry | readonly ToolDefinition[];
@@ -44,12 +51,16 @@ export interface RunOptions {
   mode?: ContinuationMode;
   /** Root for file tools. @defaultValue process.cwd() */
   workspace?: string;
-  /** Cancels the run: the request is aborted, running tools are told, every started call gets an output. */
+  /**
+   * Cancels the run: the request is aborted, running tools are told, every started call gets an output.
+   * @defaultValue none (cancel through the handle's `cancel()`)
+   */
   signal?: AbortSignal;
   /** @defaultValue LOOP_DEFAULTS.maxToolCalls (32) */
   maxToolCalls?: number;
   /** @defaultValue LOOP_DEFAULTS.maxTurns (20) */
   maxTurns?: number;
+  /** @defaultValue none (the server's default, `auto`) */
   toolChoice?: ToolChoiceParam;
   /** @defaultValue LOOP_DEFAULTS.resetToolChoice (true) */
   resetToolChoice?: boolean;
@@ -59,8 +70,12 @@ export interface RunOptions {
   toolExecution?: ToolExecutionPolicy;
   /** @defaultValue LOOP_DEFAULTS.parallelToolCalls (false) */
   parallelToolCalls?: boolean;
+  /** @defaultValue none (a plain-text answer) */
   outputSchema?: OutputSchema;
-  /** Extra request fields for every request (temperature, reasoning, max_output_tokens, metadata, …). */
+  /**
+   * Extra request fields for every request (temperature, reasoning, max_output_tokens, metadata, …).
+   * @defaultValue none
+   */
   request?: Partial<CreateResponseBody>;
   /** Timeout for tools without their own. @defaultValue TOOL_DEFAULTS.timeoutMs */
   toolTimeoutMs?: number;
@@ -75,12 +90,19 @@ export interface RunOptions {
    * provider's own `secrets` are always masked. @defaultValue none
    */
   secrets?: readonly string[];
-  /** Sees every frame as it is emitted (recorders, renderers), in addition to the iteration. */
+  /**
+   * Sees every frame as it is emitted (recorders, renderers), in addition to the iteration.
+   * @defaultValue none
+   */
   onFrame?: FrameObserver;
-  /** Substitute tool execution (replay). */
+  /**
+   * Substitute tool execution (replay).
+   * @defaultValue execution with the run's tool registry
+   */
   executeTool?: ToolExecutor;
 }
 
+/** How a run ended (the `run_ended` frame's facts), with the conversation to continue from. */
 export interface RunResult {
   runId: string;
   reason: RunEndReason;

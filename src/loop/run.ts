@@ -31,7 +31,18 @@ import { ToolRunner } from "./tool-runner.js";
 import { streamTurn, type TurnInput, type TurnOutcome } from "./turn.js";
 import { addUsage, emptyUsage } from "./usage.js";
 
-/** Starts a run. Bad options (an unknown workspace, a bad tool) throw here, before anything is sent. */
+/**
+ * Starts a run. Bad options (an unknown workspace, a bad tool) throw here, before anything is sent;
+ * everything after — provider failures included — is an outcome: frames say what happened and
+ * `result` settles with the end reason.
+ *
+ * @example
+ * ```ts
+ * const run = runAgent({ provider, model: "gpt-5-mini", input: "What is in package.json?", tools: registry });
+ * for await (const frame of run) if (frame.type === "output_text_delta") process.stdout.write(frame.delta);
+ * const { reason, outputText, usage } = await run.result;
+ * ```
+ */
 export function runAgent(options: RunOptions): RunHandle {
   const runId = options.runId ?? `run_${randomUUID().replace(/-/g, "")}`;
   const workspace = resolveWorkspace(options.workspace ?? process.cwd());

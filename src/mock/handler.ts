@@ -29,15 +29,22 @@ export interface MockOptions {
   /**
    * The script of answers. Without one, the demo model answers (see `demo-model.ts`). It is
    * validated when the handler is created (an invalid one throws `scenario_invalid`).
+   * @defaultValue none (the demo model answers)
    */
   scenario?: Scenario;
-  /** When set, requests must carry `Authorization: Bearer <apiKey>` (else 401 `invalid_api_key`). */
+  /**
+   * When set, requests must carry `Authorization: Bearer <apiKey>` (else 401 `invalid_api_key`).
+   * @defaultValue none (no authentication)
+   */
   apiKey?: string;
   /** Milliseconds since the epoch, for `created_at`/`completed_at`. @defaultValue Date.now */
   clock?: () => number;
   /** Middle part of generated ids (`resp_<idPrefix>_0001`). @defaultValue MOCK_DEFAULTS.idPrefix ("mock") */
   idPrefix?: string;
-  /** Called once per request when its answer is complete (stream ended, dropped or cancelled). */
+  /**
+   * Called once per request when its answer is complete (stream ended, dropped or cancelled).
+   * @defaultValue none
+   */
   onRequest?: (log: MockRequestLog) => void;
 }
 

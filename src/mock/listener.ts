@@ -21,7 +21,7 @@ import { loadScenario } from "./scenario-load.js";
 
 /** Options of `createMockServer`: the handler's, plus where to listen. */
 export interface MockServerOptions extends Omit<MockOptions, "scenario"> {
-  /** A scenario object, or the path of a JSON/YAML scenario file. */
+  /** A scenario object, or the path of a JSON/YAML scenario file. @defaultValue none (the demo model answers) */
   scenario?: Scenario | string;
   /** @defaultValue 0 (the OS picks a free port) */
   port?: number;
@@ -38,7 +38,17 @@ export interface MockServer {
   close(): Promise<void>;
 }
 
-/** Starts a mock server on 127.0.0.1. */
+/**
+ * Starts a mock server on 127.0.0.1.
+ *
+ * @example
+ * ```ts
+ * const server = await createMockServer({ scenario: "tool-loop.yaml" }); // or a Scenario object, or nothing (demo model)
+ * const provider = createOpenResponsesProvider({ baseURL: server.url });
+ * // … run agents against it; server.requests records every request
+ * await server.close();
+ * ```
+ */
 export async function createMockServer(options: MockServerOptions = {}): Promise<MockServer> {
   const { scenario, port = MOCK_DEFAULTS.port, ...rest } = options;
   const loaded = typeof scenario === "string" ? await loadScenario(scenario) : scenario;

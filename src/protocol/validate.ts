@@ -66,12 +66,15 @@ export function validateStreamingEvent(data: unknown): ValidationErrors {
   ];
 }
 
+/** A response object (`ResponseResource`); undefined when valid, else readable messages. */
 export const validateResponseResource = makeValidator("ResponseResource");
+/** A request body (`CreateResponseBody`); undefined when valid, else readable messages. */
 export const validateCreateResponseBody = makeValidator("CreateResponseBody");
 /** An output item (`ItemField`: message, function_call, function_call_output, reasoning, compaction). */
 export const validateOutputItem = makeValidator("ItemField");
 /** An input item (`ItemParam`). */
 export const validateInputItem = makeValidator("ItemParam");
+/** The payload of an `error` event (`ErrorPayload`). */
 export const validateErrorPayload = makeValidator("ErrorPayload");
 
 function makeValidator(schemaName: string): (value: unknown) => ValidationErrors {

@@ -6,6 +6,7 @@
 import { EddyError, type EddyErrorCode } from "../errors.js";
 import type { RunEndReason } from "../frames/frame.js";
 
+/** What part of a request failed. */
 export type ProviderErrorKind =
   /** A non-2xx HTTP answer. */
   | "http"
@@ -39,6 +40,10 @@ export interface ProviderErrorFields {
   cause?: unknown;
 }
 
+/**
+ * A failed request, typed: what failed (`kind`), whether a retry may help, what the provider said
+ * (status, error type and code, request id) and the run end reason it means.
+ */
 export class ProviderError extends EddyError {
   readonly kind: ProviderErrorKind;
   readonly retryable: boolean;

@@ -12,13 +12,20 @@ import { compileSchema, type JsonSchema } from "../util/schema.js";
 import type { AssembledResponse } from "./assembler/index.js";
 import type { Provider } from "./provider.js";
 
+/** Options of `createLLMProvider`. */
 export interface LLMProviderOptions {
   provider: Provider;
   /** The model, or null to let the server choose. */
   model: string | null;
-  /** Extra fields for every request (temperature, max_output_tokens, reasoning, …). */
+  /**
+   * Extra fields for every request (temperature, max_output_tokens, reasoning, …).
+   * @defaultValue none
+   */
   request?: Partial<CreateResponseBody>;
-  /** Sees every frame of every request (logging, recording). */
+  /**
+   * Sees every frame of every request (logging, recording).
+   * @defaultValue none
+   */
   onFrame?: (frame: ProviderFrame) => void;
 }
 
@@ -39,6 +46,7 @@ export interface LLMToolCall {
   arguments: string;
 }
 
+/** One agent turn for `generateResponsesTurn`. */
 export interface TurnRequest {
   /** Empty or absent: start a conversation with `userInput` and `tools`. Set: continue it. */
   previousResponseId?: string;
@@ -49,16 +57,22 @@ export interface TurnRequest {
   functionOutputs?: Record<string, string> | Map<string, string>;
 }
 
+/** What one agent turn produced: text, the calls to answer, and the id to continue from. */
 export interface TurnReply {
   assistantText: string;
   toolCalls: LLMToolCall[];
   responseId: string;
 }
 
+/** Per-call options of an `LLMProvider`. */
 export interface CallOptions {
+  /** Cancels the call. @defaultValue none */
   signal?: AbortSignal;
 }
 
+/**
+ * A small surface for callers that drive their own loop: one-shot text, one agent turn, structured output.
+ */
 export interface LLMProvider {
   /** One-shot: instructions + message → assistant text (no tools). */
   generateResponse(instructions: string, message: string, options?: CallOptions): Promise<string>;
@@ -77,6 +91,16 @@ export interface LLMProvider {
   ): Promise<T>;
 }
 
+/**
+ * The `LLMProvider` over any provider: retries, timeouts, validation and frames come with it.
+ *
+ * @example
+ * ```ts
+ * const llm = createLLMProvider({ provider, model: "gpt-5-mini" });
+ * const text = await llm.generateResponse("Be brief.", "What is SSE?");
+ * const verdict = await llm.generateObject({ input: "Is 7 prime?", name: "verdict", schema: z.object({ prime: z.boolean() }) });
+ * ```
+ */
 export function createLLMProvider(options: LLMProviderOptions): LLMProvider {
   const send = async (body: JsonObject, callOptions: CallOptions = {}): Promise<AssembledResponse> => {
     const full = {

@@ -25,13 +25,25 @@ import type { WatchdogLimits } from "./watchdog.js";
 export interface OpenResponsesProviderOptions {
   /** Base URL, with or without a trailing `/` and `/v1` (`https://api.openai.com/v1`, `http://localhost:1234`). */
   baseURL: string;
-  /** Sent as `Authorization: Bearer <key>` (or in `apiKeyHeader`). Never recorded anywhere. */
+  /**
+   * Sent as `Authorization: Bearer <key>` (or in `apiKeyHeader`). Never recorded anywhere.
+   * @defaultValue none (no Authorization header)
+   */
   apiKey?: string;
-  /** Header that carries the key as-is instead of `Authorization: Bearer` (Azure: `api-key`). */
+  /**
+   * Header that carries the key as-is instead of `Authorization: Bearer` (Azure: `api-key`).
+   * @defaultValue "authorization" (as `Bearer <key>`)
+   */
   apiKeyHeader?: string;
-  /** Extra headers for every request (never recorded). */
+  /**
+   * Extra headers for every request (never recorded).
+   * @defaultValue none
+   */
   headers?: Record<string, string>;
-  /** Use this `fetch` instead of the default node:http transport. */
+  /**
+   * Use this `fetch` instead of the default node:http transport.
+   * @defaultValue none (node:http)
+   */
   fetch?: typeof fetch;
   /** Use this transport (wins over `fetch`). @defaultValue nodeHttpTransport() */
   transport?: Transport;

@@ -12,6 +12,9 @@ import type { Provider } from "./provider.js";
 import type { RetryPolicy } from "./retry.js";
 import type { WatchdogLimits } from "./watchdog.js";
 
+/**
+ * A named provider endpoint: base URL, where its key comes from, default model, headers, limits and capabilities.
+ */
 export interface ProviderProfile {
   name: string;
   /** The base URL (see `resolveResponsesUrl`). Empty when it must come from `baseURLEnv`. */
@@ -166,7 +169,14 @@ export function profileApiKey(
   return undefined;
 }
 
-/** Builds the HTTP provider a profile describes. `overrides` win over the profile. */
+/**
+ * Builds the HTTP provider a profile describes. `overrides` win over the profile.
+ *
+ * @example
+ * ```ts
+ * const openrouter = createProfileProvider(KNOWN_PROFILES.openrouter, { env: process.env });
+ * ```
+ */
 export function createProfileProvider(
   profile: ProviderProfile,
   options: {

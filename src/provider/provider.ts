@@ -31,7 +31,7 @@ export interface ProviderRequest {
 
 /** How the caller takes part in one request: cancelling it, vetoing retries, receiving calls. */
 export interface ProviderStreamOptions {
-  /** Cancels the request at any point; the outcome is then a `cancelled` error. */
+  /** Cancels the request at any point; the outcome is then a `cancelled` error. @defaultValue none */
   signal?: AbortSignal;
   /**
    * Asked before every retry: false once something irreversible happened in this turn (a tool
@@ -49,6 +49,7 @@ export interface ProviderStreamOptions {
    * terminal response for a call that never got one), in completion order, right after the
    * consumer has taken the frame that completed it. A call is never withdrawn: once a call has
    * been handed out, the request is not retried.
+   * @defaultValue none (the calls are in the result's `response.calls`)
    */
   onCall?: (call: AssembledCall) => void;
 }

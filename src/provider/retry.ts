@@ -6,6 +6,7 @@
  */
 import { PROVIDER_DEFAULTS } from "./defaults.js";
 
+/** How failed attempts are retried: how often, and the backoff between them. */
 export interface RetryPolicy {
   maxRetries: number;
   initialBackoffMs: number;
@@ -14,6 +15,9 @@ export interface RetryPolicy {
   maxRetryAfterMs: number;
 }
 
+/**
+ * 2 retries, 0.5 s doubling to 8 s with 25% jitter; a provider-requested wait wins, capped at 60 s.
+ */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxRetries: PROVIDER_DEFAULTS.maxRetries,
   initialBackoffMs: PROVIDER_DEFAULTS.initialBackoffMs,

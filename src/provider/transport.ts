@@ -8,6 +8,7 @@ import * as http from "node:http";
 import * as https from "node:https";
 import { iterateBytes } from "../sse/decoder.js";
 
+/** One POST a transport sends. */
 export interface TransportRequest {
   url: string;
   headers: Record<string, string>;
@@ -15,6 +16,7 @@ export interface TransportRequest {
   signal: AbortSignal;
 }
 
+/** A transport's answer: status, headers and the body as bytes. */
 export interface TransportResponse {
   status: number;
   headers: { get(name: string): string | null };

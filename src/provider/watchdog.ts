@@ -14,6 +14,7 @@ export class WatchdogFired {
   ) {}
 }
 
+/** The timeouts of one attempt, in milliseconds (defaults in `PROVIDER_DEFAULTS`). */
 export interface WatchdogLimits {
   connectMs: number;
   firstByteMs: number;

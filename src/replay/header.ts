@@ -7,6 +7,7 @@ import { compileSchema } from "../util/schema.js";
 import { EDDY_VERSION } from "../version.js";
 import { TAPE_FORMAT, type TapeHeader } from "./tape.js";
 
+/** What a tape header needs besides the run options. */
 export interface TapeHeaderExtras {
   runId: string;
   /** Schema validation of provider events was on. */
@@ -15,6 +16,7 @@ export interface TapeHeaderExtras {
   toolSet?: { allow_write: boolean; allow_shell: boolean };
 }
 
+/** The tape header of a run with these options. */
 export function createTapeHeader(options: RunOptions, extras: TapeHeaderExtras): TapeHeader {
   const registry: ToolRegistry =
     options.tools === undefined

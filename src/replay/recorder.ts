@@ -10,12 +10,14 @@ import type { Frame } from "../frames/frame.js";
 import { redactSecrets } from "../util/redact.js";
 import type { TapeHeader } from "./tape.js";
 
+/** Writes a tape as the run goes. */
 export interface TapeRecorder {
   /** Pass as `onFrame` to `runAgent`. */
   observer: (frame: Frame) => void;
   close(): void;
 }
 
+/** A tape recorder writing to `path` (the header first, then each frame as it is emitted). */
 export function createTapeRecorder(
   path: string,
   header: TapeHeader,

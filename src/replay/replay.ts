@@ -12,26 +12,43 @@ import { createFrameGate, type FrameGate } from "./gate.js";
 import { createReplayProvider } from "./replay-provider.js";
 import type { Tape } from "./tape.js";
 
+/** Options of `replayTape`. */
 export interface ReplayOptions {
   /** The tools the recorded run offered (the CLI rebuilds the built-ins from the header's tool_set). */
   registry: ToolRegistry;
   workspace: string;
-  /** Run the tools for real instead of returning their recorded outputs. */
+  /**
+   * Run the tools for real instead of returning their recorded outputs.
+   * @defaultValue false
+   */
   liveTools?: boolean;
   /** Give up waiting for a recorded position after this long without progress. @defaultValue 2000 */
   stallMs?: number;
 }
 
+/** Whether the replayed frames match the tape, and where they first differ when not. */
 export type ReplayVerdict =
   | { match: true; frames: number }
   | { match: false; index: number; expected: Frame | undefined; actual: Frame | undefined };
 
+/** A replay: the frames it produced, the run's result and the verdict. */
 export interface ReplayOutcome {
   frames: Frame[];
   result: RunResult;
   verdict: ReplayVerdict;
 }
 
+/**
+ * Re-runs a tape offline: the recorded provider events and tool outputs are fed back through the
+ * same loop, released where the tape has them; the frames are compared with the tape's, ignoring
+ * `ts` and `duration_ms`.
+ *
+ * @example
+ * ```ts
+ * const { verdict } = await replayTape(readTape("run.tape"), { registry, workspace: process.cwd() });
+ * if (!verdict.match) console.error(`diverges at frame ${verdict.index}`);
+ * ```
+ */
 export async function replayTape(tape: Tape, options: ReplayOptions): Promise<ReplayOutcome> {
   const { header } = tape;
   const gate = createFrameGate(options.stallMs === undefined ? {} : { stallMs: options.stallMs });

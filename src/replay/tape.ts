@@ -14,6 +14,9 @@ import type { ProviderCapabilities } from "../provider/capabilities.js";
 /** The tape format this eddy writes and reads. */
 export const TAPE_FORMAT = 1;
 
+/**
+ * The first line of a tape: every run option needed to rebuild the run's requests (never secrets).
+ */
 export interface TapeHeader {
   type: "tape_header";
   format: number;
@@ -46,6 +49,7 @@ export interface TapeHeader {
   workspace: ".";
 }
 
+/** A parsed tape: its header and the run's frames. */
 export interface Tape {
   header: TapeHeader;
   frames: Frame[];

@@ -29,10 +29,14 @@ export interface SseMessage {
   retry?: number;
 }
 
+/** Options of `createSseDecoder`. */
 export interface SseDecoderOptions {
   /** Called for each dispatched message, in order. */
   onMessage: (message: SseMessage) => void;
-  /** Called for each `:` comment line with its text after the colon (keep-alives). Never a message. */
+  /**
+   * Called for each `:` comment line with its text after the colon (keep-alives). Never a message.
+   * @defaultValue none (comments are dropped)
+   */
   onComment?: (comment: string) => void;
   /**
    * Largest message (or line) accepted, in UTF-16 code units of decoded text. Exceeding it throws
@@ -42,6 +46,7 @@ export interface SseDecoderOptions {
   maxMessageSize?: number;
 }
 
+/** A push decoder: `feed` chunks in any split, `end()` at the end of input. */
 export interface SseDecoder {
   /** Feeds the next chunk of the body (bytes, or already-decoded text). */
   feed(chunk: Uint8Array | string): void;
@@ -49,6 +54,7 @@ export interface SseDecoder {
   end(): void;
 }
 
+/** The decoder's defaults. */
 export const SSE_DEFAULTS = {
   maxMessageSize: 16 * 1024 * 1024,
 } as const;
@@ -60,7 +66,16 @@ const SPLIT_CHUNKS_OVER = 2048;
 const COLON = 58;
 const SPACE = 32;
 
-/** Creates a push decoder. See the module comment for the rules it follows. */
+/**
+ * Creates a push decoder. See the module comment for the rules it follows.
+ *
+ * @example
+ * ```ts
+ * const decoder = createSseDecoder({ onMessage: (m) => console.log(m.event, m.data) });
+ * for await (const chunk of response.body) decoder.feed(chunk);
+ * decoder.end();
+ * ```
+ */
 export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
   const { onMessage, onComment } = options;
   const maxMessageSize = options.maxMessageSize ?? SSE_DEFAULTS.maxMessageSize;
@@ -304,8 +319,11 @@ function firstMessageEnd(bytes: Uint8Array): number {
 /** A byte source: a web `ReadableStream` (fetch bodies) or any async iterable (node streams). */
 export type ByteSource = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
 
+/** Options of `decodeSse`. */
 export interface DecodeSseOptions {
+  /** Receives each comment line (keep-alives). @defaultValue none (comments are dropped) */
   onComment?: (comment: string) => void;
+  /** Largest message accepted. @defaultValue SSE_DEFAULTS.maxMessageSize (16 MiB) */
   maxMessageSize?: number;
 }
 

@@ -4,8 +4,10 @@
  */
 import { EddyError } from "../errors.js";
 
+/** The line ending an encoder writes. */
 export type SseLineEnding = "\n" | "\r\n" | "\r";
 
+/** An SSE message to encode. */
 export interface SseOutgoingMessage {
   event?: string;
   /** The data; a value with line breaks is sent as several `data:` lines. */

@@ -24,7 +24,10 @@ export interface DisabledTool {
 
 /** Options of `createToolRegistry`. */
 export interface ToolRegistryOptions {
-  /** Tools that are known but disabled. They are never declared to the model. */
+  /**
+   * Tools that are known but disabled. They are never declared to the model.
+   * @defaultValue none
+   */
   disabled?: readonly DisabledTool[];
 }
 
@@ -66,6 +69,12 @@ export interface ToolRegistry {
  * Builds a registry. Throws `invalid_config` (fault: user) for a bad name or alias, a name used
  * twice (tools, aliases and disabled tools share one namespace), a non-terminal tool without
  * `execute`, or a schema that cannot be compiled. Each schema is compiled here, once.
+ *
+ * @example
+ * ```ts
+ * const registry = createToolRegistry([weather, ...createBuiltinTools().tools]);
+ * runAgent({ provider, model, input, tools: registry });
+ * ```
  */
 export function createToolRegistry(
   tools: readonly ToolDefinition[],

@@ -125,7 +125,19 @@ export function isToolResult(value: unknown): value is ToolResult {
   );
 }
 
-/** Identity helper that infers `Args` from a zod schema. */
+/**
+ * Identity helper that infers `Args` from a zod schema.
+ *
+ * @example
+ * ```ts
+ * const weather = defineTool({
+ *   name: "get_weather",
+ *   description: "Current weather for a city",
+ *   parameters: z.object({ city: z.string() }),
+ *   execute: async ({ city }) => `Sunny in ${city}`,
+ * });
+ * ```
+ */
 export function defineTool<Args>(definition: ToolDefinition<Args>): ToolDefinition<Args> {
   return definition;
 }

@@ -9,6 +9,9 @@ import { str } from "./item-lookup.js";
 import { resolveArguments } from "./items.js";
 import type { AssembledCall, Assembly, ItemState, StreamError, TerminalKind } from "./state.js";
 
+/**
+ * A response as assembled from its stream: id, status, output items, text, complete calls, usage.
+ */
 export interface AssembledResponse {
   id: string | null;
   model: string | null;

@@ -19,7 +19,10 @@ export interface BuiltinToolsOptions {
   allowWrite?: boolean;
   /** Enable shell (CLI: `--allow-shell`). @defaultValue false */
   allowShell?: boolean;
-  /** What shell commands see of the environment beyond the allowlist. */
+  /**
+   * What shell commands see of the environment beyond the allowlist.
+   * @defaultValue only the allowlisted variables
+   */
   shellEnv?: ShellEnvOptions;
 }
 
@@ -40,8 +43,13 @@ export const BUILTIN_TOOL_NAMES = [
 ] as const;
 
 /**
- * Creates the built-in tools. Use as
- * `const b = createBuiltinTools({allowWrite}); createToolRegistry(b.tools, {disabled: b.disabled})`.
+ * Creates the built-in tools: the read-only ones always, the writers and `shell` when enabled.
+ *
+ * @example
+ * ```ts
+ * const { tools, disabled } = createBuiltinTools({ allowWrite: true });
+ * const registry = createToolRegistry(tools, { disabled }); // disabled tools answer with the flag that enables them
+ * ```
  */
 export function createBuiltinTools(options: BuiltinToolsOptions = {}): BuiltinTools {
   const tools: ToolDefinition[] = [readFileTool, listDirTool, grepTool];
