@@ -102,67 +102,13 @@ export interface LLMProvider {
  * ```
  */
 export function createLLMProvider(options: LLMProviderOptions): LLMProvider {
-  const send = async (body: JsonObject, callOptions: CallOptions = {}): Promise<AssembledResponse> => {
-    const full = {
-      ...(options.model === null ? {} : { model: options.model }),
-      ...options.request,
-      ...body,
-      stream: true,
-    };
-    const stream = options.provider.stream(
-      { body: full as CreateResponseBody, turn: 0 },
-      callOptions.signal ? { signal: callOptions.signal } : {},
-    );
-    for await (const frame of stream) options.onFrame?.(frame);
-    const outcome = await stream.result;
-    if (!outcome.ok) throw outcome.error;
-    const response = outcome.response;
-    if (response.terminal === "incomplete") {
-      throw new EddyError(
-        "response_incomplete",
-        `the response is incomplete (${response.incompleteReason ?? "unknown"})`,
-        {
-          fault: "provider",
-          details: { partialText: response.outputText, reason: response.incompleteReason },
-        },
-      );
-    }
-    return response;
-  };
-
+  const send = (body: JsonObject, callOptions: CallOptions = {}) => sendOnce(options, body, callOptions);
   return {
     async generateResponse(instructions, message, callOptions) {
       return (await send({ instructions, input: message }, callOptions)).outputText;
     },
-
     async generateResponsesTurn(turn, callOptions) {
-      const body: JsonObject = {};
-      if (turn.instructions !== undefined) body.instructions = turn.instructions;
-      const outputs =
-        turn.functionOutputs instanceof Map
-          ? [...turn.functionOutputs]
-          : Object.entries(turn.functionOutputs ?? {});
-      if (turn.previousResponseId) {
-        const input: JsonObject[] = outputs.map(([callId, output]) => ({
-          type: "function_call_output",
-          call_id: callId,
-          output,
-        }));
-        if (turn.userInput !== undefined && turn.userInput !== "") {
-          input.push({
-            type: "message",
-            role: "user",
-            content: [{ type: "input_text", text: turn.userInput }],
-          });
-        }
-        body.previous_response_id = turn.previousResponseId;
-        body.input = input;
-      } else {
-        body.input = turn.userInput ?? "";
-      }
-      if (turn.tools !== undefined && turn.tools.length > 0) body.tools = turn.tools.map(declaration);
-      body.store = true;
-      const response = await send(body, callOptions);
+      const response = await send(turnBody(turn), callOptions);
       if (response.id === null) {
         throw new EddyError(
           "invalid_response",
@@ -176,7 +122,6 @@ export function createLLMProvider(options: LLMProviderOptions): LLMProvider {
         responseId: response.id,
       };
     },
-
     async generateObject(request, callOptions) {
       const compiled = compileSchema(
         `output schema "${request.name}"`,
@@ -203,6 +148,66 @@ export function createLLMProvider(options: LLMProviderOptions): LLMProvider {
       return checked.value as never;
     },
   };
+}
+
+/** One request, streamed to its end: the response, or the typed error (an incomplete answer is one). */
+async function sendOnce(
+  options: LLMProviderOptions,
+  body: JsonObject,
+  callOptions: CallOptions,
+): Promise<AssembledResponse> {
+  const full = {
+    ...(options.model === null ? {} : { model: options.model }),
+    ...options.request,
+    ...body,
+    stream: true,
+  };
+  const stream = options.provider.stream(
+    { body: full as CreateResponseBody, turn: 0 },
+    callOptions.signal ? { signal: callOptions.signal } : {},
+  );
+  for await (const frame of stream) options.onFrame?.(frame);
+  const outcome = await stream.result;
+  if (!outcome.ok) throw outcome.error;
+  const response = outcome.response;
+  if (response.terminal === "incomplete") {
+    throw new EddyError(
+      "response_incomplete",
+      `the response is incomplete (${response.incompleteReason ?? "unknown"})`,
+      {
+        fault: "provider",
+        details: { partialText: response.outputText, reason: response.incompleteReason },
+      },
+    );
+  }
+  return response;
+}
+
+/** The body of one agent turn: a new conversation, or the outputs continuing one. */
+function turnBody(turn: TurnRequest): JsonObject {
+  const body: JsonObject = {};
+  if (turn.instructions !== undefined) body.instructions = turn.instructions;
+  const outputs =
+    turn.functionOutputs instanceof Map
+      ? [...turn.functionOutputs]
+      : Object.entries(turn.functionOutputs ?? {});
+  if (turn.previousResponseId) {
+    const input: JsonObject[] = outputs.map(([callId, output]) => ({
+      type: "function_call_output",
+      call_id: callId,
+      output,
+    }));
+    if (turn.userInput !== undefined && turn.userInput !== "") {
+      input.push({ type: "message", role: "user", content: [{ type: "input_text", text: turn.userInput }] });
+    }
+    body.previous_response_id = turn.previousResponseId;
+    body.input = input;
+  } else {
+    body.input = turn.userInput ?? "";
+  }
+  if (turn.tools !== undefined && turn.tools.length > 0) body.tools = turn.tools.map(declaration);
+  body.store = true;
+  return body;
 }
 
 function declaration(tool: LLMTool): FunctionToolParam {
