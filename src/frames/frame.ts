@@ -236,6 +236,25 @@ export interface ToolEndedFrame extends FrameEnvelope {
   full_output?: string;
 }
 
+/** A call needs approval before it runs; the run waits for the decision. */
+export interface ApprovalRequestedFrame extends FrameEnvelope {
+  type: "approval_requested";
+  turn: number;
+  call_id: string;
+  name: string;
+  /** The arguments exactly as the model produced them. */
+  arguments: string;
+}
+
+/** The decision on a call: it runs (`allow`, `allow_always`) or is answered as denied. */
+export interface ApprovalDecidedFrame extends FrameEnvelope {
+  type: "approval_decided";
+  turn: number;
+  call_id: string;
+  name: string;
+  decision: "allow" | "deny" | "allow_always";
+}
+
 /** Every frame type. */
 export type Frame =
   | RunStartedFrame
@@ -249,6 +268,8 @@ export type Frame =
   | HistoryRepairedFrame
   | CancelRequestedFrame
   | ToolCallFrame
+  | ApprovalRequestedFrame
+  | ApprovalDecidedFrame
   | ToolStartedFrame
   | ToolEndedFrame
   | TurnEndedFrame
@@ -270,6 +291,8 @@ export const FRAME_TYPES = [
   "history_repaired",
   "cancel_requested",
   "tool_call",
+  "approval_requested",
+  "approval_decided",
   "tool_started",
   "tool_ended",
   "turn_ended",

@@ -8,6 +8,8 @@ export const LOOP_DEFAULTS = {
   identicalTurnsLimit: 3,
   /** Ask for one call per response; several are still executed one by one if a server ignores it. */
   parallelToolCalls: false,
+  /** With `parallelToolCalls`, how many calls of one response run at once. */
+  toolConcurrency: 4,
   /** `eager`: run each call as soon as its item is done; `after_response`: wait for the terminal event. */
   toolExecution: "eager",
   /** Send `tools` on every request (the spec does not carry them over `previous_response_id`). */

@@ -7,6 +7,7 @@ import type { Provider } from "../provider/provider.js";
 import type { ToolCall, ToolCallResult } from "../tools/execute.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { JsonSchema, ToolDefinition } from "../tools/tool.js";
+import type { ApprovalHandler } from "./approvals.js";
 import type { FrameObserver } from "./frame-channel.js";
 
 /** When a completed call runs: as soon as its item is done, or once the response has ended. */
@@ -68,8 +69,21 @@ export interface RunOptions {
   toolsOnFollowUp?: ToolsOnFollowUp;
   /** @defaultValue LOOP_DEFAULTS.toolExecution ("eager") */
   toolExecution?: ToolExecutionPolicy;
-  /** @defaultValue LOOP_DEFAULTS.parallelToolCalls (false) */
+  /**
+   * Let the model make several calls per response (`parallel_tool_calls: true`) and run them at
+   * the same time, up to `toolConcurrency`; tools that are not parallel-safe still run alone.
+   * Outputs go back in output order either way.
+   * @defaultValue LOOP_DEFAULTS.parallelToolCalls (false)
+   */
   parallelToolCalls?: boolean;
+  /** Calls that run at once with `parallelToolCalls`. @defaultValue LOOP_DEFAULTS.toolConcurrency (4) */
+  toolConcurrency?: number;
+  /**
+   * Decides on calls to tools that need approval (`needsApproval`). Requests come one at a time;
+   * a denied call is answered `ok:false` with a reason the model can read.
+   * @defaultValue none (nothing is asked; every call runs)
+   */
+  onApproval?: ApprovalHandler;
   /** @defaultValue none (a plain-text answer) */
   outputSchema?: OutputSchema;
   /**

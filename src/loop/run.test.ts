@@ -583,3 +583,230 @@ describe("runAgent: cancellation", () => {
     expect((await handle.result).reason).toBe("cancelled");
   });
 });
+
+describe("runAgent: parallel tool calls (issue 13)", () => {
+  const nap = (name: string, ms: number, parallel = true) =>
+    defineTool({
+      name,
+      description: `Sleeps ${ms} ms`,
+      parameters: { type: "object", properties: { id: { type: "string" } } },
+      parallel,
+      execute: async (args) => {
+        await new Promise((r) => setTimeout(r, ms));
+        return `slept ${(args as { id?: string }).id ?? ""}`;
+      },
+    });
+  const three = (name: string) => ({
+    items: [call(name, { id: "a" }, "c1"), call(name, { id: "b" }, "c2"), call(name, { id: "c" }, "c3")],
+  });
+
+  it("three 300 ms calls of one response run at once: well under 900 ms, outputs in output order", async () => {
+    const started = performance.now();
+    const { frames, requests, result } = await run([three("nap"), { items: [text("ok")] }], {
+      tools: [nap("nap", 300)],
+      parallelToolCalls: true,
+    });
+    const elapsed = performance.now() - started;
+    expect(result.reason).toBe("completed");
+    expect(elapsed).toBeLessThan(850); // one at a time would take 900 ms at least
+    expect(requests[0]?.parallel_tool_calls).toBe(true);
+    expect(((requests[1] as JsonObject).input as JsonObject[]).map((i) => i.call_id)).toEqual([
+      "c1",
+      "c2",
+      "c3",
+    ]);
+    // All three started before the first ended.
+    const firstEnd = frames.findIndex((f) => f.type === "tool_ended");
+    expect(frames.slice(0, firstEnd).filter((f) => f.type === "tool_started")).toHaveLength(3);
+  });
+
+  it("honours the concurrency limit", async () => {
+    const { frames } = await run([three("nap"), { items: [text("ok")] }], {
+      tools: [nap("nap", 50)],
+      parallelToolCalls: true,
+      toolConcurrency: 2,
+    });
+    const firstEnd = frames.findIndex((f) => f.type === "tool_ended");
+    expect(frames.slice(0, firstEnd).filter((f) => f.type === "tool_started")).toHaveLength(2);
+  });
+
+  it("a tool that is not parallel-safe runs alone", async () => {
+    const { frames } = await run([three("solo"), { items: [text("ok")] }], {
+      tools: [nap("solo", 30, false)],
+      parallelToolCalls: true,
+    });
+    const kinds = frames
+      .filter((f) => f.type === "tool_started" || f.type === "tool_ended")
+      .map((f) => f.type);
+    expect(kinds).toEqual([
+      "tool_started",
+      "tool_ended",
+      "tool_started",
+      "tool_ended",
+      "tool_started",
+      "tool_ended",
+    ]);
+  });
+
+  it("without parallel calls, one at a time as before", async () => {
+    const { frames, requests } = await run([three("nap"), { items: [text("ok")] }], {
+      tools: [nap("nap", 20)],
+    });
+    expect(requests[0]?.parallel_tool_calls).toBe(false);
+    const kinds = frames
+      .filter((f) => f.type === "tool_started" || f.type === "tool_ended")
+      .map((f) => f.type);
+    expect(kinds).toEqual([
+      "tool_started",
+      "tool_ended",
+      "tool_started",
+      "tool_ended",
+      "tool_started",
+      "tool_ended",
+    ]);
+  });
+
+  it("the run-wide budget counts parallel calls too", async () => {
+    const { end, frames } = await run([three("nap"), { items: [text("ok")] }], {
+      tools: [nap("nap", 10)],
+      parallelToolCalls: true,
+      maxToolCalls: 2,
+    });
+    expect(end.reason).toBe("max_tool_calls");
+    expect(ofType(frames, "tool_ended").filter((f) => f.ok)).toHaveLength(2);
+  });
+
+  it("cancelling stops every running call; each gets an output", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort("SIGINT"), 100);
+    const { end, frames } = await run([three("nap"), { items: [text("ok")] }], {
+      tools: [
+        defineTool({
+          name: "nap",
+          description: "Waits until cancelled",
+          parameters: { type: "object", properties: {} },
+          execute: (_a, ctx) =>
+            new Promise((_r, reject) =>
+              ctx.signal.addEventListener("abort", () => reject(new Error("stopped"))),
+            ),
+        }),
+      ],
+      parallelToolCalls: true,
+      signal: controller.signal,
+    });
+    expect(end.reason).toBe("cancelled");
+    expect(ofType(frames, "tool_ended")).toHaveLength(3);
+    expect(ofType(frames, "tool_ended").every((f) => !f.ok)).toBe(true);
+  });
+});
+
+describe("runAgent: approvals (issue 13)", () => {
+  const guarded = defineTool({
+    name: "guarded",
+    description: "Changes something",
+    parameters: { type: "object", properties: { x: { type: "number" } } },
+    needsApproval: (args) => ((args as { x?: number }).x ?? 0) > 1,
+    execute: (args) => `did ${JSON.stringify(args)}`,
+  });
+
+  it("asks before a call that needs approval; a denial reaches the model as ok:false", async () => {
+    const asked: string[] = [];
+    const { frames, requests } = await run(
+      [{ items: [call("guarded", { x: 5 }, "c1")] }, { items: [text("ok")] }],
+      {
+        tools: [guarded],
+        onApproval: (request) => {
+          asked.push(`${request.name}:${request.arguments}`);
+          return "deny";
+        },
+      },
+    );
+    expect(asked).toEqual(['guarded:{"x":5}']);
+    const types = frames.map((f) => f.type).filter((t) => t.startsWith("tool") || t.startsWith("approval"));
+    expect(types).toEqual([
+      "tool_call",
+      "approval_requested",
+      "approval_decided",
+      "tool_started",
+      "tool_ended",
+    ]);
+    expect(ofType(frames, "approval_decided")[0]?.decision).toBe("deny");
+    const output = JSON.parse(((requests[1] as JsonObject).input as JsonObject[])[0]?.output as string);
+    expect(output).toMatchObject({ ok: false, error: { code: "denied" } });
+  });
+
+  it("a rule decides per call; allow_always stops asking for that tool", async () => {
+    let asked = 0;
+    const { frames } = await run(
+      [
+        { items: [call("guarded", { x: 0 }, "c0"), call("guarded", { x: 2 }, "c1")] },
+        { items: [call("guarded", { x: 3 }, "c2")] },
+        { items: [text("ok")] },
+      ],
+      {
+        tools: [guarded],
+        onApproval: () => {
+          asked++;
+          return "allow_always";
+        },
+      },
+    );
+    expect(asked).toBe(1);
+    expect(ofType(frames, "approval_requested").map((f) => f.call_id)).toEqual(["c1"]);
+    expect(ofType(frames, "tool_ended").every((f) => f.ok)).toBe(true);
+  });
+
+  it("without a handler nothing is asked", async () => {
+    const { frames } = await run([{ items: [call("guarded", { x: 9 })] }, { items: [text("ok")] }], {
+      tools: [guarded],
+    });
+    expect(ofType(frames, "approval_requested")).toEqual([]);
+    expect(ofType(frames, "tool_ended")[0]?.ok).toBe(true);
+  });
+
+  it("requests come one at a time, even with parallel calls", async () => {
+    let open = 0;
+    let most = 0;
+    await run(
+      [
+        {
+          items: [
+            call("guarded", { x: 2 }, "c1"),
+            call("guarded", { x: 3 }, "c2"),
+            call("guarded", { x: 4 }, "c3"),
+          ],
+        },
+        { items: [text("ok")] },
+      ],
+      {
+        tools: [guarded],
+        parallelToolCalls: true,
+        onApproval: async () => {
+          open++;
+          most = Math.max(most, open);
+          await new Promise((r) => setTimeout(r, 20));
+          open--;
+          return "allow";
+        },
+      },
+    );
+    expect(most).toBe(1);
+  });
+
+  it("a run cancelled while a prompt waits ends promptly, the call answered as cancelled", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort("SIGINT"), 50);
+    const { end, frames } = await run(
+      [{ items: [call("guarded", { x: 5 }, "c1")] }, { items: [text("ok")] }],
+      {
+        tools: [guarded],
+        signal: controller.signal,
+        onApproval: () => new Promise(() => {}),
+      },
+    );
+    expect(end.reason).toBe("cancelled");
+    expect(JSON.parse(ofType(frames, "tool_ended")[0]?.output ?? "{}")).toMatchObject({
+      error: { code: "cancelled" },
+    });
+  });
+});

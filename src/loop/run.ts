@@ -14,6 +14,7 @@ import type { AssembledCall, AssembledResponse } from "../provider/assembler/ind
 import { executeToolCall } from "../tools/execute.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
+import { Approvals } from "./approvals.js";
 import { Conversation } from "./conversation.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
 import { FrameChannel } from "./frame-channel.js";
@@ -95,6 +96,7 @@ class AgentLoop {
   private readonly signatures: string[] = [];
   private readonly executor: ToolExecutor;
   private readonly maxTurns: number;
+  private readonly approvals: Approvals;
 
   constructor(
     private readonly options: RunOptions,
@@ -115,6 +117,7 @@ class AgentLoop {
     );
     this.maxTurns = positive(options.maxTurns, LOOP_DEFAULTS.maxTurns, "maxTurns");
     this.executor = options.executeTool ?? registryExecutor(options, deps);
+    this.approvals = new Approvals(deps.registry, options.onApproval);
   }
 
   async run(): Promise<RunResult> {
@@ -182,13 +185,24 @@ class AgentLoop {
   }
 
   private newRunner(): ToolRunner {
+    const { options, deps } = this;
+    const parallel = options.parallelToolCalls ?? LOOP_DEFAULTS.parallelToolCalls;
+    const turn = this.turn;
     return new ToolRunner({
       channel: this.channel,
-      turn: this.turn,
+      turn,
       executor: this.executor,
-      workspace: this.deps.workspace,
+      workspace: deps.workspace,
       signal: this.signal,
-      outputCapBytes: this.options.toolOutputCapBytes,
+      outputCapBytes: options.toolOutputCapBytes,
+      concurrency: parallel
+        ? positive(options.toolConcurrency, LOOP_DEFAULTS.toolConcurrency, "toolConcurrency")
+        : 1,
+      policy: (call) => ({
+        exclusive: deps.registry.resolve(call.name)?.definition.parallel === false,
+        needsApproval: this.approvals.needs(call),
+      }),
+      approve: (call) => this.approvals.decide(call, turn, this.signal),
     });
   }
 

@@ -105,9 +105,10 @@ export function decideAfterTurn(facts: TurnFacts): TurnDecision {
   return { next: "continue" };
 }
 
-/** A turn's calls as one comparable string: names and canonical (key-sorted) arguments. */
+/** A turn's calls as one comparable string: names and canonical (key-sorted) arguments, in output order. */
 export function callsSignature(answered: readonly AnsweredCall[]): string {
-  return JSON.stringify(answered.map((a) => [a.call.name, canonicalArguments(a.call.arguments)]));
+  const inOrder = [...answered].sort((a, b) => a.call.outputIndex - b.call.outputIndex);
+  return JSON.stringify(inOrder.map((a) => [a.call.name, canonicalArguments(a.call.arguments)]));
 }
 
 function canonicalArguments(raw: string): string {

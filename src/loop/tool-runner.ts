@@ -1,17 +1,23 @@
 /**
- * Runs a turn's tool calls one after another, in the order they complete (= `output_index` order;
- * ADR-0005), while the response may still be streaming. Every accepted call gets exactly
- * `tool_call` → `tool_started` → `tool_ended` (DESIGN.md §5, §8.7), refused ones included.
+ * Runs a turn's tool calls while the response may still be streaming (docs/decisions.md #3).
+ * Every accepted call gets exactly `tool_call` → [`approval_requested` → `approval_decided`] →
+ * `tool_started` → `tool_ended`, refused ones included.
  *
- * Frame order is deterministic given the tool's completion time: `tool_call` is emitted when the
- * call is submitted, `tool_started` right then if nothing runs (else right after the previous
- * `tool_ended`), and refusals end synchronously. Only a tool's own duration decides where its
- * `tool_ended` lands — which a replay reproduces by releasing the recorded output at that point.
+ * Calls start in the order they were submitted (completion order). At most `concurrency` run at
+ * once — 1 unless the run allows parallel calls — and a tool that is not parallel-safe runs alone:
+ * it waits for the running calls to end, and later calls wait for it. A call needing approval asks
+ * when its turn to start comes, so prompts come in order and one at a time.
+ *
+ * Frame order is deterministic given the tools' completion times: `tool_call` is emitted when the
+ * call is submitted, `tool_started` when it gets its turn, refusals end synchronously. Only a
+ * tool's own duration (and an approver's answer) decides where its `tool_ended` lands — which a
+ * replay reproduces by releasing the recorded output (and decision) at that point.
  */
 import { frame, type ToolCallFrame, type ToolEndedFrame, type ToolStartedFrame } from "../frames/frame.js";
 import type { AssembledCall } from "../provider/assembler/index.js";
 import { refusedToolOutput, type ToolCallResult } from "../tools/execute.js";
 import type { ToolErrorCode } from "../tools/tool.js";
+import type { ApprovalDecision } from "./approvals.js";
 import type { FrameChannel } from "./frame-channel.js";
 import type { ToolExecutor } from "./options.js";
 
@@ -27,9 +33,18 @@ export interface Refusal {
   message: string;
 }
 
+/** How a call is run: alone or beside others, asked about first or not. */
+export interface CallPolicy {
+  /** The tool is not parallel-safe: it runs with no other call running. */
+  exclusive: boolean;
+  /** Ask `approve` before it runs. */
+  needsApproval: boolean;
+}
+
 interface Task {
   call: AssembledCall;
   refusal: Refusal | undefined;
+  policy: CallPolicy;
 }
 
 export interface ToolRunnerOptions {
@@ -39,13 +54,22 @@ export interface ToolRunnerOptions {
   workspace: string;
   signal: AbortSignal;
   outputCapBytes: number | undefined;
+  /** Calls that may run at once. */
+  concurrency: number;
+  /** How each call is run. */
+  policy: (call: AssembledCall) => CallPolicy;
+  /** Asks for approval (only for calls whose policy says so). */
+  approve: (call: AssembledCall) => Promise<ApprovalDecision>;
 }
 
 export class ToolRunner {
   private readonly queue: Task[] = [];
-  private active = false;
+  /** Calls started and not yet ended (approvals included). */
+  private running = 0;
+  /** A call that must run alone is running. */
+  private alone = false;
   private idleWaiters: (() => void)[] = [];
-  /** Answered calls in execution order. */
+  /** Answered calls in the order they ended. */
   readonly answered: AnsweredCall[] = [];
   /** A tool really executed in this turn (so the request must not be retried). */
   ranAny = false;
@@ -54,9 +78,9 @@ export class ToolRunner {
 
   constructor(private readonly options: ToolRunnerOptions) {}
 
-  /** True while a call runs (the provider's idle timeout does not run then). */
+  /** True while a call runs or waits for approval (the provider's idle timeout does not run then). */
   get busy(): boolean {
-    return this.active;
+    return this.running > 0;
   }
 
   /** Accepts a completed call: emits `tool_call` now and runs (or refuses) it in turn. */
@@ -70,69 +94,120 @@ export class ToolRunner {
       output_index: call.outputIndex,
     });
     this.options.channel.emit(callFrame);
-    this.queue.push({ call, refusal });
-    if (!this.active) this.startNext();
+    const policy =
+      refusal === undefined ? this.options.policy(call) : { exclusive: false, needsApproval: false };
+    this.queue.push({ call, refusal, policy });
+    this.pump();
   }
 
   /** Calls that have not started yet will not run; they are answered with `refusal`. */
   stopPending(refusal: Refusal): void {
     this.stopReason ??= refusal;
+    this.pump();
   }
 
   /** Resolves once every submitted call has ended. */
   drain(): Promise<void> {
-    if (!this.active && this.queue.length === 0) return Promise.resolve();
+    if (this.running === 0 && this.queue.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  private startNext(): void {
+  /** Starts what may start now, in submission order. */
+  private pump(): void {
     for (;;) {
-      const task = this.queue.shift();
-      if (task === undefined) {
-        this.active = false;
-        const waiters = this.idleWaiters;
-        this.idleWaiters = [];
-        for (const w of waiters) w();
-        return;
-      }
-      this.active = true;
-      const started: ToolStartedFrame = frame("tool_started", {
-        turn: this.options.turn,
-        call_id: task.call.callId,
-        name: task.call.name,
-      });
-      this.options.channel.emit(started);
+      const task = this.queue[0];
+      if (task === undefined || !this.mayStart(task)) break;
+      this.queue.shift();
       const refusal = task.refusal ?? this.stopReason;
       if (refusal !== undefined) {
-        const result = refusedToolOutput(
-          task.call.name,
-          refusal.code,
-          refusal.message,
-          capOption(this.options.outputCapBytes),
-        );
-        this.finish(task, result);
+        this.emitStarted(task);
+        this.finish(task, this.refused(task, refusal));
         continue; // refusals end synchronously; go on with the next call
       }
+      this.running++;
+      if (task.policy.exclusive) this.alone = true;
+      void this.run(task);
+    }
+    if (this.running === 0 && this.queue.length === 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  private mayStart(task: Task): boolean {
+    if (this.alone) return false;
+    if (task.refusal !== undefined || this.stopReason !== undefined)
+      return this.running < this.options.concurrency;
+    if (task.policy.exclusive) return this.running === 0;
+    return this.running < this.options.concurrency;
+  }
+
+  private async run(task: Task): Promise<void> {
+    let result: ToolCallResult;
+    const denial = task.policy.needsApproval ? await this.askApproval(task) : undefined;
+    this.emitStarted(task);
+    if (denial !== undefined) result = this.refused(task, denial);
+    else {
       this.ranAny = true;
       const { executor, workspace, signal, turn } = this.options;
-      executor(
+      result = await executor(
         { callId: task.call.callId, name: task.call.name, arguments: task.call.arguments },
         { signal, workspace, turn },
-      )
-        .catch((err: unknown) =>
-          refusedToolOutput(
-            task.call.name,
-            "tool_failed",
-            `eddy failed to run the tool: ${String(err)}`,
-            capOption(this.options.outputCapBytes),
-          ),
-        )
-        .then((result) => {
-          this.finish(task, result);
-          this.startNext();
-        });
-      return;
+      ).catch((err: unknown) =>
+        this.refused(task, { code: "tool_failed", message: `eddy failed to run the tool: ${String(err)}` }),
+      );
     }
+    this.finish(task, result);
+    this.running--;
+    if (task.policy.exclusive) this.alone = false;
+    this.pump();
+  }
+
+  /** Asks for approval; the refusal to answer with when the call must not run. */
+  private async askApproval(task: Task): Promise<Refusal | undefined> {
+    const { channel, turn, signal } = this.options;
+    const { call } = task;
+    channel.emit(
+      frame("approval_requested", { turn, call_id: call.callId, name: call.name, arguments: call.arguments }),
+    );
+    let decision: ApprovalDecision;
+    try {
+      decision = await untilAborted(this.options.approve(call), signal);
+    } catch {
+      decision = "deny";
+    }
+    channel.emit(frame("approval_decided", { turn, call_id: call.callId, name: call.name, decision }));
+    if (signal.aborted)
+      return {
+        code: "cancelled",
+        message: "The run was cancelled before this call started; it did not run.",
+      };
+    if (decision === "deny")
+      return {
+        code: "denied",
+        message: "The user denied this call; it did not run. Ask them or try another way.",
+      };
+    return this.stopReason;
+  }
+
+  private emitStarted(task: Task): void {
+    const started: ToolStartedFrame = frame("tool_started", {
+      turn: this.options.turn,
+      call_id: task.call.callId,
+      name: task.call.name,
+    });
+    this.options.channel.emit(started);
+  }
+
+  private refused(task: Task, refusal: Refusal): ToolCallResult {
+    const cap = this.options.outputCapBytes;
+    return refusedToolOutput(
+      task.call.name,
+      refusal.code,
+      refusal.message,
+      cap === undefined ? {} : { outputCapBytes: cap },
+    );
   }
 
   private finish(task: Task, result: ToolCallResult): void {
@@ -153,6 +228,21 @@ export class ToolRunner {
   }
 }
 
-function capOption(outputCapBytes: number | undefined): { outputCapBytes?: number } {
-  return outputCapBytes === undefined ? {} : { outputCapBytes };
+/** `promise`, or a rejection as soon as `signal` aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
 }

@@ -52,6 +52,8 @@ export function createTapeHeader(options: RunOptions, extras: TapeHeaderExtras):
   if (options.toolChoice !== undefined) header.options.tool_choice = options.toolChoice;
   if (options.request !== undefined) header.options.request = options.request;
   if (options.toolTimeoutMs !== undefined) header.options.tool_timeout_ms = options.toolTimeoutMs;
+  if (options.toolConcurrency !== undefined) header.options.tool_concurrency = options.toolConcurrency;
+  if (options.onApproval !== undefined) header.options.approvals = true;
   if (options.toolOutputCapBytes !== undefined)
     header.options.tool_output_cap_bytes = options.toolOutputCapBytes;
   if (options.outputSchema !== undefined) {

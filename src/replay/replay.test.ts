@@ -135,6 +135,55 @@ describe("record → replay round trips", () => {
     ).toEqual(["c2", "c1"]);
   });
 
+  it("parallel calls that end in another order than they started, with approvals", async () => {
+    const sleepy = defineTool({
+      name: "sleepy",
+      description: "Sleeps as long as asked",
+      parameters: { type: "object", properties: { ms: { type: "number" } }, required: ["ms"] },
+      needsApproval: (args) => (args as { ms: number }).ms > 25,
+      execute: async (args) => {
+        await new Promise((r) => setTimeout(r, (args as { ms: number }).ms));
+        return "ok";
+      },
+    });
+    const path = join(dir, `tape-${n++}.jsonl`);
+    const provider = createScriptedProvider([
+      {
+        items: [
+          call("sleepy", { ms: 60 }, "p1"),
+          call("sleepy", { ms: 10 }, "p2"),
+          call("sleepy", { ms: 30 }, "p3"),
+        ],
+      },
+      { items: [text("done")] },
+    ]);
+    const runOptions: RunOptions = {
+      provider,
+      model: "m",
+      input: "go",
+      tools: [sleepy],
+      workspace: dir,
+      runId: "run_parallel",
+      parallelToolCalls: true,
+      onApproval: async (request) => (request.callId === "p3" ? "deny" : "allow"),
+    };
+    const recorder = createTapeRecorder(
+      path,
+      createTapeHeader(runOptions, { runId: "run_parallel", validate: true }),
+    );
+    const handle = runAgent({ ...runOptions, onFrame: recorder.observer });
+    const frames: Frame[] = [];
+    for await (const f of handle) frames.push(f);
+    recorder.close();
+    assertFrameInvariants(frames);
+    expect(frames.filter((f) => f.type === "approval_decided")).toHaveLength(2);
+    const outcome = await replayTape(readTape(path), {
+      registry: createToolRegistry([sleepy]),
+      workspace: dir,
+    });
+    expect(outcome.verdict).toEqual({ match: true, frames: frames.length });
+  });
+
   it("a stateless loop with reasoning", async () => {
     await roundTrip(
       [

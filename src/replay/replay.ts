@@ -3,7 +3,8 @@
  * outputs (or run the tools live), and compare the frames it produces with the tape's, ignoring `ts`
  * and `duration_ms` (DESIGN.md §5 "Tapes"). The tape's run id is reused, so frames compare 1:1.
  */
-import type { Frame, ToolEndedFrame } from "../frames/frame.js";
+import type { ApprovalDecidedFrame, Frame, ToolEndedFrame } from "../frames/frame.js";
+import type { ApprovalHandler } from "../loop/approvals.js";
 import type { RunOptions, RunResult, ToolExecutor } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
 import { refusedToolOutput, type ToolCallResult } from "../tools/execute.js";
@@ -81,6 +82,9 @@ export async function replayTape(tape: Tape, options: ReplayOptions): Promise<Re
   if (header.options.request !== undefined) runOptions.request = header.options.request;
   if (header.options.output_schema !== undefined) runOptions.outputSchema = header.options.output_schema;
   if (header.options.tool_timeout_ms !== undefined) runOptions.toolTimeoutMs = header.options.tool_timeout_ms;
+  if (header.options.tool_concurrency !== undefined)
+    runOptions.toolConcurrency = header.options.tool_concurrency;
+  if (header.options.approvals === true) runOptions.onApproval = recordedApprovals(tape, gate);
   if (header.options.tool_output_cap_bytes !== undefined)
     runOptions.toolOutputCapBytes = header.options.tool_output_cap_bytes;
 
@@ -89,6 +93,18 @@ export async function replayTape(tape: Tape, options: ReplayOptions): Promise<Re
   for await (const frame of run) frames.push(frame);
   const result = await run.result;
   return { frames, result, verdict: compareFrames(tape.frames, frames) };
+}
+
+/** The recorded approval decisions, each given where the tape has it (a call the tape never decided is denied). */
+function recordedApprovals(tape: Tape, gate: FrameGate): ApprovalHandler {
+  const decided = new Map<string, ApprovalDecidedFrame>();
+  for (const f of tape.frames) if (f.type === "approval_decided") decided.set(`${f.turn}:${f.call_id}`, f);
+  return async (request) => {
+    const frame = decided.get(`${request.turn}:${request.callId}`);
+    if (frame === undefined) return "deny";
+    await gate.wait(frame.seq);
+    return frame.decision;
+  };
 }
 
 /** Recorded tool outputs, released where the tape has them; or live execution, released at the same point. */

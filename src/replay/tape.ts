@@ -39,6 +39,10 @@ export interface TapeHeader {
     tools_on_follow_up: ToolsOnFollowUp;
     tool_execution: ToolExecutionPolicy;
     parallel_tool_calls: boolean;
+    /** Calls that ran at once (with parallel tool calls), when not the default. */
+    tool_concurrency?: number;
+    /** The run asked for approvals: replay answers with the recorded decisions. */
+    approvals?: boolean;
     validate: boolean;
     request?: Partial<CreateResponseBody>;
     output_schema?: { name: string; schema: Record<string, unknown>; strict: boolean; description?: string };

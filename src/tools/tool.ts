@@ -63,6 +63,12 @@ export interface ToolError {
   message: string;
 }
 
+/**
+ * A per-call approval rule. (Declared through a method type so that a `ToolDefinition<{path:
+ * string}>` still fits in a `ToolDefinition[]`, as `execute` does.)
+ */
+export type ApprovalRule<Args> = { rule(args: Args): boolean }["rule"];
+
 /** A tool definition. `parameters` is a JSON Schema or a zod schema (converted with zod's own JSON Schema export). */
 export interface ToolDefinition<Args = unknown> {
   /** 1–64 characters of `[a-zA-Z0-9_-]` (the spec's pattern). */
@@ -96,6 +102,18 @@ export interface ToolDefinition<Args = unknown> {
    * @defaultValue a generic "ask for less output" hint
    */
   truncationHint?: string;
+  /**
+   * Ask before running a call (the run's `onApproval`, the CLI's `--approve ask`). A function
+   * decides per call from the parsed arguments.
+   * @defaultValue false
+   */
+  needsApproval?: boolean | ApprovalRule<Args>;
+  /**
+   * May run at the same time as other calls of the same response (with `parallelToolCalls`). A
+   * tool that changes shared state (files, processes) says false and then runs alone.
+   * @defaultValue true
+   */
+  parallel?: boolean;
 }
 
 /** Builds a branded `ToolResult`. */

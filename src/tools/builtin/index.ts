@@ -54,14 +54,19 @@ export const BUILTIN_TOOL_NAMES = [
 export function createBuiltinTools(options: BuiltinToolsOptions = {}): BuiltinTools {
   const tools: ToolDefinition[] = [readFileTool, listDirTool, grepTool];
   const disabled: DisabledTool[] = [];
-  const writeTools: ToolDefinition[] = [writeFileTool, applyPatchTool];
+  const writeTools: ToolDefinition[] = [changesThings(writeFileTool), changesThings(applyPatchTool)];
   if (options.allowWrite === true) tools.push(...writeTools);
   else
     for (const t of writeTools)
       disabled.push({ name: t.name, reason: "run with --allow-write to enable it" });
-  if (options.allowShell === true) tools.push(createShellTool(options.shellEnv));
+  if (options.allowShell === true) tools.push(changesThings(createShellTool(options.shellEnv)));
   else disabled.push({ name: "shell", aliases: ["bash"], reason: "run with --allow-shell to enable it" });
   return { tools, disabled };
+}
+
+/** Writers and `shell` change the workspace or the machine: they ask first and run alone. */
+function changesThings<Args>(tool: ToolDefinition<Args>): ToolDefinition<Args> {
+  return { ...tool, needsApproval: true, parallel: false };
 }
 
 export type { ApplyPatchArgs } from "./apply-patch.js";
