@@ -786,7 +786,7 @@ describe("runAgent: approvals (issue 13)", () => {
           most = Math.max(most, open);
           await new Promise((r) => setTimeout(r, 20));
           open--;
-          return "allow";
+          return "allow" as const;
         },
       },
     );
