@@ -288,6 +288,8 @@ function withItems(run: PastRun): JsonObject[] {
       out.push(rest);
     }
   }
+  const answered = items.some((i) => i.type === "message" && i.role === "assistant" && messageText(i) === run.output_text);
+  if (run.output_text !== "" && !answered) out.push(assistantMessage(run.output_text));
   return out;
 }
 
