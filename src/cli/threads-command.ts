@@ -15,13 +15,19 @@ export interface ThreadsFlags {
 }
 
 /** `eddy threads` (no name) or `eddy threads show NAME`. */
-export async function threadsCommand(name: string | undefined, flags: ThreadsFlags, io: CliIo): Promise<number> {
+export async function threadsCommand(
+  name: string | undefined,
+  flags: ThreadsFlags,
+  io: CliIo,
+): Promise<number> {
   const store = createThreadStore({ workspace: resolve(io.cwd, flags.workspace ?? ".") });
   const styles = stylesFor(io.stdout, io.env);
   if (name === undefined) {
     const threads = await store.list();
     if (flags.json === true) {
-      io.stdout.write(`${JSON.stringify(threads.map((t) => ({ ...t, updated: new Date(t.updated).toISOString() })))}\n`);
+      io.stdout.write(
+        `${JSON.stringify(threads.map((t) => ({ ...t, updated: new Date(t.updated).toISOString() })))}\n`,
+      );
       return SUCCESS;
     }
     if (threads.length === 0) {
@@ -31,7 +37,9 @@ export async function threadsCommand(name: string | undefined, flags: ThreadsFla
     const width = Math.max(6, ...threads.map((t) => t.name.length));
     io.stdout.write(styles.dim(`${"THREAD".padEnd(width)}  RUNS  LAST UPDATE\n`));
     for (const t of threads)
-      io.stdout.write(`${t.name.padEnd(width)}  ${String(t.runs).padStart(4)}  ${new Date(t.updated).toISOString()}\n`);
+      io.stdout.write(
+        `${t.name.padEnd(width)}  ${String(t.runs).padStart(4)}  ${new Date(t.updated).toISOString()}\n`,
+      );
     return SUCCESS;
   }
   const log = await store.read(name);
@@ -43,8 +51,10 @@ export async function threadsCommand(name: string | undefined, flags: ThreadsFla
     io.stdout.write(`${JSON.stringify(log)}\n`);
     return SUCCESS;
   }
-  io.stdout.write(styles.bold(`thread ${log.name}: ${log.runs.length} run${log.runs.length === 1 ? "" : "s"}\n`));
-  log.runs.forEach((run, i) => io.stdout.write(describeRun(run, i, styles)));
+  io.stdout.write(
+    styles.bold(`thread ${log.name}: ${log.runs.length} run${log.runs.length === 1 ? "" : "s"}\n`),
+  );
+  for (const [i, run] of log.runs.entries()) io.stdout.write(describeRun(run, i, styles));
   if (log.skipped > 0) io.stdout.write(styles.yellow(`(${log.skipped} unreadable line(s) skipped)\n`));
   return SUCCESS;
 }

@@ -24,7 +24,13 @@ async function frames(prompt: string, answer: string, withTool = false): Promise
         { items: [{ type: "message" as const, text: answer }] },
       ]
     : [{ items: [{ type: "message" as const, text: answer }] }];
-  const run = runAgent({ provider: createScriptedProvider(scripts), model: "m", input: prompt, tools: [echo], workspace: tmpdir() });
+  const run = runAgent({
+    provider: createScriptedProvider(scripts),
+    model: "m",
+    input: prompt,
+    tools: [echo],
+    workspace: tmpdir(),
+  });
   const out: Frame[] = [];
   for await (const f of run) out.push(f);
   return out;
@@ -78,16 +84,32 @@ describe("context bundles", () => {
     const perRun = (await compileContextBundle([past(9)], { manager: m })).token_estimate;
     const bundle = await compileContextBundle(runs, { manager: m, budget: perRun * 2 });
     expect(bundle.source.map((s) => s.run_id)).toEqual(["run_3", "run_4"]);
-    expect(texts(bundle.items)).toEqual(["user:question 3", "assistant:answer 3", "user:question 4", "assistant:answer 4"]);
+    expect(texts(bundle.items)).toEqual([
+      "user:question 3",
+      "assistant:answer 3",
+      "user:question 4",
+      "assistant:answer 4",
+    ]);
   });
 
   it("summaries_recent_messages_v1 folds the older runs into one summary (by the summarization model)", async () => {
-    const provider = createScriptedProvider([{ items: [{ type: "message", text: "Earlier: the user's name is Ada." }] }]);
+    const provider = createScriptedProvider([
+      { items: [{ type: "message", text: "Earlier: the user's name is Ada." }] },
+    ]);
     const m = manager({ provider, summarizationModel: "sum" });
     const runs = [past(1, "Hello Ada"), past(2), past(3), past(4)];
     const one = (await compileContextBundle([past(9)], { manager: manager() })).token_estimate;
-    const bundle = await compileContextBundle(runs, { manager: m, budget: Math.ceil((one * 2 * 4) / 3) + 2, strategy: "summaries_recent_messages_v1" });
-    expect(bundle.source.map((s) => `${s.run_id}:${s.use}`)).toEqual(["run_1:summary", "run_2:summary", "run_3:messages", "run_4:messages"]);
+    const bundle = await compileContextBundle(runs, {
+      manager: m,
+      budget: Math.ceil((one * 2 * 4) / 3) + 2,
+      strategy: "summaries_recent_messages_v1",
+    });
+    expect(bundle.source.map((s) => `${s.run_id}:${s.use}`)).toEqual([
+      "run_1:summary",
+      "run_2:summary",
+      "run_3:messages",
+      "run_4:messages",
+    ]);
     expect(bundle.summary).toEqual({ method: "model_summary", model: "sum" });
     expect(texts(bundle.items)[0]).toContain("Earlier: the user's name is Ada.");
     expect(String(provider.requests[0]?.input)).toContain("Hello Ada");
@@ -107,11 +129,20 @@ describe("context bundles", () => {
   it("keeps the synchronous form eddy run --context uses", async () => {
     const runs = [await frames("one", "1"), await frames("two", "2")];
     const bundle = compileContextBundle(runs);
-    expect(texts(renderContextBundle(bundle))).toEqual(["user:one", "assistant:1", "user:two", "assistant:2"]);
+    expect(texts(renderContextBundle(bundle))).toEqual([
+      "user:one",
+      "assistant:1",
+      "user:two",
+      "assistant:2",
+    ]);
   });
 
   it("rejects a bad budget or strategy with a one-line error", () => {
-    expect(() => compileContextBundle([], { manager: manager(), budget: 0 })).toThrow(/budget must be a number of tokens/);
-    expect(() => compileContextBundle([], { manager: manager(), strategy: "all" as never })).toThrow(/unknown context strategy "all"/);
+    expect(() => compileContextBundle([], { manager: manager(), budget: 0 })).toThrow(
+      /budget must be a number of tokens/,
+    );
+    expect(() => compileContextBundle([], { manager: manager(), strategy: "all" as never })).toThrow(
+      /unknown context strategy "all"/,
+    );
   });
 });

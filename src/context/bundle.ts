@@ -18,7 +18,7 @@ import { createHash } from "node:crypto";
 import canonicalize from "canonicalize";
 import { EddyError } from "../errors.js";
 import type { CompactionMethod, Frame } from "../frames/frame.js";
-import { functionCallOutputItem, userMessageItem } from "../history/items.js";
+import { functionCallItem, functionCallOutputItem, userMessageItem } from "../history/items.js";
 import { nativeStrategy } from "../history/strategies.js";
 import type { SummaryResult } from "../history/summarizer.js";
 import { estimateCounter, TokenMeter } from "../history/tokens.js";
@@ -111,13 +111,19 @@ export function compileContextBundle(
   runs: readonly PastRun[] | readonly (readonly Frame[])[],
   options: Partial<CompileOptions> = {},
 ): ContextBundle | Promise<ContextBundle> {
-  const past = runs.map((r) => (Array.isArray(r) ? pastRunFromFrames(r as readonly Frame[]) : (r as PastRun)));
+  const past = runs.map((r) =>
+    Array.isArray(r) ? pastRunFromFrames(r as readonly Frame[]) : (r as PastRun),
+  );
   const strategy = options.strategy ?? CONTEXT_DEFAULTS.strategy;
   const budget = options.budget ?? CONTEXT_DEFAULTS.budget;
   if (!Number.isInteger(budget) || budget < 1)
-    throw new EddyError("invalid_argument", `the context budget must be a number of tokens ≥ 1 (got ${budget})`, {
-      fault: "user",
-    });
+    throw new EddyError(
+      "invalid_argument",
+      `the context budget must be a number of tokens ≥ 1 (got ${budget})`,
+      {
+        fault: "user",
+      },
+    );
   if (!(CONTEXT_STRATEGIES as readonly string[]).includes(strategy))
     throw new EddyError(
       "invalid_argument",
@@ -125,7 +131,13 @@ export function compileContextBundle(
       { fault: "user" },
     );
   const { manager } = options;
-  if (manager === undefined) return assemble(plan(past, budget, budget, new TokenMeter(estimateCounter)), strategy, budget, options.thread);
+  if (manager === undefined)
+    return assemble(
+      plan(past, budget, budget, new TokenMeter(estimateCounter)),
+      strategy,
+      budget,
+      options.thread,
+    );
   return (async () => {
     const meter = await manager.tokenMeter();
     const recentBudget = strategy === "summaries_recent_messages_v1" ? Math.floor((budget * 3) / 4) : budget;
@@ -137,7 +149,10 @@ export function compileContextBundle(
       options.signal === undefined ? {} : { signal: options.signal },
     );
     const [message] = manager.strategy.renderSummary(clipToTokens(summary.text, budget - planned.used));
-    return assemble(planned, strategy, budget, options.thread, { summary, message: message as JsonObject | undefined });
+    return assemble(planned, strategy, budget, options.thread, {
+      summary,
+      message: message as JsonObject | undefined,
+    });
   })();
 }
 
@@ -176,7 +191,12 @@ function assemble(
   const items: JsonObject[] = [];
   const bundle: ContextBundle = {
     schema: CONTEXT_BUNDLE_SCHEMA,
-    compiler: { id: "eddy.context_compiler.v1", strategy, budget_tokens: budget, tokenizer: planned.meter.counter.name },
+    compiler: {
+      id: "eddy.context_compiler.v1",
+      strategy,
+      budget_tokens: budget,
+      tokenizer: planned.meter.counter.name,
+    },
     source: [],
     items,
     token_estimate: 0,
@@ -188,7 +208,8 @@ function assemble(
     bundle.summary = { method: summary.method };
     if (summary.model !== undefined) bundle.summary.model = summary.model;
     if (summary.fallback_reason !== undefined) bundle.summary.fallback_reason = summary.fallback_reason;
-    for (const run of planned.older) bundle.source.push({ run_id: run.run_id, reason: run.reason, use: "summary" });
+    for (const run of planned.older)
+      bundle.source.push({ run_id: run.run_id, reason: run.reason, use: "summary" });
   }
   for (const c of planned.chosen) {
     items.push(...c.items);
@@ -199,7 +220,10 @@ function assemble(
 }
 
 /** Renders a bundle as `input` items through the manager (and its strategy). */
-export function renderContextBundle(bundle: ContextBundle, manager: ToolHistoryManager): Promise<RenderedHistory>;
+export function renderContextBundle(
+  bundle: ContextBundle,
+  manager: ToolHistoryManager,
+): Promise<RenderedHistory>;
 /**
  * @deprecated The synchronous form `eddy run --context` used: the bundle's items as they are (the
  * native strategy, no manager). Pass the run's manager for the real one.
@@ -228,7 +252,8 @@ export function bundleId(bundle: ContextBundle): string {
 /** The canonical JSON text of a value (RFC 8785 JSON Canonicalization Scheme). */
 export function canonicalJson(value: unknown): string {
   const text = canonicalize(value);
-  if (text === undefined) throw new EddyError("invalid_argument", "the value has no JSON form", { fault: "system" });
+  if (text === undefined)
+    throw new EddyError("invalid_argument", "the value has no JSON form", { fault: "system" });
   return text;
 }
 
@@ -241,8 +266,7 @@ export function pastRunFromFrames(frames: readonly Frame[]): PastRun {
   const items: JsonObject[] = [];
   const calls = new Map<string, JsonObject>();
   for (const f of frames) {
-    if (f.type === "tool_call")
-      calls.set(f.call_id, { type: "function_call", call_id: f.call_id, name: f.name, arguments: f.arguments });
+    if (f.type === "tool_call") calls.set(f.call_id, functionCallItem(f.call_id, f.name, f.arguments));
     else if (f.type === "tool_ended") {
       const call = calls.get(f.call_id);
       if (call !== undefined) items.push(call, functionCallOutputItem(f.call_id, f.output));
@@ -288,7 +312,9 @@ function withItems(run: PastRun): JsonObject[] {
       out.push(rest);
     }
   }
-  const answered = items.some((i) => i.type === "message" && i.role === "assistant" && messageText(i) === run.output_text);
+  const answered = items.some(
+    (i) => i.type === "message" && i.role === "assistant" && messageText(i) === run.output_text,
+  );
   if (run.output_text !== "" && !answered) out.push(assistantMessage(run.output_text));
   return out;
 }

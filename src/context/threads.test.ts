@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cleanEnv, ROOT, runCli } from "../../test/support/cli.js";
 import { createScriptedProvider } from "../../test/support/scripted.js";
-import { frame, type Frame } from "../frames/frame.js";
+import { type Frame, frame } from "../frames/frame.js";
 import { estimateCounter } from "../history/tokens.js";
 import { ToolHistoryManager } from "../history/tool-history.js";
 import { runAgent } from "../loop/run.js";
@@ -26,7 +26,9 @@ describe("thread store", () => {
       expect(() => checkThreadName(bad)).toThrow(/thread name .* is not allowed: use 1–64 letters/);
     for (const good of ["work", "bug-123", "v1.2_notes", "A"]) expect(checkThreadName(good)).toBe(good);
     const store = createThreadStore({ workspace: workspace() });
-    return expect(store.append("../escape", { kind: "prompt", run_id: "r", prompt: "p", model: null })).rejects.toThrow(/not allowed/);
+    return expect(
+      store.append("../escape", { kind: "prompt", run_id: "r", prompt: "p", model: null }),
+    ).rejects.toThrow(/not allowed/);
   });
 
   it("appends prompt and outcome records, reads runs back in order, lists threads", async () => {
@@ -34,11 +36,29 @@ describe("thread store", () => {
     const store = createThreadStore({ workspace: ws, clock: clock() });
     await store.append("t", { kind: "prompt", run_id: "r1", prompt: "one", model: "m" });
     await store.append("t", { kind: "prompt", run_id: "r2", prompt: "two", model: "m" });
-    await store.append("t", { kind: "outcome", run_id: "r2", reason: "completed", output_text: "2", items: [], usage: null });
-    await store.append("t", { kind: "outcome", run_id: "r1", reason: "failed", output_text: "", items: [], usage: null, tape: "r1.tape" });
+    await store.append("t", {
+      kind: "outcome",
+      run_id: "r2",
+      reason: "completed",
+      output_text: "2",
+      items: [],
+      usage: null,
+    });
+    await store.append("t", {
+      kind: "outcome",
+      run_id: "r1",
+      reason: "failed",
+      output_text: "",
+      items: [],
+      usage: null,
+      tape: "r1.tape",
+    });
     await store.append("other", { kind: "prompt", run_id: "r3", prompt: "x", model: null });
     const log = await store.read("t");
-    expect(log.runs.map((r) => `${r.run_id}:${r.prompt.prompt}:${r.outcome?.reason}`)).toEqual(["r1:one:failed", "r2:two:completed"]);
+    expect(log.runs.map((r) => `${r.run_id}:${r.prompt.prompt}:${r.outcome?.reason}`)).toEqual([
+      "r1:one:failed",
+      "r2:two:completed",
+    ]);
     expect(log.runs[0]?.outcome?.tape).toBe("r1.tape");
     expect(await store.list()).toEqual([
       { name: "other", runs: 1, updated: expect.any(Number) },
@@ -57,7 +77,12 @@ describe("thread store", () => {
     const store = createThreadStore({ workspace: ws });
     const bundle = {
       schema: "eddy.context_bundle.v1" as const,
-      compiler: { id: "eddy.context_compiler.v1" as const, strategy: "recent_messages_v1" as const, budget_tokens: 10, tokenizer: "estimate" },
+      compiler: {
+        id: "eddy.context_compiler.v1" as const,
+        strategy: "recent_messages_v1" as const,
+        budget_tokens: 10,
+        tokenizer: "estimate",
+      },
       source: [],
       items: [],
       token_estimate: 0,
@@ -85,12 +110,16 @@ describe("thread store", () => {
         await store.append("shared", { kind: "outcome", run_id: "p" + p + "_" + i, reason: "completed", output_text: String(p).repeat(size), items: [], usage: null });
       }`;
     const exits = await Promise.all(
-      Array.from({ length: processes }, (_, p) =>
-        new Promise<number | null>((resolve, reject) => {
-          const child = spawn(process.execPath, ["--input-type=module", "-e", script, String(p)], { stdio: "inherit" });
-          child.on("error", reject);
-          child.on("exit", resolve);
-        }),
+      Array.from(
+        { length: processes },
+        (_, p) =>
+          new Promise<number | null>((resolve, reject) => {
+            const child = spawn(process.execPath, ["--input-type=module", "-e", script, String(p)], {
+              stdio: "inherit",
+            });
+            child.on("error", reject);
+            child.on("exit", resolve);
+          }),
       ),
     );
     expect(exits).toEqual(Array(processes).fill(0));
@@ -118,7 +147,9 @@ describe("a thread across runs", () => {
     if (/what is my name/i.test(asked)) {
       const name = /Ada/.test(input) ? "Ada" : "unknown";
       const number = /\b7\b/.test(input) ? "7" : "unknown";
-      return { items: [{ type: "message" as const, text: `Your name is ${name}; your number is ${number}.` }] };
+      return {
+        items: [{ type: "message" as const, text: `Your name is ${name}; your number is ${number}.` }],
+      };
     }
     return { items: [{ type: "message" as const, text: "4" }] };
   };
@@ -127,7 +158,11 @@ describe("a thread across runs", () => {
     const ws = workspace();
     const store = createThreadStore({ workspace: ws, clock: clock() });
     const provider = createScriptedProvider([model]);
-    const prompts = ["Please remember: my name is Ada and my number is 7.", "What is 2+2?", "What is my name and my number?"];
+    const prompts = [
+      "Please remember: my name is Ada and my number is 7.",
+      "What is 2+2?",
+      "What is my name and my number?",
+    ];
     const compiled: Frame[] = [];
     let last = "";
     for (const [i, prompt] of prompts.entries()) {
@@ -160,7 +195,13 @@ describe("a thread across runs", () => {
     const log = await store.read("demo");
     expect(log.runs.map((r) => r.outcome?.output_text)).toEqual(["Noted.", "4", last]);
     expect(log.runs[2]?.outcome?.items).toEqual([
-      { type: "message", id: expect.any(String), role: "assistant", status: "completed", content: [expect.objectContaining({ text: last })] },
+      {
+        type: "message",
+        id: expect.any(String),
+        role: "assistant",
+        status: "completed",
+        content: [expect.objectContaining({ text: last })],
+      },
     ]);
     // The bundle the third run started from is stored under its id and loads back.
     const third = log.runs[2]?.prompt.bundle_id as string;
@@ -177,7 +218,10 @@ describe("a thread across runs", () => {
     expect(show.stdout).toContain("< Your name is Ada; your number is 7.");
     expect(show.stdout).toContain("tape run_3.tape");
     const json = await runCli(["threads", "show", "demo", "--json"], { cwd: ws, env: cleanEnv() });
-    expect(JSON.parse(json.stdout)).toMatchObject({ name: "demo", runs: [{ run_id: "run_1" }, { run_id: "run_2" }, { run_id: "run_3" }] });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      name: "demo",
+      runs: [{ run_id: "run_1" }, { run_id: "run_2" }, { run_id: "run_3" }],
+    });
     const missing = await runCli(["threads", "show", "nope"], { cwd: ws, env: cleanEnv() });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('no thread named "nope"');

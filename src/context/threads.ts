@@ -93,7 +93,10 @@ export interface ThreadStore {
   /** One thread's log; an unknown name reads as a thread with no runs. */
   read(name: string): Promise<ThreadLog>;
   /** Appends a record (one line, one write). */
-  append(name: string, record: Omit<ThreadPromptRecord, "v" | "ts"> | Omit<ThreadOutcomeRecord, "v" | "ts">): Promise<ThreadRecord>;
+  append(
+    name: string,
+    record: Omit<ThreadPromptRecord, "v" | "ts"> | Omit<ThreadOutcomeRecord, "v" | "ts">,
+  ): Promise<ThreadRecord>;
   /** Stores a bundle (if not stored yet) and returns its id. */
   saveBundle(bundle: ContextBundle): Promise<string>;
   /** Loads a stored bundle and checks it against its id. */
@@ -114,7 +117,9 @@ export function createThreadStore(options: ThreadStoreOptions): ThreadStore {
     async list() {
       let names: string[];
       try {
-        names = (await readdir(threads)).filter((f) => f.endsWith(".jsonl")).map((f) => f.slice(0, -".jsonl".length));
+        names = (await readdir(threads))
+          .filter((f) => f.endsWith(".jsonl"))
+          .map((f) => f.slice(0, -".jsonl".length));
       } catch (err) {
         if (isNotFound(err)) return [];
         throw err;
@@ -122,10 +127,7 @@ export function createThreadStore(options: ThreadStoreOptions): ThreadStore {
       const out: ThreadSummary[] = [];
       for (const name of names.filter((n) => THREAD_NAME_PATTERN.test(n)).sort()) {
         const log = await this.read(name);
-        const updated = Math.max(
-          0,
-          ...log.runs.flatMap((r) => [r.prompt.ts, r.outcome?.ts ?? 0]),
-        );
+        const updated = Math.max(0, ...log.runs.flatMap((r) => [r.prompt.ts, r.outcome?.ts ?? 0]));
         out.push({ name, runs: log.runs.length, updated: updated || (await stat(logPath(name))).mtimeMs });
       }
       return out;
@@ -164,7 +166,9 @@ export function createThreadStore(options: ThreadStoreOptions): ThreadStore {
 
     async loadBundle(id) {
       if (!/^[0-9a-f]{64}$/.test(id))
-        throw new EddyError("invalid_argument", `${JSON.stringify(id)} is not a bundle id (64 hex digits)`, { fault: "user" });
+        throw new EddyError("invalid_argument", `${JSON.stringify(id)} is not a bundle id (64 hex digits)`, {
+          fault: "user",
+        });
       let text: string;
       try {
         text = await readFile(join(bundles, `${id}.json`), "utf8");
@@ -174,9 +178,13 @@ export function createThreadStore(options: ThreadStoreOptions): ThreadStore {
         throw err;
       }
       if (createHash("sha256").update(text).digest("hex") !== id)
-        throw new EddyError("invalid_argument", `bundle ${id} was changed after it was stored (its content no longer matches its id)`, {
-          fault: "user",
-        });
+        throw new EddyError(
+          "invalid_argument",
+          `bundle ${id} was changed after it was stored (its content no longer matches its id)`,
+          {
+            fault: "user",
+          },
+        );
       return JSON.parse(text) as ContextBundle;
     },
   };

@@ -11,15 +11,35 @@ const msg = (role: string, text: string): JsonObject =>
   role === "assistant"
     ? { type: "message", role, content: [{ type: "output_text", text, annotations: [] }] }
     : { type: "message", role, content: [{ type: "input_text", text }] };
-const reasoning = (n: number): JsonObject => ({ type: "reasoning", summary: [], encrypted_content: `E${n}`.padEnd(40, "=") });
-const call = (id: string): JsonObject => ({ type: "function_call", call_id: id, name: "read_file", arguments: `{"path":"${id}"}` });
-const out = (id: string, size = 800): JsonObject => ({ type: "function_call_output", call_id: id, output: `${id}:`.padEnd(size, "x") });
+const reasoning = (n: number): JsonObject => ({
+  type: "reasoning",
+  summary: [],
+  encrypted_content: `E${n}`.padEnd(40, "="),
+});
+const call = (id: string): JsonObject => ({
+  type: "function_call",
+  call_id: id,
+  name: "read_file",
+  arguments: `{"path":"${id}"}`,
+});
+const out = (id: string, size = 800): JsonObject => ({
+  type: "function_call_output",
+  call_id: id,
+  output: `${id}:`.padEnd(size, "x"),
+});
 
 /** system, a user prompt, then `n` model turns (reasoning, a commentary message, two parallel calls, their outputs), then the answer. */
 function longRun(n: number): JsonObject[] {
   const items = [msg("system", "You are terse."), msg("user", "Audit the repo")];
   for (let t = 1; t <= n; t++)
-    items.push(reasoning(t), msg("assistant", `step ${t}`), call(`a${t}`), call(`b${t}`), out(`a${t}`), out(`b${t}`));
+    items.push(
+      reasoning(t),
+      msg("assistant", `step ${t}`),
+      call(`a${t}`),
+      call(`b${t}`),
+      out(`a${t}`),
+      out(`b${t}`),
+    );
   items.push(reasoning(n + 1), msg("assistant", "Done."));
   return items;
 }
@@ -32,7 +52,8 @@ function expectIntact(items: readonly JsonObject[]) {
   const outs = items.filter((i) => i.type === "function_call_output").map((i) => i.call_id);
   expect(outs).toEqual(calls);
   items.forEach((item, i) => {
-    if (item.type === "reasoning") expect(["message", "function_call", "reasoning"]).toContain(items[i + 1]?.type);
+    if (item.type === "reasoning")
+      expect(["message", "function_call", "reasoning"]).toContain(items[i + 1]?.type);
   });
 }
 
@@ -49,7 +70,12 @@ describe("compactHistory (context overflow)", () => {
     const budget = Math.floor(before / 3);
     const r = compactHistory(items, { budget, counter: estimateCounter });
     expect(r.fits).toBe(true);
-    expect(r.compaction).toMatchObject({ trigger: "overflow", method: "extractive_summary", tokens_before: before, tokenizer: "estimate" });
+    expect(r.compaction).toMatchObject({
+      trigger: "overflow",
+      method: "extractive_summary",
+      tokens_before: before,
+      tokenizer: "estimate",
+    });
     expect(r.compaction?.tokens_after).toBeLessThanOrEqual(budget);
     expect(r.items[0]).toBe(items[0]);
     expect(r.items[1]).toBe(items[1]);
@@ -96,7 +122,11 @@ describe("ToolHistoryManager.compactForOverflow", () => {
     const items = longRun(10);
     const budget = Math.floor(meter().items(items) / 3);
     const provider = createScriptedProvider([{ items: [{ type: "message", text: "Audited a1–a7: fine." }] }]);
-    const manager = new ToolHistoryManager({ provider, summarizationModel: "sum-1", tokenCounter: estimateCounter });
+    const manager = new ToolHistoryManager({
+      provider,
+      summarizationModel: "sum-1",
+      tokenCounter: estimateCounter,
+    });
     const r = await manager.compactForOverflow(items, { budget });
     expect(r.fits).toBe(true);
     expect(r.compaction).toMatchObject({ trigger: "overflow", method: "model_summary", model: "sum-1" });
@@ -104,8 +134,14 @@ describe("ToolHistoryManager.compactForOverflow", () => {
     expect(provider.requests[0]).toMatchObject({ model: "sum-1" });
     expectIntact(r.items);
 
-    const failing = createScriptedProvider([{ http: { status: 400, body: { error: { message: "bad", type: "invalid_request_error" } } } }]);
-    const fallback = await new ToolHistoryManager({ provider: failing, summarizationModel: "sum-1", tokenCounter: estimateCounter }).compactForOverflow(items, { budget });
+    const failing = createScriptedProvider([
+      { http: { status: 400, body: { error: { message: "bad", type: "invalid_request_error" } } } },
+    ]);
+    const fallback = await new ToolHistoryManager({
+      provider: failing,
+      summarizationModel: "sum-1",
+      tokenCounter: estimateCounter,
+    }).compactForOverflow(items, { budget });
     expect(fallback.compaction).toMatchObject({ method: "extractive_summary" });
     expect(fallback.compaction?.fallback_reason).toMatch(/^sum-1 failed/);
   });

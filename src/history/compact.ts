@@ -50,7 +50,10 @@ export interface CompactHistoryResult {
  * if (!fits) throw new Error("the conversation does not fit the context window even compacted");
  * ```
  */
-export function compactHistory(items: readonly JsonObject[], options: CompactHistoryOptions): CompactHistoryResult {
+export function compactHistory(
+  items: readonly JsonObject[],
+  options: CompactHistoryOptions,
+): CompactHistoryResult {
   const meter = options.meter ?? new TokenMeter(options.counter ?? estimateCounter);
   const method = options.method ?? "summarize";
   const summarize = options.summarize ?? extractiveSummary;
@@ -68,8 +71,13 @@ export function compactHistory(items: readonly JsonObject[], options: CompactHis
     removedTokens += meter.items(items.slice((units[u] as HistoryUnit).start, (units[u] as HistoryUnit).end));
     const taken = takenItems(items, units, removed);
     const replacement =
-      method === "drop" ? droppedNoticeMessage(taken.length, countCalls(taken)) : summaryMessage(summarize(taken));
-    result = { items: replaceUnits(items, units, removed, replacement as JsonObject), replacement: replacement as JsonObject };
+      method === "drop"
+        ? droppedNoticeMessage(taken.length, countCalls(taken))
+        : summaryMessage(summarize(taken));
+    result = {
+      items: replaceUnits(items, units, removed, replacement as JsonObject),
+      replacement: replacement as JsonObject,
+    };
     if (before - removedTokens + meter.item(replacement as JsonObject) <= options.budget) break;
   }
   if (result === undefined) return { items: [...items], removed: [], compaction: undefined, fits: false };
@@ -108,7 +116,11 @@ function protectedUnits(items: readonly JsonObject[], units: readonly HistoryUni
  * plus earlier summaries among them (re-summarized with the rest). A unit is never split, so a
  * parallel batch may keep more calls than asked.
  */
-export function selectFold(items: readonly JsonObject[], units: readonly HistoryUnit[], recentCallsToKeep: number): Set<number> {
+export function selectFold(
+  items: readonly JsonObject[],
+  units: readonly HistoryUnit[],
+  recentCallsToKeep: number,
+): Set<number> {
   let cut = units.length;
   let kept = 0;
   for (let u = units.length - 1; u >= 0 && kept < recentCallsToKeep; u--) {
@@ -122,7 +134,8 @@ export function selectFold(items: readonly JsonObject[], units: readonly History
   for (let u = 0; u < cut; u++) {
     const unit = units[u] as HistoryUnit;
     if (unit.kind === "model" && unit.calls > 0) fold.add(u);
-    else if (unit.kind === "input" && isCompactionText(messageText(items[unit.start] as JsonObject))) fold.add(u);
+    else if (unit.kind === "input" && isCompactionText(messageText(items[unit.start] as JsonObject)))
+      fold.add(u);
   }
   // Only earlier summaries and nothing new: nothing to fold.
   if ([...fold].every((u) => (units[u] as HistoryUnit).kind === "input")) fold.clear();
@@ -130,7 +143,11 @@ export function selectFold(items: readonly JsonObject[], units: readonly History
 }
 
 /** The items of the chosen units, in order. */
-export function takenItems(items: readonly JsonObject[], units: readonly HistoryUnit[], chosen: ReadonlySet<number>): JsonObject[] {
+export function takenItems(
+  items: readonly JsonObject[],
+  units: readonly HistoryUnit[],
+  chosen: ReadonlySet<number>,
+): JsonObject[] {
   const out: JsonObject[] = [];
   units.forEach((unit, u) => {
     if (chosen.has(u)) out.push(...items.slice(unit.start, unit.end));

@@ -58,11 +58,17 @@ describe("toResponsesInput: VS Code LanguageModelChatMessage", () => {
       role: User,
       content: [
         new LanguageModelToolResultPart("t2", [new LanguageModelTextPart("B")]),
-        new LanguageModelToolResultPart("t1", [new LanguageModelTextPart("A"), new LanguageModelTextPart("A2")]),
+        new LanguageModelToolResultPart("t1", [
+          new LanguageModelTextPart("A"),
+          new LanguageModelTextPart("A2"),
+        ]),
         new LanguageModelToolResultPart("zz", [new LanguageModelTextPart("orphan")]),
       ],
     },
-    { role: Assistant, content: [new LanguageModelToolCallPart("t3", "copilot_readFile", { path: "c.txt" })] },
+    {
+      role: Assistant,
+      content: [new LanguageModelToolCallPart("t3", "copilot_readFile", { path: "c.txt" })],
+    },
     {
       role: User,
       content: [
@@ -88,8 +94,14 @@ describe("toResponsesInput: VS Code LanguageModelChatMessage", () => {
     const items = r.items as JsonObject[];
     expect(items[3]).toMatchObject({ name: "mcp_fs_read", arguments: '{"path":"b.txt"}' });
     expect(items[4]).toMatchObject({ output: "AA2" });
-    expect(JSON.parse(String(items[7]?.output))).toMatchObject({ ok: false, error: { code: "missing_output" } });
-    expect((items[8]?.content as JsonObject[])[1]).toEqual({ type: "input_image", image_url: "data:image/png;base64,iVBORw==" });
+    expect(JSON.parse(String(items[7]?.output))).toMatchObject({
+      ok: false,
+      error: { code: "missing_output" },
+    });
+    expect((items[8]?.content as JsonObject[] | undefined)?.[1]).toEqual({
+      type: "input_image",
+      image_url: "data:image/png;base64,iVBORw==",
+    });
     expect(r.repairs.map((x) => `${x.kind}:${x.call_id}`)).toEqual(["orphan_output:zz", "missing_output:t3"]);
     expect(r.notes.map((n) => n.kind)).toEqual(["tool_renamed", "outputs_reordered"]);
     expectValid(r.items);
@@ -126,17 +138,37 @@ describe("toResponsesInput: AI SDK ModelMessage", () => {
       {
         role: "tool",
         content: [
-          { type: "tool-result", toolCallId: "call_1", toolName: "time", output: { type: "json", value: { h: 9 } } },
-          { type: "tool-result", toolCallId: "call_0", toolName: "weather", output: { type: "text", value: "rain" } },
+          {
+            type: "tool-result",
+            toolCallId: "call_1",
+            toolName: "time",
+            output: { type: "json", value: { h: 9 } },
+          },
+          {
+            type: "tool-result",
+            toolCallId: "call_0",
+            toolName: "weather",
+            output: { type: "text", value: "rain" },
+          },
         ],
       },
       { role: "assistant", content: [{ type: "text", text: "Rain; 9 o'clock." }] },
       { role: "user", content: "Again for Bergen" },
-      { role: "assistant", content: [{ type: "tool-call", toolCallId: "call_0", toolName: "weather", input: { city: "Bergen" } }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "tool-call", toolCallId: "call_0", toolName: "weather", input: { city: "Bergen" } },
+        ],
+      },
       {
         role: "tool",
         content: [
-          { type: "tool-result", toolCallId: "call_0", toolName: "weather", output: { type: "error-text", value: "timeout" } },
+          {
+            type: "tool-result",
+            toolCallId: "call_0",
+            toolName: "weather",
+            output: { type: "error-text", value: "timeout" },
+          },
         ],
       },
       {
@@ -153,9 +185,20 @@ describe("toResponsesInput: AI SDK ModelMessage", () => {
             type: "tool-result",
             toolCallId: "c_img",
             toolName: "shot",
-            output: { type: "content", value: [{ type: "text", text: "see" }, { type: "image-data", data: "AAAA", mediaType: "image/png" }] },
+            output: {
+              type: "content",
+              value: [
+                { type: "text", text: "see" },
+                { type: "image-data", data: "AAAA", mediaType: "image/png" },
+              ],
+            },
           },
-          { type: "tool-result", toolCallId: "c_no", toolName: "rm", output: { type: "execution-denied", reason: "unsafe" } },
+          {
+            type: "tool-result",
+            toolCallId: "c_no",
+            toolName: "rm",
+            output: { type: "execution-denied", reason: "unsafe" },
+          },
         ],
       },
     ];
@@ -178,7 +221,11 @@ describe("toResponsesInput: AI SDK ModelMessage", () => {
       "function_call_output:c_img",
       "function_call_output:c_no",
     ]);
-    expect(items[2]).toEqual({ type: "reasoning", summary: [{ type: "summary_text", text: "need tools" }], encrypted_content: "ENC" });
+    expect(items[2]).toEqual({
+      type: "reasoning",
+      summary: [{ type: "summary_text", text: "need tools" }],
+      encrypted_content: "ENC",
+    });
     expect(items[3]).toMatchObject({ arguments: '{"city":"Oslo"}' });
     expect(items[5]).toMatchObject({ output: "rain" });
     expect(items[6]).toMatchObject({ output: '{"h":9}' });
@@ -197,25 +244,53 @@ describe("toResponsesInput: AI SDK ModelMessage", () => {
       { role: "user", content: "q" },
       { role: "assistant", content: [reasoning("r", "ENC"), { type: "text", text: "a" }] },
       { role: "user", content: "q2" },
-      { role: "assistant", content: [{ type: "reasoning", text: "no blob" }, { type: "text", text: "b" }], model: "gpt-5" },
+      {
+        role: "assistant",
+        content: [
+          { type: "reasoning", text: "no blob" },
+          { type: "text", text: "b" },
+        ],
+        model: "gpt-5",
+      },
     ];
     const changed = await toResponsesInput(messages, { model: "gpt-5", sourceModel: "o3" });
-    expect(kinds(changed.items)).toEqual(["message:user", "message:assistant", "message:user", "message:assistant"]);
+    expect(kinds(changed.items)).toEqual([
+      "message:user",
+      "message:assistant",
+      "message:user",
+      "message:assistant",
+    ]);
     expect(changed.notes.map((n) => n.kind)).toEqual(["reasoning_dropped", "reasoning_dropped"]);
     expect(changed.notes[0]?.detail).toContain("came from o3, not gpt-5");
     expect(changed.notes[1]?.detail).toContain("no encrypted content");
     const same = await toResponsesInput(messages, { model: "o3", sourceModel: "o3" });
-    expect(kinds(same.items)).toEqual(["message:user", "reasoning", "message:assistant", "message:user", "message:assistant"]);
+    expect(kinds(same.items)).toEqual([
+      "message:user",
+      "reasoning",
+      "message:assistant",
+      "message:user",
+      "message:assistant",
+    ]);
     expectValid(same.items);
   });
 
   it("accepts v4 CoreMessage fields (args, result) and reports parts with no input form", async () => {
     const r = await toResponsesInput([
-      { role: "user", content: [{ type: "text", text: "go" }, { type: "custom", kind: "x" }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "go" },
+          { type: "custom", kind: "x" },
+        ],
+      },
       { role: "assistant", content: [{ type: "tool-call", toolCallId: "a", toolName: "f", args: { x: 1 } }] },
       { role: "tool", content: [{ type: "tool-result", toolCallId: "a", toolName: "f", result: { y: 2 } }] },
     ]);
-    expect((r.items as JsonObject[]).map((i) => i.arguments ?? i.output ?? i.role)).toEqual(["user", '{"x":1}', '{"y":2}']);
+    expect((r.items as JsonObject[]).map((i) => i.arguments ?? i.output ?? i.role)).toEqual([
+      "user",
+      '{"x":1}',
+      '{"y":2}',
+    ]);
     expect(r.notes).toEqual([expect.objectContaining({ kind: "part_ignored", message: 0 })]);
   });
 
@@ -224,7 +299,12 @@ describe("toResponsesInput: AI SDK ModelMessage", () => {
     const r = await toResponsesInput([
       { role: "user", content: "go" },
       { role: "assistant", content: [{ type: "tool-call", toolCallId: long, toolName: "f", input: {} }] },
-      { role: "tool", content: [{ type: "tool-result", toolCallId: long, toolName: "f", output: { type: "text", value: "ok" } }] },
+      {
+        role: "tool",
+        content: [
+          { type: "tool-result", toolCallId: long, toolName: "f", output: { type: "text", value: "ok" } },
+        ],
+      },
     ]);
     const [, c, o] = r.items as JsonObject[];
     expect(String(c?.call_id).length).toBeLessThanOrEqual(64);

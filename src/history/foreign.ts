@@ -60,7 +60,7 @@ export function parseForeignMessages(
   options: ParseOptions = {},
 ): { items: JsonObject[]; notes: HistoryNote[] } {
   const parser = new Parser(options);
-  messages.forEach((m, i) => parser.message(m, i));
+  for (const [i, m] of messages.entries()) parser.message(m, i);
   return { items: parser.items, notes: parser.notes };
 }
 
@@ -81,10 +81,14 @@ class Parser {
     this.index = index;
     const role = roleOf(m.role);
     if (role === undefined) {
-      this.note("part_ignored", `message ${index} has an unknown role ${JSON.stringify(m.role)}; it was left out`);
+      this.note(
+        "part_ignored",
+        `message ${index} has an unknown role ${JSON.stringify(m.role)}; it was left out`,
+      );
       return;
     }
-    const parts: readonly unknown[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
+    const parts: readonly unknown[] =
+      typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
     const model = m.model ?? this.options.sourceModel;
     for (const part of parts) this.part(role, part, model);
     this.flush(role);
@@ -136,7 +140,10 @@ class Parser {
     const encrypted = openai?.reasoningEncryptedContent ?? openai?.encryptedContent;
     const target = this.options.model ?? undefined;
     if (typeof encrypted !== "string" || encrypted === "") {
-      this.note("reasoning_dropped", `a reasoning part of message ${this.index} has no encrypted content to replay`);
+      this.note(
+        "reasoning_dropped",
+        `a reasoning part of message ${this.index} has no encrypted content to replay`,
+      );
       return;
     }
     if (model !== undefined && target !== undefined && model !== target) {
@@ -156,7 +163,10 @@ class Parser {
 
   private call(part: JsonObject): void {
     if (part.providerExecuted === true) {
-      this.note("part_ignored", `a provider-executed tool call in message ${this.index} cannot be replayed as a function call`);
+      this.note(
+        "part_ignored",
+        `a provider-executed tool call in message ${this.index} cannot be replayed as a function call`,
+      );
       return;
     }
     const rawName = String(part.toolName ?? part.name ?? "");
@@ -171,18 +181,36 @@ class Parser {
 
   private result(part: JsonObject): void {
     if (part.providerExecuted === true) return; // its call was left out too
-    const output = "output" in part ? aiSdkOutput(part.output) : "result" in part ? stringify(part.result) : vsCodeOutput(part.content);
-    this.items.push({ type: "function_call_output", call_id: this.callId(part.toolCallId ?? part.callId), output });
+    const output =
+      "output" in part
+        ? aiSdkOutput(part.output)
+        : "result" in part
+          ? stringify(part.result)
+          : vsCodeOutput(part.content);
+    this.items.push({
+      type: "function_call_output",
+      call_id: this.callId(part.toolCallId ?? part.callId),
+      output,
+    });
   }
 
   /** A valid call id: 1–64 characters (the spec's bounds); longer ones are shortened by hash, missing ones made up. */
   private callId(raw: unknown): string {
     const id = typeof raw === "string" ? raw : "";
     if (id !== "" && id.length <= 64) return id;
-    const made = id === "" ? `call_missing_${++this.missingIds}` : `call_${createHash("sha256").update(id).digest("hex").slice(0, 40)}`;
+    const made =
+      id === ""
+        ? `call_missing_${++this.missingIds}`
+        : `call_${createHash("sha256").update(id).digest("hex").slice(0, 40)}`;
     if (!this.renamedIds.has(id) || id === "") {
       this.renamedIds.add(id);
-      this.note("call_id_renamed", id === "" ? `a tool call or result without an id got "${made}"` : `call id longer than 64 characters renamed to "${made}"`, made);
+      this.note(
+        "call_id_renamed",
+        id === ""
+          ? `a tool call or result without an id got "${made}"`
+          : `call id longer than 64 characters renamed to "${made}"`,
+        made,
+      );
     }
     return made;
   }
@@ -193,7 +221,10 @@ class Parser {
     const name = raw.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64) || "tool";
     if (!this.renamedTools.has(raw)) {
       this.renamedTools.add(raw);
-      this.note("tool_renamed", `tool name ${JSON.stringify(raw)} is not a valid function name; sent as "${name}"`);
+      this.note(
+        "tool_renamed",
+        `tool name ${JSON.stringify(raw)} is not a valid function name; sent as "${name}"`,
+      );
     }
     return name;
   }
@@ -207,8 +238,14 @@ class Parser {
   }
 
   private ignore(part: unknown): void {
-    const what = part !== null && typeof part === "object" && typeof (part as JsonObject).type === "string" ? `"${String((part as JsonObject).type)}" part` : "part of an unknown shape";
-    this.note("part_ignored", `a ${what} in message ${this.index} has no Open Responses input form; it was left out`);
+    const what =
+      part !== null && typeof part === "object" && typeof (part as JsonObject).type === "string"
+        ? `"${String((part as JsonObject).type)}" part`
+        : "part of an unknown shape";
+    this.note(
+      "part_ignored",
+      `a ${what} in message ${this.index} has no Open Responses input form; it was left out`,
+    );
   }
 
   private note(kind: HistoryNote["kind"], detail: string, callId?: string): void {
@@ -245,18 +282,24 @@ function textPart(role: Role, text: string): JsonObject {
 
 /** An image or file part as an input part (data as a data URL), or text for textual data. */
 function mediaPart(part: JsonObject): JsonObject | undefined {
-  const mediaType = String(part.mediaType ?? part.mimeType ?? (part.type === "image" ? "image/png" : "application/octet-stream"));
+  const mediaType = String(
+    part.mediaType ?? part.mimeType ?? (part.type === "image" ? "image/png" : "application/octet-stream"),
+  );
   const data = part.image ?? part.data;
   let url: string | undefined;
   if (data instanceof URL) url = data.href;
-  else if (typeof data === "string") url = /^(https?|data):/.test(data) ? data : `data:${mediaType};base64,${data}`;
+  else if (typeof data === "string")
+    url = /^(https?|data):/.test(data) ? data : `data:${mediaType};base64,${data}`;
   else if (data instanceof Uint8Array) {
-    if (/^text\/|json/.test(mediaType)) return { type: "input_text", text: Buffer.from(data).toString("utf8") };
+    if (/^text\/|json/.test(mediaType))
+      return { type: "input_text", text: Buffer.from(data).toString("utf8") };
     url = `data:${mediaType};base64,${Buffer.from(data).toString("base64")}`;
   }
   if (url === undefined) return undefined;
   if (mediaType.startsWith("image/")) return { type: "input_image", image_url: url };
-  const file: JsonObject = url.startsWith("data:") ? { type: "input_file", file_data: url } : { type: "input_file", file_url: url };
+  const file: JsonObject = url.startsWith("data:")
+    ? { type: "input_file", file_data: url }
+    : { type: "input_file", file_url: url };
   if (typeof part.filename === "string") file.filename = part.filename;
   return file;
 }
@@ -275,7 +318,9 @@ function aiSdkOutput(output: unknown): string | JsonObject[] {
     case "error-json":
       return failedResultText(stringify(o.value));
     case "execution-denied":
-      return failedResultText(`the user denied this tool call${typeof o.reason === "string" ? ` (${o.reason})` : ""}.`);
+      return failedResultText(
+        `the user denied this tool call${typeof o.reason === "string" ? ` (${o.reason})` : ""}.`,
+      );
     case "content": {
       const parts: JsonObject[] = [];
       for (const p of (Array.isArray(o.value) ? o.value : []) as JsonObject[]) {
@@ -285,7 +330,11 @@ function aiSdkOutput(output: unknown): string | JsonObject[] {
         else if (p.type === "image-url") parts.push({ type: "input_image", image_url: String(p.url) });
         else if (p.type === "file-url") parts.push({ type: "input_file", file_url: String(p.url) });
       }
-      return parts.length === 0 ? "" : parts.every((p) => p.type === "input_text") ? parts.map((p) => p.text).join("\n") : parts;
+      return parts.length === 0
+        ? ""
+        : parts.every((p) => p.type === "input_text")
+          ? parts.map((p) => p.text).join("\n")
+          : parts;
     }
     default:
       return stringify(o);
@@ -298,7 +347,8 @@ function vsCodeOutput(content: unknown): string | JsonObject[] {
   if (!Array.isArray(content)) return stringify(content);
   const parts: JsonObject[] = [];
   for (const p of content as unknown[]) {
-    if (p !== null && typeof p === "object" && "mimeType" in p && "data" in p) pushMedia(parts, p as JsonObject);
+    if (p !== null && typeof p === "object" && "mimeType" in p && "data" in p)
+      pushMedia(parts, p as JsonObject);
     else if (p !== null && typeof p === "object" && "value" in p) {
       const value = (p as { value: unknown }).value;
       parts.push({ type: "input_text", text: typeof value === "string" ? value : stringify(value) });

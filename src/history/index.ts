@@ -30,7 +30,13 @@ export {
   type SummaryResult,
 } from "./summarizer.js";
 export { type ToResponsesInputOptions, toResponsesInput } from "./to-responses-input.js";
-export { createTokenCounter, estimateCounter, estimateTokens, type TokenCounter, TokenMeter } from "./tokens.js";
+export {
+  createTokenCounter,
+  estimateCounter,
+  estimateTokens,
+  type TokenCounter,
+  TokenMeter,
+} from "./tokens.js";
 export {
   type HistorySource,
   type RenderedHistory,

@@ -45,7 +45,11 @@ export const HISTORY_DEFAULTS = {
 } as const satisfies ToolHistoryOptions;
 
 /** Every strategy setting, for flag and config validation. */
-export const HISTORY_STRATEGIES = ["auto", "native", "text-embed"] as const satisfies readonly ToolHistoryStrategySetting[];
+export const HISTORY_STRATEGIES = [
+  "auto",
+  "native",
+  "text-embed",
+] as const satisfies readonly ToolHistoryStrategySetting[];
 
 /** The config file's `history` object (snake_case, like the rest of the file). */
 export const historyConfigSchema = z
@@ -71,9 +75,9 @@ export function historyOptionsFromConfig(config: HistoryConfig): ToolHistoryOpti
 }
 
 /** The options with defaults filled in, checked; a bad value throws a one-line `invalid_config` error. */
-export function resolveHistoryOptions(options: ToolHistoryOptions = {}): Required<
-  Omit<ToolHistoryOptions, "summarizationModel">
-> & { summarizationModel: string | undefined } {
+export function resolveHistoryOptions(
+  options: ToolHistoryOptions = {},
+): Required<Omit<ToolHistoryOptions, "summarizationModel">> & { summarizationModel: string | undefined } {
   const recentCallsToKeep = options.recentCallsToKeep ?? HISTORY_DEFAULTS.recentCallsToKeep;
   const truncationThreshold = options.truncationThreshold ?? HISTORY_DEFAULTS.truncationThreshold;
   const strategy = options.strategy ?? HISTORY_DEFAULTS.strategy;
@@ -82,7 +86,9 @@ export function resolveHistoryOptions(options: ToolHistoryOptions = {}): Require
   if (!Number.isInteger(truncationThreshold) || truncationThreshold < 1)
     throw invalid(`truncationThreshold must be a number of tokens ≥ 1 (got ${String(truncationThreshold)})`);
   if (!(HISTORY_STRATEGIES as readonly string[]).includes(strategy))
-    throw invalid(`history strategy must be one of ${HISTORY_STRATEGIES.join(", ")} (got ${JSON.stringify(strategy)})`);
+    throw invalid(
+      `history strategy must be one of ${HISTORY_STRATEGIES.join(", ")} (got ${JSON.stringify(strategy)})`,
+    );
   if (options.summarizationModel !== undefined && options.summarizationModel.trim() === "")
     throw invalid("summarizationModel must name a model (got an empty string)");
   return { recentCallsToKeep, truncationThreshold, strategy, summarizationModel: options.summarizationModel };

@@ -169,7 +169,9 @@ export function orderOutputs(items: readonly JsonObject[]): { items: JsonObject[
     let end = i;
     while (end < out.length && (out[end] as JsonObject).type === "function_call_output") end++;
     const run = out.slice(i, end);
-    const sorted = [...run].sort((a, b) => (callIndex.get(a.call_id) ?? -1) - (callIndex.get(b.call_id) ?? -1));
+    const sorted = [...run].sort(
+      (a, b) => (callIndex.get(a.call_id) ?? -1) - (callIndex.get(b.call_id) ?? -1),
+    );
     sorted.forEach((o, k) => {
       if (o !== run[k]) moved++;
       out[i + k] = o;

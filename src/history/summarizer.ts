@@ -25,7 +25,10 @@ export interface SummaryResult {
 }
 
 /** Writes one summary of `items` (input items of the turns being folded, in order). */
-export type Summarizer = (items: readonly JsonObject[], options?: { signal?: AbortSignal }) => Promise<SummaryResult>;
+export type Summarizer = (
+  items: readonly JsonObject[],
+  options?: { signal?: AbortSignal },
+) => Promise<SummaryResult>;
 
 /** The deterministic summary of `items` (see tool-text.ts `extractiveSummaryText`). */
 export function extractiveSummary(items: readonly JsonObject[]): string {

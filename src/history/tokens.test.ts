@@ -20,24 +20,39 @@ describe("token counts", () => {
     expect(estimateTokens("Привет")).toBe(3);
     expect(estimateTokens("北京")).toBe(2);
     expect(estimateTokens("🌍")).toBe(2);
-    for (const s of ["a", "é", "北", "🌍", "x".repeat(7), "mixed 北京 🌍 é"]) expect(estimateTokens(s)).toBeLessThanOrEqual(Buffer.byteLength(s));
+    for (const s of ["a", "é", "北", "🌍", "x".repeat(7), "mixed 北京 🌍 é"])
+      expect(estimateTokens(s)).toBeLessThanOrEqual(Buffer.byteLength(s));
   });
 
   it("counts items by their strings: encrypted reasoning by length, inline media flat, ids not at all", () => {
     const meter = new TokenMeter(estimateCounter);
-    expect(meter.item({ type: "reasoning", id: "rs_123456789", summary: [], encrypted_content: "x".repeat(400) })).toBe(4 + 100);
-    expect(meter.item({ type: "message", role: "user", content: [{ type: "input_image", image_url: `data:image/png;base64,${"A".repeat(100_000)}` }] })).toBe(
-      4 + 1 + MEDIA_TOKENS,
-    );
+    expect(
+      meter.item({ type: "reasoning", id: "rs_123456789", summary: [], encrypted_content: "x".repeat(400) }),
+    ).toBe(4 + 100);
+    expect(
+      meter.item({
+        type: "message",
+        role: "user",
+        content: [{ type: "input_image", image_url: `data:image/png;base64,${"A".repeat(100_000)}` }],
+      }),
+    ).toBe(4 + 1 + MEDIA_TOKENS);
   });
 
   it("the cheap bound is never below the real count", async () => {
     const o200k = new TokenMeter(await createTokenCounter("gpt-5"));
     const items = [
-      { type: "message", role: "user", content: [{ type: "input_text", text: "北京 🌍 Ünïcödé façade — naïve" }] },
+      {
+        type: "message",
+        role: "user",
+        content: [{ type: "input_text", text: "北京 🌍 Ünïcödé façade — naïve" }],
+      },
       { type: "function_call", call_id: "c", name: "f", arguments: '{"a":"\\n\\t"}' },
       { type: "function_call_output", call_id: "c", output: "<|endoftext|> ok ".repeat(50) },
-      { type: "message", role: "user", content: [{ type: "input_image", image_url: "data:image/png;base64,AA" }] },
+      {
+        type: "message",
+        role: "user",
+        content: [{ type: "input_image", image_url: "data:image/png;base64,AA" }],
+      },
     ];
     expect(o200k.upperBound(items)).toBeGreaterThanOrEqual(o200k.items(items));
     const est = new TokenMeter(estimateCounter);

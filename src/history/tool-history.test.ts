@@ -16,24 +16,35 @@ const call = (id: string, name = "read_file", args = '{"path":"a"}'): JsonObject
   name,
   arguments: args,
 });
-const out = (id: string, output = "ok"): JsonObject => ({ type: "function_call_output", call_id: id, output });
-const user = (text: string): JsonObject => ({ type: "message", role: "user", content: [{ type: "input_text", text }] });
+const out = (id: string, output = "ok"): JsonObject => ({
+  type: "function_call_output",
+  call_id: id,
+  output,
+});
+const user = (text: string): JsonObject => ({
+  type: "message",
+  role: "user",
+  content: [{ type: "input_text", text }],
+});
 
 /** A history of `n` tool rounds after one prompt, each output `size` characters. */
 function rounds(n: number, size: number): JsonObject[] {
   const items = [user("look at the files")];
-  for (let i = 1; i <= n; i++) items.push(call(`c${i}`, "read_file", `{"path":"f${i}"}`), out(`c${i}`, `${i}:`.padEnd(size, "x")));
+  for (let i = 1; i <= n; i++)
+    items.push(call(`c${i}`, "read_file", `{"path":"f${i}"}`), out(`c${i}`, `${i}:`.padEnd(size, "x")));
   return items;
 }
 
 /** A summarizer that counts its calls. */
 function counting(text = "S"): Summarizer & { calls: number } {
-  const f = (async () => {
-    f.calls++;
-    return { text: `${text}${f.calls}`, method: "model_summary" as const, model: "m" };
-  }) as Summarizer & { calls: number };
-  f.calls = 0;
-  return f;
+  const state = { calls: 0 };
+  const summarize: Summarizer = async () => {
+    state.calls++;
+    return { text: `${text}${state.calls}`, method: "model_summary", model: "m" };
+  };
+  return Object.defineProperty(summarize, "calls", { get: () => state.calls }) as Summarizer & {
+    calls: number;
+  };
 }
 
 const echo = defineTool({
@@ -55,7 +66,14 @@ describe("ToolHistoryManager: the native strategy is a pass-through", () => {
       },
       { items: [{ type: "message", text: "Done.", phase: "final_answer" }] },
     ]);
-    const run = runAgent({ provider, model: "m", input: "go", tools: [echo], mode: "stateless", workspace: tmpdir() });
+    const run = runAgent({
+      provider,
+      model: "m",
+      input: "go",
+      tools: [echo],
+      mode: "stateless",
+      workspace: tmpdir(),
+    });
     for await (const _ of run);
     const { items } = await run.result;
     expect(items.map((i) => i.type)).toEqual([
@@ -70,7 +88,7 @@ describe("ToolHistoryManager: the native strategy is a pass-through", () => {
     const rendered = await manager.render({ items, model: "m" });
     expect(rendered.strategy).toBe("native");
     expect(rendered.items).toHaveLength(items.length);
-    rendered.items.forEach((item, i) => expect(item).toBe(items[i])); // the very objects
+    for (const [i, item] of rendered.items.entries()) expect(item).toBe(items[i]); // the very objects
     expect(JSON.stringify(rendered.items)).toBe(JSON.stringify(items));
     expect(rendered.repairs).toEqual([]);
     expect(rendered.notes).toEqual([]);
@@ -81,7 +99,9 @@ describe("ToolHistoryManager: the native strategy is a pass-through", () => {
 
   it("does not load a tokenizer while the history is far below the threshold", async () => {
     let counted = 0;
-    const manager = new ToolHistoryManager({ tokenCounter: { name: "spy", count: (t) => ++counted + t.length } });
+    const manager = new ToolHistoryManager({
+      tokenCounter: { name: "spy", count: (t) => ++counted + t.length },
+    });
     await manager.render({ items: rounds(3, 100) });
     expect(counted).toBe(0);
   });
@@ -96,7 +116,11 @@ describe("ToolHistoryManager settings take effect", () => {
     const embedded = await render({ strategy: "text-embed" });
     expect(embedded).toEqual([
       items[0],
-      { type: "message", role: "user", content: [{ type: "input_text", text: "Context (tool result of read_file):\nA" }] },
+      {
+        type: "message",
+        role: "user",
+        content: [{ type: "input_text", text: "Context (tool result of read_file):\nA" }],
+      },
     ]);
     expect(JSON.stringify(embedded)).not.toContain("function_call"); // no mimicry: calls omitted
     expect(await render({ capabilities: { nativeToolHistory: false } })).toEqual(embedded);
@@ -113,32 +137,66 @@ describe("ToolHistoryManager settings take effect", () => {
       { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "E" },
       { ...call("c1"), id: "fc_1" },
       out("c1", JSON.stringify({ tool: "read_file", ok: false, error: { code: "nope" } })),
-      { type: "message", id: "msg_1", role: "assistant", phase: "final_answer", content: [{ type: "output_text", text: "x", annotations: [] }] },
+      {
+        type: "message",
+        id: "msg_1",
+        role: "assistant",
+        phase: "final_answer",
+        content: [{ type: "output_text", text: "x", annotations: [] }],
+      },
     ];
     const rendered = await new ToolHistoryManager({ strategy: "text-embed" }).render({ items });
     expect(rendered.items.map((i) => (i as JsonObject).type)).toEqual(["message", "message", "message"]);
     expect(JSON.stringify(rendered.items[1])).toContain("tool result of read_file, failed");
-    expect(rendered.items[2]).toEqual({ type: "message", role: "assistant", phase: "final_answer", content: items[4]?.content });
+    expect(rendered.items[2]).toEqual({
+      type: "message",
+      role: "assistant",
+      phase: "final_answer",
+      content: items[4]?.content,
+    });
   });
 
   it("truncationThreshold: untouched at or below it, folded above it", async () => {
     const items = rounds(10, 400);
-    const tokens = (await new ToolHistoryManager({ tokenCounter: estimateCounter }).countTokens(items)).tokens;
-    const above = new ToolHistoryManager({ truncationThreshold: tokens, recentCallsToKeep: 2, tokenCounter: estimateCounter, summarizer: counting() });
+    const tokens = (await new ToolHistoryManager({ tokenCounter: estimateCounter }).countTokens(items))
+      .tokens;
+    const above = new ToolHistoryManager({
+      truncationThreshold: tokens,
+      recentCallsToKeep: 2,
+      tokenCounter: estimateCounter,
+      summarizer: counting(),
+    });
     expect((await above.render({ items })).compaction).toBeUndefined();
-    const below = new ToolHistoryManager({ truncationThreshold: tokens - 1, recentCallsToKeep: 2, tokenCounter: estimateCounter, summarizer: counting() });
+    const below = new ToolHistoryManager({
+      truncationThreshold: tokens - 1,
+      recentCallsToKeep: 2,
+      tokenCounter: estimateCounter,
+      summarizer: counting(),
+    });
     const folded = await below.render({ items });
-    expect(folded.compaction).toMatchObject({ trigger: "threshold", calls_removed: 8, items_removed: 16, tokens_before: tokens });
+    expect(folded.compaction).toMatchObject({
+      trigger: "threshold",
+      calls_removed: 8,
+      items_removed: 16,
+      tokens_before: tokens,
+    });
     expect(folded.compaction?.tokens_after).toBeLessThan(tokens);
   });
 
   it("recentCallsToKeep: exactly that many calls stay verbatim after the summary", async () => {
     const items = rounds(10, 400);
     for (const keep of [2, 5]) {
-      const manager = new ToolHistoryManager({ truncationThreshold: 100, recentCallsToKeep: keep, tokenCounter: estimateCounter, summarizer: counting() });
+      const manager = new ToolHistoryManager({
+        truncationThreshold: 100,
+        recentCallsToKeep: keep,
+        tokenCounter: estimateCounter,
+        summarizer: counting(),
+      });
       const { items: rendered, compaction } = await manager.render({ items });
       const calls = rendered.filter((i) => (i as JsonObject).type === "function_call") as JsonObject[];
-      expect(calls.map((c) => c.call_id)).toEqual(Array.from({ length: keep }, (_, k) => `c${10 - keep + 1 + k}`));
+      expect(calls.map((c) => c.call_id)).toEqual(
+        Array.from({ length: keep }, (_, k) => `c${10 - keep + 1 + k}`),
+      );
       expect(compaction?.calls_removed).toBe(10 - keep);
       expect(rendered[0]).toBe(items[0]); // the prompt stays
       expect(JSON.stringify(rendered[1])).toContain("Summary of the earlier conversation");
@@ -146,7 +204,9 @@ describe("ToolHistoryManager settings take effect", () => {
   });
 
   it("summarizationModel: the summary is asked of that model on the run's provider and used", async () => {
-    const provider = createScriptedProvider([{ items: [{ type: "message", text: "The agent read f1…f8." }] }]);
+    const provider = createScriptedProvider([
+      { items: [{ type: "message", text: "The agent read f1…f8." }] },
+    ]);
     const manager = new ToolHistoryManager({
       provider,
       summarizationModel: "summarizer-1",
@@ -163,7 +223,9 @@ describe("ToolHistoryManager settings take effect", () => {
   });
 
   it("falls back to the extractive summary when the model call fails, and says why", async () => {
-    const provider = createScriptedProvider([{ http: { status: 400, body: { error: { message: "no such model", type: "invalid_request_error" } } } }]);
+    const provider = createScriptedProvider([
+      { http: { status: 400, body: { error: { message: "no such model", type: "invalid_request_error" } } } },
+    ]);
     const manager = new ToolHistoryManager({
       provider,
       summarizationModel: "missing-model",
@@ -179,7 +241,12 @@ describe("ToolHistoryManager settings take effect", () => {
 
   it("without summarizationModel the summary is extractive and no request is made", async () => {
     const provider = createScriptedProvider([]);
-    const manager = new ToolHistoryManager({ provider, truncationThreshold: 100, recentCallsToKeep: 2, tokenCounter: estimateCounter });
+    const manager = new ToolHistoryManager({
+      provider,
+      truncationThreshold: 100,
+      recentCallsToKeep: 2,
+      tokenCounter: estimateCounter,
+    });
     const { compaction } = await manager.render({ items: rounds(10, 400) });
     expect(compaction?.method).toBe("extractive_summary");
     expect(compaction?.fallback_reason).toBeUndefined();
@@ -188,7 +255,12 @@ describe("ToolHistoryManager settings take effect", () => {
 
   it("a fold is reused on the next request and extended, not rewritten every turn", async () => {
     const summarizer = counting();
-    const manager = new ToolHistoryManager({ truncationThreshold: 300, recentCallsToKeep: 2, tokenCounter: estimateCounter, summarizer });
+    const manager = new ToolHistoryManager({
+      truncationThreshold: 300,
+      recentCallsToKeep: 2,
+      tokenCounter: estimateCounter,
+      summarizer,
+    });
     const history = rounds(10, 400);
     const first = await manager.render({ items: history });
     const again = await manager.render({ items: history });
@@ -213,7 +285,9 @@ describe("ToolHistoryManager settings take effect", () => {
   });
 
   it("bad settings are one-line configuration errors", () => {
-    expect(() => new ToolHistoryManager({ recentCallsToKeep: -1 })).toThrow(/recentCallsToKeep must be an integer ≥ 0/);
+    expect(() => new ToolHistoryManager({ recentCallsToKeep: -1 })).toThrow(
+      /recentCallsToKeep must be an integer ≥ 0/,
+    );
     expect(() => new ToolHistoryManager({ truncationThreshold: 0 })).toThrow(/truncationThreshold/);
     expect(() => new ToolHistoryManager({ strategy: "prose" as never })).toThrow(/auto, native, text-embed/);
     expect(() => new ToolHistoryManager({ summarizationModel: "m" })).toThrow(/needs a provider/);
@@ -234,7 +308,12 @@ describe("ToolHistoryManager settings take effect", () => {
     });
     expect(historyConfigSchema.safeParse({ strategy: "prose" }).success).toBe(false);
     expect(historyConfigSchema.safeParse({ recent_calls: 3 }).success).toBe(false);
-    expect(HISTORY_DEFAULTS).toEqual({ recentCallsToKeep: 6, truncationThreshold: 100_000, summarizationModel: undefined, strategy: "auto" });
+    expect(HISTORY_DEFAULTS).toEqual({
+      recentCallsToKeep: 6,
+      truncationThreshold: 100_000,
+      summarizationModel: undefined,
+      strategy: "auto",
+    });
   });
 });
 
@@ -244,7 +323,12 @@ describe("ToolHistoryManager: reasoning and pairing", () => {
     { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "E" },
     { ...call("c1"), id: "fc_1" },
     out("c1"),
-    { type: "message", id: "msg_1", role: "assistant", content: [{ type: "output_text", text: "a", annotations: [] }] },
+    {
+      type: "message",
+      id: "msg_1",
+      role: "assistant",
+      content: [{ type: "output_text", text: "a", annotations: [] }],
+    },
   ];
 
   it("drops reasoning from another model and strips the ids paired with it", async () => {
@@ -252,7 +336,12 @@ describe("ToolHistoryManager: reasoning and pairing", () => {
     const same = await manager.render({ items: reasoningTurn(), model: "gpt-5" });
     expect(same.items.map((i) => (i as JsonObject).type)).toContain("reasoning");
     const other = await manager.render({ items: reasoningTurn(), model: "o3" });
-    expect(other.items.map((i) => (i as JsonObject).type)).toEqual(["message", "function_call", "function_call_output", "message"]);
+    expect(other.items.map((i) => (i as JsonObject).type)).toEqual([
+      "message",
+      "function_call",
+      "function_call_output",
+      "message",
+    ]);
     expect(other.items[1]).not.toHaveProperty("id");
     expect(other.items[3]).toHaveProperty("id", "msg_1"); // not paired with the reasoning: a later unit
     expect(other.notes.map((n) => n.kind)).toEqual(["reasoning_dropped", "ids_stripped"]);

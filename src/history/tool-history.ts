@@ -108,7 +108,10 @@ export class ToolHistoryManager {
     const resolved = resolveHistoryOptions(options);
     this.recentCallsToKeep = resolved.recentCallsToKeep;
     this.truncationThreshold = resolved.truncationThreshold;
-    this.strategy = resolveStrategy(resolved.strategy, options.provider?.capabilities ?? options.capabilities);
+    this.strategy = resolveStrategy(
+      resolved.strategy,
+      options.provider?.capabilities ?? options.capabilities,
+    );
     this.model = options.model ?? undefined;
     this.counterOverride = options.tokenCounter;
     if (options.summarizer !== undefined) this.summarizer = options.summarizer;
@@ -119,7 +122,11 @@ export class ToolHistoryManager {
         `summarizationModel ${JSON.stringify(resolved.summarizationModel)} needs a provider to ask: pass \`provider\``,
         { fault: "user" },
       );
-    } else this.summarizer = createModelSummarizer({ provider: options.provider, model: resolved.summarizationModel });
+    } else
+      this.summarizer = createModelSummarizer({
+        provider: options.provider,
+        model: resolved.summarizationModel,
+      });
   }
 
   /** Renders a history as `input` items (see the module comment). */
@@ -127,7 +134,10 @@ export class ToolHistoryManager {
     const notes: HistoryNote[] = [];
     let items: JsonObject[];
     if ("messages" in source) {
-      const parsed = parseForeignMessages(source.messages, { model: this.model, sourceModel: source.sourceModel });
+      const parsed = parseForeignMessages(source.messages, {
+        model: this.model,
+        sourceModel: source.sourceModel,
+      });
       items = parsed.items;
       notes.push(...parsed.notes);
     } else {
@@ -142,17 +152,27 @@ export class ToolHistoryManager {
           });
         }
         if (changed.stripped > 0)
-          notes.push({ kind: "ids_stripped", detail: `the ids of ${changed.stripped} item(s) paired with that reasoning were stripped` });
+          notes.push({
+            kind: "ids_stripped",
+            detail: `the ids of ${changed.stripped} item(s) paired with that reasoning were stripped`,
+          });
       }
     }
     const dangling = dropDanglingReasoning(items);
     if (dangling.dropped > 0) {
       items = dangling.items;
-      notes.push({ kind: "reasoning_dropped", detail: `${dangling.dropped} reasoning item(s) with nothing following them dropped` });
+      notes.push({
+        kind: "reasoning_dropped",
+        detail: `${dangling.dropped} reasoning item(s) with nothing following them dropped`,
+      });
     }
     const repaired = repairHistory(items);
     const ordered = orderOutputs(repaired.items);
-    if (ordered.moved > 0) notes.push({ kind: "outputs_reordered", detail: `${ordered.moved} output(s) moved into the order of their calls` });
+    if (ordered.moved > 0)
+      notes.push({
+        kind: "outputs_reordered",
+        detail: `${ordered.moved} output(s) moved into the order of their calls`,
+      });
     const folded = await this.applyThreshold(ordered.items, options.signal);
     const out: RenderedHistory = {
       items: this.renderItems(folded.items),
@@ -177,14 +197,16 @@ export class ToolHistoryManager {
     const meter = await this.meter();
     const method = options.method ?? "summarize";
     const first = compactHistory(items, { budget: options.budget, method, meter });
-    if (first.compaction === undefined || method === "drop" || this.summarizer === extractiveSummarizer) return first;
+    if (first.compaction === undefined || method === "drop" || this.summarizer === extractiveSummarizer)
+      return first;
     const summary = await this.summarizer(first.removed, withSignal(options.signal));
     const second = compactHistory(items, {
       budget: options.budget,
       meter,
       summarize: (removed) => (sameItems(removed, first.removed) ? summary.text : extractiveSummary(removed)),
     });
-    if (second.compaction !== undefined && sameItems(second.removed, first.removed)) describeSummary(second.compaction, summary);
+    if (second.compaction !== undefined && sameItems(second.removed, first.removed))
+      describeSummary(second.compaction, summary);
     return second;
   }
 
@@ -206,7 +228,9 @@ export class ToolHistoryManager {
 
   private meter(): Promise<TokenMeter> {
     this.meterPromise ??= (
-      this.counterOverride !== undefined ? Promise.resolve(this.counterOverride) : createTokenCounter(this.model)
+      this.counterOverride !== undefined
+        ? Promise.resolve(this.counterOverride)
+        : createTokenCounter(this.model)
     ).then((counter) => new TokenMeter(counter));
     return this.meterPromise;
   }
@@ -220,7 +244,9 @@ export class ToolHistoryManager {
       if (item.type === "function_call") out.push(...strategy.renderCall(item, undefined));
       else if (item.type === "function_call_output") {
         const record = records.get(item);
-        out.push(...(record === undefined ? strategy.renderOther(item) : strategy.renderResult(item, record)));
+        out.push(
+          ...(record === undefined ? strategy.renderOther(item) : strategy.renderResult(item, record)),
+        );
       } else out.push(...strategy.renderOther(item));
     }
     return out;

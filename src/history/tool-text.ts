@@ -46,7 +46,8 @@ export function summaryMessage(summary: string): ItemParam {
 }
 
 /** The first line of every summary message (recognised when a summary is itself summarized). */
-export const SUMMARY_HEADING = "Summary of the earlier conversation (older turns were condensed to save context):";
+export const SUMMARY_HEADING =
+  "Summary of the earlier conversation (older turns were condensed to save context):";
 
 /** How a failed result is carried where the history has no failure flag (foreign histories). */
 export function failedResultText(text: string): string {

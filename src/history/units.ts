@@ -10,7 +10,13 @@
  * - `compaction`: a server `compaction` item (it stands for everything before it).
  */
 import type { JsonObject } from "../protocol/types.js";
-import { FAILED_PREFIX, isCompactionText, SUMMARY_HEADING, type SummaryEntry, type ToolCallRecord } from "./tool-text.js";
+import {
+  FAILED_PREFIX,
+  isCompactionText,
+  SUMMARY_HEADING,
+  type SummaryEntry,
+  type ToolCallRecord,
+} from "./tool-text.js";
 
 export interface HistoryUnit {
   kind: "input" | "model" | "compaction";
@@ -29,26 +35,34 @@ export function splitUnits(items: readonly JsonObject[]): HistoryUnit[] {
   const units: HistoryUnit[] = [];
   let current: (HistoryUnit & { open: Set<unknown>; sawOutput: boolean }) | undefined;
   const close = () => {
-    if (current !== undefined) units.push({ kind: current.kind, start: current.start, end: current.end, calls: current.calls });
+    if (current !== undefined)
+      units.push({ kind: current.kind, start: current.start, end: current.end, calls: current.calls });
     current = undefined;
   };
   items.forEach((item, i) => {
     if (isInputMessage(item) || item.type === "compaction") {
       close();
-      const unit: HistoryUnit = { kind: item.type === "compaction" ? "compaction" : "input", start: i, end: i + 1, calls: 0 };
+      const unit: HistoryUnit = {
+        kind: item.type === "compaction" ? "compaction" : "input",
+        start: i,
+        end: i + 1,
+        calls: 0,
+      };
       if (item.type === "message") unit.role = String(item.role);
       units.push(unit);
       return;
     }
     if (item.type === "function_call_output") {
-      if (current === undefined) current = { kind: "model", start: i, end: i, calls: 0, open: new Set(), sawOutput: false };
+      if (current === undefined)
+        current = { kind: "model", start: i, end: i, calls: 0, open: new Set(), sawOutput: false };
       current.end = i + 1;
       current.open.delete(item.call_id);
       current.sawOutput = true;
       return;
     }
-    if (current !== undefined && current.sawOutput && current.open.size === 0) close();
-    if (current === undefined) current = { kind: "model", start: i, end: i, calls: 0, open: new Set(), sawOutput: false };
+    if (current?.sawOutput && current.open.size === 0) close();
+    if (current === undefined)
+      current = { kind: "model", start: i, end: i, calls: 0, open: new Set(), sawOutput: false };
     current.end = i + 1;
     if (item.type === "function_call") {
       current.calls++;
@@ -70,7 +84,11 @@ export function isInputMessage(item: JsonObject): boolean {
  * in its unit (they were stored as its pair; sent with their id and without it they are rejected).
  * Items without changes are returned as they are.
  */
-export function dropReasoning(items: readonly JsonObject[]): { items: JsonObject[]; dropped: number; stripped: number } {
+export function dropReasoning(items: readonly JsonObject[]): {
+  items: JsonObject[];
+  dropped: number;
+  stripped: number;
+} {
   const out: JsonObject[] = [];
   let dropped = 0;
   let stripped = 0;
@@ -170,7 +188,10 @@ export function messageText(item: JsonObject): string {
  * reasoning items) by an assistant message or a call of the same response, else servers reject it
  * (an incomplete response can end in reasoning alone).
  */
-export function dropDanglingReasoning(items: readonly JsonObject[]): { items: JsonObject[]; dropped: number } {
+export function dropDanglingReasoning(items: readonly JsonObject[]): {
+  items: JsonObject[];
+  dropped: number;
+} {
   const out: JsonObject[] = [];
   let dropped = 0;
   for (let i = 0; i < items.length; i++) {
