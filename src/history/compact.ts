@@ -64,21 +64,18 @@ export function compactHistory(
   const keep = protectedUnits(items, units);
   const removed = new Set<number>();
   let removedTokens = 0;
-  let result: { items: JsonObject[]; replacement: JsonObject } | undefined;
+  let result: { items: JsonObject[]; text: string | undefined } | undefined;
   for (let u = 0; u < units.length; u++) {
     if (keep.has(u)) continue;
     removed.add(u);
     removedTokens += meter.items(items.slice((units[u] as HistoryUnit).start, (units[u] as HistoryUnit).end));
     const taken = takenItems(items, units, removed);
-    const replacement =
-      method === "drop"
-        ? droppedNoticeMessage(taken.length, countCalls(taken))
-        : summaryMessage(summarize(taken));
-    result = {
-      items: replaceUnits(items, units, removed, replacement as JsonObject),
-      replacement: replacement as JsonObject,
-    };
-    if (before - removedTokens + meter.item(replacement as JsonObject) <= options.budget) break;
+    const text = method === "drop" ? undefined : summarize(taken);
+    const replacement = (
+      text === undefined ? droppedNoticeMessage(taken.length, countCalls(taken)) : summaryMessage(text)
+    ) as JsonObject;
+    result = { items: replaceUnits(items, units, removed, replacement), text };
+    if (before - removedTokens + meter.item(replacement) <= options.budget) break;
   }
   if (result === undefined) return { items: [...items], removed: [], compaction: undefined, fits: false };
   const taken = takenItems(items, units, removed);
@@ -92,7 +89,7 @@ export function compactHistory(
     tokens_after: after,
     tokenizer: meter.counter.name,
   };
-  if (method === "summarize") compaction.summary = messageText(result.replacement);
+  if (result.text !== undefined) compaction.summary = result.text;
   return { items: result.items, removed: taken, compaction, fits: after <= options.budget };
 }
 

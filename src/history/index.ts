@@ -24,6 +24,7 @@ export {
   extractiveSummarizer,
   extractiveSummary,
   type ModelSummarizerOptions,
+  recordedSummaries,
   recordedSummarizer,
   SUMMARY_INSTRUCTIONS,
   type Summarizer,

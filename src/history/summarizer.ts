@@ -7,7 +7,7 @@
  * `recordedSummarizer` hands back the summaries a tape recorded, in order.
  */
 import { EddyError } from "../errors.js";
-import type { CompactionMethod } from "../frames/frame.js";
+import type { CompactionMethod, Frame } from "../frames/frame.js";
 import type { JsonObject } from "../protocol/types.js";
 import { createLLMProvider } from "../provider/llm-provider.js";
 import type { Provider } from "../provider/provider.js";
@@ -96,6 +96,26 @@ export function recordedSummarizer(recorded: readonly SummaryResult[]): Summariz
     }
     return result;
   };
+}
+
+/**
+ * The summaries a run asked its summarizer for, from its `context_compacted` frames, in order:
+ * feed them to `recordedSummarizer` when replaying a run that had a `summarizationModel`.
+ */
+export function recordedSummaries(frames: readonly Frame[]): SummaryResult[] {
+  const out: SummaryResult[] = [];
+  for (const f of frames) {
+    if (f.type !== "context_compacted" || f.summary === undefined) continue;
+    if (f.method !== "model_summary" && f.fallback_reason === undefined) continue;
+    const result: SummaryResult = {
+      text: f.summary,
+      method: f.method === "model_summary" ? "model_summary" : "extractive_summary",
+    };
+    if (f.model !== undefined) result.model = f.model;
+    if (f.fallback_reason !== undefined) result.fallback_reason = f.fallback_reason;
+    out.push(result);
+  }
+  return out;
 }
 
 function firstLine(err: unknown): string {

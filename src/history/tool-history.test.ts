@@ -1,12 +1,13 @@
 import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
 import { createScriptedProvider } from "../../test/support/scripted.js";
+import { type ContextCompaction, type Frame, frame } from "../frames/frame.js";
 import { runAgent } from "../loop/run.js";
 import type { ItemParam, JsonObject } from "../protocol/types.js";
 import { validateInputItem } from "../protocol/validate.js";
 import { defineTool } from "../tools/tool.js";
 import { HISTORY_DEFAULTS, historyConfigSchema, historyOptionsFromConfig } from "./options.js";
-import { recordedSummarizer, type Summarizer } from "./summarizer.js";
+import { recordedSummaries, recordedSummarizer, type Summarizer } from "./summarizer.js";
 import { estimateCounter } from "./tokens.js";
 import { ToolHistoryManager } from "./tool-history.js";
 
@@ -274,14 +275,29 @@ describe("ToolHistoryManager settings take effect", () => {
     expect(JSON.stringify(grown.items[1])).toContain("S2");
   });
 
-  it("a replay reuses recorded summaries instead of asking a model", async () => {
-    const manager = new ToolHistoryManager({
+  it("a replay reuses the summaries its context_compacted frames recorded, byte for byte", async () => {
+    const provider = createScriptedProvider([{ items: [{ type: "message", text: "Model summary." }] }]);
+    const options = {
+      summarizationModel: "sum",
       truncationThreshold: 100,
+      recentCallsToKeep: 2,
       tokenCounter: estimateCounter,
-      summarizer: recordedSummarizer([{ text: "recorded", method: "model_summary", model: "x" }]),
+    };
+    const recorded = await new ToolHistoryManager({ provider, ...options }).render({
+      items: rounds(10, 400),
     });
-    const { items } = await manager.render({ items: rounds(10, 400) });
-    expect(JSON.stringify(items)).toContain("recorded");
+    const compacted = frame("context_compacted", { turn: 1, ...(recorded.compaction as ContextCompaction) });
+    const tape = JSON.parse(JSON.stringify([compacted])) as Frame[];
+    const { summarizationModel: _, ...rest } = options;
+    const replay = new ToolHistoryManager({
+      ...rest,
+      summarizer: recordedSummarizer(recordedSummaries(tape)),
+    });
+    const replayed = await replay.render({ items: rounds(10, 400) });
+    expect(JSON.stringify(replayed.items)).toBe(JSON.stringify(recorded.items));
+    expect(replayed.compaction).toEqual(recorded.compaction);
+    expect(provider.requests).toHaveLength(1);
+    await expect(recordedSummarizer([])([])).rejects.toThrow(/recorded only 0/);
   });
 
   it("bad settings are one-line configuration errors", () => {

@@ -43,7 +43,7 @@ import {
   type SummaryResult,
 } from "./summarizer.js";
 import { createTokenCounter, type TokenCounter, TokenMeter } from "./tokens.js";
-import { callRecords, dropDanglingReasoning, dropReasoning, messageText, splitUnits } from "./units.js";
+import { callRecords, dropDanglingReasoning, dropReasoning, splitUnits } from "./units.js";
 
 /** What to render: conversation items (eddy's own, a bundle's, any Open Responses items) or a foreign chat. */
 export type HistorySource =
@@ -283,7 +283,7 @@ export class ToolHistoryManager {
       tokens_before: before,
       tokens_after: meter.items(items),
       tokenizer: meter.counter.name,
-      summary: messageText(summaryItem),
+      summary: summary.text,
     };
     describeSummary(compaction, summary);
     return { items, compaction };
