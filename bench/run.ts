@@ -12,8 +12,9 @@ import type { Benchmark } from "./harness.js";
 import { loopBenchmark } from "./loop/index.js";
 import { providerBenchmark } from "./provider/index.js";
 import { sseBenchmark } from "./sse/index.js";
+import { tokenizerBenchmark } from "./tokenizer/index.js";
 
-const BENCHMARKS: readonly Benchmark[] = [sseBenchmark, providerBenchmark, loopBenchmark];
+const BENCHMARKS: readonly Benchmark[] = [sseBenchmark, providerBenchmark, loopBenchmark, tokenizerBenchmark];
 
 const RESULTS = join(dirname(fileURLToPath(import.meta.url)), "RESULTS.md");
 const HEADER =

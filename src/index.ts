@@ -20,14 +20,22 @@
  * @packageDocumentation
  */
 
-// ── context across runs ───────────────────────────────────────────────────────────────────
+// ── memory: tool history, context across runs ───────────────────────────────────────────────
 export {
+  CONTEXT_DEFAULTS,
   type CompileOptions,
   type ContextBundle,
-  type ContextItem,
+  type ContextStrategy,
   compileContextBundle,
+  type PastRun,
   renderContextBundle,
 } from "./context/bundle.js";
+export {
+  createThreadStore,
+  type ThreadStore,
+  type ThreadStoreOptions,
+  type ThreadSummary,
+} from "./context/threads.js";
 // ── errors and version ────────────────────────────────────────────────────────────────────
 export { EddyError, type EddyErrorCode, type ErrorFault } from "./errors.js";
 // ── frames ────────────────────────────────────────────────────────────────────────────────
@@ -60,6 +68,30 @@ export type {
 } from "./frames/frame.js";
 export { FRAME_TYPES } from "./frames/frame.js";
 export type { Clock } from "./frames/stamp.js";
+export { type CompactHistoryOptions, type CompactHistoryResult, compactHistory } from "./history/compact.js";
+export type { ForeignChatMessage, HistoryNote } from "./history/foreign.js";
+export { HISTORY_DEFAULTS, type ToolHistoryOptions } from "./history/options.js";
+export {
+  nativeStrategy,
+  type ToolHistoryStrategy,
+  type ToolHistoryStrategyName,
+  type ToolHistoryStrategySetting,
+  textEmbedStrategy,
+} from "./history/strategies.js";
+export {
+  createModelSummarizer,
+  type ModelSummarizerOptions,
+  type Summarizer,
+  type SummaryResult,
+} from "./history/summarizer.js";
+export { type ToResponsesInputOptions, toResponsesInput } from "./history/to-responses-input.js";
+export { createTokenCounter, type TokenCounter } from "./history/tokens.js";
+export {
+  type HistorySource,
+  type RenderedHistory,
+  ToolHistoryManager,
+  type ToolHistoryManagerOptions,
+} from "./history/tool-history.js";
 // ── the loop ──────────────────────────────────────────────────────────────────────────────
 export { LOOP_DEFAULTS } from "./loop/defaults.js";
 export type { FrameObserver } from "./loop/frame-channel.js";

@@ -305,7 +305,7 @@ describe("record → replay", () => {
 });
 
 describe("continuing from earlier runs (context bundles)", () => {
-  it("--context TAPE puts the earlier prompt, answer and tool summary before the new prompt", async () => {
+  it("--context TAPE puts the earlier prompt, its tool call and output, and its answer before the new prompt", async () => {
     const cwd = workspace();
     const url = await mock({
       turns: [
@@ -332,7 +332,14 @@ describe("continuing from earlier runs (context bundles)", () => {
     );
     expect(second.code).toBe(0);
     const started = parseFrames(second.stdout)[0];
-    expect(started?.type === "run_started" && Array.isArray(started.input) && started.input.length).toBe(4);
+    const input = started?.type === "run_started" && Array.isArray(started.input) ? started.input : [];
+    expect(input.map((i) => (i as { type: string }).type)).toEqual([
+      "message",
+      "function_call",
+      "function_call_output",
+      "message",
+      "message",
+    ]);
   });
 });
 

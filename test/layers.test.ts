@@ -15,7 +15,8 @@ const ALLOWED: Record<string, string[]> = {
   frames: ["protocol", "sse"],
   provider: ["protocol", "sse", "frames"],
   tools: ["protocol"],
-  history: ["protocol", "frames"],
+  // history/summarizer.ts asks a model for summaries through provider/llm-provider.ts (createLLMProvider).
+  history: ["protocol", "frames", "provider"],
   context: ["protocol", "frames", "history"],
   // Departure from DESIGN.md §2, said in the closing note: replayTape() drives the loop with the
   // recorded tool outputs, so replay/ sits above loop/ and tools/.

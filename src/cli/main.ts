@@ -13,6 +13,7 @@ import type { MockFlags } from "./mock-command.js";
 import type { ReplayFlags } from "./replay-command.js";
 import type { CliIo } from "./run-command.js";
 import { stylesFor } from "./terminal.js";
+import type { ThreadsFlags } from "./threads-command.js";
 
 // Commands are imported when run, so `--help` and `--version` do not load the whole runtime.
 
@@ -146,6 +147,26 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     .action(async (flags: MockFlags) => {
       const { mockCommand } = await import("./mock-command.js");
       exitCode = await mockCommand(flags, io);
+    });
+
+  const threads = program
+    .command("threads")
+    .description("list the threads of the workspace (conversations that span runs: eddy run --thread NAME)")
+    .option("--json", "print JSON")
+    .option("--workspace <dir>", "workspace whose .eddy/threads to read (default: the current directory)")
+    .action(async (flags: ThreadsFlags) => {
+      const { threadsCommand } = await import("./threads-command.js");
+      exitCode = await threadsCommand(undefined, flags, io);
+    });
+  threads
+    .command("show")
+    .description("print one thread: each run's prompt, outcome, answer, usage and tape")
+    .argument("<name>", "the thread")
+    .option("--json", "print the thread's records as JSON")
+    .option("--workspace <dir>", "workspace whose .eddy/threads to read (default: the current directory)")
+    .action(async (name: string, flags: ThreadsFlags) => {
+      const { threadsCommand } = await import("./threads-command.js");
+      exitCode = await threadsCommand(name, { ...threads.opts<ThreadsFlags>(), ...flags }, io);
     });
 
   program

@@ -1,8 +1,37 @@
 export {
+  bundleId,
   CONTEXT_BUNDLE_SCHEMA,
+  CONTEXT_DEFAULTS,
+  CONTEXT_STRATEGIES,
   type CompileOptions,
   type ContextBundle,
-  type ContextItem,
+  type ContextStrategy,
+  canonicalJson,
   compileContextBundle,
+  type PastRun,
+  pastRunFromFrames,
+  promptOf,
   renderContextBundle,
 } from "./bundle.js";
+export {
+  checkThreadName,
+  createThreadStore,
+  parseThreadLog,
+  THREAD_NAME_PATTERN,
+  type ThreadLog,
+  type ThreadOutcomeRecord,
+  type ThreadPromptRecord,
+  type ThreadRecord,
+  type ThreadRun,
+  type ThreadStore,
+  type ThreadStoreOptions,
+  type ThreadSummary,
+} from "./threads.js";
+export {
+  finishThreadRun,
+  type PreparedThreadRun,
+  type PrepareThreadRunOptions,
+  pastRuns,
+  prepareThreadRun,
+  type ThreadRunResult,
+} from "./threads-run.js";

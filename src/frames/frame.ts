@@ -121,6 +121,67 @@ export interface HistoryRepairedFrame extends FrameEnvelope {
   repairs: HistoryRepair[];
 }
 
+// ── context ─────────────────────────────────────────────────────────────────────────────────
+
+/** How a history was made smaller: a summary written by a model or extracted by rule, dropped turns, or the server's compaction. */
+export type CompactionMethod = "model_summary" | "extractive_summary" | "dropped" | "server_compact";
+
+/**
+ * What a compaction did to the conversation (the payload of `context_compacted`, without `turn`).
+ * `threshold`: the history passed the configured `truncationThreshold` and older tool calls were
+ * folded into a summary; `overflow`: the provider answered that the context is too long and whole
+ * oldest turns were dropped or summarized.
+ */
+export interface ContextCompaction {
+  trigger: "threshold" | "overflow";
+  method: CompactionMethod;
+  /** Input items taken out (the summary or notice put in their place is not counted). */
+  items_removed: number;
+  /** Tool calls among them (each with its output). */
+  calls_removed: number;
+  /** Token count of the history before and after (see `tokenizer`). */
+  tokens_before: number;
+  tokens_after: number;
+  /** `o200k_base`, `cl100k_base`, … for a real tokenizer; `estimate` otherwise. */
+  tokenizer: string;
+  /** The text put in place of the removed items: kept so a replay can reuse it instead of asking a model again. */
+  summary?: string;
+  /** The model that wrote the summary (`model_summary`). */
+  model?: string;
+  /** Why a configured summarization model was not used (its call failed): the summary is extractive. */
+  fallback_reason?: string;
+}
+
+/** The history sent with the next request was compacted (see `ContextCompaction`). */
+export interface ContextCompactedFrame extends FrameEnvelope, ContextCompaction {
+  type: "context_compacted";
+  turn: number;
+}
+
+/** What a compiled context bundle contributes to a run (the payload of `context_compiled`). */
+export interface ContextCompilation {
+  /** sha256 (hex) of the bundle's canonical JSON; the bundle is stored as `.eddy/bundles/<bundle_id>.json`. */
+  bundle_id: string;
+  /** The compiler strategy (`recent_messages_v1`, `summaries_recent_messages_v1`). */
+  strategy: string;
+  /** Input items the bundle rendered to (the new prompt not counted). */
+  item_count: number;
+  /** Token count of those items (see `tokenizer`). */
+  token_estimate: number;
+  tokenizer: string;
+  /** The thread the bundle was compiled from, when there is one. */
+  thread?: string;
+  /** Past runs the bundle draws on (verbatim or summarized). */
+  runs: number;
+  /** How older runs were summarized, when some were (`summaries_recent_messages_v1`). */
+  summary_method?: CompactionMethod;
+}
+
+/** The run's input starts with a context bundle compiled from earlier runs; emitted before the first request. */
+export interface ContextCompiledFrame extends FrameEnvelope, ContextCompilation {
+  type: "context_compiled";
+}
+
 // ── provider I/O ────────────────────────────────────────────────────────────────────────────
 
 /** An attempt of a turn's request starts; `body` is exactly what is sent. */
@@ -267,6 +328,8 @@ export type Frame =
   | ModeChangedFrame
   | HistoryRepairedFrame
   | CancelRequestedFrame
+  | ContextCompiledFrame
+  | ContextCompactedFrame
   | ToolCallFrame
   | ApprovalRequestedFrame
   | ApprovalDecidedFrame
@@ -290,6 +353,8 @@ export const FRAME_TYPES = [
   "mode_changed",
   "history_repaired",
   "cancel_requested",
+  "context_compiled",
+  "context_compacted",
   "tool_call",
   "approval_requested",
   "approval_decided",

@@ -2,8 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../protocol/types.js";
 import { validateInputItem } from "../protocol/validate.js";
 import { toInputItem } from "./items.js";
-import { repairChainedOutputs, repairHistory } from "./pairing.js";
-import { nativeStrategy, strategyFor, ToolHistoryManager, textEmbedStrategy } from "./tool-history.js";
+import { orderOutputs, repairChainedOutputs, repairHistory } from "./pairing.js";
 
 const call = (id: string, name = "f"): JsonObject => ({
   type: "function_call",
@@ -97,53 +96,27 @@ describe("toInputItem (DESIGN.md §8.3)", () => {
   });
 });
 
-describe("ToolHistoryManager (seed 004)", () => {
-  it("renders native pairs or text-embedded results, chosen by capability in one place", () => {
-    const m = new ToolHistoryManager();
-    m.addToolCall({ callId: "c1", name: "read_file", arguments: { path: "a" }, result: "A" });
-    const native = m.renderAsItems(strategyFor({ nativeToolHistory: true }));
-    expect(native).toEqual([
-      { type: "function_call", call_id: "c1", name: "read_file", arguments: '{"path":"a"}' },
-      { type: "function_call_output", call_id: "c1", output: "A" },
-    ]);
-    for (const item of native) expect(validateInputItem(item)).toBeUndefined();
-    const text = m.renderAsItems(strategyFor({ nativeToolHistory: false }));
-    expect(text).toHaveLength(1);
-    expect(JSON.stringify(text)).toContain("Context (tool result of read_file):\\nA");
-    expect(JSON.stringify(text)).not.toContain("function_call");
+describe("call id bounds and output order", () => {
+  it("keeps a renamed call id within the spec's 64 characters", () => {
+    const long = "x".repeat(64);
+    const { items } = repairHistory([call(long), out(long), user("more"), call(long), out(long)]);
+    const renamed = items[3]?.call_id as string;
+    expect(renamed).toHaveLength(64);
+    expect(renamed.endsWith("__2")).toBe(true);
+    expect(items[4]?.call_id).toBe(renamed);
+    for (const item of items) expect(validateInputItem(item)).toBeUndefined();
   });
 
-  it("keeps recent calls verbatim and summarizes older ones past the budget", () => {
-    const m = new ToolHistoryManager({ recentCallsToKeep: 2, truncationThreshold: 10 });
-    m.addToolCall({ callId: "1", name: "read_file", arguments: '{"path":"a"}', result: "aaaaaa" });
-    m.addToolCall({
-      callId: "2",
-      name: "grep",
-      arguments: '{"pattern":"x"}',
-      result: "bbbbbb",
-      isError: true,
-    });
-    m.addToolCall({ callId: "3", name: "shell", arguments: '{"command":"ls"}', result: "cccccc" });
-    m.addToolCall({ callId: "4", name: "write_file", arguments: '{"path":"b"}', result: "dddddd" });
-    const { summary, recent } = m.getCompactedHistory();
-    expect(recent.map((e) => e.callId)).toEqual(["3", "4"]);
-    expect(summary).toContain("Earlier tool calls (2");
-    expect(summary).toContain('read: 1 call: read_file({"path":"a"})');
-    expect(summary).toContain("search: 1 call, 1 failed");
-    const items = m.renderAsItems(nativeStrategy);
-    expect(items[0]).toMatchObject({ type: "message", role: "user" });
-    expect(items.slice(1).map((i) => i.type)).toEqual([
-      "function_call",
-      "function_call_output",
-      "function_call",
-      "function_call_output",
+  it("puts a run of outputs in the order of their calls, and leaves ordered ones alone", () => {
+    const ordered = [call("a"), call("b"), out("a"), out("b")];
+    expect(orderOutputs(ordered)).toEqual({ items: ordered, moved: 0 });
+    const { items, moved } = orderOutputs([call("a"), call("b"), out("b"), out("a")]);
+    expect(items.map((i) => `${i.type}:${i.call_id}`)).toEqual([
+      "function_call:a",
+      "function_call:b",
+      "function_call_output:a",
+      "function_call_output:b",
     ]);
-  });
-
-  it("pairs a foreign item history by call_id, leaving orphans out", () => {
-    const m = new ToolHistoryManager();
-    m.addFromItems([call("a", "ls"), out("zzz"), out("a", "files")]);
-    expect(m.size).toBe(1);
-    expect(m.renderAsItems(textEmbedStrategy)).toHaveLength(1);
+    expect(moved).toBe(2);
   });
 });

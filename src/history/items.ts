@@ -42,6 +42,11 @@ export function toInputItem(item: JsonObject, options: InputNormalization): Json
   return out;
 }
 
+/** A `function_call` input item. */
+export function functionCallItem(callId: string, name: string, args: string): JsonObject {
+  return { type: "function_call", call_id: callId, name, arguments: args };
+}
+
 /** A `function_call_output` input item. */
 export function functionCallOutputItem(callId: string, output: string): JsonObject {
   return { type: "function_call_output", call_id: callId, output };

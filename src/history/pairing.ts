@@ -46,7 +46,9 @@ export function repairHistory(items: readonly JsonObject[]): RepairedHistory {
       callCount.set(original, n);
       let id = original;
       if (n > 1) {
-        id = `${original}__${n}`;
+        // The spec bounds call_id to 64 characters: shorten the base, never the suffix.
+        const suffix = `__${n}`;
+        id = `${original.slice(0, 64 - suffix.length)}${suffix}`;
         repairs.push({
           kind: "duplicate_call_id",
           call_id: original,
@@ -149,4 +151,32 @@ export function repairChainedOutputs(
     });
   }
   return { items: out, repairs };
+}
+
+/**
+ * Puts each run of consecutive outputs in the order of the calls they answer (parallel results
+ * that finished in reverse still go back as c1, c2: pairing is by `call_id`, and some servers and
+ * chat templates read them by position). Returns the items unchanged when they already are.
+ */
+export function orderOutputs(items: readonly JsonObject[]): { items: JsonObject[]; moved: number } {
+  const callIndex = new Map<unknown, number>();
+  const out = [...items];
+  let moved = 0;
+  for (let i = 0; i < out.length; i++) {
+    const item = out[i] as JsonObject;
+    if (item.type === "function_call") callIndex.set(item.call_id, i);
+    if (item.type !== "function_call_output") continue;
+    let end = i;
+    while (end < out.length && (out[end] as JsonObject).type === "function_call_output") end++;
+    const run = out.slice(i, end);
+    const sorted = [...run].sort(
+      (a, b) => (callIndex.get(a.call_id) ?? -1) - (callIndex.get(b.call_id) ?? -1),
+    );
+    sorted.forEach((o, k) => {
+      if (o !== run[k]) moved++;
+      out[i + k] = o;
+    });
+    i = end - 1;
+  }
+  return { items: moved === 0 ? [...items] : out, moved };
 }

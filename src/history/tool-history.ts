@@ -1,170 +1,343 @@
 /**
- * Tool history for *foreign* conversations (seed 004, RFC 00025): one `ToolHistoryManager` holds
- * past tool calls and their results, keeps the recent ones verbatim, summarizes older ones once the
- * results outgrow a budget, and renders them as input items through a strategy:
+ * `ToolHistoryManager`: the one path tool history takes to a model (RFC "Unified Tool History").
+ * eddy's own conversation items, a context bundle's items and a foreign chat history all go
+ * through `render`, which
  *
- * - `nativeStrategy`: `function_call` + `function_call_output` items (pairs kept intact);
- * - `textEmbedStrategy`: results as user text, calls omitted (for servers that reject
- *   `function_call` input items, and so the model cannot mimic call syntax).
+ * 1. reads the source (foreign messages are parsed: foreign.ts);
+ * 2. drops reasoning the target model cannot use (produced by another model, or followed by
+ *    nothing), stripping the ids of the items that were paired with it;
+ * 3. repairs pairing: every call gets exactly one output, in call order; orphan outputs go;
+ *    repeated call ids are renamed together with their outputs (pairing.ts);
+ * 4. folds calls older than the `recentCallsToKeep` most recent into one summary once the history
+ *    passes `truncationThreshold` tokens (by a model when `summarizationModel` is set, else by
+ *    rule), remembering the fold so the next request reuses the same summary;
+ * 5. renders through the strategy chosen once, from the `strategy` setting and the provider's
+ *    `nativeToolHistory` capability (strategies.ts `resolveStrategy`).
  *
- * The strategy is chosen in one place, from the provider's `nativeToolHistory` capability
- * (`strategyFor`). eddy's own loop never uses this: within a run, history always travels as native
- * items (DESIGN.md §8.3). This is for histories eddy did not produce — a chat transcript, an
- * earlier session — that must be handed to a Responses model.
+ * With the native strategy and nothing to repair or fold, `render` returns the very items it was
+ * given: eddy's stateless requests and their replays stay byte-identical.
+ *
+ * One manager per conversation: it remembers its fold and caches token counts per item.
  */
+import { EddyError } from "../errors.js";
+import type { ContextCompaction, HistoryRepair } from "../frames/frame.js";
 import type { ItemParam, JsonObject } from "../protocol/types.js";
+import type { Provider } from "../provider/provider.js";
+import {
+  type CompactHistoryResult,
+  compactHistory,
+  countCalls,
+  replaceUnits,
+  selectFold,
+  takenItems,
+} from "./compact.js";
+import { type ForeignChatMessage, type HistoryNote, parseForeignMessages } from "./foreign.js";
+import { resolveHistoryOptions, type ToolHistoryOptions } from "./options.js";
+import { orderOutputs, repairHistory } from "./pairing.js";
+import { resolveStrategy, type ToolHistoryStrategy, type ToolHistoryStrategyName } from "./strategies.js";
+import {
+  createModelSummarizer,
+  extractiveSummarizer,
+  extractiveSummary,
+  type Summarizer,
+  type SummaryResult,
+} from "./summarizer.js";
+import { createTokenCounter, type TokenCounter, TokenMeter } from "./tokens.js";
+import { callRecords, dropDanglingReasoning, dropReasoning, splitUnits } from "./units.js";
 
-export interface ToolHistoryEntry {
-  callId: string;
-  name: string;
-  /** The arguments, as the JSON string the model produced (an object is JSON-encoded). */
-  arguments: string | JsonObject;
-  /** The result text the tool returned. */
-  result: string;
-  isError?: boolean;
-}
+/** What to render: conversation items (eddy's own, a bundle's, any Open Responses items) or a foreign chat. */
+export type HistorySource =
+  | {
+      items: readonly ItemParam[] | readonly JsonObject[];
+      /** The model that produced these items; reasoning is dropped when it is not the manager's `model`. */
+      model?: string | undefined;
+    }
+  | {
+      messages: readonly ForeignChatMessage[];
+      /** The model that produced the assistant messages (when they do not say). */
+      sourceModel?: string | undefined;
+    };
 
-export interface ToolHistoryOptions {
+/** Options of `ToolHistoryManager`: the settings, and the provider and model the history goes to. */
+export interface ToolHistoryManagerOptions extends ToolHistoryOptions {
   /**
-   * Calls kept verbatim once the history is compacted.
-   * @defaultValue 6
+   * The provider the history goes to: its capabilities choose the strategy (`auto`) and summaries are asked of it.
+   * @defaultValue none (strategy from `capabilities`; summaries extractive)
    */
-  recentCallsToKeep?: number;
+  provider?: Provider;
+  /** The capabilities to choose by when there is no provider. @defaultValue native */
+  capabilities?: { nativeToolHistory: boolean };
   /**
-   * Characters of results above which older calls are summarized.
-   * @defaultValue 40_000
+   * The model the history goes to: it picks the tokenizer, and reasoning from other models is dropped.
+   * @defaultValue none (the estimate counts tokens)
    */
-  truncationThreshold?: number;
+  model?: string | null;
+  /**
+   * Writes summaries instead of the one the settings imply (a replay's `recordedSummarizer`, tests).
+   * @defaultValue the model summarizer when `summarizationModel` is set, else the extractive one
+   */
+  summarizer?: Summarizer;
+  /**
+   * Counts tokens instead of the model's tokenizer.
+   * @defaultValue the model's tokenizer (`createTokenCounter(model)`)
+   */
+  tokenCounter?: TokenCounter;
 }
 
-export const TOOL_HISTORY_DEFAULTS = { recentCallsToKeep: 6, truncationThreshold: 40_000 } as const;
-
-export interface CompactedHistory {
-  /** One text summarizing the calls that were not kept, or undefined when none were dropped. */
-  summary: string | undefined;
-  recent: ToolHistoryEntry[];
+/** What `render` produced. */
+export interface RenderedHistory {
+  /** The `input` items to send. */
+  items: ItemParam[];
+  /**
+   * The conversation after repairs and folding, in native form: keep it as the conversation so
+   * repairs are made (and reported) once.
+   */
+  history: JsonObject[];
+  strategy: ToolHistoryStrategyName;
+  /** Pairing repairs, for a `history_repaired` frame. */
+  repairs: HistoryRepair[];
+  /** Everything else dropped or changed (reasoning, ids, names, ignored parts, reordered outputs). */
+  notes: HistoryNote[];
+  /** Set when this render folded older calls into a summary: the `context_compacted` frame's payload. */
+  compaction?: ContextCompaction;
 }
 
-export interface ToolHistoryStrategy {
-  readonly name: "native" | "text-embed";
-  renderEntry(entry: ToolHistoryEntry): ItemParam[];
-  renderSummary(summary: string): ItemParam[];
-}
-
-const userText = (text: string): ItemParam =>
-  ({ type: "message", role: "user", content: [{ type: "input_text", text }] }) as ItemParam;
-
-export const textEmbedStrategy: ToolHistoryStrategy = {
-  name: "text-embed",
-  renderEntry: (entry) => [
-    userText(`Context (tool result of ${entry.name}${entry.isError ? ", failed" : ""}):\n${entry.result}`),
-  ],
-  renderSummary: (summary) => (summary === "" ? [] : [userText(summary)]),
-};
-
-export const nativeStrategy: ToolHistoryStrategy = {
-  name: "native",
-  renderEntry: (entry) => [
-    {
-      type: "function_call",
-      call_id: entry.callId,
-      name: entry.name,
-      arguments: typeof entry.arguments === "string" ? entry.arguments : JSON.stringify(entry.arguments),
-    } as ItemParam,
-    { type: "function_call_output", call_id: entry.callId, output: entry.result } as ItemParam,
-  ],
-  // Summaries have no native item: they go as text.
-  renderSummary: (summary) => textEmbedStrategy.renderSummary(summary),
-};
-
-/** The one place the rendering strategy is chosen. */
-export function strategyFor(capabilities: { nativeToolHistory: boolean }): ToolHistoryStrategy {
-  return capabilities.nativeToolHistory ? nativeStrategy : textEmbedStrategy;
-}
-
+/** The manager of tool history (see the module comment). */
 export class ToolHistoryManager {
-  private readonly entries: ToolHistoryEntry[] = [];
-  private readonly recentCallsToKeep: number;
-  private readonly truncationThreshold: number;
+  /** The strategy every render uses, chosen once from the settings and the provider's capabilities. */
+  readonly strategy: ToolHistoryStrategy;
+  readonly recentCallsToKeep: number;
+  readonly truncationThreshold: number;
+  private readonly model: string | undefined;
+  private readonly summarizer: Summarizer;
+  private readonly counterOverride: TokenCounter | undefined;
+  private meterPromise: Promise<TokenMeter> | undefined;
+  /** The last fold: the original items it removed and the summary item standing for them. */
+  private fold: { removed: ReadonlySet<JsonObject>; summary: JsonObject } | undefined;
+  /** A meter for the cheap bound (needs no tokenizer). */
+  private readonly bound = new TokenMeter({ name: "bound", count: (t) => t.length });
 
-  constructor(options: ToolHistoryOptions = {}) {
-    this.recentCallsToKeep = options.recentCallsToKeep ?? TOOL_HISTORY_DEFAULTS.recentCallsToKeep;
-    this.truncationThreshold = options.truncationThreshold ?? TOOL_HISTORY_DEFAULTS.truncationThreshold;
+  constructor(options: ToolHistoryManagerOptions = {}) {
+    const resolved = resolveHistoryOptions(options);
+    this.recentCallsToKeep = resolved.recentCallsToKeep;
+    this.truncationThreshold = resolved.truncationThreshold;
+    this.strategy = resolveStrategy(
+      resolved.strategy,
+      options.provider?.capabilities ?? options.capabilities,
+    );
+    this.model = options.model ?? undefined;
+    this.counterOverride = options.tokenCounter;
+    if (options.summarizer !== undefined) this.summarizer = options.summarizer;
+    else if (resolved.summarizationModel === undefined) this.summarizer = extractiveSummarizer;
+    else if (options.provider === undefined) {
+      throw new EddyError(
+        "invalid_config",
+        `summarizationModel ${JSON.stringify(resolved.summarizationModel)} needs a provider to ask: pass \`provider\``,
+        { fault: "user" },
+      );
+    } else
+      this.summarizer = createModelSummarizer({
+        provider: options.provider,
+        model: resolved.summarizationModel,
+      });
   }
 
-  addToolCall(entry: ToolHistoryEntry): void {
-    this.entries.push(entry);
-  }
-
-  /** Pairs the `function_call`s and `function_call_output`s of an item list (by `call_id`) and adds them. */
-  addFromItems(items: readonly JsonObject[]): void {
-    const calls = new Map<string, JsonObject>();
-    for (const item of items) {
-      if (item.type === "function_call" && typeof item.call_id === "string") calls.set(item.call_id, item);
-      if (item.type !== "function_call_output" || typeof item.call_id !== "string") continue;
-      const call = calls.get(item.call_id);
-      if (call === undefined) continue; // an orphan output cannot be attributed: leave it out
-      calls.delete(item.call_id);
-      this.addToolCall({
-        callId: item.call_id,
-        name: typeof call.name === "string" ? call.name : "tool",
-        arguments: typeof call.arguments === "string" ? call.arguments : "{}",
-        result: typeof item.output === "string" ? item.output : JSON.stringify(item.output),
+  /** Renders a history as `input` items (see the module comment). */
+  async render(source: HistorySource, options: { signal?: AbortSignal } = {}): Promise<RenderedHistory> {
+    const notes: HistoryNote[] = [];
+    let items: JsonObject[];
+    if ("messages" in source) {
+      const parsed = parseForeignMessages(source.messages, {
+        model: this.model,
+        sourceModel: source.sourceModel,
+      });
+      items = parsed.items;
+      notes.push(...parsed.notes);
+    } else {
+      items = source.items as JsonObject[];
+      if (source.model !== undefined && this.model !== undefined && source.model !== this.model) {
+        const changed = dropReasoning(items);
+        items = changed.items;
+        if (changed.dropped > 0) {
+          notes.push({
+            kind: "reasoning_dropped",
+            detail: `${changed.dropped} reasoning item(s) from ${source.model} dropped: encrypted reasoning only replays to the model that produced it (${this.model} now)`,
+          });
+        }
+        if (changed.stripped > 0)
+          notes.push({
+            kind: "ids_stripped",
+            detail: `the ids of ${changed.stripped} item(s) paired with that reasoning were stripped`,
+          });
+      }
+    }
+    const dangling = dropDanglingReasoning(items);
+    if (dangling.dropped > 0) {
+      items = dangling.items;
+      notes.push({
+        kind: "reasoning_dropped",
+        detail: `${dangling.dropped} reasoning item(s) with nothing following them dropped`,
       });
     }
+    const repaired = repairHistory(items);
+    const ordered = orderOutputs(repaired.items);
+    if (ordered.moved > 0)
+      notes.push({
+        kind: "outputs_reordered",
+        detail: `${ordered.moved} output(s) moved into the order of their calls`,
+      });
+    const folded = await this.applyThreshold(ordered.items, options.signal);
+    const out: RenderedHistory = {
+      items: this.renderItems(folded.items),
+      history: folded.items,
+      strategy: this.strategy.name,
+      repairs: repaired.repairs,
+      notes,
+    };
+    if (folded.compaction !== undefined) out.compaction = folded.compaction;
+    return out;
   }
 
-  get size(): number {
-    return this.entries.length;
+  /**
+   * Makes `items` fit `budget` tokens after the provider said the context is too long: whole oldest
+   * turns are summarized (by the configured summarizer, extractive as the fallback) or dropped
+   * (compact.ts `compactHistory`). `fits: false` means even that was not enough.
+   */
+  async compactForOverflow(
+    items: readonly JsonObject[],
+    options: { budget: number; method?: "summarize" | "drop"; signal?: AbortSignal },
+  ): Promise<CompactHistoryResult> {
+    const meter = await this.meter();
+    const method = options.method ?? "summarize";
+    const first = compactHistory(items, { budget: options.budget, method, meter });
+    if (first.compaction === undefined || method === "drop" || this.summarizer === extractiveSummarizer)
+      return first;
+    const summary = await this.summarizer(first.removed, withSignal(options.signal));
+    const second = compactHistory(items, {
+      budget: options.budget,
+      meter,
+      summarize: (removed) => (sameItems(removed, first.removed) ? summary.text : extractiveSummary(removed)),
+    });
+    if (second.compaction !== undefined && sameItems(second.removed, first.removed))
+      describeSummary(second.compaction, summary);
+    return second;
   }
 
-  /** All calls while their results fit the budget; else the recent ones plus a summary of the rest. */
-  getCompactedHistory(): CompactedHistory {
-    const total = this.entries.reduce((n, e) => n + e.result.length, 0);
-    if (total <= this.truncationThreshold || this.entries.length <= this.recentCallsToKeep) {
-      return { summary: undefined, recent: [...this.entries] };
+  /** Writes a summary of `items` with the configured summarizer (context bundles use it for older runs). */
+  summarize(items: readonly JsonObject[], options: { signal?: AbortSignal } = {}): Promise<SummaryResult> {
+    return this.summarizer(items, options);
+  }
+
+  /** Counts the tokens of `items` with the target model's tokenizer (or the estimate). */
+  async countTokens(items: readonly JsonObject[]): Promise<{ tokens: number; tokenizer: string }> {
+    const meter = await this.meter();
+    return { tokens: meter.items(items), tokenizer: meter.counter.name };
+  }
+
+  /** The token meter of the target model (its tokenizer loaded on the first call). */
+  tokenMeter(): Promise<TokenMeter> {
+    return this.meter();
+  }
+
+  private meter(): Promise<TokenMeter> {
+    this.meterPromise ??= (
+      this.counterOverride !== undefined
+        ? Promise.resolve(this.counterOverride)
+        : createTokenCounter(this.model)
+    ).then((counter) => new TokenMeter(counter));
+    return this.meterPromise;
+  }
+
+  private renderItems(items: readonly JsonObject[]): ItemParam[] {
+    const { strategy } = this;
+    if (strategy.name === "native") return items as ItemParam[];
+    const records = callRecords(items);
+    const out: ItemParam[] = [];
+    for (const item of items) {
+      if (item.type === "function_call") out.push(...strategy.renderCall(item, undefined));
+      else if (item.type === "function_call_output") {
+        const record = records.get(item);
+        out.push(
+          ...(record === undefined ? strategy.renderOther(item) : strategy.renderResult(item, record)),
+        );
+      } else out.push(...strategy.renderOther(item));
     }
-    const cut = this.entries.length - this.recentCallsToKeep;
-    return { summary: summarize(this.entries.slice(0, cut)), recent: this.entries.slice(cut) };
+    return out;
   }
 
-  renderAsItems(strategy: ToolHistoryStrategy = textEmbedStrategy): ItemParam[] {
-    const { summary, recent } = this.getCompactedHistory();
-    const items: ItemParam[] = summary === undefined ? [] : strategy.renderSummary(summary);
-    for (const entry of recent) items.push(...strategy.renderEntry(entry));
-    return items;
+  /** Steps 4 of `render`: reuse the last fold, and fold more once past the threshold. */
+  private async applyThreshold(
+    source: JsonObject[],
+    signal: AbortSignal | undefined,
+  ): Promise<{ items: JsonObject[]; compaction?: ContextCompaction }> {
+    let items = this.reuseFold(source);
+    // Cheap first: no byte-level tokenizer counts more tokens than the JSON has bytes.
+    if (this.bound.upperBound(items) <= this.truncationThreshold) return { items };
+    const meter = await this.meter();
+    const before = meter.items(items);
+    if (before <= this.truncationThreshold) return { items };
+    const units = splitUnits(items);
+    const chosen = selectFold(items, units, this.recentCallsToKeep);
+    if (chosen.size === 0) return { items };
+    const taken = takenItems(items, units, chosen);
+    const summary = await this.summarizer(taken, withSignal(signal));
+    const [summaryItem] = this.strategy.renderSummary(summary.text) as JsonObject[];
+    if (summaryItem === undefined) return { items };
+    const previous = this.fold;
+    const removed = new Set<JsonObject>(previous?.removed ?? []);
+    for (const item of taken) if (item !== previous?.summary) removed.add(item);
+    this.fold = { removed, summary: summaryItem };
+    items = replaceUnits(items, units, chosen, summaryItem);
+    const compaction: ContextCompaction = {
+      trigger: "threshold",
+      method: summary.method,
+      items_removed: taken.length,
+      calls_removed: countCalls(taken),
+      tokens_before: before,
+      tokens_after: meter.items(items),
+      tokenizer: meter.counter.name,
+      summary: summary.text,
+    };
+    describeSummary(compaction, summary);
+    return { items, compaction };
+  }
+
+  /** The source with the last fold applied again, when every item it removed is still there. */
+  private reuseFold(source: JsonObject[]): JsonObject[] {
+    const fold = this.fold;
+    if (fold === undefined) return source;
+    let last = -1;
+    let found = 0;
+    source.forEach((item, i) => {
+      if (fold.removed.has(item)) {
+        found++;
+        last = i;
+      }
+    });
+    if (found === 0) return source; // the caller kept the folded history: nothing to redo
+    if (found !== fold.removed.size) {
+      this.fold = undefined; // a different conversation: start over
+      return source;
+    }
+    const out: JsonObject[] = [];
+    source.forEach((item, i) => {
+      if (!fold.removed.has(item)) out.push(item);
+      else if (i === last) out.push(fold.summary);
+    });
+    return out;
   }
 }
 
-const CATEGORIES: [string, RegExp][] = [
-  ["read", /read|cat|open|view|get_file|fetch/i],
-  ["write", /write|patch|edit|create|delete|move/i],
-  ["terminal", /shell|bash|exec|run|terminal|command/i],
-  ["search", /grep|search|find|list|ls|glob/i],
-];
-
-/** A deterministic summary of older calls, grouped by kind (read / write / terminal / search / other). */
-function summarize(entries: readonly ToolHistoryEntry[]): string {
-  const groups = new Map<string, ToolHistoryEntry[]>();
-  for (const e of entries) {
-    const kind = CATEGORIES.find(([, re]) => re.test(e.name))?.[0] ?? "other";
-    groups.set(kind, [...(groups.get(kind) ?? []), e]);
-  }
-  const lines = [`Earlier tool calls (${entries.length}, summarized to save context):`];
-  for (const kind of ["read", "write", "terminal", "search", "other"]) {
-    const list = groups.get(kind);
-    if (list === undefined) continue;
-    const failed = list.filter((e) => e.isError).length;
-    const names = [...new Set(list.map((e) => `${e.name}(${brief(e.arguments)})`))].slice(0, 8);
-    lines.push(
-      `- ${kind}: ${list.length} call${list.length === 1 ? "" : "s"}${failed ? `, ${failed} failed` : ""}: ${names.join(", ")}`,
-    );
-  }
-  return lines.join("\n");
+function describeSummary(compaction: ContextCompaction, summary: SummaryResult): void {
+  compaction.method = summary.method;
+  if (summary.model !== undefined) compaction.model = summary.model;
+  if (summary.fallback_reason !== undefined) compaction.fallback_reason = summary.fallback_reason;
 }
 
-function brief(args: string | JsonObject): string {
-  const text = typeof args === "string" ? args : JSON.stringify(args);
-  const oneLine = text.replace(/\s+/g, " ");
-  return oneLine.length > 60 ? `${oneLine.slice(0, 59)}…` : oneLine;
+function sameItems(a: readonly JsonObject[], b: readonly JsonObject[]): boolean {
+  return a.length === b.length && a.every((item, i) => item === b[i]);
+}
+
+function withSignal(signal: AbortSignal | undefined): { signal?: AbortSignal } {
+  return signal === undefined ? {} : { signal };
 }

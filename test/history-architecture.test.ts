@@ -1,0 +1,88 @@
+/**
+ * Tool history has a single source of truth (RFC "Unified Tool History"): one manager, one place
+ * the strategy is chosen, one module that turns tool history into prose. These checks read src/
+ * and fail when a second path appears.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const SRC = join(dirname(fileURLToPath(import.meta.url)), "..", "src");
+
+function sources(dir: string = SRC): { path: string; code: string }[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = join(dir, e.name);
+    if (e.isDirectory()) return e.name === "generated" ? [] : sources(full);
+    if (!e.name.endsWith(".ts") || e.name.endsWith(".test.ts")) return [];
+    return [{ path: relative(SRC, full), code: stripComments(readFileSync(full, "utf8")) }];
+  });
+}
+
+/** Code without comments (doc comments may talk about tool results freely). */
+function stripComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`])\/\/.*$/gm, "$1");
+}
+
+function filesMatching(pattern: RegExp): string[] {
+  return sources()
+    .filter((f) => pattern.test(f.code))
+    .map((f) => f.path)
+    .sort();
+}
+
+describe("tool history: one path", () => {
+  it("formats tool calls and results as text in exactly one module", () => {
+    // How a text rendering of tool history shows itself, in the forms seen in the field: a result
+    // announced as such, HTML-comment markers, "[Tool call: …]", a call written as name(args), a
+    // call described with what it returned.
+    const prose = [
+      /tool result/i,
+      /prior-tool/,
+      /\[Tool call/i,
+      /Earlier tool calls/i,
+      /\$\{[\w.]*name\}\(/,
+      /Tool call \$\{/,
+    ];
+    // The mock server is the model's side: what its demo model says is not eddy's history.
+    const files = sources().filter((f) => !f.path.startsWith("mock/") && prose.some((re) => re.test(f.code)));
+    expect(files.map((f) => f.path)).toEqual(["history/tool-text.ts"]);
+  });
+
+  it("chooses the rendering strategy in one place, from the capability, called once", () => {
+    expect(filesMatching(/\bnativeToolHistory\s*(===|!==|\?|&&|\|\|)|\.nativeToolHistory\b/)).toEqual([
+      "history/strategies.ts",
+    ]);
+    expect(filesMatching(/\bresolveStrategy\(/)).toEqual([
+      "history/strategies.ts",
+      "history/tool-history.ts",
+    ]);
+    const manager = sources().find((f) => f.path === "history/tool-history.ts")?.code ?? "";
+    expect(manager.match(/\bresolveStrategy\(/g)).toHaveLength(1);
+  });
+
+  it("builds tool-history input items only in history/", () => {
+    const builders = filesMatching(/type:\s*"function_call(_output)?"/);
+    const allowed: Record<string, string> = {
+      // The mock server produces a model's *output* items, not a history.
+      "mock/": "output items of the mock model",
+      // The assembler rebuilds output items from stream events.
+      "provider/assembler/": "output items assembled from events",
+      // LLMProvider.generateResponsesTurn sends the caller's outputs for the previous response
+      // (chained follow-up); it renders no history.
+      "provider/llm-provider.ts": "chained outputs of a one-turn API",
+    };
+    const elsewhere = builders.filter(
+      (path) =>
+        !path.startsWith("history/") && !Object.keys(allowed).some((prefix) => path.startsWith(prefix)),
+    );
+    expect(elsewhere).toEqual([]);
+  });
+
+  it("renders bundles and foreign histories through the manager", () => {
+    const bundle = sources().find((f) => f.path === "context/bundle.ts")?.code ?? "";
+    expect(bundle).toMatch(/manager\.render\(/);
+    const foreign = sources().find((f) => f.path === "history/to-responses-input.ts")?.code ?? "";
+    expect(foreign).toMatch(/manager\.render\(/);
+  });
+});
