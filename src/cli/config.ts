@@ -269,39 +269,61 @@ type Limits = Pick<
   "maxToolCalls" | "maxTurns" | "maxRetries" | "connectTimeoutMs" | "firstByteTimeoutMs" | "idleTimeoutMs"
 >;
 
+type NumberKey<T> = { [K in keyof T]-?: NonNullable<T[K]> extends number ? K : never }[keyof T];
+
+/** Where each limit comes from: its flag, its config-file key, the profile's value, the default. */
+const LIMIT_SOURCES: Record<
+  keyof Limits,
+  {
+    flag: NumberKey<RunFlags>;
+    file: NumberKey<ConfigFile>;
+    profile?: (p: ProviderProfile) => number | undefined;
+    fallback: number;
+  }
+> = {
+  maxToolCalls: { flag: "maxToolCalls", file: "max_tool_calls", fallback: LOOP_DEFAULTS.maxToolCalls },
+  maxTurns: { flag: "maxTurns", file: "max_turns", fallback: LOOP_DEFAULTS.maxTurns },
+  maxRetries: {
+    flag: "maxRetries",
+    file: "max_retries",
+    profile: (p) => p.retry?.maxRetries,
+    fallback: PROVIDER_DEFAULTS.maxRetries,
+  },
+  connectTimeoutMs: {
+    flag: "connectTimeout",
+    file: "connect_timeout_ms",
+    profile: (p) => p.timeouts?.connectMs,
+    fallback: PROVIDER_DEFAULTS.connectTimeoutMs,
+  },
+  firstByteTimeoutMs: {
+    flag: "firstByteTimeout",
+    file: "first_byte_timeout_ms",
+    profile: (p) => p.timeouts?.firstByteMs,
+    fallback: PROVIDER_DEFAULTS.firstByteTimeoutMs,
+  },
+  idleTimeoutMs: {
+    flag: "idleTimeout",
+    file: "idle_timeout_ms",
+    profile: (p) => p.timeouts?.idleMs,
+    fallback: PROVIDER_DEFAULTS.idleTimeoutMs,
+  },
+};
+
 /** Budgets, retries and timeouts: flag > config file > profile > `LOOP_DEFAULTS`/`PROVIDER_DEFAULTS`. */
 export function resolveLimits(s: ConfigSources, profile: ProviderProfile | undefined): Limits {
-  const { flags, file, path } = s;
-  const layered = (f: number | undefined, c: number | undefined, p: number | undefined, d: number) =>
-    pick(flag(f), fromFile(c, path), fromProfile(p, profile)) ?? { value: d, source: "default" as const };
-  return {
-    maxToolCalls: layered(flags.maxToolCalls, file.max_tool_calls, undefined, LOOP_DEFAULTS.maxToolCalls),
-    maxTurns: layered(flags.maxTurns, file.max_turns, undefined, LOOP_DEFAULTS.maxTurns),
-    maxRetries: layered(
-      flags.maxRetries,
-      file.max_retries,
-      profile?.retry?.maxRetries,
-      PROVIDER_DEFAULTS.maxRetries,
-    ),
-    connectTimeoutMs: layered(
-      flags.connectTimeout,
-      file.connect_timeout_ms,
-      profile?.timeouts?.connectMs,
-      PROVIDER_DEFAULTS.connectTimeoutMs,
-    ),
-    firstByteTimeoutMs: layered(
-      flags.firstByteTimeout,
-      file.first_byte_timeout_ms,
-      profile?.timeouts?.firstByteMs,
-      PROVIDER_DEFAULTS.firstByteTimeoutMs,
-    ),
-    idleTimeoutMs: layered(
-      flags.idleTimeout,
-      file.idle_timeout_ms,
-      profile?.timeouts?.idleMs,
-      PROVIDER_DEFAULTS.idleTimeoutMs,
-    ),
-  };
+  const resolved = Object.entries(LIMIT_SOURCES).map(([key, from]) => {
+    const fromThisProfile = profile === undefined ? undefined : fromProfile(from.profile?.(profile), profile);
+    const setting: Setting<number> = pick(
+      flag(s.flags[from.flag]),
+      fromFile(s.file[from.file], s.path),
+      fromThisProfile,
+    ) ?? {
+      value: from.fallback,
+      source: "default",
+    };
+    return [key, setting];
+  });
+  return Object.fromEntries(resolved) as Limits;
 }
 
 type Behaviour = Pick<

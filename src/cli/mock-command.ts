@@ -3,7 +3,6 @@
  * prints its base URL on stdout, logs one line per request on stderr, stops cleanly on Ctrl-C.
  */
 import { createMockServer, formatRequestLog, type MockServer } from "../mock/index.js";
-import { usageError } from "./preflight.js";
 import type { CliIo } from "./run-command.js";
 
 export interface MockFlags {
@@ -31,24 +30,13 @@ export async function mockCommand(flags: MockFlags, io: CliIo): Promise<number> 
   return 0;
 }
 
-/** Starts the server; a port that cannot be had is a usage error (exit 2), not an internal one. */
-async function listen(flags: MockFlags, io: CliIo): Promise<MockServer> {
+/** Starts the server (a port it cannot have is a user error from the listener: exit 2). */
+function listen(flags: MockFlags, io: CliIo): Promise<MockServer> {
   const options: Parameters<typeof createMockServer>[0] = {
     onRequest: (log) => io.stderr.write(`${formatRequestLog(log)}\n`),
   };
   if (flags.port !== undefined) options.port = flags.port;
   if (flags.scenario !== undefined) options.scenario = flags.scenario;
   if (flags.apiKey !== undefined) options.apiKey = flags.apiKey;
-  try {
-    return await createMockServer(options);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "EADDRINUSE" || code === "EACCES") {
-      const why = code === "EADDRINUSE" ? "it is in use" : "permission denied";
-      throw usageError(
-        `--port ${flags.port}: cannot listen on 127.0.0.1:${flags.port} (${why}; pick another port, or 0 for any free one)`,
-      );
-    }
-    throw err;
-  }
+  return createMockServer(options);
 }
