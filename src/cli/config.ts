@@ -224,13 +224,11 @@ export function resolveFallbacks(
       );
     }
     const { profile } = route;
-    const raw: Setting<string> = {
+    const { baseURL, credentials } = withoutCredentials({
       value: profileBaseURL(profile, s.env),
       source: "profile",
       from: profile.name,
-    };
-    const { url, credentials } = splitUrlCredentials(raw.value);
-    const baseURL = { ...raw, value: url };
+    });
     return {
       spec,
       model: route.model,
@@ -364,11 +362,16 @@ export function resolveBehaviour(s: ConfigSources): Behaviour {
 
 /** The run's own endpoint: the base URL without credentials, and its key (see `primaryKey`). */
 function primaryEndpoint(s: ConfigSources, profile: ProviderProfile, raw: Setting<string>): Endpoint {
-  const { url, credentials } = splitUrlCredentials(raw.value);
-  const baseURL = { ...raw, value: url };
+  const { baseURL, credentials } = withoutCredentials(raw);
   const apiKey =
     flag(s.flags.apiKey) ?? fromEnv(s.env, "OPENRESPONSES_API_KEY") ?? profileKey(s.env, baseURL, profile);
   return { profile, baseURL, apiKey, credentials };
+}
+
+/** A base URL setting with its `user:password@` taken out, and the credentials. */
+function withoutCredentials(raw: Setting<string>): Pick<Endpoint, "baseURL" | "credentials"> {
+  const { url, credentials } = splitUrlCredentials(raw.value);
+  return { baseURL: { ...raw, value: url }, credentials };
 }
 
 /**
