@@ -12,13 +12,9 @@ import type { Provider } from "./provider.js";
 import type { RetryPolicy } from "./retry.js";
 import type { WatchdogLimits } from "./watchdog.js";
 
-/** Whether a profile's server needs an API key (`ProviderProfile.keyPolicy`). */
-export type KeyPolicy = "required" | "optional";
-
-/** Whether a profile's server needs a model name (`ProviderProfile.modelPolicy`). */
-export type ModelPolicy = "required" | "server_default";
-
-/** An Open Responses endpoint eddy knows how to reach: URL, key source, defaults and capabilities. */
+/**
+ * A named provider endpoint: base URL, where its key comes from, default model, headers, limits and capabilities.
+ */
 export interface ProviderProfile {
   name: string;
   /** The base URL (see `resolveResponsesUrl`). Empty when it must come from `baseURLEnv`. */
@@ -51,6 +47,12 @@ export interface ProviderProfile {
   /** What this profile is, for `eddy config` and errors. */
   description: string;
 }
+
+/** Whether a profile's server needs an API key (`ProviderProfile.keyPolicy`). */
+export type KeyPolicy = "required" | "optional";
+
+/** Whether a profile's server needs a model name (`ProviderProfile.modelPolicy`). */
+export type ModelPolicy = "required" | "server_default";
 
 const localServer = (
   name: string,
