@@ -206,33 +206,38 @@ describe("exit codes and the human view against a scripted provider", () => {
 });
 
 describe("record → replay", () => {
-  const scenarios: [string, Scenario, string[]][] = [
+  // [label, scenario, flags, the recorded run's exit code]
+  const scenarios: [string, Scenario, string[], number][] = [
     [
       "a chained tool loop",
       { turns: [call("read_file", { path: "package.json" }, "c1"), text("It is demo-app.")] },
       [],
+      0,
     ],
     [
       "a stateless tool loop",
       { turns: [call("grep", { pattern: "TODO" }), text("One TODO.")] },
       ["--stateless"],
+      0,
     ],
-    ["a failed run", { turns: [{ ...text("oops"), status: "failed" }] }, []],
+    ["a failed run", { turns: [{ ...text("oops"), status: "failed" }] }, [], 1],
     [
       "a retried request",
       {
         turns: [{ faults: { httpError: { status: 503, headers: { "retry-after-ms": "10" } } } }, text("ok")],
       },
       [],
+      0,
     ],
-    ["an incomplete response", { turns: [{ ...text("cut"), status: "incomplete" }] }, []],
+    ["an incomplete response", { turns: [{ ...text("cut"), status: "incomplete" }] }, [], 1],
     [
       "a refused disabled tool",
       { turns: [call("write_file", { path: "x", content: "y" }), text("cannot write")] },
       [],
+      0,
     ],
   ];
-  for (const [label, scenario, flags] of scenarios) {
+  for (const [label, scenario, flags, code] of scenarios) {
     it(label, async () => {
       const cwd = workspace();
       const url = await mock(scenario);
@@ -240,7 +245,7 @@ describe("record → replay", () => {
       const rec = await runCli(["run", "--base-url", url, "--model", "m", "--record", tape, ...flags, "go"], {
         cwd,
       });
-      expect([0, 1, 3]).toContain(rec.code);
+      expect(rec.code).toBe(code);
       const replay = await runCli(["replay", tape], { cwd });
       expect(replay.stdout).toMatch(/^replay matches \(\d+ frames\)/);
       expect(replay.code).toBe(0);

@@ -1,52 +1,87 @@
-/** `eddy config`: the effective configuration of a run and where each value came from (keys redacted). */
-import { type EffectiveConfig, type RunFlags, redactKey, resolveConfig, type Setting } from "./config.js";
+/**
+ * `eddy config`: the effective configuration of a run and where each value came from (keys and
+ * URL passwords redacted), and what the run would lack to start (see preflight.ts).
+ */
+import {
+  type EffectiveConfig,
+  type Endpoint,
+  type RunFlags,
+  redactKey,
+  resolveConfig,
+  type Setting,
+} from "./config.js";
+import { missingSettings } from "./preflight.js";
 import type { CliIo } from "./run-command.js";
+import { describeWithCredentials } from "./url-credentials.js";
+
+type Row = [name: string, value: string, source: string];
 
 export function configCommand(flags: RunFlags, io: CliIo): number {
   const config = resolveConfig(flags, io.env, io.cwd);
-  const rows: [string, string, string][] = [];
-  const add = (
-    name: string,
-    setting: Setting<unknown> | undefined,
-    show: (v: unknown) => string = String,
-  ) => {
-    if (setting === undefined) {
-      rows.push([name, "(none)", ""]);
-      return;
-    }
-    rows.push([
-      name,
-      setting.value === undefined || setting.value === null ? "(none)" : show(setting.value),
-      sourceOf(setting),
-    ]);
-  };
-  const target = config.target;
-  if (target.kind === "mock")
-    rows.push(["provider", "embedded mock server (demo model)", `default: ${target.why}`]);
-  else {
-    rows.push(["provider", `${target.profile.name} — ${target.profile.description}`, ""]);
-    add("base_url", target.baseURL);
-    add("api_key", target.apiKey, (v) => redactKey(String(v)));
-    for (const f of target.fallbacks)
-      rows.push(["fallback", `${f.profile.name}/${f.model ?? "(default model)"}`, "config"]);
-  }
-  add("model", config.model);
-  add("instructions", config.instructions, (v) => JSON.stringify(v));
-  add("workspace", config.workspace);
-  add("mode", { ...config.stateless, value: config.stateless.value ? "stateless" : modeOf(config) });
-  add("max_tool_calls", config.maxToolCalls);
-  add("max_turns", config.maxTurns);
-  add("max_retries", config.maxRetries);
-  add("first_byte_timeout_ms", config.firstByteTimeoutMs);
-  add("idle_timeout_ms", config.idleTimeoutMs);
-  add("allow_write", config.allowWrite);
-  add("allow_shell", config.allowShell);
-  add("validate", config.validate);
+  const rows: Row[] = [...targetRows(config)];
+  const settings: [string, Setting<unknown>][] = [
+    ["model", config.model],
+    ["instructions", { ...config.instructions, value: jsonOrNone(config.instructions.value) }],
+    ["workspace", config.workspace],
+    ["mode", { ...config.stateless, value: config.stateless.value ? "stateless" : modeOf(config) }],
+    ["tools_on_follow_up", config.toolsOnFollowUp],
+    ["max_tool_calls", config.maxToolCalls],
+    ["max_turns", config.maxTurns],
+    ["max_retries", config.maxRetries],
+    ["connect_timeout_ms", config.connectTimeoutMs],
+    ["first_byte_timeout_ms", config.firstByteTimeoutMs],
+    ["idle_timeout_ms", config.idleTimeoutMs],
+    ["allow_write", config.allowWrite],
+    ["allow_shell", config.allowShell],
+    ["validate", config.validate],
+  ];
+  for (const [name, setting] of settings) rows.push(settingRow(name, setting));
   rows.push(["config_file", config.configFile ?? "(none found)", ""]);
+  for (const problem of missingSettings(config, io.env)) rows.push(["missing", problem, ""]);
   const width = Math.max(...rows.map((r) => r[0].length));
   for (const [name, value, source] of rows)
     io.stdout.write(`${name.padEnd(width)}  ${value}${source ? `  (${source})` : ""}\n`);
   return 0;
+}
+
+function targetRows(config: EffectiveConfig): Row[] {
+  const target = config.target;
+  if (target.kind === "mock")
+    return [["provider", "embedded mock server (demo model)", `default: ${target.why}`]];
+  return [
+    ["provider", `${target.profile.name} — ${target.profile.description}`, ""],
+    ...endpointRows(target),
+    ...target.fallbacks.flatMap((f): Row[] => [
+      ["fallback", `${f.profile.name}/${f.model ?? "(the run's model)"}`, "config"],
+      ...endpointRows(f).map(([name, value, source]): Row => [`  ${name}`, value, source]),
+    ]),
+  ];
+}
+
+function endpointRows(endpoint: Endpoint): Row[] {
+  return [
+    settingRow("base_url", {
+      ...endpoint.baseURL,
+      value: describeWithCredentials(endpoint.baseURL.value, endpoint.credentials),
+    }),
+    settingRow(
+      "api_key",
+      endpoint.apiKey === undefined
+        ? undefined
+        : { ...endpoint.apiKey, value: redactKey(endpoint.apiKey.value) },
+    ),
+  ];
+}
+
+function settingRow(name: string, setting: Setting<unknown> | undefined): Row {
+  if (setting === undefined || setting.value === undefined || setting.value === null) {
+    return [name, "(none)", setting === undefined ? "" : sourceOf(setting)];
+  }
+  return [name, String(setting.value), sourceOf(setting)];
+}
+
+function jsonOrNone(value: string | undefined): string | undefined {
+  return value === undefined ? undefined : JSON.stringify(value);
 }
 
 function modeOf(config: EffectiveConfig): string {

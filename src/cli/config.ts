@@ -1,30 +1,36 @@
 /**
- * The CLI's effective configuration: flags > environment > config file > defaults, with the
- * source of every value kept for `eddy config`. API keys are never read from or written to config
- * files (a profile names the env var that holds its key) and are shown redacted.
+ * The CLI's effective configuration: flags > environment > config file > profile > defaults, with
+ * the source of every value kept for `eddy config`. API keys are never read from or written to
+ * config files (a profile names the env var that holds its key) and are shown redacted.
  *
- * Provider selection (DESIGN.md §5, §8.9): `--base-url`, or a profile chosen by `--provider` /
- * `--model profile/model`, or `OPENRESPONSES_BASE_URL`, `OPENAI_BASE_URL`, the config file; with
- * none of those but `OPENAI_API_KEY` set, OpenAI; with nothing, the embedded mock server.
- * `OPENAI_API_KEY` is only ever sent to `OPENAI_BASE_URL` or an api.openai.com URL.
+ * Provider selection: `--base-url`, or a profile chosen by `--provider` / `--model profile/model`,
+ * or `OPENRESPONSES_BASE_URL`, `OPENAI_BASE_URL`, the config file; with none of those but
+ * `OPENAI_API_KEY` set, OpenAI; with nothing, the embedded mock server. `OPENAI_API_KEY` is only
+ * ever sent to `OPENAI_BASE_URL` or an api.openai.com URL.
+ *
+ * `resolveConfig` is a sequence of small steps, each taking the same `ConfigSources`:
+ * `resolveWorkspace` → `loadConfigFile` → `resolveRouting` → `resolveTarget` (with
+ * `resolveFallbacks`) → `resolveModel`, `resolveLimits`, `resolveBehaviour`. None of them sends a
+ * request or checks that the run can start: that is `preflight.ts`.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
-import { z } from "zod";
-import { EddyError } from "../errors.js";
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
-import { type ProviderCapabilities, withCapabilities } from "../provider/capabilities.js";
+import type { ToolsOnFollowUp } from "../loop/options.js";
 import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
 import {
   KNOWN_PROFILES,
   type ProviderProfile,
-  profileApiKey,
   profileBaseURL,
+  profileForHost,
+  type Route,
   resolveRoute,
 } from "../provider/profiles.js";
+import { type ConfigFile, configError, type Env, loadConfigFile, profilesFrom } from "./config-file.js";
+import { splitUrlCredentials, type UrlCredentials } from "./url-credentials.js";
 
-export type Env = Readonly<Record<string, string | undefined>>;
+export type { Env } from "./config-file.js";
+
+/** `--tools-on-follow-up` as typed on the command line and in the config file. */
+export type ToolsOnFollowUpFlag = "first" | "every";
 
 /** Flags of `eddy run` (and `eddy config`), as commander parsed them. */
 export interface RunFlags {
@@ -37,9 +43,11 @@ export interface RunFlags {
   /** Tapes of earlier runs to continue from. */
   context?: string[];
   stateless?: boolean;
+  toolsOnFollowUp?: ToolsOnFollowUpFlag;
   maxToolCalls?: number;
   maxTurns?: number;
   maxRetries?: number;
+  connectTimeout?: number;
   firstByteTimeout?: number;
   idleTimeout?: number;
   schema?: string;
@@ -52,8 +60,10 @@ export interface RunFlags {
   debug?: boolean;
 }
 
+/** Where a value came from, in precedence order. */
 export type Source = "flag" | "env" | "config" | "profile" | "default";
 
+/** A resolved value and where it came from. */
 export interface Setting<T> {
   value: T;
   source: Source;
@@ -61,140 +71,34 @@ export interface Setting<T> {
   from?: string;
 }
 
-const profileSchema = z
-  .object({
-    base_url: z.string().optional(),
-    api_key_env: z.union([z.string(), z.array(z.string())]).optional(),
-    api_key_header: z.string().optional(),
-    default_model: z.string().optional(),
-    headers: z.record(z.string(), z.string()).optional(),
-    description: z.string().optional(),
-    capabilities: z
-      .object({
-        previousResponseId: z.boolean(),
-        encryptedReasoning: z.boolean(),
-        nativeToolHistory: z.boolean(),
-        strictTools: z.boolean(),
-        keepItemIds: z.boolean(),
-        maxToolCalls: z.boolean(),
-        parallelToolCalls: z.boolean(),
-      })
-      .partial()
-      .optional(),
-  })
-  .strict();
-
-const configSchema = z
-  .object({
-    provider: z.string().optional(),
-    model: z.string().optional(),
-    base_url: z.string().optional(),
-    instructions: z.string().optional(),
-    stateless: z.boolean().optional(),
-    max_tool_calls: z.number().int().min(1).optional(),
-    max_turns: z.number().int().min(1).optional(),
-    max_retries: z.number().int().min(0).optional(),
-    first_byte_timeout_ms: z.number().int().min(1).optional(),
-    idle_timeout_ms: z.number().int().min(1).optional(),
-    allow_write: z.boolean().optional(),
-    allow_shell: z.boolean().optional(),
-    validate: z.boolean().optional(),
-    fallbacks: z.array(z.string()).optional(),
-    profiles: z.record(z.string(), profileSchema).optional(),
-  })
-  .strict();
-
-export type ConfigFile = z.infer<typeof configSchema>;
-
-/** Where the config file is looked for: `--config`, the workspace, then the user config dir. */
-export function configPaths(flags: RunFlags, env: Env, workspace: string): string[] {
-  if (flags.config !== undefined) return [flags.config];
-  const base =
-    env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== ""
-      ? env.XDG_CONFIG_HOME
-      : join(env.HOME ?? homedir(), ".config");
-  return [join(workspace, "eddy.config.json"), join(base, "eddy", "config.json")];
+/** An HTTP endpoint a run sends requests to. */
+export interface Endpoint {
+  profile: ProviderProfile;
+  /** The base URL with any `user:password@` taken out (see `credentials`). */
+  baseURL: Setting<string>;
+  apiKey: Setting<string> | undefined;
+  /** `user:password@` from the base URL, sent as `Authorization: Basic` (url-credentials.ts). */
+  credentials: UrlCredentials | undefined;
 }
 
-export function loadConfigFile(
-  flags: RunFlags,
-  env: Env,
-  workspace: string,
-): { file: ConfigFile; path: string | undefined } {
-  for (const path of configPaths(flags, env, workspace)) {
-    if (flags.config === undefined && !existsSync(path)) continue;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(readFileSync(path, "utf8"));
-    } catch (err) {
-      const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-      throw new EddyError("invalid_config", `cannot read config file ${path}: ${reason}`, { fault: "user" });
-    }
-    const parsed = configSchema.safeParse(raw);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const where = issue?.path.length ? issue.path.join(".") : "(top level)";
-      throw new EddyError("invalid_config", `config file ${path}: ${where}: ${issue?.message ?? "invalid"}`, {
-        fault: "user",
-      });
-    }
-    return { file: parsed.data, path };
-  }
-  return { file: {}, path: undefined };
-}
-
-/** The provider profiles: the known ones, overridden or extended by the config file. */
-export function profilesFrom(file: ConfigFile): Record<string, ProviderProfile> {
-  const profiles: Record<string, ProviderProfile> = { ...KNOWN_PROFILES };
-  for (const [name, p] of Object.entries(file.profiles ?? {})) {
-    const base = profiles[name];
-    const capabilities: ProviderCapabilities = withCapabilities({
-      ...(base?.capabilities ?? {}),
-      ...(p.capabilities ?? {}),
-    });
-    const profile: ProviderProfile = {
-      name,
-      baseURL: p.base_url ?? base?.baseURL ?? "",
-      apiKeyEnv:
-        p.api_key_env === undefined
-          ? (base?.apiKeyEnv ?? [])
-          : Array.isArray(p.api_key_env)
-            ? p.api_key_env
-            : [p.api_key_env],
-      capabilities,
-      description: p.description ?? base?.description ?? `profile "${name}" from the config file`,
-    };
-    const header = p.api_key_header ?? base?.apiKeyHeader;
-    if (header !== undefined) profile.apiKeyHeader = header;
-    const model = p.default_model ?? base?.defaultModel;
-    if (model !== undefined) profile.defaultModel = model;
-    const headers = p.headers ?? base?.headers;
-    if (headers !== undefined) profile.headers = headers;
-    if (base?.baseURLEnv !== undefined && p.base_url === undefined) profile.baseURLEnv = base.baseURLEnv;
-    if (base?.baseURLSuffix !== undefined && p.base_url === undefined)
-      profile.baseURLSuffix = base.baseURLSuffix;
-    profiles[name] = profile;
-  }
-  return profiles;
+/** A fallback route from the config file's `fallbacks` (`profile/model`). */
+export interface FallbackEndpoint extends Endpoint {
+  /** The route as written in the config file. */
+  spec: string;
+  /** The route's model; undefined means the run's model. */
+  model: string | undefined;
 }
 
 /** Where a run sends its requests. */
 export type ProviderTarget =
   | { kind: "mock"; why: string }
-  | {
+  | (Endpoint & {
       kind: "http";
-      baseURL: Setting<string>;
-      apiKey: Setting<string> | undefined;
-      profile: ProviderProfile;
       /** Fallback routes, tried in order on a provider error before any output. */
-      fallbacks: {
-        profile: ProviderProfile;
-        model: string | undefined;
-        baseURL: string;
-        apiKey: string | undefined;
-      }[];
-    };
+      fallbacks: FallbackEndpoint[];
+    });
 
+/** Everything a run is configured with, each value with its source. */
 export interface EffectiveConfig {
   target: ProviderTarget;
   model: Setting<string | null>;
@@ -202,9 +106,11 @@ export interface EffectiveConfig {
   workspace: Setting<string>;
   configFile: string | undefined;
   stateless: Setting<boolean>;
+  toolsOnFollowUp: Setting<ToolsOnFollowUp>;
   maxToolCalls: Setting<number>;
   maxTurns: Setting<number>;
   maxRetries: Setting<number>;
+  connectTimeoutMs: Setting<number>;
   firstByteTimeoutMs: Setting<number>;
   idleTimeoutMs: Setting<number>;
   allowWrite: Setting<boolean>;
@@ -212,7 +118,284 @@ export interface EffectiveConfig {
   validate: Setting<boolean>;
 }
 
-const OPENAI_HOST = "api.openai.com";
+/** What the resolution steps read: the flags, the environment and the config file. */
+export interface ConfigSources {
+  flags: RunFlags;
+  env: Env;
+  file: ConfigFile;
+  /** The config file's path, when one was found. */
+  path: string | undefined;
+}
+
+/** The model and profile a run names, before the target is known. */
+export interface Routing {
+  /** The model as given (flag, `EDDY_MODEL` or the config file), profile prefix included. */
+  model: Setting<string> | undefined;
+  /** The profile named by `--provider`, the config file's `provider` or a `profile/model`. */
+  route: Route | undefined;
+  /** The route came from the command line, so it beats base URLs from the environment. */
+  fromFlags: boolean;
+}
+
+/** The embedded demo model's name, used when a run on the mock names none. */
+export const DEMO_MODEL = "eddy-demo";
+
+/** Resolves the effective configuration of a run. Throws `invalid_config` (exit 2) for bad input. */
+export function resolveConfig(flags: RunFlags, env: Env, cwd: string): EffectiveConfig {
+  const workspace = resolveWorkspace(flags, cwd);
+  const { file, path } = loadConfigFile(flags.config, env, workspace.value);
+  const sources: ConfigSources = { flags, env, file, path };
+  const profiles = profilesFrom(file);
+  const routing = resolveRouting(sources, profiles);
+  const target = resolveTarget(sources, profiles, routing);
+  return {
+    target,
+    model: resolveModel(routing, target),
+    workspace,
+    configFile: path,
+    ...resolveLimits(sources, target.kind === "http" ? target.profile : undefined),
+    ...resolveBehaviour(sources),
+  };
+}
+
+/** `--workspace`, else the current directory. */
+export function resolveWorkspace(flags: RunFlags, cwd: string): Setting<string> {
+  return flags.workspace !== undefined
+    ? { value: flags.workspace, source: "flag" }
+    : { value: cwd, source: "default" };
+}
+
+/** The model and the profile the run names: `--provider`, the file's `provider`, or `profile/model`. */
+export function resolveRouting(s: ConfigSources, profiles: Record<string, ProviderProfile>): Routing {
+  const model = pick(flag(s.flags.model), fromEnv(s.env, "EDDY_MODEL"), fromFile(s.file.model, s.path));
+  const provider = pick(flag(s.flags.provider), fromFile(s.file.provider, s.path));
+  const route = resolveRoute({ provider: provider?.value, model: model?.value }, profiles);
+  const fromFlags =
+    route !== undefined &&
+    (provider?.source === "flag" || (provider === undefined && model?.source === "flag"));
+  return { model, route, fromFlags };
+}
+
+/**
+ * Where requests go: an explicit base URL (flag; env and config file unless the command line
+ * named a profile) with the profile its host belongs to, else the named profile's URL, else
+ * OpenAI when only `OPENAI_API_KEY` is set, else the embedded mock.
+ */
+export function resolveTarget(
+  s: ConfigSources,
+  profiles: Record<string, ProviderProfile>,
+  routing: Routing,
+): ProviderTarget {
+  const explicit =
+    flag(s.flags.baseUrl) ??
+    (routing.fromFlags
+      ? undefined
+      : (fromEnv(s.env, "OPENRESPONSES_BASE_URL") ??
+        fromEnv(s.env, "OPENAI_BASE_URL") ??
+        fromFile(s.file.base_url, s.path)));
+  let endpoint: Endpoint;
+  if (explicit !== undefined || routing.route !== undefined) {
+    const profile = routing.route?.profile ?? profileForHost(hostOf(explicit?.value ?? ""), profiles);
+    const baseURL = explicit ?? {
+      value: profileBaseURL(profile, s.env),
+      source: "profile",
+      from: profile.name,
+    };
+    endpoint = primaryEndpoint(s, profile, baseURL);
+  } else if (fromEnv(s.env, "OPENAI_API_KEY") !== undefined) {
+    const profile = profiles.openai ?? (KNOWN_PROFILES.openai as ProviderProfile);
+    endpoint = primaryEndpoint(s, profile, { value: profile.baseURL, source: "env", from: "OPENAI_API_KEY" });
+  } else {
+    return { kind: "mock", why: "no --base-url, OPENRESPONSES_BASE_URL, OPENAI_BASE_URL or OPENAI_API_KEY" };
+  }
+  return { kind: "http", ...endpoint, fallbacks: resolveFallbacks(s, profiles) };
+}
+
+/** The config file's `fallbacks`, each `profile/model` resolved to an endpoint. */
+export function resolveFallbacks(
+  s: ConfigSources,
+  profiles: Record<string, ProviderProfile>,
+): FallbackEndpoint[] {
+  return (s.file.fallbacks ?? []).map((spec) => {
+    const route = resolveRoute({ model: spec }, profiles);
+    if (route === undefined) {
+      throw configError(
+        `config file ${s.path}: fallbacks: "${spec}" does not start with a known provider (profile/model)`,
+      );
+    }
+    const { profile } = route;
+    const { baseURL, credentials } = withoutCredentials({
+      value: profileBaseURL(profile, s.env),
+      source: "profile",
+      from: profile.name,
+    });
+    return {
+      spec,
+      model: route.model,
+      profile,
+      baseURL,
+      apiKey: profileKey(s.env, baseURL, profile),
+      credentials,
+    };
+  });
+}
+
+/**
+ * The model: a `profile/model` route's model, else the model as given, else the profile's
+ * `defaultModel`, else the demo model on the mock; null (let the server choose) otherwise —
+ * `preflight.ts` refuses that unless the profile says its server has a default.
+ */
+export function resolveModel(routing: Routing, target: ProviderTarget): Setting<string | null> {
+  const { route, model } = routing;
+  if (route?.model !== undefined) {
+    return {
+      value: route.model,
+      source: model?.source ?? "profile",
+      from: model?.from ?? route.profile.name,
+    };
+  }
+  if (model !== undefined) return model;
+  if (target.kind === "mock") return { value: DEMO_MODEL, source: "default" };
+  if (target.profile.defaultModel !== undefined) {
+    return { value: target.profile.defaultModel, source: "profile", from: target.profile.name };
+  }
+  return { value: null, source: "default" };
+}
+
+type Limits = Pick<
+  EffectiveConfig,
+  "maxToolCalls" | "maxTurns" | "maxRetries" | "connectTimeoutMs" | "firstByteTimeoutMs" | "idleTimeoutMs"
+>;
+
+type NumberKey<T> = { [K in keyof T]-?: NonNullable<T[K]> extends number ? K : never }[keyof T];
+
+/** Where each limit comes from: its flag, its config-file key, the profile's value, the default. */
+const LIMIT_SOURCES: Record<
+  keyof Limits,
+  {
+    flag: NumberKey<RunFlags>;
+    file: NumberKey<ConfigFile>;
+    profile?: (p: ProviderProfile) => number | undefined;
+    fallback: number;
+  }
+> = {
+  maxToolCalls: { flag: "maxToolCalls", file: "max_tool_calls", fallback: LOOP_DEFAULTS.maxToolCalls },
+  maxTurns: { flag: "maxTurns", file: "max_turns", fallback: LOOP_DEFAULTS.maxTurns },
+  maxRetries: {
+    flag: "maxRetries",
+    file: "max_retries",
+    profile: (p) => p.retry?.maxRetries,
+    fallback: PROVIDER_DEFAULTS.maxRetries,
+  },
+  connectTimeoutMs: {
+    flag: "connectTimeout",
+    file: "connect_timeout_ms",
+    profile: (p) => p.timeouts?.connectMs,
+    fallback: PROVIDER_DEFAULTS.connectTimeoutMs,
+  },
+  firstByteTimeoutMs: {
+    flag: "firstByteTimeout",
+    file: "first_byte_timeout_ms",
+    profile: (p) => p.timeouts?.firstByteMs,
+    fallback: PROVIDER_DEFAULTS.firstByteTimeoutMs,
+  },
+  idleTimeoutMs: {
+    flag: "idleTimeout",
+    file: "idle_timeout_ms",
+    profile: (p) => p.timeouts?.idleMs,
+    fallback: PROVIDER_DEFAULTS.idleTimeoutMs,
+  },
+};
+
+/** Budgets, retries and timeouts: flag > config file > profile > `LOOP_DEFAULTS`/`PROVIDER_DEFAULTS`. */
+export function resolveLimits(s: ConfigSources, profile: ProviderProfile | undefined): Limits {
+  const resolved = Object.entries(LIMIT_SOURCES).map(([key, from]) => {
+    const fromThisProfile = profile === undefined ? undefined : fromProfile(from.profile?.(profile), profile);
+    const setting: Setting<number> = pick(
+      flag(s.flags[from.flag]),
+      fromFile(s.file[from.file], s.path),
+      fromThisProfile,
+    ) ?? {
+      value: from.fallback,
+      source: "default",
+    };
+    return [key, setting];
+  });
+  return Object.fromEntries(resolved) as Limits;
+}
+
+type Behaviour = Pick<
+  EffectiveConfig,
+  "instructions" | "stateless" | "toolsOnFollowUp" | "allowWrite" | "allowShell" | "validate"
+>;
+
+const TOOLS_ON_FOLLOW_UP: Record<ToolsOnFollowUpFlag, ToolsOnFollowUp> = {
+  first: "first_request",
+  every: "every_request",
+};
+
+/** Instructions, mode, tool permissions and validation: flag > config file > default. */
+export function resolveBehaviour(s: ConfigSources): Behaviour {
+  const { flags, file, path } = s;
+  // Boolean flags can only switch something on (`--no-validate` only off): absent means "not given".
+  const onSwitch = (f: boolean | undefined, c: boolean | undefined): Setting<boolean> =>
+    pick(flag(f === true ? true : undefined), fromFile(c, path)) ?? { value: false, source: "default" };
+  const follow = pick(flag(flags.toolsOnFollowUp), fromFile(file.tools_on_follow_up, path));
+  return {
+    instructions: pick(flag(flags.instructions), fromFile(file.instructions, path)) ?? {
+      value: undefined,
+      source: "default",
+    },
+    stateless: onSwitch(flags.stateless, file.stateless),
+    toolsOnFollowUp:
+      follow === undefined
+        ? { value: LOOP_DEFAULTS.toolsOnFollowUp, source: "default" }
+        : { ...follow, value: TOOLS_ON_FOLLOW_UP[follow.value] },
+    allowWrite: onSwitch(flags.allowWrite, file.allow_write),
+    allowShell: onSwitch(flags.allowShell, file.allow_shell),
+    validate: pick(flag(flags.validate === false ? false : undefined), fromFile(file.validate, path)) ?? {
+      value: PROVIDER_DEFAULTS.validate,
+      source: "default",
+    },
+  };
+}
+
+/** The run's own endpoint: the base URL without credentials, and its key (see `primaryKey`). */
+function primaryEndpoint(s: ConfigSources, profile: ProviderProfile, raw: Setting<string>): Endpoint {
+  const { baseURL, credentials } = withoutCredentials(raw);
+  const apiKey =
+    flag(s.flags.apiKey) ?? fromEnv(s.env, "OPENRESPONSES_API_KEY") ?? profileKey(s.env, baseURL, profile);
+  return { profile, baseURL, apiKey, credentials };
+}
+
+/** A base URL setting with its `user:password@` taken out, and the credentials. */
+function withoutCredentials(raw: Setting<string>): Pick<Endpoint, "baseURL" | "credentials"> {
+  const { url, credentials } = splitUrlCredentials(raw.value);
+  return { baseURL: { ...raw, value: url }, credentials };
+}
+
+/**
+ * The key from the profile's variables, first set wins; `OPENAI_API_KEY` only for
+ * `OPENAI_BASE_URL` or an api.openai.com base URL, whichever profile names it.
+ */
+function profileKey(
+  env: Env,
+  baseURL: Setting<string>,
+  profile: ProviderProfile,
+): Setting<string> | undefined {
+  const names = [...profile.apiKeyEnv.filter((n) => n !== "OPENAI_API_KEY"), "OPENAI_API_KEY"];
+  for (const name of names) {
+    if (name === "OPENAI_API_KEY" && !openAIKeyAllowed(baseURL)) continue;
+    const value = fromEnv(env, name);
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
+/** Whether `OPENAI_API_KEY` may be sent to this base URL. */
+export function openAIKeyAllowed(baseURL: Setting<string>): boolean {
+  return baseURL.from === "OPENAI_BASE_URL" || hostOf(baseURL.value) === "api.openai.com";
+}
 
 function pick<T>(...candidates: (Setting<T> | undefined)[]): Setting<T> | undefined {
   return candidates.find((c) => c !== undefined && c.value !== undefined);
@@ -231,157 +414,10 @@ function fromFile<T>(value: T | undefined, path: string | undefined): Setting<T>
   return value === undefined ? undefined : { value, source: "config", from: path ?? "config" };
 }
 
-/** Resolves the effective configuration of a run. Throws `invalid_config` (exit 2) for bad input. */
-export function resolveConfig(flags: RunFlags, env: Env, cwd: string): EffectiveConfig {
-  const workspace: Setting<string> =
-    flags.workspace !== undefined
-      ? { value: flags.workspace, source: "flag" }
-      : { value: cwd, source: "default" };
-  const { file, path } = loadConfigFile(flags, env, workspace.value);
-  const profiles = profilesFrom(file);
-
-  const modelSetting = pick<string>(
-    flag(flags.model),
-    fromEnv(env, "EDDY_MODEL"),
-    fromFile(file.model, path),
-  );
-  const providerName = pick<string>(flag(flags.provider), fromFile(file.provider, path));
-  const route = resolveRoute({ provider: providerName?.value, model: modelSetting?.value }, profiles);
-  // A profile chosen on the command line beats base URLs from the environment; one from the file does not.
-  const routeFromFlags =
-    route !== undefined &&
-    (providerName?.source === "flag" || (providerName === undefined && modelSetting?.source === "flag"));
-
-  let target: ProviderTarget;
-  const explicit =
-    flag(flags.baseUrl) ??
-    (routeFromFlags
-      ? undefined
-      : (fromEnv(env, "OPENRESPONSES_BASE_URL") ??
-        fromEnv(env, "OPENAI_BASE_URL") ??
-        fromFile(file.base_url, path)));
-  const httpTarget = (profile: ProviderProfile, baseURL: Setting<string>): ProviderTarget => ({
-    kind: "http",
-    baseURL,
-    apiKey: apiKeyFor(flags, env, baseURL, profile),
-    profile,
-    fallbacks: [],
-  });
-  if (explicit !== undefined || route !== undefined) {
-    const profile = route?.profile ?? profileForUrl(explicit?.value ?? "", profiles);
-    target = httpTarget(
-      profile,
-      explicit ?? { value: profileBaseURL(profile, env), source: "profile", from: profile.name },
-    );
-  } else if (fromEnv(env, "OPENAI_API_KEY") !== undefined) {
-    const profile = profiles.openai ?? KNOWN_PROFILES.openai;
-    if (profile === undefined) throw new EddyError("invalid_config", "no openai profile");
-    target = httpTarget(profile, { value: profile.baseURL, source: "env", from: "OPENAI_API_KEY" });
-  } else {
-    target = {
-      kind: "mock",
-      why: "no --base-url, OPENRESPONSES_BASE_URL, OPENAI_BASE_URL or OPENAI_API_KEY",
-    };
-  }
-
-  let model: Setting<string | null>;
-  if (route !== undefined && route.model !== undefined) {
-    model = {
-      value: route.model,
-      source: modelSetting?.source ?? "profile",
-      from: modelSetting?.from ?? route.profile.name,
-    };
-  } else if (modelSetting !== undefined) model = modelSetting;
-  else if (target.kind === "http" && target.profile.defaultModel !== undefined) {
-    model = { value: target.profile.defaultModel, source: "profile", from: target.profile.name };
-  } else model = { value: target.kind === "mock" ? "eddy-demo" : null, source: "default" };
-
-  if (target.kind === "http") {
-    for (const spec of file.fallbacks ?? []) {
-      const fallbackRoute = resolveRoute({ model: spec }, profiles);
-      if (fallbackRoute === undefined) {
-        throw new EddyError(
-          "invalid_config",
-          `config file ${path}: fallbacks: "${spec}" does not start with a known provider (profile/model)`,
-          {
-            fault: "user",
-          },
-        );
-      }
-      target.fallbacks.push({
-        profile: fallbackRoute.profile,
-        model: fallbackRoute.model,
-        baseURL: profileBaseURL(fallbackRoute.profile, env),
-        apiKey: profileApiKey(fallbackRoute.profile, env),
-      });
-    }
-  }
-
-  const num = (f: number | undefined, c: number | undefined, d: number): Setting<number> =>
-    pick(flag(f), fromFile(c, path)) ?? { value: d, source: "default" };
-  const bool = (f: boolean | undefined, c: boolean | undefined): Setting<boolean> =>
-    pick(flag(f === true ? true : undefined), fromFile(c, path)) ?? { value: false, source: "default" };
-
-  return {
-    target,
-    model,
-    instructions: pick(flag(flags.instructions), fromFile(file.instructions, path)) ?? {
-      value: undefined,
-      source: "default",
-    },
-    workspace,
-    configFile: path,
-    stateless: bool(flags.stateless, file.stateless),
-    maxToolCalls: num(flags.maxToolCalls, file.max_tool_calls, LOOP_DEFAULTS.maxToolCalls),
-    maxTurns: num(flags.maxTurns, file.max_turns, LOOP_DEFAULTS.maxTurns),
-    maxRetries: num(flags.maxRetries, file.max_retries, PROVIDER_DEFAULTS.maxRetries),
-    firstByteTimeoutMs: num(
-      flags.firstByteTimeout,
-      file.first_byte_timeout_ms,
-      PROVIDER_DEFAULTS.firstByteTimeoutMs,
-    ),
-    idleTimeoutMs: num(flags.idleTimeout, file.idle_timeout_ms, PROVIDER_DEFAULTS.idleTimeoutMs),
-    allowWrite: bool(flags.allowWrite, file.allow_write),
-    allowShell: bool(flags.allowShell, file.allow_shell),
-    validate:
-      flags.validate === false
-        ? { value: false, source: "flag" }
-        : (fromFile(file.validate, path) ?? { value: true, source: "default" }),
-  };
-}
-
-/** The profile whose endpoint a base URL points at (for its capabilities), else the generic one. */
-function profileForUrl(url: string, profiles: Record<string, ProviderProfile>): ProviderProfile {
-  const host = hostOf(url);
-  const generic = profiles.generic ?? KNOWN_PROFILES.generic;
-  if (generic === undefined) throw new EddyError("invalid_config", "no generic profile");
-  if (host === OPENAI_HOST) return profiles.openai ?? generic;
-  if (host === "openrouter.ai") return profiles.openrouter ?? generic;
-  if (host.endsWith(".openai.azure.com")) return profiles.azure ?? generic;
-  return generic;
-}
-
-/**
- * The key for a base URL: `--api-key`, `OPENRESPONSES_API_KEY`, the profile's key variable, and
- * `OPENAI_API_KEY` only for `OPENAI_BASE_URL` or api.openai.com (DESIGN.md §8.9).
- */
-function apiKeyFor(
-  flags: RunFlags,
-  env: Env,
-  baseURL: Setting<string>,
-  profile: ProviderProfile,
-): Setting<string> | undefined {
-  if (flags.apiKey !== undefined) return { value: flags.apiKey, source: "flag" };
-  const generic = fromEnv(env, "OPENRESPONSES_API_KEY");
-  if (generic !== undefined) return generic;
-  for (const name of profile.apiKeyEnv) {
-    if (name === "OPENAI_API_KEY") continue;
-    const value = fromEnv(env, name);
-    if (value !== undefined) return value;
-  }
-  const host = hostOf(baseURL.value);
-  if (baseURL.from === "OPENAI_BASE_URL" || host === OPENAI_HOST) return fromEnv(env, "OPENAI_API_KEY");
-  return undefined;
+function fromProfile<T>(value: T | undefined, profile: ProviderProfile | undefined): Setting<T> | undefined {
+  return value === undefined || profile === undefined
+    ? undefined
+    : { value, source: "profile", from: profile.name };
 }
 
 function hostOf(url: string): string {

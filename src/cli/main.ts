@@ -6,8 +6,12 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { EddyError } from "../errors.js";
+import { LOOP_DEFAULTS } from "../loop/defaults.js";
+import type { ToolsOnFollowUp } from "../loop/options.js";
+import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
+import { KNOWN_PROFILES } from "../provider/profiles.js";
 import { EDDY_VERSION } from "../version.js";
-import type { RunFlags } from "./config.js";
+import type { RunFlags, ToolsOnFollowUpFlag } from "./config.js";
 import { RUN_FAILED, SUCCESS, USAGE_ERROR } from "./exit-codes.js";
 import type { MockFlags } from "./mock-command.js";
 import type { ReplayFlags } from "./replay-command.js";
@@ -15,7 +19,8 @@ import type { CliIo } from "./run-command.js";
 import { stylesFor } from "./terminal.js";
 import type { ThreadsFlags } from "./threads-command.js";
 
-// Commands are imported when run, so `--help` and `--version` do not load the whole runtime.
+// Commands are imported when run, so `--help` and `--version` do not load the whole runtime (only
+// the defaults and the profile table, which the help text is built from).
 
 const RUN_EXAMPLES = `
 Examples:
@@ -35,93 +40,143 @@ Environment:
 
 Exit codes: 0 completed, 1 failed, 2 bad usage, 3 stopped by a limit, 130 cancelled.`;
 
-function integer(flag: string, min: number): (value: string) => number {
+/** The `--tools-on-follow-up` value of each `toolsOnFollowUp` setting (for the default in the help). */
+const FOLLOW_UP_FLAG: Record<ToolsOnFollowUp, ToolsOnFollowUpFlag> = {
+  every_request: "every",
+  first_request: "first",
+};
+
+function integer(flag: string, min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
   return (value) => {
-    if (!/^\d+$/.test(value.trim()) || Number(value) < min) {
-      throw new InvalidArgumentError(`${flag} must be an integer ≥ ${min} (got ${JSON.stringify(value)})`);
+    if (!/^\d+$/.test(value.trim()) || Number(value) < min || Number(value) > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;
+      throw new InvalidArgumentError(`${flag} must be an integer ${range} (got ${JSON.stringify(value)})`);
     }
     return Number(value);
   };
 }
 
-/** Runs the CLI. Returns the process exit code. */
-export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
-  let exitCode = SUCCESS;
-  let debug = argv.includes("--debug");
-  const program = new Command("eddy")
-    .description(
-      "An agent runtime for any Open Responses provider: tool-calling runs, recorded tapes, an offline mock server.",
-    )
-    .version(EDDY_VERSION, "-V, --version")
-    .exitOverride()
-    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: () => {} })
-    .showSuggestionAfterError(true);
+function oneOf<T extends string>(flag: string, allowed: readonly T[]): (value: string) => T {
+  return (value) => {
+    if (!(allowed as readonly string[]).includes(value)) {
+      throw new InvalidArgumentError(
+        `${flag} must be ${allowed.join(" or ")} (got ${JSON.stringify(value)})`,
+      );
+    }
+    return value as T;
+  };
+}
 
-  program
-    .command("run")
-    .description("run the agent on a prompt (from the argument or stdin)")
-    .argument("[prompt]", "the task; read from stdin when omitted")
+function numberOption(flags: string, description: string, parse: (value: string) => number): Option {
+  return new Option(flags, description).argParser(parse);
+}
+
+/** Where a run's requests go: shared by `eddy run` and `eddy config`. */
+function addTargetOptions(command: Command): Command {
+  return command
     .option("--base-url <url>", "Open Responses base URL (env OPENRESPONSES_BASE_URL, then OPENAI_BASE_URL)")
-    .option("--api-key <key>", "API key (env OPENRESPONSES_API_KEY, then OPENAI_API_KEY)")
+    .option("--api-key <key>", "API key (env OPENRESPONSES_API_KEY, then the profile's key variable)")
     .option("--model <name>", "model, or profile/model (env EDDY_MODEL)")
     .option(
       "--provider <name>",
-      "provider profile: openai, azure, openrouter, ollama, vllm, lmstudio, generic",
+      `provider profile: ${Object.keys(KNOWN_PROFILES).join(", ")}, or one from the config file`,
     )
     .option("--config <file>", "config file (default: ./eddy.config.json, then ~/.config/eddy/config.json)")
+    .option("--workspace <dir>", "root for the file tools (default: the current directory)");
+}
+
+/** How a run behaves: limits, timeouts, tools. Shared by `eddy run` and `eddy config`; defaults from the constants. */
+function addPolicyOptions(command: Command): Command {
+  const P = PROVIDER_DEFAULTS;
+  return command
     .option("--instructions <text>", "system instructions, sent on every request")
+    .option("--stateless", "resend the whole history each turn (store:false) instead of previous_response_id")
+    .addOption(
+      new Option(
+        "--tools-on-follow-up <when>",
+        `send the tool list on the first request only, or on every request (default ${FOLLOW_UP_FLAG[LOOP_DEFAULTS.toolsOnFollowUp]})`,
+      ).argParser(oneOf<ToolsOnFollowUpFlag>("--tools-on-follow-up", ["first", "every"])),
+    )
+    .addOption(
+      numberOption(
+        "--max-tool-calls <n>",
+        `tool calls allowed in the run (default ${LOOP_DEFAULTS.maxToolCalls})`,
+        integer("--max-tool-calls", 1),
+      ),
+    )
+    .addOption(
+      numberOption(
+        "--max-turns <n>",
+        `model requests allowed in the run, retries not counted (default ${LOOP_DEFAULTS.maxTurns})`,
+        integer("--max-turns", 1),
+      ),
+    )
+    .addOption(
+      numberOption(
+        "--max-retries <n>",
+        `retries of a failed request (default ${P.maxRetries})`,
+        integer("--max-retries", 0),
+      ),
+    )
+    .addOption(
+      numberOption(
+        "--connect-timeout <ms>",
+        `wait for the response headers (default ${P.connectTimeoutMs})`,
+        integer("--connect-timeout", 1),
+      ),
+    )
+    .addOption(
+      numberOption(
+        "--first-byte-timeout <ms>",
+        `wait for the first byte of a response (default ${P.firstByteTimeoutMs})`,
+        integer("--first-byte-timeout", 1),
+      ),
+    )
+    .addOption(
+      numberOption(
+        "--idle-timeout <ms>",
+        `longest silence while streaming; paused while a tool runs (default ${P.idleTimeoutMs})`,
+        integer("--idle-timeout", 1),
+      ),
+    )
+    .option("--no-validate", "do not validate provider events against the Open Responses schema")
+    .option("--allow-write", "enable write_file and apply_patch")
+    .option("--allow-shell", "enable the shell tool");
+}
+
+/** What each command action reports back to `main`. */
+interface CliState {
+  exitCode: number;
+  debug: boolean;
+}
+
+function defineRun(program: Command, io: CliIo, state: CliState): void {
+  const run = program
+    .command("run")
+    .description("run the agent on a prompt (from the argument or stdin)")
+    .argument("[prompt]", "the task; read from stdin when omitted");
+  addPolicyOptions(addTargetOptions(run))
     .option(
       "--context <tape>",
       "continue from earlier runs: their prompts, answers and a summary of their tool calls become context (repeatable)",
       (value: string, previous: string[] = []) => [...previous, value],
     )
-    .option("--stateless", "resend the whole history each turn (store:false) instead of previous_response_id")
-    .addOption(
-      new Option("--max-tool-calls <n>", "tool calls allowed in the run (default 32)").argParser(
-        integer("--max-tool-calls", 1),
-      ),
-    )
-    .addOption(
-      new Option(
-        "--max-turns <n>",
-        "model requests allowed in the run, retries not counted (default 20)",
-      ).argParser(integer("--max-turns", 1)),
-    )
-    .addOption(
-      new Option("--max-retries <n>", "retries of a failed request (default 2)").argParser(
-        integer("--max-retries", 0),
-      ),
-    )
-    .addOption(
-      new Option(
-        "--first-byte-timeout <ms>",
-        "wait for the first byte of a response (default 120000)",
-      ).argParser(integer("--first-byte-timeout", 1)),
-    )
-    .addOption(
-      new Option(
-        "--idle-timeout <ms>",
-        "longest silence while streaming; paused while a tool runs (default 60000)",
-      ).argParser(integer("--idle-timeout", 1)),
-    )
     .option(
       "--schema <file>",
       "JSON Schema file: the final answer must be JSON matching it (structured output)",
     )
-    .option("--no-validate", "do not validate provider events against the Open Responses schema")
-    .option("--workspace <dir>", "root for the file tools (default: the current directory)")
-    .option("--allow-write", "enable write_file and apply_patch")
-    .option("--allow-shell", "enable the shell tool")
     .option("--json", "write frames as JSONL to stdout, nothing else")
     .option("--record <file>", "write the run's tape (replay it with eddy replay)")
     .option("--debug", "show stack traces for internal errors")
     .addHelpText("after", RUN_EXAMPLES)
     .action(async (prompt: string | undefined, flags: RunFlags) => {
-      debug = flags.debug === true;
+      state.debug = flags.debug === true;
       const { runCommand } = await import("./run-command.js");
-      exitCode = await runCommand(prompt, flags, io);
+      state.exitCode = await runCommand(prompt, flags, io);
     });
+}
 
+function defineReplay(program: Command, io: CliIo, state: CliState): void {
   program
     .command("replay")
     .description("re-run a recorded tape offline and check it reproduces the same frames")
@@ -135,20 +190,24 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     )
     .action(async (tape: string, flags: ReplayFlags) => {
       const { replayCommand } = await import("./replay-command.js");
-      exitCode = await replayCommand(tape, flags, io);
+      state.exitCode = await replayCommand(tape, flags, io);
     });
+}
 
+function defineMock(program: Command, io: CliIo, state: CliState): void {
   program
     .command("mock")
     .description("serve the mock Open Responses server on 127.0.0.1 (the demo model, or a scenario)")
-    .addOption(new Option("--port <n>", "port (default: any free port)").argParser(integer("--port", 0)))
+    .addOption(numberOption("--port <n>", "port (default: any free port)", integer("--port", 0, 65535)))
     .option("--scenario <file>", "JSON or YAML scenario scripting the answers")
     .option("--api-key <key>", "require this bearer token")
     .action(async (flags: MockFlags) => {
       const { mockCommand } = await import("./mock-command.js");
-      exitCode = await mockCommand(flags, io);
+      state.exitCode = await mockCommand(flags, io);
     });
+}
 
+function defineThreads(program: Command, io: CliIo, state: CliState): void {
   const threads = program
     .command("threads")
     .description("list the threads of the workspace (conversations that span runs: eddy run --thread NAME)")
@@ -156,7 +215,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     .option("--workspace <dir>", "workspace whose .eddy/threads to read (default: the current directory)")
     .action(async (flags: ThreadsFlags) => {
       const { threadsCommand } = await import("./threads-command.js");
-      exitCode = await threadsCommand(undefined, flags, io);
+      state.exitCode = await threadsCommand(undefined, flags, io);
     });
   threads
     .command("show")
@@ -166,32 +225,45 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     .option("--workspace <dir>", "workspace whose .eddy/threads to read (default: the current directory)")
     .action(async (name: string, flags: ThreadsFlags) => {
       const { threadsCommand } = await import("./threads-command.js");
-      exitCode = await threadsCommand(name, { ...threads.opts<ThreadsFlags>(), ...flags }, io);
+      state.exitCode = await threadsCommand(name, { ...threads.opts<ThreadsFlags>(), ...flags }, io);
     });
+}
 
-  program
+function defineConfig(program: Command, io: CliIo, state: CliState): void {
+  const config = program
     .command("config")
-    .description("show the effective configuration and where each value comes from (keys redacted)")
-    .option("--base-url <url>")
-    .option("--api-key <key>")
-    .option("--model <name>")
-    .option("--provider <name>")
-    .option("--config <file>")
-    .option("--workspace <dir>")
-    .action(async (flags: RunFlags) => {
-      const { configCommand } = await import("./config-command.js");
-      exitCode = configCommand(flags, io);
-    });
+    .description("show the effective configuration and where each value comes from (keys redacted)");
+  addPolicyOptions(addTargetOptions(config)).action(async (flags: RunFlags) => {
+    const { configCommand } = await import("./config-command.js");
+    state.exitCode = configCommand(flags, io);
+  });
+}
 
+/** Runs the CLI. Returns the process exit code. */
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  const state: CliState = { exitCode: SUCCESS, debug: argv.includes("--debug") };
+  const program = new Command("eddy")
+    .description(
+      "An agent runtime for any Open Responses provider: tool-calling runs, recorded tapes, an offline mock server.",
+    )
+    .version(EDDY_VERSION, "-V, --version")
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: () => {} })
+    .showSuggestionAfterError(true);
+  defineRun(program, io, state);
+  defineReplay(program, io, state);
+  defineMock(program, io, state);
+  defineThreads(program, io, state);
+  defineConfig(program, io, state);
   try {
     if (argv.length === 0) {
       program.outputHelp();
       return SUCCESS;
     }
     await program.parseAsync(argv, { from: "user" });
-    return exitCode;
+    return state.exitCode;
   } catch (err) {
-    return reportError(err, io, debug);
+    return reportError(err, io, state.debug);
   }
 }
 

@@ -2,7 +2,7 @@
  * `eddy mock [--port N] [--scenario FILE]`: serves the mock Open Responses server on 127.0.0.1,
  * prints its base URL on stdout, logs one line per request on stderr, stops cleanly on Ctrl-C.
  */
-import { createMockServer, formatRequestLog } from "../mock/index.js";
+import { createMockServer, formatRequestLog, type MockServer } from "../mock/index.js";
 import type { CliIo } from "./run-command.js";
 
 export interface MockFlags {
@@ -12,24 +12,31 @@ export interface MockFlags {
 }
 
 export async function mockCommand(flags: MockFlags, io: CliIo): Promise<number> {
+  const server = await listen(flags, io);
+  // The handler is in place before the banner: a script may signal the moment it reads "Ctrl-C".
+  const stopped = new Promise<void>((resolve) => {
+    const remove = io.onSignal(() => {
+      remove();
+      resolve();
+    });
+  });
+  io.stdout.write(`${server.url}\n`);
+  io.stderr.write(
+    `eddy mock: serving Open Responses at ${server.url}${flags.scenario === undefined ? " (demo model)" : ` (scenario ${flags.scenario})`}; Ctrl-C stops it\n`,
+  );
+  await stopped;
+  await server.close();
+  io.stderr.write("eddy mock: stopped\n");
+  return 0;
+}
+
+/** Starts the server (a port it cannot have is a user error from the listener: exit 2). */
+function listen(flags: MockFlags, io: CliIo): Promise<MockServer> {
   const options: Parameters<typeof createMockServer>[0] = {
     onRequest: (log) => io.stderr.write(`${formatRequestLog(log)}\n`),
   };
   if (flags.port !== undefined) options.port = flags.port;
   if (flags.scenario !== undefined) options.scenario = flags.scenario;
   if (flags.apiKey !== undefined) options.apiKey = flags.apiKey;
-  const server = await createMockServer(options);
-  io.stdout.write(`${server.url}\n`);
-  io.stderr.write(
-    `eddy mock: serving Open Responses at ${server.url}${flags.scenario === undefined ? " (demo model)" : ` (scenario ${flags.scenario})`}; Ctrl-C stops it\n`,
-  );
-  await new Promise<void>((resolve) => {
-    const remove = io.onSignal(() => {
-      remove();
-      resolve();
-    });
-  });
-  await server.close();
-  io.stderr.write("eddy mock: stopped\n");
-  return 0;
+  return createMockServer(options);
 }

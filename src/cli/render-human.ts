@@ -14,6 +14,8 @@ export interface HumanRendererOptions {
   styles: Styles;
   /** Monotonic ms, for time to first token and total time. */
   now: () => number;
+  /** Where the provider's key comes from, added to a run that ends on an HTTP 401. */
+  authHint?: string;
 }
 
 export class HumanRenderer {
@@ -24,6 +26,8 @@ export class HumanRenderer {
   private stdoutAtLineStart = true;
   private wroteText = false;
   private reasoningOpen = false;
+  /** The status of the last HTTP answer (a 401 gets `authHint`). */
+  private lastStatus: number | undefined;
   private readonly calls = new Map<string, FrameOf<"tool_call">>();
 
   constructor(private readonly options: HumanRendererOptions) {
@@ -72,6 +76,9 @@ export class HumanRenderer {
         break;
       case "cancel_requested":
         this.note(this.options.styles.yellow(`■ cancelling (${frame.reason})…`));
+        break;
+      case "response_headers":
+        this.lastStatus = frame.status;
         break;
       case "run_ended":
         this.ended(frame);
@@ -156,7 +163,9 @@ export class HumanRenderer {
     const total = this.options.now() - this.started;
     const ok = frame.reason === "completed" || frame.reason === "terminal_tool";
     if (frame.error !== undefined) {
-      stderr.write(`${styles.red(`eddy: ${frame.reason}:`)} ${frame.error.message}${hintFor(frame)}\n`);
+      stderr.write(
+        `${styles.red(`eddy: ${frame.reason}:`)} ${frame.error.message}${hintFor(frame)}${this.authHintFor()}\n`,
+      );
     }
     const parts = [
       ok ? styles.green(`✓ ${frame.reason}`) : styles.red(`✗ ${frame.reason}`),
@@ -168,6 +177,12 @@ export class HumanRenderer {
       parts.push(`first token ${formatDuration(this.firstToken - this.started)}`);
     parts.push(formatDuration(total));
     stderr.write(`${styles.dim(parts.join(" · "))}\n`);
+  }
+
+  private authHintFor(): string {
+    return this.lastStatus === 401 && this.options.authHint !== undefined
+      ? ` (${this.options.authHint})`
+      : "";
   }
 
   private writeOut(text: string): void {

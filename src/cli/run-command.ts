@@ -3,30 +3,26 @@
  * none is configured), run the agent with the built-in tools, render frames (human view or JSONL),
  * record the tape, and exit with the code of the run's end reason (DESIGN.md §5).
  */
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { compileContextBundle, renderContextBundle } from "../context/bundle.js";
-import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { userMessageItem } from "../history/items.js";
-import type { RunOptions } from "../loop/options.js";
+import type { RunHandle, RunOptions } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
-import { createMockServer, type MockServer } from "../mock/index.js";
 import type { ItemParam } from "../protocol/types.js";
-import { createFallbackProvider } from "../provider/fallback.js";
-import {
-  createOpenResponsesProvider,
-  type OpenResponsesProviderOptions,
-} from "../provider/open-responses.js";
 import type { Provider } from "../provider/provider.js";
 import { createTapeHeader } from "../replay/header.js";
 import { createTapeRecorder, type TapeRecorder } from "../replay/recorder.js";
 import { readTape } from "../replay/tape.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
-import { createToolRegistry } from "../tools/registry.js";
+import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
+import { compileSchema } from "../util/schema.js";
 import { type EffectiveConfig, type Env, type RunFlags, resolveConfig } from "./config.js";
-import { exitCodeFor, USAGE_ERROR } from "./exit-codes.js";
+import { exitCodeFor } from "./exit-codes.js";
+import { assertReadyToRun, checkWorkspace, keyHint, usageError } from "./preflight.js";
 import { HumanRenderer } from "./render-human.js";
-import { type Output, stylesFor } from "./terminal.js";
+import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
+import { type Output, type Styles, stylesFor } from "./terminal.js";
 
 export interface CliIo {
   stdout: Output;
@@ -40,86 +36,113 @@ export interface CliIo {
   onSignal: (handler: (signal: string) => void) => () => void;
 }
 
-export async function runCommand(prompt: string | undefined, flags: RunFlags, io: CliIo): Promise<number> {
-  const config = resolveConfig(flags, io.env, io.cwd);
-  checkWorkspace(config.workspace.value);
-  const prompt_ = await readPrompt(prompt, io);
-  const input = flags.context === undefined ? prompt_ : withContext(flags.context, prompt_);
-  const outputSchema = flags.schema === undefined ? undefined : readSchema(flags.schema);
-  const { tools, disabled } = createBuiltinTools({
-    allowWrite: config.allowWrite.value,
-    allowShell: config.allowShell.value,
-  });
-  const registry = createToolRegistry(tools, { disabled });
+/** A run with every input read and checked: nothing is started, nothing sent. */
+interface PreparedRun {
+  config: EffectiveConfig;
+  input: string | ItemParam[];
+  outputSchema: RunOptions["outputSchema"];
+  registry: ToolRegistry;
+}
 
-  let mock: MockServer | undefined;
+/** `eddy run`: returns the exit code of the run's end reason (2 for bad usage, before any request). */
+export async function runCommand(prompt: string | undefined, flags: RunFlags, io: CliIo): Promise<number> {
+  const prepared = await prepareRun(prompt, flags, io);
+  const styles = stylesFor(io.stderr, io.env);
+  const controller = new AbortController();
+  let started: TargetProvider | undefined;
   let recorder: TapeRecorder | undefined;
   let removeSignal: (() => void) | undefined;
-  const styles = stylesFor(io.stderr, io.env);
   try {
-    let provider: Provider;
-    if (config.target.kind === "mock") {
-      mock = await createMockServer({});
-      provider = createOpenResponsesProvider({ baseURL: mock.url, name: "mock", ...timeouts(config) });
-      const note = `eddy: no provider configured — using the built-in offline demo model at ${mock.url} (set --base-url or OPENAI_API_KEY for a real one)`;
-      io.stderr.write(`${styles.dim(note)}\n`);
-    } else {
-      provider = httpProvider(config);
-    }
-    const controller = new AbortController();
-    const runOptions: RunOptions = {
-      provider,
-      model: config.model.value,
-      input,
-      tools: registry,
-      workspace: config.workspace.value,
-      signal: controller.signal,
-      maxToolCalls: config.maxToolCalls.value,
-      maxTurns: config.maxTurns.value,
-    };
-    if (config.stateless.value) runOptions.mode = "stateless";
-    if (config.instructions.value !== undefined) runOptions.instructions = config.instructions.value;
-    if (outputSchema !== undefined) runOptions.outputSchema = outputSchema;
-    // Bad options (a missing workspace…) throw here, before any request: exit 2.
+    started = await startTargetProvider(prepared.config);
+    const runOptions = runOptionsFor(prepared, started.provider, controller.signal);
+    // Bad options throw here, before any request and before the demo-model notice: exit 2.
     const handle = runAgent(runOptions);
-    if (flags.record !== undefined) {
-      const header = createTapeHeader(runOptions, {
-        runId: handle.runId,
-        validate: config.validate.value,
-        toolSet: { allow_write: config.allowWrite.value, allow_shell: config.allowShell.value },
-      });
-      header.provider.name = config.target.kind === "mock" ? "mock" : config.target.profile.name;
-      const secrets = config.target.kind === "http" ? [config.target.apiKey?.value] : [];
-      recorder = createTapeRecorder(flags.record, header, secrets);
-    }
-
-    let signals = 0;
-    removeSignal = io.onSignal((signal) => {
-      signals++;
-      if (signals > 1) process.exit(130); // a second Ctrl-C: stop now
-      controller.abort(signal);
-    });
-
-    const render = flags.json === true ? jsonRenderer(io.stdout) : humanRenderer(io, styles);
+    if (started.notice !== undefined) io.stderr.write(`${styles.dim(started.notice)}\n`);
+    if (flags.record !== undefined) recorder = recordTape(flags.record, runOptions, handle, prepared.config);
+    removeSignal = cancelOnSignal(io, controller);
+    const render = flags.json === true ? jsonRenderer(io.stdout) : humanRenderer(io, styles, prepared.config);
     for await (const frame of handle) {
       recorder?.observer(frame);
       render(frame);
     }
-    const result = await handle.result;
-    return exitCodeFor(result.reason);
+    return exitCodeFor((await handle.result).reason);
   } finally {
     removeSignal?.();
     recorder?.close();
-    await mock?.close();
+    await started?.close();
   }
 }
 
-function humanRenderer(io: CliIo, styles: ReturnType<typeof stylesFor>): (frame: Frame) => void {
+/** Reads and checks every input (configuration, workspace, prompt, schema, tools) before anything starts. */
+async function prepareRun(prompt: string | undefined, flags: RunFlags, io: CliIo): Promise<PreparedRun> {
+  const config = resolveConfig(flags, io.env, io.cwd);
+  checkWorkspace(config.workspace.value);
+  assertReadyToRun(config, io.env);
+  const text = await readPrompt(prompt, io);
+  const { tools, disabled } = createBuiltinTools({
+    allowWrite: config.allowWrite.value,
+    allowShell: config.allowShell.value,
+  });
+  return {
+    config,
+    input: flags.context === undefined ? text : withContext(flags.context, text),
+    outputSchema: flags.schema === undefined ? undefined : readSchema(flags.schema),
+    registry: createToolRegistry(tools, { disabled }),
+  };
+}
+
+function runOptionsFor(prepared: PreparedRun, provider: Provider, signal: AbortSignal): RunOptions {
+  const { config } = prepared;
+  const options: RunOptions = {
+    provider,
+    model: config.model.value,
+    input: prepared.input,
+    tools: prepared.registry,
+    workspace: config.workspace.value,
+    signal,
+    maxToolCalls: config.maxToolCalls.value,
+    maxTurns: config.maxTurns.value,
+    toolsOnFollowUp: config.toolsOnFollowUp.value,
+    secrets: secretsOf(config),
+  };
+  if (config.stateless.value) options.mode = "stateless";
+  if (config.instructions.value !== undefined) options.instructions = config.instructions.value;
+  if (prepared.outputSchema !== undefined) options.outputSchema = prepared.outputSchema;
+  return options;
+}
+
+function recordTape(
+  path: string,
+  options: RunOptions,
+  handle: RunHandle,
+  config: EffectiveConfig,
+): TapeRecorder {
+  const header = createTapeHeader(options, {
+    runId: handle.runId,
+    validate: config.validate.value,
+    toolSet: { allow_write: config.allowWrite.value, allow_shell: config.allowShell.value },
+  });
+  header.provider.name = config.target.kind === "mock" ? "mock" : config.target.profile.name;
+  return createTapeRecorder(path, header, secretsOf(config));
+}
+
+/** The first SIGINT/SIGTERM cancels the run (tools killed, `run_ended` written); a second one exits now. */
+function cancelOnSignal(io: CliIo, controller: AbortController): () => void {
+  let signals = 0;
+  return io.onSignal((signal) => {
+    signals++;
+    if (signals > 1) process.exit(130);
+    controller.abort(signal);
+  });
+}
+
+function humanRenderer(io: CliIo, styles: Styles, config: EffectiveConfig): (frame: Frame) => void {
   const renderer = new HumanRenderer({
     stdout: io.stdout,
     stderr: io.stderr,
     styles,
     now: () => performance.now(),
+    ...(config.target.kind === "http" ? { authHint: keyHint(config.target) } : {}),
   });
   return (frame) => renderer.onFrame(frame);
 }
@@ -131,51 +154,14 @@ function jsonRenderer(stdout: Output): (frame: Frame) => void {
   };
 }
 
-function timeouts(config: EffectiveConfig): Partial<OpenResponsesProviderOptions> {
-  return {
-    validate: config.validate.value,
-    retry: { maxRetries: config.maxRetries.value },
-    timeouts: { firstByteMs: config.firstByteTimeoutMs.value, idleMs: config.idleTimeoutMs.value },
-  };
-}
-
-function httpProvider(config: EffectiveConfig): Provider {
-  const target = config.target;
-  if (target.kind !== "http") throw new EddyError("invalid_config", "not an HTTP target");
-  const build = (profile: typeof target.profile, baseURL: string, apiKey: string | undefined): Provider => {
-    const options: OpenResponsesProviderOptions = {
-      baseURL,
-      name: profile.name,
-      capabilities: profile.capabilities,
-      ...timeouts(config),
-    };
-    if (apiKey !== undefined) options.apiKey = apiKey;
-    if (profile.apiKeyHeader !== undefined) options.apiKeyHeader = profile.apiKeyHeader;
-    if (profile.headers !== undefined) options.headers = profile.headers;
-    return createOpenResponsesProvider(options);
-  };
-  const primary = build(target.profile, target.baseURL.value, target.apiKey?.value);
-  if (target.fallbacks.length === 0) return primary;
-  return createFallbackProvider([
-    { provider: primary },
-    ...target.fallbacks.map((f) => {
-      const candidate: { provider: Provider; model?: string } = {
-        provider: build(f.profile, f.baseURL, f.apiKey),
-      };
-      if (f.model !== undefined) candidate.model = f.model;
-      return candidate;
-    }),
-  ]);
-}
-
 async function readPrompt(prompt: string | undefined, io: CliIo): Promise<string> {
   if (prompt !== undefined) {
-    if (prompt.trim() === "") throw usage("the prompt is empty");
+    if (prompt.trim() === "") throw usageError("the prompt is empty");
     return prompt;
   }
-  if (io.stdinIsTTY) throw usage('no prompt: give it as an argument (eddy run "…") or on stdin');
+  if (io.stdinIsTTY) throw usageError('no prompt: give it as an argument (eddy run "…") or on stdin');
   const text = (await io.readStdin()).trim();
-  if (text === "") throw usage("no prompt: stdin was empty");
+  if (text === "") throw usageError("no prompt: stdin was empty");
   return text;
 }
 
@@ -185,35 +171,24 @@ function readSchema(path: string): NonNullable<RunOptions["outputSchema"]> {
     schema = JSON.parse(readFileSync(path, "utf8"));
   } catch (err) {
     const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    throw usage(`cannot read the --schema file ${path}: ${reason}`);
+    throw usageError(`cannot read the --schema file ${path}: ${reason}`);
   }
   if (schema === null || typeof schema !== "object" || Array.isArray(schema)) {
-    throw usage(`the --schema file ${path} must hold a JSON Schema object`);
+    throw usageError(`the --schema file ${path} must hold a JSON Schema object`);
   }
-  const name =
-    typeof (schema as { title?: unknown }).title === "string"
-      ? String((schema as { title: string }).title)
-      : "output";
-  return {
+  const title = (schema as { title?: unknown }).title;
+  const name = typeof title === "string" ? title : "output";
+  const outputSchema = {
     name: name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64) || "output",
     schema: schema as Record<string, unknown>,
   };
+  // Checked now, so a schema the loop would refuse exits 2 before anything starts (compiled once: cached).
+  compileSchema(`the --schema file ${path}`, outputSchema.schema);
+  return outputSchema;
 }
 
 /** The prompt preceded by a context bundle compiled from earlier runs' tapes. */
 function withContext(tapes: string[], prompt: string): ItemParam[] {
   const bundle = compileContextBundle(tapes.map((path) => readTape(path).frames));
   return [...renderContextBundle(bundle), userMessageItem(prompt) as ItemParam];
-}
-
-function checkWorkspace(path: string): void {
-  let ok = false;
-  try {
-    ok = statSync(path).isDirectory();
-  } catch {}
-  if (!ok) throw usage(`workspace ${JSON.stringify(path)} does not exist or is not a directory`);
-}
-
-function usage(message: string): EddyError {
-  return new EddyError("invalid_argument", message, { fault: "user", details: { exitCode: USAGE_ERROR } });
 }

@@ -1,39 +1,43 @@
 /**
  * Provider capabilities: the one place that says what a provider supports. The loop, the request
  * builder and the history code read these flags; nothing else branches on a provider's name.
+ *
+ * `GENERIC_CAPABILITIES` is the one list of capabilities: the type, `CAPABILITY_KEYS` and the
+ * config file's `capabilities` schema (src/cli/config-file.ts) all come from it, so a new
+ * capability is one documented line here.
  */
 
-export interface ProviderCapabilities {
+/** A safe default for an unknown Open Responses server: the spec's features, nothing vendor-specific. */
+export const GENERIC_CAPABILITIES = {
   /**
    * Chaining with `previous_response_id` works (responses are stored). When false the run is
-   * stateless from its first request (DESIGN.md §8.4).
+   * stateless from its first request.
    */
-  previousResponseId: boolean;
-  /** `include: ["reasoning.encrypted_content"]` is accepted and returned (stateless reasoning round-trip). */
-  encryptedReasoning: boolean;
-  /** `function_call` / `function_call_output` items are accepted as input (native tool history). */
-  nativeToolHistory: boolean;
-  /** `strict: true` on function tools is honoured. */
-  strictTools: boolean;
-  /** A stateless resend keeps server item ids (`id`) on resent items; false strips them (pain point 9). */
-  keepItemIds: boolean;
-  /** `max_tool_calls` is accepted in requests. */
-  maxToolCalls: boolean;
-  /** `parallel_tool_calls` is accepted in requests. */
-  parallelToolCalls: boolean;
-}
-
-/** A safe default for an unknown Open Responses server: the spec's features, nothing vendor-specific. */
-export const GENERIC_CAPABILITIES: ProviderCapabilities = {
   previousResponseId: true,
+  /** `include: ["reasoning.encrypted_content"]` is accepted and returned (stateless reasoning round-trip). */
   encryptedReasoning: true,
+  /** `function_call` / `function_call_output` items are accepted as input (native tool history). */
   nativeToolHistory: true,
+  /** `strict: true` on function tools is honoured. */
   strictTools: false,
+  /** A stateless resend keeps server item ids (`id`) on resent items; false strips them. */
   keepItemIds: true,
+  /** `max_tool_calls` is accepted in requests. */
   maxToolCalls: true,
+  /** `parallel_tool_calls` is accepted in requests. */
   parallelToolCalls: true,
-};
+} as const satisfies Record<string, boolean>;
 
+/** What a provider supports: one flag per capability of `GENERIC_CAPABILITIES` (its doc comments apply). */
+export type ProviderCapabilities = { -readonly [K in keyof typeof GENERIC_CAPABILITIES]: boolean };
+
+/** The name of one capability. */
+export type CapabilityKey = keyof ProviderCapabilities;
+
+/** Every capability name, in declaration order (for schemas, `eddy config` and tests). */
+export const CAPABILITY_KEYS = Object.keys(GENERIC_CAPABILITIES) as readonly CapabilityKey[];
+
+/** The generic capabilities with `overrides` applied. */
 export function withCapabilities(overrides: Partial<ProviderCapabilities> = {}): ProviderCapabilities {
   return { ...GENERIC_CAPABILITIES, ...overrides };
 }

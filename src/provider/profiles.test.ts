@@ -2,13 +2,18 @@ import { afterEach, describe, expect, it } from "vitest";
 import { toSse } from "../../test/support/captures.js";
 import { type RawServer, startRawServer } from "../../test/support/raw-server.js";
 import type { ProviderFrame } from "../frames/frame.js";
+import { GENERIC_CAPABILITIES } from "./capabilities.js";
 import { createFallbackProvider } from "./fallback.js";
 import { createOpenResponsesProvider } from "./open-responses.js";
 import {
   createProfileProvider,
   KNOWN_PROFILES,
+  keyRequired,
+  modelRequired,
+  PROFILE_HOSTS,
   profileApiKey,
   profileBaseURL,
+  profileForHost,
   resolveRoute,
 } from "./profiles.js";
 
@@ -34,6 +39,46 @@ describe("resolveRoute", () => {
     expect(() => resolveRoute({ provider: "nope" })).toThrow(
       /unknown provider "nope" \(known: azure, generic, lmstudio, ollama, openai, openrouter, vllm\)/,
     );
+  });
+});
+
+describe("profileForHost", () => {
+  it.each([
+    ["api.openai.com", "openai"],
+    ["openrouter.ai", "openrouter"],
+    ["my-resource.openai.azure.com", "azure"],
+    ["API.OPENAI.COM", "openai"],
+    ["openai.azure.com.evil.example", "generic"],
+    ["localhost", "generic"],
+  ])("%s → %s", (host, name) => {
+    expect(profileForHost(host).name).toBe(name);
+  });
+
+  it("every host names a known profile", () => {
+    for (const { profile } of PROFILE_HOSTS) expect(KNOWN_PROFILES).toHaveProperty(profile);
+  });
+});
+
+describe("key and model policies", () => {
+  it.each([
+    ["openai", true, true],
+    ["azure", true, true],
+    ["openrouter", true, false],
+    ["ollama", false, true],
+    ["vllm", false, true],
+    ["lmstudio", false, true],
+    ["generic", false, true],
+  ])("%s: key required %s, model required %s", (name, key, model) => {
+    const profile = KNOWN_PROFILES[name];
+    if (profile === undefined) throw new Error(`no ${name} profile`);
+    expect([keyRequired(profile), modelRequired(profile)]).toEqual([key, model]);
+  });
+
+  it("without a policy: a key when the profile names a variable, always a model", () => {
+    const base = { name: "p", baseURL: "http://h/v1", capabilities: GENERIC_CAPABILITIES, description: "" };
+    expect(keyRequired({ ...base, apiKeyEnv: ["K"] })).toBe(true);
+    expect(keyRequired({ ...base, apiKeyEnv: [] })).toBe(false);
+    expect(modelRequired({ ...base, apiKeyEnv: [] })).toBe(true);
   });
 });
 

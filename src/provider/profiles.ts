@@ -24,8 +24,21 @@ export interface ProviderProfile {
   baseURLSuffix?: string;
   /** Env vars that may hold the API key, first set wins. The key itself is never stored in a profile. */
   apiKeyEnv: string[];
+  /**
+   * Whether a run may start without a key: `"required"` (a hosted API: no key, no request),
+   * `"optional"` (a server that may not check one; no key means no `Authorization` header).
+   * @defaultValue "required" when `apiKeyEnv` names a variable, else "optional" (see `keyRequired`)
+   */
+  keyPolicy?: KeyPolicy;
+  /**
+   * What a run without a model does (no `--model` and no `defaultModel`): `"required"` refuses to
+   * start; `"server_default"` sends no `model` and lets the server pick its default.
+   * @defaultValue "required" (see `modelRequired`)
+   */
+  modelPolicy?: ModelPolicy;
   /** Header carrying the key as-is instead of `Authorization: Bearer` (Azure: `api-key`). */
   apiKeyHeader?: string;
+  /** The model eddy sends when a run names none. */
   defaultModel?: string;
   headers?: Record<string, string>;
   timeouts?: Partial<WatchdogLimits>;
@@ -34,6 +47,12 @@ export interface ProviderProfile {
   /** What this profile is, for `eddy config` and errors. */
   description: string;
 }
+
+/** Whether a profile's server needs an API key (`ProviderProfile.keyPolicy`). */
+export type KeyPolicy = "required" | "optional";
+
+/** Whether a profile's server needs a model name (`ProviderProfile.modelPolicy`). */
+export type ModelPolicy = "required" | "server_default";
 
 const localServer = (
   name: string,
@@ -44,6 +63,9 @@ const localServer = (
   name,
   baseURL: url,
   apiKeyEnv: [],
+  // Local servers take no key, and serve whatever model is loaded only when asked for it by name.
+  keyPolicy: "optional",
+  modelPolicy: "required",
   capabilities: withCapabilities(caps),
   description,
 });
@@ -54,6 +76,8 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
     name: "openai",
     baseURL: "https://api.openai.com/v1",
     apiKeyEnv: ["OPENAI_API_KEY"],
+    keyPolicy: "required",
+    modelPolicy: "required",
     defaultModel: "gpt-5-mini",
     capabilities: withCapabilities({ strictTools: true }),
     description: "OpenAI Responses API",
@@ -65,7 +89,10 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
     baseURLSuffix: "/openai/v1",
     apiKeyEnv: ["AZURE_OPENAI_API_KEY"],
     apiKeyHeader: "api-key",
-    // Azure rejects stateless replays both with and without item ids unless store is on (pain point 18).
+    keyPolicy: "required",
+    // The model is the deployment name; Azure has no default deployment.
+    modelPolicy: "required",
+    // Azure rejects stateless replays both with and without item ids unless store is on.
     capabilities: withCapabilities({ strictTools: true, keepItemIds: true }),
     description: "Azure OpenAI (v1 API); the base URL comes from AZURE_OPENAI_ENDPOINT",
   },
@@ -73,6 +100,9 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
     name: "openrouter",
     baseURL: "https://openrouter.ai/api/v1",
     apiKeyEnv: ["OPENROUTER_API_KEY"],
+    keyPolicy: "required",
+    // OpenRouter's API reference: "If model is unspecified, uses the user's default".
+    modelPolicy: "server_default",
     // OpenRouter's Responses endpoint is stateless: no stored responses, no previous_response_id.
     capabilities: withCapabilities({ previousResponseId: false, keepItemIds: false }),
     description: "OpenRouter (stateless: runs resend the whole history)",
@@ -97,10 +127,49 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
     name: "generic",
     baseURL: "",
     apiKeyEnv: ["OPENRESPONSES_API_KEY"],
+    // Any server: many (local ones, eddy mock) check no key, and nothing says one has a default model.
+    keyPolicy: "optional",
+    modelPolicy: "required",
     capabilities: GENERIC_CAPABILITIES,
     description: "any Open Responses server (spec features only)",
   },
 };
+
+/**
+ * Hosts that identify a known profile when a run gives only a base URL (for the profile's
+ * capabilities and key rules). A host starting with "." matches any subdomain. Any other host is
+ * the `generic` profile.
+ */
+export const PROFILE_HOSTS: readonly { readonly host: string; readonly profile: string }[] = [
+  { host: "api.openai.com", profile: "openai" },
+  { host: "openrouter.ai", profile: "openrouter" },
+  { host: ".openai.azure.com", profile: "azure" },
+];
+
+/**
+ * The profile a host name belongs to (`PROFILE_HOSTS`), looked up in `profiles` so a config file
+ * can override it; the `generic` profile for any other host.
+ */
+export function profileForHost(
+  host: string,
+  profiles: Readonly<Record<string, ProviderProfile>> = KNOWN_PROFILES,
+): ProviderProfile {
+  const name = host.toLowerCase();
+  const entry = PROFILE_HOSTS.find((e) => (e.host.startsWith(".") ? name.endsWith(e.host) : name === e.host));
+  const generic = profiles.generic ?? KNOWN_PROFILES.generic;
+  if (generic === undefined) throw new EddyError("invalid_config", "no generic profile");
+  return (entry === undefined ? undefined : profiles[entry.profile]) ?? generic;
+}
+
+/** Whether a run on this profile must have an API key before it sends anything (`keyPolicy`). */
+export function keyRequired(profile: ProviderProfile): boolean {
+  return (profile.keyPolicy ?? (profile.apiKeyEnv.length > 0 ? "required" : "optional")) === "required";
+}
+
+/** Whether a run on this profile must name a model before it sends anything (`modelPolicy`). */
+export function modelRequired(profile: ProviderProfile): boolean {
+  return (profile.modelPolicy ?? "required") === "required";
+}
 
 /** A resolved route: which profile, which model. */
 export interface Route {

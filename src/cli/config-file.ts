@@ -1,0 +1,149 @@
+/**
+ * The config file (`eddy.config.json` in the workspace, else `~/.config/eddy/config.json`, or
+ * `--config FILE`): its schema, loading, and the provider profiles it adds or overrides. Keys
+ * never live in the file: a profile names the environment variable that holds its key.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+import { EddyError } from "../errors.js";
+import { CAPABILITY_KEYS, type CapabilityKey, withCapabilities } from "../provider/capabilities.js";
+import { KNOWN_PROFILES, type ProviderProfile } from "../provider/profiles.js";
+
+/** Environment variables as the CLI sees them (`process.env`, or a test's record). */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** One optional boolean per capability: adding a capability to capabilities.ts adds it here. */
+const capabilitiesSchema = z
+  .object(
+    Object.fromEntries(CAPABILITY_KEYS.map((key) => [key, z.boolean().optional()])) as Record<
+      CapabilityKey,
+      z.ZodOptional<z.ZodBoolean>
+    >,
+  )
+  .strict();
+
+const profileSchema = z
+  .object({
+    base_url: z.string().optional(),
+    api_key_env: z.union([z.string(), z.array(z.string())]).optional(),
+    api_key_header: z.string().optional(),
+    key_policy: z.enum(["required", "optional"]).optional(),
+    model_policy: z.enum(["required", "server_default"]).optional(),
+    default_model: z.string().optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    description: z.string().optional(),
+    capabilities: capabilitiesSchema.optional(),
+  })
+  .strict();
+
+const configSchema = z
+  .object({
+    provider: z.string().optional(),
+    model: z.string().optional(),
+    base_url: z.string().optional(),
+    instructions: z.string().optional(),
+    stateless: z.boolean().optional(),
+    tools_on_follow_up: z.enum(["first", "every"]).optional(),
+    max_tool_calls: z.number().int().min(1).optional(),
+    max_turns: z.number().int().min(1).optional(),
+    max_retries: z.number().int().min(0).optional(),
+    connect_timeout_ms: z.number().int().min(1).optional(),
+    first_byte_timeout_ms: z.number().int().min(1).optional(),
+    idle_timeout_ms: z.number().int().min(1).optional(),
+    allow_write: z.boolean().optional(),
+    allow_shell: z.boolean().optional(),
+    validate: z.boolean().optional(),
+    fallbacks: z.array(z.string()).optional(),
+    profiles: z.record(z.string(), profileSchema).optional(),
+  })
+  .strict();
+
+/** The config file's content, validated. */
+export type ConfigFile = z.infer<typeof configSchema>;
+
+/** A profile as written in the config file. */
+export type ConfigProfile = z.infer<typeof profileSchema>;
+
+/** Where the config file is looked for: `--config`, the workspace, then the user config dir. */
+export function configPaths(explicit: string | undefined, env: Env, workspace: string): string[] {
+  if (explicit !== undefined) return [explicit];
+  const base =
+    env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== ""
+      ? env.XDG_CONFIG_HOME
+      : join(env.HOME ?? homedir(), ".config");
+  return [join(workspace, "eddy.config.json"), join(base, "eddy", "config.json")];
+}
+
+/**
+ * Reads the first config file that exists (`--config` must exist). Throws `invalid_config`
+ * (exit 2) naming the file and the offending key when it cannot be read or does not validate.
+ */
+export function loadConfigFile(
+  explicit: string | undefined,
+  env: Env,
+  workspace: string,
+): { file: ConfigFile; path: string | undefined } {
+  for (const path of configPaths(explicit, env, workspace)) {
+    if (explicit === undefined && !existsSync(path)) continue;
+    return { file: parseConfigFile(path), path };
+  }
+  return { file: {}, path: undefined };
+}
+
+function parseConfigFile(path: string): ConfigFile {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw configError(`cannot read config file ${path}: ${reason}`);
+  }
+  const parsed = configSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const where = issue?.path.length ? issue.path.join(".") : "(top level)";
+  throw configError(`config file ${path}: ${where}: ${issue?.message ?? "invalid"}`);
+}
+
+/** A user error in the configuration: one line, exit 2. */
+export function configError(message: string): EddyError {
+  return new EddyError("invalid_config", message, { fault: "user" });
+}
+
+/** The provider profiles: the known ones, overridden or extended by the config file. */
+export function profilesFrom(file: ConfigFile): Record<string, ProviderProfile> {
+  const profiles: Record<string, ProviderProfile> = { ...KNOWN_PROFILES };
+  for (const [name, written] of Object.entries(file.profiles ?? {})) {
+    profiles[name] = profileFromFile(name, written, profiles[name]);
+  }
+  return profiles;
+}
+
+/**
+ * A config-file profile on top of the known profile of the same name, if any. Naming a key
+ * variable (`api_key_env`) makes the key required unless `key_policy` says "optional".
+ */
+function profileFromFile(name: string, p: ConfigProfile, base: ProviderProfile | undefined): ProviderProfile {
+  const capabilities = Object.fromEntries(
+    Object.entries(p.capabilities ?? {}).filter(([, v]) => v !== undefined),
+  ) as Partial<Record<CapabilityKey, boolean>>;
+  const keepBaseURLEnv = p.base_url === undefined;
+  return {
+    name,
+    baseURL: p.base_url ?? base?.baseURL ?? "",
+    baseURLEnv: keepBaseURLEnv ? base?.baseURLEnv : undefined,
+    baseURLSuffix: keepBaseURLEnv ? base?.baseURLSuffix : undefined,
+    apiKeyEnv: p.api_key_env === undefined ? (base?.apiKeyEnv ?? []) : [p.api_key_env].flat(),
+    apiKeyHeader: p.api_key_header ?? base?.apiKeyHeader,
+    keyPolicy: p.key_policy ?? (p.api_key_env === undefined ? base?.keyPolicy : "required"),
+    modelPolicy: p.model_policy ?? base?.modelPolicy,
+    defaultModel: p.default_model ?? base?.defaultModel,
+    headers: p.headers ?? base?.headers,
+    timeouts: base?.timeouts,
+    retry: base?.retry,
+    capabilities: withCapabilities({ ...base?.capabilities, ...capabilities }),
+    description: p.description ?? base?.description ?? `profile "${name}" from the config file`,
+  };
+}

@@ -1,0 +1,461 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { LOOP_DEFAULTS } from "../loop/defaults.js";
+import { CAPABILITY_KEYS, GENERIC_CAPABILITIES } from "../provider/capabilities.js";
+import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
+import { KNOWN_PROFILES, keyRequired, modelRequired, type ProviderProfile } from "../provider/profiles.js";
+import {
+  type ConfigSources,
+  DEMO_MODEL,
+  type Env,
+  type RunFlags,
+  resolveBehaviour,
+  resolveConfig,
+  resolveFallbacks,
+  resolveLimits,
+  resolveModel,
+  resolveRouting,
+  resolveTarget,
+  resolveWorkspace,
+} from "./config.js";
+import { type ConfigFile, configPaths, loadConfigFile, profilesFrom } from "./config-file.js";
+
+/** A workspace holding `eddy.config.json` (when given) and a HOME with no user config. */
+function workspace(config?: unknown): { dir: string; env: Env } {
+  const dir = mkdtempSync(join(tmpdir(), "eddy-config-"));
+  if (config !== undefined) writeFileSync(join(dir, "eddy.config.json"), JSON.stringify(config));
+  const home = join(dir, "home");
+  mkdirSync(home);
+  return { dir, env: { HOME: home } };
+}
+
+function resolve(flags: RunFlags, env: Env = {}, file?: unknown) {
+  const ws = workspace(file);
+  return resolveConfig({ workspace: ws.dir, ...flags }, { ...ws.env, ...env }, "/nowhere");
+}
+
+function sources(flags: RunFlags = {}, env: Env = {}, file: ConfigFile = {}): ConfigSources {
+  return { flags, env, file, path: "/ws/eddy.config.json" };
+}
+
+function profile(name: string): ProviderProfile {
+  const p = KNOWN_PROFILES[name];
+  if (p === undefined) throw new Error(`no profile ${name}`);
+  return p;
+}
+
+const httpTarget = (config: ReturnType<typeof resolve>) => {
+  if (config.target.kind !== "http") throw new Error(`expected an HTTP target, got ${config.target.kind}`);
+  return config.target;
+};
+
+describe("resolveWorkspace", () => {
+  it("--workspace beats the current directory", () => {
+    expect(resolveWorkspace({ workspace: "/w" }, "/cwd")).toEqual({ value: "/w", source: "flag" });
+    expect(resolveWorkspace({}, "/cwd")).toEqual({ value: "/cwd", source: "default" });
+  });
+});
+
+describe("the config file", () => {
+  it("is looked for in --config, else the workspace, then XDG_CONFIG_HOME or ~/.config", () => {
+    expect(configPaths("/x.json", {}, "/ws")).toEqual(["/x.json"]);
+    expect(configPaths(undefined, { HOME: "/h" }, "/ws")).toEqual([
+      "/ws/eddy.config.json",
+      "/h/.config/eddy/config.json",
+    ]);
+    expect(configPaths(undefined, { HOME: "/h", XDG_CONFIG_HOME: "/xdg" }, "/ws")[1]).toBe(
+      "/xdg/eddy/config.json",
+    );
+  });
+
+  it("falls back to the user config dir when the workspace has none", () => {
+    const ws = workspace();
+    const userDir = join(ws.env.HOME as string, ".config", "eddy");
+    mkdirSync(userDir, { recursive: true });
+    writeFileSync(join(userDir, "config.json"), JSON.stringify({ max_turns: 7 }));
+    const { file, path } = loadConfigFile(undefined, ws.env, ws.dir);
+    expect(file.max_turns).toBe(7);
+    expect(path).toBe(join(userDir, "config.json"));
+  });
+
+  it("is optional, unless --config names one", () => {
+    const ws = workspace();
+    expect(loadConfigFile(undefined, ws.env, ws.dir)).toEqual({ file: {}, path: undefined });
+    expect(() => loadConfigFile(join(ws.dir, "nope.json"), ws.env, ws.dir)).toThrow(
+      /cannot read config file .*nope\.json: ENOENT/,
+    );
+  });
+
+  it.each([
+    [{ max_turns: 0 }, /max_turns: .*>=1/],
+    [{ tools_on_follow_up: "sometimes" }, /tools_on_follow_up/],
+    [{ api_key: "sk-x" }, /\(top level\): .*api_key/],
+    [{ profiles: { p: { capabilities: { teleport: true } } } }, /profiles\.p\.capabilities: .*teleport/],
+    [{ profiles: { p: { key_policy: "maybe" } } }, /profiles\.p\.key_policy/],
+  ])("refuses %j, naming the key", (content, message) => {
+    const ws = workspace(content);
+    expect(() => loadConfigFile(undefined, ws.env, ws.dir)).toThrow(message);
+  });
+
+  it("accepts every capability key (the schema comes from CAPABILITY_KEYS)", () => {
+    const capabilities = Object.fromEntries(CAPABILITY_KEYS.map((k) => [k, !GENERIC_CAPABILITIES[k]]));
+    const ws = workspace({ profiles: { p: { base_url: "http://h/v1", capabilities } } });
+    const { file } = loadConfigFile(undefined, ws.env, ws.dir);
+    expect(profilesFrom(file).p?.capabilities).toEqual(capabilities);
+    expect(CAPABILITY_KEYS).toEqual(Object.keys(GENERIC_CAPABILITIES));
+  });
+});
+
+describe("profilesFrom", () => {
+  it("adds profiles and overrides known ones field by field", () => {
+    const profiles = profilesFrom({
+      profiles: {
+        local: { base_url: "http://localhost:8000/v1", api_key_env: "LOCAL_KEY" },
+        openrouter: { default_model: "qwen/qwen3-coder", capabilities: { strictTools: true } },
+      },
+    });
+    expect(profiles.local).toMatchObject({ baseURL: "http://localhost:8000/v1", apiKeyEnv: ["LOCAL_KEY"] });
+    expect(profiles.openrouter).toMatchObject({
+      baseURL: "https://openrouter.ai/api/v1",
+      apiKeyEnv: ["OPENROUTER_API_KEY"],
+      defaultModel: "qwen/qwen3-coder",
+    });
+    expect(profiles.openrouter?.capabilities).toMatchObject({ strictTools: true, previousResponseId: false });
+    expect(profiles.openai).toBe(KNOWN_PROFILES.openai);
+  });
+
+  it("naming a key variable makes the key required unless key_policy says optional", () => {
+    const profiles = profilesFrom({
+      profiles: {
+        keyed: { base_url: "http://h/v1", api_key_env: "K" },
+        optional: { base_url: "http://h/v1", api_key_env: "K", key_policy: "optional" },
+        keyless: { base_url: "http://h/v1" },
+        lmstudio: { api_key_env: "LMSTUDIO_KEY" },
+      },
+    });
+    const required = (name: string) => keyRequired(profiles[name] as ProviderProfile);
+    expect([required("keyed"), required("optional"), required("keyless"), required("lmstudio")]).toEqual([
+      true,
+      false,
+      false,
+      true,
+    ]);
+  });
+
+  it("model_policy server_default lets a run go without a model", () => {
+    const profiles = profilesFrom({
+      profiles: { p: { base_url: "http://h/v1", model_policy: "server_default" } },
+    });
+    expect(modelRequired(profiles.p as ProviderProfile)).toBe(false);
+    expect(modelRequired(profiles.generic as ProviderProfile)).toBe(true);
+  });
+});
+
+describe("resolveRouting", () => {
+  const profiles = profilesFrom({});
+  it.each([
+    [
+      { provider: "openrouter", model: "openai/gpt-oss-20b" },
+      {},
+      {},
+      "openrouter",
+      "openai/gpt-oss-20b",
+      true,
+    ],
+    [{ model: "openrouter/openai/gpt-oss-20b" }, {}, {}, "openrouter", "openai/gpt-oss-20b", true],
+    [{}, { EDDY_MODEL: "lmstudio/qwen3" }, {}, "lmstudio", "qwen3", false],
+    [{}, {}, { provider: "ollama", model: "llama3" }, "ollama", "llama3", false],
+    [{ model: "gpt-5" }, {}, { provider: "openai" }, "openai", "gpt-5", false],
+    [{ provider: "openai" }, {}, {}, "openai", "gpt-5-mini", true],
+  ] as const)(
+    "flags %j env %j file %j → %s / %s (from flags: %s)",
+    (flags, env, file, name, model, fromFlags) => {
+      const routing = resolveRouting(sources(flags, env, file), profiles);
+      expect(routing.route?.profile.name).toBe(name);
+      expect(routing.route?.model).toBe(model);
+      expect(routing.fromFlags).toBe(fromFlags);
+    },
+  );
+
+  it("a model without a profile prefix is no route", () => {
+    expect(resolveRouting(sources({ model: "meta-llama/llama-3" }), profiles).route).toBeUndefined();
+  });
+
+  it("an unknown --provider names the known ones", () => {
+    expect(() => resolveRouting(sources({ provider: "nope" }), profiles)).toThrow(/unknown provider "nope"/);
+  });
+});
+
+describe("resolveTarget: where requests go", () => {
+  const env = {
+    OPENRESPONSES_BASE_URL: "http://or-env/v1",
+    OPENAI_BASE_URL: "http://openai-env/v1",
+  };
+  const file = { base_url: "http://file/v1" };
+
+  it.each([
+    ["--base-url beats everything", { baseUrl: "http://flag/v1" }, env, file, "http://flag/v1", "flag"],
+    ["OPENRESPONSES_BASE_URL beats OPENAI_BASE_URL", {}, env, file, "http://or-env/v1", "env"],
+    [
+      "OPENAI_BASE_URL beats the config file",
+      {},
+      { OPENAI_BASE_URL: "http://openai-env/v1" },
+      file,
+      "http://openai-env/v1",
+      "env",
+    ],
+    ["the config file's base_url", {}, {}, file, "http://file/v1", "config"],
+    [
+      "--provider beats base URLs from the environment",
+      { provider: "lmstudio" },
+      env,
+      file,
+      "http://localhost:1234/v1",
+      "profile",
+    ],
+    ["a profile/model flag too", { model: "ollama/llama3" }, env, {}, "http://localhost:11434/v1", "profile"],
+    [
+      "the file's provider does not beat the environment",
+      {},
+      env,
+      { provider: "lmstudio" },
+      "http://or-env/v1",
+      "env",
+    ],
+  ] as const)("%s", (_label, flags, env, file, url, source) => {
+    const target = httpTarget(resolve(flags, env, file));
+    expect(target.baseURL).toMatchObject({ value: url, source });
+  });
+
+  it("OPENAI_API_KEY alone means OpenAI; nothing at all means the mock", () => {
+    const openai = httpTarget(resolve({}, { OPENAI_API_KEY: "sk-test-1234567" }));
+    expect(openai.profile.name).toBe("openai");
+    expect(openai.baseURL.value).toBe("https://api.openai.com/v1");
+    expect(openai.apiKey).toMatchObject({ value: "sk-test-1234567", source: "env", from: "OPENAI_API_KEY" });
+    expect(resolve({}).target.kind).toBe("mock");
+  });
+
+  it.each([
+    ["https://api.openai.com/v1", "openai"],
+    ["https://openrouter.ai/api/v1", "openrouter"],
+    ["https://me.openai.azure.com/openai/v1", "azure"],
+    ["http://localhost:8000/v1", "generic"],
+  ])("a base URL at %s uses the %s profile", (url, name) => {
+    expect(httpTarget(resolve({ baseUrl: url })).profile.name).toBe(name);
+  });
+
+  it("the config file can override a known host's profile", () => {
+    const target = httpTarget(
+      resolve(
+        { baseUrl: "https://openrouter.ai/api/v1" },
+        {},
+        { profiles: { openrouter: { description: "mine" } } },
+      ),
+    );
+    expect(target.profile.description).toBe("mine");
+  });
+
+  it("the key: --api-key > OPENRESPONSES_API_KEY > the profile's variable", () => {
+    const env = { OPENRESPONSES_API_KEY: "generic-key", OPENROUTER_API_KEY: "router-key" };
+    const target = (flags: RunFlags, e: Env) => httpTarget(resolve({ provider: "openrouter", ...flags }, e));
+    expect(target({ apiKey: "flag-key" }, env).apiKey).toMatchObject({ value: "flag-key", source: "flag" });
+    expect(target({}, env).apiKey).toMatchObject({ value: "generic-key", from: "OPENRESPONSES_API_KEY" });
+    expect(target({}, { OPENROUTER_API_KEY: "router-key" }).apiKey).toMatchObject({
+      value: "router-key",
+      from: "OPENROUTER_API_KEY",
+    });
+  });
+
+  it("OPENAI_API_KEY goes only to api.openai.com or OPENAI_BASE_URL", () => {
+    const key = { OPENAI_API_KEY: "sk-test-1234567" };
+    expect(httpTarget(resolve({ baseUrl: "http://127.0.0.1:9/v1" }, key)).apiKey).toBeUndefined();
+    expect(
+      httpTarget(resolve({ provider: "openai", baseUrl: "http://127.0.0.1:9/v1" }, key)).apiKey,
+    ).toBeUndefined();
+    expect(httpTarget(resolve({}, { ...key, OPENAI_BASE_URL: "http://proxy/v1" })).apiKey?.value).toBe(
+      "sk-test-1234567",
+    );
+  });
+
+  it("takes user:password out of the base URL", () => {
+    const target = httpTarget(resolve({ baseUrl: "http://bob:hunter%2F2@proxy:8080/v1" }));
+    expect(target.baseURL.value).toBe("http://proxy:8080/v1");
+    expect(target.credentials).toEqual({ username: "bob", password: "hunter/2" });
+  });
+});
+
+describe("resolveFallbacks", () => {
+  const profiles = profilesFrom({
+    profiles: { local: { base_url: "http://u:pw@localhost:8000/v1", api_key_env: "LOCAL_KEY" } },
+  });
+
+  it("resolves each profile/model with the profile's URL and key variable", () => {
+    const fallbacks = resolveFallbacks(
+      sources(
+        {},
+        { OPENROUTER_API_KEY: "router-key", LOCAL_KEY: "local-key", OPENRESPONSES_API_KEY: "no" },
+        {
+          fallbacks: ["openrouter/qwen/qwen3-coder", "local/"],
+        },
+      ),
+      profiles,
+    );
+    expect(fallbacks.map((f) => [f.spec, f.profile.name, f.model, f.baseURL.value, f.apiKey?.value])).toEqual(
+      [
+        [
+          "openrouter/qwen/qwen3-coder",
+          "openrouter",
+          "qwen/qwen3-coder",
+          "https://openrouter.ai/api/v1",
+          "router-key",
+        ],
+        ["local/", "local", undefined, "http://localhost:8000/v1", "local-key"],
+      ],
+    );
+    expect(fallbacks[1]?.credentials).toEqual({ username: "u", password: "pw" });
+  });
+
+  it("refuses a fallback that names no known profile", () => {
+    expect(() => resolveFallbacks(sources({}, {}, { fallbacks: ["gpt-5"] }), profiles)).toThrow(
+      /fallbacks: "gpt-5" does not start with a known provider/,
+    );
+  });
+
+  it("only an HTTP target has fallbacks", () => {
+    const file = { fallbacks: ["openrouter/x"] };
+    expect(httpTarget(resolve({ baseUrl: "http://h/v1" }, {}, file)).fallbacks).toHaveLength(1);
+    expect(resolve({}, {}, file).target.kind).toBe("mock");
+  });
+});
+
+describe("resolveModel: flags > env > config > profile > default", () => {
+  const file = { model: "file-model" };
+  it.each([
+    [{ model: "flag-model" }, { EDDY_MODEL: "env-model" }, file, "flag-model", "flag"],
+    [{}, { EDDY_MODEL: "env-model" }, file, "env-model", "env"],
+    [{}, {}, file, "file-model", "config"],
+    [{}, {}, {}, "gpt-5-mini", "profile"],
+  ] as const)("flags %j env %j file %j → %s (%s)", (flags, env, file, model, source) => {
+    const config = resolve({ provider: "openai", apiKey: "k", ...flags }, env, file);
+    expect(config.model).toMatchObject({ value: model, source });
+  });
+
+  it("a profile/model route's model keeps the source of the setting that named it", () => {
+    expect(resolve({}, { EDDY_MODEL: "openrouter/x/y" }).model).toEqual({
+      value: "x/y",
+      source: "env",
+      from: "EDDY_MODEL",
+    });
+  });
+
+  it("the mock's default is the demo model; elsewhere there is none", () => {
+    expect(resolve({}).model).toEqual({ value: DEMO_MODEL, source: "default" });
+    expect(resolve({ baseUrl: "http://h/v1" }).model).toEqual({ value: null, source: "default" });
+  });
+
+  it("works on a routing and a target alone", () => {
+    const target = { kind: "mock", why: "test" } as const;
+    expect(resolveModel({ model: undefined, route: undefined, fromFlags: false }, target).value).toBe(
+      DEMO_MODEL,
+    );
+  });
+});
+
+describe("resolveLimits: flag > config > profile > default", () => {
+  const timed: ProviderProfile = {
+    ...profile("generic"),
+    name: "timed",
+    timeouts: { connectMs: 111, firstByteMs: 222, idleMs: 333 },
+    retry: { maxRetries: 4 },
+  };
+  const rows = [
+    ["maxToolCalls", "maxToolCalls", "max_tool_calls", undefined, LOOP_DEFAULTS.maxToolCalls],
+    ["maxTurns", "maxTurns", "max_turns", undefined, LOOP_DEFAULTS.maxTurns],
+    ["maxRetries", "maxRetries", "max_retries", 4, PROVIDER_DEFAULTS.maxRetries],
+    ["connectTimeoutMs", "connectTimeout", "connect_timeout_ms", 111, PROVIDER_DEFAULTS.connectTimeoutMs],
+    [
+      "firstByteTimeoutMs",
+      "firstByteTimeout",
+      "first_byte_timeout_ms",
+      222,
+      PROVIDER_DEFAULTS.firstByteTimeoutMs,
+    ],
+    ["idleTimeoutMs", "idleTimeout", "idle_timeout_ms", 333, PROVIDER_DEFAULTS.idleTimeoutMs],
+  ] as const;
+
+  it.each(rows)("%s", (key, flagName, fileKey, fromProfile, fallback) => {
+    const limit = (flags: RunFlags, file: ConfigFile, p?: ProviderProfile) =>
+      resolveLimits(sources(flags, {}, file), p)[key];
+    expect(limit({ [flagName]: 9001 }, { [fileKey]: 8001 }, timed)).toMatchObject({
+      value: 9001,
+      source: "flag",
+    });
+    expect(limit({}, { [fileKey]: 8001 }, timed)).toMatchObject({ value: 8001, source: "config" });
+    if (fromProfile !== undefined)
+      expect(limit({}, {}, timed)).toMatchObject({ value: fromProfile, source: "profile", from: "timed" });
+    expect(limit({}, {})).toEqual({ value: fallback, source: "default" });
+  });
+
+  it("reach the effective config from the command line and the file", () => {
+    expect(resolve({ connectTimeout: 250 }).connectTimeoutMs).toMatchObject({ value: 250, source: "flag" });
+    expect(resolve({}, {}, { connect_timeout_ms: 750 }).connectTimeoutMs).toMatchObject({
+      value: 750,
+      source: "config",
+    });
+  });
+});
+
+describe("resolveBehaviour", () => {
+  it("--tools-on-follow-up and tools_on_follow_up map to the loop's values", () => {
+    const follow = (flags: RunFlags, file: ConfigFile) =>
+      resolveBehaviour(sources(flags, {}, file)).toolsOnFollowUp;
+    expect(follow({ toolsOnFollowUp: "first" }, { tools_on_follow_up: "every" })).toMatchObject({
+      value: "first_request",
+      source: "flag",
+    });
+    expect(follow({}, { tools_on_follow_up: "first" })).toMatchObject({
+      value: "first_request",
+      source: "config",
+    });
+    expect(follow({ toolsOnFollowUp: "every" }, {})).toMatchObject({
+      value: "every_request",
+      source: "flag",
+    });
+    expect(follow({}, {})).toEqual({ value: LOOP_DEFAULTS.toolsOnFollowUp, source: "default" });
+  });
+
+  it("switches: a flag turns on, the file sets either way, off by default", () => {
+    const b = (flags: RunFlags, file: ConfigFile) => resolveBehaviour(sources(flags, {}, file));
+    expect(b({ allowWrite: true }, { allow_write: false }).allowWrite).toMatchObject({
+      value: true,
+      source: "flag",
+    });
+    expect(b({}, { allow_shell: true }).allowShell).toMatchObject({ value: true, source: "config" });
+    expect(b({}, {}).stateless).toEqual({ value: false, source: "default" });
+    expect(b({ validate: false }, { validate: true }).validate).toMatchObject({
+      value: false,
+      source: "flag",
+    });
+    // commander sets validate: true when --no-validate is absent: that is not a flag given.
+    expect(b({ validate: true }, { validate: false }).validate).toMatchObject({
+      value: false,
+      source: "config",
+    });
+    expect(b({}, {}).validate).toEqual({ value: true, source: "default" });
+    expect(b({}, { instructions: "Be brief." }).instructions).toMatchObject({
+      value: "Be brief.",
+      source: "config",
+    });
+  });
+});
+
+describe("resolveTarget without resolveConfig", () => {
+  it("takes its steps' outputs", () => {
+    const s = sources({ baseUrl: "http://h/v1" });
+    const profiles = profilesFrom({});
+    const target = resolveTarget(s, profiles, resolveRouting(s, profiles));
+    expect(target).toMatchObject({ kind: "http", profile: { name: "generic" }, fallbacks: [] });
+  });
+});

@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import { LOOP_DEFAULTS } from "../loop/defaults.js";
+import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
+import { KNOWN_PROFILES } from "../provider/profiles.js";
+import { main } from "./main.js";
+import type { CliIo } from "./run-command.js";
+
+/** Runs `eddy ARGS` in-process and returns what it wrote. */
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIo = {
+    stdout: { write: (s: string) => out.push(s) },
+    stderr: { write: (s: string) => err.push(s) },
+    readStdin: async () => "",
+    stdinIsTTY: true,
+    env: {},
+    cwd: process.cwd(),
+    onSignal: () => () => {},
+  };
+  const code = await main(args, io);
+  return { code, stdout: out.join(""), stderr: err.join("") };
+}
+
+/** Each option's description in `--help`, wrapped lines joined. */
+function optionHelp(help: string): Map<string, string> {
+  const options = new Map<string, string>();
+  let current: string | undefined;
+  for (const line of help.split("\n")) {
+    const start = /^ {2}(--[a-z-]+)(?: <[a-z]+>)?\s+(.*)$/.exec(line);
+    if (start !== null) {
+      current = start[1] as string;
+      options.set(current, start[2] as string);
+    } else if (current !== undefined && /^ {10,}\S/.test(line)) {
+      options.set(current, `${options.get(current)} ${line.trim()}`);
+    } else current = undefined;
+  }
+  return options;
+}
+
+describe("eddy run --help", () => {
+  const followUp = { every_request: "every", first_request: "first" }[LOOP_DEFAULTS.toolsOnFollowUp];
+  const defaults: [string, string][] = [
+    ["--max-tool-calls", String(LOOP_DEFAULTS.maxToolCalls)],
+    ["--max-turns", String(LOOP_DEFAULTS.maxTurns)],
+    ["--max-retries", String(PROVIDER_DEFAULTS.maxRetries)],
+    ["--connect-timeout", String(PROVIDER_DEFAULTS.connectTimeoutMs)],
+    ["--first-byte-timeout", String(PROVIDER_DEFAULTS.firstByteTimeoutMs)],
+    ["--idle-timeout", String(PROVIDER_DEFAULTS.idleTimeoutMs)],
+    ["--tools-on-follow-up", followUp],
+  ];
+
+  it.each(defaults)("%s states the default the code uses (%s)", async (flag, value) => {
+    const options = optionHelp((await cli(["run", "--help"])).stdout);
+    expect(options.get(flag)).toMatch(new RegExp(`\\(default ${value}\\)$`));
+  });
+
+  it("states no default that is not one of the constants", async () => {
+    const options = optionHelp((await cli(["run", "--help"])).stdout);
+    const stated = [...options].filter(([, text]) => /\(default \d/.test(text)).map(([flag]) => flag);
+    expect(stated.sort()).toEqual(
+      defaults
+        .map(([flag]) => flag)
+        .filter((f) => f !== "--tools-on-follow-up")
+        .sort(),
+    );
+  });
+
+  it("lists every known provider profile", async () => {
+    const provider = optionHelp((await cli(["run", "--help"])).stdout).get("--provider") ?? "";
+    for (const name of Object.keys(KNOWN_PROFILES)) expect(provider).toContain(name);
+  });
+
+  it("eddy config takes the same settings as eddy run", async () => {
+    const run = optionHelp((await cli(["run", "--help"])).stdout);
+    const config = optionHelp((await cli(["config", "--help"])).stdout);
+    const runOnly = ["--context", "--schema", "--json", "--record", "--debug"];
+    expect([...config.keys()].sort()).toEqual([...run.keys()].filter((k) => !runOnly.includes(k)).sort());
+  });
+});
+
+describe("flag values are checked before anything runs (exit 2)", () => {
+  it.each([
+    [["mock", "--port", "99999"], '--port must be an integer from 0 to 65535 (got "99999")'],
+    [
+      ["run", "--tools-on-follow-up", "sometimes", "x"],
+      '--tools-on-follow-up must be first or every (got "sometimes")',
+    ],
+    [["run", "--connect-timeout", "0", "x"], '--connect-timeout must be an integer ≥ 1 (got "0")'],
+  ])("eddy %j", async (args, message) => {
+    const r = await cli(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`eddy: ${message} (see eddy --help)\n`);
+  });
+});

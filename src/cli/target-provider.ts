@@ -1,0 +1,89 @@
+/**
+ * The provider a run's configuration describes: the HTTP provider for its endpoint (with its
+ * fallbacks), or the embedded mock server. Also the list of secrets the run must never show.
+ */
+import { createMockServer, type MockServer } from "../mock/index.js";
+import { createFallbackProvider } from "../provider/fallback.js";
+import {
+  createOpenResponsesProvider,
+  type OpenResponsesProviderOptions,
+} from "../provider/open-responses.js";
+import type { Provider } from "../provider/provider.js";
+import type { EffectiveConfig, Endpoint } from "./config.js";
+import { basicAuthorization, credentialSecrets } from "./url-credentials.js";
+
+/** A started provider and what stopping it takes. */
+export interface TargetProvider {
+  provider: Provider;
+  /** A line for stderr once the run has started (the demo-model notice), if any. */
+  notice?: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts what the target needs: the embedded mock server (listening, not yet announced) or
+ * nothing for an HTTP endpoint.
+ */
+export async function startTargetProvider(config: EffectiveConfig): Promise<TargetProvider> {
+  if (config.target.kind === "http") return { provider: httpProvider(config), close: async () => {} };
+  const mock: MockServer = await createMockServer({});
+  return {
+    provider: createOpenResponsesProvider({ baseURL: mock.url, name: "mock", ...policyOptions(config) }),
+    notice: `eddy: no provider configured — using the built-in offline demo model at ${mock.url} (set --base-url or OPENAI_API_KEY for a real one)`,
+    close: () => mock.close(),
+  };
+}
+
+/** Validation, retries and timeouts from the configuration, for every provider of the run. */
+export function policyOptions(config: EffectiveConfig): Partial<OpenResponsesProviderOptions> {
+  return {
+    validate: config.validate.value,
+    retry: { maxRetries: config.maxRetries.value },
+    timeouts: {
+      connectMs: config.connectTimeoutMs.value,
+      firstByteMs: config.firstByteTimeoutMs.value,
+      idleMs: config.idleTimeoutMs.value,
+    },
+  };
+}
+
+/** The HTTP provider for the target, wrapped in a fallback provider when the config lists fallbacks. */
+export function httpProvider(config: EffectiveConfig): Provider {
+  const target = config.target;
+  if (target.kind !== "http") throw new TypeError("httpProvider needs an HTTP target");
+  const primary = endpointProvider(target, config);
+  if (target.fallbacks.length === 0) return primary;
+  return createFallbackProvider([
+    { provider: primary },
+    ...target.fallbacks.map((f) => ({
+      provider: endpointProvider(f, config),
+      ...(f.model === undefined ? {} : { model: f.model }),
+    })),
+  ]);
+}
+
+function endpointProvider(endpoint: Endpoint, config: EffectiveConfig): Provider {
+  const { profile, credentials } = endpoint;
+  const options: OpenResponsesProviderOptions = {
+    baseURL: endpoint.baseURL.value,
+    name: profile.name,
+    capabilities: profile.capabilities,
+    ...policyOptions(config),
+  };
+  if (endpoint.apiKey !== undefined) options.apiKey = endpoint.apiKey.value;
+  if (profile.apiKeyHeader !== undefined) options.apiKeyHeader = profile.apiKeyHeader;
+  const headers = { ...profile.headers };
+  if (credentials !== undefined) headers.authorization = basicAuthorization(credentials);
+  if (Object.keys(headers).length > 0) options.headers = headers;
+  return createOpenResponsesProvider(options);
+}
+
+/** Every key and URL password of the run's endpoints: never in a tape, a frame or an error line. */
+export function secretsOf(config: EffectiveConfig): string[] {
+  const target = config.target;
+  if (target.kind === "mock") return [];
+  return [target, ...target.fallbacks].flatMap((e) => [
+    ...(e.apiKey === undefined ? [] : [e.apiKey.value]),
+    ...credentialSecrets(e.credentials),
+  ]);
+}

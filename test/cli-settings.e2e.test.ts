@@ -1,0 +1,445 @@
+/**
+ * End-to-end: the settings a user gives `eddy run` — providers, profiles and fallbacks from the
+ * config file, keys and models that must be there before anything is sent, URL credentials,
+ * timeouts, limits, tools and validation — each asserted by its effect on what reaches the server
+ * (the mock server from src/mock, or a byte-level server) and on the frames.
+ */
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Frame } from "../src/frames/frame.js";
+import { parseFrames } from "../src/frames/jsonl.js";
+import { createMockServer, type MockServer } from "../src/mock/index.js";
+import type { Scenario } from "../src/mock/scenario.js";
+import { captureLines, toSse } from "./support/captures.js";
+import { BIN, cleanEnv, ROOT, runCli } from "./support/cli.js";
+import { type RawServer, startRawServer } from "./support/raw-server.js";
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+function workspace(config?: unknown): string {
+  const dir = mkdtempSync(join(tmpdir(), "eddy-settings-"));
+  writeFileSync(join(dir, "package.json"), '{ "name": "demo-app" }\n');
+  if (config !== undefined) writeFileSync(join(dir, "eddy.config.json"), JSON.stringify(config));
+  return dir;
+}
+
+async function mock(scenario: Scenario, apiKey?: string): Promise<MockServer> {
+  const server = await createMockServer(apiKey === undefined ? { scenario } : { scenario, apiKey });
+  closers.push(() => server.close());
+  return server;
+}
+
+async function raw(...args: Parameters<typeof startRawServer>): Promise<RawServer> {
+  const server = await startRawServer(...args);
+  closers.push(() => server.close());
+  return server;
+}
+
+/** A port nothing listens on (taken, then released). */
+async function deadPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+const text = (t: string) => ({ items: [{ type: "message" as const, text: t }] });
+const call = (name: string, args: Record<string, unknown>) => ({
+  items: [{ type: "function_call" as const, name, arguments: args }],
+});
+const ofType = <T extends Frame["type"]>(frames: Frame[], type: T) =>
+  frames.filter((f): f is Extract<Frame, { type: T }> => f.type === type);
+const bodyOf = (server: MockServer, i: number) => server.requests[i]?.body as Record<string, unknown>;
+
+/** A completed response with one message, as raw SSE (for servers the mock cannot play). */
+const completedSse = toSse([
+  JSON.stringify({
+    type: "response.completed",
+    sequence_number: 0,
+    response: {
+      id: "resp_1",
+      object: "response",
+      status: "completed",
+      output: [
+        {
+          type: "message",
+          id: "msg_1",
+          role: "assistant",
+          status: "completed",
+          content: [{ type: "output_text", text: "from the server's default model", annotations: [] }],
+        },
+      ],
+    },
+  }),
+]);
+
+describe("missing settings exit 2 before any request", () => {
+  it("--provider openai without a key: no network, no retries, the variable named", async () => {
+    const r = await runCli(["run", "--provider", "openai", "hi"], { cwd: workspace() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      "eddy: provider openai needs an API key: set OPENAI_API_KEY (or --api-key / OPENRESPONSES_API_KEY)\n",
+    );
+  });
+
+  it("a profile pointed at a live server sends nothing when its key variable is unset", async () => {
+    const server = await mock({ turns: [text("never")] });
+    const cwd = workspace();
+    const r = await runCli(["run", "--provider", "openai", "--base-url", server.url, "--model", "m", "hi"], {
+      cwd,
+      env: cleanEnv({ OPENAI_API_KEY: "sk-test-withheld-123" }),
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/OPENAI_API_KEY is set, but eddy sends it only to api\.openai\.com/);
+    expect(server.requests).toEqual([]);
+  });
+
+  it("a config-file profile needs the variable it names; with it set, the key is sent", async () => {
+    const server = await mock({ turns: [{ ...text("hello local"), repeat: true }] }, "local-secret-key");
+    const cwd = workspace({
+      provider: "local",
+      model: "qwen3",
+      profiles: { local: { base_url: server.url, api_key_env: "LOCAL_KEY" } },
+    });
+    const without = await runCli(["run", "hi"], { cwd });
+    expect(without.code).toBe(2);
+    expect(without.stderr).toMatch(/^eddy: provider local needs an API key: set LOCAL_KEY/);
+    expect(server.requests).toEqual([]);
+
+    const withKey = await runCli(["run", "hi"], { cwd, env: cleanEnv({ LOCAL_KEY: "local-secret-key" }) });
+    expect(withKey.code).toBe(0);
+    expect(withKey.stdout).toBe("hello local\n");
+    expect(bodyOf(server, 0).model).toBe("qwen3");
+  });
+
+  it("a 401 names the profile's key variable", async () => {
+    const server = await mock({ turns: [text("never")] }, "right-key");
+    const cwd = workspace({ profiles: { local: { base_url: server.url, api_key_env: "LOCAL_KEY" } } });
+    const r = await runCli(["run", "--provider", "local", "--model", "m", "--max-retries", "0", "hi"], {
+      cwd,
+      env: cleanEnv({ LOCAL_KEY: "wrong-key-123" }),
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /HTTP 401 .*\(provider local reads its key from LOCAL_KEY, --api-key or OPENRESPONSES_API_KEY\)/,
+    );
+  });
+
+  it("no model for a server that needs one: --model, EDDY_MODEL and the config key named", async () => {
+    const server = await mock({ turns: [text("never")] });
+    const r = await runCli(["run", "--base-url", server.url, "hi"], { cwd: workspace() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      'eddy: no model for provider generic: give --model NAME, set EDDY_MODEL, or put "model" in the config file\n',
+    );
+    expect(server.requests).toEqual([]);
+  });
+
+  it("a profile whose server has a default model runs without one (no model sent)", async () => {
+    const server = await raw([{ body: [completedSse] }]);
+    const cwd = workspace({ profiles: { hosted: { base_url: server.url, model_policy: "server_default" } } });
+    const r = await runCli(["run", "--provider", "hosted", "--json", "hi"], { cwd });
+    expect(r.code).toBe(0);
+    expect(parseFrames(r.stdout).at(-1)).toMatchObject({ output_text: "from the server's default model" });
+    expect(JSON.parse(server.requests[0]?.body ?? "{}")).not.toHaveProperty("model");
+  });
+
+  // As root the CLI runs as nobody, who must be able to read the checkout.
+  const readable = (statSync(BIN).mode & 0o004) !== 0 && (statSync(ROOT).mode & 0o005) === 0o005;
+  it.skipIf(process.getuid?.() === 0 && !readable)(
+    "an unreadable workspace (root runs the CLI as nobody, since root may read anything)",
+    () => {
+      const dir = workspace();
+      chmodSync(dir, 0o000);
+      try {
+        const asRoot = process.getuid?.() === 0;
+        const r = spawnSync(process.execPath, [BIN, "run", "--workspace", dir, "hi"], {
+          env: cleanEnv({ HOME: tmpdir() }),
+          encoding: "utf8",
+          ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+        });
+        expect(r.status).toBe(2);
+        expect(r.stderr).toMatch(
+          /^eddy: workspace ".*" is not readable \(EACCES\): eddy needs read and execute/,
+        );
+        expect(r.stderr).not.toContain("demo model");
+      } finally {
+        chmodSync(dir, 0o700);
+      }
+    },
+  );
+
+  it("a --schema the loop would refuse: exit 2 before the demo model starts or says anything", async () => {
+    const cwd = workspace();
+    writeFileSync(join(cwd, "schema.json"), '{"type": 5}');
+    const r = await runCli(["run", "--schema", "schema.json", "hi"], { cwd });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      'eddy: the --schema file schema.json: the schema must describe a JSON object (type "object"), got type 5\n',
+    );
+  });
+});
+
+describe("URL credentials", () => {
+  const password = "hunter2-very-secret";
+
+  it("go as Basic auth and never reach stdout, stderr or the tape of a failing run", async () => {
+    const server = await raw([
+      {
+        status: 401,
+        headers: { "content-type": "application/json" },
+        body: ['{"error":{"message":"bad credentials","code":"invalid_api_key"}}'],
+      },
+    ]);
+    const baseUrl = server.url.replace("http://", `http://bob:${password}@`);
+    const cwd = workspace();
+    const outputs: string[] = [];
+    for (const flags of [["--json"], []]) {
+      const tape = join(cwd, `run${flags.length}.tape`);
+      const r = await runCli(
+        ["run", "--base-url", baseUrl, "--model", "m", "--record", tape, ...flags, "hi"],
+        { cwd },
+      );
+      expect(r.code).toBe(1);
+      outputs.push(r.stdout, r.stderr, readFileSync(tape, "utf8"));
+    }
+    const dead = `http://bob:${password}@127.0.0.1:${await deadPort()}/v1`;
+    const refused = await runCli(
+      ["run", "--base-url", dead, "--model", "m", "--max-retries", "0", "--json", "hi"],
+      { cwd },
+    );
+    expect(refused.code).toBe(1);
+    outputs.push(refused.stdout, refused.stderr);
+    const config = await runCli(["config", "--base-url", baseUrl], { cwd });
+    expect(config.stdout).toMatch(/base_url\s+http:\/\/bob:\*\*\*@127\.0\.0\.1:\d+\/v1/);
+    outputs.push(config.stdout, config.stderr);
+
+    for (const output of outputs) {
+      expect(output).not.toContain(password);
+      expect(output).not.toContain(btoa(`bob:${password}`));
+    }
+    expect(server.requests[0]?.url).toBe("/v1/responses");
+    expect(server.requests[0]?.headers.authorization).toBe(`Basic ${btoa(`bob:${password}`)}`);
+  });
+});
+
+describe("profiles, routes and fallbacks from the config file", () => {
+  it("--provider NAME and --model NAME/MODEL pick a config-file profile", async () => {
+    const server = await mock({ turns: [{ ...text("ok"), repeat: true }] });
+    const cwd = workspace({ profiles: { local: { base_url: server.url } } });
+    expect((await runCli(["run", "--provider", "local", "--model", "qwen3", "hi"], { cwd })).code).toBe(0);
+    expect((await runCli(["run", "--model", "local/llama3", "hi"], { cwd })).code).toBe(0);
+    expect(server.requests.map((r) => (r.body as { model: string }).model)).toEqual(["qwen3", "llama3"]);
+  });
+
+  it("a config-file profile's capabilities shape the requests (no previous_response_id: stateless)", async () => {
+    const server = await mock({ turns: [call("read_file", { path: "package.json" }), text("done")] });
+    const cwd = workspace({
+      provider: "local",
+      model: "m",
+      profiles: { local: { base_url: server.url, capabilities: { previousResponseId: false } } },
+    });
+    expect((await runCli(["run", "hi"], { cwd })).code).toBe(0);
+    expect(bodyOf(server, 1)).toMatchObject({ store: false });
+    expect(bodyOf(server, 1)).not.toHaveProperty("previous_response_id");
+  });
+
+  it("fails over from a dead port to the mock", async () => {
+    const server = await mock({ turns: [text("answered by the fallback")] });
+    const cwd = workspace({
+      provider: "dead",
+      model: "primary-model",
+      max_retries: 0,
+      profiles: {
+        dead: { base_url: `http://127.0.0.1:${await deadPort()}/v1` },
+        backup: { base_url: server.url },
+      },
+      fallbacks: ["backup/backup-model"],
+    });
+    const r = await runCli(["run", "--json", "hi"], { cwd });
+    expect(r.code).toBe(0);
+    const frames = parseFrames(r.stdout);
+    expect(ofType(frames, "request_failed")[0]?.code).toBe("provider_connection");
+    expect(frames.at(-1)).toMatchObject({
+      type: "run_ended",
+      reason: "completed",
+      output_text: "answered by the fallback",
+    });
+    expect(server.requests).toHaveLength(1);
+    expect(bodyOf(server, 0).model).toBe("backup-model");
+  });
+});
+
+describe("timeouts, limits, tools and validation from the command line", () => {
+  it("--connect-timeout and connect_timeout_ms bound the wait for response headers", async () => {
+    const server = await raw([{ headersDelayMs: 10_000, body: [completedSse] }]);
+    for (const [flags, config] of [
+      [["--connect-timeout", "300"], undefined],
+      [[], { connect_timeout_ms: 300 }],
+    ] as const) {
+      const started = performance.now();
+      const r = await runCli(
+        ["run", "--base-url", server.url, "--model", "m", "--max-retries", "0", "--json", ...flags, "hi"],
+        {
+          cwd: workspace(config),
+        },
+      );
+      expect(r.code).toBe(1);
+      expect(parseFrames(r.stdout).at(-1)).toMatchObject({
+        reason: "provider_error",
+        error: { code: "connect_timeout" },
+      });
+      expect(performance.now() - started).toBeLessThan(8_000);
+    }
+  });
+
+  it("--max-retries N makes N+1 attempts", async () => {
+    const unavailable = {
+      faults: { httpError: { status: 503, headers: { "retry-after-ms": "5" } } },
+      repeat: true,
+    };
+    const server = await mock({ turns: [unavailable] });
+    const attempts = async (n: string) => {
+      const r = await runCli(
+        ["run", "--base-url", server.url, "--model", "m", "--max-retries", n, "--json", "hi"],
+        {
+          cwd: workspace(),
+        },
+      );
+      expect(r.code).toBe(1);
+      return ofType(parseFrames(r.stdout), "request_started").map((f) => f.attempt);
+    };
+    expect(await attempts("0")).toEqual([1]);
+    expect(await attempts("3")).toEqual([1, 2, 3, 4]);
+  });
+
+  it("--tools-on-follow-up first sends the tools on the first request only; every (and the default) on each", async () => {
+    const turns = [call("read_file", { path: "package.json" }), text("done")];
+    const toolsSent = async (flags: string[], config?: unknown) => {
+      const server = await mock({ turns });
+      const r = await runCli(["run", "--base-url", server.url, "--model", "m", ...flags, "hi"], {
+        cwd: workspace(config),
+      });
+      expect(r.code).toBe(0);
+      return server.requests.map((req) => Array.isArray((req.body as { tools?: unknown }).tools));
+    };
+    expect(await toolsSent(["--tools-on-follow-up", "first"])).toEqual([true, false]);
+    expect(await toolsSent([], { tools_on_follow_up: "first" })).toEqual([true, false]);
+    expect(await toolsSent(["--tools-on-follow-up", "every"], { tools_on_follow_up: "first" })).toEqual([
+      true,
+      true,
+    ]);
+    expect(await toolsSent([])).toEqual([true, true]);
+  });
+
+  it("--schema asks for structured output and returns the parsed result", async () => {
+    const server = await mock({ turns: [text('{"name":"demo-app"}')] });
+    const cwd = workspace();
+    const schema = {
+      title: "Package",
+      type: "object",
+      properties: { name: { type: "string" } },
+      required: ["name"],
+    };
+    writeFileSync(join(cwd, "schema.json"), JSON.stringify(schema));
+    const r = await runCli(
+      ["run", "--base-url", server.url, "--model", "m", "--schema", "schema.json", "--json", "hi"],
+      {
+        cwd,
+      },
+    );
+    expect(r.code).toBe(0);
+    expect(bodyOf(server, 0).text).toMatchObject({
+      format: { type: "json_schema", name: "Package", schema: { properties: { name: { type: "string" } } } },
+    });
+    expect(parseFrames(r.stdout).at(-1)).toMatchObject({ reason: "completed", result: { name: "demo-app" } });
+  });
+
+  it.each([
+    ["--allow-write", call("write_file", { path: "proof.txt", content: "ran\n" })],
+    ["--allow-shell", call("shell", { command: "echo ran > proof.txt" })],
+  ])("%s enables its tool; without it the call is refused and nothing is written", async (flag, turn) => {
+    for (const allowed of [false, true]) {
+      const server = await mock({ turns: [turn, text("done")] });
+      const cwd = workspace();
+      const flags = allowed ? [flag] : [];
+      const r = await runCli(["run", "--base-url", server.url, "--model", "m", "--json", ...flags, "hi"], {
+        cwd,
+      });
+      expect(r.code).toBe(0);
+      const ended = ofType(parseFrames(r.stdout), "tool_ended")[0];
+      expect(ended?.ok).toBe(allowed);
+      if (!allowed) expect(JSON.parse(ended?.output ?? "{}").error.message).toMatch(new RegExp(flag));
+      expect(existsSync(join(cwd, "proof.txt"))).toBe(allowed);
+      if (allowed) expect(readFileSync(join(cwd, "proof.txt"), "utf8")).toBe("ran\n");
+    }
+  });
+
+  it("--no-validate records no schema errors where validation records them (a real capture)", async () => {
+    const rawEvents = captureLines("openai/openai-phase.1").map(
+      (l) => JSON.parse(l) as Record<string, unknown>,
+    );
+    const server = await mock({ turns: [{ rawEvents, repeat: true }] });
+    const errorsWith = async (flags: string[]) => {
+      const cwd = workspace();
+      const tape = join(cwd, "run.tape");
+      const r = await runCli(
+        ["run", "--base-url", server.url, "--model", "m", "--json", "--record", tape, ...flags, "hi"],
+        {
+          cwd,
+        },
+      );
+      expect(r.code).toBe(0);
+      const header = JSON.parse(readFileSync(tape, "utf8").split("\n")[0] ?? "{}");
+      const withErrors = parseFrames(r.stdout).filter(
+        (f) => f.type === "provider_event" && (f.errors?.length ?? 0) > 0,
+      );
+      return { errors: withErrors.length, validate: header.options.validate };
+    };
+    const validated = await errorsWith([]);
+    expect(validated.errors).toBeGreaterThan(0);
+    expect(validated.validate).toBe(true);
+    expect(await errorsWith(["--no-validate"])).toEqual({ errors: 0, validate: false });
+  });
+});
+
+describe("eddy mock", () => {
+  it("exits 0 when signalled the moment its banner appears (five at once)", async () => {
+    const runs = await Promise.all(
+      Array.from({ length: 5 }, () => runCli(["mock", "--port", "0"], { signalWhen: "Ctrl-C stops it" })),
+    );
+    expect(runs.map((r) => [r.code, r.signal])).toEqual(Array.from({ length: 5 }, () => [0, null]));
+  });
+
+  it("a port out of range or in use is a flag error (exit 2), not an internal error", async () => {
+    const range = await runCli(["mock", "--port", "99999"]);
+    expect([range.code, range.stderr]).toEqual([
+      2,
+      'eddy: --port must be an integer from 0 to 65535 (got "99999") (see eddy --help)\n',
+    ]);
+    const busy = await mock({ turns: [text("x")] });
+    const port = new URL(busy.url).port;
+    const inUse = await runCli(["mock", "--port", port]);
+    expect(inUse.code).toBe(2);
+    expect(inUse.stderr).toMatch(
+      new RegExp(`^eddy: mock server: cannot listen on 127\\.0\\.0\\.1:${port} \\(.*EADDRINUSE`),
+    );
+  });
+});
+
+describe("the package", () => {
+  it("bin/eddy.js is committed executable (npm ci leaves the tree clean)", () => {
+    expect(statSync(BIN).mode & 0o111).toBe(0o111);
+    const git = spawnSync("git", ["ls-files", "-s", "bin/eddy.js"], { cwd: ROOT, encoding: "utf8" });
+    if (git.status === 0 && git.stdout !== "") expect(git.stdout).toMatch(/^100755 /);
+  });
+});
