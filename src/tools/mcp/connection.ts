@@ -1,0 +1,374 @@
+/**
+ * One MCP server's lifecycle with the official SDK client: start (spawn or connect, `initialize`,
+ * `tools/list` with pagination) within a startup timeout, calls with a timeout and the run's
+ * abort signal, `notifications/tools/list_changed` (the list is re-read), and close. Every failure
+ * becomes a state and a one-line, secret-free message; nothing here throws at the caller or waits
+ * without a bound.
+ */
+import { stat } from "node:fs/promises";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  ErrorCode,
+  McpError,
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { describeError } from "../../errors.js";
+import { redactSecrets } from "../../util/redact.js";
+import { exitCodeFor } from "../execute.js";
+import { type ToolErrorCode, type ToolResult, toolResult } from "../tool.js";
+import { shortenText } from "../utf8.js";
+import type { ResolvedServer } from "./resolve.js";
+import { type McpCallResult, mcpResultToToolResult } from "./result.js";
+import { createStdioTransport, type StdioTransport, within } from "./stdio-transport.js";
+
+/** Where a server is in its life. */
+export type McpServerState = "idle" | "starting" | "ready" | "failed" | "exited" | "closed";
+
+/** A server as `run_started.mcp_servers` lists it. */
+export interface McpServerStatus {
+  name: string;
+  transport: "stdio" | "http";
+  state: McpServerState;
+  /** Tools offered from this server (0 unless it started). */
+  tools: number;
+  /** Why it failed or exited: one line, secrets redacted. */
+  error?: string;
+}
+
+/** What happened to a server, for the user (each `message` is one line, secrets redacted). */
+export type McpEvent =
+  | { type: "server_ready"; server: string; tools: number; message: string }
+  | { type: "server_failed"; server: string; message: string }
+  | { type: "server_exited"; server: string; message: string }
+  | { type: "tools_changed"; server: string; tools: number; message: string }
+  | { type: "warning"; server: string; message: string };
+
+/** Settings a connection needs beyond its resolved server. */
+export interface ConnectionOptions {
+  clientInfo: { name: string; version: string };
+  closeGraceMs: number;
+  stderrTailBytes: number;
+  /** Values to redact from every message. */
+  secrets: readonly string[];
+  onEvent: (event: McpEvent) => void;
+  /** Called after a `tools/list_changed` refresh replaced the tool list. */
+  onToolsChanged: () => void;
+}
+
+/** One server. */
+export interface McpConnection {
+  readonly name: string;
+  status(): McpServerStatus;
+  /** Starts the server once; resolves when it is ready or has failed (never rejects). */
+  start(): Promise<void>;
+  /** The server's tools as last listed (empty unless started). */
+  tools(): readonly Tool[];
+  /** Calls `tool`; every failure is an `ok:false` result. `exposed` is the model-facing name. */
+  call(tool: string, exposed: string, args: unknown, signal: AbortSignal): Promise<ToolResult>;
+  /** Shuts the server down (stdio: its whole process group). Idempotent. */
+  close(): Promise<void>;
+}
+
+const MAX_PAGES = 100;
+
+/** Creates a connection; nothing starts until `start()`. */
+export function createMcpConnection(server: ResolvedServer, options: ConnectionOptions): McpConnection {
+  const name = server.name;
+  const label = `MCP server "${name}"`;
+  const url = server.transport === "http" ? server.url : "";
+  let state: McpServerState = "idle";
+  let stateError: string | undefined;
+  let tools: readonly Tool[] = [];
+  let client: Client | undefined;
+  let transport: Transport | undefined;
+  let starting: Promise<void> | undefined;
+  let closing: Promise<void> | undefined;
+  let refreshing: Promise<void> | undefined;
+  let refreshAgain = false;
+
+  const clean = (text: string) => redactSecrets(text, options.secrets, "[redacted]");
+  const fail = (next: "failed" | "exited", message: string) => {
+    state = next;
+    stateError = clean(message);
+    options.onEvent({
+      type: next === "failed" ? "server_failed" : "server_exited",
+      server: name,
+      message: stateError,
+    });
+  };
+
+  /** "exited with code 3 (stderr: …)" for a stdio server that has ended, else undefined. */
+  const exitDetails = (): string | undefined => {
+    if (server.transport !== "stdio") return undefined;
+    const stdio = transport as StdioTransport | undefined;
+    const exit = stdio?.exit;
+    if (exit === undefined) return undefined;
+    const how =
+      exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${exit.code ?? "?"}`;
+    const line = lastLine(stdio?.stderrTail() ?? "");
+    return line === undefined ? how : `${how} (stderr: ${shortenText(line, 200)})`;
+  };
+
+  const onClientClose = () => {
+    if (state === "ready") fail("exited", `${label} ${exitDetails() ?? "closed the connection"}`);
+  };
+
+  async function listAll(c: Client, timeout: number): Promise<Tool[]> {
+    const all: Tool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const result = await c.listTools(cursor === undefined ? undefined : { cursor }, { timeout });
+      all.push(...result.tools);
+      cursor = result.nextCursor;
+      if (cursor === undefined) break;
+    }
+    return all;
+  }
+
+  async function refresh(): Promise<void> {
+    // One refresh at a time; a notification during one asks for another pass after it.
+    if (refreshing !== undefined) {
+      refreshAgain = true;
+      return refreshing;
+    }
+    refreshing = (async () => {
+      do {
+        refreshAgain = false;
+        const c = client;
+        if (c === undefined || state !== "ready") break;
+        try {
+          tools = await listAll(c, server.startupTimeoutMs);
+          options.onToolsChanged();
+          options.onEvent({
+            type: "tools_changed",
+            server: name,
+            tools: tools.length,
+            message: `${label} changed its tools (${tools.length} now)`,
+          });
+        } catch (error) {
+          options.onEvent({
+            type: "warning",
+            server: name,
+            message: clean(`${label} announced new tools, but listing them failed: ${describeError(error)}`),
+          });
+        }
+      } while (refreshAgain);
+    })().finally(() => {
+      refreshing = undefined;
+    });
+    return refreshing;
+  }
+
+  async function doStart(): Promise<void> {
+    state = "starting";
+    const c = new Client(options.clientInfo, { capabilities: {} });
+    client = c;
+    // Transport-level errors (a malformed line, a dropped SSE stream) are not fatal; failures that
+    // matter surface as a rejected request or a closed connection.
+    c.onerror = () => {};
+    c.onclose = onClientClose;
+    c.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      void refresh();
+    });
+    const deadline = Date.now() + server.startupTimeoutMs;
+    try {
+      if (server.transport === "stdio") {
+        if (server.cwd !== undefined && !(await isDirectory(server.cwd))) {
+          throw new StartError(`its cwd ${server.cwd} is not a directory`);
+        }
+        transport = createStdioTransport({
+          command: server.command,
+          args: server.args,
+          env: server.env,
+          cwd: server.cwd,
+          closeGraceMs: options.closeGraceMs,
+          stderrTailBytes: options.stderrTailBytes,
+        });
+      } else {
+        transport = new StreamableHTTPClientTransport(new URL(server.url), {
+          requestInit: { headers: server.headers },
+        });
+      }
+      await c.connect(transport, { timeout: server.startupTimeoutMs });
+      if (isClosing()) return;
+      tools = await listAll(c, Math.max(1, deadline - Date.now()));
+      if (isClosing()) return;
+      state = "ready";
+      options.onEvent({
+        type: "server_ready",
+        server: name,
+        tools: tools.length,
+        message: `${label} is ready (${tools.length} tool${tools.length === 1 ? "" : "s"})`,
+      });
+    } catch (error) {
+      if (isClosing()) return;
+      fail("failed", `${label} failed to start: ${startFailure(error)}`);
+      await c.close().catch(() => {});
+      await transport?.close().catch(() => {});
+    }
+  }
+
+  const isClosing = () => closing !== undefined;
+  // Read through a function: TypeScript would otherwise keep a narrowing across awaits.
+  const currentState = () => state;
+
+  function startFailure(error: unknown): string {
+    if (error instanceof StartError) return error.message;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (server.transport === "stdio" && code === "ENOENT") {
+      return `command "${server.command}" was not found (check the command and PATH)`;
+    }
+    if (server.transport === "stdio" && code === "EACCES") {
+      return `command "${server.command}" is not executable`;
+    }
+    const exit = exitDetails();
+    if (exit !== undefined) return `it ${exit}`;
+    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      return `no answer within ${server.startupTimeoutMs} ms (raise startup_timeout_sec if it is just slow)`;
+    }
+    if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) {
+      return `${url} answered HTTP ${error.code}: check the server's headers or token`;
+    }
+    if (error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0) {
+      return `${url} answered HTTP ${error.code}: ${describeError(error)}`;
+    }
+    if (server.transport === "http") return `cannot reach ${url}: ${describeNetworkError(error)}`;
+    return describeError(error);
+  }
+
+  async function call(
+    tool: string,
+    exposed: string,
+    args: unknown,
+    signal: AbortSignal,
+  ): Promise<ToolResult> {
+    const c = client;
+    if (state !== "ready" || c === undefined) return failure("mcp_server_unavailable", unavailable());
+    try {
+      const result = await c.callTool(
+        { name: tool, arguments: (args ?? {}) as Record<string, unknown> },
+        undefined,
+        { signal, timeout: server.callTimeoutMs },
+      );
+      return mcpResultToToolResult(exposed, result as McpCallResult);
+    } catch (error) {
+      if (signal.aborted) return failure("cancelled", `${exposed} was cancelled.`);
+      if (
+        currentState() === "exited" ||
+        (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)
+      ) {
+        return failure(
+          "mcp_server_unavailable",
+          `${label} stopped while ${exposed} was running: ${unavailable()}`,
+        );
+      }
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+        return failure(
+          "tool_timeout",
+          `${exposed} did not answer within ${server.callTimeoutMs} ms; the call was cancelled.`,
+        );
+      }
+      if (error instanceof McpError)
+        return failure("tool_failed", `${label} refused ${exposed}: ${describeError(error)}`);
+      const detail = server.transport === "http" ? describeNetworkError(error) : describeError(error);
+      return failure("tool_failed", `${exposed} failed: ${detail}`);
+    }
+  }
+
+  function unavailable(): string {
+    switch (state) {
+      case "exited":
+      case "failed":
+        return stateError ?? `${label} is not running`;
+      case "closed":
+        return `${label} was shut down`;
+      default:
+        return `${label} is not running (${state})`;
+    }
+  }
+
+  function failure(code: ToolErrorCode, message: string): ToolResult {
+    return toolResult({
+      ok: false,
+      exitCode: exitCodeFor(code),
+      error: { code, message: shortenText(clean(message), 500) },
+    });
+  }
+
+  async function shutdown(): Promise<void> {
+    await starting?.catch(() => {});
+    const previous = state;
+    state = "closed";
+    if (previous === "idle") return;
+    if (transport instanceof StreamableHTTPClientTransport) {
+      // Tell the server the session is over (it may answer 405: that is allowed).
+      const t = transport;
+      await within(
+        t.terminateSession().catch(() => {}),
+        options.closeGraceMs,
+      );
+    }
+    await client?.close().catch(() => {});
+    await transport?.close().catch(() => {});
+  }
+
+  return {
+    name,
+    status() {
+      const status: McpServerStatus = { name, transport: server.transport, state, tools: tools.length };
+      if (stateError !== undefined) status.error = stateError;
+      return status;
+    },
+    start() {
+      if (closing !== undefined) return Promise.resolve();
+      starting ??= doStart();
+      return starting;
+    },
+    tools: () => tools,
+    call,
+    close() {
+      // Closing during a start: the spawned process is killed at once, and the start ends quietly.
+      if (closing === undefined) {
+        closing = (async () => {
+          if (starting !== undefined && state === "starting") {
+            await client?.close().catch(() => {});
+            await transport?.close().catch(() => {});
+          }
+          await shutdown();
+        })();
+      }
+      return closing;
+    },
+  };
+}
+
+/** A start failure eddy detected itself, with a message ready to show. */
+class StartError extends Error {}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function lastLine(text: string): string | undefined {
+  const lines = text.split("\n").map((l) => l.trim());
+  for (let i = lines.length - 1; i >= 0; i--) if (lines[i] !== "") return lines[i];
+  return undefined;
+}
+
+/** `fetch failed` says nothing: the cause (ECONNREFUSED, ENOTFOUND, …) does. */
+function describeNetworkError(error: unknown): string {
+  const cause = (error as { cause?: unknown }).cause;
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code === "string") return `${describeError(error)} (${code})`;
+  return describeError(error);
+}
