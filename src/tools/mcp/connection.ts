@@ -76,6 +76,8 @@ export interface McpConnection {
 }
 
 const MAX_PAGES = 100;
+/** How long the liveness ping after an HTTP transport error may take. */
+const PROBE_TIMEOUT_MS = 5000;
 
 /** Creates a connection; nothing starts until `start()`. */
 export function createMcpConnection(server: ResolvedServer, options: ConnectionOptions): McpConnection {
@@ -91,6 +93,9 @@ export function createMcpConnection(server: ResolvedServer, options: ConnectionO
   let closing: Promise<void> | undefined;
   let refreshing: Promise<void> | undefined;
   let refreshAgain = false;
+  /** Ends the calls in flight early (HTTP: the server became unreachable). */
+  const inFlight = new Set<(reason: string) => void>();
+  let probing = false;
 
   const clean = (text: string) => redactSecrets(text, options.secrets, "[redacted]");
   const fail = (next: "failed" | "exited", message: string) => {
@@ -169,9 +174,11 @@ export function createMcpConnection(server: ResolvedServer, options: ConnectionO
     state = "starting";
     const c = new Client(options.clientInfo, { capabilities: {} });
     client = c;
-    // Transport-level errors (a malformed line, a dropped SSE stream) are not fatal; failures that
-    // matter surface as a rejected request or a closed connection.
-    c.onerror = () => {};
+    // Transport-level errors (a malformed line, a dropped SSE stream) are not fatal by themselves;
+    // over HTTP they make eddy check that the server is still there (see probe()).
+    c.onerror = () => {
+      if (server.transport === "http") void probe(c);
+    };
     c.onclose = onClientClose;
     c.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       void refresh();
@@ -250,15 +257,45 @@ export function createMcpConnection(server: ResolvedServer, options: ConnectionO
   ): Promise<ToolResult> {
     const c = client;
     if (state !== "ready" || c === undefined) return failure("mcp_server_unavailable", unavailable());
+    const controller = new AbortController();
+    let onLost: (reason: string) => void = () => {};
+    const lost = new Promise<string>((resolve) => {
+      onLost = resolve;
+    });
+    inFlight.add(onLost);
+    try {
+      return await Promise.race([
+        request(c, tool, exposed, args, AbortSignal.any([signal, controller.signal]), signal),
+        lost.then((reason) =>
+          failure(
+            "mcp_server_unavailable",
+            `${label} became unreachable while ${exposed} was running: ${reason}`,
+          ),
+        ),
+      ]);
+    } finally {
+      inFlight.delete(onLost);
+      controller.abort(); // a lost call's request is dropped on the client side too
+    }
+  }
+
+  async function request(
+    c: Client,
+    tool: string,
+    exposed: string,
+    args: unknown,
+    requestSignal: AbortSignal,
+    runSignal: AbortSignal,
+  ): Promise<ToolResult> {
     try {
       const result = await c.callTool(
         { name: tool, arguments: (args ?? {}) as Record<string, unknown> },
         undefined,
-        { signal, timeout: server.callTimeoutMs },
+        { signal: requestSignal, timeout: server.callTimeoutMs },
       );
       return mcpResultToToolResult(exposed, result as McpCallResult);
     } catch (error) {
-      if (signal.aborted) return failure("cancelled", `${exposed} was cancelled.`);
+      if (runSignal.aborted) return failure("cancelled", `${exposed} was cancelled.`);
       if (
         currentState() === "exited" ||
         (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)
@@ -278,6 +315,26 @@ export function createMcpConnection(server: ResolvedServer, options: ConnectionO
         return failure("tool_failed", `${label} refused ${exposed}: ${describeError(error)}`);
       const detail = server.transport === "http" ? describeNetworkError(error) : describeError(error);
       return failure("tool_failed", `${exposed} failed: ${detail}`);
+    }
+  }
+
+  /**
+   * Over HTTP, a response stream that breaks before its answer leaves the SDK's request waiting
+   * until its timeout (it reports the break only to `onerror`, without saying which request).
+   * So after a transport error with calls in flight, eddy pings the server: if the ping fails too,
+   * the server is gone and those calls end now. If it answers, a dropped idle event stream (a
+   * proxy's timeout) was all, and the calls go on.
+   */
+  async function probe(c: Client): Promise<void> {
+    if (probing || inFlight.size === 0) return;
+    probing = true;
+    try {
+      await c.ping({ timeout: Math.min(PROBE_TIMEOUT_MS, server.callTimeoutMs) });
+    } catch (error) {
+      const reason = describeNetworkError(error);
+      for (const fail of [...inFlight]) fail(reason);
+    } finally {
+      probing = false;
     }
   }
 

@@ -306,6 +306,24 @@ describe("stdio MCP servers", () => {
     expect(tools.secrets).toEqual(["tok-1234567890"]);
   });
 
+  it("never shows a configured secret in a failure message", async () => {
+    const { tools, events } = mcp(
+      {
+        t: {
+          ...testServerConfig(newMarker(), "--fail-start", "token tok-1234567890 was rejected"),
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${VAR} syntax of mcp_servers is under test
+          env: { SERVICE_TOKEN: "${MY_TOKEN}" },
+        },
+      },
+      { env: { ...env, MY_TOKEN: "tok-1234567890" } },
+    );
+    await tools.tools();
+    expect(tools.status()[0]?.error).toBe(
+      'MCP server "t" failed to start: it exited with code 2 (stderr: token [redacted] was rejected)',
+    );
+    expect(JSON.stringify(events)).not.toContain("tok-1234567890");
+  });
+
   it("refuses two tools offered under one name, naming both", async () => {
     const { tools } = mcp({ fs: testServerConfig(newMarker(), "--toolset", "collide") });
     await expect(tools.tools()).rejects.toThrow(
