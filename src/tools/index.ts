@@ -45,6 +45,7 @@ export {
   type McpToolsOptions,
   mcpResultToToolResult,
   mcpToolName,
+  offlineMcpTools,
   parseMcpFlag,
   parseMcpServers,
 } from "./mcp/index.js";

@@ -20,6 +20,7 @@
  *   add_tool               registers tool `late` and sends notifications/tools/list_changed
  *   env {name}             the value of an environment variable ("<unset>" when unset)
  *   pid                    this server's pid
+ *   huge                   11 MiB of text (over the stdio client's message limit)
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -77,6 +78,7 @@ const basic = [
     inputSchema: object({ name: { type: "string" } }, ["name"]),
   },
   { name: "pid", description: "This server's pid.", inputSchema: object() },
+  { name: "huge", description: "Answers 11 MiB of text.", inputSchema: object() },
 ];
 
 const toolsets = {
@@ -165,6 +167,8 @@ async function call(name, args, extra, server) {
       }
       await server.sendToolListChanged();
       return text("added");
+    case "huge":
+      return text("x".repeat(11 * 1024 * 1024));
     case "tuple":
       return text(JSON.stringify(args));
     case "late":

@@ -112,6 +112,7 @@ export function createMcpConnection(server: ResolvedServer, options: ConnectionO
   const exitDetails = (): string | undefined => {
     if (server.transport !== "stdio") return undefined;
     const stdio = transport as StdioTransport | undefined;
+    if (stdio?.stopReason !== undefined) return stdio.stopReason;
     const exit = stdio?.exit;
     if (exit === undefined) return undefined;
     const how =

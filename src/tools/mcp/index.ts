@@ -9,6 +9,12 @@ export {
 } from "./config.js";
 export type { McpEvent, McpServerState, McpServerStatus } from "./connection.js";
 export { MCP_DEFAULTS } from "./defaults.js";
-export { createMcpTools, type McpToolInfo, type McpTools, type McpToolsOptions } from "./mcp-tools.js";
+export {
+  createMcpTools,
+  type McpToolInfo,
+  type McpTools,
+  type McpToolsOptions,
+  offlineMcpTools,
+} from "./mcp-tools.js";
 export { mcpToolName } from "./names.js";
 export { mcpResultToToolResult } from "./result.js";

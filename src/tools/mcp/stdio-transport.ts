@@ -12,7 +12,11 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import {
+  ReadBuffer,
+  STDIO_DEFAULT_MAX_BUFFER_SIZE,
+  serializeMessage,
+} from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
@@ -40,6 +44,8 @@ export interface StdioTransport extends Transport {
   readonly exit: ProcessExit | undefined;
   /** The last bytes the server wrote to stderr. */
   stderrTail(): string;
+  /** Why eddy stopped a misbehaving server itself, if it did. */
+  readonly stopReason: string | undefined;
 }
 
 /** After the server exits, how long to wait for its stdout to drain (a grandchild may hold the pipe open). */
@@ -54,6 +60,7 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
   let stderr = Buffer.alloc(0);
   let closedNotified = false;
   let closing: Promise<void> | undefined;
+  let stopReason: string | undefined;
   let onExited: () => void = () => {};
   const exited = new Promise<void>((resolve) => {
     onExited = resolve;
@@ -73,6 +80,9 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
       return exit;
     },
     stderrTail: () => stderr.toString("utf8"),
+    get stopReason() {
+      return stopReason;
+    },
 
     start() {
       if (child !== undefined) return Promise.reject(new Error("the stdio transport was already started"));
@@ -109,7 +119,16 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
           });
         });
         proc.stdout.on("data", (chunk: Buffer) => {
-          readBuffer.append(chunk);
+          if (stopReason !== undefined) return;
+          try {
+            readBuffer.append(chunk);
+          } catch {
+            // Over the SDK's 10 MiB message limit: the answer is lost, so the server is stopped
+            // (its pending calls fail now instead of at their timeout).
+            stopReason ??= `sent a message over the ${STDIO_DEFAULT_MAX_BUFFER_SIZE}-byte limit and was stopped`;
+            void transport.close();
+            return;
+          }
           for (;;) {
             let message: JSONRPCMessage | null;
             try {
@@ -156,7 +175,8 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
     const pid = proc?.pid;
     if (proc !== undefined && pid !== undefined) {
       const grace = options.closeGraceMs;
-      if (exit === undefined) {
+      // The polite first step, unless the server already broke the protocol.
+      if (exit === undefined && stopReason === undefined) {
         proc.stdin.end();
         await within(exited, grace);
       }

@@ -21,7 +21,13 @@ import { executeToolCall } from "../execute.js";
 import type { ToolOutput } from "../output.js";
 import { createToolRegistry, type ToolRegistry } from "../registry.js";
 import type { McpEvent } from "./connection.js";
-import { createMcpTools, type McpTools, type McpToolsOptions } from "./mcp-tools.js";
+import {
+  createMcpTools,
+  type McpToolInfo,
+  type McpTools,
+  type McpToolsOptions,
+  offlineMcpTools,
+} from "./mcp-tools.js";
 
 const execFileAsync = promisify(execFile);
 const workspace = mkdtempSync(join(tmpdir(), "eddy-mcp-"));
@@ -81,6 +87,16 @@ describe("stdio MCP servers", () => {
       type: "function",
       strict: false,
     });
+    // Recorded as data (a tape header), the tools declare the same way without the server.
+    const info = JSON.parse(JSON.stringify(tools.toolInfo())) as McpToolInfo[];
+    expect(info.find((i) => i.name === "t__echo")).toMatchObject({
+      server: "t",
+      tool: "echo",
+      readOnly: true,
+    });
+    const offline = createToolRegistry(offlineMcpTools(info));
+    expect(offline.declarations()).toEqual(registry.declarations());
+    expect((await run(offline, "t__echo", { text: "x" })).parsed.error?.code).toBe("mcp_server_unavailable");
   });
 
   it("turns text, structured content, isError and thrown errors into the stable output", async () => {
@@ -178,6 +194,19 @@ describe("stdio MCP servers", () => {
     expect(after.parsed.error).toEqual({
       code: "mcp_server_unavailable",
       message: 'MCP server "t" exited with code 3 (stderr: fatal: out of widgets)',
+    });
+    expect(processesWith(marker)).toEqual([]);
+  });
+
+  it("stops a server whose answer is over the message limit, instead of waiting for the timeout", async () => {
+    const marker = newMarker();
+    const { tools } = mcp({ t: testServerConfig(marker) });
+    const registry = createToolRegistry(await tools.tools());
+    const huge = await run(registry, "t__huge");
+    expect(huge.parsed.error).toEqual({
+      code: "mcp_server_unavailable",
+      message:
+        'MCP server "t" stopped while t__huge was running: MCP server "t" sent a message over the 10485760-byte limit and was stopped',
     });
     expect(processesWith(marker)).toEqual([]);
   });
