@@ -7,10 +7,7 @@
  */
 import { stat } from "node:fs/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import {
-  StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   ErrorCode,
@@ -23,31 +20,11 @@ import { redactSecrets } from "../../util/redact.js";
 import { exitCodeFor } from "../execute.js";
 import { type ToolErrorCode, type ToolResult, toolResult } from "../tool.js";
 import { shortenText } from "../utf8.js";
+import { describeExit, describeNetworkError, describeStartFailure, StartError } from "./failures.js";
 import type { ResolvedServer } from "./resolve.js";
 import { type McpCallResult, mcpResultToToolResult } from "./result.js";
+import type { McpEvent, McpServerState, McpServerStatus } from "./status.js";
 import { createStdioTransport, type StdioTransport, within } from "./stdio-transport.js";
-
-/** Where a server is in its life. */
-export type McpServerState = "idle" | "starting" | "ready" | "failed" | "exited" | "closed";
-
-/** A server as `run_started.mcp_servers` lists it. */
-export interface McpServerStatus {
-  name: string;
-  transport: "stdio" | "http";
-  state: McpServerState;
-  /** Tools offered from this server (0 unless it started). */
-  tools: number;
-  /** Why it failed or exited: one line, secrets redacted. */
-  error?: string;
-}
-
-/** What happened to a server, for the user (each `message` is one line, secrets redacted). */
-export type McpEvent =
-  | { type: "server_ready"; server: string; tools: number; message: string }
-  | { type: "server_failed"; server: string; message: string }
-  | { type: "server_exited"; server: string; message: string }
-  | { type: "tools_changed"; server: string; tools: number; message: string }
-  | { type: "warning"; server: string; message: string };
 
 /** Settings a connection needs beyond its resolved server. */
 export interface ConnectionOptions {
@@ -83,7 +60,6 @@ const PROBE_TIMEOUT_MS = 5000;
 export function createMcpConnection(server: ResolvedServer, options: ConnectionOptions): McpConnection {
   const name = server.name;
   const label = `MCP server "${name}"`;
-  const url = server.transport === "http" ? server.url : "";
   let state: McpServerState = "idle";
   let stateError: string | undefined;
   let tools: readonly Tool[] = [];
@@ -108,18 +84,8 @@ export function createMcpConnection(server: ResolvedServer, options: ConnectionO
     });
   };
 
-  /** "exited with code 3 (stderr: …)" for a stdio server that has ended, else undefined. */
-  const exitDetails = (): string | undefined => {
-    if (server.transport !== "stdio") return undefined;
-    const stdio = transport as StdioTransport | undefined;
-    if (stdio?.stopReason !== undefined) return stdio.stopReason;
-    const exit = stdio?.exit;
-    if (exit === undefined) return undefined;
-    const how =
-      exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${exit.code ?? "?"}`;
-    const line = lastLine(stdio?.stderrTail() ?? "");
-    return line === undefined ? how : `${how} (stderr: ${shortenText(line, 200)})`;
-  };
+  const exitDetails = () =>
+    server.transport === "stdio" ? describeExit(transport as StdioTransport | undefined) : undefined;
 
   const onClientClose = () => {
     if (state === "ready") fail("exited", `${label} ${exitDetails() ?? "closed the connection"}`);
@@ -216,7 +182,7 @@ export function createMcpConnection(server: ResolvedServer, options: ConnectionO
       });
     } catch (error) {
       if (isClosing()) return;
-      fail("failed", `${label} failed to start: ${startFailure(error)}`);
+      fail("failed", `${label} failed to start: ${describeStartFailure(server, error, exitDetails())}`);
       await c.close().catch(() => {});
       await transport?.close().catch(() => {});
     }
@@ -225,30 +191,6 @@ export function createMcpConnection(server: ResolvedServer, options: ConnectionO
   const isClosing = () => closing !== undefined;
   // Read through a function: TypeScript would otherwise keep a narrowing across awaits.
   const currentState = () => state;
-
-  function startFailure(error: unknown): string {
-    if (error instanceof StartError) return error.message;
-    const code = (error as NodeJS.ErrnoException).code;
-    if (server.transport === "stdio" && code === "ENOENT") {
-      return `command "${server.command}" was not found (check the command and PATH)`;
-    }
-    if (server.transport === "stdio" && code === "EACCES") {
-      return `command "${server.command}" is not executable`;
-    }
-    const exit = exitDetails();
-    if (exit !== undefined) return `it ${exit}`;
-    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-      return `no answer within ${server.startupTimeoutMs} ms (raise startup_timeout_sec if it is just slow)`;
-    }
-    if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) {
-      return `${url} answered HTTP ${error.code}: check the server's headers or token`;
-    }
-    if (error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0) {
-      return `${url} answered HTTP ${error.code}: ${describeError(error)}`;
-    }
-    if (server.transport === "http") return `cannot reach ${url}: ${describeNetworkError(error)}`;
-    return describeError(error);
-  }
 
   async function call(
     tool: string,
@@ -406,27 +348,10 @@ export function createMcpConnection(server: ResolvedServer, options: ConnectionO
   };
 }
 
-/** A start failure eddy detected itself, with a message ready to show. */
-class StartError extends Error {}
-
 async function isDirectory(path: string): Promise<boolean> {
   try {
     return (await stat(path)).isDirectory();
   } catch {
     return false;
   }
-}
-
-function lastLine(text: string): string | undefined {
-  const lines = text.split("\n").map((l) => l.trim());
-  for (let i = lines.length - 1; i >= 0; i--) if (lines[i] !== "") return lines[i];
-  return undefined;
-}
-
-/** `fetch failed` says nothing: the cause (ECONNREFUSED, ENOTFOUND, …) does. */
-function describeNetworkError(error: unknown): string {
-  const cause = (error as { cause?: unknown }).cause;
-  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
-  if (typeof code === "string") return `${describeError(error)} (${code})`;
-  return describeError(error);
 }

@@ -16,8 +16,8 @@ import {
 import { executeToolCall } from "../execute.js";
 import type { ToolOutput } from "../output.js";
 import { createToolRegistry, type ToolRegistry } from "../registry.js";
-import type { McpEvent } from "./connection.js";
 import { createMcpTools, type McpTools, type McpToolsOptions } from "./mcp-tools.js";
+import type { McpEvent } from "./status.js";
 
 const workspace = mkdtempSync(join(tmpdir(), "eddy-mcp-http-"));
 const TOKEN = "mcp-test-token-5f1c2a9e";

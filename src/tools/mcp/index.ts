@@ -7,7 +7,6 @@ export {
   parseMcpFlag,
   parseMcpServers,
 } from "./config.js";
-export type { McpEvent, McpServerState, McpServerStatus } from "./connection.js";
 export { MCP_DEFAULTS } from "./defaults.js";
 export {
   createMcpTools,
@@ -18,3 +17,4 @@ export {
 } from "./mcp-tools.js";
 export { mcpToolName } from "./names.js";
 export { mcpResultToToolResult } from "./result.js";
+export type { McpEvent, McpServerState, McpServerStatus } from "./status.js";

@@ -13,15 +13,11 @@ import { EDDY_VERSION } from "../../version.js";
 import { exitCodeFor } from "../execute.js";
 import { type JsonSchema, type ToolDefinition, toolResult } from "../tool.js";
 import { parseMcpServers } from "./config.js";
-import {
-  createMcpConnection,
-  type McpConnection,
-  type McpEvent,
-  type McpServerStatus,
-} from "./connection.js";
+import { createMcpConnection, type McpConnection } from "./connection.js";
 import { MCP_DEFAULTS } from "./defaults.js";
 import { mcpToolName } from "./names.js";
 import { type Environment, resolveMcpServer } from "./resolve.js";
+import type { McpEvent, McpServerStatus } from "./status.js";
 
 /** Options of `createMcpTools`. */
 export interface McpToolsOptions {

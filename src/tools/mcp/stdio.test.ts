@@ -20,7 +20,6 @@ import {
 import { executeToolCall } from "../execute.js";
 import type { ToolOutput } from "../output.js";
 import { createToolRegistry, type ToolRegistry } from "../registry.js";
-import type { McpEvent } from "./connection.js";
 import {
   createMcpTools,
   type McpToolInfo,
@@ -28,6 +27,7 @@ import {
   type McpToolsOptions,
   offlineMcpTools,
 } from "./mcp-tools.js";
+import type { McpEvent } from "./status.js";
 
 const execFileAsync = promisify(execFile);
 const workspace = mkdtempSync(join(tmpdir(), "eddy-mcp-"));
