@@ -75,7 +75,7 @@ describe("a run with MCP tools", () => {
       expect((await handle.result).reason).toBe("completed");
 
       const bodies = (mock?.requests ?? []).map((r) => r.body as JsonObject);
-      const declared = (bodies[0]?.tools as { name: string }[]).map((t) => t.name);
+      const declared = ((bodies[0]?.tools ?? []) as { name: string }[]).map((t) => t.name);
       expect(declared).toEqual(expect.arrayContaining(["local__echo", "remote__add"]));
       expect(bodies[1]?.input).toEqual([
         {
