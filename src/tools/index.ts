@@ -1,6 +1,7 @@
 /**
  * The tools layer: tool definitions, the registry, strict argument parsing, execution with
- * timeout and cancellation, the stable model-facing output (DESIGN.md §3.7) and the built-in tools.
+ * timeout and cancellation, the stable model-facing output (DESIGN.md §3.7), the built-in tools and
+ * MCP servers as a tool source.
  */
 export { type ParsedArguments, parseToolArguments } from "./arguments.js";
 export {
@@ -29,6 +30,25 @@ export {
   type ToolCall,
   type ToolCallResult,
 } from "./execute.js";
+export {
+  createMcpTools,
+  MCP_DEFAULTS,
+  type McpEvent,
+  type McpHttpServerConfig,
+  type McpServerConfig,
+  type McpServerState,
+  type McpServerStatus,
+  type McpServersConfig,
+  type McpStdioServerConfig,
+  type McpToolInfo,
+  type McpTools,
+  type McpToolsOptions,
+  mcpResultToToolResult,
+  mcpToolName,
+  offlineMcpTools,
+  parseMcpFlag,
+  parseMcpServers,
+} from "./mcp/index.js";
 export {
   type EncodedToolOutput,
   type EncodeOptions,

@@ -94,6 +94,12 @@ export interface ToolDefinition<Args = unknown> {
    * @defaultValue false
    */
   terminal?: boolean;
+  /**
+   * The tool only reads: it changes nothing in the workspace or elsewhere, so an approval flow may
+   * run it without asking. MCP tools take it from the server's `readOnlyHint` annotation.
+   * @defaultValue false
+   */
+  readOnly?: boolean;
   /** Other names the model may use for this tool. Accepted, never advertised (DESIGN.md §8.11). */
   aliases?: string[];
   /**

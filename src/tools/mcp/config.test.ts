@@ -1,0 +1,185 @@
+/* biome-ignore-all lint/suspicious/noTemplateCurlyInString: the ${VAR} syntax of mcp_servers is under test */
+import { describe, expect, it } from "vitest";
+import { parseMcpFlag, parseMcpServers, splitWords } from "./config.js";
+import { type ResolveOptions, resolveMcpServer } from "./resolve.js";
+
+describe("parseMcpServers", () => {
+  it("accepts the Codex and Claude Code shapes", () => {
+    const servers = {
+      fs: { command: "npx", args: ["-y", "server-filesystem", "."], env: { A: "1" }, cwd: "sub" },
+      claude: { type: "stdio", command: "srv" },
+      gh: { type: "http", url: "https://api.example.com/mcp", headers: { Authorization: "Bearer ${T}" } },
+      codex: {
+        url: "http://127.0.0.1:9/mcp",
+        bearer_token_env_var: "T",
+        tool_timeout_sec: 5,
+        startup_timeout_sec: 2,
+      },
+    };
+    expect(parseMcpServers(servers)).toEqual(servers);
+  });
+
+  it.each([
+    [
+      "not an object",
+      [],
+      "mcp_servers must be an object of NAME: {command, args?, env?, cwd?} | {url, headers?}",
+    ],
+    [
+      "a server without command or url",
+      { s: { args: [] } },
+      "mcp_servers.s needs either command (a stdio server) or url (a Streamable HTTP server)",
+    ],
+    [
+      "both command and url",
+      { s: { command: "a", url: "http://x" } },
+      "mcp_servers.s: give either command (stdio) or url (HTTP), not both",
+    ],
+    [
+      "args that are not strings",
+      { s: { command: "a", args: [1] } },
+      "mcp_servers.s.args.0: Invalid input: expected string, received number",
+    ],
+    [
+      "a header that is not a string",
+      { s: { url: "http://x", headers: { A: 1 } } },
+      "mcp_servers.s.headers.A: Invalid input: expected string, received number",
+    ],
+    [
+      "a URL without http",
+      { s: { url: "ftp://x" } },
+      "mcp_servers.s.url: must start with http:// or https://",
+    ],
+    [
+      "an unknown key",
+      { s: { command: "a", enabled_tools: [] } },
+      'mcp_servers.s: unknown key "enabled_tools" (a stdio server takes command, args, env, cwd, startup_timeout_sec, tool_timeout_sec)',
+    ],
+    [
+      "the legacy SSE transport",
+      { s: { type: "sse", url: "http://x" } },
+      'mcp_servers.s: the legacy HTTP+SSE transport is not supported; use the server\'s Streamable HTTP endpoint (type "http")',
+    ],
+    [
+      "a negative timeout",
+      { s: { command: "a", tool_timeout_sec: -1 } },
+      "mcp_servers.s.tool_timeout_sec: Too small: expected number to be >0",
+    ],
+  ])("refuses %s, naming the field", (_label, value, message) => {
+    expect(() => parseMcpServers(value)).toThrow(message);
+  });
+});
+
+describe("parseMcpFlag", () => {
+  it.each([
+    [
+      "fs=npx -y @modelcontextprotocol/server-filesystem .",
+      "fs",
+      { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "."] },
+    ],
+    ["one=srv", "one", { command: "srv" }],
+    [
+      `q=python -c 'print("a b")' "x y" z\\ w`,
+      "q",
+      { command: "python", args: ["-c", 'print("a b")', "x y", "z w"] },
+    ],
+    ["web=https://example.com/mcp", "web", { url: "https://example.com/mcp" }],
+  ])("%s", (spec, name, config) => {
+    expect(parseMcpFlag(spec)).toEqual({ name, config });
+  });
+
+  it.each([["fs"], ["=npx"], ["fs="], ["fs='unclosed"]])("refuses %s", (spec) => {
+    expect(() => parseMcpFlag(spec)).toThrow(/--mcp/);
+  });
+
+  it("splitWords keeps empty quoted words", () => {
+    expect(splitWords(`a "" 'b'"c"`, "x")).toEqual(["a", "", "bc"]);
+  });
+});
+
+describe("resolveMcpServer", () => {
+  const base: ResolveOptions = { env: {}, cwd: "/work", startupTimeoutMs: 1000, callTimeoutMs: 2000 };
+
+  it("expands ${VAR} and ${VAR:-default} in a stdio server and inherits only the allowlist", () => {
+    const { server, secrets } = resolveMcpServer(
+      "s",
+      {
+        command: "${BIN}/srv",
+        args: ["--db", "${DB:-local.db}"],
+        env: { API_TOKEN: "${TOKEN}", MODE: "fast" },
+        cwd: "sub",
+      },
+      {
+        ...base,
+        env: {
+          BIN: "/opt/bin",
+          TOKEN: "secret-token-value",
+          PATH: "/usr/bin",
+          LC_ALL: "C",
+          OPENAI_API_KEY: "sk-nope-nope",
+        },
+      },
+    );
+    expect(server).toEqual({
+      name: "s",
+      transport: "stdio",
+      command: "/opt/bin/srv",
+      args: ["--db", "local.db"],
+      env: { LC_ALL: "C", PATH: "/usr/bin", API_TOKEN: "secret-token-value", MODE: "fast" },
+      cwd: "/work/sub",
+      startupTimeoutMs: 1000,
+      callTimeoutMs: 2000,
+    });
+    expect(secrets).toEqual(["secret-token-value"]);
+  });
+
+  it("treats an expanded value as a secret when the variable's name looks secret", () => {
+    const { secrets } = resolveMcpServer(
+      "s",
+      { command: "srv", env: { DSN: "postgres://u:${DB_PASSWORD}@h/db" } },
+      { ...base, env: { DB_PASSWORD: "hunter2hunter2" } },
+    );
+    expect(secrets).toEqual(["hunter2hunter2"]);
+  });
+
+  it("collects header secrets, the bare token too, and Codex's bearer_token_env_var", () => {
+    const { server, secrets } = resolveMcpServer(
+      "gh",
+      {
+        url: "https://x/mcp",
+        headers: { Authorization: "Bearer ${GH}", "X-Trace": "on" },
+        tool_timeout_sec: 1.5,
+      },
+      { ...base, env: { GH: "ghp_abcdefgh12345" } },
+    );
+    expect(server).toMatchObject({
+      transport: "http",
+      headers: { Authorization: "Bearer ghp_abcdefgh12345", "X-Trace": "on" },
+      callTimeoutMs: 1500,
+    });
+    expect(secrets).toEqual(["Bearer ghp_abcdefgh12345", "ghp_abcdefgh12345"]);
+
+    const codex = resolveMcpServer(
+      "c",
+      { url: "https://x/mcp", bearer_token_env_var: "TOK" },
+      { ...base, env: { TOK: "tok-987654321" } },
+    );
+    expect(codex.server).toMatchObject({ headers: { Authorization: "Bearer tok-987654321" } });
+    expect(codex.secrets).toContain("tok-987654321");
+  });
+
+  it("refuses a reference to an unset variable, naming the field and the variable", () => {
+    expect(() =>
+      resolveMcpServer(
+        "gh",
+        { url: "https://x", headers: { Authorization: "Bearer ${GITHUB_TOKEN}" } },
+        base,
+      ),
+    ).toThrow(
+      "mcp_servers.gh.headers.Authorization refers to ${GITHUB_TOKEN}, which is not set: set it in the environment or write ${GITHUB_TOKEN:-default}",
+    );
+    expect(() => resolveMcpServer("c", { url: "https://x", bearer_token_env_var: "NOPE" }, base)).toThrow(
+      "mcp_servers.c.bearer_token_env_var names NOPE, which is not set",
+    );
+  });
+});

@@ -1,0 +1,66 @@
+/**
+ * One-line explanations of why an MCP server did not start or stopped, built from what is known:
+ * the spawn error, the exit code and the last stderr line, the HTTP status, the network error code.
+ */
+
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { describeError } from "../../errors.js";
+import { shortenText } from "../utf8.js";
+import type { ResolvedServer } from "./resolve.js";
+import type { StdioTransport } from "./stdio-transport.js";
+
+/** A start failure eddy detected itself, with a message ready to show. */
+export class StartError extends Error {}
+
+/** "exited with code 3 (stderr: …)" for a stdio server that has ended, else undefined. */
+export function describeExit(stdio: StdioTransport | undefined): string | undefined {
+  if (stdio?.stopReason !== undefined) return stdio.stopReason;
+  const exit = stdio?.exit;
+  if (exit === undefined) return undefined;
+  const how = exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${exit.code ?? "?"}`;
+  const line = lastLine(stdio?.stderrTail() ?? "");
+  return line === undefined ? how : `${how} (stderr: ${shortenText(line, 200)})`;
+}
+
+/** Why `server` did not start; `exit` is `describeExit` of its process, if it had one. */
+export function describeStartFailure(
+  server: ResolvedServer,
+  error: unknown,
+  exit: string | undefined,
+): string {
+  if (error instanceof StartError) return error.message;
+  const code = (error as NodeJS.ErrnoException).code;
+  if (server.transport === "stdio" && code === "ENOENT") {
+    return `command "${server.command}" was not found (check the command and PATH)`;
+  }
+  if (server.transport === "stdio" && code === "EACCES")
+    return `command "${server.command}" is not executable`;
+  if (exit !== undefined) return `it ${exit}`;
+  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+    return `no answer within ${server.startupTimeoutMs} ms (raise startup_timeout_sec if it is just slow)`;
+  }
+  if (server.transport === "stdio") return describeError(error);
+  if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) {
+    return `${server.url} answered HTTP ${error.code}: check the server's headers or token`;
+  }
+  if (error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0) {
+    // The SDK prefixes every message with "Streamable HTTP error: ", which says nothing here.
+    return `${server.url} answered HTTP ${error.code}: ${describeError(error).replace(/^Streamable HTTP error: /, "")}`;
+  }
+  return `cannot reach ${server.url}: ${describeNetworkError(error)}`;
+}
+
+/** `fetch failed` says nothing: the cause (ECONNREFUSED, ENOTFOUND, …) does. */
+export function describeNetworkError(error: unknown): string {
+  const cause = (error as { cause?: unknown }).cause;
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code === "string") return `${describeError(error)} (${code})`;
+  return describeError(error);
+}
+
+function lastLine(text: string): string | undefined {
+  const lines = text.split("\n").map((l) => l.trim());
+  for (let i = lines.length - 1; i >= 0; i--) if (lines[i] !== "") return lines[i];
+  return undefined;
+}

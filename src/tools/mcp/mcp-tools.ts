@@ -1,0 +1,304 @@
+/**
+ * MCP servers as a tool source: `createMcpTools(servers, options)` checks the configuration at
+ * once, starts the servers on first use (`tools()`: the registry needs the declarations before the
+ * first request, so that is "lazily, once"), offers each server tool as `SERVER__TOOL`
+ * (`./names.ts`) with the server's description and input schema, and shuts everything down on
+ * `close()`. The tool list follows `tools/list_changed`: `revision` moves and `tools()` returns
+ * the new list, for the loop to rebuild its registry between turns.
+ */
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { EddyError } from "../../errors.js";
+import { compileSchema } from "../../util/schema.js";
+import { EDDY_VERSION } from "../../version.js";
+import { exitCodeFor } from "../execute.js";
+import { type JsonSchema, type ToolDefinition, toolResult } from "../tool.js";
+import { parseMcpServers } from "./config.js";
+import { createMcpConnection, type McpConnection } from "./connection.js";
+import { MCP_DEFAULTS } from "./defaults.js";
+import { mcpToolName } from "./names.js";
+import { type Environment, resolveMcpServer } from "./resolve.js";
+import type { McpEvent, McpServerStatus } from "./status.js";
+
+/** Options of `createMcpTools`. */
+export interface McpToolsOptions {
+  /**
+   * The environment `${VAR}` references and `bearer_token_env_var` are read from, and the source of
+   * the few variables stdio servers inherit (`MCP_DEFAULTS.inheritedEnv`). The library never reads
+   * `process.env` itself: the CLI passes it.
+   * @defaultValue {} (no variables: servers get only their configured `env`)
+   */
+  env?: Environment;
+  /** Base for relative `cwd`s and the working directory of stdio servers without one. @defaultValue the process's */
+  cwd?: string;
+  /** @defaultValue MCP_DEFAULTS.startupTimeoutMs (a server's `startup_timeout_sec` wins) */
+  startupTimeoutMs?: number;
+  /** @defaultValue MCP_DEFAULTS.callTimeoutMs (a server's `tool_timeout_sec` wins) */
+  callTimeoutMs?: number;
+  /** @defaultValue MCP_DEFAULTS.closeGraceMs */
+  closeGraceMs?: number;
+  /**
+   * Told what happens to servers: ready, failed to start, exited mid-run, tools changed, warnings.
+   * Every `message` is one line with secrets redacted, ready to print.
+   * @defaultValue none
+   */
+  onEvent?: (event: McpEvent) => void;
+  /** How eddy introduces itself in `initialize`. @defaultValue {name: "eddy", version: EDDY_VERSION} */
+  clientInfo?: { name: string; version: string };
+}
+
+/** A tool offered from an MCP server (serializable: for a tape header or a listing). */
+export interface McpToolInfo {
+  /** The model-facing name, `SERVER__TOOL`. */
+  name: string;
+  server: string;
+  /** The tool's name on the server. */
+  tool: string;
+  description: string;
+  parameters: JsonSchema;
+  readOnly: boolean;
+}
+
+/** The MCP tool source of a run (or of a process, for library users). */
+export interface McpTools {
+  /**
+   * Starts every server on the first call (concurrently; each within its startup timeout), then
+   * returns the definitions for `createToolRegistry`: the same objects until a server changes its
+   * tools. A server that fails to start contributes no tools (see `status()` and `onEvent`).
+   * Rejects with `invalid_config` when two tools would be offered under one name (at the first
+   * listing; a later clash keeps the previous list and reports a warning), and after `close()`.
+   */
+  tools(): Promise<ToolDefinition[]>;
+  /** The offered tools as data (after `tools()`). */
+  toolInfo(): McpToolInfo[];
+  /** Every server, in configuration order: name, transport, state, tool count, error. */
+  status(): McpServerStatus[];
+  /** Moves each time a server's tool list changes: compare it between turns, then call `tools()`. */
+  readonly revision: number;
+  /**
+   * Secret values taken from the environment or configuration (header tokens, secret-looking
+   * variables): add them to the redaction list of frames, tapes and logs.
+   */
+  readonly secrets: readonly string[];
+  /** Shuts every server down (stdio: its whole process group), also one still starting. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Margin between the MCP call timeout and the timeout the executor enforces, so the MCP timeout
+ * fires first (the server is told the request is cancelled and the model gets its message).
+ */
+const EXECUTOR_MARGIN_MS = 1000;
+
+/**
+ * Creates the MCP tool source. Checks `servers` (the `mcp_servers` shape) and expands `${VAR}`
+ * references at once: throws `invalid_config` (fault: user) naming the field for a bad entry or
+ * an unset variable. Starts nothing.
+ *
+ * @example
+ * const mcp = createMcpTools({ fs: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "."] } }, { env: process.env });
+ * try {
+ *   const run = runAgent({ provider, model, input, tools: [...builtins, ...(await mcp.tools())] });
+ *   // …
+ * } finally {
+ *   await mcp.close();
+ * }
+ */
+export function createMcpTools(servers: unknown, options: McpToolsOptions = {}): McpTools {
+  const config = parseMcpServers(servers);
+  const onEvent = options.onEvent ?? (() => {});
+  const secrets: string[] = [];
+  const resolved = Object.entries(config).map(([name, server]) => {
+    const r = resolveMcpServer(name, server, {
+      env: options.env ?? {},
+      cwd: options.cwd,
+      startupTimeoutMs: options.startupTimeoutMs ?? MCP_DEFAULTS.startupTimeoutMs,
+      callTimeoutMs: options.callTimeoutMs ?? MCP_DEFAULTS.callTimeoutMs,
+    });
+    secrets.push(...r.secrets);
+    return r.server;
+  });
+  const allSecrets = [...new Set(secrets)].sort((a, b) => b.length - a.length);
+
+  let revision = 0;
+  let started: Promise<void> | undefined;
+  let closed: Promise<void> | undefined;
+  /**
+   * Entries by connection and tool name, each with the JSON of the tool it was built from: after
+   * a `tools/list_changed`, unchanged tools keep their definition objects (and compiled schemas).
+   */
+  const built = new Map<
+    McpConnection,
+    { from: readonly Tool[]; entries: Entry[]; byTool: Map<string, Built> }
+  >();
+  let lastGood: Entry[] | undefined;
+
+  const connections = resolved.map((server) =>
+    createMcpConnection(server, {
+      clientInfo: options.clientInfo ?? { name: "eddy", version: EDDY_VERSION },
+      closeGraceMs: options.closeGraceMs ?? MCP_DEFAULTS.closeGraceMs,
+      stderrTailBytes: MCP_DEFAULTS.stderrTailBytes,
+      secrets: allSecrets,
+      onEvent,
+      onToolsChanged: () => {
+        revision++;
+      },
+    }),
+  );
+  const callTimeout = new Map(resolved.map((s) => [s.name, s.callTimeoutMs]));
+
+  function entriesOf(connection: McpConnection): Entry[] {
+    const listed = connection.tools();
+    const cached = built.get(connection);
+    if (cached !== undefined && cached.from === listed) return cached.entries;
+    const timeoutMs = (callTimeout.get(connection.name) ?? MCP_DEFAULTS.callTimeoutMs) + EXECUTOR_MARGIN_MS;
+    const byTool = new Map<string, Built>();
+    const entries = listed.map((tool) => {
+      const json = JSON.stringify(tool);
+      const previous = cached?.byTool.get(tool.name);
+      const entry = previous?.json === json ? previous.entry : toEntry(connection, tool, timeoutMs, onEvent);
+      byTool.set(tool.name, { json, entry });
+      return entry;
+    });
+    built.set(connection, { from: listed, entries, byTool });
+    return entries;
+  }
+
+  function current(): Entry[] {
+    const entries = connections.flatMap(entriesOf);
+    const clash = findClash(entries);
+    if (clash === undefined) {
+      lastGood = entries;
+      return entries;
+    }
+    if (lastGood === undefined) throw new EddyError("invalid_config", clash.message, { fault: "user" });
+    onEvent({
+      type: "warning",
+      server: clash.server,
+      message: `${clash.message}; keeping the previous tools`,
+    });
+    return lastGood;
+  }
+
+  return {
+    async tools() {
+      if (closed !== undefined) {
+        throw new EddyError(
+          "invalid_argument",
+          "the MCP tools were closed: create them again to use the servers",
+        );
+      }
+      started ??= Promise.all(connections.map((c) => c.start())).then(() => {});
+      await started;
+      return current().map((e) => e.definition);
+    },
+    toolInfo: () => (lastGood ?? []).map((e) => e.info),
+    status: () => connections.map((c) => c.status()),
+    get revision() {
+      return revision;
+    },
+    secrets: allSecrets,
+    close() {
+      closed ??= Promise.all(connections.map((c) => c.close())).then(() => {});
+      return closed;
+    },
+  };
+}
+
+/**
+ * Definitions for MCP tools recorded with `toolInfo()` (e.g. in a tape header), without their
+ * servers: the same names, descriptions, schemas and read-only hints, so request bodies come out
+ * identical when the tool outputs come from a recording. Calling one ends `ok:false`.
+ */
+export function offlineMcpTools(infos: readonly McpToolInfo[]): ToolDefinition[] {
+  return infos.map((info) => ({
+    name: info.name,
+    description: info.description,
+    parameters: info.parameters,
+    strict: false,
+    readOnly: info.readOnly,
+    execute: () =>
+      toolResult({
+        ok: false,
+        exitCode: exitCodeFor("mcp_server_unavailable"),
+        error: {
+          code: "mcp_server_unavailable",
+          message: `MCP server "${info.server}" is not connected (its tools were loaded from a recording)`,
+        },
+      }),
+  }));
+}
+
+interface Entry {
+  definition: ToolDefinition;
+  info: McpToolInfo;
+}
+
+interface Built {
+  json: string;
+  entry: Entry;
+}
+
+function toEntry(
+  connection: McpConnection,
+  tool: Tool,
+  timeoutMs: number,
+  onEvent: (event: McpEvent) => void,
+): Entry {
+  const server = connection.name;
+  const name = mcpToolName(server, tool.name);
+  const description = tool.description ?? tool.title ?? `${tool.name} (from MCP server ${server})`;
+  const parameters = usableSchema(server, tool, onEvent);
+  const readOnly = tool.annotations?.readOnlyHint === true;
+  const definition: ToolDefinition = {
+    name,
+    description,
+    parameters,
+    strict: false,
+    readOnly,
+    timeoutMs,
+    execute: (args, context) => connection.call(tool.name, name, args, context.signal),
+  };
+  return { definition, info: { name, server, tool: tool.name, description, parameters, readOnly } };
+}
+
+/**
+ * The server's input schema when eddy can validate with it (it is compiled here, so the registry
+ * finds it compiled); otherwise an open object schema and a warning: a server's odd schema (an
+ * older draft's tuple `items`, a bad `$ref`) must not keep the run from starting. The server still
+ * checks the arguments itself.
+ */
+function usableSchema(server: string, tool: Tool, onEvent: (event: McpEvent) => void): JsonSchema {
+  const schema = tool.inputSchema as JsonSchema;
+  try {
+    compileSchema(`MCP tool "${tool.name}"`, schema);
+    return schema;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split("\n", 1)[0] : "unusable";
+    onEvent({
+      type: "warning",
+      server,
+      message: `MCP server "${server}": the input schema of tool "${tool.name}" cannot be used (${reason}); it is offered with an open schema and the server checks the arguments`,
+    });
+    return { type: "object", additionalProperties: true };
+  }
+}
+
+function findClash(entries: readonly Entry[]): { message: string; server: string } | undefined {
+  const seen = new Map<string, McpToolInfo>();
+  for (const { info } of entries) {
+    const first = seen.get(info.name);
+    if (first !== undefined) {
+      const what = (i: McpToolInfo) => `tool "${i.tool}" of MCP server "${i.server}"`;
+      const fix =
+        first.server === info.server
+          ? "their names differ only in characters a function name cannot hold; remove the server from mcp_servers or ask its author to rename one"
+          : "rename one of the servers";
+      return {
+        server: info.server,
+        message: `${what(first)} and ${what(info)} would both be offered as "${info.name}": ${fix}`,
+      };
+    }
+    seen.set(info.name, info);
+  }
+  return undefined;
+}

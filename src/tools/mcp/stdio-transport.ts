@@ -1,0 +1,289 @@
+/**
+ * The stdio transport for MCP servers, built on the SDK's own message framing (`ReadBuffer`,
+ * `serializeMessage`). The SDK's `StdioClientTransport` is not used because it leaves the server
+ * in eddy's process group and, on close, signals only the server itself: anything the server
+ * started (a `docker run`, an `npx` wrapper's real process, a helper) outlives the run. Here the
+ * server leads its own process group (`detached`), and close follows the MCP shutdown order
+ * (close stdin, wait, SIGTERM, wait, SIGKILL) and then signals the whole group, so no process
+ * of the server survives. The environment is exactly what the caller gives (nothing is read
+ * from `process.env`), and stderr is kept (a bounded tail) to explain a failed start or a crash
+ * instead of being printed over eddy's output.
+ */
+import { type ChildProcessByStdio, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import type { Readable, Writable } from "node:stream";
+import {
+  ReadBuffer,
+  STDIO_DEFAULT_MAX_BUFFER_SIZE,
+  serializeMessage,
+} from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+
+/** Options of `createStdioTransport`. */
+export interface StdioTransportOptions {
+  command: string;
+  args: readonly string[];
+  /** The child's complete environment. */
+  env: Record<string, string>;
+  cwd: string | undefined;
+  /** Wait after closing stdin, and again after SIGTERM, before escalating. */
+  closeGraceMs: number;
+  /** Bytes of stderr kept (the tail). */
+  stderrTailBytes: number;
+}
+
+/** How the server process ended. */
+export type ProcessExit = { code: number | null; signal: NodeJS.Signals | null };
+
+/** An MCP `Transport` over a child process's stdin/stdout, plus what eddy needs to explain it. */
+export interface StdioTransport extends Transport {
+  /** The server's pid (also its process group id), once spawned. */
+  readonly pid: number | undefined;
+  /** How the server ended, once it has. */
+  readonly exit: ProcessExit | undefined;
+  /** The last bytes the server wrote to stderr. */
+  stderrTail(): string;
+  /** Why eddy stopped a misbehaving server itself, if it did. */
+  readonly stopReason: string | undefined;
+}
+
+/** After the server exits, how long to wait for its stdout to drain (a grandchild may hold the pipe open). */
+const DRAIN_AFTER_EXIT_MS = 200;
+const POLL_MS = 20;
+
+/** Creates the transport; `start()` spawns the server. */
+export function createStdioTransport(options: StdioTransportOptions): StdioTransport {
+  const readBuffer = new ReadBuffer();
+  let child: ChildProcessByStdio<Writable, Readable, Readable> | undefined;
+  let exit: ProcessExit | undefined;
+  let stderr = Buffer.alloc(0);
+  let closedNotified = false;
+  let closing: Promise<void> | undefined;
+  let stopReason: string | undefined;
+  let onExited: () => void = () => {};
+  const exited = new Promise<void>((resolve) => {
+    onExited = resolve;
+  });
+
+  const notifyClosed = () => {
+    if (closedNotified) return;
+    closedNotified = true;
+    transport.onclose?.();
+  };
+
+  const transport: StdioTransport = {
+    get pid() {
+      return child?.pid;
+    },
+    get exit() {
+      return exit;
+    },
+    stderrTail: () => stderr.toString("utf8"),
+    get stopReason() {
+      return stopReason;
+    },
+
+    start() {
+      if (child !== undefined) return Promise.reject(new Error("the stdio transport was already started"));
+      return new Promise<void>((resolve, reject) => {
+        const proc = spawn(options.command, [...options.args], {
+          cwd: options.cwd,
+          env: options.env,
+          detached: true,
+          stdio: ["pipe", "pipe", "pipe"],
+          windowsHide: true,
+        });
+        child = proc;
+        proc.once("spawn", () => {
+          if (proc.pid !== undefined) trackGroup(proc.pid);
+          resolve();
+        });
+        proc.once("error", (error) => {
+          // A spawn failure (ENOENT, EACCES) fires "error" and never "spawn".
+          if (proc.pid === undefined) {
+            exit = { code: null, signal: null };
+            onExited();
+            reject(error);
+            notifyClosed();
+          } else transport.onerror?.(error);
+        });
+        proc.once("exit", (code, signal) => {
+          exit = { code, signal };
+          onExited();
+          // Let the last messages on stdout arrive before pending requests are failed.
+          const timer = setTimeout(notifyClosed, DRAIN_AFTER_EXIT_MS);
+          proc.stdout.once("close", () => {
+            clearTimeout(timer);
+            notifyClosed();
+          });
+        });
+        proc.stdout.on("data", (chunk: Buffer) => {
+          if (stopReason !== undefined) return;
+          try {
+            readBuffer.append(chunk);
+          } catch {
+            // Over the SDK's 10 MiB message limit: the answer is lost, so the server is stopped
+            // (its pending calls fail now instead of at their timeout).
+            stopReason ??= `sent a message over the ${STDIO_DEFAULT_MAX_BUFFER_SIZE}-byte limit and was stopped`;
+            void transport.close();
+            return;
+          }
+          for (;;) {
+            let message: JSONRPCMessage | null;
+            try {
+              message = readBuffer.readMessage();
+            } catch (error) {
+              // A line that is not JSON-RPC (a server logging to stdout): report it, keep reading.
+              transport.onerror?.(error as Error);
+              continue;
+            }
+            if (message === null) break;
+            transport.onmessage?.(message);
+          }
+        });
+        proc.stderr.on("data", (chunk: Buffer) => {
+          const joined = Buffer.concat([stderr, chunk]);
+          stderr = joined.subarray(Math.max(0, joined.length - options.stderrTailBytes));
+        });
+        for (const stream of [proc.stdin, proc.stdout, proc.stderr]) {
+          stream.on("error", (error: Error) => transport.onerror?.(error));
+        }
+      });
+    },
+
+    send(message) {
+      return new Promise<void>((resolve, reject) => {
+        const stdin = child?.stdin;
+        if (stdin === undefined || exit !== undefined || !stdin.writable) {
+          reject(new Error("the server process is not running"));
+          return;
+        }
+        if (stdin.write(serializeMessage(message))) resolve();
+        else stdin.once("drain", () => resolve());
+      });
+    },
+
+    close() {
+      closing ??= shutdown();
+      return closing;
+    },
+  };
+
+  async function shutdown(): Promise<void> {
+    const proc = child;
+    const pid = proc?.pid;
+    if (proc !== undefined && pid !== undefined) {
+      const grace = options.closeGraceMs;
+      // The polite first step, unless the server already broke the protocol.
+      if (exit === undefined && stopReason === undefined) {
+        proc.stdin.end();
+        await within(exited, grace);
+      }
+      if (exit === undefined) {
+        signalGroup(pid, "SIGTERM");
+        await within(exited, grace);
+      }
+      // The server is gone (or ignoring SIGTERM); whatever it started may not be.
+      if (groupAlive(pid)) {
+        signalGroup(pid, "SIGTERM");
+        await groupGone(pid, grace);
+      }
+      signalGroup(pid, "SIGKILL");
+      await within(exited, grace);
+      untrackGroup(pid);
+      proc.stdout.destroy();
+      proc.stderr.destroy();
+      proc.stdin.destroy();
+    }
+    readBuffer.clear();
+    notifyClosed();
+  }
+
+  return transport;
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+/**
+ * True while a process of the group is alive. `kill(-pgid, 0)` also counts zombies (dead, not yet
+ * reaped: a grandchild whose parent died is reaped by PID 1, which in a container may never
+ * happen), so on Linux a positive answer is checked against /proc.
+ */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  return process.platform !== "linux" || liveMemberInProc(pgid);
+}
+
+function liveMemberInProc(pgid: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return true;
+  }
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue; // ended while we looked
+    }
+    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so split after the last ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
+  }
+  return false;
+}
+
+async function groupGone(pgid: number, maxMs: number): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  while (groupAlive(pgid) && Date.now() < deadline) await sleep(POLL_MS);
+}
+
+/** Waits for `promise`, but at most `ms` milliseconds. */
+export function within(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Process groups of servers not yet closed. If the process exits without closing them (an
+ * uncaught error, `process.exit()`), one `exit` listener kills them: their own process group
+ * does not get the terminal's Ctrl-C, so nothing else would. Installed only while a group lives.
+ */
+const liveGroups = new Set<number>();
+
+function killLiveGroups(): void {
+  for (const pgid of liveGroups) signalGroup(pgid, "SIGKILL");
+}
+
+function trackGroup(pgid: number): void {
+  if (liveGroups.size === 0) process.on("exit", killLiveGroups);
+  liveGroups.add(pgid);
+}
+
+function untrackGroup(pgid: number): void {
+  liveGroups.delete(pgid);
+  if (liveGroups.size === 0) process.off("exit", killLiveGroups);
+}
