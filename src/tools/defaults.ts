@@ -82,11 +82,13 @@ export const TOOL_DEFAULTS = {
    */
   grepMaxLineChars: 400,
   /**
-   * Directory names that directory walks (`list_dir` recursion, `grep`) never descend into unless
-   * the call names them as its `path`. Hidden directories are skipped separately.
-   * @defaultValue ["node_modules", ".git"]
+   * Directory names that directory walks (`list_dir` recursion, `grep`) list but do not enter unless
+   * the call names them as its `path` or sets `include_ignored` (for trees whose `.gitignore` does
+   * not exclude them). `.git` is always excluded by the ignore rules; hidden entries are skipped
+   * separately.
+   * @defaultValue ["node_modules"]
    */
-  skipDirs: ["node_modules", ".git"] as readonly string[],
+  skipDirs: ["node_modules"] as readonly string[],
   /**
    * `shell` `timeout_ms` when the model gives none.
    * @defaultValue 120000
