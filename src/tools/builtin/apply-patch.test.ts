@@ -2,8 +2,7 @@ import { access, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { allBuiltins, createSandbox, runTool, type Sandbox } from "../test-support/workspace.js";
-import { commitChanges, type FileChange, type PatchIo } from "./apply-patch.js";
-import { writeFileAtomic } from "./atomic-write.js";
+import { commitChanges, type FileChange, type PatchIo, workspaceIo } from "./apply-patch.js";
 
 let box: Sandbox;
 const registry = allBuiltins();
@@ -212,20 +211,14 @@ describe("apply_patch: all or nothing", () => {
       },
     ];
     let writes = 0;
+    const real = workspaceIo(box.root);
     const io: PatchIo = {
+      ...real,
       write: async (path, data) => {
         writes++;
         if (path === abs("README.md") && writes <= 3)
           throw Object.assign(new Error("disk full"), { code: "ENOSPC" });
-        await writeFileAtomic(path, data);
-      },
-      remove: async (path) => {
-        const { rm } = await import("node:fs/promises");
-        await rm(path, { force: true });
-      },
-      ensureDir: async (dir) => {
-        const { mkdir } = await import("node:fs/promises");
-        return mkdir(dir, { recursive: true });
+        await real.write(path, data);
       },
     };
     await expect(commitChanges(changes, io)).rejects.toThrow(

@@ -4,12 +4,20 @@
  * computed in memory first; only then are files written (atomically, one by one), and if a write
  * fails, the files already written are restored and the call fails with nothing changed.
  */
-import { readFile, rm, stat } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, relative } from "node:path";
 import { EddyError } from "../../errors.js";
 import { type ToolDefinition, toolResult } from "../tool.js";
-import { resolveInWorkspace, type WorkspacePath, workspaceRoot } from "../workspace.js";
-import { ensureDir, writeFileAtomic } from "./atomic-write.js";
+import { resolveInWorkspace, toDisplay, type WorkspacePath, workspaceRoot } from "../workspace.js";
+import {
+  type AnchoredDir,
+  lstatChild,
+  openDirForWrite,
+  openForRead,
+  removeChildFile,
+  removeChildTree,
+  splitInside,
+  writeChildAtomic,
+} from "../workspace-fs.js";
 import { describeFsError, fsFailure, toolFailure } from "./common.js";
 import { applyChunks, PatchMismatchError } from "./patch-apply.js";
 import { PatchSyntaxError, parsePatch } from "./patch-parser.js";
@@ -27,18 +35,51 @@ export interface FileChange {
   next: string | null;
 }
 
-/** The file operations `commitChanges` uses (replaceable in tests to inject failures). */
+/** The file operations `commitChanges` uses, on real paths (replaceable in tests to inject failures). */
 export interface PatchIo {
+  /** Replaces (or creates) a file atomically, keeping an existing file's permission bits. */
   write(absolute: string, content: string | Uint8Array): Promise<void>;
+  /** Removes a file; a missing one is fine. */
   remove(absolute: string): Promise<void>;
+  /** Creates a directory and its missing parents; returns the topmost one created, if any. */
   ensureDir(dir: string): Promise<string | undefined>;
+  /** Removes a directory created by `ensureDir`, with its contents (on rollback). */
+  removeTree(dir: string): Promise<void>;
 }
 
-const defaultIo: PatchIo = {
-  write: writeFileAtomic,
-  remove: (absolute) => rm(absolute, { force: true }),
-  ensureDir,
-};
+/**
+ * The real `PatchIo` for the workspace `root`: each operation happens inside its parent
+ * directory, opened and checked component by component (`workspace-fs.ts`), so a directory
+ * swapped for a symlink meanwhile cannot take a write or a removal outside the workspace.
+ */
+export function workspaceIo(root: string): PatchIo {
+  const where = (absolute: string) => ({ tool: "apply_patch", display: toDisplay(relative(root, absolute)) });
+  const inParent = async (absolute: string, use: (dir: AnchoredDir, name: string) => Promise<void>) => {
+    const { parent, name } = splitInside(root, absolute);
+    const { dir } = await openDirForWrite(root, parent, where(absolute), { create: false });
+    try {
+      await use(dir, name);
+    } finally {
+      await dir.close();
+    }
+  };
+  return {
+    write: (absolute, content) =>
+      inParent(absolute, async (dir, name) => {
+        const existing = await lstatChild(dir, name);
+        const mode = existing?.isFile() ? existing.mode & 0o7777 : undefined;
+        await writeChildAtomic(dir, name, content, mode);
+      }),
+    remove: (absolute) => inParent(absolute, removeChildFile),
+    async ensureDir(absolute) {
+      const rel = relative(root, absolute);
+      const { dir, created } = await openDirForWrite(root, rel, where(absolute), { create: true });
+      await dir.close();
+      return created;
+    },
+    removeTree: (absolute) => inParent(absolute, removeChildTree),
+  };
+}
 
 /** The `apply_patch` tool. */
 export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
@@ -91,10 +132,15 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
       const entry: FileChange = { absolute: t.absolute, display: t.display, original: null, next: null };
       if (t.exists) {
         try {
-          if ((await stat(t.absolute)).isDirectory()) {
-            throw toolFailure("tool_failed", `apply_patch: ${t.display} is a directory`);
+          const opened = await openForRead(root, t.absolute, { tool: "apply_patch", display: t.display });
+          try {
+            if (opened.stats.isDirectory()) {
+              throw toolFailure("tool_failed", `apply_patch: ${t.display} is a directory`);
+            }
+            entry.original = await opened.handle.readFile();
+          } finally {
+            await opened.handle.close();
           }
-          entry.original = await readFile(t.absolute);
         } catch (error) {
           throw fsFailure("apply_patch", error, t.display);
         }
@@ -144,7 +190,7 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
       summary.push(`M ${t.display} -> ${destination.display}`);
     }
 
-    await commitChanges([...plan.values()]);
+    await commitChanges([...plan.values()], workspaceIo(root));
     const changed = [...plan.values()].filter((c) => c.next !== (c.original?.toString("utf8") ?? null));
     return toolResult({
       ok: true,
@@ -158,7 +204,7 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
  * Writes every planned change; on the first failure restores what was already written (and
  * removes directories it created), then throws `tool_failed` saying nothing was changed.
  */
-export async function commitChanges(changes: readonly FileChange[], io: PatchIo = defaultIo): Promise<void> {
+export async function commitChanges(changes: readonly FileChange[], io: PatchIo): Promise<void> {
   const done: FileChange[] = [];
   const createdDirs: string[] = [];
   for (const c of changes) {
@@ -203,7 +249,6 @@ async function rollback(
       failures.push(c.display);
     }
   }
-  for (const dir of [...createdDirs].reverse())
-    await rm(dir, { recursive: true, force: true }).catch(() => {});
+  for (const dir of [...createdDirs].reverse()) await io.removeTree(dir).catch(() => {});
   return failures;
 }
