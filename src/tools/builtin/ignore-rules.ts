@@ -9,8 +9,8 @@
  * (no global excludes file).
  *
  * A path the caller names explicitly is searched even when it is ignored (`list_dir node_modules`
- * lists it, as `rg PATTERN node_modules` searches it): the layers that ignore the named directory
- * are set aside below it.
+ * lists it, as `rg PATTERN node_modules` searches it): the rules that ignore the named directory
+ * are set aside below it, the others (`*.log`) still apply.
  */
 
 import type { FileHandle } from "node:fs/promises";
@@ -79,9 +79,9 @@ export async function walkRules(
 
 /**
  * The rules in force for a walk starting at `startDisplay`: those of every directory above it,
- * less the layers that would ignore the start itself (it was named explicitly). `openAncestor`
- * opens a workspace-relative directory (checked inside the workspace). The start's own ignore
- * files are read by the walk.
+ * less the rules that would ignore the start itself or a directory on the way to it (it was named
+ * explicitly). `openAncestor` opens a workspace-relative directory (checked inside the workspace).
+ * The start's own ignore files are read by the walk.
  */
 export async function rulesAbove(
   startDisplay: string,
@@ -99,19 +99,31 @@ export async function rulesAbove(
       await dir.close();
     }
     if (text === undefined) continue;
-    const layered = emptyIgnoreRules().with(base, text);
-    if (!ignoresOnTheWay(layered, base, parts)) rules = rules.with(base, text);
+    const kept = withoutRulesOnTheWay(text, base, parts);
+    if (kept !== undefined) rules = rules.with(base, kept);
   }
   return rules;
 }
 
-/** True when `layer` (based at `base`) ignores the start directory or a directory between them. */
-function ignoresOnTheWay(layer: IgnoreRules, base: string, parts: readonly string[]): boolean {
+/**
+ * `text` without the rules that ignore a directory from below `base` down to the start (`parts`),
+ * or `undefined` when that cannot be told apart (then the whole file is set aside there).
+ */
+function withoutRulesOnTheWay(text: string, base: string, parts: readonly string[]): string | undefined {
+  let lines = text.split(/\r?\n/);
   const depth = base === "." ? 0 : base.split("/").length;
-  for (let k = depth + 1; k <= parts.length; k++) {
-    if (layer.ignores(parts.slice(0, k).join("/"), true)) return true;
+  for (;;) {
+    const matcher = ignore().add(lines);
+    let rule: string | undefined;
+    for (let k = depth + 1; k <= parts.length && rule === undefined; k++) {
+      const result = matcher.test(`${parts.slice(depth, k).join("/")}/`);
+      if (result.ignored) rule = result.rule?.pattern ?? "";
+    }
+    if (rule === undefined) return lines.join("\n");
+    const fewer = lines.filter((line) => line.trim() !== rule);
+    if (fewer.length === lines.length) return undefined;
+    lines = fewer;
   }
-  return false;
 }
 
 /**
