@@ -1,10 +1,9 @@
 /**
- * What `grep` looks for, compiled once per call into a scanner of *blocks* of whole lines: the
- * scanner finds candidate matches in the whole block (one search per block, not one per line) and
- * reports the lines they fall on. A line is reported when the pattern matches within that line
- * alone, so results are the same as a line-by-line test; a trailing `\r` is not part of a line.
+ * What `grep` looks for, compiled once per call into a scanner of *blocks* of whole lines. A line
+ * matches when the pattern matches within that line alone; a trailing `\r` is not part of a line.
  *
- * - Literal, case-sensitive: a byte search (`Buffer.indexOf`), nothing decoded until a hit.
+ * - Literal, case-sensitive: a byte search (`Buffer.indexOf`) over the block; nothing is decoded
+ *   until a hit.
  * - Literal, case-insensitive: a JavaScript `RegExp` of the escaped text (no quantifiers, so no
  *   backtracking to speak of).
  * - Regular expressions: RE2 semantics through `re2js`, a pure JavaScript port of RE2 whose
@@ -13,6 +12,11 @@
  *   named groups, `\u` escapes, `[^]`); constructs RE2 cannot run in linear time (lookahead,
  *   backreferences) are refused with a message that says so. Lookbehind is allowed (re2js runs
  *   capture-free lookbehind in linear time).
+ *
+ * The two pattern kinds first test the whole block (one fast DFA pass in re2js, which also
+ * rejects on a missing required literal), and only a block that matches is tested line by line.
+ * In multi-line mode every line match is also a block match (`^`/`$` match at line ends, a
+ * lookbehind sees a newline before the line), except for RE2's `\A`/`\z`, which skip that test.
  */
 import { RE2JS } from "re2js";
 import { toolFailure } from "./common.js";
@@ -39,15 +43,11 @@ export interface LineScanner {
 export function compileScanner(spec: PatternSpec): LineScanner {
   if (!spec.regex && spec.caseSensitive) return literalScanner(spec.pattern);
   if (!spec.regex) {
-    const escaped = spec.pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    return textScanner(nativeFinder(new RegExp(escaped, "gi")), undefined);
+    const re = new RegExp(spec.pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i");
+    return textScanner((text) => re.test(text), true);
   }
   const re = compileRe2(spec);
-  return textScanner(
-    re2Finder(re),
-    (line) => re.test(line),
-    (text) => re.test(text),
-  );
+  return textScanner((text) => re.test(text), !/\\[Az]/.test(re.pattern()));
 }
 
 function compileRe2(spec: PatternSpec): RE2JS {
@@ -70,24 +70,6 @@ function compileRe2(spec: PatternSpec): RE2JS {
         "grep runs regular expressions in linear time (RE2 syntax), which rules out lookahead and backreferences; rewrite the pattern without them, or set regex:false to search for the literal text",
     );
   }
-}
-
-/** A match in a decoded block: where it starts and ends (UTF-16 indices). */
-type Finder = (text: string, from: number) => { start: number; end: number } | undefined;
-
-function nativeFinder(re: RegExp): Finder {
-  return (text, from) => {
-    re.lastIndex = from;
-    const m = re.exec(text);
-    return m === null ? undefined : { start: m.index, end: m.index + m[0].length };
-  };
-}
-
-function re2Finder(re: RE2JS): Finder {
-  return (text, from) => {
-    const m = re.matcher(text);
-    return m.find(from) ? { start: m.start(), end: m.end() } : undefined;
-  };
 }
 
 const NL = 0x0a;
@@ -123,40 +105,20 @@ function literalScanner(pattern: string): LineScanner {
   };
 }
 
-/**
- * A scanner over the decoded block. `verify` re-tests one line when a match runs past its end (a
- * pattern like `a\sb` can match across a newline in the block); `precheck` rejects a whole block
- * with one fast test before positions are looked for.
- */
-function textScanner(
-  find: Finder,
-  verify: ((line: string) => boolean) | undefined,
-  precheck?: (text: string) => boolean,
-): LineScanner {
+/** A scanner over the decoded block: `test` on the whole block first (when `precheck`), then per line. */
+function textScanner(test: (text: string) => boolean, precheck: boolean): LineScanner {
   return {
     scan(block, onLine) {
       let text = block.toString("utf8");
       if (text.includes("\r")) text = text.replace(/\r(?=\n|$)/g, "");
-      if (precheck !== undefined && !precheck(text)) return true;
-      const endsWithNewline = text.endsWith("\n");
-      let pos = 0;
-      let counted = 0;
+      if (precheck && !test(text)) return true;
       let index = 0;
-      while (pos <= text.length) {
-        const hit = find(text, pos);
-        if (hit === undefined) return true;
-        // A position after the final "\n" is not a line.
-        if (hit.start === text.length && (text.length === 0 || endsWithNewline)) return true;
-        const start = hit.start === 0 ? 0 : text.lastIndexOf("\n", hit.start - 1) + 1;
-        const next = text.indexOf("\n", hit.start);
+      for (let start = 0; start < text.length; index++) {
+        const next = text.indexOf("\n", start);
         const end = next === -1 ? text.length : next;
-        pos = end + 1;
         const line = text.slice(start, end);
-        if (hit.end > end && verify !== undefined && !verify(line)) continue;
-        for (let i = text.indexOf("\n", counted); i !== -1 && i < start; i = text.indexOf("\n", i + 1))
-          index++;
-        counted = start;
-        if (!onLine(index, line)) return false;
+        if (test(line) && !onLine(index, line)) return false;
+        start = end + 1;
       }
       return true;
     },
