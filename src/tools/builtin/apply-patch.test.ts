@@ -230,3 +230,27 @@ describe("apply_patch: all or nothing", () => {
     expect(await content("README.md")).toBe("# Demo\n\nRun it.\n");
   });
 });
+
+describe("apply_patch on a large file", () => {
+  it("a cancelled call returns promptly while the hunks are being matched (the work runs in a worker)", async () => {
+    // 20,000 identical lines and a 2,000-line hunk that only fails at its last line: matching it
+    // compares millions of lines, far longer than a cancellation may take.
+    await box.files({ "big.txt": "a\n".repeat(20_000) });
+    const hunk = [...Array.from({ length: 2_000 }, () => " a"), "-b", "+c"];
+    const controller = new AbortController();
+    const pending = runTool(
+      registry,
+      box.root,
+      "apply_patch",
+      { patch: ["*** Begin Patch", "*** Update File: big.txt", "@@", ...hunk, "*** End Patch"].join("\n") },
+      { signal: controller.signal },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const abortedAt = performance.now();
+    controller.abort();
+    const r = await pending;
+    expect(r.error?.code).toBe("cancelled");
+    expect(performance.now() - abortedAt).toBeLessThan(2_000);
+    expect(await content("big.txt")).toBe("a\n".repeat(20_000));
+  });
+});

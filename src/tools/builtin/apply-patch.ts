@@ -19,8 +19,9 @@ import {
   writeChildAtomic,
 } from "../workspace-fs.js";
 import { describeFsError, fsFailure, toolFailure } from "./common.js";
-import { applyChunks, PatchMismatchError } from "./patch-apply.js";
+import type { ChunksInput, ChunksOutcome } from "./patch-apply.js";
 import { PatchSyntaxError, parsePatch } from "./patch-parser.js";
+import { runInWorker } from "./worker-task.js";
 
 /** Arguments of `apply_patch`. */
 export interface ApplyPatchArgs {
@@ -111,7 +112,7 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
     required: ["patch"],
     additionalProperties: false,
   },
-  async execute(args, { workspace }) {
+  async execute(args, { workspace, signal }) {
     let ops: ReturnType<typeof parsePatch>;
     try {
       ops = parsePatch(args.patch);
@@ -170,15 +171,17 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
       if (entry.original?.subarray(0, 8192).includes(0)) {
         throw toolFailure("tool_failed", `apply_patch: ${t.display} is a binary file; it cannot be patched`);
       }
-      let updated: string;
-      try {
-        updated = applyChunks(entry.next, op.chunks, t.display);
-      } catch (error) {
-        if (error instanceof PatchMismatchError) {
-          throw toolFailure("tool_failed", `apply_patch: nothing was changed. ${error.message}`);
-        }
-        throw error;
+      // Finding the hunks costs up to (file lines × hunk lines): a large file and a long hunk would
+      // block the event loop, so it runs in the tools worker, where a cancellation can stop it.
+      const applied = await runInWorker<ChunksOutcome>(
+        "apply_chunks",
+        { content: entry.next, chunks: op.chunks, path: t.display } satisfies ChunksInput,
+        signal,
+      );
+      if ("mismatch" in applied) {
+        throw toolFailure("tool_failed", `apply_patch: nothing was changed. ${applied.mismatch}`);
       }
+      const updated = applied.updated;
       if (op.moveTo === undefined) {
         entry.next = updated;
         summary.push(`M ${t.display}`);

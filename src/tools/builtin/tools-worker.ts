@@ -6,6 +6,7 @@
 import { parentPort } from "node:worker_threads";
 import { assertNever } from "../../errors.js";
 import { type GrepRequest, searchWorkspace } from "./grep-search.js";
+import { applyChunksTask, type ChunksInput } from "./patch-apply.js";
 import { serializeError, type WorkerReply, type WorkerTaskMessage } from "./worker-task.js";
 
 const never = new AbortController().signal;
@@ -14,6 +15,8 @@ async function run(message: WorkerTaskMessage): Promise<unknown> {
   switch (message.task) {
     case "grep":
       return searchWorkspace(message.input as GrepRequest, never);
+    case "apply_chunks":
+      return applyChunksTask(message.input as ChunksInput);
     default:
       return assertNever(message.task, "worker task");
   }

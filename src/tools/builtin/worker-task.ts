@@ -9,7 +9,7 @@ import { Worker } from "node:worker_threads";
 import { EddyError, type EddyErrorCode, type ErrorFault } from "../../errors.js";
 
 /** The tasks `tools-worker.ts` knows. */
-export type WorkerTaskName = "grep";
+export type WorkerTaskName = "grep" | "apply_chunks";
 
 /** A task sent to the worker. */
 export interface WorkerTaskMessage {
