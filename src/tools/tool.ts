@@ -96,6 +96,12 @@ export interface ToolDefinition<Args = unknown> {
    * @defaultValue a generic "ask for less output" hint
    */
   truncationHint?: string;
+  /**
+   * Releases what the tool holds across calls (processes it started, connections). Called once
+   * per run by `ToolRegistry.dispose()` when the run ends; the tool may be used again afterwards.
+   * (The built-in `shell` kills the background jobs its commands left running.)
+   */
+  dispose?(): Promise<void> | void;
 }
 
 /** Builds a branded `ToolResult`. */

@@ -94,7 +94,7 @@ export type UnprivilegedResult = Pick<RunResult, "ok" | "output" | "error" | "pa
 
 /**
  * Runs calls as a user without privileges, so "permission denied" can happen: in this process
- * when the tests do not run as root, else in one child process running as `nobody` (root reads
+ * when the tests do not run as root, else in a child process running as `nobody` (root reads
  * everything). The workspaces and their parents must be readable by that user.
  */
 export async function runToolsUnprivileged(calls: readonly ToolCallSpec[]): Promise<UnprivilegedResult[]> {
@@ -104,12 +104,23 @@ export async function runToolsUnprivileged(calls: readonly ToolCallSpec[]): Prom
     for (const c of calls) results.push(await runTool(registry, c.workspace, c.name, c.args));
     return results;
   }
+  return runToolsInChild(calls, { uid: UNPRIVILEGED_ID });
+}
+
+/**
+ * Runs calls in a child Node process (`run-tool.ts`, every built-in enabled) that exits when they
+ * are done, optionally as another user; resolves with their results once it has exited.
+ */
+export async function runToolsInChild(
+  calls: readonly ToolCallSpec[],
+  options: { uid?: number } = {},
+): Promise<UnprivilegedResult[]> {
   const script = fileURLToPath(new URL("./run-tool.ts", import.meta.url));
   const repo = fileURLToPath(new URL("../../..", import.meta.url));
+  const user = options.uid === undefined ? {} : { uid: options.uid, gid: options.uid };
   const child = spawn(process.execPath, ["--import", "tsx", script, JSON.stringify(calls)], {
     cwd: repo,
-    uid: UNPRIVILEGED_ID,
-    gid: UNPRIVILEGED_ID,
+    ...user,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmpdir() },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -122,7 +133,7 @@ export async function runToolsUnprivileged(calls: readonly ToolCallSpec[]): Prom
     err += chunk.toString();
   });
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-  if (code !== 0) throw new Error(`run-tool.ts as uid ${UNPRIVILEGED_ID} exited ${code}: ${err}`);
+  if (code !== 0) throw new Error(`run-tool.ts exited ${code}: ${err}`);
   const results = JSON.parse(out) as Pick<RunResult, "ok" | "output" | "error">[];
   return results.map((r) => ({ ...r, parsed: JSON.parse(r.output) as ToolOutput }));
 }
