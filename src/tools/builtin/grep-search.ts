@@ -4,12 +4,13 @@
  * Files are streamed in chunks (memory: one chunk plus the longest line), binary files are
  * skipped after a NUL sniff of their first chunk, and the search stops at `maxResults`. The walk
  * (`walk.ts`) and every file open are anchored to checked directory descriptors
- * (`workspace-fs.ts`).
+ * (`workspace-fs.ts`). Files are read with blocking calls: in the worker they block nobody, and
+ * for a tree of small files a thread-pool round trip per call costs more than the call itself.
  */
-import type { FileHandle } from "node:fs/promises";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import { TOOL_DEFAULTS } from "../defaults.js";
 import { shortenText } from "../utf8.js";
-import { type AnchoredDir, anchorDir, openChildFile, openForRead } from "../workspace-fs.js";
+import { type AnchoredDir, anchorDir, openChildFileSync, openForRead } from "../workspace-fs.js";
 import { describeFsError, type Globs, globMatcher, looksBinary } from "./common.js";
 import { compileScanner, countNewlines, type LineScanner, type PatternSpec } from "./grep-matcher.js";
 import { walkRules } from "./ignore-rules.js";
@@ -58,14 +59,14 @@ export async function searchWorkspace(request: GrepRequest, signal: AbortSignal)
   const { display } = request.target;
   const opened = await openForRead(request.root, request.target.absolute, { tool: "grep", display });
   const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-  const search = (handle: FileHandle, size: number, path: string) =>
-    searchFile({ handle, size, display: path, scanner, chunk, outcome, maxResults: request.maxResults });
+  const search = (fd: number, size: number, path: string) =>
+    searchFile({ fd, size, display: path, scanner, chunk, outcome, maxResults: request.maxResults });
 
   if (!opened.stats.isDirectory()) {
     try {
       if (!opened.stats.isFile()) return { ...outcome, special: true };
       if (opened.stats.size > TOOL_DEFAULTS.grepMaxFileBytes) outcome.large++;
-      else await search(opened.handle, opened.stats.size, display);
+      else search(opened.handle.fd, opened.stats.size, display);
       return outcome;
     } finally {
       await opened.handle.close();
@@ -83,25 +84,25 @@ export async function searchWorkspace(request: GrepRequest, signal: AbortSignal)
       onError: (message) => outcome.unreadable.push(message),
     })) {
       if (entry.kind !== "file" || (include !== undefined && !include(entry.display))) continue;
-      let handle: FileHandle;
+      let fd: number;
       try {
-        handle = await openChildFile(entry.parent, entry.name);
+        fd = openChildFileSync(entry.parent, entry.name);
       } catch (error) {
         outcome.unreadable.push(`cannot read ${describeFsError(error, entry.display)}`);
         continue;
       }
       try {
-        const stats = await handle.stat();
+        const stats = fstatSync(fd);
         if (!stats.isFile()) continue; // swapped for something else since it was listed
         if (stats.size > TOOL_DEFAULTS.grepMaxFileBytes) {
           outcome.large++;
           continue;
         }
-        await search(handle, stats.size, entry.display);
+        search(fd, stats.size, entry.display);
       } catch (error) {
         outcome.unreadable.push(`cannot read ${describeFsError(error, entry.display)}`);
       } finally {
-        await handle.close();
+        closeSync(fd);
       }
       if (!outcome.complete) break;
     }
@@ -112,7 +113,7 @@ export async function searchWorkspace(request: GrepRequest, signal: AbortSignal)
 }
 
 interface FileSearch {
-  handle: FileHandle;
+  fd: number;
   size: number;
   display: string;
   scanner: LineScanner;
@@ -122,8 +123,8 @@ interface FileSearch {
   maxResults: number;
 }
 
-/** Streams one file through the scanner, block by block of whole lines. */
-async function searchFile(s: FileSearch): Promise<void> {
+/** Streams one file through the scanner, block by block of whole lines (reading up to its size). */
+function searchFile(s: FileSearch): void {
   const { outcome } = s;
   let line = 1; // number of the first line of the next block
   let offset = 0;
@@ -137,8 +138,8 @@ async function searchFile(s: FileSearch): Promise<void> {
     outcome.results.push(`${s.display}:${line + index}:${shortenText(text, TOOL_DEFAULTS.grepMaxLineChars)}`);
     return true;
   };
-  for (;;) {
-    const { bytesRead } = await s.handle.read(s.chunk, 0, s.chunk.length, null);
+  while (offset < s.size) {
+    const bytesRead = readSync(s.fd, s.chunk, 0, s.chunk.length, null);
     if (bytesRead === 0) break;
     offset += bytesRead;
     const data = s.chunk.subarray(0, bytesRead);
