@@ -6,7 +6,9 @@
 /** Defaults and hard limits for tool execution and the built-in tools. */
 export const TOOL_DEFAULTS = {
   /**
-   * Per-call timeout for a tool that declares none of its own.
+   * Per-call timeout for a tool that declares none of its own, when the run sets none
+   * (`executeToolCall`'s `timeoutMs`, the loop's `toolTimeoutMs`). Every built-in tool but `shell`
+   * (which has its own, from `timeout_ms`) and every MCP or custom tool without `timeoutMs` gets it.
    * @defaultValue 120000 (2 minutes)
    */
   timeoutMs: 120_000,
