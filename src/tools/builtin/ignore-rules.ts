@@ -3,7 +3,7 @@
  * `.gitignore` and `.ignore` from the workspace root down to the entry's directory (a deeper file
  * wins over a shallower one, `.ignore` over `.gitignore` in the same directory, the last matching
  * rule within a file wins, `!rule` re-includes), the root's `.git/info/exclude`, and `.git`
- * directories themselves. The gitignore pattern semantics are the `ignore` package's (the matcher
+ * itself. The gitignore pattern semantics are the `ignore` package's (the matcher
  * ESLint and Prettier use). Differences from ripgrep: the rules apply whether or not the workspace
  * is a git repository (as `rg --no-require-git`), and nothing above the workspace root is read
  * (no global excludes file).
@@ -46,7 +46,8 @@ export function emptyIgnoreRules(): IgnoreRules {
 function rulesOf(layers: readonly Layer[]): IgnoreRules {
   return {
     ignores(display, isDir) {
-      if (isDir && baseName(display) === ".git") return true;
+      // A `.git` directory, or the `.git` file of a worktree or submodule: version-control metadata.
+      if (baseName(display) === ".git") return true;
       for (let i = layers.length - 1; i >= 0; i--) {
         const layer = layers[i] as Layer;
         const result = layer.matcher.test(relativeTo(layer.base, display) + (isDir ? "/" : ""));
