@@ -74,6 +74,12 @@ export const TOOL_DEFAULTS = {
    */
   grepMaxResultsLimit: 5000,
   /**
+   * Longest `grep` pattern, in characters: compiling is linear in the pattern's size, and the
+   * pattern is compiled on the run's thread to refuse a bad one early.
+   * @defaultValue 10000
+   */
+  grepMaxPatternChars: 10_000,
+  /**
    * Files larger than this are skipped by `grep` (and counted in its note).
    * @defaultValue 8388608 (8 MiB)
    */

@@ -122,6 +122,11 @@ describe("grep", () => {
     [{ pattern: "" }, "tool_input_invalid", /pattern: must NOT have fewer than 1 characters/],
     [{ pattern: "x", path: "missing" }, "tool_failed", /missing: no such file or directory/],
     [{ pattern: "x", max_results: 0 }, "tool_input_invalid", /max_results: must be >= 1/],
+    [
+      { pattern: "x".repeat(10_001), regex: true },
+      "tool_input_invalid",
+      /pattern: must NOT have more than 10000 characters/,
+    ],
   ])("refuses %j", async (args, code, message) => {
     const r = await grep(args);
     expect(r.ok).toBe(false);

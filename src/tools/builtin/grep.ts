@@ -41,6 +41,7 @@ export const grepTool: ToolDefinition<GrepArgs> = {
       pattern: {
         type: "string",
         minLength: 1,
+        maxLength: TOOL_DEFAULTS.grepMaxPatternChars,
         description: "Text (or regular expression, with regex:true) to find.",
       },
       path: {
