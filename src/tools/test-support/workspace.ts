@@ -109,7 +109,8 @@ export async function runToolsUnprivileged(calls: readonly ToolCallSpec[]): Prom
 
 /**
  * Runs calls in a child Node process (`run-tool.ts`, every built-in enabled) that exits when they
- * are done, optionally as another user; resolves with their results once it has exited.
+ * are done, optionally dropping to the user `uid` once its modules are loaded (the process must
+ * be root then); resolves with their results once it has exited.
  */
 export async function runToolsInChild(
   calls: readonly ToolCallSpec[],
@@ -117,10 +118,10 @@ export async function runToolsInChild(
 ): Promise<UnprivilegedResult[]> {
   const script = fileURLToPath(new URL("./run-tool.ts", import.meta.url));
   const repo = fileURLToPath(new URL("../../..", import.meta.url));
-  const user = options.uid === undefined ? {} : { uid: options.uid, gid: options.uid };
-  const child = spawn(process.execPath, ["--import", "tsx", script, JSON.stringify(calls)], {
+  const args = ["--import", "tsx", script, JSON.stringify(calls)];
+  if (options.uid !== undefined) args.push(String(options.uid));
+  const child = spawn(process.execPath, args, {
     cwd: repo,
-    ...user,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmpdir() },
     stdio: ["ignore", "pipe", "pipe"],
   });
