@@ -8,13 +8,20 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { grepBenchmark } from "./grep/index.js";
 import type { Benchmark } from "./harness.js";
 import { loopBenchmark } from "./loop/index.js";
 import { providerBenchmark } from "./provider/index.js";
 import { sseBenchmark } from "./sse/index.js";
 import { tokenizerBenchmark } from "./tokenizer/index.js";
 
-const BENCHMARKS: readonly Benchmark[] = [sseBenchmark, providerBenchmark, loopBenchmark, tokenizerBenchmark];
+const BENCHMARKS: readonly Benchmark[] = [
+  sseBenchmark,
+  providerBenchmark,
+  loopBenchmark,
+  grepBenchmark,
+  tokenizerBenchmark,
+];
 
 const RESULTS = join(dirname(fileURLToPath(import.meta.url)), "RESULTS.md");
 const HEADER =

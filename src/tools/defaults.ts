@@ -6,7 +6,9 @@
 /** Defaults and hard limits for tool execution and the built-in tools. */
 export const TOOL_DEFAULTS = {
   /**
-   * Per-call timeout for a tool that declares none of its own.
+   * Per-call timeout for a tool that declares none of its own, when the run sets none
+   * (`executeToolCall`'s `timeoutMs`, the loop's `toolTimeoutMs`). Every built-in tool but `shell`
+   * (which has its own, from `timeout_ms`) and every MCP or custom tool without `timeoutMs` gets it.
    * @defaultValue 120000 (2 minutes)
    */
   timeoutMs: 120_000,
@@ -72,6 +74,12 @@ export const TOOL_DEFAULTS = {
    */
   grepMaxResultsLimit: 5000,
   /**
+   * Longest `grep` pattern, in characters: compiling is linear in the pattern's size, and the
+   * pattern is compiled on the run's thread to refuse a bad one early.
+   * @defaultValue 10000
+   */
+  grepMaxPatternChars: 10_000,
+  /**
    * Files larger than this are skipped by `grep` (and counted in its note).
    * @defaultValue 8388608 (8 MiB)
    */
@@ -82,11 +90,13 @@ export const TOOL_DEFAULTS = {
    */
   grepMaxLineChars: 400,
   /**
-   * Directory names that directory walks (`list_dir` recursion, `grep`) never descend into unless
-   * the call names them as its `path`. Hidden directories are skipped separately.
-   * @defaultValue ["node_modules", ".git"]
+   * Directory names that directory walks (`list_dir` recursion, `grep`) list but do not enter unless
+   * the call names them as its `path` or sets `include_ignored` (for trees whose `.gitignore` does
+   * not exclude them). `.git` is always excluded by the ignore rules; hidden entries are skipped
+   * separately.
+   * @defaultValue ["node_modules"]
    */
-  skipDirs: ["node_modules", ".git"] as readonly string[],
+  skipDirs: ["node_modules"] as readonly string[],
   /**
    * `shell` `timeout_ms` when the model gives none.
    * @defaultValue 120000

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { EddyError } from "../errors.js";
+import { TOOL_DEFAULTS } from "./defaults.js";
 import {
   executeToolCall,
   redactSecrets,
@@ -240,6 +241,28 @@ describe("executeToolCall: failures while running (pain points 34, 48)", () => {
   it("times out even a tool that ignores its signal", async () => {
     const r = await call([def("stuck", () => new Promise(() => {}))], "stuck", "{}", { timeoutMs: 30 });
     expect(r.error?.code).toBe("tool_timeout");
+  });
+
+  it("applies TOOL_DEFAULTS.timeoutMs to a tool without a timeout when the run sets none", async () => {
+    vi.useFakeTimers();
+    try {
+      const pending = call([def("stuck", () => new Promise(() => {}))], "stuck");
+      await vi.advanceTimersByTimeAsync(TOOL_DEFAULTS.timeoutMs - 1);
+      let settled = false;
+      void pending.then(() => {
+        settled = true;
+      });
+      await vi.advanceTimersByTimeAsync(0);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      const r = await pending;
+      expect(r.error).toEqual({
+        code: "tool_timeout",
+        message: `stuck did not finish within ${TOOL_DEFAULTS.timeoutMs} ms and was stopped.`,
+      });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("prefers the tool's own timeout over the run default", async () => {

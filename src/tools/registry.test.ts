@@ -197,3 +197,32 @@ describe("createToolRegistry: declarations and lookup", () => {
     expect(registry.disabledNames()).toEqual(["write_file", "shell"]);
   });
 });
+
+describe("createToolRegistry: dispose", () => {
+  it("calls every tool's dispose hook, once per call, and waits for them", async () => {
+    const order: string[] = [];
+    const slow = tool("slow", {
+      dispose: () => new Promise<void>((resolve) => setTimeout(() => resolve(void order.push("slow")), 20)),
+    });
+    const fast = tool("fast", { dispose: () => void order.push("fast") });
+    const registry = createToolRegistry([slow, tool("plain"), fast]);
+    await registry.dispose();
+    expect(order.sort()).toEqual(["fast", "slow"]);
+    await registry.dispose();
+    expect(order).toHaveLength(4);
+  });
+
+  it("runs them all even when one fails, then rejects naming it", async () => {
+    const released = vi.fn();
+    const registry = createToolRegistry([
+      tool("broken", {
+        dispose: () => {
+          throw new Error("socket already closed");
+        },
+      }),
+      tool("fine", { dispose: released }),
+    ]);
+    await expect(registry.dispose()).rejects.toThrow("releasing tools failed: broken: socket already closed");
+    expect(released).toHaveBeenCalledOnce();
+  });
+});

@@ -63,6 +63,12 @@ export interface ToolRegistry {
   names(): string[];
   /** Canonical names of the disabled tools. */
   disabledNames(): string[];
+  /**
+   * Calls every registered tool's `dispose` hook (all of them, concurrently) and waits for them;
+   * call it when a run ends, whatever the outcome, so nothing a tool started outlives the run.
+   * Rejects with `tool_failed` naming the tools whose hook failed, after all have run.
+   */
+  dispose(): Promise<void>;
 }
 
 /**
@@ -124,7 +130,21 @@ export function createToolRegistry(
     },
     names: () => [...names],
     disabledNames: () => [...disabledNames],
+    dispose: () => disposeAll(registered),
   };
+}
+
+async function disposeAll(tools: readonly RegisteredTool[]): Promise<void> {
+  const withHook = tools.filter((t) => t.definition.dispose !== undefined);
+  const settled = await Promise.allSettled(withHook.map(async (t) => t.definition.dispose?.()));
+  const failed = settled.flatMap((s, i) =>
+    s.status === "rejected"
+      ? [`${withHook[i]?.name}: ${(s.reason as Error)?.message ?? String(s.reason)}`]
+      : [],
+  );
+  if (failed.length > 0) {
+    throw new EddyError("tool_failed", `releasing tools failed: ${failed.join("; ")}`, { fault: "system" });
+  }
 }
 
 function register(definition: ToolDefinition): RegisteredTool {

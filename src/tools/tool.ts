@@ -84,9 +84,16 @@ export interface ToolDefinition<Args = unknown> {
    * Runs the tool. Optional only for terminal tools (whose arguments are the result). Throwing is
    * fine: the call ends `ok:false` with the error's first line (an `EddyError` keeps its `code`).
    * (Declared as a method so a `ToolDefinition<{path: string}>` fits in a `ToolDefinition[]`.)
+   *
+   * It must not block the event loop: the timeout and a cancellation can only act when the loop
+   * is free, so CPU-bound work belongs in a worker thread or a child process (the built-in `grep`
+   * and `apply_patch` run theirs in a worker thread that a cancellation terminates).
    */
   execute?(args: Args, context: ToolContext): Promise<ToolReturn> | ToolReturn;
-  /** Per-call timeout in milliseconds. @defaultValue TOOL_DEFAULTS.timeoutMs */
+  /**
+   * Per-call timeout in milliseconds; wins over the run's `timeoutMs`.
+   * @defaultValue the run's `timeoutMs`, else TOOL_DEFAULTS.timeoutMs
+   */
   timeoutMs?: number;
   /**
    * A terminal tool ends the run: its validated arguments become the run's `result` (seed 002's
@@ -120,6 +127,12 @@ export interface ToolDefinition<Args = unknown> {
    * @defaultValue true
    */
   parallel?: boolean;
+  /**
+   * Releases what the tool holds across calls (processes it started, connections). Called once
+   * per run by `ToolRegistry.dispose()` when the run ends; the tool may be used again afterwards.
+   * (The built-in `shell` kills the background jobs its commands left running.)
+   */
+  dispose?(): Promise<void> | void;
 }
 
 /** Builds a branded `ToolResult`. */

@@ -3,10 +3,12 @@
  * refused (`path_outside_workspace`) when it is absolute, when `..` takes it above the root, or when
  * its real path (symlinks resolved with `realpath`) leaves the root. For a path that does not exist
  * yet, the nearest existing ancestor is resolved instead, so a symlinked parent cannot smuggle a
- * new file out. (Between this check and the use there is a window in which a concurrent process
- * could swap a component for a symlink; tools run one at a time, so only an outside actor could.)
+ * new file out. This check gives the model a clear refusal; it is not what keeps the tools inside:
+ * between a check and a use a local process could swap a component for a symlink, so the tools
+ * open what they use through `workspace-fs.ts`, which checks the opened object itself.
  */
-import { lstat, realpath } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, lstat, realpath } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { EddyError } from "../errors.js";
 
@@ -20,18 +22,31 @@ export interface WorkspacePath {
   exists: boolean;
 }
 
-/** The real path of the workspace root; throws `invalid_config` when it is not a directory. */
+/**
+ * The real path of the workspace root; throws `invalid_config` when it is not a directory, or when
+ * it cannot be listed and entered (then every file tool would fail with "permission denied").
+ */
 export async function workspaceRoot(workspace: string): Promise<string> {
+  let root: string;
   try {
-    const root = await realpath(workspace);
+    root = await realpath(workspace);
     if (!(await lstat(root)).isDirectory()) throw new Error("not a directory");
-    return root;
   } catch (error) {
     throw new EddyError("invalid_config", `the workspace ${workspace} is not an existing directory`, {
       fault: "user",
       cause: error,
     });
   }
+  try {
+    await access(root, constants.R_OK | constants.X_OK);
+  } catch (error) {
+    throw new EddyError(
+      "invalid_config",
+      `the workspace ${workspace} cannot be read (permission denied); choose a directory you can read`,
+      { fault: "user", cause: error },
+    );
+  }
+  return root;
 }
 
 /**
@@ -46,16 +61,20 @@ export async function resolveInWorkspace(root: string, path: string, tool: strin
     });
   }
   if (isAbsolute(path) || /^[a-zA-Z]:[\\/]/.test(path) || /^~($|[\\/])/.test(path)) {
-    throw outside(tool, path, "absolute paths are not allowed; give a path relative to the workspace root");
+    throw outsideWorkspace(
+      tool,
+      path,
+      "absolute paths are not allowed; give a path relative to the workspace root",
+    );
   }
   const lexical = resolve(root, path);
   const display = toDisplay(relative(root, lexical));
   if (!isInside(root, lexical)) {
-    throw outside(tool, path, "it is outside the workspace (`..` goes above the root)");
+    throw outsideWorkspace(tool, path, "it is outside the workspace (`..` goes above the root)");
   }
   const real = await realOrAncestor(lexical, tool, path);
   if (!isInside(root, real.absolute)) {
-    throw outside(tool, path, "it resolves through a symlink to a location outside the workspace");
+    throw outsideWorkspace(tool, path, "it resolves through a symlink to a location outside the workspace");
   }
   return { absolute: real.absolute, display, exists: real.exists };
 }
@@ -104,7 +123,7 @@ async function realOrAncestor(
       }
       if (code !== "ENOENT") throw error;
       if (await isSymlink(current)) {
-        throw outside(tool, path, "it goes through a symlink whose target does not exist");
+        throw outsideWorkspace(tool, path, "it goes through a symlink whose target does not exist");
       }
       const parent = resolve(current, "..");
       if (parent === current) throw error;
@@ -122,7 +141,8 @@ async function isSymlink(path: string): Promise<boolean> {
   }
 }
 
-function outside(tool: string, path: string, why: string): EddyError {
+/** The `path_outside_workspace` error for `path`, saying `why`. */
+export function outsideWorkspace(tool: string, path: string, why: string): EddyError {
   return new EddyError(
     "path_outside_workspace",
     `${tool}: refused ${JSON.stringify(path)}: ${why}. Paths are relative to the workspace root.`,

@@ -2,8 +2,7 @@ import { access, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { allBuiltins, createSandbox, runTool, type Sandbox } from "../test-support/workspace.js";
-import { commitChanges, type FileChange, type PatchIo } from "./apply-patch.js";
-import { writeFileAtomic } from "./atomic-write.js";
+import { commitChanges, type FileChange, type PatchIo, workspaceIo } from "./apply-patch.js";
 
 let box: Sandbox;
 const registry = allBuiltins();
@@ -212,20 +211,14 @@ describe("apply_patch: all or nothing", () => {
       },
     ];
     let writes = 0;
+    const real = workspaceIo(box.root);
     const io: PatchIo = {
+      ...real,
       write: async (path, data) => {
         writes++;
         if (path === abs("README.md") && writes <= 3)
           throw Object.assign(new Error("disk full"), { code: "ENOSPC" });
-        await writeFileAtomic(path, data);
-      },
-      remove: async (path) => {
-        const { rm } = await import("node:fs/promises");
-        await rm(path, { force: true });
-      },
-      ensureDir: async (dir) => {
-        const { mkdir } = await import("node:fs/promises");
-        return mkdir(dir, { recursive: true });
+        await real.write(path, data);
       },
     };
     await expect(commitChanges(changes, io)).rejects.toThrow(
@@ -235,5 +228,29 @@ describe("apply_patch: all or nothing", () => {
     expect(await content("old/legacy.js")).toBe("module.exports = 1;\n");
     expect(await exists("new")).toBe(false);
     expect(await content("README.md")).toBe("# Demo\n\nRun it.\n");
+  });
+});
+
+describe("apply_patch on a large file", () => {
+  it("a cancelled call returns promptly while the hunks are being matched (the work runs in a worker)", async () => {
+    // 20,000 identical lines and a 2,000-line hunk that only fails at its last line: matching it
+    // compares millions of lines, far longer than a cancellation may take.
+    await box.files({ "big.txt": "a\n".repeat(20_000) });
+    const hunk = [...Array.from({ length: 2_000 }, () => " a"), "-b", "+c"];
+    const controller = new AbortController();
+    const pending = runTool(
+      registry,
+      box.root,
+      "apply_patch",
+      { patch: ["*** Begin Patch", "*** Update File: big.txt", "@@", ...hunk, "*** End Patch"].join("\n") },
+      { signal: controller.signal },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const abortedAt = performance.now();
+    controller.abort();
+    const r = await pending;
+    expect(r.error?.code).toBe("cancelled");
+    expect(performance.now() - abortedAt).toBeLessThan(2_000);
+    expect(await content("big.txt")).toBe("a\n".repeat(20_000));
   });
 });

@@ -4,15 +4,24 @@
  * computed in memory first; only then are files written (atomically, one by one), and if a write
  * fails, the files already written are restored and the call fails with nothing changed.
  */
-import { readFile, rm, stat } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, relative } from "node:path";
 import { EddyError } from "../../errors.js";
 import { type ToolDefinition, toolResult } from "../tool.js";
-import { resolveInWorkspace, type WorkspacePath, workspaceRoot } from "../workspace.js";
-import { ensureDir, writeFileAtomic } from "./atomic-write.js";
+import { resolveInWorkspace, toDisplay, type WorkspacePath, workspaceRoot } from "../workspace.js";
+import {
+  type AnchoredDir,
+  lstatChild,
+  openDirForWrite,
+  openForRead,
+  removeChildFile,
+  removeChildTree,
+  splitInside,
+  writeChildAtomic,
+} from "../workspace-fs.js";
 import { describeFsError, fsFailure, toolFailure } from "./common.js";
-import { applyChunks, PatchMismatchError } from "./patch-apply.js";
+import type { ChunksInput, ChunksOutcome } from "./patch-apply.js";
 import { PatchSyntaxError, parsePatch } from "./patch-parser.js";
+import { runInWorker } from "./worker-task.js";
 
 /** Arguments of `apply_patch`. */
 export interface ApplyPatchArgs {
@@ -27,18 +36,51 @@ export interface FileChange {
   next: string | null;
 }
 
-/** The file operations `commitChanges` uses (replaceable in tests to inject failures). */
+/** The file operations `commitChanges` uses, on real paths (replaceable in tests to inject failures). */
 export interface PatchIo {
+  /** Replaces (or creates) a file atomically, keeping an existing file's permission bits. */
   write(absolute: string, content: string | Uint8Array): Promise<void>;
+  /** Removes a file; a missing one is fine. */
   remove(absolute: string): Promise<void>;
+  /** Creates a directory and its missing parents; returns the topmost one created, if any. */
   ensureDir(dir: string): Promise<string | undefined>;
+  /** Removes a directory created by `ensureDir`, with its contents (on rollback). */
+  removeTree(dir: string): Promise<void>;
 }
 
-const defaultIo: PatchIo = {
-  write: writeFileAtomic,
-  remove: (absolute) => rm(absolute, { force: true }),
-  ensureDir,
-};
+/**
+ * The real `PatchIo` for the workspace `root`: each operation happens inside its parent
+ * directory, opened and checked component by component (`workspace-fs.ts`), so a directory
+ * swapped for a symlink meanwhile cannot take a write or a removal outside the workspace.
+ */
+export function workspaceIo(root: string): PatchIo {
+  const where = (absolute: string) => ({ tool: "apply_patch", display: toDisplay(relative(root, absolute)) });
+  const inParent = async (absolute: string, use: (dir: AnchoredDir, name: string) => Promise<void>) => {
+    const { parent, name } = splitInside(root, absolute);
+    const { dir } = await openDirForWrite(root, parent, where(absolute), { create: false });
+    try {
+      await use(dir, name);
+    } finally {
+      await dir.close();
+    }
+  };
+  return {
+    write: (absolute, content) =>
+      inParent(absolute, async (dir, name) => {
+        const existing = await lstatChild(dir, name);
+        const mode = existing?.isFile() ? existing.mode & 0o7777 : undefined;
+        await writeChildAtomic(dir, name, content, mode);
+      }),
+    remove: (absolute) => inParent(absolute, removeChildFile),
+    async ensureDir(absolute) {
+      const rel = relative(root, absolute);
+      const { dir, created } = await openDirForWrite(root, rel, where(absolute), { create: true });
+      await dir.close();
+      return created;
+    },
+    removeTree: (absolute) => inParent(absolute, removeChildTree),
+  };
+}
 
 /** The `apply_patch` tool. */
 export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
@@ -70,7 +112,7 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
     required: ["patch"],
     additionalProperties: false,
   },
-  async execute(args, { workspace }) {
+  async execute(args, { workspace, signal }) {
     let ops: ReturnType<typeof parsePatch>;
     try {
       ops = parsePatch(args.patch);
@@ -91,10 +133,15 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
       const entry: FileChange = { absolute: t.absolute, display: t.display, original: null, next: null };
       if (t.exists) {
         try {
-          if ((await stat(t.absolute)).isDirectory()) {
-            throw toolFailure("tool_failed", `apply_patch: ${t.display} is a directory`);
+          const opened = await openForRead(root, t.absolute, { tool: "apply_patch", display: t.display });
+          try {
+            if (opened.stats.isDirectory()) {
+              throw toolFailure("tool_failed", `apply_patch: ${t.display} is a directory`);
+            }
+            entry.original = await opened.handle.readFile();
+          } finally {
+            await opened.handle.close();
           }
-          entry.original = await readFile(t.absolute);
         } catch (error) {
           throw fsFailure("apply_patch", error, t.display);
         }
@@ -124,15 +171,17 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
       if (entry.original?.subarray(0, 8192).includes(0)) {
         throw toolFailure("tool_failed", `apply_patch: ${t.display} is a binary file; it cannot be patched`);
       }
-      let updated: string;
-      try {
-        updated = applyChunks(entry.next, op.chunks, t.display);
-      } catch (error) {
-        if (error instanceof PatchMismatchError) {
-          throw toolFailure("tool_failed", `apply_patch: nothing was changed. ${error.message}`);
-        }
-        throw error;
+      // Finding the hunks costs up to (file lines × hunk lines): a large file and a long hunk would
+      // block the event loop, so it runs in the tools worker, where a cancellation can stop it.
+      const applied = await runInWorker<ChunksOutcome>(
+        "apply_chunks",
+        { content: entry.next, chunks: op.chunks, path: t.display } satisfies ChunksInput,
+        signal,
+      );
+      if ("mismatch" in applied) {
+        throw toolFailure("tool_failed", `apply_patch: nothing was changed. ${applied.mismatch}`);
       }
+      const updated = applied.updated;
       if (op.moveTo === undefined) {
         entry.next = updated;
         summary.push(`M ${t.display}`);
@@ -144,7 +193,7 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
       summary.push(`M ${t.display} -> ${destination.display}`);
     }
 
-    await commitChanges([...plan.values()]);
+    await commitChanges([...plan.values()], workspaceIo(root));
     const changed = [...plan.values()].filter((c) => c.next !== (c.original?.toString("utf8") ?? null));
     return toolResult({
       ok: true,
@@ -158,7 +207,7 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
  * Writes every planned change; on the first failure restores what was already written (and
  * removes directories it created), then throws `tool_failed` saying nothing was changed.
  */
-export async function commitChanges(changes: readonly FileChange[], io: PatchIo = defaultIo): Promise<void> {
+export async function commitChanges(changes: readonly FileChange[], io: PatchIo): Promise<void> {
   const done: FileChange[] = [];
   const createdDirs: string[] = [];
   for (const c of changes) {
@@ -203,7 +252,6 @@ async function rollback(
       failures.push(c.display);
     }
   }
-  for (const dir of [...createdDirs].reverse())
-    await rm(dir, { recursive: true, force: true }).catch(() => {});
+  for (const dir of [...createdDirs].reverse()) await io.removeTree(dir).catch(() => {});
   return failures;
 }

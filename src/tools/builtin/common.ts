@@ -5,6 +5,7 @@
 import picomatch from "picomatch";
 import { EddyError } from "../../errors.js";
 import { TOOL_DEFAULTS } from "../defaults.js";
+import type { ToolError } from "../tool.js";
 
 /** A failure the model caused or can fix: becomes an `ok:false` output with this code and message. */
 export function toolFailure(code: "tool_failed" | "tool_input_invalid", message: string): EddyError {
@@ -30,6 +31,8 @@ export function describeFsError(error: unknown, display: string): string {
       return `${display}: no space left on the device`;
     case "EROFS":
       return `${display}: the file system is read-only`;
+    case "ELOOP":
+      return `${display}: is a symlink, which is not followed here`;
     default:
       return `${display}: ${code ?? "I/O error"}`;
   }
@@ -73,6 +76,19 @@ export function globMatcher(globs: Globs): ((path: string) => boolean) | undefin
     if (matchFull?.(path)) return true;
     if (matchBase === undefined) return false;
     return matchBase(path.slice(path.lastIndexOf("/") + 1));
+  };
+}
+
+/**
+ * The error of a walk that could not read everything (`ok:false`, the partial output kept): the
+ * first few unreadable paths and why. Never `ok:true` with "permission denied" only in stderr.
+ */
+export function incompleteError(tool: string, problems: readonly string[], what: string): ToolError {
+  const shown = problems.slice(0, 3).join("; ");
+  const more = problems.length > 3 ? ` and ${problems.length - 3} more` : "";
+  return {
+    code: "tool_failed",
+    message: `${tool}: the ${what} is incomplete: ${shown}${more}. Check the permissions, or give a path that excludes them.`,
   };
 }
 

@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+import { readdir } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allBuiltins, createSandbox, runTool, type Sandbox } from "../test-support/workspace.js";
 
@@ -20,7 +22,8 @@ beforeAll(async () => {
 });
 afterAll(() => box.cleanup());
 
-const grep = (args: Record<string, unknown>) => runTool(registry, box.root, "grep", args);
+const grep = (args: Record<string, unknown>, signal?: AbortSignal) =>
+  runTool(registry, box.root, "grep", args, signal === undefined ? {} : { signal });
 
 describe("grep", () => {
   it.each<[string, Record<string, unknown>, string[]]>([
@@ -119,10 +122,89 @@ describe("grep", () => {
     [{ pattern: "" }, "tool_input_invalid", /pattern: must NOT have fewer than 1 characters/],
     [{ pattern: "x", path: "missing" }, "tool_failed", /missing: no such file or directory/],
     [{ pattern: "x", max_results: 0 }, "tool_input_invalid", /max_results: must be >= 1/],
+    [
+      { pattern: "x".repeat(10_001), regex: true },
+      "tool_input_invalid",
+      /pattern: must NOT have more than 10000 characters/,
+    ],
   ])("refuses %j", async (args, code, message) => {
     const r = await grep(args);
     expect(r.ok).toBe(false);
     expect(r.error?.code).toBe(code);
     expect(r.error?.message).toMatch(message);
+  });
+});
+
+describe("grep on hostile and large input", () => {
+  it("a catastrophic-backtracking pattern finishes at once (linear-time engine)", async () => {
+    await box.files({ "evil/aaa.txt": `${"a".repeat(40)}!\n` });
+    const r = await grep({ pattern: "(a+)+$", regex: true, path: "evil" });
+    expect(r.ok).toBe(true);
+    expect(r.parsed.stdout).toBe("");
+    // A backtracking engine takes minutes here; the margin is for a loaded machine.
+    expect(r.durationMs).toBeLessThan(10_000);
+    const hit = await grep({ pattern: "(a+)+!$", regex: true, path: "evil" });
+    expect(hit.parsed.stdout).toBe(`evil/aaa.txt:1:${"a".repeat(40)}!`);
+  });
+
+  it.each<[string, string, RegExp]>([
+    [
+      "lookahead",
+      "foo(?=bar)",
+      /does not support: invalid or unsupported Perl syntax: `\(\?=`.*lookahead and backreferences/,
+    ],
+    ["a backreference", "(a)\\1", /does not support: invalid escape sequence: `\\1`/],
+  ])("refuses %s with a clear message", async (_label, pattern, message) => {
+    const r = await grep({ pattern, regex: true });
+    expect(r.ok).toBe(false);
+    expect(r.error?.code).toBe("tool_input_invalid");
+    expect(r.error?.message).toMatch(message);
+  });
+
+  it.each<[string, string]>([
+    ["named groups", "(?<word>fo+)\\("],
+    ["\\u escapes", "\\u0066oo\\(x"],
+    ["lookbehind", "(?<=Use )foo"],
+    ["[^] and \\d", "Use[^]foo\\(\\w\\)"],
+  ])("keeps JavaScript syntax: %s", async (_label, pattern) => {
+    const r = await grep({ pattern, regex: true, include: "*.md" });
+    expect(r.parsed.stdout).toBe("docs/readme.md:1:Use foo(x) here.");
+  });
+
+  it("streams large files: line numbers stay right across read chunks and very long lines", async () => {
+    const rows = Array.from({ length: 60_000 }, (_, i) =>
+      i + 1 === 30_000 ? "needle here" : `row ${i + 1}`,
+    );
+    rows.push(`${"x".repeat(400_000)}needle${"y".repeat(400_000)}`, "needle at the end");
+    await box.files({ "large/rows.txt": rows.join("\r\n") });
+    const r = await grep({ pattern: "needle", path: "large" });
+    const lines = r.parsed.stdout.split("\n");
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toBe("large/rows.txt:30000:needle here");
+    expect(lines[1]).toMatch(/^large\/rows.txt:60001:x{300}/);
+    expect(lines[2]).toBe("large/rows.txt:60002:needle at the end");
+    const regex = await grep({ pattern: "^needle", regex: true, path: "large" });
+    expect(regex.parsed.stdout).toBe(
+      "large/rows.txt:30000:needle here\nlarge/rows.txt:60002:needle at the end",
+    );
+  });
+
+  it("a cancelled long search returns promptly (the search runs in a worker that is terminated)", async () => {
+    // About 8 MB on one line where RE2's DFA keeps missing its cache: a linear but slow search
+    // (about 10 s here), far longer than the cancellation may take.
+    const ab = randomBytes(7_900_000).map((byte) => (byte & 1 ? 0x61 : 0x62));
+    await box.files({ "slow/ab.txt": Buffer.concat([ab, Buffer.from("x\n")]) });
+    const fdsBefore = (await readdir("/proc/self/fd")).length;
+    const controller = new AbortController();
+    const pending = grep({ pattern: "a[ab]{25}b$", regex: true, path: "slow" }, controller.signal);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const abortedAt = performance.now();
+    controller.abort();
+    const r = await pending;
+    expect(r.error?.code).toBe("cancelled");
+    expect(performance.now() - abortedAt).toBeLessThan(2_000);
+    // The terminated worker's open files are closed with it.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await readdir("/proc/self/fd")).length).toBeLessThanOrEqual(fdsBefore);
   });
 });

@@ -6,11 +6,11 @@ import { BUILTIN_TOOL_NAMES, createBuiltinTools } from "./index.js";
 const CONTRACT: Record<string, { properties: string[]; required: string[] }> = {
   read_file: { properties: ["path", "start_line", "end_line", "max_bytes"], required: ["path"] },
   list_dir: {
-    properties: ["path", "recursive", "max_depth", "include", "exclude", "include_hidden"],
+    properties: ["path", "recursive", "max_depth", "include", "exclude", "include_hidden", "include_ignored"],
     required: [],
   },
   grep: {
-    properties: ["pattern", "path", "regex", "case_sensitive", "include", "max_results"],
+    properties: ["pattern", "path", "regex", "case_sensitive", "include", "max_results", "include_ignored"],
     required: ["pattern"],
   },
   write_file: { properties: ["path", "content", "append"], required: ["path", "content"] },

@@ -10,6 +10,7 @@ import { applyPatchTool } from "./apply-patch.js";
 import { grepTool } from "./grep.js";
 import { listDirTool } from "./list-dir.js";
 import { readFileTool } from "./read-file.js";
+import type { ShellSandbox } from "./sandbox.js";
 import { createShellTool, type ShellEnvOptions } from "./shell.js";
 import { writeFileTool } from "./write-file.js";
 
@@ -24,6 +25,11 @@ export interface BuiltinToolsOptions {
    * @defaultValue only the allowlisted variables
    */
   shellEnv?: ShellEnvOptions;
+  /**
+   * Confine shell commands (CLI: `--sandbox`): `"bubblewrap"` runs them under `bwrap` (see
+   * `probeBubblewrap`); throws `invalid_config` when `bwrap` is missing. @defaultValue "none"
+   */
+  shellSandbox?: ShellSandbox;
 }
 
 /** The enabled built-ins (in declaration order) and the disabled ones, for `createToolRegistry`. */
@@ -59,8 +65,16 @@ export function createBuiltinTools(options: BuiltinToolsOptions = {}): BuiltinTo
   else
     for (const t of writeTools)
       disabled.push({ name: t.name, reason: "run with --allow-write to enable it" });
-  if (options.allowShell === true) tools.push(changesThings(createShellTool(options.shellEnv)));
-  else disabled.push({ name: "shell", aliases: ["bash"], reason: "run with --allow-shell to enable it" });
+  if (options.allowShell === true) {
+    tools.push(
+      changesThings(
+        createShellTool({
+          ...(options.shellEnv === undefined ? {} : { env: options.shellEnv }),
+          ...(options.shellSandbox === undefined ? {} : { sandbox: options.shellSandbox }),
+        }),
+      ),
+    );
+  } else disabled.push({ name: "shell", aliases: ["bash"], reason: "run with --allow-shell to enable it" });
   return { tools, disabled };
 }
 
@@ -73,5 +87,12 @@ export type { ApplyPatchArgs } from "./apply-patch.js";
 export type { GrepArgs } from "./grep.js";
 export type { ListDirArgs } from "./list-dir.js";
 export type { ReadFileArgs } from "./read-file.js";
-export { type ShellArgs, type ShellEnvOptions, shellEnvironment } from "./shell.js";
+export { bubblewrapArgs, probeBubblewrap, type ShellSandbox } from "./sandbox.js";
+export {
+  createShellTool,
+  type ShellArgs,
+  type ShellEnvOptions,
+  type ShellToolOptions,
+  shellEnvironment,
+} from "./shell.js";
 export type { WriteFileArgs } from "./write-file.js";

@@ -104,7 +104,9 @@ describe("list_dir", () => {
   it("says when nothing is there", async () => {
     const r = await list({ path: "src", include: "*.rs" });
     expect(r.parsed.stdout).toBe("");
-    expect(r.parsed.stderr).toMatch(/src has no entries \(filters: include, hidden entries skipped\)/);
+    expect(r.parsed.stderr).toMatch(
+      /src has no entries \(filters: include, hidden entries skipped, ignored entries skipped\)/,
+    );
   });
 
   it.each<[Record<string, unknown>, RegExp]>([

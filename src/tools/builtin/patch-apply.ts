@@ -29,6 +29,26 @@ const LEVELS: Normalize[] = [
   (l) => PUNCTUATION.reduce((s, [re, to]) => s.replace(re, to), l.trim()),
 ];
 
+/** The input of the `apply_chunks` worker task. */
+export interface ChunksInput {
+  content: string;
+  chunks: UpdateChunk[];
+  path: string;
+}
+
+/** The updated text, or why the hunks do not fit. */
+export type ChunksOutcome = { updated: string } | { mismatch: string };
+
+/** `applyChunks` with a mismatch as a value (for the worker: errors lose their class crossing threads). */
+export function applyChunksTask(input: ChunksInput): ChunksOutcome {
+  try {
+    return { updated: applyChunks(input.content, input.chunks, input.path) };
+  } catch (error) {
+    if (error instanceof PatchMismatchError) return { mismatch: error.message };
+    throw error;
+  }
+}
+
 /** Returns `content` with `chunks` applied. Throws `PatchMismatchError` naming `path` and the line. */
 export function applyChunks(content: string, chunks: readonly UpdateChunk[], path: string): string {
   const eol = content.includes("\r\n") ? "\r\n" : "\n";

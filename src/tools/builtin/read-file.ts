@@ -4,11 +4,12 @@
  * chunks, so a huge file costs a scan, never its size in memory. Refuses directories and binary
  * files (a NUL byte in the first 8 KiB, or in the text it would return).
  */
-import { type FileHandle, open, stat } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { TOOL_DEFAULTS } from "../defaults.js";
 import { type ToolDefinition, toolResult } from "../tool.js";
 import { utf8Head } from "../utf8.js";
 import { resolveInWorkspace, workspaceRoot } from "../workspace.js";
+import { openForRead } from "../workspace-fs.js";
 import { fsFailure, looksBinary, throwIfAborted, toolFailure } from "./common.js";
 
 /** Arguments of `read_file`. */
@@ -59,21 +60,23 @@ export const readFileTool: ToolDefinition<ReadFileArgs> = {
       );
     }
     const maxBytes = args.max_bytes ?? TOOL_DEFAULTS.readMaxBytes;
-    const target = await resolveInWorkspace(await workspaceRoot(workspace), args.path, "read_file");
+    const root = await workspaceRoot(workspace);
+    const target = await resolveInWorkspace(root, args.path, "read_file");
     let handle: FileHandle;
     try {
-      // Checked before opening: opening a FIFO for reading would block until a writer appears.
-      const info = await stat(target.absolute);
-      if (info.isDirectory()) {
+      // Opened (non-blocking, so a FIFO cannot hang it) and then checked: the file read is the file
+      // whose real path was checked, whatever is swapped in at that path meanwhile.
+      const opened = await openForRead(root, target.absolute, { tool: "read_file", display: target.display });
+      handle = opened.handle;
+      if (!opened.stats.isFile()) {
+        await handle.close();
         throw toolFailure(
           "tool_failed",
-          `read_file: ${target.display} is a directory; use list_dir to see its entries`,
+          opened.stats.isDirectory()
+            ? `read_file: ${target.display} is a directory; use list_dir to see its entries`
+            : `read_file: ${target.display} is not a regular file`,
         );
       }
-      if (!info.isFile()) {
-        throw toolFailure("tool_failed", `read_file: ${target.display} is not a regular file`);
-      }
-      handle = await open(target.absolute, "r");
     } catch (error) {
       throw fsFailure("read_file", error, target.display);
     }

@@ -3,7 +3,13 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createToolRegistry } from "../registry.js";
-import { allBuiltins, createSandbox, runTool, type Sandbox } from "../test-support/workspace.js";
+import {
+  allBuiltins,
+  createSandbox,
+  runTool,
+  runToolsInChild,
+  type Sandbox,
+} from "../test-support/workspace.js";
 import { createShellTool, shellEnvironment } from "./shell.js";
 
 let box: Sandbox;
@@ -112,7 +118,7 @@ describe("shell", () => {
 
   it("uses a configured environment", async () => {
     const reg = createToolRegistry([
-      createShellTool({ source: { PATH: process.env.PATH }, set: { GREETING: "hej" } }),
+      createShellTool({ env: { source: { PATH: process.env.PATH }, set: { GREETING: "hej" } } }),
     ]);
     const r = await runTool(reg, box.root, "shell", { command: 'echo "$GREETING"' });
     expect(r.parsed.stdout).toBe("hej\n");
@@ -184,5 +190,38 @@ describe("shell", () => {
     const full = JSON.parse(r.fullOutput ?? "{}") as { stdout: string };
     expect(Buffer.byteLength(full.stdout)).toBeLessThan(1024 * 1024 + 200);
     expect(full.stdout).toMatch(/bytes of output dropped while streaming/);
+  });
+});
+
+describe("shell: background jobs end with the run", () => {
+  it("dispose() kills what a finished command left running in the background", async () => {
+    const tool = createShellTool({ env: { source: { PATH: process.env.PATH } } });
+    const reg = createToolRegistry([tool]);
+    const r = await runTool(reg, box.root, "shell", { command: "sleep 100 & echo $!" });
+    expect(r.ok).toBe(true);
+    const pid = Number(r.parsed.stdout.trim());
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(alive(pid)).toBe(true); // the command has returned; its job still runs
+    await reg.dispose();
+    expect(await waitDead(pid)).toBe(true);
+    await reg.dispose(); // nothing left: a second call is a no-op
+  });
+
+  it("dispose() also stops a job that ignores SIGTERM (SIGKILL after the grace period)", async () => {
+    const reg = createToolRegistry([createShellTool({ env: { source: { PATH: process.env.PATH } } })]);
+    const r = await runTool(reg, box.root, "shell", {
+      command: "(trap '' TERM; while true; do sleep 0.05; done) & echo $!",
+    });
+    const pid = Number(r.parsed.stdout.trim());
+    await reg.dispose();
+    expect(await waitDead(pid)).toBe(true);
+  });
+
+  it("a process that exits without dispose() still takes the jobs with it (exit hook)", async () => {
+    const [r] = await runToolsInChild([
+      { workspace: box.root, name: "shell", args: { command: "sleep 100 & echo $!" } },
+    ]);
+    expect(r?.ok).toBe(true);
+    expect(await waitDead(Number(r?.parsed.stdout.trim()))).toBe(true);
   });
 });

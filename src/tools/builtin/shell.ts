@@ -2,8 +2,13 @@
  * `shell {command, cwd?, timeout_ms?}` (alias `bash`): runs `bash -c command` in a directory of the
  * workspace with an allowlisted environment (API keys never pass through). The child leads its own
  * process group (`detached`), so a timeout or a cancelled run kills the command *and* everything it
- * started (SIGTERM, then SIGKILL after a grace period). Output is captured with a bounded head and
- * tail per stream. A non-zero exit ends `ok:false` with that `exit_code` (DESIGN.md §8.11).
+ * started (SIGTERM, then SIGKILL after a grace period); background jobs a command leaves running
+ * are killed by the tool's `dispose` when the run ends (`process-groups.ts`). Output is captured
+ * with a bounded head and tail per stream. A non-zero exit ends `ok:false` with that `exit_code`
+ * (DESIGN.md §8.11).
+ *
+ * Commands are not confined to the workspace (they can `cd /`), unless `sandbox: "bubblewrap"`
+ * runs them under `bwrap` (`sandbox.ts`).
  */
 import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
@@ -12,6 +17,8 @@ import { TOOL_DEFAULTS } from "../defaults.js";
 import { type ToolDefinition, type ToolResult, toolResult } from "../tool.js";
 import { resolveInWorkspace, workspaceRoot } from "../workspace.js";
 import { fsFailure, toolFailure } from "./common.js";
+import { createProcessGroups, type ProcessGroups } from "./process-groups.js";
+import { bubblewrapArgs, findBubblewrap, type ShellSandbox } from "./sandbox.js";
 import { createStreamCapture } from "./stream-capture.js";
 
 /** Arguments of `shell`. */
@@ -43,14 +50,36 @@ export function shellEnvironment(options: ShellEnvOptions = {}): Record<string, 
   return { ...env, ...options.set };
 }
 
-/** Creates the `shell` tool (alias `bash`) with a fixed environment. */
-export function createShellTool(envOptions: ShellEnvOptions = {}): ToolDefinition<ShellArgs> {
-  const env = shellEnvironment(envOptions);
+/** Options of `createShellTool`. */
+export interface ShellToolOptions {
+  /** What commands see of the environment beyond the allowlist. */
+  env?: ShellEnvOptions;
+  /**
+   * `"bubblewrap"` runs every command under `bwrap` (read-only system, writable workspace, private
+   * /tmp, no network; CLI `--sandbox`). Throws `invalid_config` when `bwrap` is not on the
+   * commands' `PATH`. @defaultValue "none"
+   */
+  sandbox?: ShellSandbox;
+}
+
+/**
+ * Creates the `shell` tool (alias `bash`) with a fixed environment. Its `dispose()` kills what
+ * its commands left running in the background; call it (or `ToolRegistry.dispose()`) when the
+ * run ends.
+ */
+export function createShellTool(options: ShellToolOptions = {}): ToolDefinition<ShellArgs> {
+  const env = shellEnvironment(options.env);
+  const sandbox = options.sandbox ?? "none";
+  const bwrap = sandbox === "bubblewrap" ? findBubblewrap(env.PATH) : undefined;
+  const groups = createProcessGroups();
   return {
     name: "shell",
     aliases: ["bash"],
     description:
       "Run a bash command in the workspace (bash -c). cwd is relative to the workspace root (default: the root). " +
+      (bwrap === undefined
+        ? ""
+        : "Commands run in a sandbox: only the workspace (and a private /tmp) is writable, and there is no network. ") +
       `The command is killed after timeout_ms (default ${TOOL_DEFAULTS.shellTimeoutMs}, at most ${TOOL_DEFAULTS.shellMaxTimeoutMs}). ` +
       "stdin is empty; a non-zero exit status is reported as a failure with its exit_code. Only a few environment variables " +
       "(PATH, HOME, LANG, …) are set.",
@@ -88,17 +117,33 @@ export function createShellTool(envOptions: ShellEnvOptions = {}): ToolDefinitio
         args.timeout_ms ?? TOOL_DEFAULTS.shellTimeoutMs,
         TOOL_DEFAULTS.shellMaxTimeoutMs,
       );
-      return runCommand({ command: args.command, cwd: cwd.absolute, env, timeoutMs, signal });
+      const argv = ["bash", "-c", args.command];
+      const [file, ...rest] =
+        bwrap === undefined
+          ? argv
+          : [bwrap, ...bubblewrapArgs({ workspace: root, cwd: cwd.absolute }), ...argv];
+      return runCommand({
+        file: file as string,
+        args: rest,
+        cwd: cwd.absolute,
+        env,
+        timeoutMs,
+        signal,
+        groups,
+      });
     },
+    dispose: () => groups.killAll(TOOL_DEFAULTS.shellKillGraceMs),
   };
 }
 
 interface RunOptions {
-  command: string;
+  file: string;
+  args: string[];
   cwd: string;
   env: Record<string, string>;
   timeoutMs: number;
   signal: AbortSignal;
+  groups: ProcessGroups;
 }
 
 /** After the shell exits, how long to wait for its pipes to close (a background job may hold them). */
@@ -108,12 +153,13 @@ function runCommand(o: RunOptions): Promise<ToolResult> {
   return new Promise((resolve) => {
     const out = createStreamCapture(TOOL_DEFAULTS.shellStreamCapBytes);
     const err = createStreamCapture(TOOL_DEFAULTS.shellStreamCapBytes);
-    const child = spawn("bash", ["-c", o.command], {
+    const child = spawn(o.file, o.args, {
       cwd: o.cwd,
       env: o.env,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
     });
+    if (child.pid !== undefined) o.groups.add(child.pid);
     let stopped: "timeout" | "cancelled" | undefined;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let closeTimer: NodeJS.Timeout | undefined;
@@ -145,6 +191,7 @@ function runCommand(o: RunOptions): Promise<ToolResult> {
       clearTimeout(timer);
       clearTimeout(closeTimer);
       o.signal.removeEventListener("abort", onAbort);
+      if (child.pid !== undefined) o.groups.forgetIfGone(child.pid);
       child.stdout?.destroy();
       child.stderr?.destroy();
       resolve(result);
@@ -159,7 +206,7 @@ function runCommand(o: RunOptions): Promise<ToolResult> {
           exitCode: 127,
           error: {
             code: "tool_failed",
-            message: `shell: could not start bash (${error.code ?? error.message})`,
+            message: `shell: could not start ${o.file} (${error.code ?? error.message})`,
           },
         }),
       );

@@ -1,19 +1,25 @@
 /**
  * A deterministic depth-first directory walk for `list_dir` and `grep`: entries of each directory
- * sorted by name (code-unit order), each directory followed by its contents. Symlinks are reported
- * but never followed, so a walk cannot leave the workspace. Hidden entries and the skip-list
- * directories (`node_modules`, `.git`) are pruned unless asked for.
+ * sorted by name (code-unit order), each directory followed by its contents. Every directory is
+ * held open while its entries are used and each child is opened *inside* it without following a
+ * symlink (`workspace-fs.ts`), so a directory swapped for a symlink mid-walk cannot lead the walk
+ * out of the workspace. Symlinks are reported, never followed. Hidden entries, ignored entries
+ * (`ignore-rules.ts`) and the skip-list directories (`node_modules`: listed, not entered) are
+ * pruned unless asked for.
  */
 import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
-import { join } from "node:path";
 import { TOOL_DEFAULTS } from "../defaults.js";
+import { type AnchoredDir, openChildDir } from "../workspace-fs.js";
 import { compareNames, describeFsError, throwIfAborted } from "./common.js";
+import { type IgnoreRules, readIgnoreText } from "./ignore-rules.js";
 
 /** One entry met by the walk. */
 export interface WalkEntry {
-  /** Absolute path (below the real workspace root). */
-  absolute: string;
+  /** The directory holding the entry (open while the entry is being handled). */
+  parent: AnchoredDir;
+  /** The entry's name in `parent`. */
+  name: string;
   /** Workspace-relative, `/`-separated path. */
   display: string;
   kind: "file" | "dir" | "symlink" | "other";
@@ -27,59 +33,86 @@ export interface WalkOptions {
   maxDepth: number;
   /** Yield and descend into dot-entries. */
   includeHidden: boolean;
-  /** Descend into a directory? (Called after the hidden and skip-list checks.) */
+  /**
+   * The ignore rules in force above the start directory; the walk adds each directory's own.
+   * `undefined`: nothing is ignored and the skip-list directories are entered too.
+   */
+  ignore: IgnoreRules | undefined;
+  /** Descend into a directory? (Called after the hidden, ignore and skip-list checks.) */
   descend?: (entry: WalkEntry) => boolean;
   signal: AbortSignal;
   /** Told about directories that cannot be read; the walk goes on without them. */
-  onError?: (message: string) => void;
+  onError: (message: string) => void;
 }
 
-/** Walks below `start` (absolute) whose workspace-relative path is `startDisplay`. */
+/** Walks below the open directory `start`, whose workspace-relative path is `startDisplay`. */
 export async function* walk(
-  start: string,
+  start: AnchoredDir,
   startDisplay: string,
   options: WalkOptions,
 ): AsyncGenerator<WalkEntry> {
-  yield* walkDir(start, startDisplay, 1, options);
+  yield* walkDir(start, startDisplay, 1, options.ignore, options);
 }
 
 async function* walkDir(
-  dir: string,
+  dir: AnchoredDir,
   display: string,
   depth: number,
+  inherited: IgnoreRules | undefined,
   options: WalkOptions,
 ): AsyncGenerator<WalkEntry> {
   throwIfAborted(options.signal);
   let dirents: Dirent[];
   try {
-    dirents = await readdir(dir, { withFileTypes: true });
+    dirents = await readdir(dir.ref, { withFileTypes: true });
   } catch (error) {
-    options.onError?.(`cannot read ${describeFsError(error, display)}`);
+    options.onError(`cannot read ${describeFsError(error, display)}`);
     return;
   }
   dirents.sort((a, b) => compareNames(a.name, b.name));
+  let rules = inherited;
+  if (rules !== undefined) {
+    const names = new Set(dirents.map((d) => d.name));
+    const text = await readIgnoreText(dir, display, (name) => names.has(name));
+    if (text !== undefined) rules = rules.with(display, text);
+  }
   for (const dirent of dirents) {
     if (!options.includeHidden && dirent.name.startsWith(".")) continue;
     const entry: WalkEntry = {
-      absolute: join(dir, dirent.name),
+      parent: dir,
+      name: dirent.name,
       display: display === "." ? dirent.name : `${display}/${dirent.name}`,
-      kind: dirent.isSymbolicLink()
-        ? "symlink"
-        : dirent.isDirectory()
-          ? "dir"
-          : dirent.isFile()
-            ? "file"
-            : "other",
+      kind: kindOf(dirent),
       depth,
     };
+    if (rules?.ignores(entry.display, entry.kind === "dir")) continue;
     yield entry;
     if (
-      entry.kind === "dir" &&
-      depth < options.maxDepth &&
-      !TOOL_DEFAULTS.skipDirs.includes(dirent.name) &&
-      (options.descend?.(entry) ?? true)
+      entry.kind !== "dir" ||
+      depth >= options.maxDepth ||
+      (rules !== undefined && TOOL_DEFAULTS.skipDirs.includes(dirent.name)) ||
+      !(options.descend?.(entry) ?? true)
     ) {
-      yield* walkDir(entry.absolute, entry.display, depth + 1, options);
+      continue;
+    }
+    let child: AnchoredDir;
+    try {
+      child = await openChildDir(dir, dirent.name);
+    } catch (error) {
+      options.onError(`cannot read ${describeFsError(error, entry.display)}`);
+      continue;
+    }
+    try {
+      yield* walkDir(child, entry.display, depth + 1, rules, options);
+    } finally {
+      await child.close();
     }
   }
+}
+
+function kindOf(dirent: Dirent): WalkEntry["kind"] {
+  if (dirent.isSymbolicLink()) return "symlink";
+  if (dirent.isDirectory()) return "dir";
+  if (dirent.isFile()) return "file";
+  return "other";
 }

@@ -1,14 +1,19 @@
 /**
  * `write_file {path, content, append?}`: create or replace a file in the workspace, atomically
  * (temporary file in the same directory, then rename), creating missing parent directories inside
- * the workspace. `append: true` adds to the end instead (also atomically), which is how the model
+ * the workspace. Every step happens inside a checked directory descriptor (`workspace-fs.ts`), so
+ * a directory swapped for a symlink meanwhile cannot redirect the write outside. `append: true` adds to the end instead (also atomically), which is how the model
  * writes a file too large for one call (pain point 39).
  */
-import { readFile, stat } from "node:fs/promises";
-import { dirname } from "node:path";
 import { type ToolDefinition, toolResult } from "../tool.js";
-import { resolveInWorkspace, workspaceRoot } from "../workspace.js";
-import { ensureDir, writeFileAtomic } from "./atomic-write.js";
+import { outsideWorkspace, resolveInWorkspace, workspaceRoot } from "../workspace.js";
+import {
+  lstatChild,
+  openDirForWrite,
+  readChildFile,
+  splitInside,
+  writeChildAtomic,
+} from "../workspace-fs.js";
 import { fsFailure, toolFailure } from "./common.js";
 
 /** Arguments of `write_file`. */
@@ -36,38 +41,52 @@ export const writeFileTool: ToolDefinition<WriteFileArgs> = {
     additionalProperties: false,
   },
   async execute(args, { workspace }) {
-    const target = await resolveInWorkspace(await workspaceRoot(workspace), args.path, "write_file");
+    const root = await workspaceRoot(workspace);
+    const target = await resolveInWorkspace(root, args.path, "write_file");
     if (target.display === ".") {
       throw toolFailure("tool_input_invalid", "write_file: path must name a file, not the workspace root");
     }
+    const where = { tool: "write_file", display: target.display };
+    // `target.absolute` is the real path (a symlink that stays inside is written through). The
+    // write happens inside its parent directory, opened and checked component by component.
+    const { parent, name } = splitInside(root, target.absolute);
     try {
-      let previous: Buffer | undefined;
-      if (target.exists) {
-        if ((await stat(target.absolute)).isDirectory()) {
+      const { dir } = await openDirForWrite(root, parent, where, { create: true });
+      try {
+        const existing = await lstatChild(dir, name);
+        if (existing?.isSymbolicLink()) {
+          throw outsideWorkspace("write_file", args.path, "it was replaced by a symlink while being written");
+        }
+        if (existing?.isDirectory()) {
           throw toolFailure("tool_failed", `write_file: ${target.display} is a directory`);
         }
-        if (args.append === true) previous = await readFile(target.absolute);
-      } else {
-        await ensureDir(dirname(target.absolute));
+        const append = args.append === true;
+        const previous = existing !== undefined && append ? await readChildFile(dir, name) : undefined;
+        const added = Buffer.from(args.content, "utf8");
+        const mode = existing === undefined ? undefined : existing.mode & 0o7777;
+        await writeChildAtomic(
+          dir,
+          name,
+          previous === undefined ? added : Buffer.concat([previous, added]),
+          mode,
+        );
+        const total = (previous?.length ?? 0) + added.length;
+        const created = existing === undefined;
+        const verb = created ? "created" : append ? "appended to" : "overwrote";
+        return toolResult({
+          ok: true,
+          stdout: `${verb} ${target.display}: wrote ${added.length} bytes${append ? ` (file is now ${total} bytes)` : ""}`,
+          artifacts: {
+            path: target.display,
+            bytes_written: added.length,
+            bytes_total: total,
+            created,
+            append,
+          },
+        });
+      } finally {
+        await dir.close();
       }
-      const added = Buffer.from(args.content, "utf8");
-      await writeFileAtomic(
-        target.absolute,
-        previous === undefined ? added : Buffer.concat([previous, added]),
-      );
-      const total = (previous?.length ?? 0) + added.length;
-      const verb = !target.exists ? "created" : args.append === true ? "appended to" : "overwrote";
-      return toolResult({
-        ok: true,
-        stdout: `${verb} ${target.display}: wrote ${added.length} bytes${args.append === true ? ` (file is now ${total} bytes)` : ""}`,
-        artifacts: {
-          path: target.display,
-          bytes_written: added.length,
-          bytes_total: total,
-          created: !target.exists,
-          append: args.append === true,
-        },
-      });
     } catch (error) {
       throw fsFailure("write_file", error, target.display);
     }

@@ -2,9 +2,11 @@
  * Test helpers for the tools layer: throwaway workspaces under the OS temp dir (with a sibling
  * "outside" directory for escape tests) and a one-call runner that returns the parsed output.
  */
+import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { createBuiltinTools } from "../builtin/index.js";
 import { executeToolCall, type ToolCallResult } from "../execute.js";
 import type { ToolOutput } from "../output.js";
@@ -75,4 +77,64 @@ export async function runTool(
     { workspace, ...options },
   );
   return { ...result, parsed: JSON.parse(result.output) as ToolOutput };
+}
+
+/** The uid/gid `runToolUnprivileged` uses when the tests run as root (`nobody` on Debian). */
+export const UNPRIVILEGED_ID = 65534;
+
+/** One call for `runToolsUnprivileged`. */
+export interface ToolCallSpec {
+  workspace: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+/** What `runToolsUnprivileged` gives back for each call. */
+export type UnprivilegedResult = Pick<RunResult, "ok" | "output" | "error" | "parsed">;
+
+/**
+ * Runs calls as a user without privileges, so "permission denied" can happen: in this process
+ * when the tests do not run as root, else in a child process running as `nobody` (root reads
+ * everything). The workspaces and their parents must be readable by that user.
+ */
+export async function runToolsUnprivileged(calls: readonly ToolCallSpec[]): Promise<UnprivilegedResult[]> {
+  if (process.getuid?.() !== 0) {
+    const registry = allBuiltins();
+    const results: UnprivilegedResult[] = [];
+    for (const c of calls) results.push(await runTool(registry, c.workspace, c.name, c.args));
+    return results;
+  }
+  return runToolsInChild(calls, { uid: UNPRIVILEGED_ID });
+}
+
+/**
+ * Runs calls in a child Node process (`run-tool.ts`, every built-in enabled) that exits when they
+ * are done, optionally dropping to the user `uid` once its modules are loaded (the process must
+ * be root then); resolves with their results once it has exited.
+ */
+export async function runToolsInChild(
+  calls: readonly ToolCallSpec[],
+  options: { uid?: number } = {},
+): Promise<UnprivilegedResult[]> {
+  const script = fileURLToPath(new URL("./run-tool.ts", import.meta.url));
+  const repo = fileURLToPath(new URL("../../..", import.meta.url));
+  const args = ["--import", "tsx", script, JSON.stringify(calls)];
+  if (options.uid !== undefined) args.push(String(options.uid));
+  const child = spawn(process.execPath, args, {
+    cwd: repo,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmpdir() },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  if (code !== 0) throw new Error(`run-tool.ts exited ${code}: ${err}`);
+  const results = JSON.parse(out) as Pick<RunResult, "ok" | "output" | "error">[];
+  return results.map((r) => ({ ...r, parsed: JSON.parse(r.output) as ToolOutput }));
 }
