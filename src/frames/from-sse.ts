@@ -79,7 +79,8 @@ export function sseMessageToFrames(message: SseMessage, options: SseFrameOptions
   return out;
 }
 
-function providerFrame(
+/** An unstamped `provider_event` frame (shared by every wire format's SSE mapping). */
+export function providerFrame(
   turn: number,
   status: ProviderEventFrame["status"],
   eventName: string | undefined,
@@ -96,7 +97,8 @@ function providerFrame(
   return f;
 }
 
-function isBlank(text: string): boolean {
+/** True for SSE data that is empty or blank (a ping). */
+export function isBlank(text: string): boolean {
   if (text.length === 0) return true;
   const c = text.charCodeAt(0);
   // JSON events start with "{" — skip the trim for the common case.

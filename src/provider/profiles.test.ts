@@ -32,7 +32,7 @@ describe("resolveRoute", () => {
 
   it("names the known providers when one is unknown", () => {
     expect(() => resolveRoute({ provider: "nope" })).toThrow(
-      /unknown provider "nope" \(known: azure, generic, lmstudio, ollama, openai, openrouter, vllm\)/,
+      /unknown provider "nope" \(known: azure, deepseek, generic, groq, llamacpp, lmstudio, mistral, ollama, openai, openrouter, vllm\)/,
     );
   });
 });

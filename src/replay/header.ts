@@ -45,6 +45,8 @@ export function createTapeHeader(options: RunOptions, extras: TapeHeaderExtras):
     },
     workspace: ".",
   };
+  const wire = options.provider.wire;
+  if (wire !== undefined && wire.api !== "responses") header.provider.wire = wire;
   if (options.instructions !== undefined) header.instructions = options.instructions;
   if (extras.toolSet !== undefined) header.tool_set = extras.toolSet;
   if (options.toolChoice !== undefined) header.options.tool_choice = options.toolChoice;
