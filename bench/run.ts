@@ -8,12 +8,13 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { chatBenchmark } from "./chat/index.js";
 import type { Benchmark } from "./harness.js";
 import { loopBenchmark } from "./loop/index.js";
 import { providerBenchmark } from "./provider/index.js";
 import { sseBenchmark } from "./sse/index.js";
 
-const BENCHMARKS: readonly Benchmark[] = [sseBenchmark, providerBenchmark, loopBenchmark];
+const BENCHMARKS: readonly Benchmark[] = [sseBenchmark, providerBenchmark, loopBenchmark, chatBenchmark];
 
 const RESULTS = join(dirname(fileURLToPath(import.meta.url)), "RESULTS.md");
 const HEADER =
