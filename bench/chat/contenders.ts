@@ -20,7 +20,7 @@ import { createChatCompletionsProvider } from "../../src/provider/chat-completio
 import { createOpenResponsesProvider } from "../../src/provider/open-responses.js";
 import type { Transport } from "../../src/provider/transport.js";
 import { EDDY_ON, eddyNoop, type LoopContender, noopLog } from "../loop/contenders.js";
-import { inProcessContenders } from "../loop/in-process.js";
+import { chunksOf, inProcessContenders, memoryTransport } from "../loop/in-process.js";
 import { PROMPT } from "../loop/responses.js";
 import type { Assembled, Observer, ProviderContender } from "../provider/contenders.js";
 import { packageVersion } from "../provider/contenders.js";
@@ -162,23 +162,6 @@ function chatReplies(): (body: string) => Reply {
   const call = chatCallReply();
   const answer = chatAnswerReply();
   return (body) => (body.includes('"role":"tool"') ? answer : call);
-}
-
-async function* chunksOf(chunks: readonly Uint8Array[]): AsyncGenerator<Uint8Array> {
-  for (const chunk of chunks) yield chunk;
-}
-
-const SSE_HEADERS = {
-  get: (name: string) => (name.toLowerCase() === "content-type" ? "text/event-stream" : null),
-};
-
-function memoryTransport(pick: (body: string) => Reply): Transport {
-  return async (request) => ({
-    status: 200,
-    headers: SSE_HEADERS,
-    body: chunksOf(pick(request.body).chunks),
-    cancel: () => {},
-  });
 }
 
 /** A fetch answering from the pre-generated chunks, one per pull (each behind an await, like a socket read). */

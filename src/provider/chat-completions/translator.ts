@@ -43,13 +43,14 @@ interface ItemBase {
 interface ReasoningState extends ItemBase {
   text: string;
 }
-interface MessageState extends ItemBase {
+/** A content part of the message: its content index (in order of appearance) and its text. */
+interface PartState {
+  index: number;
   text: string;
-  refusal: string;
-  /** Content index of each part, in order of appearance. */
-  textPart: number;
-  refusalPart: number;
-  parts: number;
+}
+interface MessageState extends ItemBase {
+  parts: { output_text?: PartState; refusal?: PartState };
+  partCount: number;
 }
 interface CallState extends ItemBase {
   callId: string;
@@ -144,8 +145,9 @@ class ChatTranslator implements EventTranslator {
   private delta(delta: ChatDelta): void {
     const reasoning = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning;
     if (typeof reasoning === "string" && reasoning !== "") this.reasoningDelta(reasoning);
-    if (typeof delta.content === "string" && delta.content !== "") this.textDelta(delta.content);
-    if (typeof delta.refusal === "string" && delta.refusal !== "") this.refusalDelta(delta.refusal);
+    if (typeof delta.content === "string" && delta.content !== "")
+      this.partDelta("output_text", delta.content);
+    if (typeof delta.refusal === "string" && delta.refusal !== "") this.partDelta("refusal", delta.refusal);
     if (Array.isArray(delta.tool_calls))
       for (const fragment of delta.tool_calls) if (isJsonObject(fragment)) this.toolCallDelta(fragment);
   }
@@ -178,11 +180,8 @@ class ChatTranslator implements EventTranslator {
         outputIndex: this.nextIndex++,
         id: `msg_${this.base()}`,
         done: false,
-        text: "",
-        refusal: "",
-        textPart: -1,
-        refusalPart: -1,
-        parts: 0,
+        parts: {},
+        partCount: 0,
       };
       this.message = m;
       this.emit({
@@ -194,64 +193,31 @@ class ChatTranslator implements EventTranslator {
     return m;
   }
 
-  private textDelta(text: string): void {
+  /** A `content` (output_text) or `refusal` delta: the part is opened on its first delta. */
+  private partDelta(kind: "output_text" | "refusal", text: string): void {
     const m = this.openMessage();
-    if (m.textPart === -1) m.textPart = m.parts++;
-    m.text += text;
+    let part = m.parts[kind];
+    if (part === undefined) {
+      part = { index: m.partCount++, text: "" };
+      m.parts[kind] = part;
+    }
+    part.text += text;
     this.emit({
-      type: "response.output_text.delta",
+      type: kind === "output_text" ? "response.output_text.delta" : "response.refusal.delta",
       item_id: m.id,
       output_index: m.outputIndex,
-      content_index: m.textPart,
-      delta: text,
-    });
-  }
-
-  private refusalDelta(text: string): void {
-    const m = this.openMessage();
-    if (m.refusalPart === -1) m.refusalPart = m.parts++;
-    m.refusal += text;
-    this.emit({
-      type: "response.refusal.delta",
-      item_id: m.id,
-      output_index: m.outputIndex,
-      content_index: m.refusalPart,
+      content_index: part.index,
       delta: text,
     });
   }
 
   private toolCallDelta(fragment: ToolCallDelta): void {
     const key = this.callKey(fragment);
-    let call = this.calls.get(key);
     const id = typeof fragment.id === "string" && fragment.id !== "" ? fragment.id : undefined;
     const name = fragment.function?.name;
-    if (call === undefined) {
-      // A later call starts: the earlier ones are done if their arguments are whole JSON.
-      for (const open of this.calls.values())
-        if (!open.done && isCompleteJson(open.arguments)) this.closeCall(open, "completed");
-      call = {
-        outputIndex: this.nextIndex++,
-        id: `fc_${this.base()}_${key}`,
-        done: false,
-        callId: id ?? `call_${this.base()}_${key}`,
-        serverId: id !== undefined,
-        name: typeof name === "string" ? name : "",
-        arguments: "",
-      };
-      this.calls.set(key, call);
-      this.emit({
-        type: "response.output_item.added",
-        output_index: call.outputIndex,
-        item: {
-          type: "function_call",
-          id: call.id,
-          call_id: call.callId,
-          name: call.name,
-          arguments: "",
-          status: "in_progress",
-        },
-      });
-    } else {
+    let call = this.calls.get(key);
+    if (call === undefined) call = this.openCall(key, id, typeof name === "string" ? name : "");
+    else {
       // The id on a later fragment only when the first had none (it then reaches the done item).
       if (id !== undefined && !call.serverId) {
         call.callId = id;
@@ -271,6 +237,28 @@ class ChatTranslator implements EventTranslator {
     });
   }
 
+  /** A new call starts: the earlier ones are done if their arguments are whole JSON. */
+  private openCall(key: number, id: string | undefined, name: string): CallState {
+    for (const open of this.calls.values())
+      if (!open.done && isCompleteJson(open.arguments)) this.closeCall(open, "completed");
+    const call: CallState = {
+      outputIndex: this.nextIndex++,
+      id: `fc_${this.base()}_${key}`,
+      done: false,
+      callId: id ?? `call_${this.base()}_${key}`,
+      serverId: id !== undefined,
+      name,
+      arguments: "",
+    };
+    this.calls.set(key, call);
+    this.emit({
+      type: "response.output_item.added",
+      output_index: call.outputIndex,
+      item: callItem(call, "in_progress"),
+    });
+    return call;
+  }
+
   /** The chat index a fragment belongs to; servers that leave `index` out are matched by id. */
   private callKey(fragment: ToolCallDelta): number {
     if (typeof fragment.index === "number") return fragment.index;
@@ -288,14 +276,7 @@ class ChatTranslator implements EventTranslator {
     this.emit({
       type: "response.output_item.done",
       output_index: call.outputIndex,
-      item: {
-        type: "function_call",
-        id: call.id,
-        call_id: call.callId,
-        name: call.name,
-        arguments: call.arguments,
-        status,
-      },
+      item: callItem(call, status),
     });
   }
 
@@ -321,8 +302,9 @@ class ChatTranslator implements EventTranslator {
     if (m !== undefined && !m.done) {
       m.done = true;
       const content: JsonObject[] = [];
-      if (m.textPart !== -1) content[m.textPart] = { type: "output_text", text: m.text, annotations: [] };
-      if (m.refusalPart !== -1) content[m.refusalPart] = { type: "refusal", refusal: m.refusal };
+      const { output_text: text, refusal } = m.parts;
+      if (text !== undefined) content[text.index] = { type: "output_text", text: text.text, annotations: [] };
+      if (refusal !== undefined) content[refusal.index] = { type: "refusal", refusal: refusal.text };
       this.emit({
         type: "response.output_item.done",
         output_index: m.outputIndex,
@@ -367,8 +349,9 @@ class ChatTranslator implements EventTranslator {
     const inputChars =
       (body.instructions?.length ?? 0) +
       (typeof body.input === "string" ? body.input.length : JSON.stringify(body.input ?? []).length);
-    let outputChars = (this.reasoning?.text.length ?? 0) + (this.message?.text.length ?? 0);
-    outputChars += this.message?.refusal.length ?? 0;
+    const parts = this.message?.parts;
+    let outputChars = this.reasoning?.text.length ?? 0;
+    outputChars += (parts?.output_text?.text.length ?? 0) + (parts?.refusal?.text.length ?? 0);
     for (const call of this.calls.values()) outputChars += call.name.length + call.arguments.length;
     return estimatedUsage(inputChars, outputChars);
   }
@@ -385,6 +368,18 @@ class ChatTranslator implements EventTranslator {
   private emit(event: JsonObject): void {
     this.out.push(event);
   }
+}
+
+/** The `function_call` item of a call as it stands. */
+function callItem(call: CallState, status: string): JsonObject {
+  return {
+    type: "function_call",
+    id: call.id,
+    call_id: call.callId,
+    name: call.name,
+    arguments: call.arguments,
+    status,
+  };
 }
 
 function firstChoice(choices: ChatChoice[] | undefined): ChatChoice | undefined {

@@ -8,13 +8,17 @@
  */
 import type { ProviderEventFrame } from "../../frames/frame.js";
 import { createFrameDecoder } from "../../frames/frame-decoder.js";
-import { isBlank, providerFrame, type SseFrame, type SseFrameOptions } from "../../frames/from-sse.js";
+import {
+  FRAMED,
+  providerFrame,
+  type SseFrame,
+  type SseFrameOptions,
+  sseData,
+} from "../../frames/from-sse.js";
 import type { SseMessage } from "../../sse/decoder.js";
 import { isJsonObject } from "../../util/json.js";
 import type { WireFormat } from "../http-attempt.js";
 import { checkChunk } from "./chunk.js";
-
-const DONE = "[DONE]";
 
 /** Maps one SSE message of a Chat Completions stream to its frame. */
 export function chatFramesFromSse(
@@ -22,30 +26,10 @@ export function chatFramesFromSse(
   options: SseFrameOptions,
   emit: (frame: SseFrame) => void,
 ): void {
-  const { turn } = options;
-  const text = message.data;
-  if (text === DONE) {
-    emit(providerFrame(turn, "done", message.event, undefined, text, undefined));
-    return;
-  }
-  if (isBlank(text)) {
-    emit(providerFrame(turn, "empty", message.event, undefined, text, undefined));
-    return;
-  }
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
-    emit(
-      providerFrame(turn, "invalid_json", message.event, undefined, text, [
-        `data is not valid JSON: ${reason}`,
-      ]),
-    );
-    return;
-  }
+  const data = sseData(message, options.turn, emit);
+  if (data === FRAMED) return;
   const errors = options.validate === false ? undefined : checkChunk(data);
-  emit(providerFrame(turn, "event", message.event, data, undefined, errors));
+  emit(providerFrame(options.turn, "event", message.event, data, undefined, errors));
 }
 
 /** How Chat Completions bodies become frames. */
