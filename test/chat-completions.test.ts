@@ -16,6 +16,7 @@ import type { Scenario } from "../src/mock/index.js";
 import { createChatCompletionsProvider } from "../src/provider/chat-completions/provider.js";
 import { createFallbackProvider } from "../src/provider/fallback.js";
 import { createOpenResponsesProvider } from "../src/provider/open-responses.js";
+import type { Provider } from "../src/provider/provider.js";
 import { createTapeHeader } from "../src/replay/header.js";
 import { createTapeRecorder } from "../src/replay/recorder.js";
 import { replayTape } from "../src/replay/replay.js";
@@ -51,9 +52,8 @@ const LOOP: Scenario = {
   ],
 };
 
-async function recordRun(scenario: Scenario, tape: string) {
-  server = await startChatServer(scenario);
-  const provider = createChatCompletionsProvider({ baseURL: server.url, apiKey: "sk-chat-tape-secret" });
+/** Runs the weather question through `provider`, recording the tape at `tape`. */
+async function record(provider: Provider, tape: string) {
   const options: RunOptions = {
     provider,
     model: "qwen3",
@@ -73,7 +73,13 @@ async function recordRun(scenario: Scenario, tape: string) {
   const frames: Frame[] = [];
   for await (const f of handle) frames.push(f);
   recorder.close();
-  return { frames, result: await handle.result, requests: server.requests };
+  return { frames, result: await handle.result };
+}
+
+async function recordRun(scenario: Scenario, tape: string) {
+  server = await startChatServer(scenario);
+  const provider = createChatCompletionsProvider({ baseURL: server.url, apiKey: "sk-chat-tape-secret" });
+  return { ...(await record(provider, tape)), requests: server.requests };
 }
 
 describe("a tool loop over Chat Completions", () => {
@@ -208,5 +214,53 @@ describe("a tool loop over Chat Completions", () => {
     ).toBe("From the fallback.");
     expect(ofType(frames, "retry")).toMatchObject([{ reason: "fallback:chat" }]);
     expect(server.requests[0]?.model).toBe("fallback-model");
+  });
+
+  it("a run forced into chained mode switches to stateless at its first follow-up (previous_response_not_found)", async () => {
+    server = await startChatServer(LOOP);
+    const handle = runAgent({
+      provider: createChatCompletionsProvider({ baseURL: server.url }),
+      model: "qwen3",
+      input: "What is the weather in Rome?",
+      tools: [weather],
+      mode: "chained",
+      workspace: dir,
+    });
+    const frames: Frame[] = [];
+    for await (const f of handle) frames.push(f);
+    assertFrameInvariants(frames);
+    expect((await handle.result).reason).toBe("completed");
+    expect(ofType(frames, "mode_changed")).toMatchObject([
+      { from: "chained", to: "stateless", reason: "previous_response_not_found" },
+    ]);
+    // The refused chained follow-up never reached the server.
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[1]?.messages).toHaveLength(3);
+  });
+
+  it("replays a fallback chain whose candidates speak different APIs", async () => {
+    server = await startChatServer(LOOP);
+    const dead = createOpenResponsesProvider({
+      baseURL: "http://127.0.0.1:1/v1",
+      retry: { maxRetries: 0 },
+      name: "dead",
+    });
+    const chat = createChatCompletionsProvider({ baseURL: server.url, name: "chat" });
+    const path = join(dir, "fallback.tape");
+    const { frames, result } = await record(
+      createFallbackProvider([{ provider: dead }, { provider: chat }]),
+      path,
+    );
+    expect(result.reason).toBe("completed");
+    const tape = readTape(path);
+    expect(tape.header.provider.wire).toMatchObject({
+      api: "responses",
+      fallbacks: [{ api: "chat-completions" }],
+    });
+    const outcome = await replayTape(tape, { registry: createToolRegistry([weather]), workspace: dir });
+    expect(outcome.verdict, JSON.stringify(outcome.verdict).slice(0, 1500)).toEqual({
+      match: true,
+      frames: frames.length,
+    });
   });
 });

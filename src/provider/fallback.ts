@@ -15,7 +15,7 @@ import { EddyError } from "../errors.js";
 import { frame } from "../frames/frame.js";
 import { createAssemblingStream, type FrameSource } from "./assembling-stream.js";
 import type { Provider, ProviderRequest, ProviderStreamOptions } from "./provider.js";
-import { wireCodec } from "./wire-api.js";
+import { chainWire, wireCodec } from "./wire-api.js";
 
 /** One provider of a fallback chain. */
 export interface FallbackCandidate {
@@ -52,7 +52,7 @@ export function createFallbackProvider(candidates: readonly FallbackCandidate[])
       });
     },
   };
-  const wire = first.provider.wire;
+  const wire = chainWire(candidates.map((c) => c.provider.wire));
   return wire === undefined ? provider : { ...provider, wire };
 }
 

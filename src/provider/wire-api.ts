@@ -26,6 +26,29 @@ export interface WireApi {
   api: ApiName;
   /** The request settings of a Chat Completions server (api `chat-completions` only). */
   chat?: ChatDialect;
+  /**
+   * A fallback chain's later candidates, in order, when they do not all speak Open Responses: a
+   * replay follows the chain's `fallback:<name>` retries from one to the next. @defaultValue none
+   */
+  fallbacks?: WireApi[];
+}
+
+/** The APIs of a provider and its fallback candidates, in the order a request tries them. */
+export function wireChain(wire: WireApi | undefined): WireApi[] {
+  if (wire === undefined) return [{ api: "responses" }];
+  const { fallbacks, ...first } = wire;
+  return [first, ...(fallbacks ?? [])];
+}
+
+/**
+ * The wire of a chain of providers: undefined when every one speaks Open Responses (the default),
+ * else the first's with the others as `fallbacks`.
+ */
+export function chainWire(wires: readonly (WireApi | undefined)[]): WireApi | undefined {
+  const all = wires.map((w) => w ?? { api: "responses" as const });
+  if (all.every((w) => w.api === "responses" && w.fallbacks === undefined)) return undefined;
+  const [first, ...rest] = all;
+  return rest.length === 0 ? first : { ...(first as WireApi), fallbacks: rest };
 }
 
 /** How a provider's recorded frames are reproduced (see the module comment). */

@@ -21,7 +21,7 @@ import { createAssemblingStream, type FrameSource } from "../provider/assembling
 import type { ProviderCapabilities } from "../provider/capabilities.js";
 import { ProviderError, type ProviderErrorKind } from "../provider/errors.js";
 import type { Provider, ProviderRequest } from "../provider/provider.js";
-import { type WireCodec, wireCodec } from "../provider/wire-api.js";
+import { type WireCodec, wireChain, wireCodec } from "../provider/wire-api.js";
 import type { FrameGate } from "./gate.js";
 import type { Tape } from "./tape.js";
 
@@ -58,18 +58,19 @@ export function createReplayProvider(
   const validate = tape.header.options.validate;
   // Hand-built headers (tests) may lack `provider`: the API is then Open Responses.
   const wire = tape.header.provider?.wire;
-  const codec = wireCodec(wire);
+  const chain = wireChain(wire).map(wireCodec);
   let next = 0;
   const provider: Provider = {
     name: "replay",
     capabilities,
     stream: (request, options = {}) => {
-      const { createTranslator } = codec;
+      // Each request starts at the chain's first provider; a recorded fallback moves to the next.
+      const current = { codec: chain[0] as WireCodec };
       return createAssemblingStream({
         request,
         options,
-        source: recordedSource(segments[next++], { request, gate, validate, codec }),
-        ...(createTranslator === undefined ? {} : { translator: () => createTranslator(request) }),
+        source: recordedSource(segments[next++], { request, gate, validate, chain, current }),
+        translator: () => current.codec.createTranslator?.(request),
       });
     },
   };
@@ -80,15 +81,19 @@ interface ReplayContext {
   request: ProviderRequest;
   gate: FrameGate;
   validate: boolean;
-  codec: WireCodec;
+  /** The codecs of the recorded provider and its fallback candidates, in order. */
+  chain: readonly WireCodec[];
+  /** The codec of the attempt being replayed (the assembling stream's translator reads it). */
+  current: { codec: WireCodec };
 }
 
 /** The recorded frames of one request, provider events re-derived from their SSE messages. */
 function recordedSource(segment: ProviderFrame[] | undefined, context: ReplayContext): FrameSource {
-  const { request, gate, validate, codec } = context;
-  const wireBody = wireBodyOf(codec, request);
+  const { request, gate, validate, chain, current } = context;
+  let candidate = 0;
   const requestStarted = (attempt: number): ProviderFrame => {
     const started = frame("request_started", { turn: request.turn, attempt, body: request.body });
+    const wireBody = wireBodyOf(current.codec, request);
     if (wireBody !== undefined) started.wire_body = wireBody;
     return started;
   };
@@ -118,7 +123,9 @@ function recordedSource(segment: ProviderFrame[] | undefined, context: ReplayCon
           break;
         case "provider_event": {
           derived.length = 0;
-          codec.framesFromSse(messageOf(recorded), { turn: recorded.turn, validate }, (f) => derived.push(f));
+          current.codec.framesFromSse(messageOf(recorded), { turn: recorded.turn, validate }, (f) =>
+            derived.push(f),
+          );
           const first = derived.shift();
           if (first !== undefined) yield [first];
           break;
@@ -130,6 +137,14 @@ function recordedSource(segment: ProviderFrame[] | undefined, context: ReplayCon
         }
         case "request_failed":
           lastFailure = recorded;
+          yield [fresh(recorded)];
+          break;
+        case "retry":
+          // A fallback chain moved to its next candidate (fallback.ts): its API from now on.
+          if (recorded.reason.startsWith("fallback:")) {
+            candidate = Math.min(candidate + 1, chain.length - 1);
+            current.codec = chain[candidate] as WireCodec;
+          }
           yield [fresh(recorded)];
           break;
         default:

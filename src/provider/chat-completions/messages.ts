@@ -28,6 +28,22 @@ export function unsupported(what: string): ProviderError {
   });
 }
 
+/**
+ * The error of a chained follow-up: the API stores no responses, which is what
+ * `previous_response_not_found` says, so the loop resends the turn with the whole history and
+ * stays stateless (docs/decisions.md #5) — e.g. after a fallback from a Responses provider.
+ */
+export function noStoredResponses(): ProviderError {
+  return new ProviderError({
+    kind: "unsupported",
+    code: "previous_response_not_found",
+    message:
+      "cannot send previous_response_id over the Chat Completions API: it keeps no responses, so the history must be resent (stateless mode)",
+    retryable: false,
+    providerCode: "previous_response_not_found",
+  });
+}
+
 type Role = "system" | "developer";
 
 /** The `messages` of a request: the instructions first, then the input items in order. */

@@ -184,6 +184,22 @@ describe("createChatCompletionsProvider", () => {
     expect(raw.requests).toEqual([]);
     expect(frames.map((f) => f.type)).toEqual(["request_started", "request_failed"]);
     expect(frames[0]).not.toHaveProperty("wire_body");
+    expect(frames[1]).toMatchObject({
+      kind: "unsupported",
+      code: "previous_response_not_found",
+      retryable: false,
+    });
+    expect(!outcome.ok && outcome.error.isPreviousResponseNotFound).toBe(true);
+  });
+
+  it("a hosted tool fails the request as invalid before anything is sent", async () => {
+    raw = await startRawServer([{ body: okBody() }]);
+    const { frames, outcome } = await send(
+      raw.url,
+      {},
+      { body: { ...BODY, tools: [{ type: "web_search" }] } as unknown as CreateResponseBody },
+    );
+    expect(raw.requests).toEqual([]);
     expect(frames[1]).toMatchObject({ kind: "unsupported", code: "unsupported_request", retryable: false });
     expect(!outcome.ok && outcome.error.runEndReason).toBe("invalid_request");
   });

@@ -333,8 +333,19 @@ describe("toChatRequest: request fields", () => {
     expect(out.stream_options).toBeUndefined();
   });
 
+  it("refuses a chained follow-up as previous_response_not_found (the loop then resends the history)", () => {
+    let error: unknown;
+    try {
+      translate({ input: [], previous_response_id: "resp_1" });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).toMatchObject({ kind: "unsupported", retryable: false, isPreviousResponseNotFound: true });
+    expect((error as Error).message).toMatch(/previous_response_id.*stateless/);
+  });
+
   it.each<[string, JsonObject, RegExp]>([
-    ["a chained follow-up", { input: [], previous_response_id: "resp_1" }, /previous_response_id.*stateless/],
     ["a hosted tool", { input: "hi", tools: [{ type: "web_search" }] }, /"web_search" tool/],
     ["an item reference", { input: [{ type: "item_reference", id: "msg_1" }] }, /"item_reference"/],
     [

@@ -16,12 +16,13 @@
  *   `reasoning.summary` exist only in the Responses API and are not sent; fields the Responses
  *   spec does not define (a server's own extensions: `seed`, `stop`, `top_k`, …) pass through.
  * - `previous_response_id` cannot be expressed: the API is stateless, so such a request fails
- *   before anything is sent (the provider's capabilities make the loop resend the history instead).
+ *   before anything is sent, as `previous_response_not_found` (the loop then resends the history;
+ *   the provider's capabilities make it do so from the start).
  */
 import type { CreateResponseBody, JsonObject } from "../../protocol/types.js";
 import { isJsonObject } from "../../util/json.js";
 import type { ChatDialect } from "./dialect.js";
-import { toChatMessages, unsupported } from "./messages.js";
+import { noStoredResponses, toChatMessages, unsupported } from "./messages.js";
 
 /** Responses fields that have no Chat Completions equivalent and are left out. */
 const RESPONSES_ONLY: ReadonlySet<string> = new Set([
@@ -55,10 +56,7 @@ const TRANSLATED: ReadonlySet<string> = new Set([
  * request cannot be expressed (a chained follow-up, a hosted tool, an item reference, …).
  */
 export function toChatRequest(body: CreateResponseBody, dialect: ChatDialect): JsonObject {
-  if (typeof body.previous_response_id === "string")
-    throw unsupported(
-      "previous_response_id: the Chat Completions API keeps no responses, so the run must resend its history (stateless mode)",
-    );
+  if (typeof body.previous_response_id === "string") throw noStoredResponses();
   const out: JsonObject = {};
   if (body.model !== undefined && body.model !== null) out.model = body.model;
   out.messages = toChatMessages(body.instructions ?? undefined, body.input ?? [], dialect.instructionsRole);
