@@ -28,6 +28,7 @@ export interface ChatDelta {
   tool_calls?: ToolCallDelta[] | null;
 }
 
+/** One choice of a chunk (eddy never asks for more than one; choice 0 is read). */
 export interface ChatChoice {
   index?: number;
   delta?: ChatDelta;
@@ -36,6 +37,7 @@ export interface ChatChoice {
   finish_reason?: string | null;
 }
 
+/** A `chat.completion.chunk` (or a whole `chat.completion`), as far as eddy reads it. */
 export interface ChatChunk {
   id?: string;
   object?: string;

@@ -4,10 +4,12 @@
  * like a Responses stream: the same items, calls, promotion and terminal rules.
  *
  * Output items in order of first appearance: a `reasoning` item (from `reasoning_content` or
- * `reasoning` deltas, never text), a `message` (from `content` and `refusal` deltas), and one
- * `function_call` per `delta.tool_calls[index]`. Tool-call fragments carry the id and name on the
- * first fragment and argument pieces after it; the id repeated on every fragment, calls
- * interleaved by index and arguments in one piece are all taken. A call is promoted (its
+ * `reasoning` deltas, never text: test/fixtures/chat-captures/deepseek/), a `message` (from
+ * `content` and `refusal` deltas), and one `function_call` per `delta.tool_calls[index]`.
+ * Tool-call fragments carry the id and name on the first fragment and argument pieces after it;
+ * the id repeated on every fragment (alibaba/alibaba-tool-call), fragments without `index`
+ * (mistral/mistral-tool-call), calls interleaved by index and arguments in one piece
+ * (groq/groq-tool-call) are all taken. A call is promoted (its
  * `output_item.done`) as soon as a later index starts and its arguments are complete JSON — so a
  * tool can start while the model still streams the next call, and interleaved calls are never cut
  * short — and otherwise when the choice finishes.
@@ -16,7 +18,9 @@
  * `response.completed`, `length` → `response.incomplete` (open calls end `incomplete` and never
  * run), `content_filter` → `response.failed` with that code. The terminal event waits for the
  * usage chunk that follows the finish (`stream_options.include_usage`), for `[DONE]` or for the
- * end of the body, whichever comes first; without reported usage it carries an estimate marked
+ * end of the body, whichever comes first — or ends at once when the finish chunk carries usage
+ * itself (DeepSeek, Groq's `x_groq.usage`, vLLM's usage on every chunk:
+ * vllm/vllm-tool-call-trailing-fragment); without reported usage it carries an estimate marked
  * `estimated: true`. An `{"error": …}` chunk fails the response like an `error` event; a stream
  * that ends without a `finish_reason` stays without a terminal event (truncated).
  */
