@@ -8,6 +8,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { chatBenchmark } from "./chat/index.js";
 import { grepBenchmark } from "./grep/index.js";
 import type { Benchmark } from "./harness.js";
 import { loopBenchmark } from "./loop/index.js";
@@ -19,6 +20,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   sseBenchmark,
   providerBenchmark,
   loopBenchmark,
+  chatBenchmark,
   grepBenchmark,
   tokenizerBenchmark,
 ];

@@ -114,6 +114,11 @@ export type {
   TerminalKind,
 } from "./provider/assembler/index.js";
 export { GENERIC_CAPABILITIES, type ProviderCapabilities } from "./provider/capabilities.js";
+export type { ChatDialect } from "./provider/chat-completions/dialect.js";
+export {
+  type ChatCompletionsProviderOptions,
+  createChatCompletionsProvider,
+} from "./provider/chat-completions/provider.js";
 export { PROVIDER_DEFAULTS } from "./provider/defaults.js";
 export { ProviderError, type ProviderErrorKind } from "./provider/errors.js";
 export { createFallbackProvider, type FallbackCandidate } from "./provider/fallback.js";
@@ -129,7 +134,9 @@ export {
 } from "./provider/llm-provider.js";
 export { createOpenResponsesProvider, type OpenResponsesProviderOptions } from "./provider/open-responses.js";
 export {
+  createHttpProvider,
   createProfileProvider,
+  type HttpProviderOptions,
   KNOWN_PROFILES,
   type ProviderProfile,
   type Route,
@@ -151,6 +158,7 @@ export {
   type TransportResponse,
 } from "./provider/transport.js";
 export type { WatchdogLimits } from "./provider/watchdog.js";
+export type { ApiName } from "./provider/wire-api.js";
 // ── tools ─────────────────────────────────────────────────────────────────────────────────
 export {
   BUILTIN_TOOL_NAMES,

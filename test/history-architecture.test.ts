@@ -68,6 +68,8 @@ describe("tool history: one path", () => {
       "mock/": "output items of the mock model",
       // The assembler rebuilds output items from stream events.
       "provider/assembler/": "output items assembled from events",
+      // The Chat Completions translator turns chunks into the Open Responses *output* events.
+      "provider/chat-completions/translator.ts": "output items translated from chat chunks",
       // LLMProvider.generateResponsesTurn sends the caller's outputs for the previous response
       // (chained follow-up); it renders no history.
       "provider/llm-provider.ts": "chained outputs of a one-turn API",

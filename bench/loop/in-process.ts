@@ -69,7 +69,8 @@ function replies(log: { see(body: string): void }): (body: string) => Reply {
   };
 }
 
-async function* chunksOf(chunks: readonly Uint8Array[]): AsyncGenerator<Uint8Array> {
+/** The chunks, each behind an await (like socket reads). */
+export async function* chunksOf(chunks: readonly Uint8Array[]): AsyncGenerator<Uint8Array> {
   for (const chunk of chunks) yield chunk;
 }
 
@@ -77,7 +78,8 @@ const SSE_HEADERS = {
   get: (name: string) => (name.toLowerCase() === "content-type" ? "text/event-stream" : null),
 };
 
-function memoryTransport(pick: (body: string) => Reply): Transport {
+/** A transport answering every request with the pre-generated reply `pick` chooses for its body. */
+export function memoryTransport(pick: (body: string) => Reply): Transport {
   return async (request) => ({
     status: 200,
     headers: SSE_HEADERS,

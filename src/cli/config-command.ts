@@ -20,6 +20,7 @@ export function configCommand(flags: RunFlags, io: CliIo): number {
   const config = resolveConfig(flags, io.env, io.cwd);
   const rows: Row[] = [...targetRows(config)];
   const settings: [string, Setting<unknown>][] = [
+    ["api", config.api],
     ["model", config.model],
     ["instructions", { ...config.instructions, value: jsonOrNone(config.instructions.value) }],
     ["workspace", config.workspace],
@@ -85,6 +86,7 @@ function jsonOrNone(value: string | undefined): string | undefined {
 }
 
 function modeOf(config: EffectiveConfig): string {
+  if (config.api.value === "chat-completions") return "stateless (Chat Completions)";
   if (config.target.kind === "http" && !config.target.profile.capabilities.previousResponseId)
     return "stateless (provider cannot chain)";
   return "chained";

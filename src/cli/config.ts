@@ -24,6 +24,7 @@ import {
   type Route,
   resolveRoute,
 } from "../provider/profiles.js";
+import type { ApiName } from "../provider/wire-api.js";
 import { type ConfigFile, configError, type Env, loadConfigFile, profilesFrom } from "./config-file.js";
 import { splitUrlCredentials, type UrlCredentials } from "./url-credentials.js";
 
@@ -35,6 +36,8 @@ export type ToolsOnFollowUpFlag = "first" | "every";
 /** Flags of `eddy run` (and `eddy config`), as commander parsed them. */
 export interface RunFlags {
   baseUrl?: string;
+  /** `--api`: the API the endpoint speaks. */
+  api?: ApiName;
   apiKey?: string;
   model?: string;
   provider?: string;
@@ -101,6 +104,8 @@ export type ProviderTarget =
 /** Everything a run is configured with, each value with its source. */
 export interface EffectiveConfig {
   target: ProviderTarget;
+  /** The API the run's own endpoint speaks (fallbacks speak their profile's). */
+  api: Setting<ApiName>;
   model: Setting<string | null>;
   instructions: Setting<string | undefined>;
   workspace: Setting<string>;
@@ -150,12 +155,24 @@ export function resolveConfig(flags: RunFlags, env: Env, cwd: string): Effective
   const target = resolveTarget(sources, profiles, routing);
   return {
     target,
+    api: resolveApi(sources, target),
     model: resolveModel(routing, target),
     workspace,
     configFile: path,
     ...resolveLimits(sources, target.kind === "http" ? target.profile : undefined),
     ...resolveBehaviour(sources),
   };
+}
+
+/** `--api`, the file's `api`, the target profile's, else Open Responses. */
+export function resolveApi(s: ConfigSources, target: ProviderTarget): Setting<ApiName> {
+  const profile = target.kind === "http" ? target.profile : undefined;
+  return (
+    pick(flag(s.flags.api), fromFile(s.file.api, s.path)) ??
+    (profile?.api === undefined
+      ? { value: "responses", source: "default" }
+      : { value: profile.api, source: "profile", from: profile.name })
+  );
 }
 
 /** `--workspace`, else the current directory. */

@@ -10,6 +10,7 @@ import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { ToolsOnFollowUp } from "../loop/options.js";
 import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
 import { KNOWN_PROFILES } from "../provider/profiles.js";
+import { API_NAMES, type ApiName } from "../provider/wire-api.js";
 import { EDDY_VERSION } from "../version.js";
 import type { RunFlags, ToolsOnFollowUpFlag } from "./config.js";
 import { RUN_FAILED, SUCCESS, USAGE_ERROR } from "./exit-codes.js";
@@ -75,6 +76,12 @@ function numberOption(flags: string, description: string, parse: (value: string)
 function addTargetOptions(command: Command): Command {
   return command
     .option("--base-url <url>", "Open Responses base URL (env OPENRESPONSES_BASE_URL, then OPENAI_BASE_URL)")
+    .addOption(
+      new Option(
+        "--api <api>",
+        "the API the endpoint speaks: responses (POST /responses) or chat-completions (POST /chat/completions) (default: the profile's, else responses)",
+      ).argParser(oneOf<ApiName>("--api", API_NAMES)),
+    )
     .option("--api-key <key>", "API key (env OPENRESPONSES_API_KEY, then the profile's key variable)")
     .option("--model <name>", "model, or profile/model (env EDDY_MODEL)")
     .option(

@@ -4,11 +4,10 @@
  */
 import { createMockServer, type MockServer } from "../mock/index.js";
 import { createFallbackProvider } from "../provider/fallback.js";
-import {
-  createOpenResponsesProvider,
-  type OpenResponsesProviderOptions,
-} from "../provider/open-responses.js";
+import type { OpenResponsesProviderOptions } from "../provider/open-responses.js";
+import { createHttpProvider, type HttpProviderOptions } from "../provider/profiles.js";
 import type { Provider } from "../provider/provider.js";
+import type { ApiName } from "../provider/wire-api.js";
 import type { EffectiveConfig, Endpoint } from "./config.js";
 import { basicAuthorization, credentialSecrets } from "./url-credentials.js";
 
@@ -28,7 +27,11 @@ export async function startTargetProvider(config: EffectiveConfig): Promise<Targ
   if (config.target.kind === "http") return { provider: httpProvider(config), close: async () => {} };
   const mock: MockServer = await createMockServer({});
   return {
-    provider: createOpenResponsesProvider({ baseURL: mock.url, name: "mock", ...policyOptions(config) }),
+    provider: createHttpProvider(config.api.value, {
+      baseURL: mock.url,
+      name: "mock",
+      ...policyOptions(config),
+    }),
     notice: `eddy: no provider configured — using the built-in offline demo model at ${mock.url} (set --base-url or OPENAI_API_KEY for a real one)`,
     close: () => mock.close(),
   };
@@ -51,20 +54,20 @@ export function policyOptions(config: EffectiveConfig): Partial<OpenResponsesPro
 export function httpProvider(config: EffectiveConfig): Provider {
   const target = config.target;
   if (target.kind !== "http") throw new TypeError("httpProvider needs an HTTP target");
-  const primary = endpointProvider(target, config);
+  const primary = endpointProvider(target, config, config.api.value);
   if (target.fallbacks.length === 0) return primary;
   return createFallbackProvider([
     { provider: primary },
     ...target.fallbacks.map((f) => ({
-      provider: endpointProvider(f, config),
+      provider: endpointProvider(f, config, f.profile.api ?? "responses"),
       ...(f.model === undefined ? {} : { model: f.model }),
     })),
   ]);
 }
 
-function endpointProvider(endpoint: Endpoint, config: EffectiveConfig): Provider {
+function endpointProvider(endpoint: Endpoint, config: EffectiveConfig, api: ApiName): Provider {
   const { profile, credentials } = endpoint;
-  const options: OpenResponsesProviderOptions = {
+  const options: HttpProviderOptions = {
     baseURL: endpoint.baseURL.value,
     name: profile.name,
     capabilities: profile.capabilities,
@@ -75,7 +78,8 @@ function endpointProvider(endpoint: Endpoint, config: EffectiveConfig): Provider
   const headers = { ...profile.headers };
   if (credentials !== undefined) headers.authorization = basicAuthorization(credentials);
   if (Object.keys(headers).length > 0) options.headers = headers;
-  return createOpenResponsesProvider(options);
+  if (profile.chat !== undefined) options.dialect = profile.chat;
+  return createHttpProvider(api, options);
 }
 
 /** Every key and URL password of the run's endpoints: never in a tape, a frame or an error line. */

@@ -9,7 +9,7 @@
  * in the JSON and costs no copy per frame; stamping at emission keeps `seq` in emission order even
  * when tool execution and streaming interleave.
  */
-import type { CreateResponseBody, ItemParam, Usage } from "../protocol/types.js";
+import type { CreateResponseBody, ItemParam, JsonObject, Usage } from "../protocol/types.js";
 
 /** The envelope every frame carries. */
 export interface FrameEnvelope {
@@ -189,8 +189,17 @@ export interface RequestStartedFrame extends FrameEnvelope {
   type: "request_started";
   turn: number;
   attempt: number;
-  /** The exact JSON body sent. Never holds secrets: keys travel in headers, which are not recorded. */
+  /**
+   * The Open Responses body of the request, as the loop built it (what replay compares). It is the
+   * exact JSON body sent when the provider speaks Open Responses. Never holds secrets: keys travel
+   * in headers, which are not recorded.
+   */
   body: CreateResponseBody;
+  /**
+   * The exact JSON body sent, when the provider's API is not Open Responses (the Chat Completions
+   * translation of `body`, src/provider/chat-completions/request.ts). Absent on the Responses path.
+   */
+  wire_body?: JsonObject;
 }
 
 /** The provider answered an attempt: HTTP status, request id and content type (errors included). */

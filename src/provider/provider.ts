@@ -14,6 +14,7 @@ import type { CreateResponseBody } from "../protocol/types.js";
 import type { AssembledCall, AssembledResponse } from "./assembler/index.js";
 import type { ProviderCapabilities } from "./capabilities.js";
 import type { ProviderError } from "./errors.js";
+import type { WireApi } from "./wire-api.js";
 
 /** One request of a run: the body to send and where it stands in the run. */
 export interface ProviderRequest {
@@ -67,7 +68,10 @@ export interface ProviderStream extends AsyncIterable<ProviderFrame> {
   readonly result: Promise<ProviderOutcome>;
 }
 
-/** Something that answers Open Responses requests: an HTTP server, a tape, a test double. */
+/**
+ * Something that answers Open Responses requests: an HTTP server (speaking Open Responses or Chat
+ * Completions), a tape, a test double.
+ */
 export interface Provider {
   /** A short name for messages and tapes (`openai`, `mock`, `replay`, …). */
   readonly name: string;
@@ -80,6 +84,12 @@ export interface Provider {
    * @defaultValue none
    */
   readonly secrets?: readonly string[];
+  /**
+   * The HTTP API the provider speaks and the settings that shape its requests; a tape records it
+   * so a replay maps the recorded events as the live run did (wire-api.ts).
+   * @defaultValue `{ api: "responses" }`
+   */
+  readonly wire?: WireApi;
   /** Starts a request. Nothing is sent until the stream is iterated. */
   stream(request: ProviderRequest, options?: ProviderStreamOptions): ProviderStream;
 }

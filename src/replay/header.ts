@@ -2,6 +2,7 @@
 
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { RunOptions } from "../loop/options.js";
+import { chainWire } from "../provider/wire-api.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
 import { EDDY_VERSION } from "../version.js";
@@ -47,6 +48,8 @@ export function createTapeHeader(options: RunOptions, extras: TapeHeaderExtras):
     },
     workspace: ".",
   };
+  const wire = chainWire([options.provider.wire]);
+  if (wire !== undefined) header.provider.wire = wire;
   if (options.instructions !== undefined) header.instructions = options.instructions;
   if (extras.toolSet !== undefined) header.tool_set = extras.toolSet;
   if (options.toolChoice !== undefined) header.options.tool_choice = options.toolChoice;

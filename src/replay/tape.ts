@@ -10,6 +10,7 @@ import { asFrame, parseJsonl } from "../frames/jsonl.js";
 import type { ToolExecutionPolicy, ToolsOnFollowUp } from "../loop/options.js";
 import type { CreateResponseBody, ItemParam, ToolChoiceParam } from "../protocol/types.js";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
+import type { WireApi } from "../provider/wire-api.js";
 
 /** The tape format this eddy writes and reads. */
 export const TAPE_FORMAT = 1;
@@ -31,8 +32,11 @@ export interface TapeHeader {
   /** How the built-in tool set was configured (CLI runs). */
   tool_set?: { allow_write: boolean; allow_shell: boolean };
   limits: { max_tool_calls: number; max_turns: number };
-  /** The provider profile name and its capabilities (they shape the request bodies). */
-  provider: { name: string; capabilities: ProviderCapabilities };
+  /**
+   * The provider profile name and its capabilities (they shape the request bodies), and the API it
+   * speaks when that is not Open Responses (it decides how recorded events are read back).
+   */
+  provider: { name: string; capabilities: ProviderCapabilities; wire?: WireApi };
   options: {
     tool_choice?: ToolChoiceParam;
     reset_tool_choice: boolean;
