@@ -10,7 +10,13 @@ import { parseJsonObject } from "../util/json.js";
 import { demoModel } from "./demo-model.js";
 import { type ResponseEventsOptions, responseEvents, terminalResource } from "./events.js";
 import { checkExpect } from "./expect.js";
-import { errorEventPayload, faultNames, httpErrorResponse, type MockFaults } from "./faults.js";
+import {
+  errorEventPayload,
+  faultNames,
+  type HttpErrorFault,
+  httpErrorResponse,
+  type MockFaults,
+} from "./faults.js";
 import { invalidRequest, jsonResponse } from "./http-error.js";
 import type { IdGenerator } from "./ids.js";
 import { assignIds, type TurnPlan } from "./plan.js";
@@ -18,13 +24,23 @@ import type { MockRequestLog } from "./recording.js";
 import { type MockRequestBody, parseCreateBody } from "./request.js";
 import type { Scenario } from "./scenario.js";
 import { scenarioPlan, selectTurn } from "./scenario-model.js";
-import { type Conversation, type ResponseStore, resolveConversation } from "./state.js";
-import { connectionDropped, createSseBody, type StreamOutcome } from "./stream-writer.js";
+import { layeredStore, type ResponseStore, resolveConversation } from "./state.js";
+import {
+  connectionDropped,
+  createSseBody,
+  type SseBodyOptions,
+  type StreamOutcome,
+} from "./stream-writer.js";
 import { applyToolPolicy, toolPolicy } from "./tool-policy.js";
 
 /** The server state a request works with. */
 export interface CreateContext {
   store: ResponseStore;
+  /**
+   * A WebSocket connection's own cache: `previous_response_id` is looked up here first, and
+   * `store: false` responses are kept here (only this connection can continue them).
+   */
+  connection?: ResponseStore;
   ids: IdGenerator;
   scenario: Scenario | undefined;
   /** Hands out the next turn number. */
@@ -46,6 +62,25 @@ export interface CreateResult {
   ended: Promise<StreamOutcome | "answered">;
 }
 
+/** The `response.failed` snapshot an `errorEvent` fault ends a stream with (see `SseBodyOptions`). */
+export type FailedResponse = SseBodyOptions["failedResponse"];
+
+/**
+ * One turn, planned and ready to be sent over any transport: either the `httpError` fault of its
+ * scenario turn, or its events (lazy, produced as they are sent) with the turn's faults.
+ */
+export type PreparedResponse =
+  | { kind: "http_error"; fault: HttpErrorFault }
+  | {
+      kind: "events";
+      /** The events in order: objects are JSON-encoded, strings sent verbatim. */
+      events: Iterator<JsonObject | string, unknown>;
+      faults: MockFaults;
+      /** Stores a terminal snapshot as the request's `store` says (the server's store, or the connection's cache). */
+      keep: (resource: ResponseResource) => void;
+      fail: FailedResponse;
+    };
+
 const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
 
 /** Answers one `POST /responses` (see the module comment). Refusals are thrown as HTTP problems. */
@@ -55,12 +90,29 @@ export async function createResponse(
   info: CreateInfo,
 ): Promise<CreateResult> {
   const body = parseCreateBody(text);
-  info.model = body.model;
   info.stream = body.stream === true;
+  const prepared = await prepareResponse(body, ctx, info);
+  if (prepared.kind === "http_error") return answered(httpErrorResponse(prepared.fault, ctx.headers));
+  if (body.stream !== true) return jsonAnswer(prepared, ctx);
+  return streamAnswer(prepared, ctx);
+}
+
+/**
+ * Resolves the conversation, picks the turn, lets the scenario (or the demo model) plan the answer
+ * and enforces the tool policy: everything but the transport. Refusals are thrown as HTTP problems.
+ */
+export async function prepareResponse(
+  body: MockRequestBody,
+  ctx: CreateContext,
+  info: CreateInfo,
+): Promise<PreparedResponse> {
+  info.model = body.model;
   const policy = toolPolicy(body);
-  const conversation = resolveConversation(ctx.store, body);
+  const lookup = ctx.connection === undefined ? ctx.store : layeredStore(ctx.connection, ctx.store);
+  const conversation = resolveConversation(lookup, body);
   const turnIndex = ctx.nextTurn();
   info.turn = turnIndex;
+  const target = body.store !== false ? ctx.store : ctx.connection;
   let plan: TurnPlan;
   let faults: MockFaults = {};
   let ignoreToolChoice = false;
@@ -72,13 +124,19 @@ export async function createResponse(
     info.faults = faultNames(faults);
     if (faults.stallBeforeHeadersMs !== undefined)
       await sleep(faults.stallBeforeHeadersMs, undefined, { signal: ctx.signal });
-    if (faults.httpError !== undefined) return answered(httpErrorResponse(faults.httpError, ctx.headers));
-    const mismatches = checkExpect(turn.expect ?? {}, body, conversation.input);
+    if (faults.httpError !== undefined) return { kind: "http_error", fault: faults.httpError };
+    const mismatches = checkExpect(turn.expect ?? {}, body, conversation);
     if (mismatches.length > 0) {
       const name = `turn ${turnIndex}${turn.label === undefined ? "" : ` (${turn.label})`}`;
       throw invalidRequest(`Scenario ${name}: ${mismatches.join("; ")}.`, null, "scenario_mismatch");
     }
-    if (turn.rawEvents !== undefined) return rawAnswer(turn.rawEvents, faults, body, conversation, ctx, info);
+    if (turn.rawEvents !== undefined) {
+      const keep = (resource: ResponseResource) => {
+        info.responseId = resource.id;
+        target?.put({ resource, context: conversation.context });
+      };
+      return { kind: "events", events: rawEvents(turn.rawEvents), faults, keep, fail: rawFailure };
+    }
     plan = scenarioPlan(turn);
     ignoreToolChoice = turn.ignoreToolChoice === true;
   }
@@ -92,107 +150,89 @@ export async function createResponse(
     context: conversation.context,
   };
   info.responseId = options.responseId;
-  const keep = (resource: ResponseResource) => {
-    if (body.store !== false) ctx.store.put({ resource, context: conversation.context });
-  };
-  if (body.stream !== true) {
-    const events = responseEvents(options);
-    let next = events.next();
-    while (next.done !== true) next = events.next();
-    return jsonAnswer(next.value, faults, keep, ctx);
-  }
-  const fail = (done: ResponseResource["output"], error: { code: string; message: string }) => {
+  const keep = (resource: ResponseResource) => target?.put({ resource, context: conversation.context });
+  const fail: FailedResponse = (done, error) => {
     const resource = terminalResource(options, done, error);
     keep(resource);
     return resource;
   };
-  return streamAnswer(keepTerminal(responseEvents(options), keep), faults, fail, ctx);
+  return { kind: "events", events: responseEvents(options), faults, keep, fail };
 }
 
-/** A replayed capture (`rawEvents`): sent exactly; its last terminal snapshot is stored. */
-function rawAnswer(
-  raw: Array<JsonObject | string>,
-  faults: MockFaults,
-  body: MockRequestBody,
-  conversation: Conversation,
-  ctx: CreateContext,
-  info: CreateInfo,
-): CreateResult {
-  const keep = (resource: ResponseResource) => {
-    info.responseId = resource.id;
-    if (body.store !== false) ctx.store.put({ resource, context: conversation.context });
-  };
-  const objects = raw.map((e) => (typeof e === "string" ? parseJsonObject(e) : e));
-  if (body.stream !== true) {
-    const last = objects.filter(isLifecycle).pop();
-    if (last === undefined)
-      throw invalidRequest(
-        "Scenario rawEvents hold no response.* event to answer a non-streaming request with.",
-        null,
-        "scenario_mismatch",
-      );
-    return jsonAnswer(last.response as ResponseResource, faults, keep, ctx);
-  }
-  function* events() {
-    for (const [i, event] of raw.entries()) {
-      const parsed = objects[i];
-      if (parsed !== undefined && isLifecycle(parsed) && isTerminalType(parsed.type))
-        keep(parsed.response as ResponseResource);
-      yield event;
-    }
-  }
-  const fail = (
-    done: ResponseResource["output"],
-    error: { code: string; message: string },
-    last?: JsonObject,
-  ) =>
-    last === undefined
-      ? undefined
-      : { ...last, status: "failed", error, output: done, usage: last.usage ?? null };
-  return streamAnswer(events(), faults, fail, ctx);
+/** A replayed capture (`rawEvents`): sent exactly; strings stay verbatim. */
+function* rawEvents(raw: Array<JsonObject | string>): Generator<JsonObject | string> {
+  yield* raw;
 }
 
+/** The `response.failed` snapshot of a replayed capture: its last snapshot, failed. */
+function rawFailure(
+  done: ResponseResource["output"],
+  error: { code: string; message: string },
+  last?: JsonObject,
+) {
+  return last === undefined
+    ? undefined
+    : { ...last, status: "failed", error, output: done, usage: last.usage ?? null };
+}
+
+/** A non-streaming answer: the last lifecycle snapshot of the events, stored and sent as JSON. */
 function jsonAnswer(
-  resource: ResponseResource,
-  faults: MockFaults,
-  keep: (resource: ResponseResource) => void,
+  prepared: Extract<PreparedResponse, { kind: "events" }>,
   ctx: CreateContext,
 ): CreateResult {
+  const { faults } = prepared;
   if (faults.dropAfterEvents !== undefined) {
     throw connectionDropped(0);
   }
   if (faults.errorEvent !== undefined) {
     return answered(jsonResponse(500, { error: errorEventPayload(faults.errorEvent) }, ctx.headers));
   }
-  keep(resource);
+  let last: JsonObject | undefined;
+  for (let next = prepared.events.next(); next.done !== true; next = prepared.events.next()) {
+    const event = typeof next.value === "string" ? parseJsonObject(next.value) : next.value;
+    if (isLifecycle(event)) last = event.response;
+  }
+  if (last === undefined)
+    throw invalidRequest(
+      "Scenario rawEvents hold no response.* event to answer a non-streaming request with.",
+      null,
+      "scenario_mismatch",
+    );
+  const resource = last as ResponseResource;
+  prepared.keep(resource);
   return answered(jsonResponse(200, resource, ctx.headers));
 }
 
 function streamAnswer(
-  events: Iterator<JsonObject | string, unknown>,
-  faults: MockFaults,
-  failedResponse: Parameters<typeof createSseBody>[0]["failedResponse"],
+  prepared: Extract<PreparedResponse, { kind: "events" }>,
   ctx: CreateContext,
 ): CreateResult {
   let resolveEnded: (outcome: StreamOutcome) => void = () => {};
   const ended = new Promise<StreamOutcome>((resolve) => {
     resolveEnded = resolve;
   });
-  const body = createSseBody({ events, faults, failedResponse, signal: ctx.signal, onEnd: resolveEnded });
+  const body = createSseBody({
+    events: keepTerminal(prepared.events, prepared.keep),
+    faults: prepared.faults,
+    failedResponse: prepared.fail,
+    signal: ctx.signal,
+    onEnd: resolveEnded,
+  });
   return {
     response: new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...ctx.headers } }),
     ended,
   };
 }
 
-/** Stores the terminal snapshot as soon as the terminal event is produced. */
-function* keepTerminal(
-  events: Generator<JsonObject, ResponseResource>,
+/** Stores each terminal snapshot as soon as its event is produced (objects and verbatim strings alike). */
+export function* keepTerminal(
+  events: Iterator<JsonObject | string, unknown>,
   keep: (resource: ResponseResource) => void,
-): Generator<JsonObject> {
+): Generator<JsonObject | string> {
   for (let next = events.next(); next.done !== true; next = events.next()) {
     const event = next.value;
-    if (isLifecycle(event) && isTerminalType(event.type)) keep(event.response as ResponseResource);
+    const parsed = typeof event === "string" ? parseJsonObject(event) : event;
+    if (isLifecycle(parsed) && isTerminalType(parsed.type)) keep(parsed.response as ResponseResource);
     yield event;
   }
 }
@@ -201,7 +241,8 @@ function answered(response: Response): CreateResult {
   return { response, ended: Promise.resolve("answered") };
 }
 
-function isLifecycle(
+/** True for a `response.*` event carrying its response snapshot. */
+export function isLifecycle(
   event: JsonObject | undefined,
 ): event is JsonObject & { type: string; response: JsonObject } {
   return (
@@ -213,7 +254,8 @@ function isLifecycle(
   );
 }
 
-function isTerminalType(type: string): boolean {
+/** True for the three terminal event types. */
+export function isTerminalType(type: string): boolean {
   return type === "response.completed" || type === "response.failed" || type === "response.incomplete";
 }
 

@@ -5,14 +5,16 @@
 import type { ItemParam } from "../protocol/types.js";
 import type { MockRequestBody } from "./request.js";
 import type { ScenarioExpect } from "./scenario.js";
+import type { Conversation } from "./state.js";
 import { itemText } from "./usage.js";
 
 /** The mismatches of `request` against `expect` (empty when it matches). */
 export function checkExpect(
   expect: ScenarioExpect,
   body: MockRequestBody,
-  input: readonly ItemParam[],
+  conversation: Conversation,
 ): string[] {
+  const { input } = conversation;
   const out: string[] = [];
   const previous = body.previous_response_id ?? null;
   const want = expect.previousResponseId;
@@ -34,6 +36,15 @@ export function checkExpect(
   for (const needle of list(expect.inputContains)) {
     if (!text.includes(needle))
       out.push(`expected the input to contain ${JSON.stringify(needle)}; got ${quote(text)}`);
+  }
+  if (expect.contextContains !== undefined) {
+    const seen = conversation.context.map(itemText).join("\n");
+    for (const needle of list(expect.contextContains)) {
+      if (!seen.includes(needle))
+        out.push(
+          `expected the model to see ${JSON.stringify(needle)} in the conversation; got ${quote(seen)}`,
+        );
+    }
   }
   const offered = (body.tools ?? []).map((t) => t.name);
   for (const name of expect.tools ?? []) {

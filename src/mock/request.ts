@@ -12,6 +12,11 @@ export type MockRequestBody = CreateResponseBody & { model: string };
 
 /** Parses and validates a request body; throws an HTTP 400 problem (see `http-error.ts`) when it is refused. */
 export function parseCreateBody(text: string): MockRequestBody {
+  return checkCreateBody(parseJsonBody(text));
+}
+
+/** `text` as a JSON object; a 400 `invalid_json` problem otherwise. */
+export function parseJsonBody(text: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -26,10 +31,19 @@ export function parseCreateBody(text: string): MockRequestBody {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw invalidRequest("The request body must be a JSON object.", null, "invalid_json");
   }
-  const body = value as Record<string, unknown>;
+  return value as Record<string, unknown>;
+}
+
+/** Refuses a body without a `model` (400 `missing_required_parameter`, `param: "model"`). */
+export function requireModel(body: Record<string, unknown>): void {
   if (body.model === undefined || body.model === null || body.model === "") {
     throw invalidRequest("Missing required parameter: 'model'.", "model", "missing_required_parameter");
   }
+}
+
+/** Validates a parsed `CreateResponseBody` (the WebSocket mode's `response.create` message minus its `type`, too). */
+export function checkCreateBody(body: Record<string, unknown>): MockRequestBody {
+  requireModel(body);
   const maxToolCalls = body.max_tool_calls;
   if (typeof maxToolCalls === "number" && (!Number.isInteger(maxToolCalls) || maxToolCalls < 1)) {
     throw invalidRequest(
