@@ -15,15 +15,18 @@ export function parseCreateBody(text: string): MockRequestBody {
   return checkCreateBody(parseJsonBody(text));
 }
 
-/** `text` as a JSON object; a 400 `invalid_json` problem otherwise. */
-export function parseJsonBody(text: string): Record<string, unknown> {
+/** `text` as a JSON object; a 400 `invalid_json` problem (ending with `hint`) otherwise. */
+export function parseJsonBody(
+  text: string,
+  hint = "Send a JSON object with Content-Type: application/json.",
+): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw invalidRequest(
-      `We could not parse the JSON body of your request (${reason}). Send a JSON object with Content-Type: application/json.`,
+      `We could not parse the JSON body of your request (${reason}). ${hint}`,
       null,
       "invalid_json",
     );
