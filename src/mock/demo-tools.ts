@@ -151,7 +151,7 @@ function stringFromText(schema: Schema, name: string, text: string): string | un
   const format = typeof schema.format === "string" ? schema.format : "";
   const description = typeof schema.description === "string" ? schema.description : "";
   if (/uri|url/i.test(format) || /(?:^|_)(?:url|uri|link)$/i.test(name))
-    return /https?:\/\/[^\s"'<>)]+/.exec(text)?.[0];
+    return /https?:\/\/[^\s"'<>)]*[^\s"'<>),.;:!?]/.exec(text)?.[0];
   if (format === "email" || /e-?mail/i.test(name)) return /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/.exec(text)?.[0];
   if (format === "date" || format === "date-time") return /\d{4}-\d{2}-\d{2}(?:T[\d:.]+Z?)?/.exec(text)?.[0];
   if (/(?:^|_)(?:path|file|filename|filepath)$/i.test(name)) return fileMentions(text)[0];
