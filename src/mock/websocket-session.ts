@@ -39,7 +39,7 @@ import {
 } from "./create-response.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
 import { type ErrorEventFault, errorEventPayload, httpErrorPayload } from "./faults.js";
-import { invalidRequest, problemOf, serverProblem } from "./http-error.js";
+import { httpProblem, invalidRequest, problemOf, serverProblem } from "./http-error.js";
 import type { MockRequestLog, RecordedRequest } from "./recording.js";
 import { recordedBody } from "./recording.js";
 import { checkCreateBody, type MockRequestBody, parseJsonBody } from "./request.js";
@@ -109,7 +109,8 @@ export function openWebSocketSession(options: WebSocketSessionOptions): WebSocke
   stats.connections++;
   stats.open++;
 
-  async function turn(text: string | undefined): Promise<void> {
+  /** Answers one message; `busy` when a response is running already (then it is only refused). */
+  async function turn(text: string | undefined, busy: boolean): Promise<void> {
     const started = performance.now();
     const record: RecordedRequest = {
       method: "WS",
@@ -124,6 +125,7 @@ export function openWebSocketSession(options: WebSocketSessionOptions): WebSocke
     let previous: string | undefined;
     let ended: { status: number; outcome: MockRequestLog["outcome"]; failed: boolean };
     try {
+      if (busy) throw inProgress();
       const message = parseMessage(text);
       if (typeof message.previous_response_id === "string") previous = message.previous_response_id;
       const body = createBody(message);
@@ -164,10 +166,10 @@ export function openWebSocketSession(options: WebSocketSessionOptions): WebSocke
       stats.messages++;
       if (signal.aborted) return;
       if (running !== undefined) {
-        void busy(text);
+        void turn(text, true); // refused at once; the running response goes on
         return;
       }
-      running = turn(text).finally(() => {
+      running = turn(text, false).finally(() => {
         running = undefined;
       });
     },
@@ -178,37 +180,20 @@ export function openWebSocketSession(options: WebSocketSessionOptions): WebSocke
     },
     settled: () => running ?? Promise.resolve(),
   };
+}
 
-  /** A `response.create` while a response runs: recorded, refused, and the running one goes on. */
-  async function busy(text: string | undefined): Promise<void> {
-    options.requests.push({
-      method: "WS",
-      transport: "websocket",
-      connection: options.connection,
-      path: options.path,
-      headers: options.headers,
-      body: recordedBody(text ?? ""),
-    });
-    const error: ErrorPayload = {
+/** The refusal of a `response.create` sent while a response runs on the connection. */
+function inProgress() {
+  return httpProblem({
+    status: 409,
+    error: {
       type: "invalid_request_error",
       code: "response_in_progress",
       message:
         "A response is already in progress on this connection. WebSocket mode runs one response at a time: send the next response.create after the terminal event of this one.",
       param: null,
-    };
-    await peer.send(errorMessage(409, error));
-    options.onRequest?.({
-      method: "WS",
-      path: options.path,
-      transport: "websocket",
-      connection: options.connection,
-      status: 409,
-      stream: true,
-      faults: [],
-      outcome: "answered",
-      durationMs: 0,
-    });
-  }
+    },
+  });
 }
 
 /** The message as a JSON object with the `response.create` type (400 problems otherwise). */
