@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { post, type ReadSse, readSse, streamProblems } from "../../test/support/mock-sse.js";
 import { validateErrorPayload } from "../protocol/validate.js";
 import { createMockHandler, type MockHandler, type MockOptions } from "./handler.js";
-import type { MockRequestLog } from "./recording.js";
+import { formatRequestLog, type MockRequestLog } from "./recording.js";
 import type { ScenarioTurn } from "./scenario.js";
 
 type Json = Record<string, unknown>;
@@ -193,6 +193,11 @@ describe("WebSocket mode, in process: responses", () => {
       ["GET", 101, "websocket", 1, undefined, "answered"],
       ["WS", 200, "websocket", 1, 0, "finished"],
       ["WS", 400, "websocket", 1, undefined, "answered"],
+    ]);
+    expect(logs.map((l) => formatRequestLog({ ...l, durationMs: 3 }))).toEqual([
+      "GET /v1/responses 101 ws#1 3ms",
+      "WS /v1/responses 200 ws#1 model=m turn=0 resp_mock_0001 stream 3ms",
+      "WS /v1/responses 400 ws#1 stream 3ms",
     ]);
   });
 
