@@ -122,12 +122,12 @@ describe("WebSocket mode, in process: responses", () => {
       scripted([
         {
           items: [{ type: "message", text: "slow" }],
-          faults: { stallAfterEvents: { afterEvents: 2, ms: 150 } },
+          faults: { stallAfterEvents: { afterEvents: 2, ms: 400 } },
         },
       ]),
     );
     ws.session.receive(JSON.stringify({ type: "response.create", model: "m", input: "one" }));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitFor(() => ws.peer.messages.length === 2);
     ws.session.receive(JSON.stringify({ type: "response.create", model: "m", input: "two" }));
     await ws.session.settled();
     const messages = ws.peer.messages.map(parse);
@@ -378,25 +378,26 @@ describe("WebSocket mode, in process: faults and scenarios", () => {
   });
 
   it("stalls: stallBeforeHeadersMs and stallBeforeBodyMs delay the first event, stallAfterEvents the rest", async () => {
-    for (const faults of [{ stallBeforeHeadersMs: 120 }, { stallBeforeBodyMs: 120 }]) {
+    for (const faults of [{ stallBeforeHeadersMs: 400 }, { stallBeforeBodyMs: 400 }]) {
       const ws = connect(scripted([{ items: [{ type: "message", text: "x" }], faults }]));
       const started = performance.now();
       ws.session.receive(JSON.stringify({ type: "response.create", model: "m", input: "a" }));
       await new Promise((resolve) => setTimeout(resolve, 40));
       expect(ws.peer.messages).toEqual([]);
       await ws.session.settled();
-      expect(performance.now() - started).toBeGreaterThanOrEqual(100);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(380);
       expect(types(ws.peer.messages.map(parse)).at(-1)).toBe("response.completed");
     }
     const ws = connect(
       scripted([
         {
           items: [{ type: "message", text: "x" }],
-          faults: { stallAfterEvents: { afterEvents: 2, ms: 120 } },
+          faults: { stallAfterEvents: { afterEvents: 2, ms: 400 } },
         },
       ]),
     );
     ws.session.receive(JSON.stringify({ type: "response.create", model: "m", input: "a" }));
+    await waitFor(() => ws.peer.messages.length >= 2);
     await new Promise((resolve) => setTimeout(resolve, 40));
     expect(ws.peer.messages).toHaveLength(2);
     await ws.session.settled();
@@ -419,7 +420,7 @@ describe("WebSocket mode, in process: faults and scenarios", () => {
       ),
     );
     ws.session.receive(JSON.stringify({ type: "response.create", model: "m", input: "a" }));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitFor(() => ws.peer.messages.length === 1);
     ws.session.end();
     await ws.session.settled();
     expect(logs.at(-1)).toMatchObject({ outcome: "cancelled", status: 0 });
@@ -464,3 +465,11 @@ const PACKAGE_JSON = JSON.stringify({
   stdout: '{"name":"demo-app","version":"2.0.0"}\n',
   stderr: "",
 });
+
+async function waitFor(test: () => boolean, ms = 5_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!test()) {
+    if (Date.now() > until) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
