@@ -18,6 +18,9 @@
  *      each (plus `start_line`/`end_line` for "lines 10-20" or "first 5 lines").
  *    Calls already made since that user message are not repeated; with `parallel_tool_calls:
  *    false` or `max_tool_calls` they are made one response at a time.
+ *    - a function tool that is not one of eddy's own (e.g. `get_weather`), when its name or
+ *      description shares a word with the message → the best match, with arguments built from its
+ *      JSON Schema and the message (`demo-tools.ts`).
  * 2. **All its calls are answered** (`function_call_output`s came back) → it replies in text that
  *    uses the outputs (eddy's `{tool, ok, exit_code, stdout, stderr, …}` JSON, else the raw
  *    string): a file's first lines in a code block and, for JSON such as package.json, its
@@ -42,6 +45,7 @@ import { type AnsweredCall, answerCalls } from "./demo-answer.js";
 import { describeAttachments } from "./demo-attachments.js";
 import { type DemoCall, defaultArgs, detectCalls } from "./demo-intent.js";
 import { sampleFromSchema } from "./demo-json.js";
+import { argumentsFromSchema, bestForeignTool, EDDY_TOOLS } from "./demo-tools.js";
 import type { PlannedItem, TurnPlan } from "./plan.js";
 import type { MockRequestBody } from "./request.js";
 import type { Conversation, ConversationItem } from "./state.js";
@@ -72,14 +76,24 @@ export function demoModel({ body, conversation, policy }: DemoModelInput): TurnP
   const key = (name: string, args: string) => `${name}\u0000${canonical(args)}`;
   const done = new Set(made.map((c) => key(c.name, c.arguments)));
   let calls = doable.filter((c) => !done.has(key(c.name, JSON.stringify(c.args))));
+  const tools = body.tools ?? [];
+  const foreign = calls.length === 0 ? bestForeignTool(text, tools, policy) : undefined;
+  const argsFor = (name: string) =>
+    EDDY_TOOLS.has(name)
+      ? defaultArgs(name, text)
+      : argumentsFromSchema(tools.find((t) => t.name === name)?.parameters, text);
   let rule: string;
-  if (calls.length === 0 && policy.mode === "required") {
+  if (foreign !== undefined && !made.some((c) => c.name === foreign.name)) {
+    calls = [{ name: foreign.name, args: argsFor(foreign.name) }];
+    rule = `the message matches the ${foreign.name} tool, so call it with arguments from its schema`;
+  } else if (calls.length === 0 && policy.mode === "required") {
     const callable = callableTools(policy);
     const name =
       callable.find((n) => wanted.some((c) => c.name === n)) ??
+      foreign?.name ??
       callable.find((n) => BUILTINS.includes(n)) ??
       callable[0];
-    if (name !== undefined) calls = [{ name, args: defaultArgs(name, text) }];
+    if (name !== undefined) calls = [{ name, args: argsFor(name) }];
     rule = `tool_choice requires a call, so call ${name ?? "a tool"}`;
   } else {
     rule = calls.length > 0 ? `the message asks for ${calls.map(describeCall).join(", ")}` : "";
