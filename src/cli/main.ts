@@ -13,6 +13,7 @@ import type { MockFlags } from "./mock-command.js";
 import type { ReplayFlags } from "./replay-command.js";
 import type { CliIo } from "./run-command.js";
 import { stylesFor } from "./terminal.js";
+import type { ViewFlags } from "./view-command.js";
 
 // Commands are imported when run, so `--help` and `--version` do not load the whole runtime.
 
@@ -146,6 +147,21 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     .action(async (flags: MockFlags) => {
       const { mockCommand } = await import("./mock-command.js");
       exitCode = await mockCommand(flags, io);
+    });
+
+  program
+    .command("view")
+    .description("write one self-contained HTML page of recorded runs or of a batch folder, and open it")
+    .argument("<paths...>", "tapes (eddy run --record), or one batch folder (eddy batch --out)")
+    .option("--out <file>", "write the page here (default: a temporary file, opened in the browser)")
+    .option("--no-open", "do not open the browser")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  $ eddy view run.tape                  # opens the page when there is a display\n  $ eddy view a.tape b.tape --out runs.html\n  $ eddy view batch-out/                 # the task table of an eddy batch --out folder",
+    )
+    .action(async (paths: string[], flags: ViewFlags) => {
+      const { viewCommand } = await import("./view-command.js");
+      exitCode = await viewCommand(paths, flags, io);
     });
 
   program
