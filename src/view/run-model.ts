@@ -153,14 +153,19 @@ class RunBuilder {
     if (record.type.startsWith("context_") || !known) {
       this.markers.push({ ts: record.ts, kind: "note", label: note.title, ...turnOf(record) });
     }
-    if (note.turn !== undefined && this.turns.has(note.turn)) this.turns.get(note.turn)?.notes.push(note);
-    else this.notes.push(note);
+    this.notes.push(note);
   }
 
   finish(tape: ViewTape): RunView {
     const started = this.started;
     const ended = this.ended;
     const header = tape.header;
+    // Notes go to their turn when the tape has it (a frame may name a turn before its request starts).
+    const runNotes = this.notes.filter((n) => {
+      const turn = n.turn === undefined ? undefined : this.turns.get(n.turn);
+      turn?.notes.push(n);
+      return turn === undefined;
+    });
     const turnViews = [...this.turns.values()].sort((a, b) => a.turn - b.turn).map((t) => t.finish());
     const start = this.first ?? 0;
     const end = Math.max(this.last, start);
@@ -186,7 +191,7 @@ class RunBuilder {
       turn_views: turnViews,
       tool_spans: this.spans,
       markers: this.markers,
-      notes: this.notes,
+      notes: runNotes,
       findings: turnViews.reduce((n, t) => n + t.findings.length, 0),
       frames: tape.frames.length,
       partial: tape.cut || ended === undefined,

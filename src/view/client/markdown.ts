@@ -14,11 +14,14 @@ const purify = DOMPurify(window);
 export function renderMarkdown(el: HTMLElement, text: string): HTMLElement {
   const html = marked.parse(text) as string;
   const fragment = purify.sanitize(html, {
-    FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed"],
+    // HTML only: no SVG or MathML (they add nothing to a model's answer but size and attack surface).
+    USE_PROFILE: { html: true },
+    FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed", "svg", "math"],
     FORBID_ATTR: ["style"],
     RETURN_DOM_FRAGMENT: true,
   });
   for (const a of fragment.querySelectorAll("a")) {
+    if (!/^https?:/i.test(a.getAttribute("href") ?? "")) continue;
     a.setAttribute("target", "_blank");
     a.setAttribute("rel", "noopener noreferrer");
   }
