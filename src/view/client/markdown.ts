@@ -16,7 +16,19 @@ export function renderMarkdown(el: HTMLElement, text: string): HTMLElement {
   const fragment = purify.sanitize(html, {
     // HTML only: no SVG or MathML (they add nothing to a model's answer but size and attack surface).
     USE_PROFILE: { html: true },
-    FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed", "svg", "math"],
+    FORBID_TAGS: [
+      "style",
+      "form",
+      "input",
+      "button",
+      "textarea",
+      "select",
+      "iframe",
+      "object",
+      "embed",
+      "svg",
+      "math",
+    ],
     FORBID_ATTR: ["style"],
     RETURN_DOM_FRAGMENT: true,
   });
