@@ -57,7 +57,12 @@ function expectOffline(opened: { requests: string[]; errors: string[]; url: stri
 
 async function screenshot(page: Page, name: string, alsoTo?: string): Promise<void> {
   const path = join(dir, `${name}.png`);
-  await page.screenshot({ path, fullPage: true });
+  await page.evaluate("window.scrollTo(0, 0)"); // the sticky bar stays at the top of the picture
+  await page.screenshot({
+    path,
+    fullPage: true,
+    ...(alsoTo ? { clip: { x: 0, y: 0, width: 1280, height: 1500 } } : {}),
+  });
   const png = readFileSync(path);
   expect(png.subarray(1, 4).toString("latin1")).toBe("PNG");
   expect(statSync(path).size).toBeGreaterThan(10_000);
