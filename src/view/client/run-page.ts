@@ -106,7 +106,9 @@ function header(run: RunView, label: string, toggle: HTMLElement): HTMLElement {
       fact("duration", ms(run.duration_ms)),
       fact("frames", [
         count(run.frames),
-        run.findings > 0 ? h("span", { class: "badge warn" }, `${run.findings} finding${run.findings === 1 ? "" : "s"}`) : null,
+        run.findings > 0
+          ? h("span", { class: "badge warn" }, `${run.findings} finding${run.findings === 1 ? "" : "s"}`)
+          : null,
       ]),
       fact("run id", h("code", null, run.run_id)),
     ),
