@@ -4,6 +4,7 @@
  * conventions' message JSON (`gen_ai.input.messages` / `gen_ai.output.messages`, recorded only when
  * content capture is on).
  */
+import { isJsonObject as isObject } from "../util/json.js";
 
 /** Attribute names from the GenAI conventions (and `error.type` from the general ones). */
 export const GENAI = {
@@ -109,9 +110,4 @@ function itemMessage(item: Record<string, unknown>): GenAiMessage {
     default:
       return { role: "assistant", parts: [{ type: String(item.type) }] };
   }
-}
-
-/** A plain JSON object. */
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

@@ -25,8 +25,9 @@ import type {
   ToolEndedFrame,
   TurnEndedFrame,
 } from "../frames/frame.js";
+import { isJsonObject as isObject, parseJsonObject } from "../util/json.js";
 import { EDDY_VERSION } from "../version.js";
-import { finishReason, GENAI, type GenAiMessage, inputMessages, isObject } from "./genai.js";
+import { finishReason, GENAI, type GenAiMessage, inputMessages } from "./genai.js";
 
 /** Sees every frame of one or more runs (frames of different runs are told apart by `run_id`). */
 export type OtelFrameObserver = (frame: Frame) => void;
@@ -436,16 +437,13 @@ function usageAttributes(usage: unknown): Attributes {
 
 /** The `error` of an eddy tool output (`{code, message}`), else a generic one. */
 function toolError(output: string): { code: string; message: string } {
-  try {
-    const parsed: unknown = JSON.parse(output);
-    const error = isObject(parsed) && isObject(parsed.error) ? parsed.error : undefined;
-    if (error !== undefined && typeof error.code === "string") {
-      return {
-        code: error.code,
-        message: typeof error.message === "string" ? error.message.slice(0, 300) : error.code,
-      };
-    }
-  } catch {}
+  const error = parseJsonObject(output)?.error;
+  if (isObject(error) && typeof error.code === "string") {
+    return {
+      code: error.code,
+      message: typeof error.message === "string" ? error.message.slice(0, 300) : error.code,
+    };
+  }
   return { code: "tool_error", message: "the tool call ended with ok: false" };
 }
 

@@ -5,11 +5,13 @@
  * skipped and reported with its line number; a task that ran twice (`--retry-failed`) shows its
  * last line; a tape that cannot be read leaves its row without a link, saying why.
  */
+
 import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { EddyError } from "../errors.js";
+import { isJsonObject as isObject } from "../util/json.js";
 import { shortValue } from "./notes.js";
-import { isObject } from "./tool-state.js";
+
 import { tokenCounts } from "./turn-state.js";
 import type { BatchRowView, BatchView } from "./view-data.js";
 

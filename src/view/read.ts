@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { EddyError } from "../errors.js";
 import { FRAME_TYPES, type Frame, type FrameEnvelope } from "../frames/frame.js";
 import { parseTape, type TapeHeader } from "../replay/tape.js";
+import { parseJsonObject } from "../util/json.js";
 
 /** A frame as read from a tape: any `type`, the envelope checked. */
 export type FrameRecord = FrameEnvelope & { type: string } & Record<string, unknown>;
@@ -44,7 +45,7 @@ export function parseViewTape(text: string, source: string): ViewTape {
   if (lines.length === 0) throw invalid(`${source}: the tape is empty`);
   let header: TapeHeader | undefined;
   let start = 0;
-  const first = parseLine(lines[0]?.text ?? "");
+  const first = parseJsonObject(lines[0]?.text ?? "");
   if (first !== undefined && first.type === "tape_header") {
     header = parseTape(`${lines[0]?.text}\n`, source).header;
     start = 1;
@@ -54,7 +55,7 @@ export function parseViewTape(text: string, source: string): ViewTape {
   let cut = false;
   for (let i = start; i < lines.length; i++) {
     const { text: line, number } = lines[i] as { text: string; number: number };
-    const value = parseLine(line);
+    const value = parseJsonObject(line);
     if (value === undefined) {
       // A crash leaves at most one partial record, at the end, with no newline after it.
       if (i === lines.length - 1 && !text.endsWith("\n")) {
@@ -85,17 +86,6 @@ export function readViewTape(path: string): ViewTape {
     );
   }
   return parseViewTape(text, path);
-}
-
-function parseLine(line: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(line);
-    return value !== null && typeof value === "object" && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function envelopeProblem(v: Record<string, unknown>): string | undefined {

@@ -4,11 +4,13 @@
  * the frames, tolerant of everything a tape can be: cut by a crash (no `run_ended`), from a newer
  * eddy (unknown frame types become notes), or a bare frame log without a header.
  */
+
 import { assertNever } from "../errors.js";
 import type { Frame, RunEndedFrame, RunStartedFrame } from "../frames/frame.js";
+import { isJsonObject as isObject } from "../util/json.js";
 import { noteOf, shortValue } from "./notes.js";
 import { type FrameRecord, knownFrame, type ViewTape } from "./read.js";
-import { endToolCall, isObject, type KnownFiles, startToolCall } from "./tool-state.js";
+import { endToolCall, type KnownFiles, startToolCall } from "./tool-state.js";
 import { TurnState, tokenCounts } from "./turn-state.js";
 import type { MarkerView, NoteView, RunView, TokenCounts, ToolCallView, ToolSpanView } from "./view-data.js";
 

@@ -6,6 +6,7 @@
  */
 import { posix } from "node:path";
 import type { ToolCallFrame, ToolEndedFrame } from "../frames/frame.js";
+import { isJsonObject as isObject } from "../util/json.js";
 import type { ToolCallView } from "./view-data.js";
 
 /** What the run knows of the workspace's files, by normalized path. */
@@ -92,9 +93,4 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-/** A plain JSON object (not null, not an array). */
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

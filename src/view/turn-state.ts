@@ -5,6 +5,7 @@
  * comes from the `output_text_delta` frames, which every provider path emits (on the Chat
  * Completions path the provider events are chunks, not Responses events).
  */
+
 import type {
   OutputTextDeltaFrame,
   ProviderEventFrame,
@@ -14,8 +15,9 @@ import type {
   RetryFrame,
   TurnEndedFrame,
 } from "../frames/frame.js";
+import { isJsonObject as isObject } from "../util/json.js";
 import { shortValue } from "./notes.js";
-import { isObject } from "./tool-state.js";
+
 import type {
   AttemptView,
   FindingView,
