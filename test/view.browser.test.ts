@@ -317,6 +317,37 @@ describe("eddy view in Chromium", () => {
     expectOffline(opened);
   });
 
+  it("puts several tapes on one page with a run list", async () => {
+    const workspace = mkdtempSync(join(dir, "ws-"));
+    writeFileSync(join(workspace, "package.json"), '{"name": "x"}\n');
+    const first = join(dir, "first.tape");
+    const second = join(dir, "second.tape");
+    await recordMockRun({ prompt: "What is in package.json?", workspace, tape: first });
+    await recordMockRun({
+      scenario: { turns: [{ items: [{ type: "message", text: "cut" }], status: "incomplete" }] },
+      prompt: "Say a lot",
+      workspace,
+      tape: second,
+    });
+    const opened = await viewPage([first, second], "list", "list");
+    const { page } = opened;
+    expect(await page.locator("#run-table tbody tr td:first-child").allInnerTexts()).toEqual([
+      "first.tape",
+      "second.tape",
+    ]);
+    expect(await page.locator("#run-table tbody tr td:nth-child(2)").allInnerTexts()).toEqual([
+      "completed",
+      "incomplete",
+    ]);
+    await page.click('a.run-link:text-is("second.tape")');
+    await page.waitForSelector('body[data-view="run"]');
+    expect(await text(page, "#run-reason")).toBe("incomplete");
+    expect(await text(page, "#answer")).toBe("cut");
+    await page.goBack();
+    await page.waitForSelector('body[data-view="list"]');
+    expectOffline(opened);
+  });
+
   it("keeps a 100k-frame tape responsive: a virtualized raw list and a fast search", {
     timeout: 60_000,
   }, async () => {
