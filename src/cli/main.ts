@@ -157,7 +157,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     .option("--no-open", "do not open the browser")
     .addHelpText(
       "after",
-      "\nExamples:\n  $ eddy view run.tape                  # opens the page when there is a display\n  $ eddy view a.tape b.tape --out runs.html\n  $ eddy view batch-out/                 # the task table of an eddy batch --out folder",
+      "\nExamples:\n  $ eddy view run.tape               # opens the page when there is a display\n  $ eddy view a.tape b.tape --out runs.html\n  $ eddy view batch-out/             # the task table of an eddy batch --out folder",
     )
     .action(async (paths: string[], flags: ViewFlags) => {
       const { viewCommand } = await import("./view-command.js");
