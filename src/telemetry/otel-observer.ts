@@ -8,7 +8,7 @@
  *
  * `@opentelemetry/api` is an optional peer dependency: eddy never imports it unless a program asks
  * for an observer, and with no tracer provider registered (or a run not sampled) the observer
- * checks one flag per frame and does nothing else.
+ * compares one string per frame and does nothing else.
  *
  * Content — prompts, instructions, answers, tool arguments and outputs — is recorded only with
  * `captureContent`. Secrets are never recorded: frames carry none by construction (keys travel in
