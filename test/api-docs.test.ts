@@ -10,7 +10,14 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), "..", "src");
-const ENTRIES = ["index.ts", "entry/mock.ts", "entry/replay.ts", "entry/protocol.ts", "entry/sse.ts"];
+const ENTRIES = [
+  "index.ts",
+  "entry/mock.ts",
+  "entry/replay.ts",
+  "entry/protocol.ts",
+  "entry/sse.ts",
+  "entry/telemetry.ts",
+];
 /** Functions a user starts from: each shows how it is called. */
 const ENTRY_POINTS = [
   "runAgent",

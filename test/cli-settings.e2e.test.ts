@@ -483,3 +483,24 @@ describe("--api chat-completions", () => {
     expect(r.stderr).toMatch(/--api must be responses or chat-completions/);
   });
 });
+
+describe("--otel", () => {
+  it("exports the run's GenAI spans to the OTLP endpoint", async () => {
+    const { startOtlpReceiver } = await import("./support/otlp-receiver.js");
+    const receiver = await startOtlpReceiver();
+    closers.push(() => receiver.close());
+    const r = await runCli(["run", "--otel", "What is in package.json?"], {
+      cwd: workspace(),
+      env: cleanEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }),
+    });
+    expect(r.code).toBe(0);
+    const names = receiver.spans.map((s) => s.name);
+    expect(names).toContain("invoke_agent");
+    expect(names.filter((n) => n.startsWith("chat"))).toHaveLength(2);
+    const tool = receiver.spans.find((s) => s.name.startsWith("execute_tool"));
+    expect(tool?.attributes["gen_ai.tool.name"]).toBe("read_file");
+    const chat = receiver.spans.find((s) => s.name.startsWith("chat"));
+    expect(chat?.attributes["gen_ai.request.model"]).toBe("eddy-demo");
+    expect(typeof chat?.attributes["gen_ai.usage.input_tokens"]).toBe("number");
+  });
+});

@@ -23,9 +23,38 @@ const ALLOWED: Record<string, string[]> = {
   loop: ["protocol", "frames", "provider", "tools", "history", "context"],
   replay: ["protocol", "frames", "provider", "loop", "tools"],
   mock: ["protocol", "sse"],
-  cli: ["protocol", "sse", "frames", "provider", "tools", "history", "context", "loop", "replay", "mock"],
+  // view/ renders tapes: it reads them through replay/ and knows frames; client/ is its browser half.
+  view: ["frames", "replay"],
+  // telemetry/ observes frames only.
+  telemetry: ["frames"],
+  cli: [
+    "protocol",
+    "sse",
+    "frames",
+    "provider",
+    "tools",
+    "history",
+    "context",
+    "loop",
+    "replay",
+    "mock",
+    "view",
+    "telemetry",
+  ],
   // The public subpath entries (package.json "exports"): re-exports only.
-  entry: ["protocol", "sse", "frames", "provider", "tools", "history", "context", "loop", "replay", "mock"],
+  entry: [
+    "protocol",
+    "sse",
+    "frames",
+    "provider",
+    "tools",
+    "history",
+    "context",
+    "loop",
+    "replay",
+    "mock",
+    "telemetry",
+  ],
   util: [],
 };
 const ALWAYS = new Set(["errors.js", "version.js", "util"]);

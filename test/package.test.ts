@@ -119,9 +119,9 @@ beforeAll(() => {
 }, 120_000);
 
 describe("the packed package in a fresh project", () => {
-  it("declares the five entries", () => {
+  it("declares the six entries", () => {
     expect(Object.keys(pkg.exports).sort()).toEqual(
-      [".", "./mock", "./package.json", "./protocol", "./replay", "./sse"].sort(),
+      [".", "./mock", "./package.json", "./protocol", "./replay", "./sse", "./telemetry"].sort(),
     );
   });
 

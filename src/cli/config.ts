@@ -60,6 +60,8 @@ export interface RunFlags {
   allowShell?: boolean;
   json?: boolean;
   record?: string;
+  /** `--otel`: export OpenTelemetry spans. */
+  otel?: boolean;
   debug?: boolean;
 }
 

@@ -74,7 +74,7 @@ describe("eddy run --help", () => {
   it("eddy config takes the same settings as eddy run", async () => {
     const run = optionHelp((await cli(["run", "--help"])).stdout);
     const config = optionHelp((await cli(["config", "--help"])).stdout);
-    const runOnly = ["--context", "--schema", "--json", "--record", "--debug"];
+    const runOnly = ["--context", "--schema", "--json", "--record", "--otel", "--debug"];
     expect([...config.keys()].sort()).toEqual([...run.keys()].filter((k) => !runOnly.includes(k)).sort());
   });
 });

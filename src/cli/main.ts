@@ -19,6 +19,7 @@ import type { ReplayFlags } from "./replay-command.js";
 import type { CliIo } from "./run-command.js";
 import { stylesFor } from "./terminal.js";
 import type { ThreadsFlags } from "./threads-command.js";
+import type { ViewFlags } from "./view-command.js";
 
 // Commands are imported when run, so `--help` and `--version` do not load the whole runtime (only
 // the defaults and the profile table, which the help text is built from).
@@ -174,6 +175,10 @@ function defineRun(program: Command, io: CliIo, state: CliState): void {
     )
     .option("--json", "write frames as JSONL to stdout, nothing else")
     .option("--record <file>", "write the run's tape (replay it with eddy replay)")
+    .option(
+      "--otel",
+      "export OpenTelemetry GenAI spans over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318; on by itself when that variable is set)",
+    )
     .option("--debug", "show stack traces for internal errors")
     .addHelpText("after", RUN_EXAMPLES)
     .action(async (prompt: string | undefined, flags: RunFlags) => {
@@ -236,6 +241,23 @@ function defineThreads(program: Command, io: CliIo, state: CliState): void {
     });
 }
 
+function defineView(program: Command, io: CliIo, state: CliState): void {
+  program
+    .command("view")
+    .description("write one self-contained HTML page of recorded runs or of a batch folder, and open it")
+    .argument("<paths...>", "tapes (eddy run --record), or one batch folder (eddy batch --out)")
+    .option("--out <file>", "write the page here (default: a temporary file, opened in the browser)")
+    .option("--no-open", "do not open the browser")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  $ eddy view run.tape               # opens the page when there is a display\n  $ eddy view a.tape b.tape --out runs.html\n  $ eddy view batch-out/             # the task table of an eddy batch --out folder",
+    )
+    .action(async (paths: string[], flags: ViewFlags) => {
+      const { viewCommand } = await import("./view-command.js");
+      state.exitCode = await viewCommand(paths, flags, io);
+    });
+}
+
 function defineConfig(program: Command, io: CliIo, state: CliState): void {
   const config = program
     .command("config")
@@ -261,6 +283,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   defineReplay(program, io, state);
   defineMock(program, io, state);
   defineThreads(program, io, state);
+  defineView(program, io, state);
   defineConfig(program, io, state);
   try {
     if (argv.length === 0) {

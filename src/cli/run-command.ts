@@ -19,6 +19,7 @@ import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
 import { type EffectiveConfig, type Env, type RunFlags, resolveConfig } from "./config.js";
 import { exitCodeFor } from "./exit-codes.js";
+import { type OtelExport, otelRequested, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, keyHint, usageError } from "./preflight.js";
 import { HumanRenderer } from "./render-human.js";
 import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
@@ -52,8 +53,11 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
   let started: TargetProvider | undefined;
   let recorder: TapeRecorder | undefined;
   let removeSignal: (() => void) | undefined;
+  let otel: OtelExport | undefined;
   try {
     started = await startTargetProvider(prepared.config);
+    if (otelRequested(flags.otel, io.env))
+      otel = await startOtelExport({ env: io.env, providerName: started.provider.name });
     const runOptions = runOptionsFor(prepared, started.provider, controller.signal);
     // Bad options throw here, before any request and before the demo-model notice: exit 2.
     const handle = runAgent(runOptions);
@@ -63,12 +67,14 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     const render = flags.json === true ? jsonRenderer(io.stdout) : humanRenderer(io, styles, prepared.config);
     for await (const frame of handle) {
       recorder?.observer(frame);
+      otel?.observer(frame);
       render(frame);
     }
     return exitCodeFor((await handle.result).reason);
   } finally {
     removeSignal?.();
     recorder?.close();
+    await otel?.shutdown();
     await started?.close();
   }
 }
