@@ -35,8 +35,6 @@ export class Conversation {
   private currentMode: ContinuationMode;
   /** The conversation as input items. */
   private history: JsonObject[];
-  /** The first request's prompt, while it can still be sent as a plain string. */
-  private prompt: string | undefined;
   private previousResponseId: string | undefined;
   /** Outputs of the last turn's calls, for a chained follow-up (in output order). */
   private pendingOutputs: JsonObject[] = [];
@@ -49,7 +47,6 @@ export class Conversation {
 
   constructor(private readonly options: ConversationOptions) {
     this.currentMode = options.mode;
-    this.prompt = typeof options.input === "string" ? options.input : undefined;
     this.history =
       typeof options.input === "string"
         ? [userMessageItem(options.input)]
@@ -80,9 +77,8 @@ export class Conversation {
         repairs: repaired.repairs,
       };
     }
-    // A first prompt goes as a plain string in chained mode; stateless history needs items.
-    if (this.prompt !== undefined && this.currentMode === "chained")
-      return { input: this.prompt, previousResponseId: undefined, repairs: [] };
+    // A first prompt goes as a message item in both modes, never as a plain string: one server
+    // (a third-party bridge) iterates a string input per character.
     const repaired = repairHistory(this.history);
     this.history = repaired.items;
     // A copy: the body is recorded in frames and must not change when the history grows.
@@ -91,7 +87,6 @@ export class Conversation {
 
   /** Takes a finished turn: its output items and its answered calls (in output order) join the history. */
   record(response: AssembledResponse, answered: readonly AnsweredCall[]): void {
-    this.prompt = undefined;
     const normalization = { keepItemIds: this.options.keepItemIds };
     for (const item of response.items) {
       const input = toInputItem(item, normalization);

@@ -9,7 +9,6 @@ import type { ContinuationMode } from "../frames/frame.js";
 import type {
   CreateResponseBody,
   FunctionToolParam,
-  ItemParam,
   JsonObject,
   ToolChoiceParam,
 } from "../protocol/types.js";
@@ -89,12 +88,4 @@ function mergeInclude(
   const out: NonNullable<CreateResponseBody["include"]> = ["reasoning.encrypted_content"];
   for (const v of extra ?? []) if (!out.includes(v)) out.push(v);
   return out;
-}
-
-/** The first request's input: a prompt string stays a string in chained mode; stateless history needs items. */
-export function initialInput(input: string | ItemParam[], asItems: boolean): string | JsonObject[] {
-  if (typeof input !== "string") return input as JsonObject[];
-  return asItems
-    ? [{ type: "message", role: "user", content: [{ type: "input_text", text: input }] }]
-    : input;
 }

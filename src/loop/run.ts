@@ -19,7 +19,7 @@ import { Conversation } from "./conversation.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
 import { FrameChannel } from "./frame-channel.js";
 import type { RunHandle, RunOptions, RunResult, ToolExecutor } from "./options.js";
-import { buildRequestBody, initialInput } from "./request.js";
+import { buildRequestBody } from "./request.js";
 import {
   callsSignature,
   decideAfterTurn,
