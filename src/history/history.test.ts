@@ -131,7 +131,14 @@ describe("toInputItem (DESIGN.md §8.3)", () => {
           type: "output_text",
           text: " there",
           annotations: [
-            { type: "url_citation", start_index: 0, end_index: 2, url: "https://x.test", title: "X", extra: 1 },
+            {
+              type: "url_citation",
+              start_index: 0,
+              end_index: 2,
+              url: "https://x.test",
+              title: "X",
+              extra: 1,
+            },
             { type: "file_citation", file_id: "f", index: 0 },
           ],
         },
@@ -149,7 +156,9 @@ describe("toInputItem (DESIGN.md §8.3)", () => {
         {
           type: "output_text",
           text: " there",
-          annotations: [{ type: "url_citation", start_index: 0, end_index: 2, url: "https://x.test", title: "X" }],
+          annotations: [
+            { type: "url_citation", start_index: 0, end_index: 2, url: "https://x.test", title: "X" },
+          ],
         },
         { type: "refusal", refusal: "no" },
       ],

@@ -93,7 +93,9 @@ function urlCitation(annotation: unknown): JsonObject[] {
   if (a.type !== "url_citation") return [];
   const { start_index, end_index, url, title } = a;
   if (typeof start_index !== "number" || typeof end_index !== "number" || typeof url !== "string") return [];
-  return [{ type: "url_citation", start_index, end_index, url, title: typeof title === "string" ? title : "" }];
+  return [
+    { type: "url_citation", start_index, end_index, url, title: typeof title === "string" ? title : "" },
+  ];
 }
 
 function summaryPart(part: unknown): JsonObject[] {

@@ -14,7 +14,9 @@ describe("LLMProvider (seed 002)", () => {
       model: "m",
       instructions: "Be terse.",
       // A user message, never a bare string (a server splits string input per character).
-      input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "Capital of France?" }] }],
+      input: [
+        { type: "message", role: "user", content: [{ type: "input_text", text: "Capital of France?" }] },
+      ],
       stream: true,
     });
     expect(provider.requests[0]?.tools).toBeUndefined();
