@@ -9,7 +9,7 @@
  * in the JSON and costs no copy per frame; stamping at emission keeps `seq` in emission order even
  * when tool execution and streaming interleave.
  */
-import type { CreateResponseBody, ItemParam, Usage } from "../protocol/types.js";
+import type { CreateResponseBody, ItemParam, JsonObject, Usage } from "../protocol/types.js";
 
 /** The envelope every frame carries. */
 export interface FrameEnvelope {
@@ -148,8 +148,16 @@ export interface ContextCompaction {
   summary?: string;
   /** The model that wrote the summary (`model_summary`). */
   model?: string;
-  /** Why a configured summarization model was not used (its call failed): the summary is extractive. */
+  /**
+   * Why the preferred method was not used: the summarization model's call failed (the summary is
+   * extractive), or the server's compaction failed (the history was compacted locally).
+   */
   fallback_reason?: string;
+  /**
+   * `server_compact`: the items the server's `POST /responses/compact` returned, which replace the
+   * history; a replay hands them back instead of asking the server again.
+   */
+  output?: JsonObject[];
 }
 
 /** The history sent with the next request was compacted (see `ContextCompaction`). */
