@@ -148,11 +148,13 @@ export interface ContextCompaction {
   summary?: string;
   /** The model that wrote the summary (`model_summary`). */
   model?: string;
-  /**
-   * Why the preferred method was not used: the summarization model's call failed (the summary is
-   * extractive), or the server's compaction failed (the history was compacted locally).
-   */
+  /** Why a configured summarization model was not used (its call failed): the summary is extractive. */
   fallback_reason?: string;
+  /**
+   * The server was asked to compact (`POST /responses/compact`) and failed with this error, so the
+   * history was compacted locally (overflow only).
+   */
+  server_error?: string;
   /**
    * `server_compact`: the items the server's `POST /responses/compact` returned, which replace the
    * history; a replay hands them back instead of asking the server again.

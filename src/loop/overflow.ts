@@ -34,7 +34,7 @@ export function isContextOverflow(outcome: ProviderOutcome): boolean {
 export function overflowBudget(message: string, tokensNow: number): number {
   const named =
     /maximum context length is\s+([\d,]+)/i.exec(message) ??
-    /context (?:window|length)(?: of| is)?\s+(?:about\s+)?([\d,]+)/i.exec(message);
+    /\b(?:context window|context length|window) (?:of|is)\s+([\d,]+)/i.exec(message);
   const window = named?.[1] === undefined ? Number.NaN : Number(named[1].replace(/,/g, ""));
   if (Number.isFinite(window) && window > 0) return Math.max(1, Math.floor(window * OVERFLOW_WINDOW_SHARE));
   return Math.max(1, Math.floor(tokensNow / 2));
@@ -87,18 +87,14 @@ export async function compactAfterOverflow(
       };
     } catch (err) {
       if (signal.aborted) throw err;
-      serverFailure = `the server's compaction failed (${describeError(err)}), so the history was compacted locally`;
+      serverFailure = describeError(err);
     }
   }
   const message = input.outcome.ok ? "" : input.outcome.error.message;
   const local = await history.compactForOverflow(items, { budget: overflowBudget(message, before), signal });
   if (local.compaction === undefined) return undefined;
   const compaction = local.compaction;
-  if (serverFailure !== undefined)
-    compaction.fallback_reason =
-      compaction.fallback_reason === undefined
-        ? serverFailure
-        : `${serverFailure}; ${compaction.fallback_reason}`;
+  if (serverFailure !== undefined) compaction.server_error = serverFailure;
   return { items: local.items, compaction };
 }
 
@@ -107,9 +103,9 @@ export function overflowError(
   outcome: ProviderOutcome,
   compacted: ContextCompaction | undefined,
 ): FrameError {
-  const said = outcome.ok
-    ? `the response is incomplete (${outcome.response.incompleteReason})`
-    : outcome.error.message;
+  const said = (
+    outcome.ok ? `the response is incomplete (${outcome.response.incompleteReason})` : outcome.error.message
+  ).replace(/\.+$/, "");
   const what =
     compacted === undefined
       ? "nothing could be compacted (only the system messages, the latest prompt and the turn in progress are left)"
