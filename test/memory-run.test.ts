@@ -9,9 +9,11 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { createThreadStore } from "../src/context/threads.js";
 import type { Frame } from "../src/frames/frame.js";
 import type { RunOptions } from "../src/loop/options.js";
 import { runAgent } from "../src/loop/run.js";
+import { runAgentOnThread } from "../src/loop/thread-run.js";
 import { createMockServer, type MockServer, type Scenario } from "../src/mock/index.js";
 import type { JsonObject } from "../src/protocol/types.js";
 import { createOpenResponsesProvider } from "../src/provider/open-responses.js";
@@ -360,5 +362,64 @@ describe("context overflow: compacted once, then the turn is sent again", () => 
     expect(ofType(second.frames, "context_compacted")).toHaveLength(1);
     expect(again.requests).toHaveLength(4); // two turns, the refused one, one resend
     expect(second.result.error?.message).toMatch(/still does not fit after compacting/);
+  });
+});
+
+describe("runAgentOnThread (the library face of eddy run --thread)", () => {
+  it("compiles the thread into the run's context, appends the outcome, and replays from the recorded context", async () => {
+    server = await createMockServer({});
+    const provider = createOpenResponsesProvider({ baseURL: server.url, name: "mock" });
+    const dir = workspace();
+    const store = createThreadStore({ workspace: dir });
+    const base = { provider, model: "eddy-demo", tools: registry(), workspace: dir };
+    const first = await runAgentOnThread({ ...base, input: "My name is Ada.", thread: { name: "t", store } });
+    for await (const _ of first) {
+    }
+    expect((await first.result).outputText).toBe("Noted: your name is Ada.");
+
+    const second = await runAgentOnThread({
+      ...base,
+      input: "What is my name?",
+      thread: { name: "t", store },
+    });
+    const header = createTapeHeader(second.runOptions, { runId: second.runId, validate: true });
+    const frames: Frame[] = [];
+    for await (const f of second) frames.push(f);
+    expect((await second.result).outputText).toBe("Your name is Ada.");
+    expect(frames[1]).toMatchObject({ type: "context_compiled", thread: "t", runs: 1, item_count: 2 });
+    expect(header.context?.items).toHaveLength(2);
+
+    const log = await store.read("t");
+    expect(log.runs.map((r) => [r.prompt.prompt, r.outcome?.output_text])).toEqual([
+      ["My name is Ada.", "Noted: your name is Ada."],
+      ["What is my name?", "Your name is Ada."],
+    ]);
+
+    // The replay starts from the recorded context: a changed thread log does not matter.
+    await store.append("t", { kind: "prompt", run_id: "run_x", prompt: "My name is Bob.", model: null });
+    const replay = await replayTape({ header, frames }, { registry: registry(), workspace: dir });
+    expect(replay.verdict).toEqual({ match: true, frames: frames.length });
+  });
+
+  it("takes a string prompt only, and records a run that could not start", async () => {
+    server = await createMockServer({});
+    const provider = createOpenResponsesProvider({ baseURL: server.url, name: "mock" });
+    const dir = workspace();
+    const store = createThreadStore({ workspace: dir });
+    await expect(
+      runAgentOnThread({ provider, model: "m", input: [], workspace: dir, thread: { name: "t", store } }),
+    ).rejects.toThrow(/prompt as a string/);
+    await expect(
+      runAgentOnThread({
+        provider,
+        model: "m",
+        input: "hi",
+        maxTurns: 0,
+        workspace: dir,
+        thread: { name: "t", store },
+      }),
+    ).rejects.toThrow(/maxTurns must be an integer/);
+    const log = await store.read("t");
+    expect(log.runs.map((r) => r.outcome?.reason)).toEqual(["not_started"]);
   });
 });
