@@ -82,6 +82,11 @@ describe("eddy run --thread NAME", () => {
     for (const started of ofType(third, "request_started"))
       expect(started.body.previous_response_id).toBeUndefined();
 
+    // The human view says where the context came from.
+    const human = await runCli(["run", "--thread", "me", "What is my name?"], { cwd });
+    expect(human.stdout).toBe("Your name is Ada.\n");
+    expect(human.stderr).toMatch(/↺ context: 3 earlier runs of thread me \(6 items, ~\d+ tokens\)/);
+
     // Without the thread the demo model has nothing to remember.
     const alone = await runCli(["run", "What is my name?"], { cwd });
     expect(alone.stdout).toContain("You haven’t told me your name");
@@ -91,10 +96,11 @@ describe("eddy run --thread NAME", () => {
       "Noted: your name is Ada.",
       "Noted: your favourite colour is teal.",
       "Your name is Ada. Your favourite colour is teal.",
+      "Your name is Ada.",
     ]);
-    expect(log.runs.every((r) => r.outcome?.tape?.endsWith(".tape"))).toBe(true);
+    expect(log.runs.slice(0, 3).every((r) => r.outcome?.tape?.endsWith(".tape"))).toBe(true);
     const shown = await runCli(["threads", "show", "me"], { cwd });
-    expect(shown.stdout).toContain("thread me: 3 runs");
+    expect(shown.stdout).toContain("thread me: 4 runs");
   });
 
   it("three concurrent runs on one thread keep its log whole: three prompts, three outcomes", async () => {
@@ -226,5 +232,12 @@ describe("context overflow through the CLI", () => {
     const frames = await runAndReplay(cwd, ["--base-url", server.url, "--model", "m", "Read a.txt"]);
     expect(ofType(frames, "context_compacted")[0]).toMatchObject({ trigger: "overflow", calls_removed: 1 });
     expect(frames.at(-1)).toMatchObject({ type: "run_ended", reason: "completed", output_text: "done" });
+
+    const again = await mock({ contextWindow: 400, turns: [read("a.txt"), read("b.txt"), say("done")] });
+    const human = await runCli(["run", "--base-url", again.url, "--model", "m", "Read a.txt"], { cwd });
+    expect(human.code).toBe(0);
+    expect(human.stderr).toMatch(
+      /⇣ compacted the conversation \(overflow, extractive_summary\): \d+ → \d+ tokens, 2 items removed/,
+    );
   });
 });

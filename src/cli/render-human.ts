@@ -77,7 +77,9 @@ export class HumanRenderer {
       case "context_compiled":
         this.note(
           this.options.styles.dim(
-            `↺ context: ${frame.runs} earlier run${frame.runs === 1 ? "" : "s"}${frame.thread === undefined ? "" : ` of thread ${frame.thread}`} (${frame.item_count} items, ~${frame.token_estimate} tokens)`,
+            frame.runs === 0
+              ? `↺ ${frame.thread === undefined ? "context" : `thread ${frame.thread}`}: no earlier runs`
+              : `↺ context: ${frame.runs} earlier run${frame.runs === 1 ? "" : "s"}${frame.thread === undefined ? "" : ` of thread ${frame.thread}`} (${frame.item_count} items, ~${frame.token_estimate} tokens)`,
           ),
         );
         break;
