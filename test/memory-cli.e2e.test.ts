@@ -39,7 +39,7 @@ const read = (path: string) => ({
 });
 const say = (text: string) => ({ items: [{ type: "message" as const, text }] });
 const inputOf = (server: MockServer, i: number) =>
-  ((server.requests[i]?.body as JsonObject).input ?? []) as JsonObject[];
+  ((server.requests[i]?.body as JsonObject | undefined)?.input ?? []) as JsonObject[];
 
 /** `eddy run --json --record TAPE …`: the frames, and `eddy replay TAPE` must match. */
 async function runAndReplay(cwd: string, args: string[]): Promise<Frame[]> {
