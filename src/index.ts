@@ -41,6 +41,11 @@ export { EddyError, type EddyErrorCode, type ErrorFault } from "./errors.js";
 // ── frames ────────────────────────────────────────────────────────────────────────────────
 export type {
   CancelRequestedFrame,
+  CompactionMethod,
+  ContextCompactedFrame,
+  ContextCompaction,
+  ContextCompilation,
+  ContextCompiledFrame,
   ContinuationMode,
   Frame,
   FrameEnvelope,
@@ -97,7 +102,9 @@ export { LOOP_DEFAULTS } from "./loop/defaults.js";
 export type { FrameObserver } from "./loop/frame-channel.js";
 export type {
   OutputSchema,
+  RunContext,
   RunHandle,
+  RunHistoryOptions,
   RunOptions,
   RunResult,
   ToolExecutionPolicy,
@@ -105,6 +112,7 @@ export type {
   ToolsOnFollowUp,
 } from "./loop/options.js";
 export { runAgent } from "./loop/run.js";
+export { runAgentOnThread, type ThreadRunHandle, type ThreadRunSettings } from "./loop/thread-run.js";
 export type { CreateResponseBody, ItemParam, JsonObject, ToolChoiceParam, Usage } from "./protocol/types.js";
 // ── providers ─────────────────────────────────────────────────────────────────────────────
 export type {
@@ -143,6 +151,8 @@ export {
   resolveRoute,
 } from "./provider/profiles.js";
 export type {
+  CompactRequest,
+  CompactResult,
   Provider,
   ProviderOutcome,
   ProviderRequest,

@@ -35,6 +35,10 @@ export function configCommand(flags: RunFlags, io: CliIo): number {
     ["allow_write", config.allowWrite],
     ["allow_shell", config.allowShell],
     ["validate", config.validate],
+    ["history_strategy", config.history.strategy],
+    ["recent_calls_to_keep", config.history.recentCallsToKeep],
+    ["truncation_threshold", config.history.truncationThreshold],
+    ["summarization_model", config.history.summarizationModel],
   ];
   for (const [name, setting] of settings) rows.push(settingRow(name, setting));
   rows.push(["config_file", config.configFile ?? "(none found)", ""]);

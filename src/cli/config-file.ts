@@ -8,6 +8,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { EddyError } from "../errors.js";
+import { historyConfigSchema } from "../history/options.js";
 import { CAPABILITY_KEYS, type CapabilityKey, withCapabilities } from "../provider/capabilities.js";
 import type { ChatDialect } from "../provider/chat-completions/dialect.js";
 import { KNOWN_PROFILES, type ProviderProfile } from "../provider/profiles.js";
@@ -68,6 +69,7 @@ const configSchema = z
     allow_shell: z.boolean().optional(),
     validate: z.boolean().optional(),
     fallbacks: z.array(z.string()).optional(),
+    history: historyConfigSchema.optional(),
     profiles: z.record(z.string(), profileSchema).optional(),
   })
   .strict();

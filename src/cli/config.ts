@@ -13,6 +13,8 @@
  * `resolveFallbacks`) → `resolveModel`, `resolveLimits`, `resolveBehaviour`. None of them sends a
  * request or checks that the run can start: that is `preflight.ts`.
  */
+import { HISTORY_DEFAULTS } from "../history/options.js";
+import type { ToolHistoryStrategySetting } from "../history/strategies.js";
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { ToolsOnFollowUp } from "../loop/options.js";
 import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
@@ -45,6 +47,12 @@ export interface RunFlags {
   instructions?: string;
   /** Tapes of earlier runs to continue from. */
   context?: string[];
+  /** The thread the run continues (`.eddy/threads/NAME.jsonl`). */
+  thread?: string;
+  historyStrategy?: ToolHistoryStrategySetting;
+  summarizationModel?: string;
+  truncationThreshold?: number;
+  recentCallsToKeep?: number;
   stateless?: boolean;
   toolsOnFollowUp?: ToolsOnFollowUpFlag;
   maxToolCalls?: number;
@@ -123,6 +131,16 @@ export interface EffectiveConfig {
   allowWrite: Setting<boolean>;
   allowShell: Setting<boolean>;
   validate: Setting<boolean>;
+  /** The tool-history settings (`history` in the config file). */
+  history: HistorySettings;
+}
+
+/** The tool-history settings of a run, each with its source. */
+export interface HistorySettings {
+  strategy: Setting<ToolHistoryStrategySetting>;
+  recentCallsToKeep: Setting<number>;
+  truncationThreshold: Setting<number>;
+  summarizationModel: Setting<string | undefined>;
 }
 
 /** What the resolution steps read: the flags, the environment and the config file. */
@@ -163,6 +181,33 @@ export function resolveConfig(flags: RunFlags, env: Env, cwd: string): Effective
     configFile: path,
     ...resolveLimits(sources, target.kind === "http" ? target.profile : undefined),
     ...resolveBehaviour(sources),
+    history: resolveHistory(sources),
+  };
+}
+
+/** The tool-history settings: flag > the config file's `history` > `HISTORY_DEFAULTS`. */
+export function resolveHistory(s: ConfigSources): HistorySettings {
+  const { flags, path } = s;
+  const file = s.file.history ?? {};
+  const setting = <T>(fromFlag: T | undefined, fromConfig: T | undefined, fallback: T): Setting<T> =>
+    pick(flag(fromFlag), fromFile(fromConfig, path)) ?? { value: fallback, source: "default" };
+  return {
+    strategy: setting(flags.historyStrategy, file.strategy, HISTORY_DEFAULTS.strategy),
+    recentCallsToKeep: setting(
+      flags.recentCallsToKeep,
+      file.recent_calls_to_keep,
+      HISTORY_DEFAULTS.recentCallsToKeep,
+    ),
+    truncationThreshold: setting(
+      flags.truncationThreshold,
+      file.truncation_threshold,
+      HISTORY_DEFAULTS.truncationThreshold,
+    ),
+    summarizationModel: setting<string | undefined>(
+      flags.summarizationModel,
+      file.summarization_model,
+      HISTORY_DEFAULTS.summarizationModel,
+    ),
   };
 }
 

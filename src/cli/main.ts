@@ -6,6 +6,7 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { EddyError } from "../errors.js";
+import { HISTORY_DEFAULTS, HISTORY_STRATEGIES } from "../history/options.js";
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { ToolsOnFollowUp } from "../loop/options.js";
 import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
@@ -96,7 +97,7 @@ function addTargetOptions(command: Command): Command {
 /** How a run behaves: limits, timeouts, tools. Shared by `eddy run` and `eddy config`; defaults from the constants. */
 function addPolicyOptions(command: Command): Command {
   const P = PROVIDER_DEFAULTS;
-  return command
+  command
     .option("--instructions <text>", "system instructions, sent on every request")
     .option("--stateless", "resend the whole history each turn (store:false) instead of previous_response_id")
     .addOption(
@@ -150,6 +151,37 @@ function addPolicyOptions(command: Command): Command {
     .option("--no-validate", "do not validate provider events against the Open Responses schema")
     .option("--allow-write", "enable write_file and apply_patch")
     .option("--allow-shell", "enable the shell tool");
+  return addHistoryOptions(command);
+}
+
+/** How tool history is sent (config file `history`); defaults from `HISTORY_DEFAULTS`. */
+function addHistoryOptions(command: Command): Command {
+  const H = HISTORY_DEFAULTS;
+  return command
+    .addOption(
+      new Option(
+        "--history-strategy <name>",
+        `tool history as native items, or text-embed (results as text, calls left out); auto follows the provider (default ${H.strategy})`,
+      ).argParser(oneOf("--history-strategy", HISTORY_STRATEGIES)),
+    )
+    .addOption(
+      numberOption(
+        "--truncation-threshold <tokens>",
+        `history size past which older tool calls are folded into a summary (default ${H.truncationThreshold})`,
+        integer("--truncation-threshold", 1),
+      ),
+    )
+    .addOption(
+      numberOption(
+        "--recent-calls-to-keep <n>",
+        `tool calls kept verbatim when older ones are folded (default ${H.recentCallsToKeep})`,
+        integer("--recent-calls-to-keep", 0),
+      ),
+    )
+    .option(
+      "--summarization-model <model>",
+      "model that writes the summaries, on the same provider (default: an extractive summary, no model call)",
+    );
 }
 
 /** What each command action reports back to `main`. */
@@ -168,6 +200,10 @@ function defineRun(program: Command, io: CliIo, state: CliState): void {
       "--context <tape>",
       "continue from earlier runs: their prompts, answers and a summary of their tool calls become context (repeatable)",
       (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
+      "--thread <name>",
+      "continue the named thread: earlier runs' prompts and answers become context, and this run is added to it (.eddy/threads/NAME.jsonl)",
     )
     .option(
       "--schema <file>",

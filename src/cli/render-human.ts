@@ -74,6 +74,22 @@ export class HumanRenderer {
           ),
         );
         break;
+      case "context_compiled":
+        this.note(
+          this.options.styles.dim(
+            frame.runs === 0
+              ? `↺ ${frame.thread === undefined ? "context" : `thread ${frame.thread}`}: no earlier runs`
+              : `↺ context: ${frame.runs} earlier run${frame.runs === 1 ? "" : "s"}${frame.thread === undefined ? "" : ` of thread ${frame.thread}`} (${frame.item_count} items, ~${frame.token_estimate} tokens)`,
+          ),
+        );
+        break;
+      case "context_compacted":
+        this.note(
+          this.options.styles.yellow(
+            `⇣ compacted the conversation (${frame.trigger}, ${frame.method}): ${frame.tokens_before} → ${frame.tokens_after} tokens, ${frame.items_removed} items removed`,
+          ),
+        );
+        break;
       case "cancel_requested":
         this.note(this.options.styles.yellow(`■ cancelling (${frame.reason})…`));
         break;

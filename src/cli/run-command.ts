@@ -1,15 +1,18 @@
 /**
  * `eddy run [prompt]`: resolve the configuration, start the provider (the embedded mock server when
- * none is configured), run the agent with the built-in tools, render frames (human view or JSONL),
- * record the tape, and exit with the code of the run's end reason (DESIGN.md §5).
+ * none is configured), run the agent with the built-in tools — on a thread (`--thread`), or from
+ * earlier runs' tapes (`--context`) — render frames (human view or JSONL), record the tape, and
+ * exit with the code of the run's end reason (DESIGN.md §5).
  */
 import { readFileSync } from "node:fs";
-import { compileContextBundle, renderContextBundle } from "../context/bundle.js";
+import { compileContextBundle } from "../context/bundle.js";
+import { checkThreadName, createThreadStore } from "../context/threads.js";
+import { renderCompiledContext } from "../context/threads-run.js";
 import type { Frame } from "../frames/frame.js";
-import { userMessageItem } from "../history/items.js";
-import type { RunHandle, RunOptions } from "../loop/options.js";
+import type { RunContext, RunHandle, RunHistoryOptions, RunOptions } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
-import type { ItemParam } from "../protocol/types.js";
+import { createRunHistory } from "../loop/run-history.js";
+import { runAgentOnThread } from "../loop/thread-run.js";
 import type { Provider } from "../provider/provider.js";
 import { createTapeHeader } from "../replay/header.js";
 import { createTapeRecorder, type TapeRecorder } from "../replay/recorder.js";
@@ -40,7 +43,10 @@ export interface CliIo {
 /** A run with every input read and checked: nothing is started, nothing sent. */
 interface PreparedRun {
   config: EffectiveConfig;
-  input: string | ItemParam[];
+  prompt: string;
+  /** The frames of `--context` tapes (read and checked, compiled once the provider is known). */
+  contextRuns: Frame[][] | undefined;
+  thread: string | undefined;
   outputSchema: RunOptions["outputSchema"];
   registry: ToolRegistry;
 }
@@ -58,9 +64,12 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     started = await startTargetProvider(prepared.config);
     if (otelRequested(flags.otel, io.env))
       otel = await startOtelExport({ env: io.env, providerName: started.provider.name });
-    const runOptions = runOptionsFor(prepared, started.provider, controller.signal);
     // Bad options throw here, before any request and before the demo-model notice: exit 2.
-    const handle = runAgent(runOptions);
+    const { handle, runOptions } = await startRun(
+      prepared,
+      runOptionsFor(prepared, started.provider, controller.signal),
+      flags,
+    );
     if (started.notice !== undefined) io.stderr.write(`${styles.dim(started.notice)}\n`);
     if (flags.record !== undefined) recorder = recordTape(flags.record, runOptions, handle, prepared.config);
     removeSignal = cancelOnSignal(io, controller);
@@ -84,6 +93,9 @@ async function prepareRun(prompt: string | undefined, flags: RunFlags, io: CliIo
   const config = resolveConfig(flags, io.env, io.cwd);
   checkWorkspace(config.workspace.value);
   assertReadyToRun(config, io.env);
+  if (flags.thread !== undefined && flags.context !== undefined)
+    throw usageError("--thread and --context cannot be combined: a thread brings its own context");
+  if (flags.thread !== undefined) checkThreadName(flags.thread);
   const text = await readPrompt(prompt, io);
   const { tools, disabled } = createBuiltinTools({
     allowWrite: config.allowWrite.value,
@@ -91,10 +103,48 @@ async function prepareRun(prompt: string | undefined, flags: RunFlags, io: CliIo
   });
   return {
     config,
-    input: flags.context === undefined ? text : withContext(flags.context, text),
+    prompt: text,
+    contextRuns: flags.context?.map((path) => readTape(path).frames),
+    thread: flags.thread,
     outputSchema: flags.schema === undefined ? undefined : readSchema(flags.schema),
     registry: createToolRegistry(tools, { disabled }),
   };
+}
+
+/**
+ * Starts the run: on its thread (`--thread`: context compiled from the thread, outcome appended
+ * when it ends), from `--context` tapes, or plain. Returns the options the run got (for the tape).
+ */
+async function startRun(
+  prepared: PreparedRun,
+  options: RunOptions,
+  flags: RunFlags,
+): Promise<{ handle: RunHandle; runOptions: RunOptions }> {
+  if (prepared.thread !== undefined) {
+    const thread = { name: prepared.thread, ...(flags.record === undefined ? {} : { tape: flags.record }) };
+    const handle = await runAgentOnThread({ ...options, thread });
+    return { handle, runOptions: handle.runOptions };
+  }
+  if (prepared.contextRuns === undefined) return { handle: runAgent(options), runOptions: options };
+  const history = createRunHistory(options);
+  const runOptions: RunOptions = {
+    ...options,
+    history,
+    context: await contextFromRuns(prepared.contextRuns, options, history),
+  };
+  return { handle: runAgent(runOptions), runOptions };
+}
+
+/** `--context`: the tapes' runs compiled into a bundle (stored under `.eddy/bundles`), rendered by the run's manager. */
+async function contextFromRuns(
+  runs: Frame[][],
+  options: RunOptions,
+  history: ReturnType<typeof createRunHistory>,
+): Promise<RunContext> {
+  const bundle = await compileContextBundle(runs, { manager: history });
+  const store = createThreadStore({ workspace: options.workspace ?? process.cwd() });
+  const { rendered, compiled } = await renderCompiledContext(bundle, await store.saveBundle(bundle), history);
+  return { items: rendered.items, compiled };
 }
 
 function runOptionsFor(prepared: PreparedRun, provider: Provider, signal: AbortSignal): RunOptions {
@@ -102,7 +152,7 @@ function runOptionsFor(prepared: PreparedRun, provider: Provider, signal: AbortS
   const options: RunOptions = {
     provider,
     model: config.model.value,
-    input: prepared.input,
+    input: prepared.prompt,
     tools: prepared.registry,
     workspace: config.workspace.value,
     signal,
@@ -110,6 +160,7 @@ function runOptionsFor(prepared: PreparedRun, provider: Provider, signal: AbortS
     maxTurns: config.maxTurns.value,
     toolsOnFollowUp: config.toolsOnFollowUp.value,
     secrets: secretsOf(config),
+    history: historyOptionsOf(config),
   };
   if (config.stateless.value) options.mode = "stateless";
   if (config.instructions.value !== undefined) options.instructions = config.instructions.value;
@@ -193,8 +244,15 @@ function readSchema(path: string): NonNullable<RunOptions["outputSchema"]> {
   return outputSchema;
 }
 
-/** The prompt preceded by a context bundle compiled from earlier runs' tapes. */
-function withContext(tapes: string[], prompt: string): ItemParam[] {
-  const bundle = compileContextBundle(tapes.map((path) => readTape(path).frames));
-  return [...renderContextBundle(bundle), userMessageItem(prompt) as ItemParam];
+/** The run's tool-history settings (`history` in the config file, the `--history-*` flags). */
+function historyOptionsOf(config: EffectiveConfig): RunHistoryOptions {
+  const { history } = config;
+  const options: RunHistoryOptions = {
+    strategy: history.strategy.value,
+    recentCallsToKeep: history.recentCallsToKeep.value,
+    truncationThreshold: history.truncationThreshold.value,
+  };
+  if (history.summarizationModel.value !== undefined)
+    options.summarizationModel = history.summarizationModel.value;
+  return options;
 }

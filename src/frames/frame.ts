@@ -150,6 +150,16 @@ export interface ContextCompaction {
   model?: string;
   /** Why a configured summarization model was not used (its call failed): the summary is extractive. */
   fallback_reason?: string;
+  /**
+   * The server was asked to compact (`POST /responses/compact`) and failed with this error, so the
+   * history was compacted locally (overflow only).
+   */
+  server_error?: string;
+  /**
+   * `server_compact`: the items the server's `POST /responses/compact` returned, which replace the
+   * history; a replay hands them back instead of asking the server again.
+   */
+  output?: JsonObject[];
 }
 
 /** The history sent with the next request was compacted (see `ContextCompaction`). */

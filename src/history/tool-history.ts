@@ -32,7 +32,11 @@ import {
   takenItems,
 } from "./compact.js";
 import { type ForeignChatMessage, type HistoryNote, parseForeignMessages } from "./foreign.js";
-import { resolveHistoryOptions, type ToolHistoryOptions } from "./options.js";
+import {
+  type ResolvedToolHistoryOptions,
+  resolveHistoryOptions,
+  type ToolHistoryOptions,
+} from "./options.js";
 import { orderOutputs, repairHistory } from "./pairing.js";
 import { resolveStrategy, type ToolHistoryStrategy, type ToolHistoryStrategyName } from "./strategies.js";
 import {
@@ -108,6 +112,8 @@ export class ToolHistoryManager {
   readonly strategy: ToolHistoryStrategy;
   readonly recentCallsToKeep: number;
   readonly truncationThreshold: number;
+  /** The settings as given, defaults filled in (a tape header records them so a replay rebuilds this manager). */
+  readonly settings: ResolvedToolHistoryOptions;
   private readonly model: string | undefined;
   private readonly summarizer: Summarizer;
   private readonly counterOverride: TokenCounter | undefined;
@@ -119,6 +125,7 @@ export class ToolHistoryManager {
 
   constructor(options: ToolHistoryManagerOptions = {}) {
     const resolved = resolveHistoryOptions(options);
+    this.settings = resolved;
     this.recentCallsToKeep = resolved.recentCallsToKeep;
     this.truncationThreshold = resolved.truncationThreshold;
     this.strategy = resolveStrategy(

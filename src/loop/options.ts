@@ -1,7 +1,14 @@
 /** The agent loop's public types: run options, the run handle and the run result. */
 import type { ZodType } from "zod";
-import type { ContinuationMode, Frame, FrameError, RunEndReason } from "../frames/frame.js";
+import type {
+  ContextCompilation,
+  ContinuationMode,
+  Frame,
+  FrameError,
+  RunEndReason,
+} from "../frames/frame.js";
 import type { Clock } from "../frames/stamp.js";
+import type { ToolHistoryManager, ToolHistoryManagerOptions } from "../history/tool-history.js";
 import type { CreateResponseBody, ItemParam, JsonObject, ToolChoiceParam, Usage } from "../protocol/types.js";
 import type { Provider } from "../provider/provider.js";
 import type { ToolCall, ToolCallResult } from "../tools/execute.js";
@@ -114,6 +121,33 @@ export interface RunOptions {
    * @defaultValue execution with the run's tool registry
    */
   executeTool?: ToolExecutor;
+  /**
+   * How the run's tool history reaches the model: the settings of the run's `ToolHistoryManager`
+   * (threshold folding, summaries, strategy), or a manager to use as it is (share one between
+   * context compilation and the run). Every request that carries the history — stateless requests,
+   * the first request of a run started from a context, the resend after an overflow — renders it
+   * through this one manager; with the defaults and a native provider that is a pass-through.
+   * @defaultValue HISTORY_DEFAULTS (a manager for the run's provider and model)
+   */
+  history?: ToolHistoryManager | RunHistoryOptions;
+  /**
+   * Earlier conversation the run starts from (a rendered context bundle: `prepareThreadRun`,
+   * `renderContextBundle`): its items go before `input`, and a `context_compiled` frame with
+   * `compiled` follows `run_started`. No `previous_response_id` from earlier runs is sent.
+   * @defaultValue none
+   */
+  context?: RunContext;
+}
+
+/** The settings of the run's `ToolHistoryManager` (its provider and model are the run's). */
+export type RunHistoryOptions = Omit<ToolHistoryManagerOptions, "provider" | "model" | "capabilities">;
+
+/** A compiled context the run starts from: its input items and the `context_compiled` payload. */
+export interface RunContext {
+  /** Input items that go before the run's `input` (a bundle rendered by the run's manager). */
+  items: readonly ItemParam[];
+  /** What the `context_compiled` frame says (bundle id, strategy, item count, token estimate). */
+  compiled: ContextCompilation;
 }
 
 /** How a run ended (the `run_ended` frame's facts), with the conversation to continue from. */

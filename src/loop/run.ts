@@ -8,8 +8,10 @@
 import { randomUUID } from "node:crypto";
 import { realpathSync, statSync } from "node:fs";
 import { describeError, EddyError } from "../errors.js";
-import { type FrameError, frame, type RunEndReason } from "../frames/frame.js";
-import type { CreateResponseBody, JsonObject, ToolChoiceParam } from "../protocol/types.js";
+import { type ContextCompaction, type FrameError, frame, type RunEndReason } from "../frames/frame.js";
+import { userMessageItem } from "../history/items.js";
+import type { ToolHistoryManager } from "../history/tool-history.js";
+import type { CreateResponseBody, ItemParam, JsonObject, ToolChoiceParam } from "../protocol/types.js";
 import type { AssembledCall, AssembledResponse } from "../provider/assembler/index.js";
 import { executeToolCall } from "../tools/execute.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
@@ -19,7 +21,9 @@ import { Conversation } from "./conversation.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
 import { FrameChannel } from "./frame-channel.js";
 import type { RunHandle, RunOptions, RunResult, ToolExecutor } from "./options.js";
-import { buildRequestBody, initialInput } from "./request.js";
+import { compactAfterOverflow, isContextOverflow, overflowError } from "./overflow.js";
+import { buildRequestBody } from "./request.js";
+import { createRunHistory } from "./run-history.js";
 import {
   callsSignature,
   decideAfterTurn,
@@ -97,6 +101,7 @@ class AgentLoop {
   private readonly executor: ToolExecutor;
   private readonly maxTurns: number;
   private readonly approvals: Approvals;
+  private readonly history: ToolHistoryManager;
 
   constructor(
     private readonly options: RunOptions,
@@ -105,10 +110,13 @@ class AgentLoop {
     this.channel = deps.channel;
     this.signal = deps.controller.signal;
     const { capabilities } = options.provider;
+    this.history = createRunHistory(options);
     this.conversation = new Conversation({
       input: options.input,
+      context: options.context?.items,
       mode: options.mode ?? (capabilities.previousResponseId ? "chained" : "stateless"),
       keepItemIds: capabilities.keepItemIds,
+      history: this.history,
     });
     this.toolChoice = options.toolChoice;
     this.budget = new ToolBudget(
@@ -125,11 +133,13 @@ class AgentLoop {
     const started: Parameters<FrameChannel["emit"]>[0] = frame("run_started", {
       model: options.model,
       mode: this.conversation.mode,
-      input: typeof options.input === "string" ? options.input : [...options.input],
+      input: startInput(options),
       tools: this.deps.registry.names(),
     });
     if (options.instructions !== undefined) started.instructions = options.instructions;
     channel.emit(started);
+    if (options.context !== undefined)
+      channel.emit(frame("context_compiled", { ...options.context.compiled }));
     const onCancel = () => {
       channel.emit(
         frame("cancel_requested", { turn: this.turn, reason: describeReason(this.signal.reason) }),
@@ -140,6 +150,8 @@ class AgentLoop {
     try {
       return await this.turns();
     } catch (err) {
+      // A summary or compaction request the cancellation aborted.
+      if (this.signal.aborted) return this.end("cancelled", cancelledError());
       return this.end("failed", { code: "internal_error", message: `eddy failed: ${describeError(err)}` });
     } finally {
       this.signal.removeEventListener("abort", onCancel);
@@ -151,13 +163,28 @@ class AgentLoop {
       if (this.signal.aborted) return this.end("cancelled", cancelledError());
       this.budget.startTurn();
       const runner = this.newRunner();
-      let streamed = await streamTurn(this.turnInput(runner, this.nextBody(), 1));
+      let streamed = await streamTurn(this.turnInput(runner, await this.nextBody(), 1));
       if (this.shouldResendStateless(runner, streamed)) {
         // docs/decisions.md #5: resend this turn statelessly, and stay stateless for the rest of the run.
         this.switchToStateless("previous_response_not_found");
-        streamed = await streamTurn(this.turnInput(runner, this.nextBody(), streamed.lastAttempt + 1));
+        streamed = await streamTurn(this.turnInput(runner, await this.nextBody(), streamed.lastAttempt + 1));
+      }
+      let compacted: ContextCompaction | undefined;
+      const overflowed = this.nothingHappened(runner, streamed) && isContextOverflow(streamed.outcome);
+      if (overflowed) {
+        // Once per turn: compact, then send the turn again (overflow.ts).
+        compacted = await this.compactAfterOverflow(streamed);
+        if (compacted !== undefined)
+          streamed = await streamTurn(
+            this.turnInput(runner, await this.nextBody(), streamed.lastAttempt + 1),
+          );
       }
       const decision = this.recordTurn(runner, streamed);
+      if (decision.next === "end" && overflowed && isContextOverflow(streamed.outcome))
+        return this.end(
+          decision.reason === "incomplete" ? "incomplete" : "invalid_request",
+          overflowError(streamed.outcome, compacted),
+        );
       if (decision.next === "end") return this.end(decision.reason, decision.error, decision.result);
       this.prepareFollowUp();
     }
@@ -170,11 +197,38 @@ class AgentLoop {
       !outcome.ok &&
       outcome.error.isPreviousResponseNotFound &&
       this.conversation.isChaining &&
+      this.nothingHappened(runner, streamed)
+    );
+  }
+
+  /** The turn ran no tool, produced no call and showed no text: sending it again repeats nothing. */
+  private nothingHappened(runner: ToolRunner, streamed: TurnOutcome): boolean {
+    const { response } = streamed.outcome;
+    return (
       runner.answered.length === 0 &&
-      outcome.response.calls.length === 0 &&
-      outcome.response.outputText === "" &&
+      response.calls.length === 0 &&
+      response.outputText === "" &&
       !this.signal.aborted
     );
+  }
+
+  /** Compacts the history after an overflow and says so in a `context_compacted` frame (overflow.ts). */
+  private async compactAfterOverflow(streamed: TurnOutcome): Promise<ContextCompaction | undefined> {
+    const { options } = this;
+    const done = await compactAfterOverflow({
+      provider: options.provider,
+      model: options.model,
+      instructions: options.instructions,
+      history: this.history,
+      items: this.conversation.items as JsonObject[],
+      outcome: streamed.outcome,
+      keepItemIds: options.provider.capabilities.keepItemIds,
+      signal: this.signal,
+    });
+    if (done === undefined) return undefined;
+    this.conversation.replaceHistory(done.items);
+    this.channel.emit(frame("context_compacted", { turn: this.turn, ...done.compaction }));
+    return done.compaction;
   }
 
   private switchToStateless(reason: string): void {
@@ -220,12 +274,14 @@ class AgentLoop {
     };
   }
 
-  /** The next request body; the pairing check's repairs are reported first. */
-  private nextBody(): CreateResponseBody {
+  /** The next request body; the pairing check's repairs and a threshold fold are reported first. */
+  private async nextBody(): Promise<CreateResponseBody> {
     const { options } = this;
-    const next = this.conversation.nextInput();
+    const next = await this.conversation.nextInput(this.signal);
     if (next.repairs.length > 0)
       this.channel.emit(frame("history_repaired", { turn: this.turn, repairs: next.repairs }));
+    if (next.compaction !== undefined)
+      this.channel.emit(frame("context_compacted", { turn: this.turn, ...next.compaction }));
     const toolsOnFollowUp = options.toolsOnFollowUp ?? LOOP_DEFAULTS.toolsOnFollowUp;
     return buildRequestBody({
       model: options.model,
@@ -310,6 +366,14 @@ class AgentLoop {
     if (sent.result !== undefined) out.result = sent.result;
     return out;
   }
+}
+
+/** `run_started.input`: the input as given, after the context items when the run starts from a context. */
+function startInput(options: RunOptions): string | ItemParam[] {
+  const input = typeof options.input === "string" ? options.input : [...options.input];
+  if (options.context === undefined) return input;
+  const own = typeof input === "string" ? [userMessageItem(input) as ItemParam] : input;
+  return [...options.context.items, ...own];
 }
 
 /** `turn_ended.status`: the response status, `cancelled`, or `error` when no terminal event came. */

@@ -2,6 +2,7 @@
 
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { RunOptions } from "../loop/options.js";
+import { isDefaultHistory, runHistorySettings } from "../loop/run-history.js";
 import { chainWire } from "../provider/wire-api.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
@@ -51,6 +52,18 @@ export function createTapeHeader(options: RunOptions, extras: TapeHeaderExtras):
   const wire = chainWire([options.provider.wire]);
   if (wire !== undefined) header.provider.wire = wire;
   if (options.instructions !== undefined) header.instructions = options.instructions;
+  if (options.context !== undefined)
+    header.context = { items: [...options.context.items], compiled: { ...options.context.compiled } };
+  const history = runHistorySettings(options);
+  if (!isDefaultHistory(history)) {
+    header.options.history = {
+      recent_calls_to_keep: history.recentCallsToKeep,
+      truncation_threshold: history.truncationThreshold,
+      strategy: history.strategy,
+    };
+    if (history.summarizationModel !== undefined)
+      header.options.history.summarization_model = history.summarizationModel;
+  }
   if (extras.toolSet !== undefined) header.tool_set = extras.toolSet;
   if (options.toolChoice !== undefined) header.options.tool_choice = options.toolChoice;
   if (options.request !== undefined) header.options.request = options.request;

@@ -4,8 +4,9 @@
  * and `duration_ms` (DESIGN.md §5 "Tapes"). The tape's run id is reused, so frames compare 1:1.
  */
 import type { ApprovalDecidedFrame, Frame, ToolEndedFrame } from "../frames/frame.js";
+import { recordedSummaries, recordedSummarizer } from "../history/summarizer.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
-import type { RunOptions, RunResult, ToolExecutor } from "../loop/options.js";
+import type { RunHistoryOptions, RunOptions, RunResult, ToolExecutor } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
 import { refusedToolOutput, type ToolCallResult } from "../tools/execute.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -87,12 +88,34 @@ export async function replayTape(tape: Tape, options: ReplayOptions): Promise<Re
   if (header.options.approvals === true) runOptions.onApproval = recordedApprovals(tape, gate);
   if (header.options.tool_output_cap_bytes !== undefined)
     runOptions.toolOutputCapBytes = header.options.tool_output_cap_bytes;
+  if (header.context !== undefined) runOptions.context = header.context;
+  const history = replayHistory(tape);
+  if (history !== undefined) runOptions.history = history;
 
   const run = runAgent(runOptions);
   const frames: Frame[] = [];
   for await (const frame of run) frames.push(frame);
   const result = await run.result;
   return { frames, result, verdict: compareFrames(tape.frames, frames) };
+}
+
+/**
+ * The recorded run's history settings. A summarization model is never asked again: the summaries
+ * come from the tape's `context_compacted` frames, in order.
+ */
+function replayHistory(tape: Tape): RunHistoryOptions | undefined {
+  const recorded = tape.header.options.history;
+  if (recorded === undefined) return undefined;
+  const options: RunHistoryOptions = {
+    recentCallsToKeep: recorded.recent_calls_to_keep,
+    truncationThreshold: recorded.truncation_threshold,
+    strategy: recorded.strategy,
+  };
+  if (recorded.summarization_model !== undefined) {
+    options.summarizationModel = recorded.summarization_model;
+    options.summarizer = recordedSummarizer(recordedSummaries(tape.frames));
+  }
+  return options;
 }
 
 /** The recorded approval decisions, each given where the tape has it (a call the tape never decided is denied). */

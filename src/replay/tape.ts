@@ -5,8 +5,9 @@
  */
 import { readFileSync } from "node:fs";
 import { EddyError } from "../errors.js";
-import type { ContinuationMode, Frame } from "../frames/frame.js";
+import type { ContextCompilation, ContinuationMode, Frame } from "../frames/frame.js";
 import { asFrame, parseJsonl } from "../frames/jsonl.js";
+import type { ToolHistoryStrategySetting } from "../history/strategies.js";
 import type { ToolExecutionPolicy, ToolsOnFollowUp } from "../loop/options.js";
 import type { CreateResponseBody, ItemParam, ToolChoiceParam } from "../protocol/types.js";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
@@ -27,6 +28,11 @@ export interface TapeHeader {
   mode: ContinuationMode;
   instructions?: string;
   input: string | ItemParam[];
+  /**
+   * The context the run started from (`RunOptions.context`): the rendered bundle's items and the
+   * `context_compiled` payload. A replay starts from exactly these items and never recompiles.
+   */
+  context?: { items: ItemParam[]; compiled: ContextCompilation };
   /** Names of the tools offered. */
   tools: string[];
   /** How the built-in tool set was configured (CLI runs). */
@@ -52,6 +58,16 @@ export interface TapeHeader {
     output_schema?: { name: string; schema: Record<string, unknown>; strict: boolean; description?: string };
     tool_timeout_ms?: number;
     tool_output_cap_bytes?: number;
+    /**
+     * The tool-history settings (`RunOptions.history`), when not the defaults. A replay builds the
+     * same manager; with a summarization model it hands back the summaries the tape recorded.
+     */
+    history?: {
+      recent_calls_to_keep: number;
+      truncation_threshold: number;
+      strategy: ToolHistoryStrategySetting;
+      summarization_model?: string;
+    };
   };
   /** Always "." : tapes never hold absolute paths; replay uses the workspace it is given. */
   workspace: ".";
