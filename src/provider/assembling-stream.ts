@@ -74,7 +74,7 @@ class AssemblingStream implements ProviderStream, StreamControl {
   readonly result: Promise<ProviderOutcome>;
   readonly request: ProviderRequest;
   readonly options: ProviderStreamOptions;
-  private assembly: Assembly = createAssembly();
+  private assembly: Assembly;
   private translate: EventTranslator | undefined;
   /** Calls of the current assembly already handed to `onCall`. */
   private delivered = 0;
@@ -85,9 +85,14 @@ class AssemblingStream implements ProviderStream, StreamControl {
   constructor(private readonly init: AssemblingStreamInit) {
     this.request = init.request;
     this.options = init.options ?? {};
+    this.assembly = this.newAssembly();
     this.result = new Promise((resolve) => {
       this.settle = resolve;
     });
+  }
+
+  private newAssembly(): Assembly {
+    return createAssembly({ nativeCalls: this.options.nativeCalls === true });
   }
 
   get terminal(): TerminalKind | null {
@@ -166,7 +171,7 @@ class AssemblingStream implements ProviderStream, StreamControl {
   }
 
   private reset(): void {
-    this.assembly = createAssembly();
+    this.assembly = this.newAssembly();
     this.delivered = 0;
     this.translate = this.init.translator?.();
   }
