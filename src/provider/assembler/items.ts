@@ -119,7 +119,10 @@ export function promoteRemainingCalls(state: Assembly, output: unknown): void {
     output.forEach((raw, position) => {
       if (raw === null || typeof raw !== "object") return;
       const it = raw as JsonObject;
-      if (state.nativeCalls && isNativeCallType(it.type)) return adoptNative(state, it, position);
+      if (state.nativeCalls && isNativeCallType(it.type)) {
+        adoptNative(state, it, position);
+        return;
+      }
       if (it.type !== "function_call") return;
       const id = str(it.id);
       const index = (id === undefined ? undefined : state.itemIndexById.get(id)) ?? position;
