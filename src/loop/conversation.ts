@@ -9,10 +9,11 @@
  * are returned for a `history_repaired` frame.
  */
 import type { ContinuationMode, HistoryRepair } from "../frames/frame.js";
-import { functionCallOutputItem, toInputItem, userMessageItem } from "../history/items.js";
-import { repairChainedOutputs, repairHistory } from "../history/pairing.js";
+import { toInputItem, userMessageItem } from "../history/items.js";
+import { type PendingCall, repairChainedOutputs, repairHistory } from "../history/pairing.js";
 import type { ItemParam, JsonObject } from "../protocol/types.js";
-import type { AssembledResponse } from "../provider/assembler/index.js";
+import { type AssembledResponse, NATIVE_CALL_TYPES } from "../provider/assembler/index.js";
+import { answerItem } from "./call-outputs.js";
 import type { AnsweredCall } from "./tool-runner.js";
 
 /** What the next request carries. */
@@ -29,6 +30,11 @@ export interface ConversationOptions {
   mode: ContinuationMode;
   /** Keep server item ids on resent items (a provider capability). */
   keepItemIds: boolean;
+  /**
+   * The run answers native call items (`apply_patch_call`, …), so the pairing check pairs them too.
+   * @defaultValue false
+   */
+  nativeCalls?: boolean;
 }
 
 export class Conversation {
@@ -40,11 +46,11 @@ export class Conversation {
   private previousResponseId: string | undefined;
   /** Outputs of the last turn's calls, for a chained follow-up (in output order). */
   private pendingOutputs: JsonObject[] = [];
-  /** Call ids of the last response, which the chained follow-up must answer. */
-  private pendingCallIds: string[] = [];
+  /** Calls of the last response, which the chained follow-up must answer. */
+  private pendingCallIds: PendingCall[] = [];
   /** The last recorded turn: its response id, call ids and outputs. */
   private lastResponseId: string | null = null;
-  private lastCallIds: string[] = [];
+  private lastCallIds: PendingCall[] = [];
   private lastOutputs: JsonObject[] = [];
 
   constructor(private readonly options: ConversationOptions) {
@@ -83,7 +89,10 @@ export class Conversation {
     // A first prompt goes as a plain string in chained mode; stateless history needs items.
     if (this.prompt !== undefined && this.currentMode === "chained")
       return { input: this.prompt, previousResponseId: undefined, repairs: [] };
-    const repaired = repairHistory(this.history);
+    const repaired = repairHistory(
+      this.history,
+      this.options.nativeCalls === true ? { callTypes: ["function_call", ...NATIVE_CALL_TYPES] } : {},
+    );
     this.history = repaired.items;
     // A copy: the body is recorded in frames and must not change when the history grows.
     return { input: [...this.history], previousResponseId: undefined, repairs: repaired.repairs };
@@ -97,11 +106,9 @@ export class Conversation {
       const input = toInputItem(item, normalization);
       if (input !== undefined) this.history.push(input);
     }
-    this.lastOutputs = inOutputOrder(answered).map((a) =>
-      functionCallOutputItem(a.call.callId, a.result.output),
-    );
+    this.lastOutputs = inOutputOrder(answered).map(answerItem);
     this.history.push(...this.lastOutputs);
-    this.lastCallIds = response.calls.map((c) => c.callId);
+    this.lastCallIds = response.calls.map((c) => ({ callId: c.callId, itemType: c.itemType }));
     this.lastResponseId = response.id;
   }
 

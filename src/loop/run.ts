@@ -11,7 +11,8 @@ import { describeError, EddyError } from "../errors.js";
 import { type FrameError, frame, type RunEndReason } from "../frames/frame.js";
 import type { CreateResponseBody, JsonObject, ToolChoiceParam } from "../protocol/types.js";
 import type { AssembledCall, AssembledResponse } from "../provider/assembler/index.js";
-import { executeToolCall } from "../tools/execute.js";
+import type { executeToolCall } from "../tools/execute.js";
+import { executeCall } from "../tools/native-calls.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
 import { Approvals } from "./approvals.js";
@@ -28,6 +29,7 @@ import {
 } from "./stop-condition.js";
 import { ToolBudget } from "./tool-budget.js";
 import { relaxToolChoice } from "./tool-choice.js";
+import { toolDeclarations } from "./tool-declarations.js";
 import { ToolRunner } from "./tool-runner.js";
 import { streamTurn, type TurnInput, type TurnOutcome } from "./turn.js";
 import { addUsage, emptyUsage } from "./usage.js";
@@ -97,6 +99,8 @@ class AgentLoop {
   private readonly executor: ToolExecutor;
   private readonly maxTurns: number;
   private readonly approvals: Approvals;
+  /** Native tool types are offered and native call items answered. */
+  private readonly nativeTools: boolean;
 
   constructor(
     private readonly options: RunOptions,
@@ -105,10 +109,12 @@ class AgentLoop {
     this.channel = deps.channel;
     this.signal = deps.controller.signal;
     const { capabilities } = options.provider;
+    this.nativeTools = options.nativeTools ?? capabilities.nativeTools;
     this.conversation = new Conversation({
       input: options.input,
       mode: options.mode ?? (capabilities.previousResponseId ? "chained" : "stateless"),
       keepItemIds: capabilities.keepItemIds,
+      nativeCalls: this.nativeTools,
     });
     this.toolChoice = options.toolChoice;
     this.budget = new ToolBudget(
@@ -128,6 +134,8 @@ class AgentLoop {
       input: typeof options.input === "string" ? options.input : [...options.input],
       tools: this.deps.registry.names(),
     });
+    if (options.hostedTools !== undefined && options.hostedTools.length > 0)
+      started.hosted_tools = options.hostedTools.map((t) => t.type);
     if (options.instructions !== undefined) started.instructions = options.instructions;
     channel.emit(started);
     const onCancel = () => {
@@ -217,6 +225,7 @@ class AgentLoop {
       toolExecution: this.options.toolExecution ?? LOOP_DEFAULTS.toolExecution,
       runner,
       admit: (call: AssembledCall) => this.budget.admit(call, this.toolChoice),
+      nativeCalls: this.nativeTools,
     };
   }
 
@@ -233,7 +242,11 @@ class AgentLoop {
       input: next.input,
       mode: this.conversation.mode,
       previousResponseId: next.previousResponseId,
-      tools: this.deps.registry.declarations(),
+      tools: toolDeclarations(this.deps.registry, {
+        native: this.nativeTools,
+        ...(options.nativeShell === undefined ? {} : { shell: options.nativeShell }),
+        ...(options.hostedTools === undefined ? {} : { hosted: options.hostedTools }),
+      }),
       sendTools: this.turn === 0 || toolsOnFollowUp === "every_request",
       toolChoice: this.toolChoice,
       parallelToolCalls: options.parallelToolCalls ?? LOOP_DEFAULTS.parallelToolCalls,
@@ -328,7 +341,7 @@ function registryExecutor(options: RunOptions, deps: LoopDeps): ToolExecutor {
     };
     if (options.toolTimeoutMs !== undefined) execOptions.timeoutMs = options.toolTimeoutMs;
     if (options.toolOutputCapBytes !== undefined) execOptions.outputCapBytes = options.toolOutputCapBytes;
-    return executeToolCall(deps.registry, call, execOptions);
+    return executeCall(deps.registry, call, execOptions);
   };
 }
 

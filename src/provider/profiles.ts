@@ -79,7 +79,7 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
     keyPolicy: "required",
     modelPolicy: "required",
     defaultModel: "gpt-5-mini",
-    capabilities: withCapabilities({ strictTools: true }),
+    capabilities: withCapabilities({ strictTools: true, nativeTools: true }),
     description: "OpenAI Responses API",
   },
   azure: {
@@ -93,7 +93,7 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
     // The model is the deployment name; Azure has no default deployment.
     modelPolicy: "required",
     // Azure rejects stateless replays both with and without item ids unless store is on.
-    capabilities: withCapabilities({ strictTools: true, keepItemIds: true }),
+    capabilities: withCapabilities({ strictTools: true, keepItemIds: true, nativeTools: true }),
     description: "Azure OpenAI (v1 API); the base URL comes from AZURE_OPENAI_ENDPOINT",
   },
   openrouter: {
@@ -110,6 +110,7 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
   ollama: localServer("ollama", "http://localhost:11434/v1", "Ollama on localhost (stateless)", {
     previousResponseId: false,
     encryptedReasoning: false,
+    toolOutputImages: false,
   }),
   vllm: localServer(
     "vllm",
@@ -118,10 +119,12 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
     {
       previousResponseId: false,
       encryptedReasoning: false,
+      toolOutputImages: false,
     },
   ),
   lmstudio: localServer("lmstudio", "http://localhost:1234/v1", "LM Studio on localhost", {
     encryptedReasoning: false,
+    toolOutputImages: false,
   }),
   generic: {
     name: "generic",

@@ -87,6 +87,10 @@ export async function replayTape(tape: Tape, options: ReplayOptions): Promise<Re
   if (header.options.approvals === true) runOptions.onApproval = recordedApprovals(tape, gate);
   if (header.options.tool_output_cap_bytes !== undefined)
     runOptions.toolOutputCapBytes = header.options.tool_output_cap_bytes;
+  if (header.options.native_tools !== undefined) runOptions.nativeTools = header.options.native_tools;
+  if (header.options.native_shell !== undefined) runOptions.nativeShell = header.options.native_shell;
+  if (header.options.hosted_tools !== undefined) runOptions.hostedTools = header.options.hosted_tools;
+  if (header.options.continue_incomplete === true) runOptions.continueIncomplete = true;
 
   const run = runAgent(runOptions);
   const frames: Frame[] = [];
@@ -127,8 +131,8 @@ function replayToolExecutor(tape: Tape, gate: FrameGate, options: ReplayOptions)
       );
     }
     if (options.liveTools) {
-      const { executeToolCall } = await import("../tools/execute.js");
-      const live = await executeToolCall(options.registry, call, {
+      const { executeCall } = await import("../tools/native-calls.js");
+      const live = await executeCall(options.registry, call, {
         signal: context.signal,
         workspace: context.workspace,
       });

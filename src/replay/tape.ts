@@ -8,6 +8,7 @@ import { EddyError } from "../errors.js";
 import type { ContinuationMode, Frame } from "../frames/frame.js";
 import { asFrame, parseJsonl } from "../frames/jsonl.js";
 import type { ToolExecutionPolicy, ToolsOnFollowUp } from "../loop/options.js";
+import type { HostedTool, NativeShell } from "../loop/tool-declarations.js";
 import type { CreateResponseBody, ItemParam, ToolChoiceParam } from "../protocol/types.js";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
 
@@ -48,6 +49,14 @@ export interface TapeHeader {
     output_schema?: { name: string; schema: Record<string, unknown>; strict: boolean; description?: string };
     tool_timeout_ms?: number;
     tool_output_cap_bytes?: number;
+    /** `RunOptions.nativeTools`, when the run set it (else the capabilities' `nativeTools`). */
+    native_tools?: boolean;
+    /** `RunOptions.nativeShell`, when not the default. */
+    native_shell?: NativeShell;
+    /** `RunOptions.hostedTools`: the hosted tools declared on every request. */
+    hosted_tools?: HostedTool[];
+    /** `RunOptions.continueIncomplete`. */
+    continue_incomplete?: boolean;
   };
   /** Always "." : tapes never hold absolute paths; replay uses the workspace it is given. */
   workspace: ".";

@@ -19,6 +19,12 @@ export interface ToolCall {
   name: string;
   /** The raw `arguments` string, unparsed. */
   arguments: string;
+  /**
+   * The output item type the call came from, when not a `function_call` (`shell_call`,
+   * `custom_tool_call`, …): `executeCall` (native-calls.ts) runs those.
+   * @defaultValue "function_call"
+   */
+  itemType?: string;
 }
 
 /** Options of `executeToolCall`. */

@@ -35,6 +35,7 @@ export {
   type ToolCall,
   type ToolCallResult,
 } from "./execute.js";
+export { executeCall, type ShellOutputChunk, shellOutputChunks } from "./native-calls.js";
 export {
   createMcpTools,
   MCP_DEFAULTS,

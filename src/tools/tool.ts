@@ -128,11 +128,25 @@ export interface ToolDefinition<Args = unknown> {
    */
   parallel?: boolean;
   /**
+   * Free-form input: where the provider has custom tools (the `nativeTools` capability) the tool
+   * is offered as `{type:"custom"}` and the model writes raw text (a patch, SQL, code) instead of
+   * JSON; `true` for any text, or a Lark or regex grammar the text follows. The text arrives as
+   * the value of the tool's one required string parameter, which is also how the tool is offered
+   * (as a function) to other providers. @defaultValue false (JSON arguments)
+   */
+  freeform?: boolean | FreeformGrammar;
+  /**
    * Releases what the tool holds across calls (processes it started, connections). Called once
    * per run by `ToolRegistry.dispose()` when the run ends; the tool may be used again afterwards.
    * (The built-in `shell` kills the background jobs its commands left running.)
    */
   dispose?(): Promise<void> | void;
+}
+
+/** The grammar a free-form tool's input follows (sent as the custom tool's `format`). */
+export interface FreeformGrammar {
+  syntax: "lark" | "regex";
+  definition: string;
 }
 
 /** Builds a branded `ToolResult`. */
