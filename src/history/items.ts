@@ -86,7 +86,12 @@ export function pairingKey(item: JsonObject): string {
 export function textOutputItem(callType: string, callId: string, text: string, ok: boolean): JsonObject {
   switch (callType) {
     case "apply_patch_call":
-      return { type: "apply_patch_call_output", call_id: callId, status: ok ? "completed" : "failed", output: text };
+      return {
+        type: "apply_patch_call_output",
+        call_id: callId,
+        status: ok ? "completed" : "failed",
+        output: text,
+      };
     case "shell_call":
       return {
         type: "shell_call_output",

@@ -145,7 +145,9 @@ export function repairChainedOutputs(
   input: readonly JsonObject[],
 ): RepairedHistory {
   const pending = calls.map((c) => (typeof c === "string" ? { callId: c, itemType: "function_call" } : c));
-  const types = pairedTypes({ callTypes: ["function_call", ...pending.map((c) => c.itemType ?? "function_call")] });
+  const types = pairedTypes({
+    callTypes: ["function_call", ...pending.map((c) => c.itemType ?? "function_call")],
+  });
   const repairs: HistoryRepair[] = [];
   const expected = new Set(pending.map((c) => c.callId));
   const seen = new Set<string>();

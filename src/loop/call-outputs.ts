@@ -31,7 +31,12 @@ export function answerItem(answered: AnsweredCall): JsonObject {
       return item;
     }
     case "mcp_approval_request":
-      return textOutputItem(call.itemType, call.callId, result.ok ? "" : errorMessage(result.output), result.ok);
+      return textOutputItem(
+        call.itemType,
+        call.callId,
+        result.ok ? "" : errorMessage(result.output),
+        result.ok,
+      );
     default:
       return textOutputItem(call.itemType, call.callId, result.output, result.ok);
   }

@@ -8,8 +8,8 @@ import type { ToolCall, ToolCallResult } from "../tools/execute.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { JsonSchema, ToolDefinition } from "../tools/tool.js";
 import type { ApprovalHandler } from "./approvals.js";
-import type { HostedTool, NativeShell } from "./tool-declarations.js";
 import type { FrameObserver } from "./frame-channel.js";
+import type { HostedTool, NativeShell } from "./tool-declarations.js";
 
 /** When a completed call runs: as soon as its item is done, or once the response has ended. */
 export type ToolExecutionPolicy = "eager" | "after_response";

@@ -31,7 +31,9 @@ export function toolDeclarations(registry: ToolRegistry, plan: DeclarationPlan):
   for (const name of registry.names()) {
     const tool = registry.resolve(name);
     if (tool === undefined) continue;
-    declared.push(plan.native ? nativeDeclaration(tool, plan.shell ?? "shell") : (tool.declaration as JsonObject));
+    declared.push(
+      plan.native ? nativeDeclaration(tool, plan.shell ?? "shell") : (tool.declaration as JsonObject),
+    );
   }
   return [...declared, ...(plan.hosted ?? [])];
 }
@@ -41,7 +43,9 @@ function nativeDeclaration(tool: RegisteredTool, shell: NativeShell): JsonObject
   const input = oneStringParameter(tool.parameters);
   if (tool.name === "apply_patch" && input === "patch") return { type: "apply_patch" };
   if (tool.name === "shell" && input === "command")
-    return shell === "local_shell" ? { type: "local_shell" } : { type: "shell", environment: { type: "local" } };
+    return shell === "local_shell"
+      ? { type: "local_shell" }
+      : { type: "shell", environment: { type: "local" } };
   const freeform = tool.definition.freeform;
   if (freeform === undefined || freeform === false) return tool.declaration as JsonObject;
   const format: JsonObject =

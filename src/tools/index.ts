@@ -35,7 +35,6 @@ export {
   type ToolCall,
   type ToolCallResult,
 } from "./execute.js";
-export { executeCall, type ShellOutputChunk, shellOutputChunks } from "./native-calls.js";
 export {
   createMcpTools,
   MCP_DEFAULTS,
@@ -55,6 +54,7 @@ export {
   parseMcpFlag,
   parseMcpServers,
 } from "./mcp/index.js";
+export { executeCall, type ShellOutputChunk, shellOutputChunks } from "./native-calls.js";
 export {
   type EncodedToolOutput,
   type EncodeOptions,

@@ -14,7 +14,12 @@
  * - everything else (`apply_patch_call`, `local_shell_call` carry ready `apply_patch` / `shell`
  *   arguments) runs as a function call.
  */
-import { type ExecuteToolCallOptions, executeToolCall, type ToolCall, type ToolCallResult } from "./execute.js";
+import {
+  type ExecuteToolCallOptions,
+  executeToolCall,
+  type ToolCall,
+  type ToolCallResult,
+} from "./execute.js";
 import { oneStringParameter, type ToolRegistry } from "./registry.js";
 import { cutMiddle } from "./utf8.js";
 
@@ -149,7 +154,8 @@ export function toChunk(parsed: ParsedOutput, maxLength: number | undefined): Sh
   return {
     stdout: limit(parsed.stdout, maxLength),
     stderr: limit(stderr, maxLength),
-    outcome: parsed.code === "tool_timeout" ? { type: "timeout" } : { type: "exit", exit_code: parsed.exitCode },
+    outcome:
+      parsed.code === "tool_timeout" ? { type: "timeout" } : { type: "exit", exit_code: parsed.exitCode },
   };
 }
 
