@@ -122,6 +122,7 @@ async function replays(ran: Ran, dir: string, tools: { allowWrite?: boolean; all
 }
 
 const inputOf = (body: JsonObject) => body.input as JsonObject[];
+const toolsOf = (body: JsonObject | undefined) => (body?.tools ?? []) as JsonObject[];
 
 describe("apply_patch_call", () => {
   it("creates, then updates a file with --allow-write; each answer carries the call's call_id", async () => {
@@ -132,7 +133,7 @@ describe("apply_patch_call", () => {
       "## Shopping Checklist\n\n- [ ] Milk\n- [ ] Bread\n- [ ] Free-range eggs\n- [ ] Fresh fruit\n- [ ] Coffee\n",
     );
     // The native type is offered instead of the function imitation.
-    const tools = ran.requests[0]?.tools as JsonObject[];
+    const tools = toolsOf(ran.requests[0]);
     expect(tools).toContainEqual({ type: "apply_patch" });
     expect(tools.some((t) => t.name === "apply_patch")).toBe(false);
     const calls = ran.frames.filter((f) => f.type === "tool_call");
@@ -167,7 +168,7 @@ describe("apply_patch_call", () => {
     expect(String(output?.output)).toContain("run with --allow-write to enable it");
     expect(() => readFileSync(join(dir, "shopping-checklist.md"))).toThrow();
     // Not offered (write is off), yet answered, never dropped.
-    expect((ran.requests[0]?.tools as JsonObject[]).some((t) => t.type === "apply_patch")).toBe(false);
+    expect(toolsOf(ran.requests[0]).some((t) => t.type === "apply_patch")).toBe(false);
     await replays(ran, workspace(), {});
   });
 
@@ -229,7 +230,7 @@ describe("shell_call (local)", () => {
     const ran = await run([shellCall(["printf one", "echo two >&2; exit 3"]), answer()], dir, {
       allowShell: true,
     });
-    expect((ran.requests[0]?.tools as JsonObject[]).at(-1)).toEqual({
+    expect(toolsOf(ran.requests[0]).at(-1)).toEqual({
       type: "shell",
       environment: { type: "local" },
     });
@@ -276,7 +277,7 @@ describe("local_shell_call and custom_tool_call", () => {
       }),
     );
     const ran = await run([local, answer()], dir, { allowShell: true }, { nativeShell: "local_shell" });
-    expect(ran.requests[0]?.tools as JsonObject[]).toContainEqual({ type: "local_shell" });
+    expecttoolsOf(ran.requests[0]).toContainEqual({ type: "local_shell" });
     const output = inputOf(ran.requests[1] as JsonObject)[0] as JsonObject;
     expect(output).toMatchObject({
       type: "local_shell_call_output",
@@ -310,7 +311,7 @@ describe("local_shell_call and custom_tool_call", () => {
     });
     for await (const _ of handle);
     expect(seen).toEqual(["SELECT * FROM users WHERE age > 25"]);
-    expect((provider.requests[0]?.tools as JsonObject[])[0]).toEqual({
+    expect(toolsOf(provider.requests[0])[0]).toEqual({
       type: "custom",
       name: "write_sql",
       description: "Run one SQL query",
