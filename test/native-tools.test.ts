@@ -277,7 +277,7 @@ describe("local_shell_call and custom_tool_call", () => {
       }),
     );
     const ran = await run([local, answer()], dir, { allowShell: true }, { nativeShell: "local_shell" });
-    expecttoolsOf(ran.requests[0]).toContainEqual({ type: "local_shell" });
+    expect(toolsOf(ran.requests[0])).toContainEqual({ type: "local_shell" });
     const output = inputOf(ran.requests[1] as JsonObject)[0] as JsonObject;
     expect(output).toMatchObject({
       type: "local_shell_call_output",
