@@ -10,6 +10,7 @@ import { z } from "zod";
 import { EddyError } from "../errors.js";
 import { CAPABILITY_KEYS, type CapabilityKey, withCapabilities } from "../provider/capabilities.js";
 import { KNOWN_PROFILES, type ProviderProfile } from "../provider/profiles.js";
+import { EXTRA_CONFIG_KEYS, REQUEST_KEYS } from "./config-request.js";
 
 /** Environment variables as the CLI sees them (`process.env`, or a test's record). */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -35,6 +36,7 @@ const profileSchema = z
     headers: z.record(z.string(), z.string()).optional(),
     description: z.string().optional(),
     capabilities: capabilitiesSchema.optional(),
+    request: z.object(REQUEST_KEYS).strict().optional(),
   })
   .strict();
 
@@ -57,6 +59,7 @@ const configSchema = z
     validate: z.boolean().optional(),
     fallbacks: z.array(z.string()).optional(),
     profiles: z.record(z.string(), profileSchema).optional(),
+    ...EXTRA_CONFIG_KEYS,
   })
   .strict();
 
@@ -144,6 +147,7 @@ function profileFromFile(name: string, p: ConfigProfile, base: ProviderProfile |
     timeouts: base?.timeouts,
     retry: base?.retry,
     capabilities: withCapabilities({ ...base?.capabilities, ...capabilities }),
+    requestDefaults: p.request ?? base?.requestDefaults,
     description: p.description ?? base?.description ?? `profile "${name}" from the config file`,
   };
 }

@@ -25,6 +25,7 @@ import {
   resolveRoute,
 } from "../provider/profiles.js";
 import { type ConfigFile, configError, type Env, loadConfigFile, profilesFrom } from "./config-file.js";
+import { type RequestFlags, type RequestSettings, resolveRequestSettings } from "./config-request.js";
 import { splitUrlCredentials, type UrlCredentials } from "./url-credentials.js";
 
 export type { Env } from "./config-file.js";
@@ -33,7 +34,7 @@ export type { Env } from "./config-file.js";
 export type ToolsOnFollowUpFlag = "first" | "every";
 
 /** Flags of `eddy run` (and `eddy config`), as commander parsed them. */
-export interface RunFlags {
+export interface RunFlags extends RequestFlags {
   baseUrl?: string;
   apiKey?: string;
   model?: string;
@@ -99,7 +100,7 @@ export type ProviderTarget =
     });
 
 /** Everything a run is configured with, each value with its source. */
-export interface EffectiveConfig {
+export interface EffectiveConfig extends RequestSettings {
   target: ProviderTarget;
   model: Setting<string | null>;
   instructions: Setting<string | undefined>;
@@ -155,6 +156,7 @@ export function resolveConfig(flags: RunFlags, env: Env, cwd: string): Effective
     configFile: path,
     ...resolveLimits(sources, target.kind === "http" ? target.profile : undefined),
     ...resolveBehaviour(sources),
+    ...resolveRequestSettings(sources, target.kind === "http" ? target.profile : undefined),
   };
 }
 

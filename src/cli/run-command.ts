@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { compileContextBundle, renderContextBundle } from "../context/bundle.js";
 import type { Frame } from "../frames/frame.js";
+import { type Attachment, userMessageWithAttachments } from "../history/attachments.js";
 import { userMessageItem } from "../history/items.js";
 import type { RunHandle, RunOptions } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
@@ -83,9 +84,15 @@ async function prepareRun(prompt: string | undefined, flags: RunFlags, io: CliIo
     allowWrite: config.allowWrite.value,
     allowShell: config.allowShell.value,
   });
+  const attachments: Attachment[] = [
+    ...(flags.image ?? []).map((source): Attachment => ({ kind: "image", source })),
+    ...(flags.file ?? []).map((source): Attachment => ({ kind: "file", source })),
+  ];
+  const message =
+    attachments.length === 0 ? undefined : await userMessageWithAttachments(text, attachments, io.cwd);
   return {
     config,
-    input: flags.context === undefined ? text : withContext(flags.context, text),
+    input: inputOf(text, message as ItemParam | undefined, flags.context),
     outputSchema: flags.schema === undefined ? undefined : readSchema(flags.schema),
     registry: createToolRegistry(tools, { disabled }),
   };
@@ -108,6 +115,10 @@ function runOptionsFor(prepared: PreparedRun, provider: Provider, signal: AbortS
   if (config.stateless.value) options.mode = "stateless";
   if (config.instructions.value !== undefined) options.instructions = config.instructions.value;
   if (prepared.outputSchema !== undefined) options.outputSchema = prepared.outputSchema;
+  if (Object.keys(config.request.value).length > 0) options.request = config.request.value;
+  if (config.nativeTools.value !== undefined) options.nativeTools = config.nativeTools.value;
+  if (config.hostedTools.value.length > 0) options.hostedTools = config.hostedTools.value;
+  if (config.continueIncomplete.value) options.continueIncomplete = true;
   return options;
 }
 
@@ -187,8 +198,13 @@ function readSchema(path: string): NonNullable<RunOptions["outputSchema"]> {
   return outputSchema;
 }
 
-/** The prompt preceded by a context bundle compiled from earlier runs' tapes. */
-function withContext(tapes: string[], prompt: string): ItemParam[] {
-  const bundle = compileContextBundle(tapes.map((path) => readTape(path).frames));
-  return [...renderContextBundle(bundle), userMessageItem(prompt) as ItemParam];
+/** The run's input: the prompt (a message with the attachments, if any), after any context from earlier tapes. */
+function inputOf(
+  text: string,
+  message: ItemParam | undefined,
+  context: string[] | undefined,
+): string | ItemParam[] {
+  if (context === undefined) return message === undefined ? text : [message];
+  const bundle = compileContextBundle(context.map((path) => readTape(path).frames));
+  return [...renderContextBundle(bundle), message ?? (userMessageItem(text) as ItemParam)];
 }

@@ -44,6 +44,11 @@ export interface ProviderProfile {
   timeouts?: Partial<WatchdogLimits>;
   retry?: Partial<RetryPolicy>;
   capabilities: ProviderCapabilities;
+  /**
+   * Request options every run on this profile gets unless the run sets them, keyed as the config
+   * file's keys (`reasoning_effort`, `max_output_tokens`, …: src/cli/config-request.ts).
+   */
+  requestDefaults?: Readonly<Record<string, unknown>>;
   /** What this profile is, for `eddy config` and errors. */
   description: string;
 }
