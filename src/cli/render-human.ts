@@ -224,7 +224,9 @@ function hintFor(frame: RunEndedFrame): string {
     case "cancelled":
       return "";
     case "incomplete":
-      return code === "max_output_tokens" ? " (raise max_output_tokens or lower the reasoning effort)" : "";
+      return code === "max_output_tokens"
+        ? " (raise the limit with --max-output-tokens, lower --reasoning-effort, or add --continue-incomplete to ask the model to go on)"
+        : "";
     default:
       break;
   }

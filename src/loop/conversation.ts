@@ -112,6 +112,13 @@ export class Conversation {
     this.lastResponseId = response.id;
   }
 
+  /** Adds a user message after the recorded turn (it goes with the next follow-up, e.g. "continue"). */
+  addUserMessage(text: string): void {
+    const message = userMessageItem(text);
+    this.history.push(message);
+    this.lastOutputs = [...this.lastOutputs, message];
+  }
+
   /**
    * The next request follows up on the recorded turn. In chained mode that response becomes the
    * one to continue; returns false when it cannot be (it had no id), so the caller switches to

@@ -101,6 +101,8 @@ class AgentLoop {
   private readonly approvals: Approvals;
   /** Native tool types are offered and native call items answered. */
   private readonly nativeTools: boolean;
+  /** The cut-off answer a `continueIncomplete` follow-up continues. */
+  private continuedText: string | undefined;
 
   constructor(
     private readonly options: RunOptions,
@@ -166,7 +168,10 @@ class AgentLoop {
         streamed = await streamTurn(this.turnInput(runner, this.nextBody(), streamed.lastAttempt + 1));
       }
       const decision = this.recordTurn(runner, streamed);
-      if (decision.next === "end") return this.end(decision.reason, decision.error, decision.result);
+      if (decision.next === "end") {
+        if (!this.continuesCutAnswer(decision, runner))
+          return this.end(decision.reason, decision.error, decision.result);
+      }
       this.prepareFollowUp();
     }
   }
@@ -288,6 +293,29 @@ class AgentLoop {
     });
   }
 
+  /**
+   * `continueIncomplete`: a final answer cut off by `max_output_tokens` is continued once — a
+   * follow-up asks the model to go on, and the run's text is both parts together.
+   */
+  private continuesCutAnswer(decision: TurnDecision, runner: ToolRunner): boolean {
+    const response = this.lastResponse;
+    if (
+      this.options.continueIncomplete !== true ||
+      this.continuedText !== undefined ||
+      decision.next !== "end" ||
+      decision.reason !== "incomplete" ||
+      response?.incompleteReason !== "max_output_tokens" ||
+      runner.answered.length > 0 ||
+      response.calls.length > 0 ||
+      response.outputText === "" ||
+      this.turn >= this.maxTurns
+    )
+      return false;
+    this.continuedText = response.outputText;
+    this.conversation.addUserMessage(LOOP_DEFAULTS.continuePrompt);
+    return true;
+  }
+
   private prepareFollowUp(): void {
     if (this.options.resetToolChoice ?? LOOP_DEFAULTS.resetToolChoice)
       this.toolChoice = relaxToolChoice(this.toolChoice);
@@ -295,7 +323,7 @@ class AgentLoop {
   }
 
   private end(reason: RunEndReason, error?: FrameError, result?: unknown): RunResult {
-    const outputText = this.lastResponse?.outputText ?? "";
+    const outputText = (this.continuedText ?? "") + (this.lastResponse?.outputText ?? "");
     const ended = frame("run_ended", {
       reason,
       output_text: outputText,
