@@ -331,3 +331,59 @@ describe("local_shell_call and custom_tool_call", () => {
     expect(provider.requests).toHaveLength(1);
   });
 });
+
+describe("mcp_approval_request (remote MCP through the provider)", () => {
+  const REQUEST_ID = "mcpr_04a97b4fce127879006949a8672ac081959f95aa8ceedb7cd9";
+  const zip = { type: "mcp", server_label: "zip1", server_url: "https://zip1.io/mcp" } as const;
+
+  async function approve(decision: "allow" | "deny" | undefined) {
+    const provider = createCaptureProvider(
+      [captureResponse("openai/openai-mcp-tool-approval.3"), captureResponse("openai/openai-mcp-tool-approval.4")],
+      { nativeTools: true },
+    );
+    const asked: string[] = [];
+    const handle = runAgent({
+      provider,
+      model: "gpt-5",
+      input: "Shorten https://ai-sdk.dev/",
+      workspace: workspace(),
+      hostedTools: [zip],
+      ...(decision === undefined
+        ? {}
+        : {
+            onApproval: (request) => {
+              asked.push(`${request.itemType} ${request.name} ${request.arguments.slice(0, 10)}`);
+              return decision;
+            },
+          }),
+    });
+    const frames: Frame[] = [];
+    for await (const f of handle) frames.push(f);
+    assertFrameInvariants(frames);
+    return { provider, asked, frames, result: await handle.result };
+  }
+
+  it("goes through the approval flow and is answered with mcp_approval_response on the next turn", async () => {
+    const { provider, asked, result, frames } = await approve("allow");
+    expect(asked).toEqual(['mcp_approval_request zip1__create_short_url {"alias":"']);
+    expect(toolsOf(provider.requests[0])).toEqual([zip]);
+    expect(inputOf(provider.requests[1] as JsonObject)).toEqual([
+      { type: "mcp_approval_response", approval_request_id: REQUEST_ID, approve: true },
+    ]);
+    expect(frames.find((f) => f.type === "run_started")).toMatchObject({ hosted_tools: ["mcp"] });
+    expect(result.outputText).toContain("https://zip1.io/UDKvlw");
+  });
+
+  it("a denial is answered approve:false with the reason", async () => {
+    const { provider } = await approve("deny");
+    const [response] = inputOf(provider.requests[1] as JsonObject);
+    expect(response).toMatchObject({ type: "mcp_approval_response", approval_request_id: REQUEST_ID, approve: false });
+    expect(String(response?.reason)).toContain("denied");
+  });
+
+  it("without an approval handler the request is approved (like every local call)", async () => {
+    const { provider, asked } = await approve(undefined);
+    expect(asked).toEqual([]);
+    expect(inputOf(provider.requests[1] as JsonObject)[0]).toMatchObject({ approve: true });
+  });
+});
