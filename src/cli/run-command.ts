@@ -20,6 +20,7 @@ import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
 import { type EffectiveConfig, type Env, type RunFlags, resolveConfig } from "./config.js";
 import { exitCodeFor } from "./exit-codes.js";
+import { ImageSaver } from "./hosted-items.js";
 import { assertReadyToRun, checkWorkspace, keyHint, usageError } from "./preflight.js";
 import { HumanRenderer } from "./render-human.js";
 import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
@@ -61,9 +62,12 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     if (started.notice !== undefined) io.stderr.write(`${styles.dim(started.notice)}\n`);
     if (flags.record !== undefined) recorder = recordTape(flags.record, runOptions, handle, prepared.config);
     removeSignal = cancelOnSignal(io, controller);
-    const render = flags.json === true ? jsonRenderer(io.stdout) : humanRenderer(io, styles, prepared.config);
+    const images = new ImageSaver(prepared.config.workspace.value);
+    const render =
+      flags.json === true ? jsonRenderer(io.stdout) : humanRenderer(io, styles, prepared.config, images);
     for await (const frame of handle) {
       recorder?.observer(frame);
+      images.observe(frame);
       render(frame);
     }
     return exitCodeFor((await handle.result).reason);
@@ -147,12 +151,18 @@ function cancelOnSignal(io: CliIo, controller: AbortController): () => void {
   });
 }
 
-function humanRenderer(io: CliIo, styles: Styles, config: EffectiveConfig): (frame: Frame) => void {
+function humanRenderer(
+  io: CliIo,
+  styles: Styles,
+  config: EffectiveConfig,
+  images: ImageSaver,
+): (frame: Frame) => void {
   const renderer = new HumanRenderer({
     stdout: io.stdout,
     stderr: io.stderr,
     styles,
     now: () => performance.now(),
+    imagePath: (id) => images.pathOf(id),
     ...(config.target.kind === "http" ? { authHint: keyHint(config.target) } : {}),
   });
   return (frame) => renderer.onFrame(frame);
