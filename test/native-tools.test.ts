@@ -338,7 +338,10 @@ describe("mcp_approval_request (remote MCP through the provider)", () => {
 
   async function approve(decision: "allow" | "deny" | undefined) {
     const provider = createCaptureProvider(
-      [captureResponse("openai/openai-mcp-tool-approval.3"), captureResponse("openai/openai-mcp-tool-approval.4")],
+      [
+        captureResponse("openai/openai-mcp-tool-approval.3"),
+        captureResponse("openai/openai-mcp-tool-approval.4"),
+      ],
       { nativeTools: true },
     );
     const asked: string[] = [];
@@ -377,7 +380,11 @@ describe("mcp_approval_request (remote MCP through the provider)", () => {
   it("a denial is answered approve:false with the reason", async () => {
     const { provider } = await approve("deny");
     const [response] = inputOf(provider.requests[1] as JsonObject);
-    expect(response).toMatchObject({ type: "mcp_approval_response", approval_request_id: REQUEST_ID, approve: false });
+    expect(response).toMatchObject({
+      type: "mcp_approval_response",
+      approval_request_id: REQUEST_ID,
+      approve: false,
+    });
     expect(String(response?.reason)).toContain("denied");
   });
 

@@ -15,7 +15,7 @@ function render(capture: string, workspace: string): string {
   const renderer = new HumanRenderer({
     stdout: { write: () => true },
     stderr: { write: (t: string) => (stderr += t) },
-    styles: stylesFor({}, {}),
+    styles: stylesFor({ write: () => true }, {}),
     now: () => 0,
     imagePath: (id) => images.pathOf(id),
   });

@@ -306,6 +306,8 @@ export interface ToolEndedFrame extends FrameEnvelope {
   /** Set when `output` was capped; `full_output` then holds the uncapped output object. */
   truncated?: true;
   full_output?: string;
+  /** An image the tool showed the model (a `data:` URL), sent as an `input_image` part after `output`. */
+  image_url?: string;
 }
 
 /** A call needs approval before it runs; the run waits for the decision. */

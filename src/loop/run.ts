@@ -369,6 +369,7 @@ function registryExecutor(options: RunOptions, deps: LoopDeps): ToolExecutor {
     };
     if (options.toolTimeoutMs !== undefined) execOptions.timeoutMs = options.toolTimeoutMs;
     if (options.toolOutputCapBytes !== undefined) execOptions.outputCapBytes = options.toolOutputCapBytes;
+    if (options.provider.capabilities.toolOutputImages) execOptions.imagesInOutput = true;
     return executeCall(deps.registry, call, execOptions);
   };
 }

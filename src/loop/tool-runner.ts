@@ -225,6 +225,7 @@ export class ToolRunner {
       ended.truncated = true;
       if (result.fullOutput !== undefined) ended.full_output = result.fullOutput;
     }
+    if (result.imageUrl !== undefined) ended.image_url = result.imageUrl;
     this.options.channel.emit(ended);
     this.answered.push({ call: task.call, result });
   }

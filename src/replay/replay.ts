@@ -159,6 +159,7 @@ function resultFrom(frame: ToolEndedFrame): ToolCallResult {
     durationMs: frame.duration_ms,
   };
   if (frame.full_output !== undefined) result.fullOutput = frame.full_output;
+  if (frame.image_url !== undefined) result.imageUrl = frame.image_url;
   return result;
 }
 

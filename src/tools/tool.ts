@@ -18,6 +18,11 @@ export interface ToolContext {
   workspace: string;
   /** The model's `call_id` for this call (for idempotency keys, never for output). */
   callId: string;
+  /**
+   * An image a tool returns (`ToolResult.imageUrl`) is shown to the model: the provider takes
+   * images in tool output (its `toolOutputImages` capability). When false, say so in a note instead.
+   */
+  imagesInOutput?: boolean;
 }
 
 /**
@@ -37,6 +42,11 @@ export interface ToolResult {
   /** Small, deterministic, JSON-safe facts (paths, counts). Never ids or durations. */
   artifacts?: Record<string, unknown>;
   error?: ToolError;
+  /**
+   * An image for the model (a `data:` URL), sent after the output as an `input_image` part of the
+   * `function_call_output` (only when `ToolContext.imagesInOutput`).
+   */
+  imageUrl?: string;
 }
 
 /**
@@ -166,6 +176,7 @@ export function toolResult(
   };
   if (fields.artifacts !== undefined) result.artifacts = fields.artifacts;
   if (fields.error !== undefined) result.error = fields.error;
+  if (fields.imageUrl !== undefined) result.imageUrl = fields.imageUrl;
   return result;
 }
 
