@@ -54,7 +54,8 @@ async function readImage(toolOutputImages: boolean) {
   const frames: Frame[] = [];
   for await (const f of handle) frames.push(f);
   recorder.close();
-  return { dir, tape, frames, output: (provider.requests[1]?.input as JsonObject[])[0] as JsonObject };
+  const input = (provider.requests[1]?.input ?? []) as JsonObject[];
+  return { dir, tape, frames, output: input[0] as JsonObject };
 }
 
 describe("read_file on an image", () => {
