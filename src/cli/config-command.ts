@@ -34,6 +34,19 @@ export function configCommand(flags: RunFlags, io: CliIo): number {
     ["allow_write", config.allowWrite],
     ["allow_shell", config.allowShell],
     ["validate", config.validate],
+    [
+      "request",
+      { ...config.request, value: jsonOrNone(config.request.value, (v) => Object.keys(v).length === 0) },
+    ],
+    [
+      "native_tools",
+      { ...config.nativeTools, value: config.nativeTools.value ?? "(the provider's capability)" },
+    ],
+    [
+      "tools",
+      { ...config.hostedTools, value: config.hostedTools.value.map((t) => t.type).join(", ") || undefined },
+    ],
+    ["continue_incomplete", config.continueIncomplete],
   ];
   for (const [name, setting] of settings) rows.push(settingRow(name, setting));
   rows.push(["config_file", config.configFile ?? "(none found)", ""]);
@@ -80,8 +93,8 @@ function settingRow(name: string, setting: Setting<unknown> | undefined): Row {
   return [name, String(setting.value), sourceOf(setting)];
 }
 
-function jsonOrNone(value: string | undefined): string | undefined {
-  return value === undefined ? undefined : JSON.stringify(value);
+function jsonOrNone<T>(value: T | undefined, empty: (value: T) => boolean = () => false): string | undefined {
+  return value === undefined || empty(value) ? undefined : JSON.stringify(value);
 }
 
 function modeOf(config: EffectiveConfig): string {

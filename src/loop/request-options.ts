@@ -78,7 +78,7 @@ export function requestOptionProblem(option: keyof RequestOptions, value: unknow
     case "maxOutputTokens":
       return Number.isInteger(value) && (value as number) >= 16
         ? undefined
-        : `must be an integer ≥ 16 (got ${JSON.stringify(value)})`;
+        : `must be an integer ≥ 16 (got ${shown(value)})`;
     case "temperature":
       return inRange(value, 0, 2);
     case "topP":
@@ -95,7 +95,11 @@ export function requestOptionProblem(option: keyof RequestOptions, value: unknow
 function inRange(value: unknown, min: number, max: number): string | undefined {
   return typeof value === "number" && Number.isFinite(value) && value >= min && value <= max
     ? undefined
-    : `must be a number from ${min} to ${max} (got ${JSON.stringify(value)})`;
+    : `must be a number from ${min} to ${max} (got ${shown(value)})`;
+}
+
+function shown(value: unknown): string {
+  return typeof value === "number" ? String(value) : JSON.stringify(value);
 }
 
 /** `k=v` → `[k, v]` for `--metadata`; a problem message when it is not one. */
