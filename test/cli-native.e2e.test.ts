@@ -33,6 +33,8 @@ async function serve(responses: string[][]): Promise<string> {
 }
 
 const bodies = () => (server?.requests ?? []).map((r) => JSON.parse(r.body) as JsonObject);
+/** The first input item of request `index`. */
+const firstInput = (index: number) => ((bodies()[index]?.input ?? []) as JsonObject[])[0];
 
 describe("native tool items from the command line", () => {
   it("apply_patch_call creates then updates a file with --allow-write, and the tape replays", async () => {
@@ -66,7 +68,7 @@ describe("native tool items from the command line", () => {
         status: "completed",
       }),
     ]);
-    expect((third?.input as JsonObject[])[0]).toMatchObject({
+    expect(firstInput(2)).toMatchObject({
       call_id: "call_update_1",
       status: "completed",
     });
@@ -83,7 +85,7 @@ describe("native tool items from the command line", () => {
     ]);
     const r = await runCli(["run", "--base-url", url, "--model", "m", "--native-tools", "go"], { cwd });
     expect(r.code).toBe(0);
-    const output = (bodies()[1]?.input as JsonObject[])[0];
+    const output = firstInput(1);
     expect(output).toMatchObject({ type: "apply_patch_call_output", status: "failed" });
     expect(String(output?.output)).toContain("--allow-write");
     expect(() => readFileSync(join(cwd, "shopping-checklist.md"))).toThrow();
@@ -103,7 +105,7 @@ describe("native tool items from the command line", () => {
       { cwd },
     );
     expect(r.code).toBe(0);
-    expect((bodies()[1]?.input as JsonObject[])[0]).toEqual({
+    expect(firstInput(1)).toEqual({
       type: "shell_call_output",
       call_id: "call_pbxjNs1tMJUahLZKAS9qLtvw",
       output: [
