@@ -84,6 +84,14 @@ export {
   type Summarizer,
   type SummaryResult,
 } from "./history/summarizer.js";
+export {
+  type Attachment,
+  attachmentPart,
+  MAX_INLINE_FILE_BYTES,
+  MAX_INLINE_IMAGE_BYTES,
+  mimeTypeOf,
+  userMessageWithAttachments,
+} from "./history/attachments.js";
 export { type ToResponsesInputOptions, toResponsesInput } from "./history/to-responses-input.js";
 export { createTokenCounter, type TokenCounter } from "./history/tokens.js";
 export {
@@ -94,6 +102,7 @@ export {
 } from "./history/tool-history.js";
 // ── the loop ──────────────────────────────────────────────────────────────────────────────
 export { LOOP_DEFAULTS } from "./loop/defaults.js";
+export { HOSTED_TOOL_NAMES, hostedTool } from "./loop/hosted-tools.js";
 export type { FrameObserver } from "./loop/frame-channel.js";
 export type {
   OutputSchema,
@@ -104,7 +113,14 @@ export type {
   ToolExecutor,
   ToolsOnFollowUp,
 } from "./loop/options.js";
+export {
+  allowedValues,
+  REQUEST_OPTION_NAMES,
+  type RequestOptions,
+  requestFields,
+} from "./loop/request-options.js";
 export { runAgent } from "./loop/run.js";
+export type { HostedTool, NativeShell } from "./loop/tool-declarations.js";
 export type { CreateResponseBody, ItemParam, JsonObject, ToolChoiceParam, Usage } from "./protocol/types.js";
 // ── providers ─────────────────────────────────────────────────────────────────────────────
 export type {
@@ -169,6 +185,7 @@ export {
 } from "./tools/registry.js";
 export {
   defineTool,
+  type FreeformGrammar,
   type JsonSchema,
   type ToolContext,
   type ToolDefinition,

@@ -12,25 +12,25 @@ import type { CreateResponseBody, JsonObject } from "../protocol/types.js";
 
 /** Request options as a user sets them (CLI flags, config-file keys, profile defaults). */
 export interface RequestOptions {
-  /** `reasoning.effort` (spec `ReasoningEffortEnum`). */
+  /** `reasoning.effort` (spec `ReasoningEffortEnum`). @defaultValue none (the server's default) */
   reasoningEffort?: string;
-  /** `reasoning.summary` (spec `ReasoningSummaryEnum`). */
+  /** `reasoning.summary` (spec `ReasoningSummaryEnum`). @defaultValue none (the server's default) */
   reasoningSummary?: string;
-  /** `text.verbosity` (spec `VerbosityEnum`). */
+  /** `text.verbosity` (spec `VerbosityEnum`). @defaultValue none (the server's default) */
   verbosity?: string;
-  /** `max_output_tokens` (an integer ≥ 16). */
+  /** `max_output_tokens` (an integer ≥ 16). @defaultValue none (the server's default) */
   maxOutputTokens?: number;
-  /** `temperature` (0 to 2). */
+  /** `temperature` (0 to 2). @defaultValue none (the server's default) */
   temperature?: number;
-  /** `top_p` (0 to 1). */
+  /** `top_p` (0 to 1). @defaultValue none (the server's default) */
   topP?: number;
-  /** `service_tier` (spec `ServiceTierEnum`). */
+  /** `service_tier` (spec `ServiceTierEnum`). @defaultValue none (the server's default) */
   serviceTier?: string;
-  /** `prompt_cache_key` (at most 64 characters). */
+  /** `prompt_cache_key` (at most 64 characters). @defaultValue none (the server's default) */
   promptCacheKey?: string;
-  /** `include` (spec `IncludeEnum` values). */
+  /** `include` (spec `IncludeEnum` values). @defaultValue none (the server's default) */
   include?: readonly string[];
-  /** `metadata` (at most 16 pairs; keys ≤ 64, values ≤ 512 characters). */
+  /** `metadata` (at most 16 pairs; keys ≤ 64, values ≤ 512 characters). @defaultValue none (the server's default) */
   metadata?: Readonly<Record<string, string>>;
 }
 
