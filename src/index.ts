@@ -68,6 +68,14 @@ export type {
 } from "./frames/frame.js";
 export { FRAME_TYPES } from "./frames/frame.js";
 export type { Clock } from "./frames/stamp.js";
+export {
+  type Attachment,
+  attachmentPart,
+  MAX_INLINE_FILE_BYTES,
+  MAX_INLINE_IMAGE_BYTES,
+  mimeTypeOf,
+  userMessageWithAttachments,
+} from "./history/attachments.js";
 export { type CompactHistoryOptions, type CompactHistoryResult, compactHistory } from "./history/compact.js";
 export type { ForeignChatMessage, HistoryNote } from "./history/foreign.js";
 export { HISTORY_DEFAULTS, type ToolHistoryOptions } from "./history/options.js";
@@ -84,14 +92,6 @@ export {
   type Summarizer,
   type SummaryResult,
 } from "./history/summarizer.js";
-export {
-  type Attachment,
-  attachmentPart,
-  MAX_INLINE_FILE_BYTES,
-  MAX_INLINE_IMAGE_BYTES,
-  mimeTypeOf,
-  userMessageWithAttachments,
-} from "./history/attachments.js";
 export { type ToResponsesInputOptions, toResponsesInput } from "./history/to-responses-input.js";
 export { createTokenCounter, type TokenCounter } from "./history/tokens.js";
 export {
@@ -102,8 +102,8 @@ export {
 } from "./history/tool-history.js";
 // ── the loop ──────────────────────────────────────────────────────────────────────────────
 export { LOOP_DEFAULTS } from "./loop/defaults.js";
-export { HOSTED_TOOL_NAMES, hostedTool } from "./loop/hosted-tools.js";
 export type { FrameObserver } from "./loop/frame-channel.js";
+export { HOSTED_TOOL_NAMES, hostedTool } from "./loop/hosted-tools.js";
 export type {
   OutputSchema,
   RunHandle,
