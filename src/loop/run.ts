@@ -99,8 +99,10 @@ class AgentLoop {
   private readonly executor: ToolExecutor;
   private readonly maxTurns: number;
   private readonly approvals: Approvals;
-  /** Native tool types are offered and native call items answered. */
+  /** Native tool types are offered (instead of function imitations). */
   private readonly nativeTools: boolean;
+  /** Native call items are promoted and answered (native tools, or a remote MCP server's approvals). */
+  private readonly nativeCalls: boolean;
   /** The cut-off answer a `continueIncomplete` follow-up continues. */
   private continuedText: string | undefined;
 
@@ -112,11 +114,13 @@ class AgentLoop {
     this.signal = deps.controller.signal;
     const { capabilities } = options.provider;
     this.nativeTools = options.nativeTools ?? capabilities.nativeTools;
+    // A remote MCP server's approval requests must be answered wherever the tool is declared.
+    this.nativeCalls = this.nativeTools || (options.hostedTools ?? []).some((t) => t.type === "mcp");
     this.conversation = new Conversation({
       input: options.input,
       mode: options.mode ?? (capabilities.previousResponseId ? "chained" : "stateless"),
       keepItemIds: capabilities.keepItemIds,
-      nativeCalls: this.nativeTools,
+      nativeCalls: this.nativeCalls,
     });
     this.toolChoice = options.toolChoice;
     this.budget = new ToolBudget(
@@ -230,7 +234,7 @@ class AgentLoop {
       toolExecution: this.options.toolExecution ?? LOOP_DEFAULTS.toolExecution,
       runner,
       admit: (call: AssembledCall) => this.budget.admit(call, this.toolChoice),
-      nativeCalls: this.nativeTools,
+      nativeCalls: this.nativeCalls,
     };
   }
 
