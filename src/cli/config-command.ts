@@ -39,6 +39,19 @@ export function configCommand(flags: RunFlags, io: CliIo): number {
     ["recent_calls_to_keep", config.history.recentCallsToKeep],
     ["truncation_threshold", config.history.truncationThreshold],
     ["summarization_model", config.history.summarizationModel],
+    [
+      "request",
+      { ...config.request, value: jsonOrNone(config.request.value, (v) => Object.keys(v).length === 0) },
+    ],
+    [
+      "native_tools",
+      { ...config.nativeTools, value: config.nativeTools.value ?? "(the provider's capability)" },
+    ],
+    [
+      "tools",
+      { ...config.hostedTools, value: config.hostedTools.value.map((t) => t.type).join(", ") || undefined },
+    ],
+    ["continue_incomplete", config.continueIncomplete],
   ];
   for (const [name, setting] of settings) rows.push(settingRow(name, setting));
   rows.push(["config_file", config.configFile ?? "(none found)", ""]);
@@ -85,8 +98,8 @@ function settingRow(name: string, setting: Setting<unknown> | undefined): Row {
   return [name, String(setting.value), sourceOf(setting)];
 }
 
-function jsonOrNone(value: string | undefined): string | undefined {
-  return value === undefined ? undefined : JSON.stringify(value);
+function jsonOrNone<T>(value: T | undefined, empty: (value: T) => boolean = () => false): string | undefined {
+  return value === undefined || empty(value) ? undefined : JSON.stringify(value);
 }
 
 function modeOf(config: EffectiveConfig): string {

@@ -13,6 +13,7 @@ import { CAPABILITY_KEYS, type CapabilityKey, withCapabilities } from "../provid
 import type { ChatDialect } from "../provider/chat-completions/dialect.js";
 import { KNOWN_PROFILES, type ProviderProfile } from "../provider/profiles.js";
 import { API_NAMES } from "../provider/wire-api.js";
+import { EXTRA_CONFIG_KEYS, REQUEST_KEYS } from "./config-request.js";
 
 /** Environment variables as the CLI sees them (`process.env`, or a test's record). */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -47,6 +48,7 @@ const profileSchema = z
       })
       .strict()
       .optional(),
+    request: z.object(REQUEST_KEYS).strict().optional(),
   })
   .strict();
 
@@ -71,6 +73,7 @@ const configSchema = z
     fallbacks: z.array(z.string()).optional(),
     history: historyConfigSchema.optional(),
     profiles: z.record(z.string(), profileSchema).optional(),
+    ...EXTRA_CONFIG_KEYS,
   })
   .strict();
 
@@ -169,6 +172,7 @@ function profileFromFile(name: string, p: ConfigProfile, base: ProviderProfile |
     capabilities: withCapabilities({ ...base?.capabilities, ...capabilities }),
     api: p.api ?? base?.api,
     chat: p.chat === undefined ? base?.chat : { ...base?.chat, ...chatDialect(p.chat) },
+    requestDefaults: p.request ?? base?.requestDefaults,
     description: p.description ?? base?.description ?? `profile "${name}" from the config file`,
   };
 }

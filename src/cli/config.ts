@@ -28,6 +28,7 @@ import {
 } from "../provider/profiles.js";
 import type { ApiName } from "../provider/wire-api.js";
 import { type ConfigFile, configError, type Env, loadConfigFile, profilesFrom } from "./config-file.js";
+import { type RequestFlags, type RequestSettings, resolveRequestSettings } from "./config-request.js";
 import { splitUrlCredentials, type UrlCredentials } from "./url-credentials.js";
 
 export type { Env } from "./config-file.js";
@@ -36,7 +37,7 @@ export type { Env } from "./config-file.js";
 export type ToolsOnFollowUpFlag = "first" | "every";
 
 /** Flags of `eddy run` (and `eddy config`), as commander parsed them. */
-export interface RunFlags {
+export interface RunFlags extends RequestFlags {
   baseUrl?: string;
   /** `--api`: the API the endpoint speaks. */
   api?: ApiName;
@@ -112,7 +113,7 @@ export type ProviderTarget =
     });
 
 /** Everything a run is configured with, each value with its source. */
-export interface EffectiveConfig {
+export interface EffectiveConfig extends RequestSettings {
   target: ProviderTarget;
   /** The API the run's own endpoint speaks (fallbacks speak their profile's). */
   api: Setting<ApiName>;
@@ -182,6 +183,7 @@ export function resolveConfig(flags: RunFlags, env: Env, cwd: string): Effective
     ...resolveLimits(sources, target.kind === "http" ? target.profile : undefined),
     ...resolveBehaviour(sources),
     history: resolveHistory(sources),
+    ...resolveRequestSettings(sources, target.kind === "http" ? target.profile : undefined),
   };
 }
 

@@ -17,6 +17,7 @@ import type { RunFlags, ToolsOnFollowUpFlag } from "./config.js";
 import { RUN_FAILED, SUCCESS, USAGE_ERROR } from "./exit-codes.js";
 import type { MockFlags } from "./mock-command.js";
 import type { ReplayFlags } from "./replay-command.js";
+import { addRequestOptions } from "./request-flags.js";
 import type { CliIo } from "./run-command.js";
 import { stylesFor } from "./terminal.js";
 import type { ThreadsFlags } from "./threads-command.js";
@@ -195,7 +196,7 @@ function defineRun(program: Command, io: CliIo, state: CliState): void {
     .command("run")
     .description("run the agent on a prompt (from the argument or stdin)")
     .argument("[prompt]", "the task; read from stdin when omitted");
-  addPolicyOptions(addTargetOptions(run))
+  addRequestOptions(addPolicyOptions(addTargetOptions(run)))
     .option(
       "--context <tape>",
       "continue from earlier runs: their prompts, answers and a summary of their tool calls become context (repeatable)",
@@ -298,7 +299,7 @@ function defineConfig(program: Command, io: CliIo, state: CliState): void {
   const config = program
     .command("config")
     .description("show the effective configuration and where each value comes from (keys redacted)");
-  addPolicyOptions(addTargetOptions(config)).action(async (flags: RunFlags) => {
+  addRequestOptions(addPolicyOptions(addTargetOptions(config))).action(async (flags: RunFlags) => {
     const { configCommand } = await import("./config-command.js");
     state.exitCode = configCommand(flags, io);
   });

@@ -6,6 +6,7 @@
  */
 import type { Frame, FrameOf, RunEndedFrame } from "../frames/frame.js";
 import type { JsonObject } from "../protocol/types.js";
+import { describeHostedItem, doneItem } from "./hosted-items.js";
 import { clip, formatDuration, type Output, Spinner, type Styles } from "./terminal.js";
 
 export interface HumanRendererOptions {
@@ -16,6 +17,8 @@ export interface HumanRendererOptions {
   now: () => number;
   /** Where the provider's key comes from, added to a run that ends on an HTTP 401. */
   authHint?: string;
+  /** Where a generated image was saved, by item id (`ImageSaver.pathOf`). */
+  imagePath?: (itemId: unknown) => string | undefined;
 }
 
 export class HumanRenderer {
@@ -47,6 +50,7 @@ export class HumanRenderer {
         break;
       case "provider_event":
         this.reasoning(frame.data);
+        this.hostedItem(frame);
         break;
       case "tool_call":
         this.calls.set(frame.call_id, frame);
@@ -131,6 +135,14 @@ export class HumanRenderer {
     ) {
       this.closeReasoning();
     }
+  }
+
+  /** A hosted tool the provider ran (a search, code, an image, a remote MCP call): one line. */
+  private hostedItem(frame: Frame): void {
+    const item = doneItem(frame);
+    if (item === undefined) return;
+    const line = describeHostedItem(item, this.options.imagePath?.(item.id));
+    if (line !== undefined) this.note(`${this.options.styles.cyan("◆")} ${line}`);
   }
 
   private closeReasoning(): void {
@@ -240,7 +252,9 @@ function hintFor(frame: RunEndedFrame): string {
     case "cancelled":
       return "";
     case "incomplete":
-      return code === "max_output_tokens" ? " (raise max_output_tokens or lower the reasoning effort)" : "";
+      return code === "max_output_tokens"
+        ? " (raise the limit with --max-output-tokens, lower --reasoning-effort, or add --continue-incomplete to ask the model to go on)"
+        : "";
     default:
       break;
   }

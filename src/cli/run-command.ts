@@ -9,10 +9,12 @@ import { compileContextBundle } from "../context/bundle.js";
 import { checkThreadName, createThreadStore } from "../context/threads.js";
 import { renderCompiledContext } from "../context/threads-run.js";
 import type { Frame } from "../frames/frame.js";
+import { type Attachment, userMessageWithAttachments } from "../history/attachments.js";
 import type { RunContext, RunHandle, RunHistoryOptions, RunOptions } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
 import { createRunHistory } from "../loop/run-history.js";
 import { runAgentOnThread } from "../loop/thread-run.js";
+import type { ItemParam } from "../protocol/types.js";
 import type { Provider } from "../provider/provider.js";
 import { createTapeHeader } from "../replay/header.js";
 import { createTapeRecorder, type TapeRecorder } from "../replay/recorder.js";
@@ -22,6 +24,7 @@ import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
 import { type EffectiveConfig, type Env, type RunFlags, resolveConfig } from "./config.js";
 import { exitCodeFor } from "./exit-codes.js";
+import { ImageSaver } from "./hosted-items.js";
 import { type OtelExport, otelRequested, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, keyHint, usageError } from "./preflight.js";
 import { HumanRenderer } from "./render-human.js";
@@ -43,7 +46,8 @@ export interface CliIo {
 /** A run with every input read and checked: nothing is started, nothing sent. */
 interface PreparedRun {
   config: EffectiveConfig;
-  prompt: string;
+  /** The prompt, or one user message with the prompt and its `--image`/`--file` attachments. */
+  input: string | ItemParam[];
   /** The frames of `--context` tapes (read and checked, compiled once the provider is known). */
   contextRuns: Frame[][] | undefined;
   thread: string | undefined;
@@ -73,10 +77,13 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     if (started.notice !== undefined) io.stderr.write(`${styles.dim(started.notice)}\n`);
     if (flags.record !== undefined) recorder = recordTape(flags.record, runOptions, handle, prepared.config);
     removeSignal = cancelOnSignal(io, controller);
-    const render = flags.json === true ? jsonRenderer(io.stdout) : humanRenderer(io, styles, prepared.config);
+    const images = new ImageSaver(prepared.config.workspace.value);
+    const render =
+      flags.json === true ? jsonRenderer(io.stdout) : humanRenderer(io, styles, prepared.config, images);
     for await (const frame of handle) {
       recorder?.observer(frame);
       otel?.observer(frame);
+      images.observe(frame);
       render(frame);
     }
     return exitCodeFor((await handle.result).reason);
@@ -101,9 +108,15 @@ async function prepareRun(prompt: string | undefined, flags: RunFlags, io: CliIo
     allowWrite: config.allowWrite.value,
     allowShell: config.allowShell.value,
   });
+  const attachments: Attachment[] = [
+    ...(flags.image ?? []).map((source): Attachment => ({ kind: "image", source })),
+    ...(flags.file ?? []).map((source): Attachment => ({ kind: "file", source })),
+  ];
+  const message =
+    attachments.length === 0 ? undefined : await userMessageWithAttachments(text, attachments, io.cwd);
   return {
     config,
-    prompt: text,
+    input: message === undefined ? text : [message as ItemParam],
     contextRuns: flags.context?.map((path) => readTape(path).frames),
     thread: flags.thread,
     outputSchema: flags.schema === undefined ? undefined : readSchema(flags.schema),
@@ -152,7 +165,7 @@ function runOptionsFor(prepared: PreparedRun, provider: Provider, signal: AbortS
   const options: RunOptions = {
     provider,
     model: config.model.value,
-    input: prepared.prompt,
+    input: prepared.input,
     tools: prepared.registry,
     workspace: config.workspace.value,
     signal,
@@ -165,6 +178,10 @@ function runOptionsFor(prepared: PreparedRun, provider: Provider, signal: AbortS
   if (config.stateless.value) options.mode = "stateless";
   if (config.instructions.value !== undefined) options.instructions = config.instructions.value;
   if (prepared.outputSchema !== undefined) options.outputSchema = prepared.outputSchema;
+  if (Object.keys(config.request.value).length > 0) options.request = config.request.value;
+  if (config.nativeTools.value !== undefined) options.nativeTools = config.nativeTools.value;
+  if (config.hostedTools.value.length > 0) options.hostedTools = config.hostedTools.value;
+  if (config.continueIncomplete.value) options.continueIncomplete = true;
   return options;
 }
 
@@ -193,12 +210,18 @@ function cancelOnSignal(io: CliIo, controller: AbortController): () => void {
   });
 }
 
-function humanRenderer(io: CliIo, styles: Styles, config: EffectiveConfig): (frame: Frame) => void {
+function humanRenderer(
+  io: CliIo,
+  styles: Styles,
+  config: EffectiveConfig,
+  images: ImageSaver,
+): (frame: Frame) => void {
   const renderer = new HumanRenderer({
     stdout: io.stdout,
     stderr: io.stderr,
     styles,
     now: () => performance.now(),
+    imagePath: (id) => images.pathOf(id),
     ...(config.target.kind === "http" ? { authHint: keyHint(config.target) } : {}),
   });
   return (frame) => renderer.onFrame(frame);

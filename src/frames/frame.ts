@@ -55,6 +55,8 @@ export interface RunStartedFrame extends FrameEnvelope {
   input: string | ItemParam[];
   /** Names of the tools the model is offered, in declaration order. */
   tools: string[];
+  /** Types of the hosted tools the provider runs itself (`web_search`, `mcp`, …), when there are any. */
+  hosted_tools?: string[];
   instructions?: string;
 }
 
@@ -288,9 +290,18 @@ export interface ToolCallFrame extends FrameEnvelope {
   call_id: string;
   item_id: string;
   name: string;
-  /** The arguments string exactly as the model produced it. */
+  /**
+   * The arguments string exactly as the model produced it; for a native call item, the arguments
+   * of the tool that answers it (an apply-patch operation as `apply_patch {patch}`, a shell
+   * call's commands, a custom tool's free-form input as is).
+   */
   arguments: string;
   output_index: number;
+  /**
+   * The output item type the call came from, when it is not a `function_call`: `apply_patch_call`,
+   * `shell_call`, `local_shell_call`, `custom_tool_call`, `mcp_approval_request`.
+   */
+  item_type?: string;
 }
 
 /** A call starts running (or is refused right away). */
@@ -314,6 +325,8 @@ export interface ToolEndedFrame extends FrameEnvelope {
   /** Set when `output` was capped; `full_output` then holds the uncapped output object. */
   truncated?: true;
   full_output?: string;
+  /** An image the tool showed the model (a `data:` URL), sent as an `input_image` part after `output`. */
+  image_url?: string;
 }
 
 /** A call needs approval before it runs; the run waits for the decision. */

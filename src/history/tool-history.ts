@@ -88,6 +88,17 @@ export interface ToolHistoryManagerOptions extends ToolHistoryOptions {
   tokenCounter?: TokenCounter;
 }
 
+/** Options of one `ToolHistoryManager.render` call. */
+export interface RenderOptions {
+  /** Aborts a summarization call in flight. */
+  signal?: AbortSignal;
+  /**
+   * The call item types the run answers (so they must be paired with outputs).
+   * @defaultValue ["function_call"]
+   */
+  callTypes?: readonly string[];
+}
+
 /** What `render` produced. */
 export interface RenderedHistory {
   /** The `input` items to send. */
@@ -150,7 +161,7 @@ export class ToolHistoryManager {
   }
 
   /** Renders a history as `input` items (see the module comment). */
-  async render(source: HistorySource, options: { signal?: AbortSignal } = {}): Promise<RenderedHistory> {
+  async render(source: HistorySource, options: RenderOptions = {}): Promise<RenderedHistory> {
     const notes: HistoryNote[] = [];
     let items: JsonObject[];
     if ("messages" in source) {
@@ -186,7 +197,10 @@ export class ToolHistoryManager {
         detail: `${dangling.dropped} reasoning item(s) with nothing following them dropped`,
       });
     }
-    const repaired = repairHistory(items);
+    const repaired = repairHistory(
+      items,
+      options.callTypes === undefined ? {} : { callTypes: options.callTypes },
+    );
     const ordered = orderOutputs(repaired.items);
     if (ordered.moved > 0)
       notes.push({

@@ -11,11 +11,12 @@
  * chained pairing check (history/pairing.ts).
  */
 import type { ContextCompaction, ContinuationMode, HistoryRepair } from "../frames/frame.js";
-import { functionCallOutputItem, toInputItem, userMessageItem } from "../history/items.js";
-import { repairChainedOutputs } from "../history/pairing.js";
+import { toInputItem, userMessageItem } from "../history/items.js";
+import { type PendingCall, repairChainedOutputs } from "../history/pairing.js";
 import type { ToolHistoryManager } from "../history/tool-history.js";
 import type { ItemParam, JsonObject } from "../protocol/types.js";
-import type { AssembledResponse } from "../provider/assembler/index.js";
+import { type AssembledResponse, NATIVE_CALL_TYPES } from "../provider/assembler/index.js";
+import { answerItem } from "./call-outputs.js";
 import type { AnsweredCall } from "./tool-runner.js";
 
 /** What the next request carries. */
@@ -38,6 +39,11 @@ export interface ConversationOptions {
   keepItemIds: boolean;
   /** Renders every request that carries the history. */
   history: ToolHistoryManager;
+  /**
+   * The run answers native call items (`apply_patch_call`, …), so the pairing check pairs them too.
+   * @defaultValue false
+   */
+  nativeCalls?: boolean;
 }
 
 export class Conversation {
@@ -49,11 +55,11 @@ export class Conversation {
   private previousResponseId: string | undefined;
   /** Outputs of the last turn's calls, for a chained follow-up (in output order). */
   private pendingOutputs: JsonObject[] = [];
-  /** Call ids of the last response, which the chained follow-up must answer. */
-  private pendingCallIds: string[] = [];
+  /** Calls of the last response, which the chained follow-up must answer. */
+  private pendingCallIds: PendingCall[] = [];
   /** The last recorded turn: its response id, call ids and outputs. */
   private lastResponseId: string | null = null;
-  private lastCallIds: string[] = [];
+  private lastCallIds: PendingCall[] = [];
   private lastOutputs: JsonObject[] = [];
 
   constructor(private readonly options: ConversationOptions) {
@@ -98,7 +104,10 @@ export class Conversation {
       return { input: this.prompt, previousResponseId: undefined, repairs: [] };
     const rendered = await this.options.history.render(
       { items: this.history },
-      signal === undefined ? {} : { signal },
+      {
+        ...(signal === undefined ? {} : { signal }),
+        ...(this.options.nativeCalls === true ? { callTypes: ["function_call", ...NATIVE_CALL_TYPES] } : {}),
+      },
     );
     // The repaired (and folded) history is the conversation from now on: repairs are made once.
     this.history = rendered.history;
@@ -129,12 +138,17 @@ export class Conversation {
       const input = toInputItem(item, normalization);
       if (input !== undefined) this.history.push(input);
     }
-    this.lastOutputs = inOutputOrder(answered).map((a) =>
-      functionCallOutputItem(a.call.callId, a.result.output),
-    );
+    this.lastOutputs = inOutputOrder(answered).map(answerItem);
     this.history.push(...this.lastOutputs);
-    this.lastCallIds = response.calls.map((c) => c.callId);
+    this.lastCallIds = response.calls.map((c) => ({ callId: c.callId, itemType: c.itemType }));
     this.lastResponseId = response.id;
+  }
+
+  /** Adds a user message after the recorded turn (it goes with the next follow-up, e.g. "continue"). */
+  addUserMessage(text: string): void {
+    const message = userMessageItem(text);
+    this.history.push(message);
+    this.lastOutputs = [...this.lastOutputs, message];
   }
 
   /**

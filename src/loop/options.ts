@@ -9,13 +9,14 @@ import type {
 } from "../frames/frame.js";
 import type { Clock } from "../frames/stamp.js";
 import type { ToolHistoryManager, ToolHistoryManagerOptions } from "../history/tool-history.js";
-import type { CreateResponseBody, ItemParam, JsonObject, ToolChoiceParam, Usage } from "../protocol/types.js";
+import type { CreateResponseBody, ItemParam, ToolChoiceParam, Usage } from "../protocol/types.js";
 import type { Provider } from "../provider/provider.js";
 import type { ToolCall, ToolCallResult } from "../tools/execute.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { JsonSchema, ToolDefinition } from "../tools/tool.js";
 import type { ApprovalHandler } from "./approvals.js";
 import type { FrameObserver } from "./frame-channel.js";
+import type { HostedTool, NativeShell } from "./tool-declarations.js";
 
 /** When a completed call runs: as soon as its item is done, or once the response has ended. */
 export type ToolExecutionPolicy = "eager" | "after_response";
@@ -93,6 +94,31 @@ export interface RunOptions {
   onApproval?: ApprovalHandler;
   /** @defaultValue none (a plain-text answer) */
   outputSchema?: OutputSchema;
+  /**
+   * Offer OpenAI's native tool types instead of function imitations (`apply_patch`, `shell`,
+   * free-form `custom` tools) and run the native call items that come back (`apply_patch_call`,
+   * local `shell_call`, `local_shell_call`, `custom_tool_call`) like function calls, answering
+   * each with its own output item; an `mcp_approval_request` goes through `onApproval`.
+   * @defaultValue the provider's `nativeTools` capability
+   */
+  nativeTools?: boolean;
+  /** Which native type stands for `shell` with `nativeTools`. @defaultValue "shell" */
+  nativeShell?: NativeShell;
+  /**
+   * Tools the provider runs itself, declared on every request after the run's own tools, as
+   * given: `{type:"web_search"}`, `{type:"file_search", vector_store_ids:[…]}`,
+   * `{type:"code_interpreter", container:{type:"auto"}}`, `{type:"image_generation"}`,
+   * `{type:"mcp", server_label, server_url}` (see `hostedTool`). Their items are kept in the
+   * history and frames; nothing runs locally. (`request.tools` is ignored: the loop owns `tools`.)
+   * @defaultValue none
+   */
+  hostedTools?: readonly HostedTool[];
+  /**
+   * A final answer cut off by `max_output_tokens` (`response.incomplete`) is continued once: a
+   * follow-up asks the model to go on, and `outputText` is both parts together. Off, the run ends
+   * `incomplete`. @defaultValue false
+   */
+  continueIncomplete?: boolean;
   /**
    * Extra request fields for every request (temperature, reasoning, max_output_tokens, metadata, …).
    * @defaultValue none

@@ -13,7 +13,8 @@ import { userMessageItem } from "../history/items.js";
 import type { ToolHistoryManager } from "../history/tool-history.js";
 import type { CreateResponseBody, ItemParam, JsonObject, ToolChoiceParam } from "../protocol/types.js";
 import type { AssembledCall, AssembledResponse } from "../provider/assembler/index.js";
-import { executeToolCall } from "../tools/execute.js";
+import type { executeToolCall } from "../tools/execute.js";
+import { executeCall } from "../tools/native-calls.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
 import { Approvals } from "./approvals.js";
@@ -32,6 +33,7 @@ import {
 } from "./stop-condition.js";
 import { ToolBudget } from "./tool-budget.js";
 import { relaxToolChoice } from "./tool-choice.js";
+import { toolDeclarations } from "./tool-declarations.js";
 import { ToolRunner } from "./tool-runner.js";
 import { streamTurn, type TurnInput, type TurnOutcome } from "./turn.js";
 import { addUsage, emptyUsage } from "./usage.js";
@@ -102,6 +104,12 @@ class AgentLoop {
   private readonly maxTurns: number;
   private readonly approvals: Approvals;
   private readonly history: ToolHistoryManager;
+  /** Native tool types are offered (instead of function imitations). */
+  private readonly nativeTools: boolean;
+  /** Native call items are promoted and answered (native tools, or a remote MCP server's approvals). */
+  private readonly nativeCalls: boolean;
+  /** The cut-off answer a `continueIncomplete` follow-up continues. */
+  private continuedText: string | undefined;
 
   constructor(
     private readonly options: RunOptions,
@@ -111,12 +119,16 @@ class AgentLoop {
     this.signal = deps.controller.signal;
     const { capabilities } = options.provider;
     this.history = createRunHistory(options);
+    this.nativeTools = options.nativeTools ?? capabilities.nativeTools;
+    // A remote MCP server's approval requests must be answered wherever the tool is declared.
+    this.nativeCalls = this.nativeTools || (options.hostedTools ?? []).some((t) => t.type === "mcp");
     this.conversation = new Conversation({
       input: options.input,
       context: options.context?.items,
       mode: options.mode ?? (capabilities.previousResponseId ? "chained" : "stateless"),
       keepItemIds: capabilities.keepItemIds,
       history: this.history,
+      nativeCalls: this.nativeCalls,
     });
     this.toolChoice = options.toolChoice;
     this.budget = new ToolBudget(
@@ -136,6 +148,8 @@ class AgentLoop {
       input: startInput(options),
       tools: this.deps.registry.names(),
     });
+    if (options.hostedTools !== undefined && options.hostedTools.length > 0)
+      started.hosted_tools = options.hostedTools.map((t) => t.type);
     if (options.instructions !== undefined) started.instructions = options.instructions;
     channel.emit(started);
     if (options.context !== undefined)
@@ -185,7 +199,8 @@ class AgentLoop {
           decision.reason === "incomplete" ? "incomplete" : "invalid_request",
           overflowError(streamed.outcome, compacted),
         );
-      if (decision.next === "end") return this.end(decision.reason, decision.error, decision.result);
+      if (decision.next === "end" && !this.continuesCutAnswer(decision, runner))
+        return this.end(decision.reason, decision.error, decision.result);
       this.prepareFollowUp();
     }
   }
@@ -271,6 +286,7 @@ class AgentLoop {
       toolExecution: this.options.toolExecution ?? LOOP_DEFAULTS.toolExecution,
       runner,
       admit: (call: AssembledCall) => this.budget.admit(call, this.toolChoice),
+      nativeCalls: this.nativeCalls,
     };
   }
 
@@ -289,7 +305,11 @@ class AgentLoop {
       input: next.input,
       mode: this.conversation.mode,
       previousResponseId: next.previousResponseId,
-      tools: this.deps.registry.declarations(),
+      tools: toolDeclarations(this.deps.registry, {
+        native: this.nativeTools,
+        ...(options.nativeShell === undefined ? {} : { shell: options.nativeShell }),
+        ...(options.hostedTools === undefined ? {} : { hosted: options.hostedTools }),
+      }),
       sendTools: this.turn === 0 || toolsOnFollowUp === "every_request",
       toolChoice: this.toolChoice,
       parallelToolCalls: options.parallelToolCalls ?? LOOP_DEFAULTS.parallelToolCalls,
@@ -331,6 +351,29 @@ class AgentLoop {
     });
   }
 
+  /**
+   * `continueIncomplete`: a final answer cut off by `max_output_tokens` is continued once — a
+   * follow-up asks the model to go on, and the run's text is both parts together.
+   */
+  private continuesCutAnswer(decision: TurnDecision, runner: ToolRunner): boolean {
+    const response = this.lastResponse;
+    if (
+      this.options.continueIncomplete !== true ||
+      this.continuedText !== undefined ||
+      decision.next !== "end" ||
+      decision.reason !== "incomplete" ||
+      response?.incompleteReason !== "max_output_tokens" ||
+      runner.answered.length > 0 ||
+      response.calls.length > 0 ||
+      response.outputText === "" ||
+      this.turn >= this.maxTurns
+    )
+      return false;
+    this.continuedText = response.outputText;
+    this.conversation.addUserMessage(LOOP_DEFAULTS.continuePrompt);
+    return true;
+  }
+
   private prepareFollowUp(): void {
     if (this.options.resetToolChoice ?? LOOP_DEFAULTS.resetToolChoice)
       this.toolChoice = relaxToolChoice(this.toolChoice);
@@ -338,7 +381,7 @@ class AgentLoop {
   }
 
   private end(reason: RunEndReason, error?: FrameError, result?: unknown): RunResult {
-    const outputText = this.lastResponse?.outputText ?? "";
+    const outputText = (this.continuedText ?? "") + (this.lastResponse?.outputText ?? "");
     const ended = frame("run_ended", {
       reason,
       output_text: outputText,
@@ -392,7 +435,8 @@ function registryExecutor(options: RunOptions, deps: LoopDeps): ToolExecutor {
     };
     if (options.toolTimeoutMs !== undefined) execOptions.timeoutMs = options.toolTimeoutMs;
     if (options.toolOutputCapBytes !== undefined) execOptions.outputCapBytes = options.toolOutputCapBytes;
-    return executeToolCall(deps.registry, call, execOptions);
+    if (options.provider.capabilities.toolOutputImages) execOptions.imagesInOutput = true;
+    return executeCall(deps.registry, call, execOptions);
   };
 }
 

@@ -53,6 +53,14 @@ export interface ProviderStreamOptions {
    * @defaultValue none (the calls are in the result's `response.calls`)
    */
   onCall?: (call: AssembledCall) => void;
+  /**
+   * Also promote native call items (`apply_patch_call`, local `shell_call`, `local_shell_call`,
+   * `custom_tool_call`, `mcp_approval_request`: assembler/native-calls.ts). Off, they stay
+   * provider items the loop does not answer (a provider that runs such tools itself, like xAI's
+   * `custom_tool_call`s, sends them as a record).
+   * @defaultValue false
+   */
+  nativeCalls?: boolean;
 }
 
 /** How one request ended. `response` is what was assembled, also when it failed. */

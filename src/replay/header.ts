@@ -72,6 +72,11 @@ export function createTapeHeader(options: RunOptions, extras: TapeHeaderExtras):
   if (options.onApproval !== undefined) header.options.approvals = true;
   if (options.toolOutputCapBytes !== undefined)
     header.options.tool_output_cap_bytes = options.toolOutputCapBytes;
+  if (options.nativeTools !== undefined) header.options.native_tools = options.nativeTools;
+  if (options.nativeShell !== undefined) header.options.native_shell = options.nativeShell;
+  if (options.hostedTools !== undefined && options.hostedTools.length > 0)
+    header.options.hosted_tools = [...options.hostedTools];
+  if (options.continueIncomplete === true) header.options.continue_incomplete = true;
   if (options.outputSchema !== undefined) {
     const schema = compileSchema(
       `output schema "${options.outputSchema.name}"`,

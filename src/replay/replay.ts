@@ -91,6 +91,10 @@ export async function replayTape(tape: Tape, options: ReplayOptions): Promise<Re
   if (header.context !== undefined) runOptions.context = header.context;
   const history = replayHistory(tape);
   if (history !== undefined) runOptions.history = history;
+  if (header.options.native_tools !== undefined) runOptions.nativeTools = header.options.native_tools;
+  if (header.options.native_shell !== undefined) runOptions.nativeShell = header.options.native_shell;
+  if (header.options.hosted_tools !== undefined) runOptions.hostedTools = header.options.hosted_tools;
+  if (header.options.continue_incomplete === true) runOptions.continueIncomplete = true;
 
   const run = runAgent(runOptions);
   const frames: Frame[] = [];
@@ -150,8 +154,8 @@ function replayToolExecutor(tape: Tape, gate: FrameGate, options: ReplayOptions)
       );
     }
     if (options.liveTools) {
-      const { executeToolCall } = await import("../tools/execute.js");
-      const live = await executeToolCall(options.registry, call, {
+      const { executeCall } = await import("../tools/native-calls.js");
+      const live = await executeCall(options.registry, call, {
         signal: context.signal,
         workspace: context.workspace,
       });
@@ -178,6 +182,7 @@ function resultFrom(frame: ToolEndedFrame): ToolCallResult {
     durationMs: frame.duration_ms,
   };
   if (frame.full_output !== undefined) result.fullOutput = frame.full_output;
+  if (frame.image_url !== undefined) result.imageUrl = frame.image_url;
   return result;
 }
 

@@ -9,6 +9,7 @@ import type { ContextCompilation, ContinuationMode, Frame } from "../frames/fram
 import { asFrame, parseJsonl } from "../frames/jsonl.js";
 import type { ToolHistoryStrategySetting } from "../history/strategies.js";
 import type { ToolExecutionPolicy, ToolsOnFollowUp } from "../loop/options.js";
+import type { HostedTool, NativeShell } from "../loop/tool-declarations.js";
 import type { CreateResponseBody, ItemParam, ToolChoiceParam } from "../protocol/types.js";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
 import type { WireApi } from "../provider/wire-api.js";
@@ -68,6 +69,14 @@ export interface TapeHeader {
       strategy: ToolHistoryStrategySetting;
       summarization_model?: string;
     };
+    /** `RunOptions.nativeTools`, when the run set it (else the capabilities' `nativeTools`). */
+    native_tools?: boolean;
+    /** `RunOptions.nativeShell`, when not the default. */
+    native_shell?: NativeShell;
+    /** `RunOptions.hostedTools`: the hosted tools declared on every request. */
+    hosted_tools?: HostedTool[];
+    /** `RunOptions.continueIncomplete`. */
+    continue_incomplete?: boolean;
   };
   /** Always "." : tapes never hold absolute paths; replay uses the workspace it is given. */
   workspace: ".";
