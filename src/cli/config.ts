@@ -25,6 +25,7 @@ import {
   resolveRoute,
 } from "../provider/profiles.js";
 import { type ConfigFile, configError, type Env, loadConfigFile, profilesFrom } from "./config-file.js";
+import { type ApproveMode, resolveToolSettings, type ToolSettings } from "./config-tools.js";
 import { splitUrlCredentials, type UrlCredentials } from "./url-credentials.js";
 
 export type { Env } from "./config-file.js";
@@ -58,6 +59,12 @@ export interface RunFlags {
   json?: boolean;
   record?: string;
   debug?: boolean;
+  /** `--mcp NAME=COMMAND…` / `NAME=URL`, repeatable. */
+  mcp?: string[];
+  parallelToolCalls?: boolean;
+  toolConcurrency?: number;
+  approve?: ApproveMode;
+  sandbox?: boolean;
 }
 
 /** Where a value came from, in precedence order. */
@@ -99,7 +106,7 @@ export type ProviderTarget =
     });
 
 /** Everything a run is configured with, each value with its source. */
-export interface EffectiveConfig {
+export interface EffectiveConfig extends ToolSettings {
   target: ProviderTarget;
   model: Setting<string | null>;
   instructions: Setting<string | undefined>;
@@ -113,6 +120,8 @@ export interface EffectiveConfig {
   connectTimeoutMs: Setting<number>;
   firstByteTimeoutMs: Setting<number>;
   idleTimeoutMs: Setting<number>;
+  /** Calls of one response run at once with parallel tool calls. */
+  toolConcurrency: Setting<number>;
   allowWrite: Setting<boolean>;
   allowShell: Setting<boolean>;
   validate: Setting<boolean>;
@@ -155,6 +164,7 @@ export function resolveConfig(flags: RunFlags, env: Env, cwd: string): Effective
     configFile: path,
     ...resolveLimits(sources, target.kind === "http" ? target.profile : undefined),
     ...resolveBehaviour(sources),
+    ...resolveToolSettings(sources),
   };
 }
 
@@ -264,7 +274,13 @@ export function resolveModel(routing: Routing, target: ProviderTarget): Setting<
 
 type Limits = Pick<
   EffectiveConfig,
-  "maxToolCalls" | "maxTurns" | "maxRetries" | "connectTimeoutMs" | "firstByteTimeoutMs" | "idleTimeoutMs"
+  | "maxToolCalls"
+  | "maxTurns"
+  | "maxRetries"
+  | "connectTimeoutMs"
+  | "firstByteTimeoutMs"
+  | "idleTimeoutMs"
+  | "toolConcurrency"
 >;
 
 type NumberKey<T> = { [K in keyof T]-?: NonNullable<T[K]> extends number ? K : never }[keyof T];
@@ -304,6 +320,11 @@ const LIMIT_SOURCES: Record<
     file: "idle_timeout_ms",
     profile: (p) => p.timeouts?.idleMs,
     fallback: PROVIDER_DEFAULTS.idleTimeoutMs,
+  },
+  toolConcurrency: {
+    flag: "toolConcurrency",
+    file: "tool_concurrency",
+    fallback: LOOP_DEFAULTS.toolConcurrency,
   },
 };
 

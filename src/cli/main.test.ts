@@ -47,6 +47,7 @@ describe("eddy run --help", () => {
     ["--connect-timeout", String(PROVIDER_DEFAULTS.connectTimeoutMs)],
     ["--first-byte-timeout", String(PROVIDER_DEFAULTS.firstByteTimeoutMs)],
     ["--idle-timeout", String(PROVIDER_DEFAULTS.idleTimeoutMs)],
+    ["--tool-concurrency", String(LOOP_DEFAULTS.toolConcurrency)],
     ["--tools-on-follow-up", followUp],
   ];
 

@@ -14,13 +14,15 @@ import type { Provider } from "../provider/provider.js";
 import { createTapeHeader } from "../replay/header.js";
 import { createTapeRecorder, type TapeRecorder } from "../replay/recorder.js";
 import { readTape } from "../replay/tape.js";
-import { createBuiltinTools } from "../tools/builtin/index.js";
-import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
+import type { ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
+import type { TerminalInput } from "./approval-prompt.js";
 import { type EffectiveConfig, type Env, type RunFlags, resolveConfig } from "./config.js";
-import { exitCodeFor } from "./exit-codes.js";
+import { CANCELLED, exitCodeFor } from "./exit-codes.js";
 import { assertReadyToRun, checkWorkspace, keyHint, usageError } from "./preflight.js";
 import { HumanRenderer } from "./render-human.js";
+import { closeTools, type PreparedTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
+import { mcpEventLine, RunView } from "./run-view.js";
 import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
 import { type Output, type Styles, stylesFor } from "./terminal.js";
 
@@ -34,6 +36,8 @@ export interface CliIo {
   cwd: string;
   /** Registers a handler for SIGINT/SIGTERM; returns a function that removes it. */
   onSignal: (handler: (signal: string) => void) => () => void;
+  /** Answers typed on the terminal (`--approve ask`); absent when there is none to read from. */
+  terminal?: TerminalInput;
 }
 
 /** A run with every input read and checked: nothing is started, nothing sent. */
@@ -41,70 +45,103 @@ interface PreparedRun {
   config: EffectiveConfig;
   input: string | ItemParam[];
   outputSchema: RunOptions["outputSchema"];
-  registry: ToolRegistry;
+  tools: PreparedTools;
 }
 
 /** `eddy run`: returns the exit code of the run's end reason (2 for bad usage, before any request). */
 export async function runCommand(prompt: string | undefined, flags: RunFlags, io: CliIo): Promise<number> {
-  const prepared = await prepareRun(prompt, flags, io);
   const styles = stylesFor(io.stderr, io.env);
+  // MCP events come once the servers start, after the view exists.
+  let view: RunView | undefined;
+  const prepared = await prepareRun(prompt, flags, io, (event) => view?.say(mcpEventLine(event, styles)));
+  view =
+    flags.json === true
+      ? RunView.json(io.stdout, io.stderr)
+      : RunView.human(humanRenderer(io, styles, prepared.config));
   const controller = new AbortController();
   let started: TargetProvider | undefined;
   let recorder: TapeRecorder | undefined;
-  let removeSignal: (() => void) | undefined;
+  let tools: RunTools | undefined;
+  // Signals cancel from here on: while MCP servers start, and during the run (whose finally shuts them down).
+  const removeSignal = cancelOnSignal(io, controller);
   try {
+    const secrets = secretsOf(prepared.config);
+    tools = await startTools(prepared.tools, {
+      ...prepared,
+      io,
+      styles,
+      signal: controller.signal,
+      hold: view,
+      secrets,
+    });
+    if (tools === undefined) {
+      view.say(`${styles.red("eddy:")} cancelled while starting the MCP servers`);
+      return CANCELLED;
+    }
     started = await startTargetProvider(prepared.config);
-    const runOptions = runOptionsFor(prepared, started.provider, controller.signal);
+    const runOptions = runOptionsFor(prepared, tools, started.provider, controller.signal);
+    // Rendered as each frame is emitted, so an approval prompt comes after everything before it.
+    runOptions.onFrame = (frame) => {
+      recorder?.observer(frame);
+      view.render(frame);
+    };
     // Bad options throw here, before any request and before the demo-model notice: exit 2.
     const handle = runAgent(runOptions);
     if (started.notice !== undefined) io.stderr.write(`${styles.dim(started.notice)}\n`);
-    if (flags.record !== undefined) recorder = recordTape(flags.record, runOptions, handle, prepared.config);
-    removeSignal = cancelOnSignal(io, controller);
-    const render = flags.json === true ? jsonRenderer(io.stdout) : humanRenderer(io, styles, prepared.config);
-    for await (const frame of handle) {
-      recorder?.observer(frame);
-      render(frame);
+    if (flags.record !== undefined)
+      recorder = recordTape(flags.record, runOptions, handle, prepared.config, tools);
+    for await (const _frame of handle) {
+      // Frames are rendered and recorded by onFrame; iterating lets the run go on.
     }
     return exitCodeFor((await handle.result).reason);
   } finally {
-    removeSignal?.();
+    removeSignal();
     recorder?.close();
     await started?.close();
+    await closeTools(prepared.tools, tools?.registry);
   }
 }
 
 /** Reads and checks every input (configuration, workspace, prompt, schema, tools) before anything starts. */
-async function prepareRun(prompt: string | undefined, flags: RunFlags, io: CliIo): Promise<PreparedRun> {
+async function prepareRun(
+  prompt: string | undefined,
+  flags: RunFlags,
+  io: CliIo,
+  onMcpEvent: Parameters<typeof prepareTools>[2],
+): Promise<PreparedRun> {
   const config = resolveConfig(flags, io.env, io.cwd);
   checkWorkspace(config.workspace.value);
   assertReadyToRun(config, io.env);
   const text = await readPrompt(prompt, io);
-  const { tools, disabled } = createBuiltinTools({
-    allowWrite: config.allowWrite.value,
-    allowShell: config.allowShell.value,
-  });
-  return {
-    config,
-    input: flags.context === undefined ? text : withContext(flags.context, text),
-    outputSchema: flags.schema === undefined ? undefined : readSchema(flags.schema),
-    registry: createToolRegistry(tools, { disabled }),
-  };
+  const input = flags.context === undefined ? text : withContext(flags.context, text);
+  const outputSchema = flags.schema === undefined ? undefined : readSchema(flags.schema);
+  return { config, input, outputSchema, tools: await prepareTools(config, io, onMcpEvent) };
 }
 
-function runOptionsFor(prepared: PreparedRun, provider: Provider, signal: AbortSignal): RunOptions {
+function runOptionsFor(
+  prepared: PreparedRun,
+  tools: RunTools,
+  provider: Provider,
+  signal: AbortSignal,
+): RunOptions {
   const { config } = prepared;
   const options: RunOptions = {
     provider,
     model: config.model.value,
     input: prepared.input,
-    tools: prepared.registry,
+    tools: tools.registry,
     workspace: config.workspace.value,
     signal,
     maxToolCalls: config.maxToolCalls.value,
     maxTurns: config.maxTurns.value,
     toolsOnFollowUp: config.toolsOnFollowUp.value,
-    secrets: secretsOf(config),
+    secrets: [...secretsOf(config), ...tools.secrets],
+    parallelToolCalls: config.parallelToolCalls.value,
   };
+  if (config.parallelToolCalls.value) options.toolConcurrency = config.toolConcurrency.value;
+  if (tools.onApproval !== undefined) options.onApproval = tools.onApproval;
+  if (tools.refreshTools !== undefined) options.refreshTools = tools.refreshTools;
+  if (tools.mcpServers.length > 0) options.mcpServers = tools.mcpServers;
   if (config.stateless.value) options.mode = "stateless";
   if (config.instructions.value !== undefined) options.instructions = config.instructions.value;
   if (prepared.outputSchema !== undefined) options.outputSchema = prepared.outputSchema;
@@ -116,14 +153,21 @@ function recordTape(
   options: RunOptions,
   handle: RunHandle,
   config: EffectiveConfig,
+  tools: RunTools,
 ): TapeRecorder {
+  const toolSet: NonNullable<Parameters<typeof createTapeHeader>[1]["toolSet"]> = {
+    allow_write: config.allowWrite.value,
+    allow_shell: config.allowShell.value,
+  };
+  if (config.sandbox.value && config.allowShell.value) toolSet.sandbox = true;
   const header = createTapeHeader(options, {
     runId: handle.runId,
     validate: config.validate.value,
-    toolSet: { allow_write: config.allowWrite.value, allow_shell: config.allowShell.value },
+    toolSet,
+    mcpTools: tools.mcpTools,
   });
   header.provider.name = config.target.kind === "mock" ? "mock" : config.target.profile.name;
-  return createTapeRecorder(path, header, secretsOf(config));
+  return createTapeRecorder(path, header, options.secrets ?? []);
 }
 
 /** The first SIGINT/SIGTERM cancels the run (tools killed, `run_ended` written); a second one exits now. */
@@ -136,22 +180,14 @@ function cancelOnSignal(io: CliIo, controller: AbortController): () => void {
   });
 }
 
-function humanRenderer(io: CliIo, styles: Styles, config: EffectiveConfig): (frame: Frame) => void {
-  const renderer = new HumanRenderer({
+function humanRenderer(io: CliIo, styles: Styles, config: EffectiveConfig): HumanRenderer {
+  return new HumanRenderer({
     stdout: io.stdout,
     stderr: io.stderr,
     styles,
     now: () => performance.now(),
     ...(config.target.kind === "http" ? { authHint: keyHint(config.target) } : {}),
   });
-  return (frame) => renderer.onFrame(frame);
-}
-
-/** Frames as JSONL on stdout, one write per frame (a consumer sees each frame as it happens). */
-function jsonRenderer(stdout: Output): (frame: Frame) => void {
-  return (frame) => {
-    stdout.write(`${JSON.stringify(frame)}\n`);
-  };
 }
 
 async function readPrompt(prompt: string | undefined, io: CliIo): Promise<string> {

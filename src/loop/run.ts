@@ -18,6 +18,7 @@ import { Approvals } from "./approvals.js";
 import { Conversation } from "./conversation.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
 import { FrameChannel } from "./frame-channel.js";
+import { liveRegistry } from "./live-registry.js";
 import type { RunHandle, RunOptions, RunResult, ToolExecutor } from "./options.js";
 import { buildRequestBody, initialInput } from "./request.js";
 import {
@@ -47,7 +48,7 @@ import { addUsage, emptyUsage } from "./usage.js";
 export function runAgent(options: RunOptions): RunHandle {
   const runId = options.runId ?? `run_${randomUUID().replace(/-/g, "")}`;
   const workspace = resolveWorkspace(options.workspace ?? process.cwd());
-  const registry = toRegistry(options.tools);
+  const tools = liveRegistry(toRegistry(options.tools));
   const structured = options.outputSchema === undefined ? undefined : structuredCheck(options.outputSchema);
   const channel = new FrameChannel({
     runId,
@@ -61,7 +62,14 @@ export function runAgent(options: RunOptions): RunHandle {
   else options.signal?.addEventListener("abort", onUserAbort, { once: true });
   channel.onConsumerExit = () => controller.abort("the consumer stopped reading frames");
 
-  const loop = new AgentLoop(options, { channel, controller, registry, workspace, structured });
+  const loop = new AgentLoop(options, {
+    channel,
+    controller,
+    registry: tools.registry,
+    replaceTools: tools.replace,
+    workspace,
+    structured,
+  });
   const result = Promise.resolve()
     .then(() => loop.run())
     .finally(() => options.signal?.removeEventListener("abort", onUserAbort));
@@ -76,7 +84,9 @@ export function runAgent(options: RunOptions): RunHandle {
 interface LoopDeps {
   channel: FrameChannel;
   controller: AbortController;
+  /** The run's tools (this object for the whole run; `replaceTools` changes what it answers). */
   registry: ToolRegistry;
+  replaceTools: (next: ToolRegistry) => void;
   workspace: string;
   structured: { check: StructuredOutputCheck; format: JsonObject } | undefined;
 }
@@ -129,6 +139,8 @@ class AgentLoop {
       tools: this.deps.registry.names(),
     });
     if (options.instructions !== undefined) started.instructions = options.instructions;
+    if (options.mcpServers !== undefined && options.mcpServers.length > 0)
+      started.mcp_servers = options.mcpServers.map((s) => ({ ...s }));
     channel.emit(started);
     const onCancel = () => {
       channel.emit(
@@ -149,6 +161,8 @@ class AgentLoop {
   private async turns(): Promise<RunResult> {
     for (;;) {
       if (this.signal.aborted) return this.end("cancelled", cancelledError());
+      const refreshed = await this.options.refreshTools?.();
+      if (refreshed !== undefined) this.deps.replaceTools(refreshed);
       this.budget.startTurn();
       const runner = this.newRunner();
       let streamed = await streamTurn(this.turnInput(runner, this.nextBody(), 1));

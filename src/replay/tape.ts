@@ -5,11 +5,12 @@
  */
 import { readFileSync } from "node:fs";
 import { EddyError } from "../errors.js";
-import type { ContinuationMode, Frame } from "../frames/frame.js";
+import type { ContinuationMode, Frame, McpServerSummary } from "../frames/frame.js";
 import { asFrame, parseJsonl } from "../frames/jsonl.js";
 import type { ToolExecutionPolicy, ToolsOnFollowUp } from "../loop/options.js";
 import type { CreateResponseBody, ItemParam, ToolChoiceParam } from "../protocol/types.js";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
+import type { McpToolInfo } from "../tools/mcp/index.js";
 
 /** The tape format this eddy writes and reads. */
 export const TAPE_FORMAT = 1;
@@ -28,8 +29,12 @@ export interface TapeHeader {
   input: string | ItemParam[];
   /** Names of the tools offered. */
   tools: string[];
-  /** How the built-in tool set was configured (CLI runs). */
-  tool_set?: { allow_write: boolean; allow_shell: boolean };
+  /** How the built-in tool set was configured (CLI runs). `sandbox`: shell ran under bubblewrap. */
+  tool_set?: { allow_write: boolean; allow_shell: boolean; sandbox?: boolean };
+  /** The MCP servers of the run, as `run_started` lists them. */
+  mcp_servers?: McpServerSummary[];
+  /** The MCP tools offered at the start (rebuilt with `offlineMcpTools` to replay without the servers). */
+  mcp_tools?: McpToolInfo[];
   limits: { max_tool_calls: number; max_turns: number };
   /** The provider profile name and its capabilities (they shape the request bodies). */
   provider: { name: string; capabilities: ProviderCapabilities };

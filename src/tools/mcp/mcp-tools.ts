@@ -216,6 +216,7 @@ export function offlineMcpTools(infos: readonly McpToolInfo[]): ToolDefinition[]
     parameters: info.parameters,
     strict: false,
     readOnly: info.readOnly,
+    needsApproval: !info.readOnly,
     execute: () =>
       toolResult({
         ok: false,
@@ -255,6 +256,8 @@ function toEntry(
     parameters,
     strict: false,
     readOnly,
+    // A tool the server does not declare read-only may change things: ask first (when the run asks at all).
+    needsApproval: !readOnly,
     timeoutMs,
     execute: (args, context) => connection.call(tool.name, name, args, context.signal),
   };
