@@ -5,7 +5,6 @@
  */
 import { readFileSync } from "node:fs";
 import { compileContextBundle, renderContextBundle } from "../context/bundle.js";
-import type { Frame } from "../frames/frame.js";
 import { userMessageItem } from "../history/items.js";
 import type { RunHandle, RunOptions } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
@@ -14,7 +13,6 @@ import type { Provider } from "../provider/provider.js";
 import { createTapeHeader } from "../replay/header.js";
 import { createTapeRecorder, type TapeRecorder } from "../replay/recorder.js";
 import { readTape } from "../replay/tape.js";
-import type { ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
 import type { TerminalInput } from "./approval-prompt.js";
 import { type EffectiveConfig, type Env, type RunFlags, resolveConfig } from "./config.js";

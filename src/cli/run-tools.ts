@@ -152,14 +152,18 @@ function approvalHandler(
   });
 }
 
-/** At each turn start: a new registry when a server changed its tools since the last one. */
+/**
+ * At each turn start: a new registry when a server changed its tools since the last one. `tools()`
+ * first waits for a list being re-read (a server that announced new tools during the last call).
+ */
 function refresher(mcp: McpTools, builtins: BuiltinTools): () => Promise<ToolRegistry | undefined> {
   let seen = mcp.revision;
   return async () => {
-    if (mcp.revision === seen) return undefined;
-    seen = mcp.revision;
     try {
-      return registryOf(builtins, await mcp.tools());
+      const definitions = await mcp.tools();
+      if (mcp.revision === seen) return undefined;
+      seen = mcp.revision;
+      return registryOf(builtins, definitions);
     } catch {
       return undefined; // a clash is reported by the MCP source (onEvent) and the old tools stay
     }
