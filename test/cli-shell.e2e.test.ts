@@ -22,7 +22,8 @@ afterEach(async () => {
 });
 
 const HAS_BWRAP = (await probeBubblewrap(process.env.PATH)).ok;
-if (!HAS_BWRAP) console.warn("cli-shell.e2e.test.ts: bubblewrap cannot run here; the --sandbox runs are SKIPPED");
+if (!HAS_BWRAP)
+  console.warn("cli-shell.e2e.test.ts: bubblewrap cannot run here; the --sandbox runs are SKIPPED");
 
 function workspace(): string {
   return mkdtempSync(join(tmpdir(), "eddy-shell-e2e-"));
@@ -46,22 +47,30 @@ function uniqueSleep(): string {
 }
 
 describe("shell background jobs end with the run", () => {
-  it("--allow-shell with `sleep 100 &`: the job runs during the run and is gone after exit", async () => {
+  it("--allow-shell with `sleep 100 &`: the job runs during the run and is ended (SIGTERM first) when it ends", async () => {
     const sleep = uniqueSleep();
+    // A job that says when it gets SIGTERM: the run's end releases it gracefully (dispose), not only
+    // with the SIGKILL of the process-exit hook.
+    const job = `bash -c 'trap "echo term > got-term; exit 0" TERM; ${sleep} & wait' >/dev/null 2>&1 &`;
+    const cwd = workspace();
     const url = await startMock({
       turns: [
-        { items: [shell(`${sleep} & echo started`, "c1")] },
-        { expect: { functionCallOutputs: "c1" }, items: [shell(`pgrep -f "${sleep}" >/dev/null && echo alive`, "c2")] },
+        { items: [shell(`${job} echo started`, "c1")] },
+        {
+          expect: { functionCallOutputs: "c1" },
+          items: [shell(`pgrep -f "${sleep}" >/dev/null && echo alive`, "c2")],
+        },
         { items: [{ type: "message", text: "done" }] },
       ],
     });
     const r = await runCli(["run", "--json", "--base-url", url, "--model", "m", "--allow-shell", "go"], {
-      cwd: workspace(),
+      cwd,
     });
     expect(r.code).toBe(0);
     const ended = parseFrames(r.stdout).filter((f) => f.type === "tool_ended");
     expect(ended[1]?.output).toContain("alive"); // it outlived its command, as background jobs do
     expect(await eventually(() => processesWith(sleep).length === 0, 3000)).toBe(true);
+    expect(readFileSync(join(cwd, "got-term"), "utf8")).toBe("term\n");
   });
 
   it("also when the run is cancelled (SIGINT → 130)", async () => {
@@ -75,7 +84,7 @@ describe("shell background jobs end with the run", () => {
     });
     const r = await runCli(["run", "--base-url", url, "--model", "m", "--allow-shell", "go"], {
       cwd: workspace(),
-      signalWhen: "→ shell {\"command\":\"sleep 30\"}",
+      signalWhen: '→ shell {"command":"sleep 30"}',
     });
     expect(r.code).toBe(130);
     expect(await eventually(() => processesWith(sleep).length === 0, 3000)).toBe(true);
