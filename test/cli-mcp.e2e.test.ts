@@ -180,6 +180,23 @@ describe("eddy run with MCP servers", () => {
     expect(processesWith(marker)).toEqual([]);
   });
 
+  it("SIGINT while a server is still starting: exit 130 at once, no server process left", async () => {
+    const marker = newMarker();
+    const url = await startMock({ turns: [answer("never")] });
+    const r = await runCli(
+      ["run", "--base-url", url, "--model", "m", ...mcpFlag("slow", marker, "--hang-start"), "go"],
+      {
+        cwd: workspace(),
+        signalWhen: "starting MCP servers: slow",
+      },
+    );
+    expect(r.code).toBe(130);
+    expect(r.exitAfterSignalMs).toBeLessThan(5000);
+    expect(r.stderr).toMatch(/eddy: cancelled while starting the MCP servers/);
+    expect(mock?.requests).toHaveLength(0);
+    expect(processesWith(marker)).toEqual([]);
+  });
+
   it("a server that fails to start is one line on stderr; the run goes on with the others", async () => {
     const good = newMarker();
     const url = await startMock({

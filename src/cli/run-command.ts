@@ -64,6 +64,8 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
   const removeSignal = cancelOnSignal(io, controller);
   try {
     const secrets = secretsOf(prepared.config);
+    const servers = prepared.config.mcpServers.map((server) => server.name);
+    if (servers.length > 0) view.say(styles.dim(`⚙ starting MCP servers: ${servers.join(", ")}…`));
     tools = await startTools(prepared.tools, {
       ...prepared,
       io,
