@@ -49,6 +49,7 @@ export type {
   FrameType,
   HistoryRepair,
   HistoryRepairedFrame,
+  McpServerSummary,
   ModeChangedFrame,
   OutputTextDeltaFrame,
   ProviderEventFrame,
