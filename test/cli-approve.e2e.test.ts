@@ -68,10 +68,19 @@ describe.skipIf(!HAS_SCRIPT)("--approve ask on a pseudo-terminal", () => {
   it("is the default with --allow-write on a terminal: the prompt shows a diff, and 'n' reaches the model as a denial", async () => {
     const url = await writeScenario();
     const cwd = workspace();
-    const run = runOnPty(["run", "--base-url", url, "--model", "m", "--allow-write", "update the notes"], {
-      cwd,
-      env: ptyEnv(),
-    });
+    const tape = join(cwd, "denied.tape");
+    const args = [
+      "run",
+      "--base-url",
+      url,
+      "--model",
+      "m",
+      "--allow-write",
+      "--record",
+      tape,
+      "update the notes",
+    ];
+    const run = runOnPty(args, { cwd, env: ptyEnv() });
     await run.waitFor("Allow write_file?");
     // The prompt shows the call as a unified diff against the current file.
     expect(run.output).toContain("? write_file");
@@ -86,6 +95,10 @@ describe.skipIf(!HAS_SCRIPT)("--approve ask on a pseudo-terminal", () => {
     expect(sent.ok).toBe(false);
     expect(sent.error?.code).toBe("denied");
     expect(sent.error?.message).toMatch(/denied/);
+    // The replay answers with the recorded decision (no terminal needed).
+    const replay = await runCli(["replay", tape], { cwd });
+    expect(replay.stdout).toMatch(/replay matches/);
+    expect(replay.code).toBe(0);
   });
 
   it("'y' lets the call run; an unknown answer asks again", async () => {
@@ -118,6 +131,9 @@ describe.skipIf(!HAS_SCRIPT)("--approve ask on a pseudo-terminal", () => {
     expect(readFileSync(join(cwd, "notes.txt"), "utf8")).toBe("first line\nold line\n");
     const frames = readFileSync(tape, "utf8").trim().split("\n").slice(1);
     expect(JSON.parse(frames.at(-1) as string)).toMatchObject({ type: "run_ended", reason: "cancelled" });
+    const replay = await runCli(["replay", tape], { cwd });
+    expect(replay.stdout).toMatch(/replay matches/);
+    expect(replay.code).toBe(0);
   });
 });
 
