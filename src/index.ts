@@ -54,6 +54,7 @@ export type {
   FrameType,
   HistoryRepair,
   HistoryRepairedFrame,
+  McpServerSummary,
   ModeChangedFrame,
   OutputTextDeltaFrame,
   ProviderEventFrame,

@@ -74,6 +74,13 @@ const configSchema = z
     history: historyConfigSchema.optional(),
     profiles: z.record(z.string(), profileSchema).optional(),
     ...EXTRA_CONFIG_KEYS,
+    // Tools beyond the built-ins and how they run (config-tools.ts). mcp_servers is checked there,
+    // with messages naming the server and field (src/tools/mcp/config.ts).
+    mcp_servers: z.record(z.string(), z.unknown()).optional(),
+    parallel_tool_calls: z.boolean().optional(),
+    tool_concurrency: z.number().int().min(1).optional(),
+    approve: z.enum(["ask", "auto", "deny"]).optional(),
+    sandbox: z.boolean().optional(),
   })
   .strict();
 

@@ -29,6 +29,7 @@ import {
 import type { ApiName } from "../provider/wire-api.js";
 import { type ConfigFile, configError, type Env, loadConfigFile, profilesFrom } from "./config-file.js";
 import { type RequestFlags, type RequestSettings, resolveRequestSettings } from "./config-request.js";
+import { type ApproveMode, resolveToolSettings, type ToolSettings } from "./config-tools.js";
 import { splitUrlCredentials, type UrlCredentials } from "./url-credentials.js";
 
 export type { Env } from "./config-file.js";
@@ -72,6 +73,12 @@ export interface RunFlags extends RequestFlags {
   /** `--otel`: export OpenTelemetry spans. */
   otel?: boolean;
   debug?: boolean;
+  /** `--mcp NAME=COMMAND…` / `NAME=URL`, repeatable. */
+  mcp?: string[];
+  parallelToolCalls?: boolean;
+  toolConcurrency?: number;
+  approve?: ApproveMode;
+  sandbox?: boolean;
 }
 
 /** Where a value came from, in precedence order. */
@@ -113,7 +120,7 @@ export type ProviderTarget =
     });
 
 /** Everything a run is configured with, each value with its source. */
-export interface EffectiveConfig extends RequestSettings {
+export interface EffectiveConfig extends RequestSettings, ToolSettings {
   target: ProviderTarget;
   /** The API the run's own endpoint speaks (fallbacks speak their profile's). */
   api: Setting<ApiName>;
@@ -129,6 +136,8 @@ export interface EffectiveConfig extends RequestSettings {
   connectTimeoutMs: Setting<number>;
   firstByteTimeoutMs: Setting<number>;
   idleTimeoutMs: Setting<number>;
+  /** Calls of one response run at once with parallel tool calls. */
+  toolConcurrency: Setting<number>;
   allowWrite: Setting<boolean>;
   allowShell: Setting<boolean>;
   validate: Setting<boolean>;
@@ -184,6 +193,7 @@ export function resolveConfig(flags: RunFlags, env: Env, cwd: string): Effective
     ...resolveBehaviour(sources),
     history: resolveHistory(sources),
     ...resolveRequestSettings(sources, target.kind === "http" ? target.profile : undefined),
+    ...resolveToolSettings(sources),
   };
 }
 
@@ -330,7 +340,13 @@ export function resolveModel(routing: Routing, target: ProviderTarget): Setting<
 
 type Limits = Pick<
   EffectiveConfig,
-  "maxToolCalls" | "maxTurns" | "maxRetries" | "connectTimeoutMs" | "firstByteTimeoutMs" | "idleTimeoutMs"
+  | "maxToolCalls"
+  | "maxTurns"
+  | "maxRetries"
+  | "connectTimeoutMs"
+  | "firstByteTimeoutMs"
+  | "idleTimeoutMs"
+  | "toolConcurrency"
 >;
 
 type NumberKey<T> = { [K in keyof T]-?: NonNullable<T[K]> extends number ? K : never }[keyof T];
@@ -370,6 +386,11 @@ const LIMIT_SOURCES: Record<
     file: "idle_timeout_ms",
     profile: (p) => p.timeouts?.idleMs,
     fallback: PROVIDER_DEFAULTS.idleTimeoutMs,
+  },
+  toolConcurrency: {
+    flag: "toolConcurrency",
+    file: "tool_concurrency",
+    fallback: LOOP_DEFAULTS.toolConcurrency,
   },
 };
 

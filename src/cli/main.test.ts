@@ -48,6 +48,7 @@ describe("eddy run --help", () => {
     ["--connect-timeout", String(PROVIDER_DEFAULTS.connectTimeoutMs)],
     ["--first-byte-timeout", String(PROVIDER_DEFAULTS.firstByteTimeoutMs)],
     ["--idle-timeout", String(PROVIDER_DEFAULTS.idleTimeoutMs)],
+    ["--tool-concurrency", String(LOOP_DEFAULTS.toolConcurrency)],
     ["--tools-on-follow-up", followUp],
     ["--truncation-threshold", String(HISTORY_DEFAULTS.truncationThreshold)],
     ["--recent-calls-to-keep", String(HISTORY_DEFAULTS.recentCallsToKeep)],

@@ -14,12 +14,13 @@ import { KNOWN_PROFILES } from "../provider/profiles.js";
 import { API_NAMES, type ApiName } from "../provider/wire-api.js";
 import { EDDY_VERSION } from "../version.js";
 import type { RunFlags, ToolsOnFollowUpFlag } from "./config.js";
+import type { ApproveMode } from "./config-tools.js";
 import { RUN_FAILED, SUCCESS, USAGE_ERROR } from "./exit-codes.js";
 import type { MockFlags } from "./mock-command.js";
 import type { ReplayFlags } from "./replay-command.js";
 import { addRequestOptions } from "./request-flags.js";
 import type { CliIo } from "./run-command.js";
-import { stylesFor } from "./terminal.js";
+import { readTerminalLine, stylesFor } from "./terminal.js";
 import type { ThreadsFlags } from "./threads-command.js";
 import type { ViewFlags } from "./view-command.js";
 
@@ -151,7 +152,30 @@ function addPolicyOptions(command: Command): Command {
     )
     .option("--no-validate", "do not validate provider events against the Open Responses schema")
     .option("--allow-write", "enable write_file and apply_patch")
-    .option("--allow-shell", "enable the shell tool");
+    .option("--allow-shell", "enable the shell tool (not confined to the workspace unless --sandbox)")
+    .option(
+      "--sandbox",
+      "run shell commands under bubblewrap: read-only system, writable workspace, no network",
+    )
+    .option(
+      "--mcp <NAME=COMMAND…>",
+      "add an MCP server: NAME=COMMAND ARGS… (stdio) or NAME=URL (Streamable HTTP); its tools are NAME__TOOL (repeatable)",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option("--parallel-tool-calls", "let the model make several calls per response and run them at once")
+    .addOption(
+      numberOption(
+        "--tool-concurrency <n>",
+        `calls run at once with --parallel-tool-calls (default ${LOOP_DEFAULTS.toolConcurrency})`,
+        integer("--tool-concurrency", 1),
+      ),
+    )
+    .addOption(
+      new Option(
+        "--approve <mode>",
+        "ask before calls that write, run commands or use MCP tools not marked read-only: ask (on a terminal, the default there), auto (run them; the default when piped), deny",
+      ).argParser(oneOf<ApproveMode>("--approve", ["ask", "auto", "deny"])),
+    );
   return addHistoryOptions(command);
 }
 
@@ -382,6 +406,7 @@ export function processIo(): CliIo {
     },
     env: process.env,
     cwd: process.cwd(),
+    terminal: { readLine: (signal) => readTerminalLine(process.stdin, signal) },
     onSignal: (handler) => {
       const onInt = () => handler("SIGINT");
       const onTerm = () => handler("SIGTERM");

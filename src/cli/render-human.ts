@@ -61,6 +61,10 @@ export class HumanRenderer {
       case "tool_ended":
         this.toolEnded(frame);
         break;
+      case "approval_requested":
+        // A prompt (approval-prompt.ts) is about to be written to stderr: leave it a clean line.
+        this.clearLine();
+        break;
       case "retry":
         this.note(
           this.options.styles.yellow(
@@ -176,11 +180,20 @@ export class HumanRenderer {
     stderr.write(`${status} ${label}${styles.dim(`(${formatDuration(frame.duration_ms)})`)}${detail}\n`);
   }
 
+  /** Writes a line of its own on stderr (e.g. about an MCP server), clear of the spinner and the answer. */
+  message(line: string): void {
+    this.note(line);
+  }
+
   private note(line: string): void {
+    this.clearLine();
+    this.options.stderr.write(`${line}\n`);
+  }
+
+  private clearLine(): void {
     this.spinner?.stop();
     this.closeReasoning();
     this.breakStdoutLine();
-    this.options.stderr.write(`${line}\n`);
   }
 
   private ended(frame: RunEndedFrame): void {

@@ -19,15 +19,16 @@ import type { Provider } from "../provider/provider.js";
 import { createTapeHeader } from "../replay/header.js";
 import { createTapeRecorder, type TapeRecorder } from "../replay/recorder.js";
 import { readTape } from "../replay/tape.js";
-import { createBuiltinTools } from "../tools/builtin/index.js";
-import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
+import type { TerminalInput } from "./approval-prompt.js";
 import { type EffectiveConfig, type Env, type RunFlags, resolveConfig } from "./config.js";
-import { exitCodeFor } from "./exit-codes.js";
+import { CANCELLED, exitCodeFor } from "./exit-codes.js";
 import { ImageSaver } from "./hosted-items.js";
 import { type OtelExport, otelRequested, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, keyHint, usageError } from "./preflight.js";
 import { HumanRenderer } from "./render-human.js";
+import { closeTools, type PreparedTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
+import { mcpEventLine, RunView } from "./run-view.js";
 import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
 import { type Output, type Styles, stylesFor } from "./terminal.js";
 
@@ -41,6 +42,8 @@ export interface CliIo {
   cwd: string;
   /** Registers a handler for SIGINT/SIGTERM; returns a function that removes it. */
   onSignal: (handler: (signal: string) => void) => () => void;
+  /** Answers typed on the terminal (`--approve ask`); absent when there is none to read from. */
+  terminal?: TerminalInput;
 }
 
 /** A run with every input read and checked: nothing is started, nothing sent. */
@@ -52,51 +55,79 @@ interface PreparedRun {
   contextRuns: Frame[][] | undefined;
   thread: string | undefined;
   outputSchema: RunOptions["outputSchema"];
-  registry: ToolRegistry;
+  tools: PreparedTools;
 }
 
 /** `eddy run`: returns the exit code of the run's end reason (2 for bad usage, before any request). */
 export async function runCommand(prompt: string | undefined, flags: RunFlags, io: CliIo): Promise<number> {
-  const prepared = await prepareRun(prompt, flags, io);
   const styles = stylesFor(io.stderr, io.env);
+  // MCP events come once the servers start, after the view exists.
+  let view: RunView | undefined;
+  const prepared = await prepareRun(prompt, flags, io, (event) => view?.say(mcpEventLine(event, styles)));
+  const images = new ImageSaver(prepared.config.workspace.value);
+  view =
+    flags.json === true
+      ? RunView.json(io.stdout, io.stderr)
+      : RunView.human(humanRenderer(io, styles, prepared.config, images));
   const controller = new AbortController();
   let started: TargetProvider | undefined;
   let recorder: TapeRecorder | undefined;
-  let removeSignal: (() => void) | undefined;
+  let tools: RunTools | undefined;
   let otel: OtelExport | undefined;
+  // Signals cancel from here on: while MCP servers start, and during the run (whose finally shuts them down).
+  const removeSignal = cancelOnSignal(io, controller);
   try {
+    const secrets = secretsOf(prepared.config);
+    const servers = prepared.config.mcpServers.map((server) => server.name);
+    if (servers.length > 0) view.say(styles.dim(`⚙ starting MCP servers: ${servers.join(", ")}…`));
+    tools = await startTools(prepared.tools, {
+      ...prepared,
+      io,
+      styles,
+      signal: controller.signal,
+      hold: view,
+      secrets,
+    });
+    if (tools === undefined) {
+      view.say(`${styles.red("eddy:")} cancelled while starting the MCP servers`);
+      return CANCELLED;
+    }
     started = await startTargetProvider(prepared.config);
     if (otelRequested(flags.otel, io.env))
       otel = await startOtelExport({ env: io.env, providerName: started.provider.name });
-    // Bad options throw here, before any request and before the demo-model notice: exit 2.
-    const { handle, runOptions } = await startRun(
-      prepared,
-      runOptionsFor(prepared, started.provider, controller.signal),
-      flags,
-    );
-    if (started.notice !== undefined) io.stderr.write(`${styles.dim(started.notice)}\n`);
-    if (flags.record !== undefined) recorder = recordTape(flags.record, runOptions, handle, prepared.config);
-    removeSignal = cancelOnSignal(io, controller);
-    const images = new ImageSaver(prepared.config.workspace.value);
-    const render =
-      flags.json === true ? jsonRenderer(io.stdout) : humanRenderer(io, styles, prepared.config, images);
-    for await (const frame of handle) {
+    const options = runOptionsFor(prepared, tools, started.provider, controller.signal);
+    // Rendered as each frame is emitted, so an approval prompt comes after everything before it.
+    options.onFrame = (frame) => {
       recorder?.observer(frame);
       otel?.observer(frame);
       images.observe(frame);
-      render(frame);
+      view.render(frame);
+    };
+    // Bad options throw here, before any request and before the demo-model notice: exit 2.
+    const { handle, runOptions } = await startRun(prepared, options, flags);
+    if (started.notice !== undefined) io.stderr.write(`${styles.dim(started.notice)}\n`);
+    if (flags.record !== undefined)
+      recorder = recordTape(flags.record, runOptions, handle, prepared.config, tools);
+    for await (const _frame of handle) {
+      // Frames are rendered and recorded by onFrame; iterating lets the run go on.
     }
     return exitCodeFor((await handle.result).reason);
   } finally {
-    removeSignal?.();
+    removeSignal();
     recorder?.close();
     await otel?.shutdown();
     await started?.close();
+    await closeTools(prepared.tools, tools?.registry);
   }
 }
 
 /** Reads and checks every input (configuration, workspace, prompt, schema, tools) before anything starts. */
-async function prepareRun(prompt: string | undefined, flags: RunFlags, io: CliIo): Promise<PreparedRun> {
+async function prepareRun(
+  prompt: string | undefined,
+  flags: RunFlags,
+  io: CliIo,
+  onMcpEvent: Parameters<typeof prepareTools>[2],
+): Promise<PreparedRun> {
   const config = resolveConfig(flags, io.env, io.cwd);
   checkWorkspace(config.workspace.value);
   assertReadyToRun(config, io.env);
@@ -104,10 +135,6 @@ async function prepareRun(prompt: string | undefined, flags: RunFlags, io: CliIo
     throw usageError("--thread and --context cannot be combined: a thread brings its own context");
   if (flags.thread !== undefined) checkThreadName(flags.thread);
   const text = await readPrompt(prompt, io);
-  const { tools, disabled } = createBuiltinTools({
-    allowWrite: config.allowWrite.value,
-    allowShell: config.allowShell.value,
-  });
   const attachments: Attachment[] = [
     ...(flags.image ?? []).map((source): Attachment => ({ kind: "image", source })),
     ...(flags.file ?? []).map((source): Attachment => ({ kind: "file", source })),
@@ -120,7 +147,7 @@ async function prepareRun(prompt: string | undefined, flags: RunFlags, io: CliIo
     contextRuns: flags.context?.map((path) => readTape(path).frames),
     thread: flags.thread,
     outputSchema: flags.schema === undefined ? undefined : readSchema(flags.schema),
-    registry: createToolRegistry(tools, { disabled }),
+    tools: await prepareTools(config, io, onMcpEvent),
   };
 }
 
@@ -160,21 +187,31 @@ async function contextFromRuns(
   return { items: rendered.items, compiled };
 }
 
-function runOptionsFor(prepared: PreparedRun, provider: Provider, signal: AbortSignal): RunOptions {
+function runOptionsFor(
+  prepared: PreparedRun,
+  tools: RunTools,
+  provider: Provider,
+  signal: AbortSignal,
+): RunOptions {
   const { config } = prepared;
   const options: RunOptions = {
     provider,
     model: config.model.value,
     input: prepared.input,
-    tools: prepared.registry,
+    tools: tools.registry,
     workspace: config.workspace.value,
     signal,
     maxToolCalls: config.maxToolCalls.value,
     maxTurns: config.maxTurns.value,
     toolsOnFollowUp: config.toolsOnFollowUp.value,
-    secrets: secretsOf(config),
+    secrets: [...secretsOf(config), ...tools.secrets],
     history: historyOptionsOf(config),
+    parallelToolCalls: config.parallelToolCalls.value,
   };
+  if (config.parallelToolCalls.value) options.toolConcurrency = config.toolConcurrency.value;
+  if (tools.onApproval !== undefined) options.onApproval = tools.onApproval;
+  if (tools.refreshTools !== undefined) options.refreshTools = tools.refreshTools;
+  if (tools.mcpServers.length > 0) options.mcpServers = tools.mcpServers;
   if (config.stateless.value) options.mode = "stateless";
   if (config.instructions.value !== undefined) options.instructions = config.instructions.value;
   if (prepared.outputSchema !== undefined) options.outputSchema = prepared.outputSchema;
@@ -190,14 +227,21 @@ function recordTape(
   options: RunOptions,
   handle: RunHandle,
   config: EffectiveConfig,
+  tools: RunTools,
 ): TapeRecorder {
+  const toolSet: NonNullable<Parameters<typeof createTapeHeader>[1]["toolSet"]> = {
+    allow_write: config.allowWrite.value,
+    allow_shell: config.allowShell.value,
+  };
+  if (config.sandbox.value && config.allowShell.value) toolSet.sandbox = true;
   const header = createTapeHeader(options, {
     runId: handle.runId,
     validate: config.validate.value,
-    toolSet: { allow_write: config.allowWrite.value, allow_shell: config.allowShell.value },
+    toolSet,
+    mcpTools: tools.mcpTools,
   });
   header.provider.name = config.target.kind === "mock" ? "mock" : config.target.profile.name;
-  return createTapeRecorder(path, header, secretsOf(config));
+  return createTapeRecorder(path, header, options.secrets ?? []);
 }
 
 /** The first SIGINT/SIGTERM cancels the run (tools killed, `run_ended` written); a second one exits now. */
@@ -215,8 +259,8 @@ function humanRenderer(
   styles: Styles,
   config: EffectiveConfig,
   images: ImageSaver,
-): (frame: Frame) => void {
-  const renderer = new HumanRenderer({
+): HumanRenderer {
+  return new HumanRenderer({
     stdout: io.stdout,
     stderr: io.stderr,
     styles,
@@ -224,14 +268,6 @@ function humanRenderer(
     imagePath: (id) => images.pathOf(id),
     ...(config.target.kind === "http" ? { authHint: keyHint(config.target) } : {}),
   });
-  return (frame) => renderer.onFrame(frame);
-}
-
-/** Frames as JSONL on stdout, one write per frame (a consumer sees each frame as it happens). */
-function jsonRenderer(stdout: Output): (frame: Frame) => void {
-  return (frame) => {
-    stdout.write(`${JSON.stringify(frame)}\n`);
-  };
 }
 
 async function readPrompt(prompt: string | undefined, io: CliIo): Promise<string> {

@@ -58,6 +58,19 @@ export interface RunStartedFrame extends FrameEnvelope {
   /** Types of the hosted tools the provider runs itself (`web_search`, `mcp`, …), when there are any. */
   hosted_tools?: string[];
   instructions?: string;
+  /** The MCP servers the run's tools come from, when there are any (their tools are in `tools`). */
+  mcp_servers?: McpServerSummary[];
+}
+
+/** An MCP server as `run_started` lists it: where it is in its life and how many tools it offers. */
+export interface McpServerSummary {
+  name: string;
+  transport: "stdio" | "http";
+  state: "idle" | "starting" | "ready" | "failed" | "exited" | "closed";
+  /** Tools offered from this server (0 unless it started). */
+  tools: number;
+  /** Why it failed or exited: one line, secrets redacted. */
+  error?: string;
 }
 
 /** A turn (one request with all its attempts) ended: the response id, status and usage. */

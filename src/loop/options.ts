@@ -5,6 +5,7 @@ import type {
   ContinuationMode,
   Frame,
   FrameError,
+  McpServerSummary,
   RunEndReason,
 } from "../frames/frame.js";
 import type { Clock } from "../frames/stamp.js";
@@ -56,6 +57,17 @@ export interface RunOptions {
   instructions?: string;
   /** The tools the model may call. @defaultValue none */
   tools?: ToolRegistry | readonly ToolDefinition[];
+  /**
+   * Asked at the start of every turn for the tools from then on: a registry replaces the run's
+   * (e.g. an MCP server announced `tools/list_changed`), `undefined` keeps it. Calls already made
+   * are unaffected. @defaultValue none (the tools never change)
+   */
+  refreshTools?: () => ToolRegistry | undefined | Promise<ToolRegistry | undefined>;
+  /**
+   * The MCP servers the tools come from, listed in `run_started.mcp_servers` (e.g. `status()` of
+   * `createMcpTools`). @defaultValue none
+   */
+  mcpServers?: readonly McpServerSummary[];
   /** @defaultValue "chained", or "stateless" when the provider cannot chain */
   mode?: ContinuationMode;
   /** Root for file tools. @defaultValue process.cwd() */

@@ -21,6 +21,7 @@ import { Approvals } from "./approvals.js";
 import { Conversation } from "./conversation.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
 import { FrameChannel } from "./frame-channel.js";
+import { liveRegistry } from "./live-registry.js";
 import type { RunHandle, RunOptions, RunResult, ToolExecutor } from "./options.js";
 import { compactAfterOverflow, isContextOverflow, overflowError } from "./overflow.js";
 import { buildRequestBody } from "./request.js";
@@ -53,7 +54,7 @@ import { addUsage, emptyUsage } from "./usage.js";
 export function runAgent(options: RunOptions): RunHandle {
   const runId = options.runId ?? `run_${randomUUID().replace(/-/g, "")}`;
   const workspace = resolveWorkspace(options.workspace ?? process.cwd());
-  const registry = toRegistry(options.tools);
+  const tools = liveRegistry(toRegistry(options.tools));
   const structured = options.outputSchema === undefined ? undefined : structuredCheck(options.outputSchema);
   const channel = new FrameChannel({
     runId,
@@ -67,7 +68,14 @@ export function runAgent(options: RunOptions): RunHandle {
   else options.signal?.addEventListener("abort", onUserAbort, { once: true });
   channel.onConsumerExit = () => controller.abort("the consumer stopped reading frames");
 
-  const loop = new AgentLoop(options, { channel, controller, registry, workspace, structured });
+  const loop = new AgentLoop(options, {
+    channel,
+    controller,
+    registry: tools.registry,
+    replaceTools: tools.replace,
+    workspace,
+    structured,
+  });
   const result = Promise.resolve()
     .then(() => loop.run())
     .finally(() => options.signal?.removeEventListener("abort", onUserAbort));
@@ -82,7 +90,9 @@ export function runAgent(options: RunOptions): RunHandle {
 interface LoopDeps {
   channel: FrameChannel;
   controller: AbortController;
+  /** The run's tools (this object for the whole run; `replaceTools` changes what it answers). */
   registry: ToolRegistry;
+  replaceTools: (next: ToolRegistry) => void;
   workspace: string;
   structured: { check: StructuredOutputCheck; format: JsonObject } | undefined;
 }
@@ -151,6 +161,8 @@ class AgentLoop {
     if (options.hostedTools !== undefined && options.hostedTools.length > 0)
       started.hosted_tools = options.hostedTools.map((t) => t.type);
     if (options.instructions !== undefined) started.instructions = options.instructions;
+    if (options.mcpServers !== undefined && options.mcpServers.length > 0)
+      started.mcp_servers = options.mcpServers.map((s) => ({ ...s }));
     channel.emit(started);
     if (options.context !== undefined)
       channel.emit(frame("context_compiled", { ...options.context.compiled }));
@@ -175,6 +187,8 @@ class AgentLoop {
   private async turns(): Promise<RunResult> {
     for (;;) {
       if (this.signal.aborted) return this.end("cancelled", cancelledError());
+      const refreshed = await this.options.refreshTools?.();
+      if (refreshed !== undefined) this.deps.replaceTools(refreshed);
       this.budget.startTurn();
       const runner = this.newRunner();
       let streamed = await streamTurn(this.turnInput(runner, await this.nextBody(), 1));

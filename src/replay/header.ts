@@ -4,6 +4,7 @@ import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { RunOptions } from "../loop/options.js";
 import { isDefaultHistory, runHistorySettings } from "../loop/run-history.js";
 import { chainWire } from "../provider/wire-api.js";
+import type { McpToolInfo } from "../tools/mcp/index.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
 import { EDDY_VERSION } from "../version.js";
@@ -15,7 +16,9 @@ export interface TapeHeaderExtras {
   /** Schema validation of provider events was on. */
   validate: boolean;
   /** The built-in tool set's switches, when the run used the built-ins. */
-  toolSet?: { allow_write: boolean; allow_shell: boolean };
+  toolSet?: { allow_write: boolean; allow_shell: boolean; sandbox?: boolean };
+  /** The MCP tools offered (`McpTools.toolInfo()`), so a replay can declare them without the servers. */
+  mcpTools?: readonly McpToolInfo[];
 }
 
 /** The tape header of a run with these options. */
@@ -65,6 +68,9 @@ export function createTapeHeader(options: RunOptions, extras: TapeHeaderExtras):
       header.options.history.summarization_model = history.summarizationModel;
   }
   if (extras.toolSet !== undefined) header.tool_set = extras.toolSet;
+  if (options.mcpServers !== undefined && options.mcpServers.length > 0)
+    header.mcp_servers = options.mcpServers.map((s) => ({ ...s }));
+  if (extras.mcpTools !== undefined && extras.mcpTools.length > 0) header.mcp_tools = [...extras.mcpTools];
   if (options.toolChoice !== undefined) header.options.tool_choice = options.toolChoice;
   if (options.request !== undefined) header.options.request = options.request;
   if (options.toolTimeoutMs !== undefined) header.options.tool_timeout_ms = options.toolTimeoutMs;

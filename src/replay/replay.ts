@@ -26,6 +26,12 @@ export interface ReplayOptions {
   liveTools?: boolean;
   /** Give up waiting for a recorded position after this long without progress. @defaultValue 2000 */
   stallMs?: number;
+  /**
+   * The tools of each later turn, when the recorded run's tools changed between turns (an MCP
+   * server's `tools/list_changed`): passed to the run as `RunOptions.refreshTools`.
+   * @defaultValue none (the registry's tools throughout)
+   */
+  refreshTools?: RunOptions["refreshTools"];
 }
 
 /** Whether the replayed frames match the tape, and where they first differ when not. */
@@ -79,6 +85,8 @@ export async function replayTape(tape: Tape, options: ReplayOptions): Promise<Re
     executeTool: replayToolExecutor(tape, gate, options),
   };
   if (header.instructions !== undefined) runOptions.instructions = header.instructions;
+  if (header.mcp_servers !== undefined) runOptions.mcpServers = header.mcp_servers;
+  if (options.refreshTools !== undefined) runOptions.refreshTools = options.refreshTools;
   if (header.options.tool_choice !== undefined) runOptions.toolChoice = header.options.tool_choice;
   if (header.options.request !== undefined) runOptions.request = header.options.request;
   if (header.options.output_schema !== undefined) runOptions.outputSchema = header.options.output_schema;

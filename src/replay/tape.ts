@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { EddyError } from "../errors.js";
-import type { ContextCompilation, ContinuationMode, Frame } from "../frames/frame.js";
+import type { ContextCompilation, ContinuationMode, Frame, McpServerSummary } from "../frames/frame.js";
 import { asFrame, parseJsonl } from "../frames/jsonl.js";
 import type { ToolHistoryStrategySetting } from "../history/strategies.js";
 import type { ToolExecutionPolicy, ToolsOnFollowUp } from "../loop/options.js";
@@ -13,6 +13,7 @@ import type { HostedTool, NativeShell } from "../loop/tool-declarations.js";
 import type { CreateResponseBody, ItemParam, ToolChoiceParam } from "../protocol/types.js";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
 import type { WireApi } from "../provider/wire-api.js";
+import type { McpToolInfo } from "../tools/mcp/index.js";
 
 /** The tape format this eddy writes and reads. */
 export const TAPE_FORMAT = 1;
@@ -36,8 +37,12 @@ export interface TapeHeader {
   context?: { items: ItemParam[]; compiled: ContextCompilation };
   /** Names of the tools offered. */
   tools: string[];
-  /** How the built-in tool set was configured (CLI runs). */
-  tool_set?: { allow_write: boolean; allow_shell: boolean };
+  /** How the built-in tool set was configured (CLI runs). `sandbox`: shell ran under bubblewrap. */
+  tool_set?: { allow_write: boolean; allow_shell: boolean; sandbox?: boolean };
+  /** The MCP servers of the run, as `run_started` lists them. */
+  mcp_servers?: McpServerSummary[];
+  /** The MCP tools offered at the start (rebuilt with `offlineMcpTools` to replay without the servers). */
+  mcp_tools?: McpToolInfo[];
   limits: { max_tool_calls: number; max_turns: number };
   /**
    * The provider profile name and its capabilities (they shape the request bodies), and the API it
