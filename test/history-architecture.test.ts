@@ -81,6 +81,17 @@ describe("tool history: one path", () => {
     expect(elsewhere).toEqual([]);
   });
 
+  it("renders the loop's requests through the run's one manager", () => {
+    const conversation = sources().find((f) => f.path === "loop/conversation.ts")?.code ?? "";
+    expect(conversation).toMatch(/history\.render\(/);
+    expect(conversation).not.toMatch(/\brepairHistory\(/);
+    // A manager is built in one place per run (and one per toResponsesInput call without one).
+    expect(filesMatching(/new ToolHistoryManager\(/)).toEqual([
+      "history/to-responses-input.ts",
+      "loop/run-history.ts",
+    ]);
+  });
+
   it("renders bundles and foreign histories through the manager", () => {
     const bundle = sources().find((f) => f.path === "context/bundle.ts")?.code ?? "";
     expect(bundle).toMatch(/manager\.render\(/);

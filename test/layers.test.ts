@@ -21,7 +21,8 @@ const ALLOWED: Record<string, string[]> = {
   // Departure from DESIGN.md §2, said in the closing note: replayTape() drives the loop with the
   // recorded tool outputs, so replay/ sits above loop/ and tools/.
   loop: ["protocol", "frames", "provider", "tools", "history", "context"],
-  replay: ["protocol", "frames", "provider", "loop", "tools"],
+  // replay/ rebuilds the recorded run's history manager with its recorded summaries (history/summarizer.ts).
+  replay: ["protocol", "frames", "provider", "loop", "tools", "history"],
   mock: ["protocol", "sse"],
   // view/ renders tapes: it reads them through replay/ and knows frames; client/ is its browser half.
   view: ["frames", "replay"],

@@ -8,10 +8,12 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { EddyError } from "../errors.js";
+import { historyConfigSchema } from "../history/options.js";
 import { CAPABILITY_KEYS, type CapabilityKey, withCapabilities } from "../provider/capabilities.js";
 import type { ChatDialect } from "../provider/chat-completions/dialect.js";
 import { KNOWN_PROFILES, type ProviderProfile } from "../provider/profiles.js";
 import { API_NAMES } from "../provider/wire-api.js";
+import { EXTRA_CONFIG_KEYS, REQUEST_KEYS } from "./config-request.js";
 
 /** Environment variables as the CLI sees them (`process.env`, or a test's record). */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -46,6 +48,7 @@ const profileSchema = z
       })
       .strict()
       .optional(),
+    request: z.object(REQUEST_KEYS).strict().optional(),
   })
   .strict();
 
@@ -68,7 +71,16 @@ const configSchema = z
     allow_shell: z.boolean().optional(),
     validate: z.boolean().optional(),
     fallbacks: z.array(z.string()).optional(),
+    history: historyConfigSchema.optional(),
     profiles: z.record(z.string(), profileSchema).optional(),
+    ...EXTRA_CONFIG_KEYS,
+    // Tools beyond the built-ins and how they run (config-tools.ts). mcp_servers is checked there,
+    // with messages naming the server and field (src/tools/mcp/config.ts).
+    mcp_servers: z.record(z.string(), z.unknown()).optional(),
+    parallel_tool_calls: z.boolean().optional(),
+    tool_concurrency: z.number().int().min(1).optional(),
+    approve: z.enum(["ask", "auto", "deny"]).optional(),
+    sandbox: z.boolean().optional(),
   })
   .strict();
 
@@ -167,6 +179,7 @@ function profileFromFile(name: string, p: ConfigProfile, base: ProviderProfile |
     capabilities: withCapabilities({ ...base?.capabilities, ...capabilities }),
     api: p.api ?? base?.api,
     chat: p.chat === undefined ? base?.chat : { ...base?.chat, ...chatDialect(p.chat) },
+    requestDefaults: p.request ?? base?.requestDefaults,
     description: p.description ?? base?.description ?? `profile "${name}" from the config file`,
   };
 }

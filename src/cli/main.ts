@@ -6,6 +6,7 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { EddyError } from "../errors.js";
+import { HISTORY_DEFAULTS, HISTORY_STRATEGIES } from "../history/options.js";
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { ToolsOnFollowUp } from "../loop/options.js";
 import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
@@ -13,11 +14,13 @@ import { KNOWN_PROFILES } from "../provider/profiles.js";
 import { API_NAMES, type ApiName } from "../provider/wire-api.js";
 import { EDDY_VERSION } from "../version.js";
 import type { RunFlags, ToolsOnFollowUpFlag } from "./config.js";
+import type { ApproveMode } from "./config-tools.js";
 import { RUN_FAILED, SUCCESS, USAGE_ERROR } from "./exit-codes.js";
 import type { MockFlags } from "./mock-command.js";
 import type { ReplayFlags } from "./replay-command.js";
+import { addRequestOptions } from "./request-flags.js";
 import type { CliIo } from "./run-command.js";
-import { stylesFor } from "./terminal.js";
+import { readTerminalLine, stylesFor } from "./terminal.js";
 import type { ThreadsFlags } from "./threads-command.js";
 import type { ViewFlags } from "./view-command.js";
 
@@ -96,7 +99,7 @@ function addTargetOptions(command: Command): Command {
 /** How a run behaves: limits, timeouts, tools. Shared by `eddy run` and `eddy config`; defaults from the constants. */
 function addPolicyOptions(command: Command): Command {
   const P = PROVIDER_DEFAULTS;
-  return command
+  command
     .option("--instructions <text>", "system instructions, sent on every request")
     .option("--stateless", "resend the whole history each turn (store:false) instead of previous_response_id")
     .addOption(
@@ -149,7 +152,61 @@ function addPolicyOptions(command: Command): Command {
     )
     .option("--no-validate", "do not validate provider events against the Open Responses schema")
     .option("--allow-write", "enable write_file and apply_patch")
-    .option("--allow-shell", "enable the shell tool");
+    .option("--allow-shell", "enable the shell tool (not confined to the workspace unless --sandbox)")
+    .option(
+      "--sandbox",
+      "run shell commands under bubblewrap: read-only system, writable workspace, no network",
+    )
+    .option(
+      "--mcp <NAME=COMMAND…>",
+      "add an MCP server: NAME=COMMAND ARGS… (stdio) or NAME=URL (Streamable HTTP); its tools are NAME__TOOL (repeatable)",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option("--parallel-tool-calls", "let the model make several calls per response and run them at once")
+    .addOption(
+      numberOption(
+        "--tool-concurrency <n>",
+        `calls run at once with --parallel-tool-calls (default ${LOOP_DEFAULTS.toolConcurrency})`,
+        integer("--tool-concurrency", 1),
+      ),
+    )
+    .addOption(
+      new Option(
+        "--approve <mode>",
+        "ask before calls that write, run commands or use MCP tools not marked read-only: ask (on a terminal, the default there), auto (run them; the default when piped), deny",
+      ).argParser(oneOf<ApproveMode>("--approve", ["ask", "auto", "deny"])),
+    );
+  return addHistoryOptions(command);
+}
+
+/** How tool history is sent (config file `history`); defaults from `HISTORY_DEFAULTS`. */
+function addHistoryOptions(command: Command): Command {
+  const H = HISTORY_DEFAULTS;
+  return command
+    .addOption(
+      new Option(
+        "--history-strategy <name>",
+        `tool history as native items, or text-embed (results as text, calls left out); auto follows the provider (default ${H.strategy})`,
+      ).argParser(oneOf("--history-strategy", HISTORY_STRATEGIES)),
+    )
+    .addOption(
+      numberOption(
+        "--truncation-threshold <tokens>",
+        `history size past which older tool calls are folded into a summary (default ${H.truncationThreshold})`,
+        integer("--truncation-threshold", 1),
+      ),
+    )
+    .addOption(
+      numberOption(
+        "--recent-calls-to-keep <n>",
+        `tool calls kept verbatim when older ones are folded (default ${H.recentCallsToKeep})`,
+        integer("--recent-calls-to-keep", 0),
+      ),
+    )
+    .option(
+      "--summarization-model <model>",
+      "model that writes the summaries, on the same provider (default: an extractive summary, no model call)",
+    );
 }
 
 /** What each command action reports back to `main`. */
@@ -163,11 +220,15 @@ function defineRun(program: Command, io: CliIo, state: CliState): void {
     .command("run")
     .description("run the agent on a prompt (from the argument or stdin)")
     .argument("[prompt]", "the task; read from stdin when omitted");
-  addPolicyOptions(addTargetOptions(run))
+  addRequestOptions(addPolicyOptions(addTargetOptions(run)))
     .option(
       "--context <tape>",
       "continue from earlier runs: their prompts, answers and a summary of their tool calls become context (repeatable)",
       (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
+      "--thread <name>",
+      "continue the named thread: earlier runs' prompts and answers become context, and this run is added to it (.eddy/threads/NAME.jsonl)",
     )
     .option(
       "--schema <file>",
@@ -262,7 +323,7 @@ function defineConfig(program: Command, io: CliIo, state: CliState): void {
   const config = program
     .command("config")
     .description("show the effective configuration and where each value comes from (keys redacted)");
-  addPolicyOptions(addTargetOptions(config)).action(async (flags: RunFlags) => {
+  addRequestOptions(addPolicyOptions(addTargetOptions(config))).action(async (flags: RunFlags) => {
     const { configCommand } = await import("./config-command.js");
     state.exitCode = configCommand(flags, io);
   });
@@ -345,6 +406,7 @@ export function processIo(): CliIo {
     },
     env: process.env,
     cwd: process.cwd(),
+    terminal: { readLine: (signal) => readTerminalLine(process.stdin, signal) },
     onSignal: (handler) => {
       const onInt = () => handler("SIGINT");
       const onTerm = () => handler("SIGTERM");

@@ -55,7 +55,22 @@ export interface RunStartedFrame extends FrameEnvelope {
   input: string | ItemParam[];
   /** Names of the tools the model is offered, in declaration order. */
   tools: string[];
+  /** Types of the hosted tools the provider runs itself (`web_search`, `mcp`, …), when there are any. */
+  hosted_tools?: string[];
   instructions?: string;
+  /** The MCP servers the run's tools come from, when there are any (their tools are in `tools`). */
+  mcp_servers?: McpServerSummary[];
+}
+
+/** An MCP server as `run_started` lists it: where it is in its life and how many tools it offers. */
+export interface McpServerSummary {
+  name: string;
+  transport: "stdio" | "http";
+  state: "idle" | "starting" | "ready" | "failed" | "exited" | "closed";
+  /** Tools offered from this server (0 unless it started). */
+  tools: number;
+  /** Why it failed or exited: one line, secrets redacted. */
+  error?: string;
 }
 
 /** A turn (one request with all its attempts) ended: the response id, status and usage. */
@@ -150,6 +165,16 @@ export interface ContextCompaction {
   model?: string;
   /** Why a configured summarization model was not used (its call failed): the summary is extractive. */
   fallback_reason?: string;
+  /**
+   * The server was asked to compact (`POST /responses/compact`) and failed with this error, so the
+   * history was compacted locally (overflow only).
+   */
+  server_error?: string;
+  /**
+   * `server_compact`: the items the server's `POST /responses/compact` returned, which replace the
+   * history; a replay hands them back instead of asking the server again.
+   */
+  output?: JsonObject[];
 }
 
 /** The history sent with the next request was compacted (see `ContextCompaction`). */
@@ -278,9 +303,18 @@ export interface ToolCallFrame extends FrameEnvelope {
   call_id: string;
   item_id: string;
   name: string;
-  /** The arguments string exactly as the model produced it. */
+  /**
+   * The arguments string exactly as the model produced it; for a native call item, the arguments
+   * of the tool that answers it (an apply-patch operation as `apply_patch {patch}`, a shell
+   * call's commands, a custom tool's free-form input as is).
+   */
   arguments: string;
   output_index: number;
+  /**
+   * The output item type the call came from, when it is not a `function_call`: `apply_patch_call`,
+   * `shell_call`, `local_shell_call`, `custom_tool_call`, `mcp_approval_request`.
+   */
+  item_type?: string;
 }
 
 /** A call starts running (or is refused right away). */
@@ -304,6 +338,8 @@ export interface ToolEndedFrame extends FrameEnvelope {
   /** Set when `output` was capped; `full_output` then holds the uncapped output object. */
   truncated?: true;
   full_output?: string;
+  /** An image the tool showed the model (a `data:` URL), sent as an `input_image` part after `output`. */
+  image_url?: string;
 }
 
 /** A call needs approval before it runs; the run waits for the decision. */

@@ -6,12 +6,7 @@
  * run always produces byte-identical bodies (replay compares them exactly).
  */
 import type { ContinuationMode } from "../frames/frame.js";
-import type {
-  CreateResponseBody,
-  FunctionToolParam,
-  JsonObject,
-  ToolChoiceParam,
-} from "../protocol/types.js";
+import type { CreateResponseBody, JsonObject, ToolChoiceParam } from "../protocol/types.js";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
 
 /** Fields the loop owns; a user's extra request fields never override them. */
@@ -35,7 +30,8 @@ export interface RequestPlan {
   input: string | JsonObject[];
   mode: ContinuationMode;
   previousResponseId: string | undefined;
-  tools: FunctionToolParam[];
+  /** Function tools, native tool types and hosted tools (tool-declarations.ts). */
+  tools: JsonObject[];
   /**
    * Whether `tools` goes on this request (`toolsOnFollowUp: "first_request"` leaves it off
    * follow-ups). The other tool fields — `tool_choice`, `parallel_tool_calls`, `max_tool_calls` —

@@ -29,7 +29,10 @@
  * 3. **The message carries images or files** (`input_image`, `input_file`; `image_url` and `file`
  *    parts through Chat Completions) → it names each one's MIME type and size in bytes, an image's
  *    pixel dimensions, a file's name (see `demo-attachments.ts`); URLs are not downloaded.
- * 4. **Otherwise** it says what it is (eddy's built-in offline demo model), what it can do, and how
+ * 4. **The message states or asks about a fact the user gave** ("my name is Ada", "what is my
+ *    name?") → it acknowledges the statement, or answers from what the user's messages in the
+ *    conversation stated — earlier turns, a resent history, a context bundle (`demo-recall.ts`).
+ * 5. **Otherwise** it says what it is (eddy's built-in offline demo model), what it can do, and how
  *    to use a real model; if a tool would have helped but is not offered (or `tool_choice` is
  *    `"none"`), it says which one.
  *
@@ -45,6 +48,7 @@ import { type AnsweredCall, answerCalls } from "./demo-answer.js";
 import { describeAttachments } from "./demo-attachments.js";
 import { type DemoCall, defaultArgs, detectCalls } from "./demo-intent.js";
 import { sampleFromSchema } from "./demo-json.js";
+import { recallReply } from "./demo-recall.js";
 import { argumentsFromSchema, bestForeignTool, EDDY_TOOLS } from "./demo-tools.js";
 import type { PlannedItem, TurnPlan } from "./plan.js";
 import type { MockRequestBody } from "./request.js";
@@ -108,12 +112,16 @@ export function demoModel({ body, conversation, policy }: DemoModelInput): TurnP
       .map((c) => ({ name: c.name, args: parseArgs(c.arguments), output: outputs.get(c.call_id) ?? "" }));
     let reply: string;
     const attachments = describeAttachments(contentParts(context[lastUser]));
+    const recalled = recallReply(userTexts(context.slice(0, lastUser + 1)), text);
     if (answered.length > 0) {
       rule = `${answered.length} tool output(s) came back, so summarize them`;
       reply = answerCalls(answered);
     } else if (attachments.length > 0) {
       rule = "the message carries images or files, so describe them";
       reply = describeAttached(attachments);
+    } else if (recalled !== undefined) {
+      rule = "the message states or asks about facts the user gave, so answer from the conversation";
+      reply = recalled;
     } else {
       rule = "no tool fits the message, so introduce myself";
       reply = introduction(text, wanted, policy);
@@ -157,6 +165,11 @@ function describeAttached(attachments: string[]): string {
   const list = attachments.map((a) => `- ${a}`).join("\n");
   const what = attachments.length === 1 ? "one attachment" : `${attachments.length} attachments`;
   return `You sent ${what}:\n\n${list}\n\nI’m eddy’s built-in offline demo model: I can tell an attachment’s type and size, not what it shows. A real model can.`;
+}
+
+/** The text of every user message, in order. */
+function userTexts(items: readonly ConversationItem[]): string[] {
+  return items.filter((i) => i.type === "message" && "role" in i && i.role === "user").map(messageText);
 }
 
 function contentParts(item: ConversationItem | undefined): unknown[] {

@@ -84,7 +84,7 @@ class AssemblingStream implements ProviderStream, StreamControl {
   readonly result: Promise<ProviderOutcome>;
   readonly request: ProviderRequest;
   readonly options: ProviderStreamOptions;
-  private assembly: Assembly = createAssembly();
+  private assembly: Assembly;
   private translate: EventTranslator | undefined;
   /** The current attempt's translator was told its body ended. */
   private translationEnded = false;
@@ -97,9 +97,14 @@ class AssemblingStream implements ProviderStream, StreamControl {
   constructor(private readonly init: AssemblingStreamInit) {
     this.request = init.request;
     this.options = init.options ?? {};
+    this.assembly = this.newAssembly();
     this.result = new Promise((resolve) => {
       this.settle = resolve;
     });
+  }
+
+  private newAssembly(): Assembly {
+    return createAssembly({ nativeCalls: this.options.nativeCalls === true });
   }
 
   get terminal(): TerminalKind | null {
@@ -179,7 +184,7 @@ class AssemblingStream implements ProviderStream, StreamControl {
   }
 
   private reset(): void {
-    this.assembly = createAssembly();
+    this.assembly = this.newAssembly();
     this.delivered = 0;
     this.translate = this.init.translator?.();
     this.translationEnded = false;

@@ -60,6 +60,11 @@ export interface ProviderProfile {
   api?: ApiName;
   /** What a Chat Completions endpoint accepts (used when the API is `chat-completions`). @defaultValue DEFAULT_CHAT_DIALECT */
   chat?: Partial<ChatDialect>;
+  /**
+   * Request options every run on this profile gets unless the run sets them, keyed as the config
+   * file's keys (`reasoning_effort`, `max_output_tokens`, …: src/cli/config-request.ts).
+   */
+  requestDefaults?: Readonly<Record<string, unknown>>;
   /** What this profile is, for `eddy config` and errors. */
   description: string;
 }
@@ -101,7 +106,8 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
     keyPolicy: "required",
     modelPolicy: "required",
     defaultModel: "gpt-5-mini",
-    capabilities: withCapabilities({ strictTools: true }),
+    // POST /v1/responses/compact: developers.openai.com/api/reference (Responses, "Compact a response").
+    capabilities: withCapabilities({ strictTools: true, compaction: true, nativeTools: true }),
     description: "OpenAI Responses API",
   },
   azure: {
@@ -115,7 +121,13 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
     // The model is the deployment name; Azure has no default deployment.
     modelPolicy: "required",
     // Azure rejects stateless replays both with and without item ids unless store is on.
-    capabilities: withCapabilities({ strictTools: true, keepItemIds: true }),
+    // POST /openai/v1/responses/compact exists on Azure's v1 API as on OpenAI's.
+    capabilities: withCapabilities({
+      strictTools: true,
+      keepItemIds: true,
+      compaction: true,
+      nativeTools: true,
+    }),
     description: "Azure OpenAI (v1 API); the base URL comes from AZURE_OPENAI_ENDPOINT",
   },
   openrouter: {
@@ -132,6 +144,7 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
   ollama: localServer("ollama", "http://localhost:11434/v1", "Ollama on localhost (stateless)", {
     previousResponseId: false,
     encryptedReasoning: false,
+    toolOutputImages: false,
   }),
   vllm: localServer(
     "vllm",
@@ -140,10 +153,12 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
     {
       previousResponseId: false,
       encryptedReasoning: false,
+      toolOutputImages: false,
     },
   ),
   lmstudio: localServer("lmstudio", "http://localhost:1234/v1", "LM Studio on localhost", {
     encryptedReasoning: false,
+    toolOutputImages: false,
   }),
   llamacpp: chatOnly({
     name: "llamacpp",

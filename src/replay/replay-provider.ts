@@ -9,6 +9,7 @@
  * delays) come from the tape; nothing sleeps.
  */
 import {
+  type ContextCompactedFrame,
   frame,
   PROVIDER_FRAME_TYPES,
   type ProviderEventFrame,
@@ -38,7 +39,12 @@ export function providerSegments(tape: Tape): ProviderFrame[][] {
         segments.push(current);
       }
       current.push(frame as ProviderFrame);
-    } else if (frame.type === "turn_ended" || frame.type === "mode_changed") {
+    } else if (
+      frame.type === "turn_ended" ||
+      frame.type === "mode_changed" ||
+      // An overflow's compaction comes between a turn's refused request and its resend.
+      frame.type === "context_compacted"
+    ) {
       current = undefined;
     }
   }
@@ -74,6 +80,8 @@ export function createReplayProvider(
       });
     },
   };
+  const compact = recordedCompactions(tape);
+  if (compact !== undefined) provider.compact = compact;
   return wire === undefined ? provider : { ...provider, wire };
 }
 
@@ -85,6 +93,30 @@ interface ReplayContext {
   chain: readonly WireCodec[];
   /** The codec of the attempt being replayed (the assembling stream's translator reads it). */
   current: { codec: WireCodec };
+}
+
+/**
+ * The server's compactions as the tape recorded them (each overflow's `context_compacted` frame
+ * holds the server's output, or the error it failed with); none when the recorded run never asked.
+ */
+function recordedCompactions(tape: Tape): Provider["compact"] {
+  const asked = tape.frames.filter(
+    (f): f is ContextCompactedFrame =>
+      f.type === "context_compacted" && (f.output !== undefined || f.server_error !== undefined),
+  );
+  if (asked.length === 0) return undefined;
+  return async () => {
+    const recorded = asked.shift();
+    if (recorded?.output !== undefined) return { output: recorded.output, usage: null };
+    throw new ProviderError({
+      kind: "http",
+      code: "provider_http",
+      message:
+        recorded?.server_error ??
+        "the replayed run asked the server to compact more often than the recorded one",
+      retryable: false,
+    });
+  };
 }
 
 /** The recorded frames of one request, provider events re-derived from their SSE messages. */

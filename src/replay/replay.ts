@@ -4,8 +4,9 @@
  * and `duration_ms` (DESIGN.md §5 "Tapes"). The tape's run id is reused, so frames compare 1:1.
  */
 import type { ApprovalDecidedFrame, Frame, ToolEndedFrame } from "../frames/frame.js";
+import { recordedSummaries, recordedSummarizer } from "../history/summarizer.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
-import type { RunOptions, RunResult, ToolExecutor } from "../loop/options.js";
+import type { RunHistoryOptions, RunOptions, RunResult, ToolExecutor } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
 import { refusedToolOutput, type ToolCallResult } from "../tools/execute.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -25,6 +26,12 @@ export interface ReplayOptions {
   liveTools?: boolean;
   /** Give up waiting for a recorded position after this long without progress. @defaultValue 2000 */
   stallMs?: number;
+  /**
+   * The tools of each later turn, when the recorded run's tools changed between turns (an MCP
+   * server's `tools/list_changed`): passed to the run as `RunOptions.refreshTools`.
+   * @defaultValue none (the registry's tools throughout)
+   */
+  refreshTools?: RunOptions["refreshTools"];
 }
 
 /** Whether the replayed frames match the tape, and where they first differ when not. */
@@ -78,6 +85,8 @@ export async function replayTape(tape: Tape, options: ReplayOptions): Promise<Re
     executeTool: replayToolExecutor(tape, gate, options),
   };
   if (header.instructions !== undefined) runOptions.instructions = header.instructions;
+  if (header.mcp_servers !== undefined) runOptions.mcpServers = header.mcp_servers;
+  if (options.refreshTools !== undefined) runOptions.refreshTools = options.refreshTools;
   if (header.options.tool_choice !== undefined) runOptions.toolChoice = header.options.tool_choice;
   if (header.options.request !== undefined) runOptions.request = header.options.request;
   if (header.options.output_schema !== undefined) runOptions.outputSchema = header.options.output_schema;
@@ -87,12 +96,38 @@ export async function replayTape(tape: Tape, options: ReplayOptions): Promise<Re
   if (header.options.approvals === true) runOptions.onApproval = recordedApprovals(tape, gate);
   if (header.options.tool_output_cap_bytes !== undefined)
     runOptions.toolOutputCapBytes = header.options.tool_output_cap_bytes;
+  if (header.context !== undefined) runOptions.context = header.context;
+  const history = replayHistory(tape);
+  if (history !== undefined) runOptions.history = history;
+  if (header.options.native_tools !== undefined) runOptions.nativeTools = header.options.native_tools;
+  if (header.options.native_shell !== undefined) runOptions.nativeShell = header.options.native_shell;
+  if (header.options.hosted_tools !== undefined) runOptions.hostedTools = header.options.hosted_tools;
+  if (header.options.continue_incomplete === true) runOptions.continueIncomplete = true;
 
   const run = runAgent(runOptions);
   const frames: Frame[] = [];
   for await (const frame of run) frames.push(frame);
   const result = await run.result;
   return { frames, result, verdict: compareFrames(tape.frames, frames) };
+}
+
+/**
+ * The recorded run's history settings. A summarization model is never asked again: the summaries
+ * come from the tape's `context_compacted` frames, in order.
+ */
+function replayHistory(tape: Tape): RunHistoryOptions | undefined {
+  const recorded = tape.header.options.history;
+  if (recorded === undefined) return undefined;
+  const options: RunHistoryOptions = {
+    recentCallsToKeep: recorded.recent_calls_to_keep,
+    truncationThreshold: recorded.truncation_threshold,
+    strategy: recorded.strategy,
+  };
+  if (recorded.summarization_model !== undefined) {
+    options.summarizationModel = recorded.summarization_model;
+    options.summarizer = recordedSummarizer(recordedSummaries(tape.frames));
+  }
+  return options;
 }
 
 /** The recorded approval decisions, each given where the tape has it (a call the tape never decided is denied). */
@@ -127,8 +162,8 @@ function replayToolExecutor(tape: Tape, gate: FrameGate, options: ReplayOptions)
       );
     }
     if (options.liveTools) {
-      const { executeToolCall } = await import("../tools/execute.js");
-      const live = await executeToolCall(options.registry, call, {
+      const { executeCall } = await import("../tools/native-calls.js");
+      const live = await executeCall(options.registry, call, {
         signal: context.signal,
         workspace: context.workspace,
       });
@@ -155,6 +190,7 @@ function resultFrom(frame: ToolEndedFrame): ToolCallResult {
     durationMs: frame.duration_ms,
   };
   if (frame.full_output !== undefined) result.fullOutput = frame.full_output;
+  if (frame.image_url !== undefined) result.imageUrl = frame.image_url;
   return result;
 }
 
