@@ -97,8 +97,12 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
       otel = await startOtelExport({ env: io.env, providerName: started.provider.name });
     const options = runOptionsFor(prepared, tools, started.provider, controller.signal);
     // Rendered as each frame is emitted, so an approval prompt comes after everything before it.
+    // Frames emitted while the run starts (run_started) come before the handle, and so the tape's
+    // header, exists: they wait for the recorder.
+    const early: Frame[] = [];
     options.onFrame = (frame) => {
-      recorder?.observer(frame);
+      if (recorder !== undefined) recorder.observer(frame);
+      else if (flags.record !== undefined) early.push(frame);
       otel?.observer(frame);
       images.observe(frame);
       view.render(frame);
@@ -106,8 +110,10 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     // Bad options throw here, before any request and before the demo-model notice: exit 2.
     const { handle, runOptions } = await startRun(prepared, options, flags);
     if (started.notice !== undefined) io.stderr.write(`${styles.dim(started.notice)}\n`);
-    if (flags.record !== undefined)
+    if (flags.record !== undefined) {
       recorder = recordTape(flags.record, runOptions, handle, prepared.config, tools);
+      for (const frame of early.splice(0)) recorder.observer(frame);
+    }
     for await (const _frame of handle) {
       // Frames are rendered and recorded by onFrame; iterating lets the run go on.
     }
