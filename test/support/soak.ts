@@ -25,6 +25,7 @@ import { replayTape } from "../../src/replay/replay.js";
 import { parseTape } from "../../src/replay/tape.js";
 import { createToolRegistry } from "../../src/tools/registry.js";
 import type { ToolDefinition } from "../../src/tools/tool.js";
+import { seededRandom } from "./chunking.js";
 
 const KEY = "sk-soak-0123456789SECRET";
 /** Per-tool timeout: a hanging tool is cut here. */
@@ -33,18 +34,6 @@ const TOOL_TIMEOUT_MS = 300;
 const IDLE_MS = 250;
 /** A run that takes longer than this is a hang (every wait in it is bounded far below). */
 const RUN_LIMIT_MS = 20_000;
-
-/** A small deterministic generator (mulberry32), so a failing seed can be run again. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pick = <T>(rnd: () => number, xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
 
@@ -110,7 +99,7 @@ export interface SoakPlan {
 
 /** A random plan: 1–3 tool turns then an answer, each turn with a fault 60% of the time. */
 export function plan(seed: number): SoakPlan {
-  const rnd = random(seed);
+  const rnd = seededRandom(seed);
   const api: Api = rnd() < 0.7 ? "responses" : "chat";
   const turns: ScenarioTurn[] = [];
   const faults: string[] = [];
