@@ -8,11 +8,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Frame } from "../src/frames/frame.js";
-import { runAgent } from "../src/loop/run.js";
-import { createOpenResponsesProvider } from "../src/provider/open-responses.js";
-import type { Transport } from "../src/provider/transport.js";
 import { createSseDecoder, type SseMessage } from "../src/sse/decoder.js";
 import { redactDeep } from "../src/util/redact.js";
+import { runOver } from "./support/body-run.js";
 import { captureLines, listCaptures, splitResponses, toSse } from "./support/captures.js";
 
 const encoder = new TextEncoder();
@@ -207,29 +205,6 @@ function mutate(lines: string[], m: Mutation): void {
   }
 }
 
-/** Runs one turn (no tools) over a provider whose body is `chunks`; returns its frames. */
-async function runOver(chunks: Uint8Array[], maxMessageSize?: number): Promise<Frame[]> {
-  const transport: Transport = async () => ({
-    status: 200,
-    headers: { get: (name: string) => (name.toLowerCase() === "content-type" ? "text/event-stream" : null) },
-    body: (async function* () {
-      for (const chunk of chunks) yield chunk;
-    })(),
-    cancel: () => {},
-  });
-  const provider = createOpenResponsesProvider({
-    baseURL: "http://captures.test/v1",
-    transport,
-    retry: { maxRetries: 0 },
-    sleep: async () => {},
-    ...(maxMessageSize === undefined ? {} : { maxMessageSize }),
-  });
-  const handle = runAgent({ provider, model: "m", input: "hi", runId: "run_p", maxTurns: 1 });
-  const frames: Frame[] = [];
-  for await (const frame of handle) frames.push(frame);
-  return frames;
-}
-
 /** Frames without what varies between runs (times). */
 function comparable(frames: Frame[]): unknown[] {
   return frames.map((f) => {
@@ -238,3 +213,47 @@ function comparable(frames: Frame[]): unknown[] {
     return rest;
   });
 }
+
+describe("a final text that differs from the streamed deltas", () => {
+  it("is recorded on the provider_event that brought it; the answer is the final text", async () => {
+    const events = [
+      {
+        type: "response.created",
+        sequence_number: 0,
+        response: { id: "r", status: "in_progress", output: [] },
+      },
+      {
+        type: "response.output_item.added",
+        sequence_number: 1,
+        output_index: 0,
+        item: { type: "message", id: "msg_1", role: "assistant", status: "in_progress", content: [] },
+      },
+      {
+        type: "response.output_text.delta",
+        sequence_number: 2,
+        item_id: "msg_1",
+        output_index: 0,
+        content_index: 0,
+        delta: "Hi",
+        logprobs: [],
+      },
+      {
+        type: "response.output_text.done",
+        sequence_number: 3,
+        item_id: "msg_1",
+        output_index: 0,
+        content_index: 0,
+        text: "Hi there",
+        logprobs: [],
+      },
+    ];
+    const frames = await runOver([encoder.encode(toSse(events.map((e) => JSON.stringify(e))))]);
+    const noted = frames.filter(
+      (f) =>
+        f.type === "provider_event" &&
+        (f.errors ?? []).some((e) => e.includes("differs from its streamed deltas")),
+    );
+    expect(noted).toHaveLength(1);
+    expect(noted[0]).toMatchObject({ data: { type: "response.output_text.done" } });
+  });
+});

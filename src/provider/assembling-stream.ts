@@ -148,6 +148,8 @@ class AssemblingStream implements ProviderStream, StreamControl {
               yield* this.translated(f);
             } else {
               if (f.status === "event") step(this.assembly, f.data);
+              if (this.assembly.notes.length > 0)
+                f.errors = [...(f.errors ?? []), ...this.assembly.notes.splice(0)];
               yield f;
             }
             if (onCall !== undefined) this.deliverCalls(onCall);
