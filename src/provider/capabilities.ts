@@ -26,6 +26,11 @@ export const GENERIC_CAPABILITIES = {
   maxToolCalls: true,
   /** `parallel_tool_calls` is accepted in requests. */
   parallelToolCalls: true,
+  /**
+   * `POST /responses/compact` works (the provider has `compact`): a run whose context overflows
+   * asks the server to compact it before compacting locally.
+   */
+  compaction: false,
 } as const satisfies Record<string, boolean>;
 
 /** What a provider supports: one flag per capability of `GENERIC_CAPABILITIES` (its doc comments apply). */

@@ -14,6 +14,7 @@ import { isJsonObject } from "../util/json.js";
 import { createAssemblingStream } from "./assembling-stream.js";
 import { abortableSleep, retryingSource } from "./attempts.js";
 import { type ProviderCapabilities, withCapabilities } from "./capabilities.js";
+import { compactOverHttp, compactUrl } from "./compact.js";
 import { PROVIDER_DEFAULTS } from "./defaults.js";
 import { createHttpAttempt, type HttpAttemptConfig, type WireFormat } from "./http-attempt.js";
 import type { Provider } from "./provider.js";
@@ -125,6 +126,7 @@ export const RESPONSES_WIRE: WireFormat = {
  */
 export function createOpenResponsesProvider(options: OpenResponsesProviderOptions): Provider {
   const config = httpAttemptConfig(options, "responses", RESPONSES_WIRE);
+  const compactConfig = { ...config, url: compactUrl(config.url) };
   const retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? abortableSleep;
@@ -143,6 +145,7 @@ export function createOpenResponsesProvider(options: OpenResponsesProviderOption
       });
       return createAssemblingStream({ request, options: streamOptions, source });
     },
+    compact: (request, compactOptions) => compactOverHttp(compactConfig, request, compactOptions),
   };
 }
 

@@ -101,7 +101,8 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
     keyPolicy: "required",
     modelPolicy: "required",
     defaultModel: "gpt-5-mini",
-    capabilities: withCapabilities({ strictTools: true }),
+    // POST /v1/responses/compact: developers.openai.com/api/reference (Responses, "Compact a response").
+    capabilities: withCapabilities({ strictTools: true, compaction: true }),
     description: "OpenAI Responses API",
   },
   azure: {
@@ -115,7 +116,8 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
     // The model is the deployment name; Azure has no default deployment.
     modelPolicy: "required",
     // Azure rejects stateless replays both with and without item ids unless store is on.
-    capabilities: withCapabilities({ strictTools: true, keepItemIds: true }),
+    // POST /openai/v1/responses/compact exists on Azure's v1 API as on OpenAI's.
+    capabilities: withCapabilities({ strictTools: true, keepItemIds: true, compaction: true }),
     description: "Azure OpenAI (v1 API); the base URL comes from AZURE_OPENAI_ENDPOINT",
   },
   openrouter: {

@@ -10,7 +10,7 @@
  * `retry`) and `result` carries the typed error.
  */
 import type { ProviderFrame } from "../frames/frame.js";
-import type { CreateResponseBody } from "../protocol/types.js";
+import type { CreateResponseBody, ItemParam, JsonObject, Usage } from "../protocol/types.js";
 import type { AssembledCall, AssembledResponse } from "./assembler/index.js";
 import type { ProviderCapabilities } from "./capabilities.js";
 import type { ProviderError } from "./errors.js";
@@ -92,4 +92,29 @@ export interface Provider {
   readonly wire?: WireApi;
   /** Starts a request. Nothing is sent until the stream is iterated. */
   stream(request: ProviderRequest, options?: ProviderStreamOptions): ProviderStream;
+  /**
+   * Compacts a conversation on the server (`POST /responses/compact`): the items that stand for it
+   * afterwards (the recent messages and an opaque `compaction` item), to send as the next request's
+   * input without `previous_response_id`. Throws a `ProviderError` when the server refuses.
+   * Only called when `capabilities.compaction` is true.
+   * @defaultValue none (the provider cannot compact; overflows are compacted locally)
+   */
+  compact?(request: CompactRequest, options?: { signal?: AbortSignal }): Promise<CompactResult>;
+}
+
+/** What `Provider.compact` sends (`CompactResponseMethodPublicBody` in the vendored spec). */
+export interface CompactRequest {
+  model: string | null;
+  /** The conversation as input items. */
+  input: readonly ItemParam[] | readonly JsonObject[];
+  /** @defaultValue none */
+  previousResponseId?: string;
+  /** @defaultValue none */
+  instructions?: string;
+}
+
+/** What `Provider.compact` answers (`CompactResource` in the vendored spec): the compacted items and the pass's usage. */
+export interface CompactResult {
+  output: JsonObject[];
+  usage: Usage | null;
 }
