@@ -219,6 +219,8 @@ export const OPENRESPONSES_SPEC_SHA256 = ${JSON.stringify(sha)};
     ...unionMembers(spec, "ItemParam"),
     "ErrorPayload",
     "Usage",
+    // WebSocket mode's failure message (`x-openresponses-websocket`): src/protocol/validate.ts.
+    "WebSocketErrorEvent",
   ]) {
     targets.set(name, name);
   }
