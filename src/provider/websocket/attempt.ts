@@ -264,7 +264,10 @@ class WebSocketAttempt implements Attempt {
     const signal = this.controller.signal;
     if (signal.aborted) return this.abortError(signal.reason);
     const end = connection.ended;
-    if (end?.code === 1009) {
+    // ws closes with 1009 and reports WS_ERR_UNSUPPORTED_MESSAGE_LENGTH for a message over maxPayload.
+    const tooBig =
+      (end?.error as { code?: unknown } | undefined)?.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH";
+    if (end?.code === 1009 || tooBig) {
       return new ProviderError({
         kind: "decode",
         code: "sse_message_too_large",
