@@ -125,6 +125,7 @@ export { createFallbackProvider, type FallbackCandidate } from "./provider/fallb
 export {
   type CallOptions,
   createLLMProvider,
+  type LLMCompactRequest,
   type LLMProvider,
   type LLMProviderOptions,
   type LLMTool,
@@ -143,6 +144,8 @@ export {
   resolveRoute,
 } from "./provider/profiles.js";
 export type {
+  CompactRequest,
+  CompactResult,
   Provider,
   ProviderOutcome,
   ProviderRequest,
@@ -158,7 +161,8 @@ export {
   type TransportResponse,
 } from "./provider/transport.js";
 export type { WatchdogLimits } from "./provider/watchdog.js";
-export type { ApiName } from "./provider/wire-api.js";
+export { WEBSOCKET_DEFAULTS, type WebSocketOptions } from "./provider/websocket/mode.js";
+export type { ApiName, StreamTransport } from "./provider/wire-api.js";
 // ── tools ─────────────────────────────────────────────────────────────────────────────────
 export {
   BUILTIN_TOOL_NAMES,
