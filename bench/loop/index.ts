@@ -1,8 +1,9 @@
 /**
  * `npm run bench -- loop`: one agent turn (issue 5) — 2 streamed requests + 1 tool call — over
- * HTTP to a replay server in a worker thread (node:http on 127.0.0.1), and in-process without a
- * socket. Reported per contender: ms/run, x floor per round, overhead vs the floor, TTFT, where the
- * time goes (A–E, measure.ts), and eddy's own overhead per turn. Method as in shared
+ * HTTP to a replay server in a worker thread (node:http on 127.0.0.1) and over one WebSocket to the
+ * same server (WebSocket mode, issue 12), and in-process without a socket. Reported per contender:
+ * ms/run, x floor per round, overhead vs the floor, TTFT, where the time goes (A–E, measure.ts),
+ * eddy's own overhead per turn, and what WebSocket mode saves per turn. Method as in shared
  * research/bench-loop-baseline.txt.
  */
 import { isDeepStrictEqual } from "node:util";
@@ -102,7 +103,7 @@ export const loopBenchmark: Benchmark = {
       ...inProcessSection(plan, memory),
       "### Correctness before timing (3 runs each)",
       "",
-      'ok = exact final text and streamed deltas, noop run once with {"n":1}, exactly 2 requests: #1 without and #2 with the `function_call_output` for the call, chained on response #1\'s id when previous_response_id is used. req B = the request body (over WebSocket: the `response.create` message; HTTP request headers not counted).',
+      'ok = exact final text and streamed deltas, noop run once with {"n":1}, exactly 2 requests: #1 without and #2 with the `function_call_output` for the call, chained on response #1\'s id when previous_response_id is used; over WebSocket, at most one connection opened for the 3 runs. req B = the request body (over WebSocket: the `response.create` message; HTTP request headers not counted).',
       "",
       markdownTable(CORRECTNESS_HEADER, http.correctness, [1, 5]),
       "",
@@ -347,7 +348,8 @@ async function checkHttp(
   const rows: string[][] = [];
   const failed: string[] = [];
   for (const c of contenders) {
-    const { row, problem } = await checkContender(c, async () => {
+    const connections = await server.webSocketConnections();
+    const checked = await checkContender(c, async () => {
       await server.recordBodies(true);
       const before = server.served();
       let streamed = "";
@@ -359,6 +361,14 @@ async function checkHttp(
       await server.recordBodies(false);
       return { text, streamed, bodies, firstResponseId: `resp_bench_${before + 1}` };
     });
+    const { row } = checked;
+    let { problem } = checked;
+    // Over WebSocket, a run's requests (and the runs after it) share one connection.
+    const opened = (await server.webSocketConnections()) - connections;
+    if (problem === undefined && opened > 1) {
+      problem = `${opened} WebSocket connections in 3 runs, want at most 1`;
+      row[1] = `FAIL: ${problem}`;
+    }
     rows.push(row);
     if (problem !== undefined) failed.push(`${c.name}: ${problem}`);
   }

@@ -32,6 +32,7 @@ const count = new Int32Array(data.shared, 0, 1);
 const records = new BigInt64Array(data.shared, 8, data.capacity * RECORD_FIELDS);
 let served = 0;
 let bodies: string[] | undefined;
+let webSocketConnections = 0;
 
 const server = createServer({ keepAliveTimeout: 120_000, noDelay: true }, (req, res) => {
   serve(req, res).catch((err: unknown) => {
@@ -66,6 +67,9 @@ port.on("message", (message: WorkerRequest) => {
       break;
     case "bodies":
       port.postMessage({ type: "bodies", bodies: bodies ?? [] } satisfies WorkerReply);
+      break;
+    case "connections":
+      port.postMessage({ type: "connections", webSocket: webSocketConnections } satisfies WorkerReply);
       break;
     case "close":
       for (const ws of sockets.clients) ws.terminate();
@@ -113,6 +117,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 /** A WebSocket connection: its `response.create` messages are answered one at a time, in order. */
 function accept(ws: WebSocket, socket: Socket): void {
+  webSocketConnections++;
   socket.setNoDelay(true);
   let queue = Promise.resolve();
   ws.on("message", (raw) => {
