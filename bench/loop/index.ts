@@ -76,8 +76,9 @@ interface Pass {
 
 const WRITES_WHAT: Record<Writes, string> = {
   event:
-    "each SSE event its own socket write (the client parses while the server still writes, so part of a slow client's parsing hides inside the server windows B and D)",
-  whole: "each response in one socket write (all client parsing is outside B and D)",
+    "each SSE event (over WebSocket: each event's message) its own socket write (the client parses while the server still writes, so part of a slow client's parsing hides inside the server windows B and D)",
+  whole:
+    "each response in one socket write (over WebSocket: all its messages, the socket corked around them; all client parsing is outside B and D)",
 };
 
 export const loopBenchmark: Benchmark = {
@@ -198,7 +199,7 @@ function httpSection(plan: Plan, passes: readonly Pass[], verdict: string[], web
     "",
     "### WebSocket mode (issue 12)",
     "",
-    "What one WebSocket connection saves per turn against eddy over HTTP: median over rounds of [median run of eddy (validate on) over HTTP − median run of eddy websocket (validate on)] in the same round [min..max], and the ratio the same way; the floors likewise (floor-loop node:http − floor-loop websocket); eddy's own overhead over WebSocket = median over rounds of [median run−(B+D) of eddy websocket − that of floor-loop websocket].",
+    "Both transports keep their connection across runs (eddy's node:http transport a keep-alive socket, WebSocket mode one connection from its pool), so what WebSocket mode saves is the per-request cost of HTTP — a request's headers written and parsed, a response's headers, chunked encoding and SSE framing — against one message each way, not a TCP handshake. What it saves per turn against eddy over HTTP: median over rounds of [median run of eddy (validate on) over HTTP − median run of eddy websocket (validate on)] in the same round [min..max], and the ratio the same way; the floors likewise (floor-loop node:http − floor-loop websocket); eddy's own overhead over WebSocket = median over rounds of [median run−(B+D) of eddy websocket − that of floor-loop websocket].",
     "",
     ...webSocket.map((v) => `- ${v}`),
     "",
