@@ -242,6 +242,8 @@ export const INPUT_FILE_DATA_MAX_LENGTH = ${maxLength("InputFileContentParam", "
     ...unionMembers(spec, "ItemParam"),
     "ErrorPayload",
     "Usage",
+    // WebSocket mode's failure message (`x-openresponses-websocket`): src/protocol/validate.ts.
+    "WebSocketErrorEvent",
   ]) {
     targets.set(name, name);
   }

@@ -150,6 +150,7 @@ export { createFallbackProvider, type FallbackCandidate } from "./provider/fallb
 export {
   type CallOptions,
   createLLMProvider,
+  type LLMCompactRequest,
   type LLMProvider,
   type LLMProviderOptions,
   type LLMTool,
@@ -185,7 +186,8 @@ export {
   type TransportResponse,
 } from "./provider/transport.js";
 export type { WatchdogLimits } from "./provider/watchdog.js";
-export type { ApiName } from "./provider/wire-api.js";
+export { WEBSOCKET_DEFAULTS, type WebSocketOptions } from "./provider/websocket/mode.js";
+export type { ApiName, StreamTransport } from "./provider/wire-api.js";
 // ── tools ─────────────────────────────────────────────────────────────────────────────────
 export {
   BUILTIN_TOOL_NAMES,

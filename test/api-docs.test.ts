@@ -17,6 +17,7 @@ const ENTRIES = [
   "entry/protocol.ts",
   "entry/sse.ts",
   "entry/telemetry.ts",
+  "entry/mcp.ts",
 ];
 /** Functions a user starts from: each shows how it is called. */
 const ENTRY_POINTS = [

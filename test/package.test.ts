@@ -1,6 +1,6 @@
 /**
  * The package as users get it: `npm pack`, unpacked into a fresh consumer project, imported by
- * its public entries (`eddy`, `eddy/mock`, `eddy/replay`, `eddy/protocol`, `eddy/sse`) — type-checked
+ * its public entries (`eddy`, `eddy/mock`, `eddy/replay`, `eddy/protocol`, `eddy/sse`, `eddy/mcp`) — type-checked
  * with the consumer's own strict tsconfig and run with node. Nothing is downloaded: the
  * package's dependencies are linked from this repository's node_modules.
  */
@@ -23,7 +23,9 @@ import { createMockServer, type Scenario } from "eddy/mock";
 import { createTapeHeader, createTapeRecorder, readTape, replayTape, type ReplayVerdict } from "eddy/replay";
 import { validateStreamingEvent, type CreateResponseBody } from "eddy/protocol";
 import { createSseDecoder, type SseMessage } from "eddy/sse";
+import { createMcpTools, type McpTools } from "eddy/mcp";
 
+const mcp: McpTools = createMcpTools({ fs: { command: "node", args: ["server.js"] } }, { env: {} });
 const scenario: Scenario = { turns: [{ items: [{ type: "message", text: "typed" }] }] };
 const body: CreateResponseBody = { model: "m", input: "hi" };
 const messages: SseMessage[] = [];
@@ -40,7 +42,7 @@ async function main(): Promise<RunResult> {
   return run.result;
 }
 const verdict: ReplayVerdict | undefined = undefined;
-export { main, errors, verdict, createTapeHeader, createTapeRecorder, readTape, replayTape };
+export { main, errors, mcp, verdict, createTapeHeader, createTapeRecorder, readTape, replayTape };
 `;
 
 const CONSUMER_MJS = `
@@ -119,9 +121,9 @@ beforeAll(() => {
 }, 120_000);
 
 describe("the packed package in a fresh project", () => {
-  it("declares the six entries", () => {
+  it("declares the seven entries", () => {
     expect(Object.keys(pkg.exports).sort()).toEqual(
-      [".", "./mock", "./package.json", "./protocol", "./replay", "./sse", "./telemetry"].sort(),
+      [".", "./mcp", "./mock", "./package.json", "./protocol", "./replay", "./sse", "./telemetry"].sort(),
     );
   });
 
@@ -134,7 +136,7 @@ describe("the packed package in a fresh project", () => {
       output = String((err as { stdout?: string }).stdout ?? err);
     }
     expect(output).toBe("");
-  }, 60_000);
+  }, 180_000);
 
   it("runs a recorded agent run on the mock and replays it, through the entries only", () => {
     const out = execFileSync(process.execPath, ["run.mjs"], { cwd: consumer, encoding: "utf8" });
@@ -145,5 +147,5 @@ describe("the packed package in a fresh project", () => {
       invalid: true,
       sse: ["a", "b"],
     });
-  }, 60_000);
+  }, 180_000);
 });

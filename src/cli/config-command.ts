@@ -22,6 +22,7 @@ export function configCommand(flags: RunFlags, io: CliIo): number {
   const rows: Row[] = [...targetRows(config)];
   const settings: [string, Setting<unknown>][] = [
     ["api", config.api],
+    ["transport", config.transport],
     ["model", config.model],
     ["instructions", { ...config.instructions, value: jsonOrNone(config.instructions.value) }],
     ["workspace", config.workspace],

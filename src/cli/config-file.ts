@@ -12,7 +12,7 @@ import { historyConfigSchema } from "../history/options.js";
 import { CAPABILITY_KEYS, type CapabilityKey, withCapabilities } from "../provider/capabilities.js";
 import type { ChatDialect } from "../provider/chat-completions/dialect.js";
 import { KNOWN_PROFILES, type ProviderProfile } from "../provider/profiles.js";
-import { API_NAMES } from "../provider/wire-api.js";
+import { API_NAMES, STREAM_TRANSPORTS } from "../provider/wire-api.js";
 import { EXTRA_CONFIG_KEYS, REQUEST_KEYS } from "./config-request.js";
 
 /** Environment variables as the CLI sees them (`process.env`, or a test's record). */
@@ -56,6 +56,7 @@ const configSchema = z
   .object({
     provider: z.string().optional(),
     api: z.enum(API_NAMES).optional(),
+    transport: z.enum(STREAM_TRANSPORTS).optional(),
     model: z.string().optional(),
     base_url: z.string().optional(),
     instructions: z.string().optional(),

@@ -26,7 +26,7 @@ import {
   type Route,
   resolveRoute,
 } from "../provider/profiles.js";
-import type { ApiName } from "../provider/wire-api.js";
+import type { ApiName, StreamTransport } from "../provider/wire-api.js";
 import { type ConfigFile, configError, type Env, loadConfigFile, profilesFrom } from "./config-file.js";
 import { type RequestFlags, type RequestSettings, resolveRequestSettings } from "./config-request.js";
 import { type ApproveMode, resolveToolSettings, type ToolSettings } from "./config-tools.js";
@@ -42,6 +42,8 @@ export interface RunFlags extends RequestFlags {
   baseUrl?: string;
   /** `--api`: the API the endpoint speaks. */
   api?: ApiName;
+  /** `--transport`: how responses stream back. */
+  transport?: StreamTransport;
   apiKey?: string;
   model?: string;
   provider?: string;
@@ -124,6 +126,8 @@ export interface EffectiveConfig extends RequestSettings, ToolSettings {
   target: ProviderTarget;
   /** The API the run's own endpoint speaks (fallbacks speak their profile's). */
   api: Setting<ApiName>;
+  /** How the run's own endpoint streams responses back (fallbacks use SSE). */
+  transport: Setting<StreamTransport>;
   model: Setting<string | null>;
   instructions: Setting<string | undefined>;
   workspace: Setting<string>;
@@ -183,9 +187,11 @@ export function resolveConfig(flags: RunFlags, env: Env, cwd: string): Effective
   const profiles = profilesFrom(file);
   const routing = resolveRouting(sources, profiles);
   const target = resolveTarget(sources, profiles, routing);
+  const api = resolveApi(sources, target);
   return {
     target,
-    api: resolveApi(sources, target),
+    api,
+    transport: resolveTransport(sources, api),
     model: resolveModel(routing, target),
     workspace,
     configFile: path,
@@ -232,6 +238,27 @@ export function resolveApi(s: ConfigSources, target: ProviderTarget): Setting<Ap
       ? { value: "responses", source: "default" }
       : { value: profile.api, source: "profile", from: profile.name })
   );
+}
+
+/**
+ * `--transport`, the file's `transport`, else SSE. WebSocket mode is an Open Responses feature:
+ * with Chat Completions it is a configuration error.
+ */
+export function resolveTransport(s: ConfigSources, api: Setting<ApiName>): Setting<StreamTransport> {
+  const transport = pick(flag(s.flags.transport), fromFile(s.file.transport, s.path)) ?? {
+    value: "sse",
+    source: "default",
+  };
+  if (transport.value === "websocket" && api.value === "chat-completions") {
+    throw configError(
+      `transport websocket (${describeSource(transport)}) needs the responses API, but the run uses chat-completions (${describeSource(api)}): Chat Completions has no WebSocket mode — use --transport sse or --api responses`,
+    );
+  }
+  return transport;
+}
+
+function describeSource(setting: Setting<unknown>): string {
+  return setting.from === undefined ? setting.source : `${setting.source} ${setting.from}`;
 }
 
 /** `--workspace`, else the current directory. */

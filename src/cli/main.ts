@@ -11,7 +11,7 @@ import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { ToolsOnFollowUp } from "../loop/options.js";
 import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
 import { KNOWN_PROFILES } from "../provider/profiles.js";
-import { API_NAMES, type ApiName } from "../provider/wire-api.js";
+import { API_NAMES, type ApiName, STREAM_TRANSPORTS, type StreamTransport } from "../provider/wire-api.js";
 import { EDDY_VERSION } from "../version.js";
 import type { RunFlags, ToolsOnFollowUpFlag } from "./config.js";
 import type { ApproveMode } from "./config-tools.js";
@@ -85,6 +85,12 @@ function addTargetOptions(command: Command): Command {
         "--api <api>",
         "the API the endpoint speaks: responses (POST /responses) or chat-completions (POST /chat/completions) (default: the profile's, else responses)",
       ).argParser(oneOf<ApiName>("--api", API_NAMES)),
+    )
+    .addOption(
+      new Option(
+        "--transport <transport>",
+        "how responses stream back: sse (one HTTP request per turn) or websocket (one connection for the whole run; Open Responses only) (default sse)",
+      ).argParser(oneOf<StreamTransport>("--transport", STREAM_TRANSPORTS)),
     )
     .option("--api-key <key>", "API key (env OPENRESPONSES_API_KEY, then the profile's key variable)")
     .option("--model <name>", "model, or profile/model (env EDDY_MODEL)")

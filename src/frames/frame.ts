@@ -225,6 +225,14 @@ export interface RequestStartedFrame extends FrameEnvelope {
    * translation of `body`, src/provider/chat-completions/request.ts). Absent on the Responses path.
    */
   wire_body?: JsonObject;
+  /**
+   * `"websocket"` when the attempt went over a WebSocket connection (WebSocket mode,
+   * `x-openresponses-websocket` on `/responses`): `body` was sent as one `response.create` message
+   * (`{"type": "response.create", …body}` without `stream`, `stream_options`), each server message
+   * is one `provider_event` without `event_name`, and no `response_headers` frame comes (there is
+   * no HTTP answer per turn). Absent for HTTP (SSE) attempts.
+   */
+  transport?: "websocket";
 }
 
 /** The provider answered an attempt: HTTP status, request id and content type (errors included). */

@@ -3,7 +3,7 @@
  * per message, plus an `output_text_delta` right after each `response.output_text.delta`.
  * No I/O and no clock: frames come out unstamped.
  */
-import { validateStreamingEvent } from "../protocol/validate.js";
+import { validateStreamingEvent, validateWebSocketMessage } from "../protocol/validate.js";
 import type { SseMessage } from "../sse/decoder.js";
 import type { OutputTextDeltaFrame, ProviderEventFrame } from "./frame.js";
 
@@ -12,6 +12,12 @@ export interface SseFrameOptions {
   turn: number;
   /** Validate each event against the schema and record the messages in `errors`. @defaultValue true */
   validate?: boolean;
+  /**
+   * How the message came: an SSE message, or one WebSocket text message (its text as `data`, no
+   * event name). Over WebSocket an `error` with a `status` is validated as a `WebSocketErrorEvent`
+   * (schemas/openresponses/openapi.json, `x-openresponses-websocket`). @defaultValue "sse"
+   */
+  transport?: "sse" | "websocket";
 }
 
 /** The frames one SSE message maps to. */
@@ -64,7 +70,12 @@ export function framesFromSse(
   const { turn } = options;
   const data = sseData(message, turn, emit);
   if (data === FRAMED) return;
-  let errors = options.validate === false ? undefined : validateStreamingEvent(data);
+  let errors =
+    options.validate === false
+      ? undefined
+      : options.transport === "websocket"
+        ? validateWebSocketMessage(data)
+        : validateStreamingEvent(data);
   const type = data !== null && typeof data === "object" ? (data as { type?: unknown }).type : undefined;
   if (message.event !== undefined && message.event !== type) {
     const mismatch = `SSE event name "${message.event}" differs from data.type ${JSON.stringify(type)}`;

@@ -68,7 +68,10 @@ export function buildRequestBody(plan: RequestPlan): CreateResponseBody {
     body.store = false;
     if (plan.capabilities.encryptedReasoning) body.include = mergeInclude(extra.include);
   } else {
-    body.store = true;
+    // `store: false` asked for in chained mode chains on the connection's memory in WebSocket mode
+    // (src/provider/websocket/pool.ts); where nothing remembers the response, the follow-up gets
+    // previous_response_not_found and the run goes stateless (docs/decisions.md #5).
+    body.store = extra.store !== false;
     if (extra.include !== undefined && extra.include !== null) body.include = extra.include;
   }
   for (const [key, value] of Object.entries(extra)) {

@@ -51,6 +51,11 @@ export interface RetryingSourceOptions {
    * `request_started.wire_body` on every attempt. @defaultValue none
    */
   wireBody?: JsonObject;
+  /**
+   * Set for attempts over a WebSocket connection: recorded as `request_started.transport`.
+   * @defaultValue none (HTTP)
+   */
+  transport?: "websocket";
 }
 
 /** The frame source that runs attempts until one succeeds, one may not be retried, or retries run out. */
@@ -62,6 +67,7 @@ export function retryingSource(options: RetryingSourceOptions): FrameSource {
     for (let retries = 0; ; retries++) {
       const started = frame("request_started", { turn, attempt, body });
       if (options.wireBody !== undefined) started.wire_body = options.wireBody;
+      if (options.transport !== undefined) started.transport = options.transport;
       yield [started];
       const exchange = options.openAttempt(attempt, control);
       let error: ProviderError | undefined;

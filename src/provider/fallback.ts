@@ -42,6 +42,9 @@ export function createFallbackProvider(candidates: readonly FallbackCandidate[])
     name: first.provider.name,
     capabilities: first.provider.capabilities,
     secrets: candidates.flatMap((c) => c.provider.secrets ?? []),
+    close: async () => {
+      await Promise.all(candidates.map((c) => c.provider.close?.()));
+    },
     stream: (request, options = {}) => {
       const current: { candidate: FallbackCandidate } = { candidate: first };
       return createAssemblingStream({

@@ -313,6 +313,13 @@ export type HttpProviderOptions = ChatCompletionsProviderOptions;
 
 /** The HTTP provider of `api`: `createOpenResponsesProvider` or `createChatCompletionsProvider`. */
 export function createHttpProvider(api: ApiName, options: HttpProviderOptions): Provider {
+  if (api === "chat-completions" && options.streamTransport === "websocket") {
+    throw new EddyError(
+      "invalid_config",
+      "Chat Completions has no WebSocket mode: use streamTransport sse, or the responses API",
+      { fault: "user" },
+    );
+  }
   if (api === "chat-completions") return createChatCompletionsProvider(options);
   const { dialect: _chatOnly, ...responses } = options;
   return createOpenResponsesProvider(responses);

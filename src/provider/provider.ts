@@ -98,6 +98,14 @@ export interface Provider {
    * @defaultValue `{ api: "responses" }`
    */
   readonly wire?: WireApi;
+  /**
+   * Releases what the provider holds open between requests (WebSocket connections). Call it when
+   * the provider is no longer needed (the CLI does after each run); it may still be used after,
+   * opening what it needs again. Idle connections never keep the process alive.
+   * @defaultValue none (nothing to release)
+   */
+  close?(): Promise<void>;
+
   /** Starts a request. Nothing is sent until the stream is iterated. */
   stream(request: ProviderRequest, options?: ProviderStreamOptions): ProviderStream;
   /**

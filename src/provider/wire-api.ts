@@ -21,6 +21,15 @@ export type ApiName = "responses" | "chat-completions";
 /** Every `ApiName`, for option checks and help texts. */
 export const API_NAMES: readonly ApiName[] = ["responses", "chat-completions"];
 
+/**
+ * How an Open Responses provider's responses stream back: SSE over one HTTP request each, or
+ * messages on a WebSocket connection kept across requests (WebSocket mode).
+ */
+export type StreamTransport = "sse" | "websocket";
+
+/** Every `StreamTransport`, for option checks and help texts. */
+export const STREAM_TRANSPORTS: readonly StreamTransport[] = ["sse", "websocket"];
+
 /** Which API a provider speaks, with the settings that shape what it sends (tapes record it). */
 export interface WireApi {
   api: ApiName;

@@ -123,10 +123,13 @@ function recordedCompactions(tape: Tape): Provider["compact"] {
 function recordedSource(segment: ProviderFrame[] | undefined, context: ReplayContext): FrameSource {
   const { request, gate, validate, chain, current } = context;
   let candidate = 0;
+  // How the recorded attempt went: over WebSocket, its messages are mapped as WebSocket messages.
+  let transport: "websocket" | undefined;
   const requestStarted = (attempt: number): ProviderFrame => {
     const started = frame("request_started", { turn: request.turn, attempt, body: request.body });
     const wireBody = wireBodyOf(current.codec, request);
     if (wireBody !== undefined) started.wire_body = wireBody;
+    if (transport !== undefined) started.transport = transport;
     return started;
   };
   return async function* replay() {
@@ -151,13 +154,17 @@ function recordedSource(segment: ProviderFrame[] | undefined, context: ReplayCon
       switch (recorded.type) {
         case "request_started":
           lastFailure = undefined;
+          transport = recorded.transport;
           yield [requestStarted(recorded.attempt)];
           break;
         case "provider_event": {
           derived.length = 0;
-          current.codec.framesFromSse(messageOf(recorded), { turn: recorded.turn, validate }, (f) =>
-            derived.push(f),
-          );
+          const options = {
+            turn: recorded.turn,
+            validate,
+            ...(transport === undefined ? {} : { transport }),
+          };
+          current.codec.framesFromSse(messageOf(recorded), options, (f) => derived.push(f));
           const first = derived.shift();
           if (first !== undefined) yield [first];
           break;
