@@ -1,7 +1,8 @@
 /**
  * The fault soak: many agent runs against the mock server with a random fault on each turn (HTTP
  * errors with and without Retry-After, dropped connections, stalls, in-stream errors, invalid JSON,
- * tiny chunks, keep-alives, CR/CRLF line endings) over Open Responses and Chat Completions, and
+ * tiny chunks, keep-alives, CR/CRLF line endings) over Open Responses (SSE and WebSocket mode) and
+ * Chat Completions, and
  * tools that are slow, throw, return huge outputs or hang. Every run is checked for the invariants
  * that must hold whatever happened: `seq` contiguous from 0 and `run_ended` last (and once); no
  * call executed twice, none from a response that did not complete; every executed call answered
@@ -84,7 +85,8 @@ function soakTools(): ToolDefinition[] {
   ];
 }
 
-export type Api = "responses" | "chat";
+/** Open Responses over SSE, Open Responses in WebSocket mode, Chat Completions. */
+export type Api = "responses" | "websocket" | "chat";
 
 /** One planned run: its scenario and the fault kinds of its turns. */
 export interface SoakPlan {
@@ -100,7 +102,8 @@ export interface SoakPlan {
 /** A random plan: 1–3 tool turns then an answer, each turn with a fault 60% of the time. */
 export function plan(seed: number): SoakPlan {
   const rnd = seededRandom(seed);
-  const api: Api = rnd() < 0.7 ? "responses" : "chat";
+  const r = rnd();
+  const api: Api = r < 0.5 ? "responses" : r < 0.75 ? "websocket" : "chat";
   const turns: ScenarioTurn[] = [];
   const faults: string[] = [];
   const toolTurns = 1 + Math.floor(rnd() * 3);
@@ -141,9 +144,10 @@ function provider(api: Api, url: string): Provider {
     retry: { maxRetries: 2, initialBackoffMs: 5, maxBackoffMs: 20 },
     timeouts: { idleMs: IDLE_MS, firstByteMs: 2_000, connectMs: 2_000 },
   };
-  return api === "chat"
-    ? createChatCompletionsProvider({ ...options, name: "soak-chat" })
-    : createOpenResponsesProvider({ ...options, name: "soak" });
+  if (api === "chat") return createChatCompletionsProvider({ ...options, name: "soak-chat" });
+  if (api === "websocket")
+    return createOpenResponsesProvider({ ...options, name: "soak-ws", streamTransport: "websocket" });
+  return createOpenResponsesProvider({ ...options, name: "soak" });
 }
 
 /** Runs one planned run against a fresh mock server, records its tape, replays it, checks it. */
@@ -153,10 +157,11 @@ export async function soakRun(p: SoakPlan): Promise<SoakRun> {
   const started = Date.now();
   const violations: string[] = [];
   let reason = "none";
+  const target = provider(p.api, mock.url);
   try {
     const registry = createToolRegistry(soakTools());
     const options: RunOptions = {
-      provider: provider(p.api, mock.url),
+      provider: target,
       model: "m",
       input: "soak",
       tools: registry,
@@ -206,6 +211,7 @@ export async function soakRun(p: SoakPlan): Promise<SoakRun> {
     violations.push(`threw: ${(err as Error).stack ?? String(err)}`);
     return { seed: p.seed, reason, violations, ms: Date.now() - started, calls: [] };
   } finally {
+    await target.close?.();
     await mock.close();
     rmSync(dir, { recursive: true, force: true });
   }
