@@ -1,6 +1,6 @@
 /**
  * Conversation items: turning a response's output items into input items for a stateless resend
- * (DESIGN.md §8.3), and building `function_call_output` items.
+ * (docs/decisions.md), and building `function_call_output` items.
  *
  * An output item goes back in the form of its input-item schema (`ItemParam` in
  * schemas/openresponses/openapi.json), field by field, so whatever a server added or got wrong in
