@@ -5,13 +5,22 @@
  * the provider and always end the run with `run_ended`; redaction leaves no secret anywhere in a
  * frame-like value. Failing cases print their seed and shrunk input (fast-check's report).
  */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Frame } from "../src/frames/frame.js";
+import type { JsonObject } from "../src/protocol/types.js";
+import { replayTape } from "../src/replay/replay.js";
+import { readTape } from "../src/replay/tape.js";
 import { createSseDecoder, type SseMessage } from "../src/sse/decoder.js";
+import { createBuiltinTools } from "../src/tools/builtin/index.js";
+import { createToolRegistry } from "../src/tools/registry.js";
 import { redactDeep } from "../src/util/redact.js";
 import { runOver } from "./support/body-run.js";
 import { captureLines, listCaptures, splitResponses, toSse } from "./support/captures.js";
+import { recordMockRun } from "./support/record.js";
 
 const encoder = new TextEncoder();
 
@@ -255,5 +264,27 @@ describe("a final text that differs from the streamed deltas", () => {
     );
     expect(noted).toHaveLength(1);
     expect(noted[0]).toMatchObject({ data: { type: "response.output_text.done" } });
+  });
+
+  it("a real capture whose deltas were cut short (openai-phase.1) is noted, and its tape replays with the notes", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "eddy-note-"));
+    const tape = join(dir, "run.tape");
+    const rawEvents = captureLines("openai/openai-phase.1").map((l) => JSON.parse(l) as JsonObject);
+    const { frames } = await recordMockRun({
+      scenario: { turns: [{ rawEvents }] },
+      prompt: "hi",
+      workspace: dir,
+      tape,
+    });
+    const noted = frames.filter(
+      (f) =>
+        f.type === "provider_event" &&
+        (f.errors ?? []).some((e) => e.includes("differs from its streamed deltas")),
+    );
+    expect(noted).toHaveLength(2);
+    const { tools, disabled } = createBuiltinTools({ allowWrite: false });
+    const registry = createToolRegistry(tools, { disabled });
+    const outcome = await replayTape(readTape(tape), { registry, workspace: dir });
+    expect(outcome.verdict).toMatchObject({ match: true });
   });
 });
