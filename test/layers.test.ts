@@ -23,7 +23,21 @@ const ALLOWED: Record<string, string[]> = {
   loop: ["protocol", "frames", "provider", "tools", "history", "context"],
   replay: ["protocol", "frames", "provider", "loop", "tools"],
   mock: ["protocol", "sse"],
-  cli: ["protocol", "sse", "frames", "provider", "tools", "history", "context", "loop", "replay", "mock"],
+  // Batches: a pool of runs, a rate limit, resuming from tapes, a BullMQ adapter (above loop/ and replay/).
+  batch: ["protocol", "frames", "provider", "tools", "history", "context", "loop", "replay"],
+  cli: [
+    "protocol",
+    "sse",
+    "frames",
+    "provider",
+    "tools",
+    "history",
+    "context",
+    "loop",
+    "replay",
+    "mock",
+    "batch",
+  ],
   // The public subpath entries (package.json "exports"): re-exports only.
   entry: ["protocol", "sse", "frames", "provider", "tools", "history", "context", "loop", "replay", "mock"],
   util: [],
