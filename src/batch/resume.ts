@@ -171,7 +171,6 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
   });
   if (options.secrets !== undefined) runOptions.secrets = options.secrets;
   let diverged: ReturnType<typeof compareFrames> | undefined;
-  if (point.at_seq === 0) options.onResumed?.(point);
   runOptions.onFrame = (frame) => {
     gate.observer(frame);
     let complete = false;
@@ -181,7 +180,7 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
         diverged = { ...verdict, index: frame.seq };
         controller.abort("the tape does not reproduce, so the run cannot be resumed");
       } else complete = frame.seq === point.at_seq - 1;
-    }
+    } else complete = point.at_seq === 0 && frame.seq === 0;
     options.onFrame?.(frame);
     // After the observer: the new tape holds the last reproduced frame before it replaces the old one.
     if (complete) options.onResumed?.(point);
