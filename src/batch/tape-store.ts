@@ -51,14 +51,17 @@ export function fileTapeStore(dir: string, secrets: readonly string[] = []): Tap
     open(id, header, replace) {
       const path = pathOf(id);
       const target = replace === "now" ? path : `${path}.resuming`;
-      return fileWriter(target, header, secrets, replace === "now" ? undefined : path);
+      return createTapeFileWriter(target, header, secrets, replace === "now" ? undefined : path);
     },
     location: pathOf,
   };
 }
 
-/** A tape file written line by line with synchronous writes (a killed process leaves a valid prefix). */
-function fileWriter(
+/**
+ * A tape file written line by line with synchronous writes (a killed process leaves a valid
+ * prefix). With `replaces`, it is written beside that tape and renamed over it on `commit()`.
+ */
+export function createTapeFileWriter(
   path: string,
   header: TapeHeader,
   secrets: readonly string[],

@@ -7,9 +7,9 @@ import { statSync } from "node:fs";
 import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { replayTape } from "../replay/replay.js";
-import { readTape } from "../replay/tape.js";
+import { readTape, type Tape } from "../replay/tape.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
-import { createToolRegistry } from "../tools/registry.js";
+import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import type { CliIo } from "./run-command.js";
 import { clip } from "./terminal.js";
 
@@ -21,20 +21,7 @@ export interface ReplayFlags {
 
 export async function replayCommand(path: string, flags: ReplayFlags, io: CliIo): Promise<number> {
   const tape = readTape(path);
-  const toolSet = tape.header.tool_set ?? { allow_write: false, allow_shell: false };
-  const { tools, disabled } = createBuiltinTools({
-    allowWrite: toolSet.allow_write,
-    allowShell: toolSet.allow_shell,
-  });
-  const registry = createToolRegistry(tools, { disabled });
-  const missing = tape.header.tools.filter((name) => registry.resolve(name) === undefined);
-  if (missing.length > 0) {
-    throw new EddyError(
-      "tape_invalid",
-      `${path}: the recorded run used tools that are not eddy's built-ins (${missing.join(", ")}); replay it from the library with those tools`,
-      { fault: "user" },
-    );
-  }
+  const registry = toolsOfTape(tape, path, "replay");
   const workspace = flags.workspace ?? io.cwd;
   if (!isDirectory(workspace)) {
     throw new EddyError(
@@ -55,6 +42,25 @@ export async function replayCommand(path: string, flags: ReplayFlags, io: CliIo)
     `replay diverges at frame ${verdict.index}\n  expected: ${describe(verdict.expected)}\n  actual:   ${describe(verdict.actual)}\n`,
   );
   return 1;
+}
+
+/** The built-in tools a CLI tape was recorded with (its header's tool set); other tools are a usage error. */
+export function toolsOfTape(tape: Tape, path: string, verb: "replay" | "resume"): ToolRegistry {
+  const toolSet = tape.header.tool_set ?? { allow_write: false, allow_shell: false };
+  const { tools, disabled } = createBuiltinTools({
+    allowWrite: toolSet.allow_write,
+    allowShell: toolSet.allow_shell,
+  });
+  const registry = createToolRegistry(tools, { disabled });
+  const missing = tape.header.tools.filter((name) => registry.resolve(name) === undefined);
+  if (missing.length > 0) {
+    throw new EddyError(
+      "tape_invalid",
+      `${path}: the recorded run used tools that are not eddy's built-ins (${missing.join(", ")}); ${verb} it from the library with those tools`,
+      { fault: "user" },
+    );
+  }
+  return registry;
 }
 
 function describe(frame: Frame | undefined): string {

@@ -37,7 +37,7 @@ export interface CliIo {
 }
 
 /** A run with every input read and checked: nothing is started, nothing sent. */
-interface PreparedRun {
+export interface PreparedRun {
   config: EffectiveConfig;
   input: string | ItemParam[];
   outputSchema: RunOptions["outputSchema"];
@@ -79,19 +79,25 @@ async function prepareRun(prompt: string | undefined, flags: RunFlags, io: CliIo
   checkWorkspace(config.workspace.value);
   assertReadyToRun(config, io.env);
   const text = await readPrompt(prompt, io);
-  const { tools, disabled } = createBuiltinTools({
-    allowWrite: config.allowWrite.value,
-    allowShell: config.allowShell.value,
-  });
   return {
     config,
     input: flags.context === undefined ? text : withContext(flags.context, text),
     outputSchema: flags.schema === undefined ? undefined : readSchema(flags.schema),
-    registry: createToolRegistry(tools, { disabled }),
+    registry: toolRegistryFor(config),
   };
 }
 
-function runOptionsFor(prepared: PreparedRun, provider: Provider, signal: AbortSignal): RunOptions {
+/** The tools a run of this configuration offers (a fresh registry: tools keep per-run state). */
+export function toolRegistryFor(config: EffectiveConfig): ToolRegistry {
+  const { tools, disabled } = createBuiltinTools({
+    allowWrite: config.allowWrite.value,
+    allowShell: config.allowShell.value,
+  });
+  return createToolRegistry(tools, { disabled });
+}
+
+/** The run options of a prepared run (also the defaults `eddy batch` and `eddy worker` give their tasks). */
+export function runOptionsFor(prepared: PreparedRun, provider: Provider, signal: AbortSignal): RunOptions {
   const { config } = prepared;
   const options: RunOptions = {
     provider,
@@ -127,7 +133,7 @@ function recordTape(
 }
 
 /** The first SIGINT/SIGTERM cancels the run (tools killed, `run_ended` written); a second one exits now. */
-function cancelOnSignal(io: CliIo, controller: AbortController): () => void {
+export function cancelOnSignal(io: CliIo, controller: AbortController): () => void {
   let signals = 0;
   return io.onSignal((signal) => {
     signals++;
@@ -136,7 +142,7 @@ function cancelOnSignal(io: CliIo, controller: AbortController): () => void {
   });
 }
 
-function humanRenderer(io: CliIo, styles: Styles, config: EffectiveConfig): (frame: Frame) => void {
+export function humanRenderer(io: CliIo, styles: Styles, config: EffectiveConfig): (frame: Frame) => void {
   const renderer = new HumanRenderer({
     stdout: io.stdout,
     stderr: io.stderr,
@@ -148,7 +154,7 @@ function humanRenderer(io: CliIo, styles: Styles, config: EffectiveConfig): (fra
 }
 
 /** Frames as JSONL on stdout, one write per frame (a consumer sees each frame as it happens). */
-function jsonRenderer(stdout: Output): (frame: Frame) => void {
+export function jsonRenderer(stdout: Output): (frame: Frame) => void {
   return (frame) => {
     stdout.write(`${JSON.stringify(frame)}\n`);
   };
@@ -165,7 +171,7 @@ async function readPrompt(prompt: string | undefined, io: CliIo): Promise<string
   return text;
 }
 
-function readSchema(path: string): NonNullable<RunOptions["outputSchema"]> {
+export function readSchema(path: string): NonNullable<RunOptions["outputSchema"]> {
   let schema: unknown;
   try {
     schema = JSON.parse(readFileSync(path, "utf8"));
