@@ -89,7 +89,7 @@ describe("eddy resume TAPE after SIGKILL (slow: spawns the CLI)", () => {
     // Nothing left to resume.
     const again = await runCli(["resume", tape, "--base-url", gate.url], { cwd });
     expect(again.stderr).toContain("the run already ended (completed)");
-  });
+  }, 60_000);
 
   it("goes on statelessly from the recorded items when the provider lost the response", async () => {
     const { cwd, log, tape } = await killedAfterFirstTool();
@@ -109,5 +109,5 @@ describe("eddy resume TAPE after SIGKILL (slow: spawns the CLI)", () => {
     expect((await runCli(["replay", out], { cwd })).code).toBe(0);
     // --record elsewhere leaves the crashed tape as it was.
     expect(readTape(tape).frames.some((f) => f.type === "run_ended")).toBe(false);
-  });
+  }, 60_000);
 });

@@ -68,12 +68,17 @@ export async function checkRedis(url: string): Promise<void> {
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
   });
-  probe.on("error", () => {});
+  // The socket's own error (ECONNREFUSED, ENOTFOUND) says more than the client's "Connection is closed".
+  let cause: unknown;
+  probe.on("error", (err: unknown) => {
+    cause ??= err;
+  });
   try {
     await probe.connect();
     await probe.ping();
   } catch (err) {
-    const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    const e = (cause ?? err) as NodeJS.ErrnoException;
+    const reason = e.code ?? e.message;
     throw new EddyError(
       "invalid_config",
       `cannot reach Redis at ${where} (${reason}): start redis-server there, or fix the --queue URL`,
@@ -86,7 +91,8 @@ export async function checkRedis(url: string): Promise<void> {
 
 /** A Redis connection for eddy's own keys (BullMQ opens its own from the same URL). */
 export function connectRedis(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null, enableAutoPipelining: true, lazyConnect: false });
+  // No auto-pipelining: ioredis then fails on the scripts rate-limiter-flexible defines (defineCommand).
+  return new Redis(url, { maxRetriesPerRequest: null });
 }
 
 /** Options of `enqueueBatch`. */

@@ -55,6 +55,7 @@ export async function batchCommand(tasksPath: string, flags: BatchFlags, io: Cli
   checkWorkspace(config.workspace.value);
   if (flags.queue === undefined) assertReadyToRun(withTaskModels(config, tasks), io.env);
   if (flags.schema !== undefined) readSchema(flags.schema);
+  if (flags.queue !== undefined) await (await import("../batch/queue.js")).checkRedis(flags.queue);
   const dir = openBatchDir(resolve(io.cwd, flags.out), secretsOf(config));
   const retrying = new Set<string>();
   if (flags.retryFailed === true)
@@ -80,7 +81,7 @@ export async function batchCommand(tasksPath: string, flags: BatchFlags, io: Cli
       if (flags.queue !== undefined) {
         const { queuedBatch } = await import("./batch-queue.js");
         await queuedBatch(plan, flags.queue, io);
-      } else await localBatch(plan);
+      } else await localBatch(plan, io);
     }
   } finally {
     progress.stop();
@@ -125,9 +126,10 @@ function withTaskModels(config: EffectiveConfig, tasks: readonly BatchTask[]): E
 }
 
 /** Runs the pending tasks in this process. */
-async function localBatch(plan: BatchPlan): Promise<void> {
+async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
   const { config, flags, dir, progress, signal } = plan;
   const target = await startTargetProvider(config);
+  if (target.notice !== undefined) io.stderr.write(`${stylesFor(io.stderr, io.env).dim(target.notice)}\n`);
   try {
     const prepared = {
       config,
