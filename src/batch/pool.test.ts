@@ -95,6 +95,25 @@ describe("runBatch", () => {
     expect(results.find((r) => r.id === "t3")?.tape).toBe(join(dir, "t3.tape"));
   });
 
+  it("many runs sharing the batch's signal raise no listener-leak warning", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on("warning", onWarning);
+    try {
+      const results = await collect(
+        runBatch(tasks(40), {
+          run: { provider: createScriptedProvider([noteThenAnswer]), model: "m", tools: [noteTool([])] },
+          concurrency: 40,
+        }),
+      );
+      expect(results).toHaveLength(40);
+      await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings).not.toContain("MaxListenersExceededWarning");
+  });
+
   it("a second run over the same tapes sends no request and gives the same results", async () => {
     const runs: string[] = [];
     const dir = temp("again");

@@ -3,6 +3,7 @@
  * request held to one rate limit (a 429 pauses them all), each task's tape recorded and resumed
  * when the batch runs again (run-task.ts). Results come out as tasks finish.
  */
+import { setMaxListeners } from "node:events";
 import type { TapeHeaderExtras } from "../replay/header.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { BATCH_DEFAULTS } from "./defaults.js";
@@ -79,6 +80,9 @@ async function* pool(
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new RangeError(`concurrency must be an integer ≥ 1 (got ${String(concurrency)})`);
   const controller = new AbortController();
+  // Every run in flight listens on this one signal (its requests, tools and waits do too): Node's
+  // warning about more than 10 listeners is about leaks, which this is not.
+  setMaxListeners(0, controller.signal);
   const onAbort = () => controller.abort(options.signal?.reason ?? "cancelled");
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener("abort", onAbort, { once: true });
