@@ -10,7 +10,14 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), "..", "src");
-const ENTRIES = ["index.ts", "entry/mock.ts", "entry/replay.ts", "entry/protocol.ts", "entry/sse.ts"];
+const ENTRIES = [
+  "index.ts",
+  "entry/mock.ts",
+  "entry/replay.ts",
+  "entry/protocol.ts",
+  "entry/sse.ts",
+  "entry/batch.ts",
+];
 /** Functions a user starts from: each shows how it is called. */
 const ENTRY_POINTS = [
   "runAgent",
@@ -24,6 +31,10 @@ const ENTRY_POINTS = [
   "createMockServer",
   "replayTape",
   "createSseDecoder",
+  "runBatch",
+  "resumeRun",
+  "enqueueBatch",
+  "startBatchWorker",
 ];
 
 const program = ts.createProgram(

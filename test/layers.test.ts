@@ -39,7 +39,19 @@ const ALLOWED: Record<string, string[]> = {
     "batch",
   ],
   // The public subpath entries (package.json "exports"): re-exports only.
-  entry: ["protocol", "sse", "frames", "provider", "tools", "history", "context", "loop", "replay", "mock"],
+  entry: [
+    "protocol",
+    "sse",
+    "frames",
+    "provider",
+    "tools",
+    "history",
+    "context",
+    "loop",
+    "replay",
+    "mock",
+    "batch",
+  ],
   util: [],
 };
 const ALWAYS = new Set(["errors.js", "version.js", "util"]);

@@ -23,6 +23,7 @@ import { createMockServer, type Scenario } from "eddy/mock";
 import { createTapeHeader, createTapeRecorder, readTape, replayTape, type ReplayVerdict } from "eddy/replay";
 import { validateStreamingEvent, type CreateResponseBody } from "eddy/protocol";
 import { createSseDecoder, type SseMessage } from "eddy/sse";
+import { runBatch, type BatchResult } from "eddy/batch";
 
 const scenario: Scenario = { turns: [{ items: [{ type: "message", text: "typed" }] }] };
 const body: CreateResponseBody = { model: "m", input: "hi" };
@@ -40,7 +41,8 @@ async function main(): Promise<RunResult> {
   return run.result;
 }
 const verdict: ReplayVerdict | undefined = undefined;
-export { main, errors, verdict, createTapeHeader, createTapeRecorder, readTape, replayTape };
+const finished: BatchResult[] = [];
+export { main, errors, verdict, finished, runBatch, createTapeHeader, createTapeRecorder, readTape, replayTape };
 `;
 
 const CONSUMER_MJS = `
@@ -121,7 +123,7 @@ beforeAll(() => {
 describe("the packed package in a fresh project", () => {
   it("declares the five entries", () => {
     expect(Object.keys(pkg.exports).sort()).toEqual(
-      [".", "./mock", "./package.json", "./protocol", "./replay", "./sse"].sort(),
+      [".", "./batch", "./mock", "./package.json", "./protocol", "./replay", "./sse"].sort(),
     );
   });
 
