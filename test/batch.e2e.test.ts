@@ -118,6 +118,49 @@ describe("eddy batch in one process (slow: 200 runs)", () => {
     ).toEqual(["a", "c"]);
   }, 150_000);
 
+  it("--retry-failed runs only the failures again; without it they stay as they were", async () => {
+    const tasks = Array.from({ length: 6 }, (_, i) =>
+      JSON.stringify(
+        i % 2 === 0
+          ? { id: `t${i}`, prompt: `What is in package.json? (${i})` }
+          : { id: `t${i}`, prompt: `Say hello (${i})` },
+      ),
+    );
+    const cwd = workspace(tasks);
+    const args = ["batch", "tasks.jsonl", "--out", "out", "--base-url", url, "--model", "eddy-demo"];
+    // One turn is not enough for the tasks that need the tool: they end max_turns.
+    const first = await runCli([...args, "--max-turns", "1"], { cwd });
+    expect(first.code, first.stderr).toBe(1);
+    const reasons = () => Object.fromEntries(results(cwd).map((l) => [l.id, l.reason]));
+    expect(reasons()).toEqual({
+      t0: "max_turns",
+      t1: "completed",
+      t2: "max_turns",
+      t3: "completed",
+      t4: "max_turns",
+      t5: "completed",
+    });
+    const sent = requests();
+    const again = await runCli(args, { cwd });
+    expect(again.code).toBe(1);
+    expect(requests()).toBe(sent);
+    const retried = await runCli([...args, "--retry-failed"], { cwd });
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(
+      retried.stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.split(" ")[1])
+        .sort(),
+    ).toEqual(["t0", "t2", "t4"]);
+    // Two requests for each of the three retried tasks, none for the others.
+    expect(requests()).toBe(sent + 6);
+    expect(results(cwd)).toHaveLength(6);
+    expect(Object.values(reasons()).every((r) => r === "completed")).toBe(true);
+    const summary = JSON.parse(readFileSync(join(cwd, "out", "summary.json"), "utf8"));
+    expect(summary).toMatchObject({ tasks: 6, finished: 6, failed: 0, by_reason: { completed: 6 } });
+  }, 150_000);
+
   it("refuses what cannot work before sending anything", async () => {
     const cwd = workspace(['{"id": "a", "prompt": "hello"}']);
     const missing = await runCli(["batch", "nope.jsonl", "--out", "out"], { cwd });
