@@ -9,6 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { batchBenchmark } from "./batch/index.js";
+import { chatBenchmark } from "./chat/index.js";
 import { grepBenchmark } from "./grep/index.js";
 import type { Benchmark } from "./harness.js";
 import { loopBenchmark } from "./loop/index.js";
@@ -20,6 +21,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   sseBenchmark,
   providerBenchmark,
   loopBenchmark,
+  chatBenchmark,
   grepBenchmark,
   tokenizerBenchmark,
   batchBenchmark,

@@ -1,6 +1,7 @@
 // Re-syncs the vendored Open Responses OpenAPI document and regenerates everything derived from it:
 //   src/protocol/generated/openapi.ts      TypeScript types (openapi-typescript, OpenAPI 3.1)
 //   src/protocol/generated/event-types.ts  the streaming event `type` literal union + runtime array
+//   src/protocol/generated/enums.ts        every string enum of the spec (`*Enum` schemas) + input size limits
 //   src/protocol/generated/validators.js   ajv (draft 2020-12) standalone validators, compiled once here
 //   src/protocol/generated/validators.d.ts their declarations
 //
@@ -191,7 +192,29 @@ export const OPENRESPONSES_SPEC_VERSION = ${JSON.stringify(version)};
 export const OPENRESPONSES_SPEC_SHA256 = ${JSON.stringify(sha)};
 `;
 
-  // 3. Validators. Every component schema goes under one $defs document so refs resolve once.
+  // 3. String enums and size limits, so options are checked against the spec, not hand lists.
+  const enums = Object.entries(spec.components.schemas).filter(
+    ([, def]) => def.type === "string" && Array.isArray(def.enum),
+  );
+  const maxLength = (schema, prop) =>
+    spec.components.schemas[schema].properties[prop].anyOf.find((s) => s.type === "string").maxLength;
+  const enumsTs = `${banner}
+/** Every string enum of Open Responses ${version} (its \`*Enum\` component schemas), values in spec order. */
+export const SPEC_ENUMS = {
+${enums.map(([name, def]) => `  ${name}: [${def.enum.map((v) => JSON.stringify(v)).join(", ")}],`).join("\n")}
+} as const;
+
+/** The name of a string enum of the spec. */
+export type SpecEnumName = keyof typeof SPEC_ENUMS;
+
+/** Longest \`input_image.image_url\` (a URL or a base64 data URL), in characters. */
+export const INPUT_IMAGE_URL_MAX_LENGTH = ${maxLength("InputImageContentParamAutoParam", "image_url")};
+
+/** Longest \`input_file.file_data\` (base64 data), in characters. */
+export const INPUT_FILE_DATA_MAX_LENGTH = ${maxLength("InputFileContentParam", "file_data")};
+`;
+
+  // 4. Validators. Every component schema goes under one $defs document so refs resolve once.
   const defs = {};
   for (const [name, def] of Object.entries(spec.components.schemas))
     defs[name] = toJsonSchema(def, spec.components.schemas);
@@ -219,6 +242,8 @@ export const OPENRESPONSES_SPEC_SHA256 = ${JSON.stringify(sha)};
     ...unionMembers(spec, "ItemParam"),
     "ErrorPayload",
     "Usage",
+    // WebSocket mode's failure message (`x-openresponses-websocket`): src/protocol/validate.ts.
+    "WebSocketErrorEvent",
   ]) {
     targets.set(name, name);
   }
@@ -244,6 +269,7 @@ ${Object.keys(refs)
   return new Map([
     [join(outDir, "openapi.ts"), typesTs],
     [join(outDir, "event-types.ts"), eventTypesTs],
+    [join(outDir, "enums.ts"), enumsTs],
     [join(outDir, "validators.js"), validatorsJs],
     [join(outDir, "validators.d.ts"), validatorsDts],
   ]);

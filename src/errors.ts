@@ -26,6 +26,7 @@ export type EddyErrorCode =
   | "response_incomplete"
   | "previous_response_not_found"
   | "invalid_response"
+  | "unsupported_request"
   | "cancelled"
   // configuration and usage
   | "invalid_config"

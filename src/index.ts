@@ -41,6 +41,11 @@ export { EddyError, type EddyErrorCode, type ErrorFault } from "./errors.js";
 // ── frames ────────────────────────────────────────────────────────────────────────────────
 export type {
   CancelRequestedFrame,
+  CompactionMethod,
+  ContextCompactedFrame,
+  ContextCompaction,
+  ContextCompilation,
+  ContextCompiledFrame,
   ContinuationMode,
   Frame,
   FrameEnvelope,
@@ -49,6 +54,7 @@ export type {
   FrameType,
   HistoryRepair,
   HistoryRepairedFrame,
+  McpServerSummary,
   ModeChangedFrame,
   OutputTextDeltaFrame,
   ProviderEventFrame,
@@ -68,6 +74,14 @@ export type {
 } from "./frames/frame.js";
 export { FRAME_TYPES } from "./frames/frame.js";
 export type { Clock } from "./frames/stamp.js";
+export {
+  type Attachment,
+  attachmentPart,
+  MAX_INLINE_FILE_BYTES,
+  MAX_INLINE_IMAGE_BYTES,
+  mimeTypeOf,
+  userMessageWithAttachments,
+} from "./history/attachments.js";
 export { type CompactHistoryOptions, type CompactHistoryResult, compactHistory } from "./history/compact.js";
 export type { ForeignChatMessage, HistoryNote } from "./history/foreign.js";
 export { HISTORY_DEFAULTS, type ToolHistoryOptions } from "./history/options.js";
@@ -95,16 +109,27 @@ export {
 // ── the loop ──────────────────────────────────────────────────────────────────────────────
 export { LOOP_DEFAULTS } from "./loop/defaults.js";
 export type { FrameObserver } from "./loop/frame-channel.js";
+export { HOSTED_TOOL_NAMES, hostedTool } from "./loop/hosted-tools.js";
 export type {
   OutputSchema,
+  RunContext,
   RunHandle,
+  RunHistoryOptions,
   RunOptions,
   RunResult,
   ToolExecutionPolicy,
   ToolExecutor,
   ToolsOnFollowUp,
 } from "./loop/options.js";
+export {
+  allowedValues,
+  REQUEST_OPTION_NAMES,
+  type RequestOptions,
+  requestFields,
+} from "./loop/request-options.js";
 export { runAgent } from "./loop/run.js";
+export { runAgentOnThread, type ThreadRunHandle, type ThreadRunSettings } from "./loop/thread-run.js";
+export type { HostedTool, NativeShell } from "./loop/tool-declarations.js";
 export type { CreateResponseBody, ItemParam, JsonObject, ToolChoiceParam, Usage } from "./protocol/types.js";
 // ── providers ─────────────────────────────────────────────────────────────────────────────
 export type {
@@ -114,12 +139,18 @@ export type {
   TerminalKind,
 } from "./provider/assembler/index.js";
 export { GENERIC_CAPABILITIES, type ProviderCapabilities } from "./provider/capabilities.js";
+export type { ChatDialect } from "./provider/chat-completions/dialect.js";
+export {
+  type ChatCompletionsProviderOptions,
+  createChatCompletionsProvider,
+} from "./provider/chat-completions/provider.js";
 export { PROVIDER_DEFAULTS } from "./provider/defaults.js";
 export { ProviderError, type ProviderErrorKind } from "./provider/errors.js";
 export { createFallbackProvider, type FallbackCandidate } from "./provider/fallback.js";
 export {
   type CallOptions,
   createLLMProvider,
+  type LLMCompactRequest,
   type LLMProvider,
   type LLMProviderOptions,
   type LLMTool,
@@ -129,13 +160,17 @@ export {
 } from "./provider/llm-provider.js";
 export { createOpenResponsesProvider, type OpenResponsesProviderOptions } from "./provider/open-responses.js";
 export {
+  createHttpProvider,
   createProfileProvider,
+  type HttpProviderOptions,
   KNOWN_PROFILES,
   type ProviderProfile,
   type Route,
   resolveRoute,
 } from "./provider/profiles.js";
 export type {
+  CompactRequest,
+  CompactResult,
   Provider,
   ProviderOutcome,
   ProviderRequest,
@@ -151,6 +186,8 @@ export {
   type TransportResponse,
 } from "./provider/transport.js";
 export type { WatchdogLimits } from "./provider/watchdog.js";
+export { WEBSOCKET_DEFAULTS, type WebSocketOptions } from "./provider/websocket/mode.js";
+export type { ApiName, StreamTransport } from "./provider/wire-api.js";
 // ── tools ─────────────────────────────────────────────────────────────────────────────────
 export {
   BUILTIN_TOOL_NAMES,
@@ -169,6 +206,7 @@ export {
 } from "./tools/registry.js";
 export {
   defineTool,
+  type FreeformGrammar,
   type JsonSchema,
   type ToolContext,
   type ToolDefinition,

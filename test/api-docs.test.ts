@@ -17,6 +17,8 @@ const ENTRIES = [
   "entry/protocol.ts",
   "entry/sse.ts",
   "entry/batch.ts",
+  "entry/telemetry.ts",
+  "entry/mcp.ts",
 ];
 /** Functions a user starts from: each shows how it is called. */
 const ENTRY_POINTS = [

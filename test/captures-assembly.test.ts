@@ -3,6 +3,9 @@
  * text, function calls (name, call_id, arguments) and a terminal status. The result is compared
  * with a checked-in golden file under test/golden/assembled/, at several chunkings of the SSE bytes
  * (every chunking must give the same assembly). Goldens are rewritten only with UPDATE_GOLDENS=1.
+ * Native call items (apply_patch_call, shell_call, …) are promoted for the OpenAI and Azure
+ * captures, as the `nativeTools` capability of those profiles has it, and for no other provider
+ * (xAI's custom_tool_calls are its own hosted tools).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -19,8 +22,8 @@ const UPDATE = process.env.UPDATE_GOLDENS === "1";
 const CHUNKINGS = [WHOLE, randomChunks(7, 512), fixedChunks(7), fixedChunks(1)];
 
 /** The assembly of one response, reduced to what a golden should pin down. */
-function summarize(lines: string[], chunk: (b: Uint8Array) => Uint8Array[]) {
-  const state = createAssembly();
+function summarize(lines: string[], chunk: (b: Uint8Array) => Uint8Array[], nativeCalls: boolean) {
+  const state = createAssembly({ nativeCalls });
   const decoder = createFrameDecoder({
     turn: 0,
     validate: false,
@@ -44,6 +47,7 @@ function summarize(lines: string[], chunk: (b: Uint8Array) => Uint8Array[]) {
       call_id: c.callId,
       name: c.name,
       arguments: c.arguments,
+      ...(c.itemType === "function_call" ? {} : { item_type: c.itemType }),
     })),
     items: r.items.map((i) => ({ type: i.type, id: i.id ?? null, status: i.status ?? null })),
     usage: r.usage,
@@ -54,7 +58,8 @@ describe("real captures assemble to their golden responses", () => {
   for (const name of listCaptures()) {
     it(name, () => {
       const responses = splitResponses(captureLines(name));
-      const results = CHUNKINGS.map((c) => responses.map((lines) => summarize(lines, c.split)));
+      const native = name.startsWith("openai/") || name.startsWith("azure/");
+      const results = CHUNKINGS.map((c) => responses.map((lines) => summarize(lines, c.split, native)));
       for (const r of results.slice(1)) expect(r).toEqual(results[0]);
       const actual = results[0];
       const path = join(GOLDEN_DIR, `${name}.json`);

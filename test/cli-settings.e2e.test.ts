@@ -443,3 +443,64 @@ describe("the package", () => {
     if (git.status === 0 && git.stdout !== "") expect(git.stdout).toMatch(/^100755 /);
   });
 });
+
+describe("--api chat-completions", () => {
+  it("runs the offline demo model over Chat Completions, stateless, and replays", async () => {
+    const cwd = workspace();
+    const tape = join(cwd, "chat.tape");
+    const r = await runCli(
+      ["run", "--api", "chat-completions", "--json", "--record", tape, "What is in package.json?"],
+      {
+        cwd,
+      },
+    );
+    expect(r.code).toBe(0);
+    const frames = parseFrames(r.stdout);
+    expect(ofType(frames, "run_started")[0]?.mode).toBe("stateless");
+    expect(ofType(frames, "tool_call")[0]?.name).toBe("read_file");
+    expect(ofType(frames, "run_ended")[0]?.output_text).toContain("demo-app");
+    const replay = await runCli(["replay", tape], { cwd });
+    expect(replay.code).toBe(0);
+  });
+
+  it("takes the API from a config-file profile, and the flag wins", async () => {
+    const server = await mock({ turns: [{ ...text("from chat"), repeat: true }] });
+    const cwd = workspace({
+      provider: "local",
+      profiles: { local: { base_url: server.url, api: "chat-completions", default_model: "m" } },
+    });
+    const r = await runCli(["run", "hi"], { cwd });
+    expect(r.code).toBe(0);
+    expect(server.requests.at(-1)?.path).toBe("/v1/chat/completions");
+    const flagged = await runCli(["run", "--api", "responses", "hi"], { cwd });
+    expect(flagged.code).toBe(0);
+    expect(server.requests.at(-1)?.path).toBe("/v1/responses");
+  });
+
+  it("a bad --api is a usage error naming the choices", async () => {
+    const r = await runCli(["run", "--api", "completions", "hi"], { cwd: workspace() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--api must be responses or chat-completions/);
+  });
+});
+
+describe("--otel", () => {
+  it("exports the run's GenAI spans to the OTLP endpoint", async () => {
+    const { startOtlpReceiver } = await import("./support/otlp-receiver.js");
+    const receiver = await startOtlpReceiver();
+    closers.push(() => receiver.close());
+    const r = await runCli(["run", "--otel", "What is in package.json?"], {
+      cwd: workspace(),
+      env: cleanEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }),
+    });
+    expect(r.code).toBe(0);
+    const names = receiver.spans.map((s) => s.name);
+    expect(names).toContain("invoke_agent");
+    expect(names.filter((n) => n.startsWith("chat"))).toHaveLength(2);
+    const tool = receiver.spans.find((s) => s.name.startsWith("execute_tool"));
+    expect(tool?.attributes["gen_ai.tool.name"]).toBe("read_file");
+    const chat = receiver.spans.find((s) => s.name.startsWith("chat"));
+    expect(chat?.attributes["gen_ai.request.model"]).toBe("eddy-demo");
+    expect(typeof chat?.attributes["gen_ai.usage.input_tokens"]).toBe("number");
+  });
+});

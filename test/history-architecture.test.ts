@@ -68,6 +68,8 @@ describe("tool history: one path", () => {
       "mock/": "output items of the mock model",
       // The assembler rebuilds output items from stream events.
       "provider/assembler/": "output items assembled from events",
+      // The Chat Completions translator turns chunks into the Open Responses *output* events.
+      "provider/chat-completions/translator.ts": "output items translated from chat chunks",
       // LLMProvider.generateResponsesTurn sends the caller's outputs for the previous response
       // (chained follow-up); it renders no history.
       "provider/llm-provider.ts": "chained outputs of a one-turn API",
@@ -77,6 +79,17 @@ describe("tool history: one path", () => {
         !path.startsWith("history/") && !Object.keys(allowed).some((prefix) => path.startsWith(prefix)),
     );
     expect(elsewhere).toEqual([]);
+  });
+
+  it("renders the loop's requests through the run's one manager", () => {
+    const conversation = sources().find((f) => f.path === "loop/conversation.ts")?.code ?? "";
+    expect(conversation).toMatch(/history\.render\(/);
+    expect(conversation).not.toMatch(/\brepairHistory\(/);
+    // A manager is built in one place per run (and one per toResponsesInput call without one).
+    expect(filesMatching(/new ToolHistoryManager\(/)).toEqual([
+      "history/to-responses-input.ts",
+      "loop/run-history.ts",
+    ]);
   });
 
   it("renders bundles and foreign histories through the manager", () => {

@@ -21,10 +21,15 @@ const ALLOWED: Record<string, string[]> = {
   // Departure from DESIGN.md §2, said in the closing note: replayTape() drives the loop with the
   // recorded tool outputs, so replay/ sits above loop/ and tools/.
   loop: ["protocol", "frames", "provider", "tools", "history", "context"],
-  replay: ["protocol", "frames", "provider", "loop", "tools"],
+  // replay/ rebuilds the recorded run's history manager with its recorded summaries (history/summarizer.ts).
+  replay: ["protocol", "frames", "provider", "loop", "tools", "history"],
   mock: ["protocol", "sse"],
   // Batches: a pool of runs, a rate limit, resuming from tapes, a BullMQ adapter (above loop/ and replay/).
   batch: ["protocol", "frames", "provider", "tools", "history", "context", "loop", "replay"],
+  // view/ renders tapes: it reads them through replay/ and knows frames; client/ is its browser half.
+  view: ["frames", "replay"],
+  // telemetry/ observes frames only.
+  telemetry: ["frames"],
   cli: [
     "protocol",
     "sse",
@@ -37,6 +42,8 @@ const ALLOWED: Record<string, string[]> = {
     "replay",
     "mock",
     "batch",
+    "view",
+    "telemetry",
   ],
   // The public subpath entries (package.json "exports"): re-exports only.
   entry: [
@@ -51,6 +58,7 @@ const ALLOWED: Record<string, string[]> = {
     "replay",
     "mock",
     "batch",
+    "telemetry",
   ],
   util: [],
 };

@@ -1,6 +1,6 @@
 /**
  * The package as users get it: `npm pack`, unpacked into a fresh consumer project, imported by
- * its public entries (`eddy`, `eddy/mock`, `eddy/replay`, `eddy/protocol`, `eddy/sse`) — type-checked
+ * its public entries (`eddy`, `eddy/mock`, `eddy/replay`, `eddy/protocol`, `eddy/sse`, `eddy/mcp`) — type-checked
  * with the consumer's own strict tsconfig and run with node. Nothing is downloaded: the
  * package's dependencies are linked from this repository's node_modules.
  */
@@ -24,7 +24,9 @@ import { createTapeHeader, createTapeRecorder, readTape, replayTape, type Replay
 import { validateStreamingEvent, type CreateResponseBody } from "eddy/protocol";
 import { createSseDecoder, type SseMessage } from "eddy/sse";
 import { runBatch, type BatchResult } from "eddy/batch";
+import { createMcpTools, type McpTools } from "eddy/mcp";
 
+const mcp: McpTools = createMcpTools({ fs: { command: "node", args: ["server.js"] } }, { env: {} });
 const scenario: Scenario = { turns: [{ items: [{ type: "message", text: "typed" }] }] };
 const body: CreateResponseBody = { model: "m", input: "hi" };
 const messages: SseMessage[] = [];
@@ -42,7 +44,7 @@ async function main(): Promise<RunResult> {
 }
 const verdict: ReplayVerdict | undefined = undefined;
 const finished: BatchResult[] = [];
-export { main, errors, verdict, finished, runBatch, createTapeHeader, createTapeRecorder, readTape, replayTape };
+export { main, errors, mcp, verdict, finished, runBatch, createTapeHeader, createTapeRecorder, readTape, replayTape };
 `;
 
 const CONSUMER_MJS = `
@@ -121,9 +123,19 @@ beforeAll(() => {
 }, 120_000);
 
 describe("the packed package in a fresh project", () => {
-  it("declares the five entries", () => {
+  it("declares the seven entries", () => {
     expect(Object.keys(pkg.exports).sort()).toEqual(
-      [".", "./batch", "./mock", "./package.json", "./protocol", "./replay", "./sse"].sort(),
+      [
+        ".",
+        "./batch",
+        "./mcp",
+        "./mock",
+        "./package.json",
+        "./protocol",
+        "./replay",
+        "./sse",
+        "./telemetry",
+      ].sort(),
     );
   });
 
@@ -136,7 +148,7 @@ describe("the packed package in a fresh project", () => {
       output = String((err as { stdout?: string }).stdout ?? err);
     }
     expect(output).toBe("");
-  }, 60_000);
+  }, 180_000);
 
   it("runs a recorded agent run on the mock and replays it, through the entries only", () => {
     const out = execFileSync(process.execPath, ["run.mjs"], { cwd: consumer, encoding: "utf8" });
@@ -147,5 +159,5 @@ describe("the packed package in a fresh project", () => {
       invalid: true,
       sse: ["a", "b"],
     });
-  }, 60_000);
+  }, 180_000);
 });

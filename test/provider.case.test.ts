@@ -7,7 +7,8 @@
  * Every subject answers like the mock server playing a scenario (src/mock/scenario.ts), so one
  * scenario drives all of them: the HTTP provider over node:http and over fetch, a fallback chain
  * whose first candidate is a dead port, and the replay provider playing a tape recorded from the
- * HTTP provider. New providers (Chat Completions, WebSocket) add a subject here, or call
+ * HTTP provider; the same three for the Chat Completions provider, whose server plays the same
+ * scenario as chat chunks. New providers (WebSocket) add a subject here, or call
  * `runProviderConformance` from their own test file.
  */
 import { createServer } from "node:net";
@@ -15,6 +16,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Frame, ProviderFrame } from "../src/frames/frame.js";
 import { createMockServer, type MockServer, type Scenario } from "../src/mock/index.js";
 import type { AssembledCall } from "../src/provider/assembler/index.js";
+import { createChatCompletionsProvider } from "../src/provider/chat-completions/provider.js";
 import { createFallbackProvider } from "../src/provider/fallback.js";
 import {
   createOpenResponsesProvider,
@@ -29,6 +31,7 @@ import type {
 import { createFrameGate } from "../src/replay/gate.js";
 import { createReplayProvider } from "../src/replay/replay-provider.js";
 import type { Tape, TapeHeader } from "../src/replay/tape.js";
+import { startChatServer } from "./support/chat-server.js";
 
 /** What one request through a subject produced. */
 export interface Exchange {
@@ -59,6 +62,11 @@ export interface ProviderSubject {
   ): Promise<{ send(request: ProviderRequest, drive: Drive): Promise<Exchange>; close(): Promise<void> }>;
   /** Cases this subject does not meet, each with the reason. */
   skip?: Record<string, string>;
+  /**
+   * Whether a frame is one that completes a function call in this subject's wire format.
+   * @defaultValue an Open Responses `response.output_item.done` event
+   */
+  completesCall?: (frame: ProviderFrame) => boolean;
 }
 
 const BODY = { model: "m", input: "hi", stream: true } as ProviderRequest["body"];
@@ -160,12 +168,85 @@ const replaySubject: ProviderSubject = {
   },
 };
 
+/**
+ * A Chat Completions server playing `scenario`: the scripted one of test/support/chat-server.ts.
+ * Once the mock server answers `POST /v1/chat/completions` from scenarios, this line becomes
+ * `return createMockServer({ scenario });`.
+ */
+async function chatServerFor(scenario: Scenario): Promise<{ url: string; close(): Promise<void> }> {
+  return startChatServer(scenario);
+}
+
+/** A chat chunk completes a call when it starts the next call (a fragment with an id) or finishes the choice. */
+function chatCompletesCall(f: ProviderFrame): boolean {
+  if (f.type !== "provider_event") return false;
+  const choice = (
+    f.data as { choices?: { delta?: { tool_calls?: { id?: string }[] }; finish_reason?: unknown }[] }
+  )?.choices?.[0];
+  return (
+    typeof choice?.finish_reason === "string" ||
+    (choice?.delta?.tool_calls ?? []).some((c) => c.id !== undefined)
+  );
+}
+
+const chatSubject: ProviderSubject = {
+  name: "chat-completions (node:http)",
+  completesCall: chatCompletesCall,
+  async start(scenario) {
+    const server = await chatServerFor(scenario);
+    const provider = createChatCompletionsProvider({ baseURL: server.url, ...FAST });
+    return { send: (req, d) => drive(provider, req, d), close: () => server.close() };
+  },
+};
+
+const chatFallbackSubject: ProviderSubject = {
+  name: "fallback (dead Responses port → chat-completions)",
+  completesCall: chatCompletesCall,
+  async start(scenario) {
+    const server = await chatServerFor(scenario);
+    const dead = createOpenResponsesProvider({
+      baseURL: `http://127.0.0.1:${await deadPort()}/v1`,
+      name: "dead",
+      ...FAST,
+      retry: { maxRetries: 0 },
+    });
+    const live = createChatCompletionsProvider({ baseURL: server.url, name: "chat", ...FAST });
+    const provider = createFallbackProvider([{ provider: dead }, { provider: live }]);
+    return { send: (req, d) => drive(provider, req, d), close: () => server.close() };
+  },
+};
+
+/** Records through the Chat Completions provider, then replays with the API named in the header. */
+const chatReplaySubject: ProviderSubject = {
+  name: "replay (of a chat-completions recording)",
+  completesCall: chatCompletesCall,
+  async start(scenario) {
+    const server = await chatServerFor(scenario);
+    const live = createChatCompletionsProvider({ baseURL: server.url, ...FAST });
+    return {
+      async send(req, d) {
+        const recorded = await drive(live, req, d);
+        const header = { options: { validate: true }, provider: { wire: live.wire } } as TapeHeader;
+        const gate = createFrameGate({ stallMs: 1_000 });
+        const replay = createReplayProvider({ header, frames: recorded.frames }, gate, live.capabilities);
+        return drive(replay, req, d, gate.observer);
+      },
+      close: () => server.close(),
+    };
+  },
+};
+
 export const SUBJECTS: ProviderSubject[] = [
   httpSubject("http (node:http)", {}),
   httpSubject("http (fetch)", { fetch: globalThis.fetch }),
   fallbackSubject,
   replaySubject,
+  chatSubject,
+  chatFallbackSubject,
+  chatReplaySubject,
 ];
+
+const responsesCompletesCall = (f: ProviderFrame) => eventType(f) === "response.output_item.done";
 
 const eventType = (f: ProviderFrame): unknown =>
   f.type === "provider_event" && f.data !== null && typeof f.data === "object"
@@ -180,7 +261,7 @@ interface Case {
   scenario: Scenario;
   request?: Partial<ProviderRequest>;
   drive?: Drive;
-  check(exchange: Exchange): void;
+  check(exchange: Exchange, subject: ProviderSubject): void;
 }
 
 const CASES: Case[] = [
@@ -211,15 +292,16 @@ const CASES: Case[] = [
         },
       ],
     },
-    check({ log, calls, outcome }) {
+    check({ log, calls, outcome }, subject) {
       expect(calls.map((c) => [c.callId, c.name, c.arguments])).toEqual([
         ["call_a", "a", '{"x":1}'],
         ["call_b", "b", '{"y":2}'],
       ]);
+      const completesCall = subject.completesCall ?? responsesCompletesCall;
       for (const call of calls) {
         const at = log.findIndex((e) => "call" in e && e.call === call);
         const before = log[at - 1] as ProviderFrame;
-        expect(eventType(before)).toBe("response.output_item.done");
+        expect(completesCall(before), JSON.stringify(before)).toBe(true);
       }
       expect(outcome.ok && outcome.response.calls.map((c) => c.callId)).toEqual(["call_a", "call_b"]);
     },
@@ -365,7 +447,7 @@ export function runProviderConformance(subject: ProviderSubject): void {
         async () => {
           const started = await subject.start(c.scenario);
           close = started.close;
-          c.check(await started.send(request(c.request), c.drive ?? {}));
+          c.check(await started.send(request(c.request), c.drive ?? {}), subject);
         },
       );
     }

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { Agent, run, setDefaultOpenAIClient, setTracingDisabled, tool } from "@openai/agents";
 import OpenAI from "openai";
 import { z } from "zod";
+import type { RunOptions } from "../../src/loop/options.js";
 import { runAgent } from "../../src/loop/run.js";
 import type { OpenResponsesProviderOptions } from "../../src/provider/open-responses.js";
 import { createOpenResponsesProvider } from "../../src/provider/open-responses.js";
@@ -128,11 +129,12 @@ function eddyTransportPoster(url: string): Poster {
 export function eddyLoop(
   options: OpenResponsesProviderOptions,
   tools: readonly ToolDefinition[] = [eddyNoop],
+  extra: Pick<RunOptions, "onFrame"> = {},
 ) {
   const provider = createOpenResponsesProvider(options);
   const workspace = tmpdir();
   return async (onDelta: (delta: string) => void): Promise<string> => {
-    const handle = runAgent({ provider, model: MODEL, input: PROMPT, tools, workspace });
+    const handle = runAgent({ provider, model: MODEL, input: PROMPT, tools, workspace, ...extra });
     for await (const frame of handle) if (frame.type === "output_text_delta") onDelta(frame.delta);
     const result = await handle.result;
     if (result.reason !== "completed") throw new Error(`eddy: run ended ${result.reason}`);

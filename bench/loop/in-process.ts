@@ -3,11 +3,15 @@
  * gets a transport that returns pre-generated reply bytes (one chunk per SSE event, each behind an
  * `await`, like a socket read), and the floor-loop reads the same chunks the same way. One more row
  * runs eddy against the mock server's fetch-style handler (`createMockHandler`), which adds the
- * mock's own CPU (request parsing, SSE encoding) to every run.
+ * mock's own CPU (request parsing, SSE encoding) to every run. Another runs eddy with the
+ * OpenTelemetry observer attached while no tracer provider is registered (the library's default
+ * when a program does not set up tracing): its cost over eddy (on) is the observer's.
  */
+import * as otelApi from "@opentelemetry/api";
 import { createMockHandler, type MockHandler } from "../../src/mock/index.js";
 import type { JsonObject } from "../../src/protocol/types.js";
 import type { Transport } from "../../src/provider/transport.js";
+import { createOtelObserverFromApi } from "../../src/telemetry/otel-observer.js";
 import { createToolRegistry } from "../../src/tools/registry.js";
 import type { Poster } from "../provider/floor.js";
 import type { Reply } from "../provider/responder.js";
@@ -25,6 +29,7 @@ import { answerEvents, callEvents, MODEL, type RequestEcho, toReply } from "./re
 
 export const EDDY_JSON_SCHEMA = "eddy (on, JSON Schema noop)";
 export const EDDY_MOCK = "eddy (on) over createMockHandler";
+export const EDDY_OTEL = "eddy (on) + OTel observer, no tracer provider";
 
 const ORIGIN = "http://in-process.invalid";
 
@@ -69,7 +74,8 @@ function replies(log: { see(body: string): void }): (body: string) => Reply {
   };
 }
 
-async function* chunksOf(chunks: readonly Uint8Array[]): AsyncGenerator<Uint8Array> {
+/** The chunks, each behind an await (like socket reads). */
+export async function* chunksOf(chunks: readonly Uint8Array[]): AsyncGenerator<Uint8Array> {
   for (const chunk of chunks) yield chunk;
 }
 
@@ -77,7 +83,8 @@ const SSE_HEADERS = {
   get: (name: string) => (name.toLowerCase() === "content-type" ? "text/event-stream" : null),
 };
 
-function memoryTransport(pick: (body: string) => Reply): Transport {
+/** A transport answering every request with the pre-generated reply `pick` chooses for its body. */
+export function memoryTransport(pick: (body: string) => Reply): Transport {
   return async (request) => ({
     status: 200,
     headers: SSE_HEADERS,
@@ -149,6 +156,14 @@ export function inProcessContenders(): { contenders: LoopContender[]; log: Reque
       run: eddyLoop({ baseURL: ORIGIN, transport }, [eddyNoopJsonSchema]),
     },
     overMockHandler(log),
+    {
+      name: EDDY_OTEL,
+      version: "-",
+      what: "eddy (validate on) with onFrame: createOtelObserverFromApi(@opentelemetry/api) and no tracer provider registered (spans are not recorded; the observer sees every frame)",
+      run: eddyLoop({ baseURL: ORIGIN, transport }, [eddyNoop], {
+        onFrame: createOtelObserverFromApi(otelApi),
+      }),
+    },
   ];
   return { contenders, log };
 }

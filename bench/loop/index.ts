@@ -30,7 +30,7 @@ import {
   noopLog,
   SDK_LOOP,
 } from "./contenders.js";
-import { EDDY_JSON_SCHEMA, EDDY_MOCK, inProcessContenders } from "./in-process.js";
+import { EDDY_JSON_SCHEMA, EDDY_MOCK, EDDY_OTEL, inProcessContenders } from "./in-process.js";
 import {
   iqrOf,
   type LoopSamples,
@@ -128,7 +128,7 @@ export const loopBenchmark: Benchmark = {
     ctx.log(`\n${textTable(memoryHeader("floor"), memoryRows(memorySamples, FLOOR_LOOP))}`);
     const backToBack = await measureBackToBack(pick([FLOOR_LOOP, EDDY_ON, EDDY_OFF]), plan.backToBack);
     ctx.log(`\n${textTable(BACK_TO_BACK_HEADER, backToBackRows(backToBack))}`);
-    const sideSamples = await measureLoop(pick([EDDY_ON, EDDY_JSON_SCHEMA, EDDY_MOCK]), {
+    const sideSamples = await measureLoop(pick([EDDY_ON, EDDY_JSON_SCHEMA, EDDY_MOCK, EDDY_OTEL]), {
       ...plan.memory,
       seed: 10,
     });
@@ -191,7 +191,7 @@ export const loopBenchmark: Benchmark = {
       "",
       markdownTable(BACK_TO_BACK_HEADER, backToBackRows(backToBack)),
       "",
-      "Side rows, measured in a cell of their own against eddy (validate on) (the JSON Schema row compiles an ajv validator on every run, and the mock row runs the mock server's code too; their garbage would otherwise land on the rows above):",
+      "Side rows, measured in a cell of their own against eddy (validate on) (the JSON Schema row compiles an ajv validator on every run, and the mock row runs the mock server's code too; their garbage would otherwise land on the rows above). The OTel row is the cost of the OpenTelemetry observer when the program registered no tracer provider:",
       "",
       markdownTable(memoryHeader("eddy (on)"), memoryRows(sideSamples, EDDY_ON)),
       "",

@@ -15,11 +15,12 @@ import { type BatchDir, type BatchSummary, isFailure, openBatchDir, summarize } 
 import { runBatch } from "../batch/pool.js";
 import { type BatchTask, parseTasks } from "../batch/task.js";
 import { type BatchProgress, batchProgress } from "./batch-progress.js";
+import { batchRunDefaults, toolRegistryFor } from "./batch-run.js";
 import type { EffectiveConfig, RunFlags } from "./config.js";
 import { resolveConfig } from "./config.js";
 import { CANCELLED, RUN_FAILED, SUCCESS } from "./exit-codes.js";
 import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
-import { type CliIo, cancelOnSignal, readSchema, runOptionsFor, toolRegistryFor } from "./run-command.js";
+import { type CliIo, cancelOnSignal, readSchema } from "./run-command.js";
 import { secretsOf, startTargetProvider } from "./target-provider.js";
 import { formatDuration, stylesFor } from "./terminal.js";
 
@@ -131,18 +132,8 @@ async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
   const target = await startTargetProvider(config);
   if (target.notice !== undefined) io.stderr.write(`${stylesFor(io.stderr, io.env).dim(target.notice)}\n`);
   try {
-    const prepared = {
-      config,
-      input: "",
-      outputSchema: flags.schema === undefined ? undefined : readSchema(flags.schema),
-      registry: toolRegistryFor(config),
-    };
-    const {
-      input: _input,
-      signal: _signal,
-      tools: _tools,
-      ...run
-    } = runOptionsFor(prepared, target.provider, signal);
+    const outputSchema = flags.schema === undefined ? undefined : readSchema(flags.schema);
+    const run = batchRunDefaults(config, target.provider, signal, outputSchema);
     const results = runBatch(plan.pending, {
       run,
       tools: () => toolRegistryFor(config),

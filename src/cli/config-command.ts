@@ -10,6 +10,7 @@ import {
   resolveConfig,
   type Setting,
 } from "./config.js";
+import type { McpServerSetting } from "./config-tools.js";
 import { missingSettings } from "./preflight.js";
 import type { CliIo } from "./run-command.js";
 import { describeWithCredentials } from "./url-credentials.js";
@@ -20,6 +21,8 @@ export function configCommand(flags: RunFlags, io: CliIo): number {
   const config = resolveConfig(flags, io.env, io.cwd);
   const rows: Row[] = [...targetRows(config)];
   const settings: [string, Setting<unknown>][] = [
+    ["api", config.api],
+    ["transport", config.transport],
     ["model", config.model],
     ["instructions", { ...config.instructions, value: jsonOrNone(config.instructions.value) }],
     ["workspace", config.workspace],
@@ -34,8 +37,31 @@ export function configCommand(flags: RunFlags, io: CliIo): number {
     ["allow_write", config.allowWrite],
     ["allow_shell", config.allowShell],
     ["validate", config.validate],
+    ["history_strategy", config.history.strategy],
+    ["recent_calls_to_keep", config.history.recentCallsToKeep],
+    ["truncation_threshold", config.history.truncationThreshold],
+    ["summarization_model", config.history.summarizationModel],
+    [
+      "request",
+      { ...config.request, value: jsonOrNone(config.request.value, (v) => Object.keys(v).length === 0) },
+    ],
+    [
+      "native_tools",
+      { ...config.nativeTools, value: config.nativeTools.value ?? "(the provider's capability)" },
+    ],
+    [
+      "tools",
+      { ...config.hostedTools, value: config.hostedTools.value.map((t) => t.type).join(", ") || undefined },
+    ],
+    ["continue_incomplete", config.continueIncomplete],
+    ["parallel_tool_calls", config.parallelToolCalls],
+    ["tool_concurrency", config.toolConcurrency],
+    ["approve", { ...config.approve, value: config.approve.value ?? "ask on a terminal, else auto" }],
+    ["sandbox", config.sandbox],
   ];
   for (const [name, setting] of settings) rows.push(settingRow(name, setting));
+  for (const server of config.mcpServers)
+    rows.push(settingRow(`mcp_servers.${server.name}`, { ...server, value: describeServer(server.value) }));
   rows.push(["config_file", config.configFile ?? "(none found)", ""]);
   for (const problem of missingSettings(config, io.env)) rows.push(["missing", problem, ""]);
   const width = Math.max(...rows.map((r) => r[0].length));
@@ -80,11 +106,22 @@ function settingRow(name: string, setting: Setting<unknown> | undefined): Row {
   return [name, String(setting.value), sourceOf(setting)];
 }
 
-function jsonOrNone(value: string | undefined): string | undefined {
-  return value === undefined ? undefined : JSON.stringify(value);
+/** A server without its `env` and `headers` values (they may hold tokens). */
+function describeServer(server: McpServerSetting["value"]): string {
+  if ("url" in server) {
+    const headers = Object.keys(server.headers ?? {});
+    return `${server.url}${headers.length > 0 ? ` (headers: ${headers.join(", ")})` : ""}`;
+  }
+  const env = Object.keys(server.env ?? {});
+  return `${[server.command, ...(server.args ?? [])].join(" ")}${env.length > 0 ? ` (env: ${env.join(", ")})` : ""}`;
+}
+
+function jsonOrNone<T>(value: T | undefined, empty: (value: T) => boolean = () => false): string | undefined {
+  return value === undefined || empty(value) ? undefined : JSON.stringify(value);
 }
 
 function modeOf(config: EffectiveConfig): string {
+  if (config.api.value === "chat-completions") return "stateless (Chat Completions)";
   if (config.target.kind === "http" && !config.target.profile.capabilities.previousResponseId)
     return "stateless (provider cannot chain)";
   return "chained";

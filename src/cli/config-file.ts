@@ -8,8 +8,12 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { EddyError } from "../errors.js";
+import { historyConfigSchema } from "../history/options.js";
 import { CAPABILITY_KEYS, type CapabilityKey, withCapabilities } from "../provider/capabilities.js";
+import type { ChatDialect } from "../provider/chat-completions/dialect.js";
 import { KNOWN_PROFILES, type ProviderProfile } from "../provider/profiles.js";
+import { API_NAMES, STREAM_TRANSPORTS } from "../provider/wire-api.js";
+import { EXTRA_CONFIG_KEYS, REQUEST_KEYS } from "./config-request.js";
 
 /** Environment variables as the CLI sees them (`process.env`, or a test's record). */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -35,12 +39,24 @@ const profileSchema = z
     headers: z.record(z.string(), z.string()).optional(),
     description: z.string().optional(),
     capabilities: capabilitiesSchema.optional(),
+    api: z.enum(API_NAMES).optional(),
+    chat: z
+      .object({
+        instructions_role: z.enum(["system", "developer"]).optional(),
+        max_tokens_field: z.enum(["max_tokens", "max_completion_tokens"]).optional(),
+        stream_usage: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
+    request: z.object(REQUEST_KEYS).strict().optional(),
   })
   .strict();
 
 const configSchema = z
   .object({
     provider: z.string().optional(),
+    api: z.enum(API_NAMES).optional(),
+    transport: z.enum(STREAM_TRANSPORTS).optional(),
     model: z.string().optional(),
     base_url: z.string().optional(),
     instructions: z.string().optional(),
@@ -56,12 +72,30 @@ const configSchema = z
     allow_shell: z.boolean().optional(),
     validate: z.boolean().optional(),
     fallbacks: z.array(z.string()).optional(),
+    history: historyConfigSchema.optional(),
     profiles: z.record(z.string(), profileSchema).optional(),
+    ...EXTRA_CONFIG_KEYS,
+    // Tools beyond the built-ins and how they run (config-tools.ts). mcp_servers is checked there,
+    // with messages naming the server and field (src/tools/mcp/config.ts).
+    mcp_servers: z.record(z.string(), z.unknown()).optional(),
+    parallel_tool_calls: z.boolean().optional(),
+    tool_concurrency: z.number().int().min(1).optional(),
+    approve: z.enum(["ask", "auto", "deny"]).optional(),
+    sandbox: z.boolean().optional(),
   })
   .strict();
 
 /** The config file's content, validated. */
 export type ConfigFile = z.infer<typeof configSchema>;
+
+/** The chat dialect as the config file writes it (snake_case). */
+function chatDialect(chat: NonNullable<ConfigProfile["chat"]>): Partial<ChatDialect> {
+  const out: Partial<ChatDialect> = {};
+  if (chat.instructions_role !== undefined) out.instructionsRole = chat.instructions_role;
+  if (chat.max_tokens_field !== undefined) out.maxTokensField = chat.max_tokens_field;
+  if (chat.stream_usage !== undefined) out.streamUsage = chat.stream_usage;
+  return out;
+}
 
 /** A profile as written in the config file. */
 export type ConfigProfile = z.infer<typeof profileSchema>;
@@ -144,6 +178,9 @@ function profileFromFile(name: string, p: ConfigProfile, base: ProviderProfile |
     timeouts: base?.timeouts,
     retry: base?.retry,
     capabilities: withCapabilities({ ...base?.capabilities, ...capabilities }),
+    api: p.api ?? base?.api,
+    chat: p.chat === undefined ? base?.chat : { ...base?.chat, ...chatDialect(p.chat) },
+    requestDefaults: p.request ?? base?.requestDefaults,
     description: p.description ?? base?.description ?? `profile "${name}" from the config file`,
   };
 }

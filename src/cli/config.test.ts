@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { HISTORY_DEFAULTS } from "../history/options.js";
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import { CAPABILITY_KEYS, GENERIC_CAPABILITIES } from "../provider/capabilities.js";
 import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
@@ -14,6 +15,7 @@ import {
   resolveBehaviour,
   resolveConfig,
   resolveFallbacks,
+  resolveHistory,
   resolveLimits,
   resolveModel,
   resolveRouting,
@@ -448,6 +450,37 @@ describe("resolveBehaviour", () => {
       value: "Be brief.",
       source: "config",
     });
+  });
+});
+
+describe("resolveHistory: flag > the config file's history > HISTORY_DEFAULTS", () => {
+  it("takes each setting from where it was given", () => {
+    const file: ConfigFile = {
+      history: {
+        strategy: "text-embed",
+        recent_calls_to_keep: 2,
+        truncation_threshold: 500,
+        summarization_model: "s",
+      },
+    };
+    const h = resolveHistory(sources({ truncationThreshold: 900, historyStrategy: "native" }, {}, file));
+    expect(h.strategy).toEqual({ value: "native", source: "flag" });
+    expect(h.truncationThreshold).toEqual({ value: 900, source: "flag" });
+    expect(h.recentCallsToKeep).toEqual({ value: 2, source: "config", from: "/ws/eddy.config.json" });
+    expect(h.summarizationModel).toEqual({ value: "s", source: "config", from: "/ws/eddy.config.json" });
+    const none = resolveHistory(sources());
+    expect(none.strategy).toEqual({ value: HISTORY_DEFAULTS.strategy, source: "default" });
+    expect(none.recentCallsToKeep.value).toBe(HISTORY_DEFAULTS.recentCallsToKeep);
+    expect(none.truncationThreshold.value).toBe(HISTORY_DEFAULTS.truncationThreshold);
+    expect(none.summarizationModel.value).toBeUndefined();
+  });
+
+  it("a bad history value in the file names the key (exit 2)", () => {
+    expect(() => resolve({}, {}, { history: { strategy: "prose" } })).toThrow(/history\.strategy/);
+    expect(() => resolve({}, {}, { history: { truncation_threshold: 0 } })).toThrow(
+      /history\.truncation_threshold/,
+    );
+    expect(() => resolve({}, {}, { history: { keep: 1 } })).toThrow(/history/);
   });
 });
 

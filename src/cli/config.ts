@@ -13,6 +13,8 @@
  * `resolveFallbacks`) → `resolveModel`, `resolveLimits`, `resolveBehaviour`. None of them sends a
  * request or checks that the run can start: that is `preflight.ts`.
  */
+import { HISTORY_DEFAULTS } from "../history/options.js";
+import type { ToolHistoryStrategySetting } from "../history/strategies.js";
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { ToolsOnFollowUp } from "../loop/options.js";
 import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
@@ -24,7 +26,10 @@ import {
   type Route,
   resolveRoute,
 } from "../provider/profiles.js";
+import type { ApiName, StreamTransport } from "../provider/wire-api.js";
 import { type ConfigFile, configError, type Env, loadConfigFile, profilesFrom } from "./config-file.js";
+import { type RequestFlags, type RequestSettings, resolveRequestSettings } from "./config-request.js";
+import { type ApproveMode, resolveToolSettings, type ToolSettings } from "./config-tools.js";
 import { splitUrlCredentials, type UrlCredentials } from "./url-credentials.js";
 
 export type { Env } from "./config-file.js";
@@ -33,8 +38,12 @@ export type { Env } from "./config-file.js";
 export type ToolsOnFollowUpFlag = "first" | "every";
 
 /** Flags of `eddy run` (and `eddy config`), as commander parsed them. */
-export interface RunFlags {
+export interface RunFlags extends RequestFlags {
   baseUrl?: string;
+  /** `--api`: the API the endpoint speaks. */
+  api?: ApiName;
+  /** `--transport`: how responses stream back. */
+  transport?: StreamTransport;
   apiKey?: string;
   model?: string;
   provider?: string;
@@ -42,6 +51,12 @@ export interface RunFlags {
   instructions?: string;
   /** Tapes of earlier runs to continue from. */
   context?: string[];
+  /** The thread the run continues (`.eddy/threads/NAME.jsonl`). */
+  thread?: string;
+  historyStrategy?: ToolHistoryStrategySetting;
+  summarizationModel?: string;
+  truncationThreshold?: number;
+  recentCallsToKeep?: number;
   stateless?: boolean;
   toolsOnFollowUp?: ToolsOnFollowUpFlag;
   maxToolCalls?: number;
@@ -57,7 +72,15 @@ export interface RunFlags {
   allowShell?: boolean;
   json?: boolean;
   record?: string;
+  /** `--otel`: export OpenTelemetry spans. */
+  otel?: boolean;
   debug?: boolean;
+  /** `--mcp NAME=COMMAND…` / `NAME=URL`, repeatable. */
+  mcp?: string[];
+  parallelToolCalls?: boolean;
+  toolConcurrency?: number;
+  approve?: ApproveMode;
+  sandbox?: boolean;
 }
 
 /** Where a value came from, in precedence order. */
@@ -99,8 +122,12 @@ export type ProviderTarget =
     });
 
 /** Everything a run is configured with, each value with its source. */
-export interface EffectiveConfig {
+export interface EffectiveConfig extends RequestSettings, ToolSettings {
   target: ProviderTarget;
+  /** The API the run's own endpoint speaks (fallbacks speak their profile's). */
+  api: Setting<ApiName>;
+  /** How the run's own endpoint streams responses back (fallbacks use SSE). */
+  transport: Setting<StreamTransport>;
   model: Setting<string | null>;
   instructions: Setting<string | undefined>;
   workspace: Setting<string>;
@@ -113,9 +140,21 @@ export interface EffectiveConfig {
   connectTimeoutMs: Setting<number>;
   firstByteTimeoutMs: Setting<number>;
   idleTimeoutMs: Setting<number>;
+  /** Calls of one response run at once with parallel tool calls. */
+  toolConcurrency: Setting<number>;
   allowWrite: Setting<boolean>;
   allowShell: Setting<boolean>;
   validate: Setting<boolean>;
+  /** The tool-history settings (`history` in the config file). */
+  history: HistorySettings;
+}
+
+/** The tool-history settings of a run, each with its source. */
+export interface HistorySettings {
+  strategy: Setting<ToolHistoryStrategySetting>;
+  recentCallsToKeep: Setting<number>;
+  truncationThreshold: Setting<number>;
+  summarizationModel: Setting<string | undefined>;
 }
 
 /** What the resolution steps read: the flags, the environment and the config file. */
@@ -148,14 +187,78 @@ export function resolveConfig(flags: RunFlags, env: Env, cwd: string): Effective
   const profiles = profilesFrom(file);
   const routing = resolveRouting(sources, profiles);
   const target = resolveTarget(sources, profiles, routing);
+  const api = resolveApi(sources, target);
   return {
     target,
+    api,
+    transport: resolveTransport(sources, api),
     model: resolveModel(routing, target),
     workspace,
     configFile: path,
     ...resolveLimits(sources, target.kind === "http" ? target.profile : undefined),
     ...resolveBehaviour(sources),
+    history: resolveHistory(sources),
+    ...resolveRequestSettings(sources, target.kind === "http" ? target.profile : undefined),
+    ...resolveToolSettings(sources),
   };
+}
+
+/** The tool-history settings: flag > the config file's `history` > `HISTORY_DEFAULTS`. */
+export function resolveHistory(s: ConfigSources): HistorySettings {
+  const { flags, path } = s;
+  const file = s.file.history ?? {};
+  const setting = <T>(fromFlag: T | undefined, fromConfig: T | undefined, fallback: T): Setting<T> =>
+    pick(flag(fromFlag), fromFile(fromConfig, path)) ?? { value: fallback, source: "default" };
+  return {
+    strategy: setting(flags.historyStrategy, file.strategy, HISTORY_DEFAULTS.strategy),
+    recentCallsToKeep: setting(
+      flags.recentCallsToKeep,
+      file.recent_calls_to_keep,
+      HISTORY_DEFAULTS.recentCallsToKeep,
+    ),
+    truncationThreshold: setting(
+      flags.truncationThreshold,
+      file.truncation_threshold,
+      HISTORY_DEFAULTS.truncationThreshold,
+    ),
+    summarizationModel: setting<string | undefined>(
+      flags.summarizationModel,
+      file.summarization_model,
+      HISTORY_DEFAULTS.summarizationModel,
+    ),
+  };
+}
+
+/** `--api`, the file's `api`, the target profile's, else Open Responses. */
+export function resolveApi(s: ConfigSources, target: ProviderTarget): Setting<ApiName> {
+  const profile = target.kind === "http" ? target.profile : undefined;
+  return (
+    pick(flag(s.flags.api), fromFile(s.file.api, s.path)) ??
+    (profile?.api === undefined
+      ? { value: "responses", source: "default" }
+      : { value: profile.api, source: "profile", from: profile.name })
+  );
+}
+
+/**
+ * `--transport`, the file's `transport`, else SSE. WebSocket mode is an Open Responses feature:
+ * with Chat Completions it is a configuration error.
+ */
+export function resolveTransport(s: ConfigSources, api: Setting<ApiName>): Setting<StreamTransport> {
+  const transport = pick(flag(s.flags.transport), fromFile(s.file.transport, s.path)) ?? {
+    value: "sse",
+    source: "default",
+  };
+  if (transport.value === "websocket" && api.value === "chat-completions") {
+    throw configError(
+      `transport websocket (${describeSource(transport)}) needs the responses API, but the run uses chat-completions (${describeSource(api)}): Chat Completions has no WebSocket mode — use --transport sse or --api responses`,
+    );
+  }
+  return transport;
+}
+
+function describeSource(setting: Setting<unknown>): string {
+  return setting.from === undefined ? setting.source : `${setting.source} ${setting.from}`;
 }
 
 /** `--workspace`, else the current directory. */
@@ -264,7 +367,13 @@ export function resolveModel(routing: Routing, target: ProviderTarget): Setting<
 
 type Limits = Pick<
   EffectiveConfig,
-  "maxToolCalls" | "maxTurns" | "maxRetries" | "connectTimeoutMs" | "firstByteTimeoutMs" | "idleTimeoutMs"
+  | "maxToolCalls"
+  | "maxTurns"
+  | "maxRetries"
+  | "connectTimeoutMs"
+  | "firstByteTimeoutMs"
+  | "idleTimeoutMs"
+  | "toolConcurrency"
 >;
 
 type NumberKey<T> = { [K in keyof T]-?: NonNullable<T[K]> extends number ? K : never }[keyof T];
@@ -304,6 +413,11 @@ const LIMIT_SOURCES: Record<
     file: "idle_timeout_ms",
     profile: (p) => p.timeouts?.idleMs,
     fallback: PROVIDER_DEFAULTS.idleTimeoutMs,
+  },
+  toolConcurrency: {
+    flag: "toolConcurrency",
+    file: "tool_concurrency",
+    fallback: LOOP_DEFAULTS.toolConcurrency,
   },
 };
 

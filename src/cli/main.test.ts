@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { HISTORY_DEFAULTS } from "../history/options.js";
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
 import { KNOWN_PROFILES } from "../provider/profiles.js";
@@ -47,7 +48,10 @@ describe("eddy run --help", () => {
     ["--connect-timeout", String(PROVIDER_DEFAULTS.connectTimeoutMs)],
     ["--first-byte-timeout", String(PROVIDER_DEFAULTS.firstByteTimeoutMs)],
     ["--idle-timeout", String(PROVIDER_DEFAULTS.idleTimeoutMs)],
+    ["--tool-concurrency", String(LOOP_DEFAULTS.toolConcurrency)],
     ["--tools-on-follow-up", followUp],
+    ["--truncation-threshold", String(HISTORY_DEFAULTS.truncationThreshold)],
+    ["--recent-calls-to-keep", String(HISTORY_DEFAULTS.recentCallsToKeep)],
   ];
 
   it.each(defaults)("%s states the default the code uses (%s)", async (flag, value) => {
@@ -74,7 +78,7 @@ describe("eddy run --help", () => {
   it("eddy config takes the same settings as eddy run", async () => {
     const run = optionHelp((await cli(["run", "--help"])).stdout);
     const config = optionHelp((await cli(["config", "--help"])).stdout);
-    const runOnly = ["--context", "--schema", "--json", "--record", "--debug"];
+    const runOnly = ["--context", "--thread", "--schema", "--json", "--record", "--otel", "--debug"];
     expect([...config.keys()].sort()).toEqual([...run.keys()].filter((k) => !runOnly.includes(k)).sort());
   });
 });

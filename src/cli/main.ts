@@ -7,20 +7,25 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { BATCH_DEFAULTS } from "../batch/defaults.js";
 import { EddyError } from "../errors.js";
+import { HISTORY_DEFAULTS, HISTORY_STRATEGIES } from "../history/options.js";
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { ToolsOnFollowUp } from "../loop/options.js";
 import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
 import { KNOWN_PROFILES } from "../provider/profiles.js";
+import { API_NAMES, type ApiName, STREAM_TRANSPORTS, type StreamTransport } from "../provider/wire-api.js";
 import { EDDY_VERSION } from "../version.js";
 import type { BatchFlags } from "./batch-command.js";
 import type { RunFlags, ToolsOnFollowUpFlag } from "./config.js";
+import type { ApproveMode } from "./config-tools.js";
 import { RUN_FAILED, SUCCESS, USAGE_ERROR } from "./exit-codes.js";
 import type { MockFlags } from "./mock-command.js";
 import type { ReplayFlags } from "./replay-command.js";
+import { addRequestOptions } from "./request-flags.js";
 import type { ResumeFlags } from "./resume-command.js";
 import type { CliIo } from "./run-command.js";
-import { stylesFor } from "./terminal.js";
+import { readTerminalLine, stylesFor } from "./terminal.js";
 import type { ThreadsFlags } from "./threads-command.js";
+import type { ViewFlags } from "./view-command.js";
 import type { WorkerFlags } from "./worker-command.js";
 
 // Commands are imported when run, so `--help` and `--version` do not load the whole runtime (only
@@ -79,6 +84,18 @@ function numberOption(flags: string, description: string, parse: (value: string)
 function addTargetOptions(command: Command): Command {
   return command
     .option("--base-url <url>", "Open Responses base URL (env OPENRESPONSES_BASE_URL, then OPENAI_BASE_URL)")
+    .addOption(
+      new Option(
+        "--api <api>",
+        "the API the endpoint speaks: responses (POST /responses) or chat-completions (POST /chat/completions) (default: the profile's, else responses)",
+      ).argParser(oneOf<ApiName>("--api", API_NAMES)),
+    )
+    .addOption(
+      new Option(
+        "--transport <transport>",
+        "how responses stream back: sse (one HTTP request per turn) or websocket (one connection for the whole run; Open Responses only) (default sse)",
+      ).argParser(oneOf<StreamTransport>("--transport", STREAM_TRANSPORTS)),
+    )
     .option("--api-key <key>", "API key (env OPENRESPONSES_API_KEY, then the profile's key variable)")
     .option("--model <name>", "model, or profile/model (env EDDY_MODEL)")
     .option(
@@ -92,7 +109,7 @@ function addTargetOptions(command: Command): Command {
 /** How a run behaves: limits, timeouts, tools. Shared by `eddy run` and `eddy config`; defaults from the constants. */
 function addPolicyOptions(command: Command): Command {
   const P = PROVIDER_DEFAULTS;
-  return command
+  command
     .option("--instructions <text>", "system instructions, sent on every request")
     .option("--stateless", "resend the whole history each turn (store:false) instead of previous_response_id")
     .addOption(
@@ -145,7 +162,61 @@ function addPolicyOptions(command: Command): Command {
     )
     .option("--no-validate", "do not validate provider events against the Open Responses schema")
     .option("--allow-write", "enable write_file and apply_patch")
-    .option("--allow-shell", "enable the shell tool");
+    .option("--allow-shell", "enable the shell tool (not confined to the workspace unless --sandbox)")
+    .option(
+      "--sandbox",
+      "run shell commands under bubblewrap: read-only system, writable workspace, no network",
+    )
+    .option(
+      "--mcp <NAME=COMMAND…>",
+      "add an MCP server: NAME=COMMAND ARGS… (stdio) or NAME=URL (Streamable HTTP); its tools are NAME__TOOL (repeatable)",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option("--parallel-tool-calls", "let the model make several calls per response and run them at once")
+    .addOption(
+      numberOption(
+        "--tool-concurrency <n>",
+        `calls run at once with --parallel-tool-calls (default ${LOOP_DEFAULTS.toolConcurrency})`,
+        integer("--tool-concurrency", 1),
+      ),
+    )
+    .addOption(
+      new Option(
+        "--approve <mode>",
+        "ask before calls that write, run commands or use MCP tools not marked read-only: ask (on a terminal, the default there), auto (run them; the default when piped), deny",
+      ).argParser(oneOf<ApproveMode>("--approve", ["ask", "auto", "deny"])),
+    );
+  return addHistoryOptions(command);
+}
+
+/** How tool history is sent (config file `history`); defaults from `HISTORY_DEFAULTS`. */
+function addHistoryOptions(command: Command): Command {
+  const H = HISTORY_DEFAULTS;
+  return command
+    .addOption(
+      new Option(
+        "--history-strategy <name>",
+        `tool history as native items, or text-embed (results as text, calls left out); auto follows the provider (default ${H.strategy})`,
+      ).argParser(oneOf("--history-strategy", HISTORY_STRATEGIES)),
+    )
+    .addOption(
+      numberOption(
+        "--truncation-threshold <tokens>",
+        `history size past which older tool calls are folded into a summary (default ${H.truncationThreshold})`,
+        integer("--truncation-threshold", 1),
+      ),
+    )
+    .addOption(
+      numberOption(
+        "--recent-calls-to-keep <n>",
+        `tool calls kept verbatim when older ones are folded (default ${H.recentCallsToKeep})`,
+        integer("--recent-calls-to-keep", 0),
+      ),
+    )
+    .option(
+      "--summarization-model <model>",
+      "model that writes the summaries, on the same provider (default: an extractive summary, no model call)",
+    );
 }
 
 /** What each command action reports back to `main`. */
@@ -159,11 +230,15 @@ function defineRun(program: Command, io: CliIo, state: CliState): void {
     .command("run")
     .description("run the agent on a prompt (from the argument or stdin)")
     .argument("[prompt]", "the task; read from stdin when omitted");
-  addPolicyOptions(addTargetOptions(run))
+  addRequestOptions(addPolicyOptions(addTargetOptions(run)))
     .option(
       "--context <tape>",
       "continue from earlier runs: their prompts, answers and a summary of their tool calls become context (repeatable)",
       (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
+      "--thread <name>",
+      "continue the named thread: earlier runs' prompts and answers become context, and this run is added to it (.eddy/threads/NAME.jsonl)",
     )
     .option(
       "--schema <file>",
@@ -171,6 +246,10 @@ function defineRun(program: Command, io: CliIo, state: CliState): void {
     )
     .option("--json", "write frames as JSONL to stdout, nothing else")
     .option("--record <file>", "write the run's tape (replay it with eddy replay)")
+    .option(
+      "--otel",
+      "export OpenTelemetry GenAI spans over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318; on by itself when that variable is set)",
+    )
     .option("--debug", "show stack traces for internal errors")
     .addHelpText("after", RUN_EXAMPLES)
     .action(async (prompt: string | undefined, flags: RunFlags) => {
@@ -327,11 +406,28 @@ function defineResume(program: Command, io: CliIo, state: CliState): void {
     });
 }
 
+function defineView(program: Command, io: CliIo, state: CliState): void {
+  program
+    .command("view")
+    .description("write one self-contained HTML page of recorded runs or of a batch folder, and open it")
+    .argument("<paths...>", "tapes (eddy run --record), or one batch folder (eddy batch --out)")
+    .option("--out <file>", "write the page here (default: a temporary file, opened in the browser)")
+    .option("--no-open", "do not open the browser")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  $ eddy view run.tape               # opens the page when there is a display\n  $ eddy view a.tape b.tape --out runs.html\n  $ eddy view batch-out/             # the task table of an eddy batch --out folder",
+    )
+    .action(async (paths: string[], flags: ViewFlags) => {
+      const { viewCommand } = await import("./view-command.js");
+      state.exitCode = await viewCommand(paths, flags, io);
+    });
+}
+
 function defineConfig(program: Command, io: CliIo, state: CliState): void {
   const config = program
     .command("config")
     .description("show the effective configuration and where each value comes from (keys redacted)");
-  addPolicyOptions(addTargetOptions(config)).action(async (flags: RunFlags) => {
+  addRequestOptions(addPolicyOptions(addTargetOptions(config))).action(async (flags: RunFlags) => {
     const { configCommand } = await import("./config-command.js");
     state.exitCode = configCommand(flags, io);
   });
@@ -355,6 +451,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   defineBatch(program, io, state);
   defineWorker(program, io, state);
   defineResume(program, io, state);
+  defineView(program, io, state);
   defineConfig(program, io, state);
   try {
     if (argv.length === 0) {
@@ -416,6 +513,7 @@ export function processIo(): CliIo {
     },
     env: process.env,
     cwd: process.cwd(),
+    terminal: { readLine: (signal) => readTerminalLine(process.stdin, signal) },
     onSignal: (handler) => {
       const onInt = () => handler("SIGINT");
       const onTerm = () => handler("SIGTERM");

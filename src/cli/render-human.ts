@@ -6,6 +6,7 @@
  */
 import type { Frame, FrameOf, RunEndedFrame } from "../frames/frame.js";
 import type { JsonObject } from "../protocol/types.js";
+import { describeHostedItem, doneItem } from "./hosted-items.js";
 import { clip, formatDuration, type Output, Spinner, type Styles } from "./terminal.js";
 
 export interface HumanRendererOptions {
@@ -16,6 +17,8 @@ export interface HumanRendererOptions {
   now: () => number;
   /** Where the provider's key comes from, added to a run that ends on an HTTP 401. */
   authHint?: string;
+  /** Where a generated image was saved, by item id (`ImageSaver.pathOf`). */
+  imagePath?: (itemId: unknown) => string | undefined;
 }
 
 export class HumanRenderer {
@@ -47,6 +50,7 @@ export class HumanRenderer {
         break;
       case "provider_event":
         this.reasoning(frame.data);
+        this.hostedItem(frame);
         break;
       case "tool_call":
         this.calls.set(frame.call_id, frame);
@@ -56,6 +60,10 @@ export class HumanRenderer {
         break;
       case "tool_ended":
         this.toolEnded(frame);
+        break;
+      case "approval_requested":
+        // A prompt (approval-prompt.ts) is about to be written to stderr: leave it a clean line.
+        this.clearLine();
         break;
       case "retry":
         this.note(
@@ -71,6 +79,22 @@ export class HumanRenderer {
         this.note(
           this.options.styles.yellow(
             `⚠ repaired the conversation before sending: ${frame.repairs.map((r) => r.detail).join("; ")}`,
+          ),
+        );
+        break;
+      case "context_compiled":
+        this.note(
+          this.options.styles.dim(
+            frame.runs === 0
+              ? `↺ ${frame.thread === undefined ? "context" : `thread ${frame.thread}`}: no earlier runs`
+              : `↺ context: ${frame.runs} earlier run${frame.runs === 1 ? "" : "s"}${frame.thread === undefined ? "" : ` of thread ${frame.thread}`} (${frame.item_count} items, ~${frame.token_estimate} tokens)`,
+          ),
+        );
+        break;
+      case "context_compacted":
+        this.note(
+          this.options.styles.yellow(
+            `⇣ compacted the conversation (${frame.trigger}, ${frame.method}): ${frame.tokens_before} → ${frame.tokens_after} tokens, ${frame.items_removed} items removed`,
           ),
         );
         break;
@@ -117,6 +141,14 @@ export class HumanRenderer {
     }
   }
 
+  /** A hosted tool the provider ran (a search, code, an image, a remote MCP call): one line. */
+  private hostedItem(frame: Frame): void {
+    const item = doneItem(frame);
+    if (item === undefined) return;
+    const line = describeHostedItem(item, this.options.imagePath?.(item.id));
+    if (line !== undefined) this.note(`${this.options.styles.cyan("◆")} ${line}`);
+  }
+
   private closeReasoning(): void {
     if (!this.reasoningOpen) return;
     this.reasoningOpen = false;
@@ -148,11 +180,20 @@ export class HumanRenderer {
     stderr.write(`${status} ${label}${styles.dim(`(${formatDuration(frame.duration_ms)})`)}${detail}\n`);
   }
 
+  /** Writes a line of its own on stderr (e.g. about an MCP server), clear of the spinner and the answer. */
+  message(line: string): void {
+    this.note(line);
+  }
+
   private note(line: string): void {
+    this.clearLine();
+    this.options.stderr.write(`${line}\n`);
+  }
+
+  private clearLine(): void {
     this.spinner?.stop();
     this.closeReasoning();
     this.breakStdoutLine();
-    this.options.stderr.write(`${line}\n`);
   }
 
   private ended(frame: RunEndedFrame): void {
@@ -224,7 +265,9 @@ function hintFor(frame: RunEndedFrame): string {
     case "cancelled":
       return "";
     case "incomplete":
-      return code === "max_output_tokens" ? " (raise max_output_tokens or lower the reasoning effort)" : "";
+      return code === "max_output_tokens"
+        ? " (raise the limit with --max-output-tokens, lower --reasoning-effort, or add --continue-incomplete to ask the model to go on)"
+        : "";
     default:
       break;
   }

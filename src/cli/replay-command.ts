@@ -7,9 +7,8 @@ import { statSync } from "node:fs";
 import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { replayTape } from "../replay/replay.js";
-import { readTape, type Tape } from "../replay/tape.js";
-import { createBuiltinTools } from "../tools/builtin/index.js";
-import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
+import { readTape } from "../replay/tape.js";
+import { replayTools } from "./replay-tools.js";
 import type { CliIo } from "./run-command.js";
 import { clip } from "./terminal.js";
 
@@ -21,7 +20,7 @@ export interface ReplayFlags {
 
 export async function replayCommand(path: string, flags: ReplayFlags, io: CliIo): Promise<number> {
   const tape = readTape(path);
-  const registry = toolsOfTape(tape, path, "replay");
+  const { registry, refreshTools } = replayTools(tape.header, tape.frames, io.env, path);
   const workspace = flags.workspace ?? io.cwd;
   if (!isDirectory(workspace)) {
     throw new EddyError(
@@ -30,7 +29,12 @@ export async function replayCommand(path: string, flags: ReplayFlags, io: CliIo)
       { fault: "user" },
     );
   }
-  const outcome = await replayTape(tape, { registry, workspace, liveTools: flags.liveTools === true });
+  const outcome = await replayTape(tape, {
+    registry,
+    workspace,
+    liveTools: flags.liveTools === true,
+    ...(refreshTools === undefined ? {} : { refreshTools }),
+  });
   if (flags.json === true) for (const frame of outcome.frames) io.stdout.write(`${JSON.stringify(frame)}\n`);
   const report = flags.json === true ? io.stderr : io.stdout;
   const { verdict } = outcome;
@@ -42,25 +46,6 @@ export async function replayCommand(path: string, flags: ReplayFlags, io: CliIo)
     `replay diverges at frame ${verdict.index}\n  expected: ${describe(verdict.expected)}\n  actual:   ${describe(verdict.actual)}\n`,
   );
   return 1;
-}
-
-/** The built-in tools a CLI tape was recorded with (its header's tool set); other tools are a usage error. */
-export function toolsOfTape(tape: Tape, path: string, verb: "replay" | "resume"): ToolRegistry {
-  const toolSet = tape.header.tool_set ?? { allow_write: false, allow_shell: false };
-  const { tools, disabled } = createBuiltinTools({
-    allowWrite: toolSet.allow_write,
-    allowShell: toolSet.allow_shell,
-  });
-  const registry = createToolRegistry(tools, { disabled });
-  const missing = tape.header.tools.filter((name) => registry.resolve(name) === undefined);
-  if (missing.length > 0) {
-    throw new EddyError(
-      "tape_invalid",
-      `${path}: the recorded run used tools that are not eddy's built-ins (${missing.join(", ")}); ${verb} it from the library with those tools`,
-      { fault: "user" },
-    );
-  }
-  return registry;
 }
 
 function describe(frame: Frame | undefined): string {

@@ -15,9 +15,11 @@ import type { Frame } from "../frames/frame.js";
 import { readTape, type Tape } from "../replay/tape.js";
 import { type RunFlags, resolveConfig } from "./config.js";
 import { exitCodeFor } from "./exit-codes.js";
+import { ImageSaver } from "./hosted-items.js";
 import { assertReadyToRun, checkWorkspace } from "./preflight.js";
-import { toolsOfTape } from "./replay-command.js";
-import { type CliIo, cancelOnSignal, humanRenderer, jsonRenderer } from "./run-command.js";
+import { replayTools } from "./replay-tools.js";
+import { type CliIo, cancelOnSignal, humanRenderer } from "./run-command.js";
+import { RunView } from "./run-view.js";
 import { secretsOf, startTargetProvider } from "./target-provider.js";
 import { stylesFor } from "./terminal.js";
 
@@ -34,7 +36,8 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     io.stderr.write(`eddy: ${path}: the run already ended (${plan.reason}); there is nothing to resume\n`);
     return exitCodeFor(plan.reason);
   }
-  const registry = toolsOfTape(tape, path, "resume");
+  // The recorded run's tools, rebuilt as for a replay (MCP tools offline: their recorded outputs are reused).
+  const { registry } = replayTools(tape.header, tape.frames, io.env, path);
   // The tape's model names the provider route too (`profile/model`), unless --model says otherwise.
   const config = resolveConfig(
     {
@@ -53,7 +56,11 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
   let writer: TapeWriter | undefined;
   const removeSignal = cancelOnSignal(io, controller);
   try {
-    const render = flags.json === true ? jsonRenderer(io.stdout) : humanRenderer(io, styles, config);
+    const images = new ImageSaver(config.workspace.value);
+    const view =
+      flags.json === true
+        ? RunView.json(io.stdout, io.stderr)
+        : RunView.human(humanRenderer(io, styles, config, images));
     const handle = resumeRun(tape, {
       provider: target.provider,
       registry,
@@ -72,7 +79,10 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     );
     if (target.notice !== undefined) io.stderr.write(`${styles.dim(target.notice)}\n`);
     io.stderr.write(`${styles.dim(describeResume(path, tape, handle.point))}\n`);
-    for await (const frame of handle) render(frame);
+    for await (const frame of handle) {
+      images.observe(frame);
+      view.render(frame);
+    }
     return exitCodeFor((await handle.result).reason);
   } finally {
     removeSignal();

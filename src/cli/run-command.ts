@@ -1,26 +1,34 @@
 /**
  * `eddy run [prompt]`: resolve the configuration, start the provider (the embedded mock server when
- * none is configured), run the agent with the built-in tools, render frames (human view or JSONL),
- * record the tape, and exit with the code of the run's end reason (DESIGN.md §5).
+ * none is configured), run the agent with the built-in tools — on a thread (`--thread`), or from
+ * earlier runs' tapes (`--context`) — render frames (human view or JSONL), record the tape, and
+ * exit with the code of the run's end reason (DESIGN.md §5).
  */
 import { readFileSync } from "node:fs";
-import { compileContextBundle, renderContextBundle } from "../context/bundle.js";
+import { compileContextBundle } from "../context/bundle.js";
+import { checkThreadName, createThreadStore } from "../context/threads.js";
+import { renderCompiledContext } from "../context/threads-run.js";
 import type { Frame } from "../frames/frame.js";
-import { userMessageItem } from "../history/items.js";
-import type { RunHandle, RunOptions } from "../loop/options.js";
+import { type Attachment, userMessageWithAttachments } from "../history/attachments.js";
+import type { RunContext, RunHandle, RunHistoryOptions, RunOptions } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
+import { createRunHistory } from "../loop/run-history.js";
+import { runAgentOnThread } from "../loop/thread-run.js";
 import type { ItemParam } from "../protocol/types.js";
 import type { Provider } from "../provider/provider.js";
 import { createTapeHeader } from "../replay/header.js";
 import { createTapeRecorder, type TapeRecorder } from "../replay/recorder.js";
 import { readTape } from "../replay/tape.js";
-import { createBuiltinTools } from "../tools/builtin/index.js";
-import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
+import type { TerminalInput } from "./approval-prompt.js";
 import { type EffectiveConfig, type Env, type RunFlags, resolveConfig } from "./config.js";
-import { exitCodeFor } from "./exit-codes.js";
+import { CANCELLED, exitCodeFor } from "./exit-codes.js";
+import { ImageSaver } from "./hosted-items.js";
+import { type OtelExport, otelRequested, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, keyHint, usageError } from "./preflight.js";
 import { HumanRenderer } from "./render-human.js";
+import { closeTools, type PreparedTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
+import { mcpEventLine, RunView } from "./run-view.js";
 import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
 import { type Output, type Styles, stylesFor } from "./terminal.js";
 
@@ -34,86 +42,184 @@ export interface CliIo {
   cwd: string;
   /** Registers a handler for SIGINT/SIGTERM; returns a function that removes it. */
   onSignal: (handler: (signal: string) => void) => () => void;
+  /** Answers typed on the terminal (`--approve ask`); absent when there is none to read from. */
+  terminal?: TerminalInput;
 }
 
 /** A run with every input read and checked: nothing is started, nothing sent. */
 export interface PreparedRun {
   config: EffectiveConfig;
+  /** The prompt, or one user message with the prompt and its `--image`/`--file` attachments. */
   input: string | ItemParam[];
+  /** The frames of `--context` tapes (read and checked, compiled once the provider is known). */
+  contextRuns: Frame[][] | undefined;
+  thread: string | undefined;
   outputSchema: RunOptions["outputSchema"];
-  registry: ToolRegistry;
+  tools: PreparedTools;
 }
 
 /** `eddy run`: returns the exit code of the run's end reason (2 for bad usage, before any request). */
 export async function runCommand(prompt: string | undefined, flags: RunFlags, io: CliIo): Promise<number> {
-  const prepared = await prepareRun(prompt, flags, io);
   const styles = stylesFor(io.stderr, io.env);
+  // MCP events come once the servers start, after the view exists.
+  let view: RunView | undefined;
+  const prepared = await prepareRun(prompt, flags, io, (event) => view?.say(mcpEventLine(event, styles)));
+  const images = new ImageSaver(prepared.config.workspace.value);
+  view =
+    flags.json === true
+      ? RunView.json(io.stdout, io.stderr)
+      : RunView.human(humanRenderer(io, styles, prepared.config, images));
   const controller = new AbortController();
   let started: TargetProvider | undefined;
   let recorder: TapeRecorder | undefined;
-  let removeSignal: (() => void) | undefined;
+  let tools: RunTools | undefined;
+  let otel: OtelExport | undefined;
+  // Signals cancel from here on: while MCP servers start, and during the run (whose finally shuts them down).
+  const removeSignal = cancelOnSignal(io, controller);
   try {
+    const secrets = secretsOf(prepared.config);
+    const servers = prepared.config.mcpServers.map((server) => server.name);
+    if (servers.length > 0) view.say(styles.dim(`⚙ starting MCP servers: ${servers.join(", ")}…`));
+    tools = await startTools(prepared.tools, {
+      ...prepared,
+      io,
+      styles,
+      signal: controller.signal,
+      hold: view,
+      secrets,
+    });
+    if (tools === undefined) {
+      view.say(`${styles.red("eddy:")} cancelled while starting the MCP servers`);
+      return CANCELLED;
+    }
     started = await startTargetProvider(prepared.config);
-    const runOptions = runOptionsFor(prepared, started.provider, controller.signal);
-    // Bad options throw here, before any request and before the demo-model notice: exit 2.
-    const handle = runAgent(runOptions);
-    if (started.notice !== undefined) io.stderr.write(`${styles.dim(started.notice)}\n`);
-    if (flags.record !== undefined) recorder = recordTape(flags.record, runOptions, handle, prepared.config);
-    removeSignal = cancelOnSignal(io, controller);
-    const render = flags.json === true ? jsonRenderer(io.stdout) : humanRenderer(io, styles, prepared.config);
-    for await (const frame of handle) {
+    if (otelRequested(flags.otel, io.env))
+      otel = await startOtelExport({ env: io.env, providerName: started.provider.name });
+    const options = runOptionsFor(prepared, tools, started.provider, controller.signal);
+    // Rendered as each frame is emitted, so an approval prompt comes after everything before it.
+    options.onFrame = (frame) => {
       recorder?.observer(frame);
-      render(frame);
+      otel?.observer(frame);
+      images.observe(frame);
+      view.render(frame);
+    };
+    // Bad options throw here, before any request and before the demo-model notice: exit 2.
+    const { handle, runOptions } = await startRun(prepared, options, flags);
+    if (started.notice !== undefined) io.stderr.write(`${styles.dim(started.notice)}\n`);
+    if (flags.record !== undefined)
+      recorder = recordTape(flags.record, runOptions, handle, prepared.config, tools);
+    for await (const _frame of handle) {
+      // Frames are rendered and recorded by onFrame; iterating lets the run go on.
     }
     return exitCodeFor((await handle.result).reason);
   } finally {
-    removeSignal?.();
+    removeSignal();
     recorder?.close();
+    await otel?.shutdown();
     await started?.close();
+    await closeTools(prepared.tools, tools?.registry);
   }
 }
 
 /** Reads and checks every input (configuration, workspace, prompt, schema, tools) before anything starts. */
-async function prepareRun(prompt: string | undefined, flags: RunFlags, io: CliIo): Promise<PreparedRun> {
+async function prepareRun(
+  prompt: string | undefined,
+  flags: RunFlags,
+  io: CliIo,
+  onMcpEvent: Parameters<typeof prepareTools>[2],
+): Promise<PreparedRun> {
   const config = resolveConfig(flags, io.env, io.cwd);
   checkWorkspace(config.workspace.value);
   assertReadyToRun(config, io.env);
+  if (flags.thread !== undefined && flags.context !== undefined)
+    throw usageError("--thread and --context cannot be combined: a thread brings its own context");
+  if (flags.thread !== undefined) checkThreadName(flags.thread);
   const text = await readPrompt(prompt, io);
+  const attachments: Attachment[] = [
+    ...(flags.image ?? []).map((source): Attachment => ({ kind: "image", source })),
+    ...(flags.file ?? []).map((source): Attachment => ({ kind: "file", source })),
+  ];
+  const message =
+    attachments.length === 0 ? undefined : await userMessageWithAttachments(text, attachments, io.cwd);
   return {
     config,
-    input: flags.context === undefined ? text : withContext(flags.context, text),
+    input: message === undefined ? text : [message as ItemParam],
+    contextRuns: flags.context?.map((path) => readTape(path).frames),
+    thread: flags.thread,
     outputSchema: flags.schema === undefined ? undefined : readSchema(flags.schema),
-    registry: toolRegistryFor(config),
+    tools: await prepareTools(config, io, onMcpEvent),
   };
 }
 
-/** The tools a run of this configuration offers (a fresh registry: tools keep per-run state). */
-export function toolRegistryFor(config: EffectiveConfig): ToolRegistry {
-  const { tools, disabled } = createBuiltinTools({
-    allowWrite: config.allowWrite.value,
-    allowShell: config.allowShell.value,
-  });
-  return createToolRegistry(tools, { disabled });
+/**
+ * Starts the run: on its thread (`--thread`: context compiled from the thread, outcome appended
+ * when it ends), from `--context` tapes, or plain. Returns the options the run got (for the tape).
+ */
+async function startRun(
+  prepared: PreparedRun,
+  options: RunOptions,
+  flags: RunFlags,
+): Promise<{ handle: RunHandle; runOptions: RunOptions }> {
+  if (prepared.thread !== undefined) {
+    const thread = { name: prepared.thread, ...(flags.record === undefined ? {} : { tape: flags.record }) };
+    const handle = await runAgentOnThread({ ...options, thread });
+    return { handle, runOptions: handle.runOptions };
+  }
+  if (prepared.contextRuns === undefined) return { handle: runAgent(options), runOptions: options };
+  const history = createRunHistory(options);
+  const runOptions: RunOptions = {
+    ...options,
+    history,
+    context: await contextFromRuns(prepared.contextRuns, options, history),
+  };
+  return { handle: runAgent(runOptions), runOptions };
+}
+
+/** `--context`: the tapes' runs compiled into a bundle (stored under `.eddy/bundles`), rendered by the run's manager. */
+async function contextFromRuns(
+  runs: Frame[][],
+  options: RunOptions,
+  history: ReturnType<typeof createRunHistory>,
+): Promise<RunContext> {
+  const bundle = await compileContextBundle(runs, { manager: history });
+  const store = createThreadStore({ workspace: options.workspace ?? process.cwd() });
+  const { rendered, compiled } = await renderCompiledContext(bundle, await store.saveBundle(bundle), history);
+  return { items: rendered.items, compiled };
 }
 
 /** The run options of a prepared run (also the defaults `eddy batch` and `eddy worker` give their tasks). */
-export function runOptionsFor(prepared: PreparedRun, provider: Provider, signal: AbortSignal): RunOptions {
+export function runOptionsFor(
+  prepared: PreparedRun,
+  tools: RunTools,
+  provider: Provider,
+  signal: AbortSignal,
+): RunOptions {
   const { config } = prepared;
   const options: RunOptions = {
     provider,
     model: config.model.value,
     input: prepared.input,
-    tools: prepared.registry,
+    tools: tools.registry,
     workspace: config.workspace.value,
     signal,
     maxToolCalls: config.maxToolCalls.value,
     maxTurns: config.maxTurns.value,
     toolsOnFollowUp: config.toolsOnFollowUp.value,
-    secrets: secretsOf(config),
+    secrets: [...secretsOf(config), ...tools.secrets],
+    history: historyOptionsOf(config),
+    parallelToolCalls: config.parallelToolCalls.value,
   };
+  if (config.parallelToolCalls.value) options.toolConcurrency = config.toolConcurrency.value;
+  if (tools.onApproval !== undefined) options.onApproval = tools.onApproval;
+  if (tools.refreshTools !== undefined) options.refreshTools = tools.refreshTools;
+  if (tools.mcpServers.length > 0) options.mcpServers = tools.mcpServers;
   if (config.stateless.value) options.mode = "stateless";
   if (config.instructions.value !== undefined) options.instructions = config.instructions.value;
   if (prepared.outputSchema !== undefined) options.outputSchema = prepared.outputSchema;
+  if (Object.keys(config.request.value).length > 0) options.request = config.request.value;
+  if (config.nativeTools.value !== undefined) options.nativeTools = config.nativeTools.value;
+  if (config.hostedTools.value.length > 0) options.hostedTools = config.hostedTools.value;
+  if (config.continueIncomplete.value) options.continueIncomplete = true;
   return options;
 }
 
@@ -122,14 +228,21 @@ function recordTape(
   options: RunOptions,
   handle: RunHandle,
   config: EffectiveConfig,
+  tools: RunTools,
 ): TapeRecorder {
+  const toolSet: NonNullable<Parameters<typeof createTapeHeader>[1]["toolSet"]> = {
+    allow_write: config.allowWrite.value,
+    allow_shell: config.allowShell.value,
+  };
+  if (config.sandbox.value && config.allowShell.value) toolSet.sandbox = true;
   const header = createTapeHeader(options, {
     runId: handle.runId,
     validate: config.validate.value,
-    toolSet: { allow_write: config.allowWrite.value, allow_shell: config.allowShell.value },
+    toolSet,
+    mcpTools: tools.mcpTools,
   });
   header.provider.name = config.target.kind === "mock" ? "mock" : config.target.profile.name;
-  return createTapeRecorder(path, header, secretsOf(config));
+  return createTapeRecorder(path, header, options.secrets ?? []);
 }
 
 /** The first SIGINT/SIGTERM cancels the run (tools killed, `run_ended` written); a second one exits now. */
@@ -142,22 +255,21 @@ export function cancelOnSignal(io: CliIo, controller: AbortController): () => vo
   });
 }
 
-export function humanRenderer(io: CliIo, styles: Styles, config: EffectiveConfig): (frame: Frame) => void {
-  const renderer = new HumanRenderer({
+/** The human view's renderer for a run of this configuration. */
+export function humanRenderer(
+  io: CliIo,
+  styles: Styles,
+  config: EffectiveConfig,
+  images: ImageSaver,
+): HumanRenderer {
+  return new HumanRenderer({
     stdout: io.stdout,
     stderr: io.stderr,
     styles,
     now: () => performance.now(),
+    imagePath: (id) => images.pathOf(id),
     ...(config.target.kind === "http" ? { authHint: keyHint(config.target) } : {}),
   });
-  return (frame) => renderer.onFrame(frame);
-}
-
-/** Frames as JSONL on stdout, one write per frame (a consumer sees each frame as it happens). */
-export function jsonRenderer(stdout: Output): (frame: Frame) => void {
-  return (frame) => {
-    stdout.write(`${JSON.stringify(frame)}\n`);
-  };
 }
 
 async function readPrompt(prompt: string | undefined, io: CliIo): Promise<string> {
@@ -171,6 +283,7 @@ async function readPrompt(prompt: string | undefined, io: CliIo): Promise<string
   return text;
 }
 
+/** Reads and checks a `--schema` file. */
 export function readSchema(path: string): NonNullable<RunOptions["outputSchema"]> {
   let schema: unknown;
   try {
@@ -193,8 +306,15 @@ export function readSchema(path: string): NonNullable<RunOptions["outputSchema"]
   return outputSchema;
 }
 
-/** The prompt preceded by a context bundle compiled from earlier runs' tapes. */
-function withContext(tapes: string[], prompt: string): ItemParam[] {
-  const bundle = compileContextBundle(tapes.map((path) => readTape(path).frames));
-  return [...renderContextBundle(bundle), userMessageItem(prompt) as ItemParam];
+/** The run's tool-history settings (`history` in the config file, the `--history-*` flags). */
+function historyOptionsOf(config: EffectiveConfig): RunHistoryOptions {
+  const { history } = config;
+  const options: RunHistoryOptions = {
+    strategy: history.strategy.value,
+    recentCallsToKeep: history.recentCallsToKeep.value,
+    truncationThreshold: history.truncationThreshold.value,
+  };
+  if (history.summarizationModel.value !== undefined)
+    options.summarizationModel = history.summarizationModel.value;
+  return options;
 }

@@ -4,11 +4,10 @@
  */
 import { createMockServer, type MockServer } from "../mock/index.js";
 import { createFallbackProvider } from "../provider/fallback.js";
-import {
-  createOpenResponsesProvider,
-  type OpenResponsesProviderOptions,
-} from "../provider/open-responses.js";
+import type { OpenResponsesProviderOptions } from "../provider/open-responses.js";
+import { createHttpProvider, type HttpProviderOptions } from "../provider/profiles.js";
 import type { Provider } from "../provider/provider.js";
+import type { ApiName } from "../provider/wire-api.js";
 import type { EffectiveConfig, Endpoint } from "./config.js";
 import { basicAuthorization, credentialSecrets } from "./url-credentials.js";
 
@@ -25,13 +24,31 @@ export interface TargetProvider {
  * nothing for an HTTP endpoint.
  */
 export async function startTargetProvider(config: EffectiveConfig): Promise<TargetProvider> {
-  if (config.target.kind === "http") return { provider: httpProvider(config), close: async () => {} };
+  if (config.target.kind === "http") {
+    const provider = httpProvider(config);
+    // Closing the provider closes its WebSocket connections (none over SSE).
+    return { provider, close: async () => provider.close?.() };
+  }
   const mock: MockServer = await createMockServer({});
+  const provider = createHttpProvider(config.api.value, {
+    baseURL: mock.url,
+    name: "mock",
+    ...policyOptions(config),
+    ...transportOption(config),
+  });
   return {
-    provider: createOpenResponsesProvider({ baseURL: mock.url, name: "mock", ...policyOptions(config) }),
+    provider,
     notice: `eddy: no provider configured — using the built-in offline demo model at ${mock.url} (set --base-url or OPENAI_API_KEY for a real one)`,
-    close: () => mock.close(),
+    close: async () => {
+      await provider.close?.();
+      await mock.close();
+    },
   };
+}
+
+/** `streamTransport` for the run's own endpoint when it is not SSE (fallbacks stream over SSE). */
+function transportOption(config: EffectiveConfig): Pick<HttpProviderOptions, "streamTransport"> {
+  return config.transport.value === "sse" ? {} : { streamTransport: config.transport.value };
 }
 
 /** Validation, retries and timeouts from the configuration, for every provider of the run. */
@@ -51,31 +68,38 @@ export function policyOptions(config: EffectiveConfig): Partial<OpenResponsesPro
 export function httpProvider(config: EffectiveConfig): Provider {
   const target = config.target;
   if (target.kind !== "http") throw new TypeError("httpProvider needs an HTTP target");
-  const primary = endpointProvider(target, config);
+  const primary = endpointProvider(target, config, config.api.value, transportOption(config));
   if (target.fallbacks.length === 0) return primary;
   return createFallbackProvider([
     { provider: primary },
     ...target.fallbacks.map((f) => ({
-      provider: endpointProvider(f, config),
+      provider: endpointProvider(f, config, f.profile.api ?? "responses"),
       ...(f.model === undefined ? {} : { model: f.model }),
     })),
   ]);
 }
 
-function endpointProvider(endpoint: Endpoint, config: EffectiveConfig): Provider {
+function endpointProvider(
+  endpoint: Endpoint,
+  config: EffectiveConfig,
+  api: ApiName,
+  extra: Partial<HttpProviderOptions> = {},
+): Provider {
   const { profile, credentials } = endpoint;
-  const options: OpenResponsesProviderOptions = {
+  const options: HttpProviderOptions = {
     baseURL: endpoint.baseURL.value,
     name: profile.name,
     capabilities: profile.capabilities,
     ...policyOptions(config),
+    ...extra,
   };
   if (endpoint.apiKey !== undefined) options.apiKey = endpoint.apiKey.value;
   if (profile.apiKeyHeader !== undefined) options.apiKeyHeader = profile.apiKeyHeader;
   const headers = { ...profile.headers };
   if (credentials !== undefined) headers.authorization = basicAuthorization(credentials);
   if (Object.keys(headers).length > 0) options.headers = headers;
-  return createOpenResponsesProvider(options);
+  if (profile.chat !== undefined) options.dialect = profile.chat;
+  return createHttpProvider(api, options);
 }
 
 /** Every key and URL password of the run's endpoints: never in a tape, a frame or an error line. */

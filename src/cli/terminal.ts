@@ -79,3 +79,31 @@ export function clip(text: string, max: number): string {
 export function formatDuration(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 }
+
+/**
+ * Reads one line from `input` (a terminal in cooked mode: the terminal echoes what is typed and
+ * turns Ctrl-C into SIGINT). `null` at the end of input or once `signal` aborts. The reader is
+ * closed afterwards, so stdin does not keep the process alive.
+ */
+export async function readTerminalLine(
+  input: NodeJS.ReadableStream,
+  signal: AbortSignal,
+): Promise<string | null> {
+  if (signal.aborted) return null;
+  const { createInterface } = await import("node:readline");
+  return new Promise((resolve) => {
+    const reader = createInterface({ input, terminal: false });
+    let done = false;
+    const finish = (line: string | null) => {
+      if (done) return;
+      done = true;
+      signal.removeEventListener("abort", onAbort);
+      reader.close();
+      resolve(line);
+    };
+    const onAbort = () => finish(null);
+    signal.addEventListener("abort", onAbort, { once: true });
+    reader.once("line", (line) => finish(line));
+    reader.once("close", () => finish(null));
+  });
+}

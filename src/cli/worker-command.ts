@@ -11,11 +11,12 @@ import { toResultLine } from "../batch/batch-dir.js";
 import { checkRedis, startBatchWorker } from "../batch/queue.js";
 import { tapeExtrasFor } from "./batch-command.js";
 import { describeLine } from "./batch-progress.js";
+import { batchRunDefaults, toolRegistryFor } from "./batch-run.js";
 import type { EffectiveConfig, RunFlags } from "./config.js";
 import { resolveConfig } from "./config.js";
 import { CANCELLED } from "./exit-codes.js";
 import { assertReadyToRun, checkWorkspace } from "./preflight.js";
-import { type CliIo, runOptionsFor, toolRegistryFor } from "./run-command.js";
+import type { CliIo } from "./run-command.js";
 import { secretsOf, startTargetProvider } from "./target-provider.js";
 import { stylesFor } from "./terminal.js";
 
@@ -35,13 +36,7 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
   const target = await startTargetProvider(config);
   const controller = new AbortController();
   try {
-    const prepared = { config, input: "", outputSchema: undefined, registry: toolRegistryFor(config) };
-    const {
-      input: _input,
-      signal: _signal,
-      tools: _tools,
-      ...run
-    } = runOptionsFor(prepared, target.provider, controller.signal);
+    const run = batchRunDefaults(config, target.provider, controller.signal, undefined);
     const worker = await startBatchWorker({
       url: flags.queue,
       run,

@@ -33,5 +33,6 @@ export {
   type PrepareThreadRunOptions,
   pastRuns,
   prepareThreadRun,
+  renderCompiledContext,
   type ThreadRunResult,
 } from "./threads-run.js";

@@ -65,18 +65,7 @@ export async function prepareThreadRun(options: PrepareThreadRunOptions): Promis
   if (options.signal !== undefined) compileOptions.signal = options.signal;
   const bundle = await compileContextBundle(pastRuns(log), compileOptions);
   const bundleId = await store.saveBundle(bundle);
-  const rendered = await renderContextBundle(bundle, manager);
-  const counted = await manager.countTokens(rendered.items as JsonObject[]);
-  const compiled: ContextCompilation = {
-    bundle_id: bundleId,
-    strategy: bundle.compiler.strategy,
-    item_count: rendered.items.length,
-    token_estimate: counted.tokens,
-    tokenizer: counted.tokenizer,
-    thread,
-    runs: bundle.source.length,
-  };
-  if (bundle.summary !== undefined) compiled.summary_method = bundle.summary.method;
+  const { rendered, compiled } = await renderCompiledContext(bundle, bundleId, manager);
   await store.append(thread, {
     kind: "prompt",
     run_id: options.runId,
@@ -95,6 +84,30 @@ export async function prepareThreadRun(options: PrepareThreadRunOptions): Promis
     compiled,
     rendered,
   };
+}
+
+/**
+ * A stored bundle rendered by the run's manager, and the `context_compiled` frame's payload for it
+ * (what `RunOptions.context` takes, with `rendered.items`).
+ */
+export async function renderCompiledContext(
+  bundle: ContextBundle,
+  bundleId: string,
+  manager: ToolHistoryManager,
+): Promise<{ rendered: RenderedHistory; compiled: ContextCompilation }> {
+  const rendered = await renderContextBundle(bundle, manager);
+  const counted = await manager.countTokens(rendered.items as JsonObject[]);
+  const compiled: ContextCompilation = {
+    bundle_id: bundleId,
+    strategy: bundle.compiler.strategy,
+    item_count: rendered.items.length,
+    token_estimate: counted.tokens,
+    tokenizer: counted.tokenizer,
+    runs: bundle.source.length,
+  };
+  if (bundle.thread !== undefined) compiled.thread = bundle.thread;
+  if (bundle.summary !== undefined) compiled.summary_method = bundle.summary.method;
+  return { rendered, compiled };
 }
 
 /** The parts of a run's result a thread keeps (a `RunResult` has them). */

@@ -29,11 +29,17 @@ export interface FrameDecoder {
   end(): void;
 }
 
-/** A decoder of an Open Responses event stream into frames, in one pass. */
-export function createFrameDecoder(options: FrameDecoderOptions): FrameDecoder {
+/** How one SSE message becomes frames: `framesFromSse` for Open Responses; other wire formats bring their own. */
+export type SseFrameMapping = typeof framesFromSse;
+
+/** A decoder of an event stream into frames, in one pass (`mapping`: Open Responses by default). */
+export function createFrameDecoder(
+  options: FrameDecoderOptions,
+  mapping: SseFrameMapping = framesFromSse,
+): FrameDecoder {
   const mapOptions = { turn: options.turn, validate: options.validate !== false };
   const { onFrame } = options;
-  const sseOptions: SseDecoderOptions = { onMessage: (m) => framesFromSse(m, mapOptions, onFrame) };
+  const sseOptions: SseDecoderOptions = { onMessage: (m) => mapping(m, mapOptions, onFrame) };
   if (options.onComment) sseOptions.onComment = options.onComment;
   if (options.maxMessageSize !== undefined) sseOptions.maxMessageSize = options.maxMessageSize;
   return createSseDecoder(sseOptions);

@@ -9,7 +9,7 @@
  * in the JSON and costs no copy per frame; stamping at emission keeps `seq` in emission order even
  * when tool execution and streaming interleave.
  */
-import type { CreateResponseBody, ItemParam, Usage } from "../protocol/types.js";
+import type { CreateResponseBody, ItemParam, JsonObject, Usage } from "../protocol/types.js";
 
 /** The envelope every frame carries. */
 export interface FrameEnvelope {
@@ -55,7 +55,22 @@ export interface RunStartedFrame extends FrameEnvelope {
   input: string | ItemParam[];
   /** Names of the tools the model is offered, in declaration order. */
   tools: string[];
+  /** Types of the hosted tools the provider runs itself (`web_search`, `mcp`, …), when there are any. */
+  hosted_tools?: string[];
   instructions?: string;
+  /** The MCP servers the run's tools come from, when there are any (their tools are in `tools`). */
+  mcp_servers?: McpServerSummary[];
+}
+
+/** An MCP server as `run_started` lists it: where it is in its life and how many tools it offers. */
+export interface McpServerSummary {
+  name: string;
+  transport: "stdio" | "http";
+  state: "idle" | "starting" | "ready" | "failed" | "exited" | "closed";
+  /** Tools offered from this server (0 unless it started). */
+  tools: number;
+  /** Why it failed or exited: one line, secrets redacted. */
+  error?: string;
 }
 
 /** A turn (one request with all its attempts) ended: the response id, status and usage. */
@@ -150,6 +165,16 @@ export interface ContextCompaction {
   model?: string;
   /** Why a configured summarization model was not used (its call failed): the summary is extractive. */
   fallback_reason?: string;
+  /**
+   * The server was asked to compact (`POST /responses/compact`) and failed with this error, so the
+   * history was compacted locally (overflow only).
+   */
+  server_error?: string;
+  /**
+   * `server_compact`: the items the server's `POST /responses/compact` returned, which replace the
+   * history; a replay hands them back instead of asking the server again.
+   */
+  output?: JsonObject[];
 }
 
 /** The history sent with the next request was compacted (see `ContextCompaction`). */
@@ -189,8 +214,25 @@ export interface RequestStartedFrame extends FrameEnvelope {
   type: "request_started";
   turn: number;
   attempt: number;
-  /** The exact JSON body sent. Never holds secrets: keys travel in headers, which are not recorded. */
+  /**
+   * The Open Responses body of the request, as the loop built it (what replay compares). It is the
+   * exact JSON body sent when the provider speaks Open Responses. Never holds secrets: keys travel
+   * in headers, which are not recorded.
+   */
   body: CreateResponseBody;
+  /**
+   * The exact JSON body sent, when the provider's API is not Open Responses (the Chat Completions
+   * translation of `body`, src/provider/chat-completions/request.ts). Absent on the Responses path.
+   */
+  wire_body?: JsonObject;
+  /**
+   * `"websocket"` when the attempt went over a WebSocket connection (WebSocket mode,
+   * `x-openresponses-websocket` on `/responses`): `body` was sent as one `response.create` message
+   * (`{"type": "response.create", …body}` without `stream`, `stream_options`), each server message
+   * is one `provider_event` without `event_name`, and no `response_headers` frame comes (there is
+   * no HTTP answer per turn). Absent for HTTP (SSE) attempts.
+   */
+  transport?: "websocket";
 }
 
 /** The provider answered an attempt: HTTP status, request id and content type (errors included). */
@@ -269,9 +311,18 @@ export interface ToolCallFrame extends FrameEnvelope {
   call_id: string;
   item_id: string;
   name: string;
-  /** The arguments string exactly as the model produced it. */
+  /**
+   * The arguments string exactly as the model produced it; for a native call item, the arguments
+   * of the tool that answers it (an apply-patch operation as `apply_patch {patch}`, a shell
+   * call's commands, a custom tool's free-form input as is).
+   */
   arguments: string;
   output_index: number;
+  /**
+   * The output item type the call came from, when it is not a `function_call`: `apply_patch_call`,
+   * `shell_call`, `local_shell_call`, `custom_tool_call`, `mcp_approval_request`.
+   */
+  item_type?: string;
 }
 
 /** A call starts running (or is refused right away). */
@@ -295,6 +346,8 @@ export interface ToolEndedFrame extends FrameEnvelope {
   /** Set when `output` was capped; `full_output` then holds the uncapped output object. */
   truncated?: true;
   full_output?: string;
+  /** An image the tool showed the model (a `data:` URL), sent as an `input_image` part after `output`. */
+  image_url?: string;
 }
 
 /** A call needs approval before it runs; the run waits for the decision. */

@@ -3,7 +3,7 @@
  * per message, plus an `output_text_delta` right after each `response.output_text.delta`.
  * No I/O and no clock: frames come out unstamped.
  */
-import { validateStreamingEvent } from "../protocol/validate.js";
+import { validateStreamingEvent, validateWebSocketMessage } from "../protocol/validate.js";
 import type { SseMessage } from "../sse/decoder.js";
 import type { OutputTextDeltaFrame, ProviderEventFrame } from "./frame.js";
 
@@ -12,6 +12,12 @@ export interface SseFrameOptions {
   turn: number;
   /** Validate each event against the schema and record the messages in `errors`. @defaultValue true */
   validate?: boolean;
+  /**
+   * How the message came: an SSE message, or one WebSocket text message (its text as `data`, no
+   * event name). Over WebSocket an `error` with a `status` is validated as a `WebSocketErrorEvent`
+   * (schemas/openresponses/openapi.json, `x-openresponses-websocket`). @defaultValue "sse"
+   */
+  transport?: "sse" | "websocket";
 }
 
 /** The frames one SSE message maps to. */
@@ -20,25 +26,30 @@ export type SseFrame = ProviderEventFrame | OutputTextDeltaFrame;
 const DONE = "[DONE]";
 const OUTPUT_TEXT_DELTA = "response.output_text.delta";
 
-/** Maps one SSE message to its frames, calling `emit` for each, in order. */
-export function framesFromSse(
+/** What `sseData` returns for a message it framed itself (`[DONE]`, a ping, undecodable JSON). */
+export const FRAMED: unique symbol = Symbol("framed");
+
+/**
+ * The part of the SSE → frame mapping every wire format shares: `[DONE]`, empty data (a ping) and
+ * data that is not JSON each become their `provider_event` here (`FRAMED` is returned); any other
+ * message's data comes back parsed, for the wire format to frame.
+ */
+export function sseData(
   message: SseMessage,
-  options: SseFrameOptions,
-  emit: (frame: SseFrame) => void,
-): void {
-  const { turn } = options;
+  turn: number,
+  emit: (frame: ProviderEventFrame) => void,
+): unknown {
   const text = message.data;
   if (text === DONE) {
     emit(providerFrame(turn, "done", message.event, undefined, text, undefined));
-    return;
+    return FRAMED;
   }
   if (isBlank(text)) {
     emit(providerFrame(turn, "empty", message.event, undefined, text, undefined));
-    return;
+    return FRAMED;
   }
-  let data: unknown;
   try {
-    data = JSON.parse(text);
+    return JSON.parse(text);
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     emit(
@@ -46,9 +57,25 @@ export function framesFromSse(
         `data is not valid JSON: ${reason}`,
       ]),
     );
-    return;
+    return FRAMED;
   }
-  let errors = options.validate === false ? undefined : validateStreamingEvent(data);
+}
+
+/** Maps one SSE message to its frames, calling `emit` for each, in order. */
+export function framesFromSse(
+  message: SseMessage,
+  options: SseFrameOptions,
+  emit: (frame: SseFrame) => void,
+): void {
+  const { turn } = options;
+  const data = sseData(message, turn, emit);
+  if (data === FRAMED) return;
+  let errors =
+    options.validate === false
+      ? undefined
+      : options.transport === "websocket"
+        ? validateWebSocketMessage(data)
+        : validateStreamingEvent(data);
   const type = data !== null && typeof data === "object" ? (data as { type?: unknown }).type : undefined;
   if (message.event !== undefined && message.event !== type) {
     const mismatch = `SSE event name "${message.event}" differs from data.type ${JSON.stringify(type)}`;
@@ -81,7 +108,8 @@ export function sseMessageToFrames(message: SseMessage, options: SseFrameOptions
   return out;
 }
 
-function providerFrame(
+/** An unstamped `provider_event` frame (shared by every wire format's SSE mapping). */
+export function providerFrame(
   turn: number,
   status: ProviderEventFrame["status"],
   eventName: string | undefined,

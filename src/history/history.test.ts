@@ -120,3 +120,60 @@ describe("call id bounds and output order", () => {
     expect(moved).toBe(2);
   });
 });
+
+describe("pairing native call items", () => {
+  const NATIVE = { callTypes: ["function_call", "apply_patch_call", "shell_call", "mcp_approval_request"] };
+  const patch = (id: string) => ({
+    type: "apply_patch_call",
+    call_id: id,
+    operation: { type: "delete_file", path: "x" },
+  });
+  const patchOut = (id: string) => ({ type: "apply_patch_call_output", call_id: id, status: "completed" });
+
+  it("a native call without its answer gets a synthetic output of the matching type", () => {
+    const { items, repairs } = repairHistory(
+      [user("hi"), patch("p1"), { type: "shell_call", call_id: "s1" }],
+      NATIVE,
+    );
+    expect(items.slice(3)).toEqual([
+      expect.objectContaining({ type: "apply_patch_call_output", call_id: "p1", status: "failed" }),
+      expect.objectContaining({
+        type: "shell_call_output",
+        call_id: "s1",
+        output: [expect.objectContaining({ outcome: { type: "exit", exit_code: 1 } })],
+      }),
+    ]);
+    expect(repairs.map((r) => r.kind)).toEqual(["missing_output", "missing_output"]);
+  });
+
+  it("MCP approvals pair by the request id; an orphan native output is dropped", () => {
+    const request = {
+      type: "mcp_approval_request",
+      id: "mcpr_1",
+      name: "t",
+      server_label: "s",
+      arguments: "{}",
+    };
+    const response = { type: "mcp_approval_response", approval_request_id: "mcpr_1", approve: true };
+    const { items, repairs } = repairHistory([user("hi"), request, response, patchOut("ghost")], NATIVE);
+    expect(items).toEqual([user("hi"), request, response]);
+    expect(repairs).toEqual([expect.objectContaining({ kind: "orphan_output", call_id: "ghost" })]);
+  });
+
+  it("without callTypes, native items are a provider's record and are left alone", () => {
+    const items = [user("hi"), { type: "custom_tool_call", call_id: "xs_1", name: "x_search", input: "{}" }];
+    expect(repairHistory(items)).toEqual({ items, repairs: [] });
+  });
+
+  it("a chained follow-up answers each pending native call with its own type", () => {
+    const { items, repairs } = repairChainedOutputs(
+      [{ callId: "p1", itemType: "apply_patch_call" }, "f1"],
+      [patchOut("p1"), patchOut("p9")],
+    );
+    expect(items).toEqual([
+      patchOut("p1"),
+      expect.objectContaining({ type: "function_call_output", call_id: "f1" }),
+    ]);
+    expect(repairs.map((r) => r.kind)).toEqual(["orphan_output", "missing_output"]);
+  });
+});

@@ -52,6 +52,65 @@ export function functionCallOutputItem(callId: string, output: string): JsonObje
   return { type: "function_call_output", call_id: callId, output };
 }
 
+/**
+ * Call item types and the output item type that answers each (OpenAI's native tool items; shapes
+ * in test/fixtures/captures/openai/). `function_call` is the spec's; the others are paired only
+ * where a run answers them (`PairingOptions.callTypes`).
+ */
+export const OUTPUT_TYPE_OF: Readonly<Record<string, string>> = {
+  function_call: "function_call_output",
+  apply_patch_call: "apply_patch_call_output",
+  shell_call: "shell_call_output",
+  local_shell_call: "local_shell_call_output",
+  custom_tool_call: "custom_tool_call_output",
+  mcp_approval_request: "mcp_approval_response",
+};
+
+/** The field that pairs a call or output item with its partner (`call_id`; MCP approvals pair by request id). */
+export function pairingField(type: unknown): "call_id" | "id" | "approval_request_id" {
+  if (type === "mcp_approval_request") return "id";
+  if (type === "mcp_approval_response") return "approval_request_id";
+  return "call_id";
+}
+
+/** The value that pairs a call or output item with its partner, "" when it has none. */
+export function pairingKey(item: JsonObject): string {
+  const value = item[pairingField(item.type)];
+  return typeof value === "string" ? value : "";
+}
+
+/**
+ * The answer to a call of type `callType` that carries only a text (a refusal, a lost output):
+ * the output item of the right type, with the text where that type keeps it.
+ */
+export function textOutputItem(callType: string, callId: string, text: string, ok: boolean): JsonObject {
+  switch (callType) {
+    case "apply_patch_call":
+      return {
+        type: "apply_patch_call_output",
+        call_id: callId,
+        status: ok ? "completed" : "failed",
+        output: text,
+      };
+    case "shell_call":
+      return {
+        type: "shell_call_output",
+        call_id: callId,
+        output: [{ stdout: "", stderr: text, outcome: { type: "exit", exit_code: ok ? 0 : 1 } }],
+      };
+    case "local_shell_call":
+      return { type: "local_shell_call_output", call_id: callId, output: text };
+    case "custom_tool_call":
+      return { type: "custom_tool_call_output", call_id: callId, output: text };
+    case "mcp_approval_request":
+      return ok
+        ? { type: "mcp_approval_response", approval_request_id: callId, approve: true }
+        : { type: "mcp_approval_response", approval_request_id: callId, approve: false, reason: text };
+    default:
+      return functionCallOutputItem(callId, text);
+  }
+}
+
 /** The input items of a user prompt. */
 export function userMessageItem(text: string): JsonObject {
   return { type: "message", role: "user", content: [{ type: "input_text", text }] };

@@ -77,10 +77,13 @@ export function historyOptionsFromConfig(config: HistoryConfig): ToolHistoryOpti
   return out;
 }
 
+/** `ToolHistoryOptions` with the defaults filled in (`summarizationModel` stays undefined when unset). */
+export type ResolvedToolHistoryOptions = Required<Omit<ToolHistoryOptions, "summarizationModel">> & {
+  summarizationModel: string | undefined;
+};
+
 /** The options with defaults filled in, checked; a bad value throws a one-line `invalid_config` error. */
-export function resolveHistoryOptions(
-  options: ToolHistoryOptions = {},
-): Required<Omit<ToolHistoryOptions, "summarizationModel">> & { summarizationModel: string | undefined } {
+export function resolveHistoryOptions(options: ToolHistoryOptions = {}): ResolvedToolHistoryOptions {
   const recentCallsToKeep = options.recentCallsToKeep ?? HISTORY_DEFAULTS.recentCallsToKeep;
   const truncationThreshold = options.truncationThreshold ?? HISTORY_DEFAULTS.truncationThreshold;
   const strategy = options.strategy ?? HISTORY_DEFAULTS.strategy;

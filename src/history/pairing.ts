@@ -1,15 +1,47 @@
 /**
- * The pre-send history check (pain points 1, 2, 6): every function call has exactly one output,
- * no output is an orphan, and call ids are unique. Violations are repaired — never sent — and each
- * repair is reported so the loop can record it in a `history_repaired` frame.
+ * The pre-send history check (pain points 1, 2, 6): every call has exactly one output, no output
+ * is an orphan, and call ids are unique. Violations are repaired — never sent — and each repair is
+ * reported so the loop can record it in a `history_repaired` frame. Function calls are always
+ * checked; native call items (`apply_patch_call` ↔ `apply_patch_call_output`, `shell_call`,
+ * `local_shell_call`, `custom_tool_call`, `mcp_approval_request` ↔ `mcp_approval_response`:
+ * `OUTPUT_TYPE_OF`) when the run answers them (`callTypes`): elsewhere they are a provider's
+ * record of its own hosted tools, whose outputs are not the client's to add.
  */
 import type { HistoryRepair } from "../frames/frame.js";
 import type { JsonObject } from "../protocol/types.js";
-import { functionCallOutputItem } from "./items.js";
+import { OUTPUT_TYPE_OF, pairingField, pairingKey, textOutputItem } from "./items.js";
 
 export interface RepairedHistory {
   items: JsonObject[];
   repairs: HistoryRepair[];
+}
+
+/** Which call item types a check pairs. */
+export interface PairingOptions {
+  /** Call item types to pair with their outputs (keys of `OUTPUT_TYPE_OF`). @defaultValue ["function_call"] */
+  callTypes?: readonly string[];
+}
+
+/** A call of the response a chained follow-up answers: its id and item type. */
+export interface PendingCall {
+  callId: string;
+  /** @defaultValue "function_call" */
+  itemType?: string;
+}
+
+/** Output type → call type, for the paired call types. */
+function pairedTypes(options: PairingOptions): { calls: Set<string>; outputs: Map<string, string> } {
+  const calls = new Set(options.callTypes ?? ["function_call"]);
+  const outputs = new Map<string, string>();
+  for (const type of calls) {
+    const output = OUTPUT_TYPE_OF[type];
+    if (output !== undefined) outputs.set(output, type);
+  }
+  return { calls, outputs };
+}
+
+function withKey(item: JsonObject, key: string): JsonObject {
+  return { ...item, [pairingField(item.type)]: key };
 }
 
 const MISSING_OUTPUT = JSON.stringify({
@@ -31,17 +63,18 @@ const MISSING_OUTPUT = JSON.stringify({
  * output for one call is dropped; a call with no output gets a synthetic `ok:false` output placed
  * right after the outputs of its own turn.
  */
-export function repairHistory(items: readonly JsonObject[]): RepairedHistory {
+export function repairHistory(items: readonly JsonObject[], options: PairingOptions = {}): RepairedHistory {
+  const types = pairedTypes(options);
   const repairs: HistoryRepair[] = [];
   const callCount = new Map<string, number>(); // original id → calls seen
   const pendingRenames = new Map<string, string[]>(); // original id → new ids of calls awaiting outputs (FIFO)
-  const open = new Map<string, number>(); // effective call id → index in `out` of the call (unanswered)
+  const open = new Map<string, string>(); // effective call id → call item type (unanswered)
   const answered = new Set<string>();
   const out: JsonObject[] = [];
 
   for (const item of items) {
-    if (item.type === "function_call") {
-      const original = typeof item.call_id === "string" ? item.call_id : "";
+    if (types.calls.has(String(item.type))) {
+      const original = pairingKey(item);
       const n = (callCount.get(original) ?? 0) + 1;
       callCount.set(original, n);
       let id = original;
@@ -58,12 +91,12 @@ export function repairHistory(items: readonly JsonObject[]): RepairedHistory {
       const queue = pendingRenames.get(original) ?? [];
       queue.push(id);
       pendingRenames.set(original, queue);
-      open.set(id, out.length);
-      out.push(id === original ? item : { ...item, call_id: id });
+      open.set(id, String(item.type));
+      out.push(id === original ? item : withKey(item, id));
       continue;
     }
-    if (item.type === "function_call_output") {
-      const original = typeof item.call_id === "string" ? item.call_id : "";
+    if (types.outputs.has(String(item.type))) {
+      const original = pairingKey(item);
       const queue = pendingRenames.get(original);
       const id = queue?.shift();
       if (id === undefined) {
@@ -80,7 +113,7 @@ export function repairHistory(items: readonly JsonObject[]): RepairedHistory {
       }
       open.delete(id);
       answered.add(id);
-      out.push(id === original ? item : { ...item, call_id: id });
+      out.push(id === original ? item : withKey(item, id));
       continue;
     }
     // A new user/system/developer turn closes the previous turn: answer its open calls first.
@@ -91,9 +124,9 @@ export function repairHistory(items: readonly JsonObject[]): RepairedHistory {
   return { items: out, repairs };
 }
 
-function closeOpenCalls(out: JsonObject[], open: Map<string, number>, repairs: HistoryRepair[]): void {
-  for (const id of open.keys()) {
-    out.push(functionCallOutputItem(id, MISSING_OUTPUT));
+function closeOpenCalls(out: JsonObject[], open: Map<string, string>, repairs: HistoryRepair[]): void {
+  for (const [id, type] of open) {
+    out.push(textOutputItem(type, id, MISSING_OUTPUT, false));
     repairs.push({
       kind: "missing_output",
       call_id: id,
@@ -108,19 +141,23 @@ function closeOpenCalls(out: JsonObject[], open: Map<string, number>, repairs: H
  * one output per call, in call order, and nothing else that claims to be an output.
  */
 export function repairChainedOutputs(
-  callIds: readonly string[],
+  calls: readonly (string | PendingCall)[],
   input: readonly JsonObject[],
 ): RepairedHistory {
+  const pending = calls.map((c) => (typeof c === "string" ? { callId: c, itemType: "function_call" } : c));
+  const types = pairedTypes({
+    callTypes: ["function_call", ...pending.map((c) => c.itemType ?? "function_call")],
+  });
   const repairs: HistoryRepair[] = [];
-  const expected = new Set(callIds);
+  const expected = new Set(pending.map((c) => c.callId));
   const seen = new Set<string>();
   const out: JsonObject[] = [];
   for (const item of input) {
-    if (item.type !== "function_call_output") {
+    if (!types.outputs.has(String(item.type))) {
       out.push(item);
       continue;
     }
-    const id = typeof item.call_id === "string" ? item.call_id : "";
+    const id = pairingKey(item);
     if (!expected.has(id)) {
       repairs.push({
         kind: "orphan_output",
@@ -140,10 +177,10 @@ export function repairChainedOutputs(
     seen.add(id);
     out.push(item);
   }
-  for (const id of callIds) {
+  for (const { callId: id, itemType } of pending) {
     if (seen.has(id)) continue;
     seen.add(id);
-    out.push(functionCallOutputItem(id, MISSING_OUTPUT));
+    out.push(textOutputItem(itemType ?? "function_call", id, MISSING_OUTPUT, false));
     repairs.push({
       kind: "missing_output",
       call_id: id,

@@ -32,7 +32,11 @@ import {
   takenItems,
 } from "./compact.js";
 import { type ForeignChatMessage, type HistoryNote, parseForeignMessages } from "./foreign.js";
-import { resolveHistoryOptions, type ToolHistoryOptions } from "./options.js";
+import {
+  type ResolvedToolHistoryOptions,
+  resolveHistoryOptions,
+  type ToolHistoryOptions,
+} from "./options.js";
 import { orderOutputs, repairHistory } from "./pairing.js";
 import { resolveStrategy, type ToolHistoryStrategy, type ToolHistoryStrategyName } from "./strategies.js";
 import {
@@ -84,6 +88,17 @@ export interface ToolHistoryManagerOptions extends ToolHistoryOptions {
   tokenCounter?: TokenCounter;
 }
 
+/** Options of one `ToolHistoryManager.render` call. */
+export interface RenderOptions {
+  /** Aborts a summarization call in flight. */
+  signal?: AbortSignal;
+  /**
+   * The call item types the run answers (so they must be paired with outputs).
+   * @defaultValue ["function_call"]
+   */
+  callTypes?: readonly string[];
+}
+
 /** What `render` produced. */
 export interface RenderedHistory {
   /** The `input` items to send. */
@@ -108,6 +123,8 @@ export class ToolHistoryManager {
   readonly strategy: ToolHistoryStrategy;
   readonly recentCallsToKeep: number;
   readonly truncationThreshold: number;
+  /** The settings as given, defaults filled in (a tape header records them so a replay rebuilds this manager). */
+  readonly settings: ResolvedToolHistoryOptions;
   private readonly model: string | undefined;
   private readonly summarizer: Summarizer;
   private readonly counterOverride: TokenCounter | undefined;
@@ -119,6 +136,7 @@ export class ToolHistoryManager {
 
   constructor(options: ToolHistoryManagerOptions = {}) {
     const resolved = resolveHistoryOptions(options);
+    this.settings = resolved;
     this.recentCallsToKeep = resolved.recentCallsToKeep;
     this.truncationThreshold = resolved.truncationThreshold;
     this.strategy = resolveStrategy(
@@ -143,7 +161,7 @@ export class ToolHistoryManager {
   }
 
   /** Renders a history as `input` items (see the module comment). */
-  async render(source: HistorySource, options: { signal?: AbortSignal } = {}): Promise<RenderedHistory> {
+  async render(source: HistorySource, options: RenderOptions = {}): Promise<RenderedHistory> {
     const notes: HistoryNote[] = [];
     let items: JsonObject[];
     if ("messages" in source) {
@@ -179,7 +197,10 @@ export class ToolHistoryManager {
         detail: `${dangling.dropped} reasoning item(s) with nothing following them dropped`,
       });
     }
-    const repaired = repairHistory(items);
+    const repaired = repairHistory(
+      items,
+      options.callTypes === undefined ? {} : { callTypes: options.callTypes },
+    );
     const ordered = orderOutputs(repaired.items);
     if (ordered.moved > 0)
       notes.push({

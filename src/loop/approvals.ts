@@ -4,9 +4,11 @@
  * `onApproval` decides. Without a handler nothing is asked (the library's default, the CLI's
  * `--approve auto`). Requests are made one at a time, in the order the calls reach their turn to
  * run, so a terminal prompt never interleaves; `allow_always` approves the tool for the rest of
- * the run.
+ * the run. An `mcp_approval_request` (a remote MCP tool the provider calls, asking first) goes
+ * through the same flow; without a handler it is approved.
  */
 import type { AssembledCall } from "../provider/assembler/index.js";
+import { customArguments } from "../tools/native-calls.js";
 import type { ToolRegistry } from "../tools/registry.js";
 
 /** What the approver answers. `allow_always` also approves later calls of the same tool in this run. */
@@ -22,6 +24,11 @@ export interface ApprovalRequest {
   arguments: string;
   /** The arguments parsed (`{}` for an empty string). */
   args: unknown;
+  /**
+   * The item type the call came from when it is not a `function_call` (e.g. `apply_patch_call`,
+   * or `mcp_approval_request` for a remote MCP tool the provider is about to call).
+   */
+  itemType?: string;
   /** The tool's description. */
   description: string;
   /** Aborted when the run is cancelled: stop asking. */
@@ -45,12 +52,13 @@ export class Approvals {
   /** Whether `call` must be approved before it runs (a call that cannot run is never asked about). */
   needs(call: AssembledCall): boolean {
     if (this.handler === undefined) return false;
+    if (call.itemType === "mcp_approval_request") return !this.always.has(mcpName(call));
     const tool = this.registry.resolve(call.name);
     if (tool === undefined || this.always.has(tool.name)) return false;
     const rule = tool.definition.needsApproval;
     if (rule === undefined || rule === false) return false;
     if (rule === true) return true;
-    const args = parseArguments(call.arguments);
+    const args = parseArguments(this.argumentsOf(call));
     if (args === undefined) return false; // refused as invalid arguments anyway
     try {
       return rule(args) === true;
@@ -59,19 +67,28 @@ export class Approvals {
     }
   }
 
+  /** The JSON arguments a call's tool gets (a custom tool call's free-form input mapped to its parameter). */
+  private argumentsOf(call: AssembledCall): string {
+    return call.itemType === "custom_tool_call" ? customArguments(this.registry, call) : call.arguments;
+  }
+
   /** Asks the handler, after any earlier request has been answered. */
   decide(call: AssembledCall, turn: number, signal: AbortSignal): Promise<ApprovalDecision> {
-    const tool = this.registry.resolve(call.name);
-    const name = tool?.name ?? call.name;
+    const mcp = call.itemType === "mcp_approval_request";
+    const tool = mcp ? undefined : this.registry.resolve(call.name);
+    const name = mcp ? mcpName(call) : (tool?.name ?? call.name);
     const request: ApprovalRequest = {
       turn,
       callId: call.callId,
       name,
       arguments: call.arguments,
-      args: parseArguments(call.arguments),
-      description: tool?.definition.description ?? "",
+      args: parseArguments(this.argumentsOf(call)),
+      description: mcp
+        ? `the provider asks to call ${call.name} on the remote MCP server ${String(call.item.server_label)}`
+        : (tool?.definition.description ?? ""),
       signal,
     };
+    if (call.itemType !== "function_call") request.itemType = call.itemType;
     const asked = this.previous.then(async () => {
       const decision = await (this.handler as ApprovalHandler)(request);
       if (decision === "allow_always") this.always.add(name);
@@ -80,6 +97,11 @@ export class Approvals {
     this.previous = asked.catch(() => undefined);
     return asked;
   }
+}
+
+/** A remote MCP tool's name as approvals show it: `LABEL__TOOL`, like local MCP tools. */
+function mcpName(call: AssembledCall): string {
+  return `${String(call.item.server_label ?? "mcp")}__${call.name}`;
 }
 
 function parseArguments(raw: string): unknown {

@@ -4,15 +4,19 @@
  * question in, one answer out: `nextInput()` says what the next request carries; `record()`
  * takes a finished turn (docs/decisions.md #4 chained vs stateless).
  *
- * Outputs are sent in `output_index` order whatever order the calls ran in (docs/decisions.md #3),
- * and every request's input passes the pre-send pairing check (history/pairing.ts), whose repairs
- * are returned for a `history_repaired` frame.
+ * Outputs are sent in `output_index` order whatever order the calls ran in (docs/decisions.md #3).
+ * A request that carries the history renders it through the run's `ToolHistoryManager` (pairing
+ * check, threshold folding, the strategy), whose repairs and fold are returned for the
+ * `history_repaired` and `context_compacted` frames; a chained follow-up's outputs pass the
+ * chained pairing check (history/pairing.ts).
  */
-import type { ContinuationMode, HistoryRepair } from "../frames/frame.js";
-import { functionCallOutputItem, toInputItem, userMessageItem } from "../history/items.js";
-import { repairChainedOutputs, repairHistory } from "../history/pairing.js";
+import type { ContextCompaction, ContinuationMode, HistoryRepair } from "../frames/frame.js";
+import { toInputItem, userMessageItem } from "../history/items.js";
+import { type PendingCall, repairChainedOutputs } from "../history/pairing.js";
+import type { ToolHistoryManager } from "../history/tool-history.js";
 import type { ItemParam, JsonObject } from "../protocol/types.js";
-import type { AssembledResponse } from "../provider/assembler/index.js";
+import { type AssembledResponse, NATIVE_CALL_TYPES } from "../provider/assembler/index.js";
+import { answerItem } from "./call-outputs.js";
 import type { AnsweredCall } from "./tool-runner.js";
 
 /** What the next request carries. */
@@ -22,13 +26,24 @@ export interface NextInput {
   previousResponseId: string | undefined;
   /** Repairs the pairing check made (empty when none). */
   repairs: HistoryRepair[];
+  /** Set when older calls were folded into a summary for this request (threshold). */
+  compaction?: ContextCompaction;
 }
 
 export interface ConversationOptions {
   input: string | readonly ItemParam[];
+  /** Items before the input (a rendered context bundle). @defaultValue none */
+  context?: readonly ItemParam[] | undefined;
   mode: ContinuationMode;
   /** Keep server item ids on resent items (a provider capability). */
   keepItemIds: boolean;
+  /** Renders every request that carries the history. */
+  history: ToolHistoryManager;
+  /**
+   * The run answers native call items (`apply_patch_call`, …), so the pairing check pairs them too.
+   * @defaultValue false
+   */
+  nativeCalls?: boolean;
 }
 
 export class Conversation {
@@ -40,20 +55,24 @@ export class Conversation {
   private previousResponseId: string | undefined;
   /** Outputs of the last turn's calls, for a chained follow-up (in output order). */
   private pendingOutputs: JsonObject[] = [];
-  /** Call ids of the last response, which the chained follow-up must answer. */
-  private pendingCallIds: string[] = [];
+  /** Calls of the last response, which the chained follow-up must answer. */
+  private pendingCallIds: PendingCall[] = [];
   /** The last recorded turn: its response id, call ids and outputs. */
   private lastResponseId: string | null = null;
-  private lastCallIds: string[] = [];
+  private lastCallIds: PendingCall[] = [];
   private lastOutputs: JsonObject[] = [];
 
   constructor(private readonly options: ConversationOptions) {
     this.currentMode = options.mode;
-    this.prompt = typeof options.input === "string" ? options.input : undefined;
-    this.history =
-      typeof options.input === "string"
+    const context = (options.context ?? []) as readonly JsonObject[];
+    // With a context before it, the prompt cannot go as a plain string.
+    this.prompt = typeof options.input === "string" && context.length === 0 ? options.input : undefined;
+    this.history = [
+      ...context,
+      ...(typeof options.input === "string"
         ? [userMessageItem(options.input)]
-        : [...(options.input as readonly JsonObject[])];
+        : (options.input as readonly JsonObject[])),
+    ];
   }
 
   get mode(): ContinuationMode {
@@ -70,8 +89,8 @@ export class Conversation {
     return this.history as ItemParam[];
   }
 
-  /** What the next request sends: the whole (checked) history, or the new outputs after a chain. */
-  nextInput(): NextInput {
+  /** What the next request sends: the whole (rendered) history, or the new outputs after a chain. */
+  async nextInput(signal?: AbortSignal): Promise<NextInput> {
     if (this.isChaining) {
       const repaired = repairChainedOutputs(this.pendingCallIds, this.pendingOutputs);
       return {
@@ -83,10 +102,32 @@ export class Conversation {
     // A first prompt goes as a plain string in chained mode; stateless history needs items.
     if (this.prompt !== undefined && this.currentMode === "chained")
       return { input: this.prompt, previousResponseId: undefined, repairs: [] };
-    const repaired = repairHistory(this.history);
-    this.history = repaired.items;
+    const rendered = await this.options.history.render(
+      { items: this.history },
+      {
+        ...(signal === undefined ? {} : { signal }),
+        ...(this.options.nativeCalls === true ? { callTypes: ["function_call", ...NATIVE_CALL_TYPES] } : {}),
+      },
+    );
+    // The repaired (and folded) history is the conversation from now on: repairs are made once.
+    this.history = rendered.history;
     // A copy: the body is recorded in frames and must not change when the history grows.
-    return { input: [...this.history], previousResponseId: undefined, repairs: repaired.repairs };
+    const input = [...rendered.items] as JsonObject[];
+    const next: NextInput = { input, previousResponseId: undefined, repairs: rendered.repairs };
+    if (rendered.compaction !== undefined) next.compaction = rendered.compaction;
+    return next;
+  }
+
+  /**
+   * The history becomes `items` (a compaction's result) and the next request starts from it
+   * without `previous_response_id`; in chained mode later follow-ups chain on from that request.
+   */
+  replaceHistory(items: readonly JsonObject[]): void {
+    this.history = [...items];
+    this.prompt = undefined;
+    this.previousResponseId = undefined;
+    this.pendingOutputs = [];
+    this.pendingCallIds = [];
   }
 
   /** Takes a finished turn: its output items and its answered calls (in output order) join the history. */
@@ -97,12 +138,17 @@ export class Conversation {
       const input = toInputItem(item, normalization);
       if (input !== undefined) this.history.push(input);
     }
-    this.lastOutputs = inOutputOrder(answered).map((a) =>
-      functionCallOutputItem(a.call.callId, a.result.output),
-    );
+    this.lastOutputs = inOutputOrder(answered).map(answerItem);
     this.history.push(...this.lastOutputs);
-    this.lastCallIds = response.calls.map((c) => c.callId);
+    this.lastCallIds = response.calls.map((c) => ({ callId: c.callId, itemType: c.itemType }));
     this.lastResponseId = response.id;
+  }
+
+  /** Adds a user message after the recorded turn (it goes with the next follow-up, e.g. "continue"). */
+  addUserMessage(text: string): void {
+    const message = userMessageItem(text);
+    this.history.push(message);
+    this.lastOutputs = [...this.lastOutputs, message];
   }
 
   /**

@@ -16,4 +16,7 @@ export const LOOP_DEFAULTS = {
   toolsOnFollowUp: "every_request",
   /** Reset a forcing `tool_choice` (`required`, a named function) to `auto` after the first tool round. */
   resetToolChoice: true,
+  /** The follow-up `continueIncomplete` sends when a final answer was cut off by `max_output_tokens`. */
+  continuePrompt:
+    "Your previous answer was cut off by the output token limit. Continue exactly where it stopped, without repeating anything.",
 } as const;

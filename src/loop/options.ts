@@ -1,14 +1,23 @@
 /** The agent loop's public types: run options, the run handle and the run result. */
 import type { ZodType } from "zod";
-import type { ContinuationMode, Frame, FrameError, RunEndReason } from "../frames/frame.js";
+import type {
+  ContextCompilation,
+  ContinuationMode,
+  Frame,
+  FrameError,
+  McpServerSummary,
+  RunEndReason,
+} from "../frames/frame.js";
 import type { Clock } from "../frames/stamp.js";
-import type { CreateResponseBody, ItemParam, JsonObject, ToolChoiceParam, Usage } from "../protocol/types.js";
+import type { ToolHistoryManager, ToolHistoryManagerOptions } from "../history/tool-history.js";
+import type { CreateResponseBody, ItemParam, ToolChoiceParam, Usage } from "../protocol/types.js";
 import type { Provider } from "../provider/provider.js";
 import type { ToolCall, ToolCallResult } from "../tools/execute.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { JsonSchema, ToolDefinition } from "../tools/tool.js";
 import type { ApprovalHandler } from "./approvals.js";
 import type { FrameObserver } from "./frame-channel.js";
+import type { HostedTool, NativeShell } from "./tool-declarations.js";
 
 /** When a completed call runs: as soon as its item is done, or once the response has ended. */
 export type ToolExecutionPolicy = "eager" | "after_response";
@@ -48,6 +57,17 @@ export interface RunOptions {
   instructions?: string;
   /** The tools the model may call. @defaultValue none */
   tools?: ToolRegistry | readonly ToolDefinition[];
+  /**
+   * Asked at the start of every turn for the tools from then on: a registry replaces the run's
+   * (e.g. an MCP server announced `tools/list_changed`), `undefined` keeps it. Calls already made
+   * are unaffected. @defaultValue none (the tools never change)
+   */
+  refreshTools?: () => ToolRegistry | undefined | Promise<ToolRegistry | undefined>;
+  /**
+   * The MCP servers the tools come from, listed in `run_started.mcp_servers` (e.g. `status()` of
+   * `createMcpTools`). @defaultValue none
+   */
+  mcpServers?: readonly McpServerSummary[];
   /** @defaultValue "chained", or "stateless" when the provider cannot chain */
   mode?: ContinuationMode;
   /** Root for file tools. @defaultValue process.cwd() */
@@ -87,6 +107,31 @@ export interface RunOptions {
   /** @defaultValue none (a plain-text answer) */
   outputSchema?: OutputSchema;
   /**
+   * Offer OpenAI's native tool types instead of function imitations (`apply_patch`, `shell`,
+   * free-form `custom` tools) and run the native call items that come back (`apply_patch_call`,
+   * local `shell_call`, `local_shell_call`, `custom_tool_call`) like function calls, answering
+   * each with its own output item; an `mcp_approval_request` goes through `onApproval`.
+   * @defaultValue the provider's `nativeTools` capability
+   */
+  nativeTools?: boolean;
+  /** Which native type stands for `shell` with `nativeTools`. @defaultValue "shell" */
+  nativeShell?: NativeShell;
+  /**
+   * Tools the provider runs itself, declared on every request after the run's own tools, as
+   * given: `{type:"web_search"}`, `{type:"file_search", vector_store_ids:[…]}`,
+   * `{type:"code_interpreter", container:{type:"auto"}}`, `{type:"image_generation"}`,
+   * `{type:"mcp", server_label, server_url}` (see `hostedTool`). Their items are kept in the
+   * history and frames; nothing runs locally. (`request.tools` is ignored: the loop owns `tools`.)
+   * @defaultValue none
+   */
+  hostedTools?: readonly HostedTool[];
+  /**
+   * A final answer cut off by `max_output_tokens` (`response.incomplete`) is continued once: a
+   * follow-up asks the model to go on, and `outputText` is both parts together. Off, the run ends
+   * `incomplete`. @defaultValue false
+   */
+  continueIncomplete?: boolean;
+  /**
    * Extra request fields for every request (temperature, reasoning, max_output_tokens, metadata, …).
    * @defaultValue none
    */
@@ -114,6 +159,33 @@ export interface RunOptions {
    * @defaultValue execution with the run's tool registry
    */
   executeTool?: ToolExecutor;
+  /**
+   * How the run's tool history reaches the model: the settings of the run's `ToolHistoryManager`
+   * (threshold folding, summaries, strategy), or a manager to use as it is (share one between
+   * context compilation and the run). Every request that carries the history — stateless requests,
+   * the first request of a run started from a context, the resend after an overflow — renders it
+   * through this one manager; with the defaults and a native provider that is a pass-through.
+   * @defaultValue HISTORY_DEFAULTS (a manager for the run's provider and model)
+   */
+  history?: ToolHistoryManager | RunHistoryOptions;
+  /**
+   * Earlier conversation the run starts from (a rendered context bundle: `prepareThreadRun`,
+   * `renderContextBundle`): its items go before `input`, and a `context_compiled` frame with
+   * `compiled` follows `run_started`. No `previous_response_id` from earlier runs is sent.
+   * @defaultValue none
+   */
+  context?: RunContext;
+}
+
+/** The settings of the run's `ToolHistoryManager` (its provider and model are the run's). */
+export type RunHistoryOptions = Omit<ToolHistoryManagerOptions, "provider" | "model" | "capabilities">;
+
+/** A compiled context the run starts from: its input items and the `context_compiled` payload. */
+export interface RunContext {
+  /** Input items that go before the run's `input` (a bundle rendered by the run's manager). */
+  items: readonly ItemParam[];
+  /** What the `context_compiled` frame says (bundle id, strategy, item count, token estimate). */
+  compiled: ContextCompilation;
 }
 
 /** How a run ended (the `run_ended` frame's facts), with the conversation to continue from. */

@@ -6,13 +6,7 @@
  * run always produces byte-identical bodies (replay compares them exactly).
  */
 import type { ContinuationMode } from "../frames/frame.js";
-import type {
-  CreateResponseBody,
-  FunctionToolParam,
-  ItemParam,
-  JsonObject,
-  ToolChoiceParam,
-} from "../protocol/types.js";
+import type { CreateResponseBody, ItemParam, JsonObject, ToolChoiceParam } from "../protocol/types.js";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
 
 /** Fields the loop owns; a user's extra request fields never override them. */
@@ -36,7 +30,8 @@ export interface RequestPlan {
   input: string | JsonObject[];
   mode: ContinuationMode;
   previousResponseId: string | undefined;
-  tools: FunctionToolParam[];
+  /** Function tools, native tool types and hosted tools (tool-declarations.ts). */
+  tools: JsonObject[];
   /**
    * Whether `tools` goes on this request (`toolsOnFollowUp: "first_request"` leaves it off
    * follow-ups). The other tool fields — `tool_choice`, `parallel_tool_calls`, `max_tool_calls` —
@@ -73,7 +68,10 @@ export function buildRequestBody(plan: RequestPlan): CreateResponseBody {
     body.store = false;
     if (plan.capabilities.encryptedReasoning) body.include = mergeInclude(extra.include);
   } else {
-    body.store = true;
+    // `store: false` asked for in chained mode chains on the connection's memory in WebSocket mode
+    // (src/provider/websocket/pool.ts); where nothing remembers the response, the follow-up gets
+    // previous_response_not_found and the run goes stateless (docs/decisions.md #5).
+    body.store = extra.store !== false;
     if (extra.include !== undefined && extra.include !== null) body.include = extra.include;
   }
   for (const [key, value] of Object.entries(extra)) {

@@ -8,18 +8,24 @@
 import { randomUUID } from "node:crypto";
 import { realpathSync, statSync } from "node:fs";
 import { describeError, EddyError } from "../errors.js";
-import { type FrameError, frame, type RunEndReason } from "../frames/frame.js";
-import type { CreateResponseBody, JsonObject, ToolChoiceParam } from "../protocol/types.js";
+import { type ContextCompaction, type FrameError, frame, type RunEndReason } from "../frames/frame.js";
+import { userMessageItem } from "../history/items.js";
+import type { ToolHistoryManager } from "../history/tool-history.js";
+import type { CreateResponseBody, ItemParam, JsonObject, ToolChoiceParam } from "../protocol/types.js";
 import type { AssembledCall, AssembledResponse } from "../provider/assembler/index.js";
-import { executeToolCall } from "../tools/execute.js";
+import type { executeToolCall } from "../tools/execute.js";
+import { executeCall } from "../tools/native-calls.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
 import { Approvals } from "./approvals.js";
 import { Conversation } from "./conversation.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
 import { FrameChannel } from "./frame-channel.js";
+import { liveRegistry } from "./live-registry.js";
 import type { RunHandle, RunOptions, RunResult, ToolExecutor } from "./options.js";
-import { buildRequestBody, initialInput } from "./request.js";
+import { compactAfterOverflow, isContextOverflow, overflowError } from "./overflow.js";
+import { buildRequestBody } from "./request.js";
+import { createRunHistory } from "./run-history.js";
 import {
   callsSignature,
   decideAfterTurn,
@@ -28,6 +34,7 @@ import {
 } from "./stop-condition.js";
 import { ToolBudget } from "./tool-budget.js";
 import { relaxToolChoice } from "./tool-choice.js";
+import { toolDeclarations } from "./tool-declarations.js";
 import { ToolRunner } from "./tool-runner.js";
 import { streamTurn, type TurnInput, type TurnOutcome } from "./turn.js";
 import { addUsage, emptyUsage } from "./usage.js";
@@ -47,7 +54,7 @@ import { addUsage, emptyUsage } from "./usage.js";
 export function runAgent(options: RunOptions): RunHandle {
   const runId = options.runId ?? `run_${randomUUID().replace(/-/g, "")}`;
   const workspace = resolveWorkspace(options.workspace ?? process.cwd());
-  const registry = toRegistry(options.tools);
+  const tools = liveRegistry(toRegistry(options.tools));
   const structured = options.outputSchema === undefined ? undefined : structuredCheck(options.outputSchema);
   const channel = new FrameChannel({
     runId,
@@ -61,7 +68,14 @@ export function runAgent(options: RunOptions): RunHandle {
   else options.signal?.addEventListener("abort", onUserAbort, { once: true });
   channel.onConsumerExit = () => controller.abort("the consumer stopped reading frames");
 
-  const loop = new AgentLoop(options, { channel, controller, registry, workspace, structured });
+  const loop = new AgentLoop(options, {
+    channel,
+    controller,
+    registry: tools.registry,
+    replaceTools: tools.replace,
+    workspace,
+    structured,
+  });
   const result = Promise.resolve()
     .then(() => loop.run())
     .finally(() => options.signal?.removeEventListener("abort", onUserAbort));
@@ -76,7 +90,9 @@ export function runAgent(options: RunOptions): RunHandle {
 interface LoopDeps {
   channel: FrameChannel;
   controller: AbortController;
+  /** The run's tools (this object for the whole run; `replaceTools` changes what it answers). */
   registry: ToolRegistry;
+  replaceTools: (next: ToolRegistry) => void;
   workspace: string;
   structured: { check: StructuredOutputCheck; format: JsonObject } | undefined;
 }
@@ -97,6 +113,13 @@ class AgentLoop {
   private readonly executor: ToolExecutor;
   private readonly maxTurns: number;
   private readonly approvals: Approvals;
+  private readonly history: ToolHistoryManager;
+  /** Native tool types are offered (instead of function imitations). */
+  private readonly nativeTools: boolean;
+  /** Native call items are promoted and answered (native tools, or a remote MCP server's approvals). */
+  private readonly nativeCalls: boolean;
+  /** The cut-off answer a `continueIncomplete` follow-up continues. */
+  private continuedText: string | undefined;
 
   constructor(
     private readonly options: RunOptions,
@@ -105,10 +128,17 @@ class AgentLoop {
     this.channel = deps.channel;
     this.signal = deps.controller.signal;
     const { capabilities } = options.provider;
+    this.history = createRunHistory(options);
+    this.nativeTools = options.nativeTools ?? capabilities.nativeTools;
+    // A remote MCP server's approval requests must be answered wherever the tool is declared.
+    this.nativeCalls = this.nativeTools || (options.hostedTools ?? []).some((t) => t.type === "mcp");
     this.conversation = new Conversation({
       input: options.input,
+      context: options.context?.items,
       mode: options.mode ?? (capabilities.previousResponseId ? "chained" : "stateless"),
       keepItemIds: capabilities.keepItemIds,
+      history: this.history,
+      nativeCalls: this.nativeCalls,
     });
     this.toolChoice = options.toolChoice;
     this.budget = new ToolBudget(
@@ -125,11 +155,17 @@ class AgentLoop {
     const started: Parameters<FrameChannel["emit"]>[0] = frame("run_started", {
       model: options.model,
       mode: this.conversation.mode,
-      input: typeof options.input === "string" ? options.input : [...options.input],
+      input: startInput(options),
       tools: this.deps.registry.names(),
     });
+    if (options.hostedTools !== undefined && options.hostedTools.length > 0)
+      started.hosted_tools = options.hostedTools.map((t) => t.type);
     if (options.instructions !== undefined) started.instructions = options.instructions;
+    if (options.mcpServers !== undefined && options.mcpServers.length > 0)
+      started.mcp_servers = options.mcpServers.map((s) => ({ ...s }));
     channel.emit(started);
+    if (options.context !== undefined)
+      channel.emit(frame("context_compiled", { ...options.context.compiled }));
     const onCancel = () => {
       channel.emit(
         frame("cancel_requested", { turn: this.turn, reason: describeReason(this.signal.reason) }),
@@ -140,6 +176,8 @@ class AgentLoop {
     try {
       return await this.turns();
     } catch (err) {
+      // A summary or compaction request the cancellation aborted.
+      if (this.signal.aborted) return this.end("cancelled", cancelledError());
       return this.end("failed", { code: "internal_error", message: `eddy failed: ${describeError(err)}` });
     } finally {
       this.signal.removeEventListener("abort", onCancel);
@@ -149,16 +187,34 @@ class AgentLoop {
   private async turns(): Promise<RunResult> {
     for (;;) {
       if (this.signal.aborted) return this.end("cancelled", cancelledError());
+      const refreshed = await this.options.refreshTools?.();
+      if (refreshed !== undefined) this.deps.replaceTools(refreshed);
       this.budget.startTurn();
       const runner = this.newRunner();
-      let streamed = await streamTurn(this.turnInput(runner, this.nextBody(), 1));
+      let streamed = await streamTurn(this.turnInput(runner, await this.nextBody(), 1));
       if (this.shouldResendStateless(runner, streamed)) {
         // docs/decisions.md #5: resend this turn statelessly, and stay stateless for the rest of the run.
         this.switchToStateless("previous_response_not_found");
-        streamed = await streamTurn(this.turnInput(runner, this.nextBody(), streamed.lastAttempt + 1));
+        streamed = await streamTurn(this.turnInput(runner, await this.nextBody(), streamed.lastAttempt + 1));
+      }
+      let compacted: ContextCompaction | undefined;
+      const overflowed = this.nothingHappened(runner, streamed) && isContextOverflow(streamed.outcome);
+      if (overflowed) {
+        // Once per turn: compact, then send the turn again (overflow.ts).
+        compacted = await this.compactAfterOverflow(streamed);
+        if (compacted !== undefined)
+          streamed = await streamTurn(
+            this.turnInput(runner, await this.nextBody(), streamed.lastAttempt + 1),
+          );
       }
       const decision = this.recordTurn(runner, streamed);
-      if (decision.next === "end") return this.end(decision.reason, decision.error, decision.result);
+      if (decision.next === "end" && overflowed && isContextOverflow(streamed.outcome))
+        return this.end(
+          decision.reason === "incomplete" ? "incomplete" : "invalid_request",
+          overflowError(streamed.outcome, compacted),
+        );
+      if (decision.next === "end" && !this.continuesCutAnswer(decision, runner))
+        return this.end(decision.reason, decision.error, decision.result);
       this.prepareFollowUp();
     }
   }
@@ -170,11 +226,38 @@ class AgentLoop {
       !outcome.ok &&
       outcome.error.isPreviousResponseNotFound &&
       this.conversation.isChaining &&
+      this.nothingHappened(runner, streamed)
+    );
+  }
+
+  /** The turn ran no tool, produced no call and showed no text: sending it again repeats nothing. */
+  private nothingHappened(runner: ToolRunner, streamed: TurnOutcome): boolean {
+    const { response } = streamed.outcome;
+    return (
       runner.answered.length === 0 &&
-      outcome.response.calls.length === 0 &&
-      outcome.response.outputText === "" &&
+      response.calls.length === 0 &&
+      response.outputText === "" &&
       !this.signal.aborted
     );
+  }
+
+  /** Compacts the history after an overflow and says so in a `context_compacted` frame (overflow.ts). */
+  private async compactAfterOverflow(streamed: TurnOutcome): Promise<ContextCompaction | undefined> {
+    const { options } = this;
+    const done = await compactAfterOverflow({
+      provider: options.provider,
+      model: options.model,
+      instructions: options.instructions,
+      history: this.history,
+      items: this.conversation.items as JsonObject[],
+      outcome: streamed.outcome,
+      keepItemIds: options.provider.capabilities.keepItemIds,
+      signal: this.signal,
+    });
+    if (done === undefined) return undefined;
+    this.conversation.replaceHistory(done.items);
+    this.channel.emit(frame("context_compacted", { turn: this.turn, ...done.compaction }));
+    return done.compaction;
   }
 
   private switchToStateless(reason: string): void {
@@ -217,15 +300,18 @@ class AgentLoop {
       toolExecution: this.options.toolExecution ?? LOOP_DEFAULTS.toolExecution,
       runner,
       admit: (call: AssembledCall) => this.budget.admit(call, this.toolChoice),
+      nativeCalls: this.nativeCalls,
     };
   }
 
-  /** The next request body; the pairing check's repairs are reported first. */
-  private nextBody(): CreateResponseBody {
+  /** The next request body; the pairing check's repairs and a threshold fold are reported first. */
+  private async nextBody(): Promise<CreateResponseBody> {
     const { options } = this;
-    const next = this.conversation.nextInput();
+    const next = await this.conversation.nextInput(this.signal);
     if (next.repairs.length > 0)
       this.channel.emit(frame("history_repaired", { turn: this.turn, repairs: next.repairs }));
+    if (next.compaction !== undefined)
+      this.channel.emit(frame("context_compacted", { turn: this.turn, ...next.compaction }));
     const toolsOnFollowUp = options.toolsOnFollowUp ?? LOOP_DEFAULTS.toolsOnFollowUp;
     return buildRequestBody({
       model: options.model,
@@ -233,7 +319,11 @@ class AgentLoop {
       input: next.input,
       mode: this.conversation.mode,
       previousResponseId: next.previousResponseId,
-      tools: this.deps.registry.declarations(),
+      tools: toolDeclarations(this.deps.registry, {
+        native: this.nativeTools,
+        ...(options.nativeShell === undefined ? {} : { shell: options.nativeShell }),
+        ...(options.hostedTools === undefined ? {} : { hosted: options.hostedTools }),
+      }),
       sendTools: this.turn === 0 || toolsOnFollowUp === "every_request",
       toolChoice: this.toolChoice,
       parallelToolCalls: options.parallelToolCalls ?? LOOP_DEFAULTS.parallelToolCalls,
@@ -275,6 +365,29 @@ class AgentLoop {
     });
   }
 
+  /**
+   * `continueIncomplete`: a final answer cut off by `max_output_tokens` is continued once — a
+   * follow-up asks the model to go on, and the run's text is both parts together.
+   */
+  private continuesCutAnswer(decision: TurnDecision, runner: ToolRunner): boolean {
+    const response = this.lastResponse;
+    if (
+      this.options.continueIncomplete !== true ||
+      this.continuedText !== undefined ||
+      decision.next !== "end" ||
+      decision.reason !== "incomplete" ||
+      response?.incompleteReason !== "max_output_tokens" ||
+      runner.answered.length > 0 ||
+      response.calls.length > 0 ||
+      response.outputText === "" ||
+      this.turn >= this.maxTurns
+    )
+      return false;
+    this.continuedText = response.outputText;
+    this.conversation.addUserMessage(LOOP_DEFAULTS.continuePrompt);
+    return true;
+  }
+
   private prepareFollowUp(): void {
     if (this.options.resetToolChoice ?? LOOP_DEFAULTS.resetToolChoice)
       this.toolChoice = relaxToolChoice(this.toolChoice);
@@ -282,7 +395,7 @@ class AgentLoop {
   }
 
   private end(reason: RunEndReason, error?: FrameError, result?: unknown): RunResult {
-    const outputText = this.lastResponse?.outputText ?? "";
+    const outputText = (this.continuedText ?? "") + (this.lastResponse?.outputText ?? "");
     const ended = frame("run_ended", {
       reason,
       output_text: outputText,
@@ -312,6 +425,14 @@ class AgentLoop {
   }
 }
 
+/** `run_started.input`: the input as given, after the context items when the run starts from a context. */
+function startInput(options: RunOptions): string | ItemParam[] {
+  const input = typeof options.input === "string" ? options.input : [...options.input];
+  if (options.context === undefined) return input;
+  const own = typeof input === "string" ? [userMessageItem(input) as ItemParam] : input;
+  return [...options.context.items, ...own];
+}
+
 /** `turn_ended.status`: the response status, `cancelled`, or `error` when no terminal event came. */
 function turnStatus(outcome: TurnOutcome["outcome"]): string {
   if (outcome.ok) return outcome.response.status;
@@ -328,7 +449,8 @@ function registryExecutor(options: RunOptions, deps: LoopDeps): ToolExecutor {
     };
     if (options.toolTimeoutMs !== undefined) execOptions.timeoutMs = options.toolTimeoutMs;
     if (options.toolOutputCapBytes !== undefined) execOptions.outputCapBytes = options.toolOutputCapBytes;
-    return executeToolCall(deps.registry, call, execOptions);
+    if (options.provider.capabilities.toolOutputImages) execOptions.imagesInOutput = true;
+    return executeCall(deps.registry, call, execOptions);
   };
 }
 

@@ -93,6 +93,7 @@ export class ToolRunner {
       arguments: call.arguments,
       output_index: call.outputIndex,
     });
+    if (call.itemType !== "function_call") callFrame.item_type = call.itemType;
     this.options.channel.emit(callFrame);
     const policy =
       refusal === undefined ? this.options.policy(call) : { exclusive: false, needsApproval: false };
@@ -151,8 +152,9 @@ export class ToolRunner {
     else {
       this.ranAny = true;
       const { executor, workspace, signal, turn } = this.options;
+      const { callId, name, arguments: args, itemType } = task.call;
       result = await executor(
-        { callId: task.call.callId, name: task.call.name, arguments: task.call.arguments },
+        { callId, name, arguments: args, ...(itemType === "function_call" ? {} : { itemType }) },
         { signal, workspace, turn },
       ).catch((err: unknown) =>
         this.refused(task, { code: "tool_failed", message: `eddy failed to run the tool: ${String(err)}` }),
@@ -223,6 +225,7 @@ export class ToolRunner {
       ended.truncated = true;
       if (result.fullOutput !== undefined) ended.full_output = result.fullOutput;
     }
+    if (result.imageUrl !== undefined) ended.image_url = result.imageUrl;
     this.options.channel.emit(ended);
     this.answered.push({ call: task.call, result });
   }

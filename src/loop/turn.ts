@@ -22,6 +22,8 @@ export interface TurnInput {
   runner: ToolRunner;
   /** Decides, at promotion, whether a call may run (tool_choice, budget, a terminal tool already ran). */
   admit: (call: AssembledCall) => Refusal | undefined;
+  /** Native call items are promoted and answered too (`ProviderStreamOptions.nativeCalls`). */
+  nativeCalls?: boolean;
 }
 
 export interface TurnOutcome {
@@ -39,7 +41,13 @@ export async function streamTurn(input: TurnInput): Promise<TurnOutcome> {
       : (call: AssembledCall) => deferred.push(call);
   const stream = input.provider.stream(
     { body: input.body, turn: input.turn, firstAttempt: input.firstAttempt },
-    { signal: input.signal, canRetry: () => !runner.ranAny, isBusy: () => runner.busy, onCall },
+    {
+      signal: input.signal,
+      canRetry: () => !runner.ranAny,
+      isBusy: () => runner.busy,
+      onCall,
+      ...(input.nativeCalls === true ? { nativeCalls: true } : {}),
+    },
   );
   let lastAttempt = input.firstAttempt;
   for await (const frame of stream) {

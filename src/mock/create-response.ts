@@ -1,28 +1,39 @@
 /**
- * `POST /responses`: validate the body, resolve the conversation, let `turn.ts` pick the turn and
- * plan the answer (scenario or demo model, tool policy), and answer as JSON or as an SSE stream
- * with the turn's faults. The turn counter advances only for requests that reach the model: a body
- * refused with 400, an unknown `previous_response_id` (404) or an input over the scenario's
- * `contextWindow` (400 `context_length_exceeded`) does not use up a turn.
+ * `POST /responses`: validate the body, resolve the conversation (a WebSocket connection's own cache
+ * first), let `turn.ts` pick the turn and plan the answer (scenario or demo model, tool policy), and
+ * answer as JSON or as an SSE stream with the turn's faults; `prepareResponse` is everything but the
+ * transport, shared with WebSocket mode (`websocket-session.ts`). The turn counter advances only for
+ * requests that reach the model: a body refused with 400, an unknown `previous_response_id` (404) or
+ * an input over the scenario's `contextWindow` (400 `context_length_exceeded`) does not use up a turn.
  */
 import type { JsonObject, ResponseResource } from "../protocol/types.js";
 import { parseJsonObject } from "../util/json.js";
 import { type ResponseEventsOptions, responseEvents, terminalResource } from "./events.js";
-import { errorEventPayload, type MockFaults } from "./faults.js";
+import { errorEventPayload, httpErrorResponse, type MockFaults } from "./faults.js";
 import { invalidRequest, jsonResponse } from "./http-error.js";
 import type { IdGenerator } from "./ids.js";
 import { assignIds } from "./plan.js";
 import type { MockRequestLog } from "./recording.js";
 import { type MockRequestBody, parseCreateBody } from "./request.js";
 import type { Scenario } from "./scenario.js";
-import { type Conversation, type ResponseStore, resolveConversation } from "./state.js";
-import { connectionDropped, createSseBody, type StreamOutcome } from "./stream-writer.js";
+import { layeredStore, type ResponseStore, resolveConversation } from "./state.js";
+import {
+  connectionDropped,
+  createSseBody,
+  type SseBodyOptions,
+  type StreamOutcome,
+} from "./stream-writer.js";
 import { toolPolicy } from "./tool-policy.js";
-import { decideTurn } from "./turn.js";
+import { decideTurn, type TurnDecision } from "./turn.js";
 
 /** The server state a request works with. */
 export interface CreateContext {
   store: ResponseStore;
+  /**
+   * A WebSocket connection's own cache: `previous_response_id` is looked up here first, and
+   * `store: false` responses are kept here (only this connection can continue them).
+   */
+  connection?: ResponseStore;
   ids: IdGenerator;
   scenario: Scenario | undefined;
   /** Hands out the next turn number. */
@@ -46,6 +57,25 @@ export interface CreateResult {
   ended: Promise<StreamOutcome | "answered">;
 }
 
+/** The `response.failed` snapshot an `errorEvent` fault ends a stream with (see `SseBodyOptions`). */
+export type FailedResponse = SseBodyOptions["failedResponse"];
+
+/**
+ * One turn, planned and ready to be sent over any transport: either the `httpError` fault of its
+ * scenario turn, or its events (lazy, produced as they are sent) with the turn's faults.
+ */
+export type PreparedResponse =
+  | Extract<TurnDecision, { kind: "http_error" }>
+  | {
+      kind: "events";
+      /** The events in order: objects are JSON-encoded, strings sent verbatim. */
+      events: Iterator<JsonObject | string, unknown>;
+      faults: MockFaults;
+      /** Stores a terminal snapshot as the request's `store` says (the server's store, or the connection's cache). */
+      keep: (resource: ResponseResource) => void;
+      fail: FailedResponse;
+    };
+
 const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
 
 /** Answers one `POST /responses` (see the module comment). Refusals are thrown as HTTP problems. */
@@ -55,16 +85,43 @@ export async function createResponse(
   info: CreateInfo,
 ): Promise<CreateResult> {
   const body = parseCreateBody(text);
-  info.model = body.model;
   info.stream = body.stream === true;
+  const prepared = await prepareResponse(body, ctx, info);
+  if (prepared.kind === "http_error") return answered(httpErrorResponse(prepared.fault, ctx.headers));
+  if (body.stream !== true) return jsonAnswer(prepared, ctx);
+  const { events, faults, keep, fail } = prepared;
+  return streamAnswer(keepTerminal(events, keep), faults, fail, ctx);
+}
+
+/**
+ * Resolves the conversation (in the connection's cache, then the server's store), lets `decideTurn`
+ * pick the turn and plan the answer, and readies its events and where their snapshot is stored:
+ * everything but the transport. Refusals are thrown as HTTP problems.
+ */
+export async function prepareResponse(
+  body: MockRequestBody,
+  ctx: CreateContext,
+  info: CreateInfo,
+): Promise<PreparedResponse> {
+  info.model = body.model;
   const policy = toolPolicy(body);
-  const conversation = resolveConversation(ctx.store, body);
+  const lookup = ctx.connection === undefined ? ctx.store : layeredStore(ctx.connection, ctx.store);
+  const conversation = resolveConversation(lookup, body);
   const decision = await decideTurn({ api: "responses", body, sent: body, conversation, policy }, ctx, info);
-  if (decision.kind === "answered") return answered(decision.response);
-  if (decision.kind === "raw") return rawAnswer(decision.raw, decision.faults, body, conversation, ctx, info);
-  const { plan, faults } = decision;
+  if (decision.kind === "http_error") return decision;
+  const { faults } = decision;
+  const target = body.store !== false ? ctx.store : ctx.connection;
+  const keep = (resource: ResponseResource) => target?.put({ resource, context: conversation.context });
+  if (decision.kind === "raw") {
+    // A replayed capture is sent exactly (strings verbatim); the response id is the capture's own.
+    const keepRaw = (resource: ResponseResource) => {
+      info.responseId = resource.id;
+      keep(resource);
+    };
+    return { kind: "events", events: decision.raw.values(), faults, keep: keepRaw, fail: rawFailure };
+  }
   const options: ResponseEventsOptions = {
-    plan: assignIds(plan, ctx.ids),
+    plan: assignIds(decision.plan, ctx.ids),
     body,
     responseId: ctx.ids.next("resp"),
     createdAt: seconds(ctx.clock()),
@@ -72,79 +129,50 @@ export async function createResponse(
     context: conversation.context,
   };
   info.responseId = options.responseId;
-  const keep = (resource: ResponseResource) => {
-    if (body.store !== false) ctx.store.put({ resource, context: conversation.context });
-  };
-  if (body.stream !== true) {
-    const events = responseEvents(options);
-    let next = events.next();
-    while (next.done !== true) next = events.next();
-    return jsonAnswer(next.value, faults, keep, ctx);
-  }
-  const fail = (done: ResponseResource["output"], error: { code: string; message: string }) => {
+  const fail: FailedResponse = (done, error) => {
     const resource = terminalResource(options, done, error);
     keep(resource);
     return resource;
   };
-  return streamAnswer(keepTerminal(responseEvents(options), keep), faults, fail, ctx);
+  return { kind: "events", events: responseEvents(options), faults, keep, fail };
 }
 
-/** A replayed capture (`rawEvents`): sent exactly; its last terminal snapshot is stored. */
-function rawAnswer(
-  raw: Array<JsonObject | string>,
-  faults: MockFaults,
-  body: MockRequestBody,
-  conversation: Conversation,
-  ctx: CreateContext,
-  info: CreateInfo,
-): CreateResult {
-  const keep = (resource: ResponseResource) => {
-    info.responseId = resource.id;
-    if (body.store !== false) ctx.store.put({ resource, context: conversation.context });
-  };
-  const objects = raw.map((e) => (typeof e === "string" ? parseJsonObject(e) : e));
-  if (body.stream !== true) {
-    const last = objects.filter(isLifecycle).pop();
-    if (last === undefined)
-      throw invalidRequest(
-        "Scenario rawEvents hold no response.* event to answer a non-streaming request with.",
-        null,
-        "scenario_mismatch",
-      );
-    return jsonAnswer(last.response as ResponseResource, faults, keep, ctx);
-  }
-  function* events() {
-    for (const [i, event] of raw.entries()) {
-      const parsed = objects[i];
-      if (parsed !== undefined && isLifecycle(parsed) && isTerminalType(parsed.type))
-        keep(parsed.response as ResponseResource);
-      yield event;
-    }
-  }
-  const fail = (
-    done: ResponseResource["output"],
-    error: { code: string; message: string },
-    last?: JsonObject,
-  ) =>
-    last === undefined
-      ? undefined
-      : { ...last, status: "failed", error, output: done, usage: last.usage ?? null };
-  return streamAnswer(events(), faults, fail, ctx);
+/** The `response.failed` snapshot of a replayed capture: its last snapshot, failed. */
+function rawFailure(
+  done: ResponseResource["output"],
+  error: { code: string; message: string },
+  last?: JsonObject,
+) {
+  return last === undefined
+    ? undefined
+    : { ...last, status: "failed", error, output: done, usage: last.usage ?? null };
 }
 
+/** A non-streaming answer: the last lifecycle snapshot of the events, stored and sent as JSON. */
 function jsonAnswer(
-  resource: ResponseResource,
-  faults: MockFaults,
-  keep: (resource: ResponseResource) => void,
+  prepared: Extract<PreparedResponse, { kind: "events" }>,
   ctx: CreateContext,
 ): CreateResult {
+  const { faults } = prepared;
   if (faults.dropAfterEvents !== undefined) {
     throw connectionDropped(0);
   }
   if (faults.errorEvent !== undefined) {
     return answered(jsonResponse(500, { error: errorEventPayload(faults.errorEvent) }, ctx.headers));
   }
-  keep(resource);
+  let last: JsonObject | undefined;
+  for (let next = prepared.events.next(); next.done !== true; next = prepared.events.next()) {
+    const event = typeof next.value === "string" ? parseJsonObject(next.value) : next.value;
+    if (isLifecycle(event)) last = event.response;
+  }
+  if (last === undefined)
+    throw invalidRequest(
+      "Scenario rawEvents hold no response.* event to answer a non-streaming request with.",
+      null,
+      "scenario_mismatch",
+    );
+  const resource = last as ResponseResource;
+  prepared.keep(resource);
   return answered(jsonResponse(200, resource, ctx.headers));
 }
 
@@ -152,7 +180,7 @@ function jsonAnswer(
 export function streamAnswer(
   events: Iterator<JsonObject | string, unknown>,
   faults: MockFaults,
-  failedResponse: Parameters<typeof createSseBody>[0]["failedResponse"],
+  failedResponse: FailedResponse,
   ctx: CreateContext,
 ): CreateResult {
   let resolveEnded: (outcome: StreamOutcome) => void = () => {};
@@ -166,14 +194,15 @@ export function streamAnswer(
   };
 }
 
-/** Stores the terminal snapshot as soon as the terminal event is produced. */
-function* keepTerminal(
-  events: Generator<JsonObject, ResponseResource>,
+/** Stores each terminal snapshot as soon as its event is produced (objects and verbatim strings alike). */
+export function* keepTerminal(
+  events: Iterator<JsonObject | string, unknown>,
   keep: (resource: ResponseResource) => void,
-): Generator<JsonObject> {
+): Generator<JsonObject | string> {
   for (let next = events.next(); next.done !== true; next = events.next()) {
     const event = next.value;
-    if (isLifecycle(event) && isTerminalType(event.type)) keep(event.response as ResponseResource);
+    const parsed = typeof event === "string" ? parseJsonObject(event) : event;
+    if (isLifecycle(parsed) && isTerminalType(parsed.type)) keep(parsed.response as ResponseResource);
     yield event;
   }
 }
@@ -183,7 +212,8 @@ export function answered(response: Response): CreateResult {
   return { response, ended: Promise.resolve("answered") };
 }
 
-function isLifecycle(
+/** True for a `response.*` event carrying its response snapshot. */
+export function isLifecycle(
   event: JsonObject | undefined,
 ): event is JsonObject & { type: string; response: JsonObject } {
   return (
@@ -195,7 +225,8 @@ function isLifecycle(
   );
 }
 
-function isTerminalType(type: string): boolean {
+/** True for the three terminal event types. */
+export function isTerminalType(type: string): boolean {
   return type === "response.completed" || type === "response.failed" || type === "response.incomplete";
 }
 

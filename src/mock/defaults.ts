@@ -21,6 +21,12 @@ export const MOCK_DEFAULTS = {
   batchEvents: 32,
   /** …and at most about this many characters. */
   batchChars: 16 * 1024,
+  /** `POST /responses/compact` keeps this many of the most recent user messages verbatim beside the compaction item. */
+  compactKeepUserMessages: 2,
+  /** A WebSocket connection remembers at most this many `store: false` responses (the oldest go first). */
+  websocketCacheSize: 1_000,
+  /** Past this many bytes queued on a WebSocket, the mock waits for the socket before sending more. */
+  websocketHighWaterBytes: 64 * 1024,
   /** `incomplete_details.reason` of a scripted `incomplete` turn that names none. */
   incompleteReason: "max_output_tokens",
   /** Echoed settings a request leaves out (the values OpenAI reports for the same omissions). */

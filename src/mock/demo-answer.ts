@@ -3,8 +3,10 @@
  * JSON `{tool, ok, exit_code, stdout, stderr, artifacts?, error?}`; any other string is used raw)
  * and writes a reply that uses it: a file's first lines and, for JSON, its top-level keys and
  * notable values; a folder's entry count and some names; a search's match and file counts; a
- * failed call's error.
+ * failed call's error. Another tool's own output (not eddy's JSON) is read as JSON (its fields
+ * and values) or as text.
  */
+import { EDDY_TOOLS } from "./demo-tools.js";
 
 /** One answered call: what was called and what came back. */
 export interface AnsweredCall {
@@ -34,6 +36,7 @@ export function answerCalls(calls: AnsweredCall[]): string {
 function answerOne(call: AnsweredCall): string {
   const parsed = parseOutput(call.output);
   const path = typeof call.args.path === "string" ? call.args.path : undefined;
+  if (parsed === undefined && !EDDY_TOOLS.has(call.name)) return describeForeign(call);
   if (parsed === undefined)
     return `\`${call.name}\` returned:\n\n${codeBlock(firstLines(call.output, PREVIEW_LINES), "")}`;
   if (!parsed.ok) {
@@ -96,6 +99,39 @@ function describeFile(path: string, out: ParsedOutput): string {
   const json = describeJson(content);
   if (json !== undefined) parts.push(json);
   return parts.join("\n\n");
+}
+
+/** What another tool returned, by its arguments: a JSON object's fields and values, an array's size, or the text. */
+function describeForeign(call: AnsweredCall): string {
+  const args = Object.entries(call.args)
+    .map(([k, v]) => `${k}: ${brief(v)}`)
+    .join(", ");
+  const head = `According to \`${call.name}\`${args === "" ? "" : ` (${args})`}`;
+  let value: unknown;
+  try {
+    value = JSON.parse(call.output);
+  } catch {
+    const text = call.output.trim();
+    if (text === "") return `${head}, there is nothing: it returned no output.`;
+    return text.includes("\n")
+      ? `${head}:\n\n${codeBlock(firstLines(text, PREVIEW_LINES), "")}`
+      : `${head}: ${clip(text, 300)}`;
+  }
+  if (Array.isArray(value))
+    return `${head}, there are ${plural(value.length, "result")}${value.length > 0 ? `: ${list(value.map(brief), 8)}` : ""}.`;
+  if (value !== null && typeof value === "object") {
+    const fields = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k} ${brief(v)}`);
+    return fields.length === 0
+      ? `${head}, there is nothing to report (an empty object).`
+      : `${head}: ${list(fields, 12)}.`;
+  }
+  return `${head}: ${brief(value)}.`;
+}
+
+function brief(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(clip(value, 80));
+  const json = JSON.stringify(value) ?? String(value);
+  return json.length > 80 ? `${json.slice(0, 79)}…` : json;
 }
 
 /** Top-level keys and notable values of a JSON document (a package.json gets name, version, scripts, dependencies). */

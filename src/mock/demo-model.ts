@@ -18,6 +18,9 @@
  *      each (plus `start_line`/`end_line` for "lines 10-20" or "first 5 lines").
  *    Calls already made since that user message are not repeated; with `parallel_tool_calls:
  *    false` or `max_tool_calls` they are made one response at a time.
+ *    - a function tool that is not one of eddy's own (e.g. `get_weather`), when its name or
+ *      description shares a word with the message → the best match, with arguments built from its
+ *      JSON Schema and the message (`demo-tools.ts`).
  * 2. **All its calls are answered** (`function_call_output`s came back) → it replies in text that
  *    uses the outputs (eddy's `{tool, ok, exit_code, stdout, stderr, …}` JSON, else the raw
  *    string): a file's first lines in a code block and, for JSON such as package.json, its
@@ -26,7 +29,10 @@
  * 3. **The message carries images or files** (`input_image`, `input_file`; `image_url` and `file`
  *    parts through Chat Completions) → it names each one's MIME type and size in bytes, an image's
  *    pixel dimensions, a file's name (see `demo-attachments.ts`); URLs are not downloaded.
- * 4. **Otherwise** it says what it is (eddy's built-in offline demo model), what it can do, and how
+ * 4. **The message states or asks about a fact the user gave** ("my name is Ada", "what is my
+ *    name?") → it acknowledges the statement, or answers from what the user's messages in the
+ *    conversation stated — earlier turns, a resent history, a context bundle (`demo-recall.ts`).
+ * 5. **Otherwise** it says what it is (eddy's built-in offline demo model), what it can do, and how
  *    to use a real model; if a tool would have helped but is not offered (or `tool_choice` is
  *    `"none"`), it says which one.
  *
@@ -42,6 +48,8 @@ import { type AnsweredCall, answerCalls } from "./demo-answer.js";
 import { describeAttachments } from "./demo-attachments.js";
 import { type DemoCall, defaultArgs, detectCalls } from "./demo-intent.js";
 import { sampleFromSchema } from "./demo-json.js";
+import { recallReply } from "./demo-recall.js";
+import { argumentsFromSchema, bestForeignTool, EDDY_TOOLS } from "./demo-tools.js";
 import type { PlannedItem, TurnPlan } from "./plan.js";
 import type { MockRequestBody } from "./request.js";
 import type { Conversation, ConversationItem } from "./state.js";
@@ -72,14 +80,24 @@ export function demoModel({ body, conversation, policy }: DemoModelInput): TurnP
   const key = (name: string, args: string) => `${name}\u0000${canonical(args)}`;
   const done = new Set(made.map((c) => key(c.name, c.arguments)));
   let calls = doable.filter((c) => !done.has(key(c.name, JSON.stringify(c.args))));
+  const tools = body.tools ?? [];
+  const foreign = calls.length === 0 ? bestForeignTool(text, tools, policy) : undefined;
+  const argsFor = (name: string) =>
+    EDDY_TOOLS.has(name)
+      ? defaultArgs(name, text)
+      : argumentsFromSchema(tools.find((t) => t.name === name)?.parameters, text);
   let rule: string;
-  if (calls.length === 0 && policy.mode === "required") {
+  if (foreign !== undefined && !made.some((c) => c.name === foreign.name)) {
+    calls = [{ name: foreign.name, args: argsFor(foreign.name) }];
+    rule = `the message matches the ${foreign.name} tool, so call it with arguments from its schema`;
+  } else if (calls.length === 0 && policy.mode === "required") {
     const callable = callableTools(policy);
     const name =
       callable.find((n) => wanted.some((c) => c.name === n)) ??
+      foreign?.name ??
       callable.find((n) => BUILTINS.includes(n)) ??
       callable[0];
-    if (name !== undefined) calls = [{ name, args: defaultArgs(name, text) }];
+    if (name !== undefined) calls = [{ name, args: argsFor(name) }];
     rule = `tool_choice requires a call, so call ${name ?? "a tool"}`;
   } else {
     rule = calls.length > 0 ? `the message asks for ${calls.map(describeCall).join(", ")}` : "";
@@ -94,12 +112,16 @@ export function demoModel({ body, conversation, policy }: DemoModelInput): TurnP
       .map((c) => ({ name: c.name, args: parseArgs(c.arguments), output: outputs.get(c.call_id) ?? "" }));
     let reply: string;
     const attachments = describeAttachments(contentParts(context[lastUser]));
+    const recalled = recallReply(userTexts(context.slice(0, lastUser + 1)), text);
     if (answered.length > 0) {
       rule = `${answered.length} tool output(s) came back, so summarize them`;
       reply = answerCalls(answered);
     } else if (attachments.length > 0) {
       rule = "the message carries images or files, so describe them";
       reply = describeAttached(attachments);
+    } else if (recalled !== undefined) {
+      rule = "the message states or asks about facts the user gave, so answer from the conversation";
+      reply = recalled;
     } else {
       rule = "no tool fits the message, so introduce myself";
       reply = introduction(text, wanted, policy);
@@ -143,6 +165,11 @@ function describeAttached(attachments: string[]): string {
   const list = attachments.map((a) => `- ${a}`).join("\n");
   const what = attachments.length === 1 ? "one attachment" : `${attachments.length} attachments`;
   return `You sent ${what}:\n\n${list}\n\nI’m eddy’s built-in offline demo model: I can tell an attachment’s type and size, not what it shows. A real model can.`;
+}
+
+/** The text of every user message, in order. */
+function userTexts(items: readonly ConversationItem[]): string[] {
+  return items.filter((i) => i.type === "message" && "role" in i && i.role === "user").map(messageText);
 }
 
 function contentParts(item: ConversationItem | undefined): unknown[] {

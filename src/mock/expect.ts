@@ -5,14 +5,22 @@
 import type { ItemParam } from "../protocol/types.js";
 import type { MockRequestBody } from "./request.js";
 import type { ScenarioExpect } from "./scenario.js";
+import type { Conversation } from "./state.js";
 import { itemText } from "./usage.js";
 
+/** What a request's `expect` is checked against. */
+export interface ExpectRequest {
+  /** The request as an Open Responses body (a chat request translated). */
+  body: MockRequestBody;
+  /** The body as the client sent it: `expect.body` is matched against it. */
+  sent: Record<string, unknown>;
+  conversation: Conversation;
+}
+
 /** The mismatches of `request` against `expect` (empty when it matches). */
-export function checkExpect(
-  expect: ScenarioExpect,
-  body: MockRequestBody,
-  input: readonly ItemParam[],
-): string[] {
+export function checkExpect(expect: ScenarioExpect, request: ExpectRequest): string[] {
+  const { body, sent, conversation } = request;
+  const { input } = conversation;
   const out: string[] = [];
   const previous = body.previous_response_id ?? null;
   const want = expect.previousResponseId;
@@ -35,6 +43,15 @@ export function checkExpect(
     if (!text.includes(needle))
       out.push(`expected the input to contain ${JSON.stringify(needle)}; got ${quote(text)}`);
   }
+  if (expect.contextContains !== undefined) {
+    const seen = conversation.context.map(itemText).join("\n");
+    for (const needle of list(expect.contextContains)) {
+      if (!seen.includes(needle))
+        out.push(
+          `expected the model to see ${JSON.stringify(needle)} in the conversation; got ${quote(seen)}`,
+        );
+    }
+  }
   const offered = (body.tools ?? []).map((t) => t.name);
   for (const name of expect.tools ?? []) {
     if (!offered.includes(name)) {
@@ -52,7 +69,7 @@ export function checkExpect(
     );
   }
   if (expect.body !== undefined) {
-    const mismatch = subsetMismatch(expect.body, body, "body");
+    const mismatch = subsetMismatch(expect.body, sent, "body");
     if (mismatch !== undefined) out.push(mismatch);
   }
   return out;

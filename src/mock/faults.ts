@@ -89,6 +89,22 @@ export function httpErrorResponse(fault: HttpErrorFault, extraHeaders: Record<st
   return jsonResponse(fault.status, body, headers);
 }
 
+/**
+ * The error an `httpError` fault carries where there is no HTTP status line (a WebSocket error
+ * message): the body's `error` object when it has one, else the default payload for the status (a
+ * string body becomes part of its message); the fault's headers ride along as `headers`.
+ */
+export function httpErrorPayload(fault: HttpErrorFault): ErrorBody["error"] {
+  const own = (fault.body as { error?: unknown } | null | undefined)?.error;
+  const payload: ErrorBody["error"] =
+    own !== null && typeof own === "object" && typeof (own as { message?: unknown }).message === "string"
+      ? { ...defaultPayload(fault.status), ...(own as Partial<ErrorBody["error"]>) }
+      : defaultPayload(fault.status);
+  if (typeof fault.body === "string")
+    payload.message = `The mock server answered HTTP ${fault.status} (httpError fault): ${fault.body.slice(0, 200)}`;
+  return fault.headers === undefined ? payload : { ...payload, headers: fault.headers };
+}
+
 function defaultPayload(status: number): ErrorBody["error"] {
   const code =
     status === 429

@@ -6,23 +6,33 @@
  * Routes (with or without the `/v1` prefix):
  * - `POST /v1/responses` — create a response, JSON or SSE (`create-response.ts`);
  * - `POST /v1/chat/completions` — the same model through Chat Completions (`chat/create-chat.ts`);
+ * - `POST /v1/responses/compact` — compact a conversation (`compact-response.ts`);
  * - `GET /v1/responses/{id}` — a stored response (an OpenAI-compatible extra, not in the spec);
- * - another method on those paths → 405; any other path → 404; both with a JSON error body.
+ * - another method on those paths → 405; any other path → 404; both with a JSON error body;
+ * - WebSocket mode: `handler.websocket(upgradeRequest)` admits a `GET /v1/responses` upgrade and
+ *   opens its session (`websocket-session.ts`); the listener does the WebSocket handshake.
  *
- * With `apiKey` set, a request without `Authorization: Bearer <apiKey>` gets 401 `invalid_api_key`.
- * Every answer carries a deterministic `x-request-id` (`req_mock_0001`, …).
+ * With `apiKey` set, a request (or an upgrade) without `Authorization: Bearer <apiKey>` gets 401
+ * `invalid_api_key`. Every answer carries a deterministic `x-request-id` (`req_mock_0001`, …).
  */
 import type { EddyError } from "../errors.js";
 import { createChatCompletion } from "./chat/create-chat.js";
+import { compactResponse } from "./compact-response.js";
 import { type CreateInfo, createResponse } from "./create-response.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
-import { httpProblem, jsonResponse, problemOf, problemResponse } from "./http-error.js";
+import { httpProblem, jsonResponse, problemOf, problemResponse, serverProblem } from "./http-error.js";
 import { createIdGenerator } from "./ids.js";
 import { type MockRequestLog, type RecordedRequest, recordedBody, redactHeaders } from "./recording.js";
 import type { Scenario } from "./scenario.js";
 import { parseScenario } from "./scenario-load.js";
 import { createResponseStore } from "./state.js";
 import { isDropError } from "./stream-writer.js";
+import {
+  openWebSocketSession,
+  type WebSocketPeer,
+  type WebSocketSession,
+  type WebSocketStats,
+} from "./websocket-session.js";
 
 /** Options of the mock server. */
 export interface MockOptions {
@@ -51,14 +61,22 @@ export interface MockOptions {
 /** The handler, with the record of what it received. */
 export interface MockHandler {
   (request: Request): Promise<Response>;
-  /** Every request received, in arrival order (credentials redacted). */
+  /** Every request received, in arrival order (credentials redacted); WebSocket messages too. */
   readonly requests: RecordedRequest[];
+  /** Live counters (WebSocket connections and messages). */
+  readonly stats: { readonly websocket: Readonly<WebSocketStats> };
+  /** Admits (or refuses, with the HTTP answer to send instead of the handshake) a WebSocket upgrade request. */
+  websocket(request: Request): WebSocketAdmission;
   /** Ends pending stalls and streams at once (the listener calls it when closing). */
   close(): void;
 }
 
+/** An upgrade refused (401 without the API key, 404 on another path), or admitted: open its session once the handshake is done. */
+export type WebSocketAdmission = { refused: Response } | { open(peer: WebSocketPeer): WebSocketSession };
+
 const CREATE = /^(?:\/v1)?\/responses\/?$/;
 const CHAT = /^(?:\/v1)?\/chat\/completions\/?$/;
+const COMPACT = /^(?:\/v1)?\/responses\/compact\/?$/;
 const RETRIEVE = /^(?:\/v1)?\/responses\/([^/]+)\/?$/;
 
 /** Creates the handler (see the module comment). */
@@ -69,7 +87,9 @@ export function createMockHandler(options: MockOptions = {}): MockHandler {
   const clock = options.clock ?? Date.now;
   const closed = new AbortController();
   const requests: RecordedRequest[] = [];
+  const stats = { websocket: { connections: 0, open: 0, messages: 0 } };
   let turns = 0;
+  const server = { store, ids, scenario, clock, nextTurn: () => turns++, peekTurn: () => turns };
 
   async function handle(request: Request): Promise<Response> {
     const started = performance.now();
@@ -78,6 +98,7 @@ export function createMockHandler(options: MockOptions = {}): MockHandler {
     const text = request.method === "GET" || request.method === "HEAD" ? "" : await request.text();
     const record: RecordedRequest = {
       method: request.method,
+      transport: "http",
       path,
       headers: redactHeaders(request.headers),
       body: recordedBody(text),
@@ -89,6 +110,7 @@ export function createMockHandler(options: MockOptions = {}): MockHandler {
       options.onRequest?.({
         method: request.method,
         path,
+        transport: "http",
         status,
         ...info,
         outcome,
@@ -104,21 +126,22 @@ export function createMockHandler(options: MockOptions = {}): MockHandler {
         const result = await create(
           text,
           {
-            store,
-            ids,
-            scenario,
-            clock,
+            ...server,
             headers,
             // Stalls end when the server closes or the client goes away.
             signal: AbortSignal.any([closed.signal, request.signal]),
-            nextTurn: () => turns++,
-            peekTurn: () => turns,
           },
           info,
         );
         if (info.turn !== undefined) record.turn = info.turn;
         void result.ended.then((outcome) => log(result.response.status, outcome));
         return result.response;
+      }
+      if (COMPACT.test(path)) {
+        allow(request.method, "POST", path);
+        const compacted = compactResponse(text, server, info);
+        log(200, "answered");
+        return jsonResponse(200, compacted, headers);
       }
       const retrieve = RETRIEVE.exec(path);
       if (retrieve !== null) {
@@ -130,7 +153,7 @@ export function createMockHandler(options: MockOptions = {}): MockHandler {
         return jsonResponse(200, stored.resource, headers);
       }
       throw notFound(
-        `Invalid URL (${request.method} ${path}): the mock serves POST /v1/responses and POST /v1/chat/completions.`,
+        `Invalid URL (${request.method} ${path}): the mock serves POST /v1/responses, POST /v1/responses/compact and POST /v1/chat/completions.`,
         "not_found",
       );
     } catch (error) {
@@ -142,21 +165,58 @@ export function createMockHandler(options: MockOptions = {}): MockHandler {
         log(0, "cancelled"); // the client left (or the server closed) during a stall: nobody to answer
         return new Response(null, { status: 499, headers });
       }
-      const problem = problemOf(error) ?? {
-        status: 500,
-        error: {
-          type: "server_error",
-          code: "server_error",
-          message: `mock server error: ${error instanceof Error ? error.message : String(error)}`,
-          param: null,
-        },
-      };
+      const problem = problemOf(error) ?? serverProblem(error);
       log(problem.status, "answered");
       return problemResponse(problem, headers);
     }
   }
 
-  return Object.assign(handle, { requests, close: () => closed.abort() });
+  function websocket(request: Request): WebSocketAdmission {
+    const path = new URL(request.url).pathname;
+    const log = (status: number, connection?: number) =>
+      options.onRequest?.({
+        method: request.method,
+        path,
+        transport: "websocket",
+        ...(connection === undefined ? {} : { connection }),
+        status,
+        stream: false,
+        faults: [],
+        outcome: "answered",
+        durationMs: 0,
+      });
+    try {
+      checkAuth(request.headers.get("authorization"), options.apiKey);
+      if (!CREATE.test(path))
+        throw notFound(
+          `Invalid URL (WebSocket ${path}): WebSocket mode is served on /v1/responses.`,
+          "not_found",
+        );
+    } catch (error) {
+      const problem = problemOf(error) ?? serverProblem(error);
+      log(problem.status);
+      return { refused: problemResponse(problem, { "x-request-id": ids.next("req") }) };
+    }
+    return {
+      open(peer) {
+        const connection = stats.websocket.connections + 1;
+        log(101, connection);
+        return openWebSocketSession({
+          server,
+          signal: closed.signal,
+          peer,
+          connection,
+          path,
+          headers: redactHeaders(request.headers),
+          requests,
+          onRequest: options.onRequest,
+          stats: stats.websocket,
+        });
+      },
+    };
+  }
+
+  return Object.assign(handle, { requests, stats, websocket, close: () => closed.abort() });
 }
 
 function checkAuth(header: string | null, apiKey: string | undefined): void {

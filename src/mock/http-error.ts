@@ -40,6 +40,19 @@ export function problemOf(error: unknown): HttpProblem | undefined {
   return problem !== null && typeof problem === "object" ? (problem as HttpProblem) : undefined;
 }
 
+/** The 500 `server_error` an unexpected failure (a bug in the mock) is answered with. */
+export function serverProblem(error: unknown): HttpProblem {
+  return {
+    status: 500,
+    error: {
+      type: "server_error",
+      code: "server_error",
+      message: `mock server error: ${error instanceof Error ? error.message : String(error)}`,
+      param: null,
+    },
+  };
+}
+
 /** A JSON `Response` for `problem`. */
 export function problemResponse(problem: HttpProblem, extraHeaders: Record<string, string> = {}): Response {
   return jsonResponse(problem.status, { error: problem.error } satisfies ErrorBody, {

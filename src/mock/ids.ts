@@ -5,7 +5,7 @@
  */
 
 /** The id kinds the mock hands out, as they appear before the first underscore. */
-export type IdKind = "resp" | "msg" | "fc" | "call" | "rs" | "req" | "chatcmpl";
+export type IdKind = "resp" | "msg" | "fc" | "call" | "rs" | "req" | "chatcmpl" | "cmp";
 
 /** Hands out ids such as `resp_mock_0001`; one counter per kind. */
 export interface IdGenerator {

@@ -7,17 +7,25 @@
  * on its own, the loop yields to the event loop (`setImmediate`) after each write and waits for
  * `'drain'` when the socket's buffer is full. A client therefore sees the first event before the
  * server has produced the last one, and a slow client slows the server down (backpressure).
+ *
+ * WebSocket mode shares the listener: an `upgrade` request is admitted (or refused with its HTTP
+ * answer, e.g. 401 before any handshake) by the handler, then `ws` (in `noServer` mode, the
+ * maintained WebSocket implementation for Node) does the handshake and framing, and each connection
+ * gets a session (`websocket-session.ts`).
  */
 import { once } from "node:events";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
+import { type WebSocket, WebSocketServer } from "ws";
 import { EddyError } from "../errors.js";
 import { drained } from "../util/stream.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
-import { createMockHandler, type MockOptions } from "./handler.js";
+import { createMockHandler, type MockHandler, type MockOptions } from "./handler.js";
 import type { RecordedRequest } from "./recording.js";
 import type { Scenario } from "./scenario.js";
 import { loadScenario } from "./scenario-load.js";
+import type { WebSocketPeer, WebSocketStats } from "./websocket-session.js";
 
 /** Options of `createMockServer`: the handler's, plus where to listen. */
 export interface MockServerOptions extends Omit<MockOptions, "scenario"> {
@@ -32,10 +40,20 @@ export interface MockServer {
   /** The base URL clients use, e.g. `http://127.0.0.1:54321/v1`. */
   readonly url: string;
   readonly port: number;
-  /** Every request received, in arrival order (credentials redacted). */
+  /** Every request received, in arrival order (credentials redacted); WebSocket messages too (`transport: "websocket"`). */
   readonly requests: RecordedRequest[];
-  /** Stops listening, ends open streams and stalls, and closes every connection. */
+  /** Connection counters, read at the time of the call (e.g. to check that a whole run used one connection). */
+  readonly stats: MockServerStats;
+  /** Stops listening, ends open streams and stalls, and closes every connection (WebSockets included). */
   close(): Promise<void>;
+}
+
+/** Connection counters of a running mock server. */
+export interface MockServerStats {
+  /** TCP connections accepted since the server started: HTTP (keep-alive reuses one) and WebSocket alike. */
+  connections: number;
+  /** WebSocket mode: connections opened, open now, and client messages received. */
+  websocket: WebSocketStats;
 }
 
 /**
@@ -56,6 +74,16 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
   const server = createServer({ noDelay: true, keepAliveTimeout: 5_000 }, (req, res) => {
     serve(req, res, handler).catch(() => res.destroy());
   });
+  const sockets = new WebSocketServer({
+    noServer: true,
+    maxPayload: MOCK_DEFAULTS.maxBodyBytes,
+    perMessageDeflate: false,
+  });
+  let connections = 0;
+  server.on("connection", () => connections++);
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgrade(req, socket, head, handler, sockets).catch(() => socket.destroy());
+  });
   server.listen(port, MOCK_DEFAULTS.host);
   try {
     await once(server, "listening");
@@ -75,9 +103,14 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
     url: `http://${MOCK_DEFAULTS.host}:${address.port}/v1`,
     port: address.port,
     requests: handler.requests,
+    get stats() {
+      return { connections, websocket: { ...handler.stats.websocket } };
+    },
     close() {
       closing ??= new Promise<void>((resolve) => {
         handler.close();
+        for (const ws of sockets.clients) ws.terminate();
+        sockets.close();
         server.close(() => resolve());
         server.closeAllConnections();
       });
@@ -104,17 +137,7 @@ async function serve(req: IncomingMessage, res: ServerResponse, handler: (r: Req
   }
   const gone = new AbortController();
   res.once("close", () => gone.abort());
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
-  }
-  const method = req.method ?? "GET";
-  const request = new Request(`http://${MOCK_DEFAULTS.host}${req.url ?? "/"}`, {
-    method,
-    headers,
-    ...(method === "GET" || method === "HEAD" ? {} : { body }),
-    signal: gone.signal,
-  });
+  const request = toRequest(req, body, gone.signal);
   let response: Response;
   try {
     response = await handler(request);
@@ -139,6 +162,75 @@ async function serve(req: IncomingMessage, res: ServerResponse, handler: (r: Req
   res.writeHead(response.status, outHeaders);
   res.flushHeaders(); // headers go out now, so "stall before the first body byte" is observable
   await pipeStream(response.body, res);
+}
+
+/** The fetch `Request` of a node request (no body for GET and HEAD). */
+function toRequest(req: IncomingMessage, body: Buffer, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+  }
+  const method = req.method ?? "GET";
+  return new Request(`http://${MOCK_DEFAULTS.host}${req.url ?? "/"}`, {
+    method,
+    headers,
+    ...(method === "GET" || method === "HEAD" ? {} : { body }),
+    signal,
+  });
+}
+
+/** An upgrade request: refused with the handler's HTTP answer, or handed to `ws` and given a session. */
+async function upgrade(
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  handler: MockHandler,
+  sockets: WebSocketServer,
+): Promise<void> {
+  const admission = handler.websocket(toRequest(req, Buffer.alloc(0), new AbortController().signal));
+  if ("refused" in admission) {
+    const response = admission.refused;
+    const body = Buffer.from(await response.arrayBuffer());
+    const lines = [`HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ""}`];
+    response.headers.forEach((value, name) => {
+      lines.push(`${name}: ${value}`);
+    });
+    lines.push(`content-length: ${body.length}`, "connection: close", "", "");
+    socket.end(Buffer.concat([Buffer.from(lines.join("\r\n")), body]));
+    return;
+  }
+  sockets.handleUpgrade(req, socket, head, (ws) => {
+    const session = admission.open(peerOf(ws));
+    // binaryType is "nodebuffer" (the default), so a message arrives as one Buffer.
+    ws.on("message", (data, isBinary) =>
+      session.receive(isBinary ? undefined : (data as Buffer).toString("utf8")),
+    );
+    ws.on("close", () => session.end());
+    ws.on("error", () => ws.terminate()); // a protocol error from the client: the socket is gone
+  });
+}
+
+/** A session's view of a `ws` WebSocket: sends wait for the socket only past the high-water mark. */
+function peerOf(ws: WebSocket): WebSocketPeer {
+  return {
+    send(text) {
+      if (ws.readyState !== ws.OPEN) return;
+      if (ws.bufferedAmount < MOCK_DEFAULTS.websocketHighWaterBytes) {
+        ws.send(text);
+        return;
+      }
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          ws.off("close", done);
+          resolve();
+        };
+        ws.once("close", done); // a socket that closes meanwhile may never call back
+        ws.send(text, done);
+      });
+    },
+    ping: () => ws.ping(),
+    drop: () => ws.terminate(),
+  };
 }
 
 /** Writes each chunk on its own, yielding between writes and honouring backpressure. */

@@ -5,10 +5,18 @@
 
 /** One request as received. */
 export interface RecordedRequest {
+  /** The HTTP method, or `"WS"` for a message on a WebSocket. */
   method: string;
+  /** An HTTP request, or a `response.create` message on a WebSocket (WebSocket mode). */
+  transport: "http" | "websocket";
+  /** The WebSocket connection a message came on (1, 2, … in the order they opened). */
+  connection?: number;
   /** The URL path, e.g. `/v1/responses`. */
   path: string;
-  /** Lower-case header names; credentials (`authorization`, `api-key`, …) are `"[REDACTED]"`. */
+  /**
+   * Lower-case header names; credentials (`authorization`, `api-key`, …) are `"[REDACTED]"`. A
+   * WebSocket message carries its connection's upgrade request headers.
+   */
   headers: Record<string, string>;
   /** The body parsed as JSON, or the raw text when it is not JSON (`""` for none). */
   body: unknown;
@@ -18,9 +26,16 @@ export interface RecordedRequest {
 
 /** One line of the request log (`onRequest`), written when the answer is complete. */
 export interface MockRequestLog {
+  /** The HTTP method, or `"WS"` for a message on a WebSocket. */
   method: string;
   path: string;
-  /** HTTP status (a dropped non-streaming request reports 0). */
+  transport: "http" | "websocket";
+  /** The WebSocket connection (see `RecordedRequest.connection`). */
+  connection?: number;
+  /**
+   * HTTP status (a dropped non-streaming request reports 0; an accepted WebSocket upgrade 101). A
+   * WebSocket message reports 200, the `status` of the error message it got, or 0 when dropped.
+   */
   status: number;
   /** The request's `model`, when the body had one. */
   model?: string;
@@ -61,6 +76,7 @@ export function recordedBody(text: string): unknown {
 /** A one-line rendering of a log entry: `POST /v1/responses 200 model=m turn=0 stream 12ms`. */
 export function formatRequestLog(log: MockRequestLog): string {
   const parts = [log.method, log.path, String(log.status)];
+  if (log.connection !== undefined) parts.push(`ws#${log.connection}`);
   if (log.model !== undefined) parts.push(`model=${log.model}`);
   if (log.turn !== undefined) parts.push(`turn=${log.turn}`);
   if (log.responseId !== undefined) parts.push(log.responseId);

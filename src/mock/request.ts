@@ -12,10 +12,44 @@ export type MockRequestBody = CreateResponseBody & { model: string };
 
 /** Parses and validates a request body; throws an HTTP 400 problem (see `http-error.ts`) when it is refused. */
 export function parseCreateBody(text: string): MockRequestBody {
-  const body = readJsonObject(text);
+  return checkCreateBody(parseJsonBody(text));
+}
+
+/**
+ * `text` as a JSON object; a 400 `invalid_json` problem (ending with `hint`) otherwise. Every
+ * endpoint's body and every WebSocket message is read with it.
+ */
+export function parseJsonBody(
+  text: string,
+  hint = "Send a JSON object with Content-Type: application/json.",
+): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw invalidRequest(
+      `We could not parse the JSON body of your request (${reason}). ${hint}`,
+      null,
+      "invalid_json",
+    );
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw invalidRequest("The request body must be a JSON object.", null, "invalid_json");
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Refuses a body without a `model` (400 `missing_required_parameter`, `param: "model"`). */
+export function requireModel(body: Record<string, unknown>): void {
   if (body.model === undefined || body.model === null || body.model === "") {
     throw invalidRequest("Missing required parameter: 'model'.", "model", "missing_required_parameter");
   }
+}
+
+/** Validates a parsed `CreateResponseBody` (the WebSocket mode's `response.create` message minus its `type`, too). */
+export function checkCreateBody(body: Record<string, unknown>): MockRequestBody {
+  requireModel(body);
   const maxToolCalls = body.max_tool_calls;
   if (typeof maxToolCalls === "number" && (!Number.isInteger(maxToolCalls) || maxToolCalls < 1)) {
     throw invalidRequest(
@@ -37,25 +71,6 @@ export function parseCreateBody(text: string): MockRequestBody {
     throw invalidRequest(`Invalid request body: ${errors.join("; ")}`, paramOf(errors[0]), "invalid_value");
   }
   return body as MockRequestBody;
-}
-
-/** A request body as a JSON object; anything else is a 400 `invalid_json` (shared by every endpoint). */
-export function readJsonObject(text: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw invalidRequest(
-      `We could not parse the JSON body of your request (${reason}). Send a JSON object with Content-Type: application/json.`,
-      null,
-      "invalid_json",
-    );
-  }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw invalidRequest("The request body must be a JSON object.", null, "invalid_json");
-  }
-  return value as Record<string, unknown>;
 }
 
 /** The request's `input` as items: a string is one user message (spec §2). */

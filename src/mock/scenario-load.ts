@@ -70,6 +70,7 @@ const expectSchema = z.strictObject({
   previousResponseId: z.union([z.boolean(), z.string()]).optional(),
   functionCallOutputs: strings.optional(),
   inputContains: strings.optional(),
+  contextContains: strings.optional(),
   tools: z.array(z.string()).optional(),
   instructionsContains: z.string().optional(),
   body: jsonObject.optional(),

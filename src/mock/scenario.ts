@@ -79,6 +79,12 @@ export interface ScenarioExpect {
   functionCallOutputs?: string | string[];
   /** Each text must occur in the request's own `input` (message texts and tool outputs). */
   inputContains?: string | string[];
+  /**
+   * Each text must occur in what the model sees: the chain of `previous_response_id` (its inputs
+   * and outputs), then the request's `input`, with compaction items expanded to the history they
+   * stand for.
+   */
+  contextContains?: string | string[];
   /** Each tool name must be offered in `tools`. */
   tools?: string[];
   /** The `instructions` must contain this text. */

@@ -3,9 +3,10 @@
  * says `store: false`) so a later request can continue one with `previous_response_id`. The model
  * then sees `previous.input + previous.output + new input`, recursively (spec §8.6).
  */
-import type { ItemField, ItemParam, ResponseResource } from "../protocol/types.js";
+import type { CreateResponseBody, ItemField, ItemParam, ResponseResource } from "../protocol/types.js";
+import { expandCompactions } from "./compaction.js";
 import { httpProblem, invalidRequest } from "./http-error.js";
-import { inputItems, type MockRequestBody } from "./request.js";
+import { inputItems } from "./request.js";
 
 /** Any item of a conversation: sent by the client or produced by the model. */
 export type ConversationItem = ItemParam | ItemField;
@@ -21,6 +22,8 @@ export interface StoredResponse {
 export interface ResponseStore {
   get(id: string): StoredResponse | undefined;
   put(stored: StoredResponse): void;
+  /** Forgets a response (a WebSocket connection evicts the one a failed continuation named). */
+  delete(id: string): void;
   /** An output item of any stored response, by item id (for `item_reference` inputs). */
   findItem(id: string): ItemField | undefined;
   readonly size: number;
@@ -40,6 +43,12 @@ export function createResponseStore(limit = 10_000): ResponseStore {
         if (oldest !== undefined) responses.delete(oldest);
       }
     },
+    delete(id) {
+      const stored = responses.get(id);
+      if (stored === undefined) return;
+      responses.delete(id);
+      for (const item of stored.resource.output) items.delete(item.id);
+    },
     findItem: (id) => items.get(id),
     get size() {
       return responses.size;
@@ -47,9 +56,25 @@ export function createResponseStore(limit = 10_000): ResponseStore {
   };
 }
 
+/**
+ * A store that reads `first`, then `fallback`, and writes and deletes in `first` only: a WebSocket
+ * connection's own cache of `store: false` responses in front of the server's store.
+ */
+export function layeredStore(first: ResponseStore, fallback: ResponseStore): ResponseStore {
+  return {
+    get: (id) => first.get(id) ?? fallback.get(id),
+    put: (stored) => first.put(stored),
+    delete: (id) => first.delete(id),
+    findItem: (id) => first.findItem(id) ?? fallback.findItem(id),
+    get size() {
+      return first.size + fallback.size;
+    },
+  };
+}
+
 /** What the model sees for one request. */
 export interface Conversation {
-  /** The whole context: previous responses' context and output, then `input`. */
+  /** The whole context: previous responses' context and output, then `input` (compaction items expanded). */
   context: ConversationItem[];
   /** The request's own input items (a string input made a user message). */
   input: ItemParam[];
@@ -57,10 +82,14 @@ export interface Conversation {
 
 /**
  * Resolves a request's conversation. Refuses (HTTP problems) an unknown `previous_response_id`
- * (404 `previous_response_not_found`), an unknown `item_reference`, and a `function_call_output`
+ * (404 `previous_response_not_found`), an unknown `item_reference`, a compaction item this mock did
+ * not produce (400 `invalid_encrypted_content`, see `compaction.ts`), and a `function_call_output`
  * whose `call_id` matches no `function_call` of the conversation (400, `param` = `input[i].call_id`).
  */
-export function resolveConversation(store: ResponseStore, body: MockRequestBody): Conversation {
+export function resolveConversation(
+  store: ResponseStore,
+  body: Pick<CreateResponseBody, "previous_response_id" | "input">,
+): Conversation {
   const history: ConversationItem[] = [];
   const previousId = body.previous_response_id;
   if (previousId !== undefined && previousId !== null) {
@@ -88,7 +117,7 @@ export function resolveConversation(store: ResponseStore, body: MockRequestBody)
     }
     return found;
   });
-  const context = [...history, ...resolved];
+  const context = [...history, ...expandCompactions(resolved, (index) => `input[${index}]`)];
   const callIds = new Set<string>();
   for (const item of context) if (item.type === "function_call") callIds.add(item.call_id);
   input.forEach((item, index) => {

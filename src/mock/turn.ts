@@ -1,22 +1,20 @@
 /**
- * What answers one model request, whichever API it came through (`/responses` or
- * `/chat/completions`): the context-window check, the turn counter, the scenario turn's faults that
- * act before any answer (`stallBeforeHeadersMs`, `httpError`), its `expect` checks, a replayed
- * capture (`rawEvents` for Responses, `rawChunks` for Chat Completions), or else a plan from the
- * scenario's items or the demo model, trimmed by the request's tool policy.
+ * What answers one model request, whichever API it came through (`/responses` over HTTP or
+ * WebSocket, or `/chat/completions`): the context-window check, the turn counter, the scenario
+ * turn's faults that act before any answer (`stallBeforeHeadersMs`, `httpError`), its `expect`
+ * checks, a replayed capture (`rawEvents` for Responses, `rawChunks` for Chat Completions), or else
+ * a plan from the scenario's items or the demo model, trimmed by the request's tool policy.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { JsonObject } from "../protocol/types.js";
 import type { CreateContext, CreateInfo } from "./create-response.js";
 import { demoModel } from "./demo-model.js";
-import { checkExpect, subsetMismatch } from "./expect.js";
-import { faultNames, httpErrorResponse, type MockFaults } from "./faults.js";
+import { checkExpect, type ExpectRequest } from "./expect.js";
+import { faultNames, type HttpErrorFault, type MockFaults } from "./faults.js";
 import { httpProblem, invalidRequest } from "./http-error.js";
 import type { TurnPlan } from "./plan.js";
-import type { MockRequestBody } from "./request.js";
 import type { Scenario, ScenarioTurn } from "./scenario.js";
 import { scenarioPlan, selectTurn } from "./scenario-model.js";
-import type { Conversation } from "./state.js";
 import { applyToolPolicy, type ToolPolicy } from "./tool-policy.js";
 import { estimateInputTokens } from "./usage.js";
 
@@ -24,21 +22,19 @@ import { estimateInputTokens } from "./usage.js";
 export type MockApi = "responses" | "chat";
 
 /** One model request, in the mock's own terms. */
-export interface TurnRequest {
+export interface TurnRequest extends ExpectRequest {
   api: MockApi;
-  /** The request as an Open Responses body (a chat request translated). */
-  body: MockRequestBody;
-  /** The body as the client sent it: a scenario's `expect.body` is matched against it. */
-  sent: Record<string, unknown>;
-  conversation: Conversation;
   policy: ToolPolicy;
 }
 
-/** How the turn answers. */
+/**
+ * How the turn answers: with a plan, with a replayed capture, or with its `httpError` fault (each
+ * transport renders that: an HTTP answer, or a WebSocket error message).
+ */
 export type TurnDecision =
   | { kind: "plan"; plan: TurnPlan; faults: MockFaults }
   | { kind: "raw"; raw: Array<JsonObject | string>; faults: MockFaults }
-  | { kind: "answered"; response: Response };
+  | { kind: "http_error"; fault: HttpErrorFault };
 
 /** Decides the answer to one request (see the module comment); refusals are thrown as HTTP problems. */
 export async function decideTurn(
@@ -46,7 +42,7 @@ export async function decideTurn(
   ctx: CreateContext,
   info: CreateInfo,
 ): Promise<TurnDecision> {
-  const { api, body, conversation, policy, sent } = request;
+  const { api, body, conversation, policy } = request;
   checkContextWindow(request, ctx);
   const turnIndex = ctx.nextTurn();
   info.turn = turnIndex;
@@ -63,13 +59,10 @@ export async function decideTurn(
   if (faults.stallBeforeHeadersMs !== undefined)
     await sleep(faults.stallBeforeHeadersMs, undefined, { signal: ctx.signal });
   if (faults.httpError !== undefined) {
-    return { kind: "answered", response: httpErrorResponse(faults.httpError, ctx.headers) };
+    return { kind: "http_error", fault: faults.httpError };
   }
   const name = `turn ${turnIndex}${turn.label === undefined ? "" : ` (${turn.label})`}`;
-  const { body: expectBody, ...expect } = turn.expect ?? {};
-  const mismatches = checkExpect(expect, body, conversation.input);
-  const bodyMismatch = expectBody === undefined ? undefined : subsetMismatch(expectBody, sent, "body");
-  if (bodyMismatch !== undefined) mismatches.push(bodyMismatch);
+  const mismatches = checkExpect(turn.expect ?? {}, request);
   if (mismatches.length > 0) {
     throw invalidRequest(`Scenario ${name}: ${mismatches.join("; ")}.`, null, "scenario_mismatch");
   }

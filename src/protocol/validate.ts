@@ -66,6 +66,22 @@ export function validateStreamingEvent(data: unknown): ValidationErrors {
   ];
 }
 
+const validateWebSocketError = makeValidator("WebSocketErrorEvent");
+
+/**
+ * Validates one server message of WebSocket mode (`x-openresponses-websocket` on `/responses`):
+ * an `error` with an HTTP-style `status` is a `WebSocketErrorEvent` (which needs no
+ * `sequence_number`); every other message is a streaming event, checked by `validateStreamingEvent`.
+ */
+export function validateWebSocketMessage(data: unknown): ValidationErrors {
+  const isWebSocketError =
+    data !== null &&
+    typeof data === "object" &&
+    (data as { type?: unknown }).type === "error" &&
+    "status" in data;
+  return isWebSocketError ? validateWebSocketError(data) : validateStreamingEvent(data);
+}
+
 /** A response object (`ResponseResource`); undefined when valid, else readable messages. */
 export const validateResponseResource = makeValidator("ResponseResource");
 /** A request body (`CreateResponseBody`); undefined when valid, else readable messages. */

@@ -48,10 +48,18 @@ export type FrameSource = (
 ) => AsyncGenerator<readonly ProviderFrame[], ProviderError | undefined, undefined>;
 
 /**
- * Maps a `provider_event` of a non-Responses wire format (Chat Completions chunks) to the Open
- * Responses streaming events it stands for, in order. A fresh translator is made per attempt.
+ * Maps the `provider_event`s of a non-Responses wire format (Chat Completions chunks) to the Open
+ * Responses streaming events they stand for, in order. A fresh translator is made per attempt.
  */
-export type EventTranslator = (frame: ProviderEventFrame) => readonly JsonObject[];
+export interface EventTranslator {
+  /** The events one provider event stands for (often none, or several). */
+  translate(frame: ProviderEventFrame): readonly JsonObject[];
+  /**
+   * The events the end of the attempt's body stands for (a terminal event the format only implies,
+   * e.g. a finished chat choice whose usage chunk never came). Called once, when the body ended.
+   */
+  end(): readonly JsonObject[];
+}
 
 export interface AssemblingStreamInit {
   request: ProviderRequest;
@@ -59,10 +67,12 @@ export interface AssemblingStreamInit {
   source: FrameSource;
   /**
    * For wire formats whose events are not Open Responses events: called at each
-   * `request_started`. The stream then derives `output_text_delta` frames from the translated
-   * text deltas itself. @defaultValue none (each event's `data` is an Open Responses event)
+   * `request_started` (undefined: this attempt's events are Open Responses events). While a
+   * translator runs, the stream derives `output_text_delta` frames from the translated text deltas
+   * itself and drops any the source yields (a fallback candidate's own stream already derived
+   * them). @defaultValue none (each event's `data` is an Open Responses event)
    */
-  translator?: () => EventTranslator;
+  translator?: () => EventTranslator | undefined;
 }
 
 /** Wraps a frame source into a provider stream (see the module comment). */
@@ -74,8 +84,10 @@ class AssemblingStream implements ProviderStream, StreamControl {
   readonly result: Promise<ProviderOutcome>;
   readonly request: ProviderRequest;
   readonly options: ProviderStreamOptions;
-  private assembly: Assembly = createAssembly();
+  private assembly: Assembly;
   private translate: EventTranslator | undefined;
+  /** The current attempt's translator was told its body ended. */
+  private translationEnded = false;
   /** Calls of the current assembly already handed to `onCall`. */
   private delivered = 0;
   private settle!: (outcome: ProviderOutcome) => void;
@@ -85,9 +97,14 @@ class AssemblingStream implements ProviderStream, StreamControl {
   constructor(private readonly init: AssemblingStreamInit) {
     this.request = init.request;
     this.options = init.options ?? {};
+    this.assembly = this.newAssembly();
     this.result = new Promise((resolve) => {
       this.settle = resolve;
     });
+  }
+
+  private newAssembly(): Assembly {
+    return createAssembly({ nativeCalls: this.options.nativeCalls === true });
   }
 
   get terminal(): TerminalKind | null {
@@ -104,6 +121,7 @@ class AssemblingStream implements ProviderStream, StreamControl {
   }
 
   endOfStreamError(sawDone: boolean): ProviderError | undefined {
+    this.endTranslation();
     return endOfStreamError(this.assembly, sawDone);
   }
 
@@ -133,7 +151,7 @@ class AssemblingStream implements ProviderStream, StreamControl {
               yield f;
             }
             if (onCall !== undefined) this.deliverCalls(onCall);
-          } else {
+          } else if (f.type !== "output_text_delta" || this.translate === undefined) {
             if (f.type === "request_started") this.reset();
             yield f;
           }
@@ -150,7 +168,7 @@ class AssemblingStream implements ProviderStream, StreamControl {
 
   /** Steps the assembly with a translated event batch; yields the text deltas it derives. */
   private *translated(f: ProviderEventFrame): Generator<OutputTextDeltaFrame> {
-    const events = (this.translate as EventTranslator)(f);
+    const events = (this.translate as EventTranslator).translate(f);
     for (const event of events) {
       step(this.assembly, event);
       if (event.type === "response.output_text.delta" && typeof event.delta === "string") {
@@ -166,9 +184,21 @@ class AssemblingStream implements ProviderStream, StreamControl {
   }
 
   private reset(): void {
-    this.assembly = createAssembly();
+    this.assembly = this.newAssembly();
     this.delivered = 0;
     this.translate = this.init.translator?.();
+    this.translationEnded = false;
+  }
+
+  /**
+   * The body of the current attempt ended: the translator's end events are stepped (they make no
+   * frame of their own; a replay derives them again from the same frames).
+   */
+  private endTranslation(): void {
+    if (this.translate === undefined || this.translationEnded) return;
+    this.translationEnded = true;
+    for (const event of this.translate.end()) step(this.assembly, event);
+    if (this.options.onCall !== undefined) this.deliverCalls(this.options.onCall);
   }
 
   private deliverCalls(onCall: (call: Assembly["calls"][number]) => void): void {
@@ -178,6 +208,7 @@ class AssemblingStream implements ProviderStream, StreamControl {
 
   /** Settles from how the source ended: its failure, else what the assembly says. */
   private finish(failure: ProviderError | undefined): void {
+    if (failure === undefined) this.endTranslation();
     const response = finishAssembly(this.assembly);
     const error = failure ?? endOfStreamError(this.assembly, false);
     this.settleWith(error === undefined ? { ok: true, response } : { ok: false, error, response });

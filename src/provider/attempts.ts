@@ -11,6 +11,7 @@ import {
   type RequestFailedFrame,
   type ResponseHeadersFrame,
 } from "../frames/frame.js";
+import type { JsonObject } from "../protocol/types.js";
 import type { FrameSource, StreamControl } from "./assembling-stream.js";
 import { cancelledError, type ProviderError } from "./errors.js";
 import { backoffDelayMs, type RetryPolicy } from "./retry.js";
@@ -45,6 +46,16 @@ export interface RetryingSourceOptions {
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Makes attempt number `attempt` of the request. */
   openAttempt: (attempt: number, control: StreamControl) => Attempt;
+  /**
+   * The body actually sent, when the wire format is not Open Responses: recorded as
+   * `request_started.wire_body` on every attempt. @defaultValue none
+   */
+  wireBody?: JsonObject;
+  /**
+   * Set for attempts over a WebSocket connection: recorded as `request_started.transport`.
+   * @defaultValue none (HTTP)
+   */
+  transport?: "websocket";
 }
 
 /** The frame source that runs attempts until one succeeds, one may not be retried, or retries run out. */
@@ -54,7 +65,10 @@ export function retryingSource(options: RetryingSourceOptions): FrameSource {
     const signal = control.options.signal;
     let attempt = control.request.firstAttempt ?? 1;
     for (let retries = 0; ; retries++) {
-      yield [frame("request_started", { turn, attempt, body })];
+      const started = frame("request_started", { turn, attempt, body });
+      if (options.wireBody !== undefined) started.wire_body = options.wireBody;
+      if (options.transport !== undefined) started.transport = options.transport;
+      yield [started];
       const exchange = options.openAttempt(attempt, control);
       let error: ProviderError | undefined;
       try {

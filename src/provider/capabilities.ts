@@ -26,6 +26,23 @@ export const GENERIC_CAPABILITIES = {
   maxToolCalls: true,
   /** `parallel_tool_calls` is accepted in requests. */
   parallelToolCalls: true,
+  /**
+   * `POST /responses/compact` works (the provider has `compact`): a run whose context overflows
+   * asks the server to compact it before compacting locally.
+   */
+  compaction: false,
+  /**
+   * OpenAI's native tool types are accepted and their items answered: `{type:"apply_patch"}`,
+   * `{type:"shell"}`, `local_shell` and `custom` tools are offered instead of their function
+   * imitations, and `apply_patch_call`, local `shell_call`, `local_shell_call`, `custom_tool_call`
+   * and `mcp_approval_request` items are run and answered like function calls (CLI: `--native-tools`).
+   */
+  nativeTools: false,
+  /**
+   * A `function_call_output` may be an array of content parts with images (`input_image`), as the
+   * spec allows: `read_file` then shows an image to the model instead of a note.
+   */
+  toolOutputImages: true,
 } as const satisfies Record<string, boolean>;
 
 /** What a provider supports: one flag per capability of `GENERIC_CAPABILITIES` (its doc comments apply). */

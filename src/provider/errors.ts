@@ -21,7 +21,9 @@ export type ProviderErrorKind =
   /** The caller aborted. */
   | "cancelled"
   /** The body could not be decoded (e.g. an SSE message over the size limit). */
-  | "decode";
+  | "decode"
+  /** The request cannot be expressed in the provider's API (e.g. a hosted tool over Chat Completions); nothing was sent. */
+  | "unsupported";
 
 export interface ProviderErrorFields {
   kind: ProviderErrorKind;
@@ -92,6 +94,8 @@ export class ProviderError extends EddyError {
         return "cancelled";
       case "stream_failed":
         return "failed";
+      case "unsupported":
+        return "invalid_request";
       case "http":
         return this.status === 400 || this.status === 404 || this.status === 422
           ? "invalid_request"

@@ -7,12 +7,15 @@
  *
  * The candidates' streams are the frame source of one assembling stream, so calls reach the
  * caller once, from the outer stream (each frame is assembled by the candidate's stream and again
- * by the outer one; only runs with fallbacks pay for that).
+ * by the outer one; only runs with fallbacks pay for that). Candidates may speak different APIs:
+ * the outer stream translates each attempt's events with the translator of the candidate that
+ * made it (wire-api.ts).
  */
 import { EddyError } from "../errors.js";
 import { frame } from "../frames/frame.js";
 import { createAssemblingStream, type FrameSource } from "./assembling-stream.js";
 import type { Provider, ProviderRequest, ProviderStreamOptions } from "./provider.js";
+import { chainWire, wireCodec } from "./wire-api.js";
 
 /** One provider of a fallback chain. */
 export interface FallbackCandidate {
@@ -35,19 +38,32 @@ export function createFallbackProvider(candidates: readonly FallbackCandidate[])
     throw new EddyError("invalid_config", "a fallback provider needs at least one candidate", {
       fault: "user",
     });
-  return {
+  const provider: Provider = {
     name: first.provider.name,
     capabilities: first.provider.capabilities,
     secrets: candidates.flatMap((c) => c.provider.secrets ?? []),
-    stream: (request, options = {}) =>
-      createAssemblingStream({ request, options, source: candidateSource(candidates, request, options) }),
+    close: async () => {
+      await Promise.all(candidates.map((c) => c.provider.close?.()));
+    },
+    stream: (request, options = {}) => {
+      const current: { candidate: FallbackCandidate } = { candidate: first };
+      return createAssemblingStream({
+        request,
+        options,
+        source: candidateSource(candidates, request, options, current),
+        translator: () => wireCodec(current.candidate.provider.wire).createTranslator?.(request),
+      });
+    },
   };
+  const wire = chainWire(candidates.map((c) => c.provider.wire));
+  return wire === undefined ? provider : { ...provider, wire };
 }
 
 function candidateSource(
   candidates: readonly FallbackCandidate[],
   request: ProviderRequest,
   options: ProviderStreamOptions,
+  current: { candidate: FallbackCandidate },
 ): FrameSource {
   // Calls reach the caller from the outer stream only.
   const { onCall: _outer, ...innerOptions } = options;
@@ -55,6 +71,7 @@ function candidateSource(
     let firstAttempt = request.firstAttempt ?? 1;
     for (let i = 0; ; i++) {
       const candidate = candidates[i] as FallbackCandidate;
+      current.candidate = candidate;
       const body = candidate.model === undefined ? request.body : { ...request.body, model: candidate.model };
       const inner = candidate.provider.stream({ ...request, body, firstAttempt }, innerOptions);
       let lastAttempt = firstAttempt;

@@ -399,7 +399,7 @@ function snippet(text: string): string {
 }
 
 /** Reads a body as text, stopping once it holds more than `maxBytes` (the rest is left unread). */
-async function readText(
+export async function readText(
   body: AsyncIterable<Uint8Array>,
   maxBytes: number,
 ): Promise<{ text: string; complete: boolean }> {

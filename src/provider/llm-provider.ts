@@ -10,7 +10,7 @@ import type { ProviderFrame } from "../frames/frame.js";
 import type { CreateResponseBody, FunctionToolParam, JsonObject } from "../protocol/types.js";
 import { compileSchema, type JsonSchema } from "../util/schema.js";
 import type { AssembledResponse } from "./assembler/index.js";
-import type { Provider } from "./provider.js";
+import type { CompactRequest, CompactResult, Provider } from "./provider.js";
 
 /** Options of `createLLMProvider`. */
 export interface LLMProviderOptions {
@@ -70,6 +70,16 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** What `LLMProvider.compact` compacts: a conversation as items, a stored response chain, or both. */
+export interface LLMCompactRequest {
+  /** The conversation (or what follows `previousResponseId`): a string is one user message. @defaultValue [] */
+  input?: string | readonly JsonObject[];
+  /** A response whose chain is compacted too. @defaultValue none */
+  previousResponseId?: string;
+  /** @defaultValue none */
+  instructions?: string;
+}
+
 /**
  * A small surface for callers that drive their own loop: one-shot text, one agent turn, structured output.
  */
@@ -89,6 +99,14 @@ export interface LLMProvider {
     },
     options?: CallOptions,
   ): Promise<T>;
+  /**
+   * Compacts a conversation on the server (`POST /responses/compact`, `CompactResource` in
+   * schemas/openresponses/openapi.json): the items that stand for it — the recent messages and an
+   * opaque `compaction` item — to send as the next request's `input` without `previousResponseId`.
+   * Throws a `ProviderError` when the server refuses, and an `unsupported_request` error when the
+   * provider has no compaction (`Provider.compact`).
+   */
+  compact(request: LLMCompactRequest, options?: CallOptions): Promise<CompactResult>;
 }
 
 /**
@@ -147,7 +165,35 @@ export function createLLMProvider(options: LLMProviderOptions): LLMProvider {
       if (!checked.ok) throw mismatch(request.name, checked.problems.join("; "), text);
       return checked.value as never;
     },
+    compact: (request, callOptions) => compactWith(options, request, callOptions),
   };
+}
+
+async function compactWith(
+  options: LLMProviderOptions,
+  request: LLMCompactRequest,
+  callOptions: CallOptions = {},
+): Promise<CompactResult> {
+  const { provider } = options;
+  if (provider.compact === undefined) {
+    throw new EddyError(
+      "unsupported_request",
+      `provider ${provider.name} cannot compact a conversation (it has no POST /responses/compact)`,
+      { fault: "user" },
+    );
+  }
+  const input = request.input ?? [];
+  const compact: CompactRequest = {
+    model: options.model,
+    input: typeof input === "string" ? [userMessage(input)] : input,
+  };
+  if (request.previousResponseId !== undefined) compact.previousResponseId = request.previousResponseId;
+  if (request.instructions !== undefined) compact.instructions = request.instructions;
+  return provider.compact(compact, callOptions.signal === undefined ? {} : { signal: callOptions.signal });
+}
+
+function userMessage(text: string): JsonObject {
+  return { type: "message", role: "user", content: [{ type: "input_text", text }] };
 }
 
 /** One request, streamed to its end: the response, or the typed error (an incomplete answer is one). */
@@ -198,7 +244,7 @@ function turnBody(turn: TurnRequest): JsonObject {
       output,
     }));
     if (turn.userInput !== undefined && turn.userInput !== "") {
-      input.push({ type: "message", role: "user", content: [{ type: "input_text", text: turn.userInput }] });
+      input.push(userMessage(turn.userInput));
     }
     body.previous_response_id = turn.previousResponseId;
     body.input = input;

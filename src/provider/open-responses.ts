@@ -14,12 +14,16 @@ import { isJsonObject } from "../util/json.js";
 import { createAssemblingStream } from "./assembling-stream.js";
 import { abortableSleep, retryingSource } from "./attempts.js";
 import { type ProviderCapabilities, withCapabilities } from "./capabilities.js";
+import { compactOverHttp, compactUrl } from "./compact.js";
 import { PROVIDER_DEFAULTS } from "./defaults.js";
 import { createHttpAttempt, type HttpAttemptConfig, type WireFormat } from "./http-attempt.js";
 import type { Provider } from "./provider.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
 import { fetchTransport, nodeHttpTransport, type Transport } from "./transport.js";
 import type { WatchdogLimits } from "./watchdog.js";
+import { createWebSocketAttempt, responseCreateMessage } from "./websocket/attempt.js";
+import { type WebSocketOptions, webSocketAttemptConfig } from "./websocket/mode.js";
+import type { StreamTransport } from "./wire-api.js";
 
 /** Options of `createOpenResponsesProvider`. */
 export interface OpenResponsesProviderOptions {
@@ -47,6 +51,17 @@ export interface OpenResponsesProviderOptions {
   fetch?: typeof fetch;
   /** Use this transport (wins over `fetch`). @defaultValue nodeHttpTransport() */
   transport?: Transport;
+  /**
+   * How responses stream back. `"sse"`: one `POST /responses` per request, its events as SSE.
+   * `"websocket"`: WebSocket mode — a connection to `/responses` kept open across requests (a
+   * run's turns share one), each request one `response.create` message, saving a connection and a
+   * request's headers per turn (src/provider/websocket/). `close()` closes the connections.
+   * Compaction goes over HTTP either way. The CLI's `--transport sse|websocket`.
+   * @defaultValue "sse"
+   */
+  streamTransport?: StreamTransport;
+  /** Settings of WebSocket mode. @defaultValue WEBSOCKET_DEFAULTS */
+  webSocket?: WebSocketOptions;
   /** Name for frames, tapes and messages. @defaultValue "openresponses" */
   name?: string;
   /** What the server supports. @defaultValue GENERIC_CAPABILITIES */
@@ -125,24 +140,42 @@ export const RESPONSES_WIRE: WireFormat = {
  */
 export function createOpenResponsesProvider(options: OpenResponsesProviderOptions): Provider {
   const config = httpAttemptConfig(options, "responses", RESPONSES_WIRE);
+  const compactConfig = { ...config, url: compactUrl(config.url) };
   const retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? abortableSleep;
+  const ws =
+    options.streamTransport === "websocket" ? webSocketAttemptConfig(config, options.webSocket) : undefined;
+
   return {
     name: options.name ?? "openresponses",
     capabilities: withCapabilities(options.capabilities),
     secrets: config.secrets as string[],
+    close: async () => ws?.pool.close(),
     stream(request, streamOptions = {}) {
+      const { turn } = request;
+      if (ws !== undefined) {
+        const message = responseCreateMessage(request.body);
+        const source = retryingSource({
+          retry,
+          random,
+          sleep,
+          transport: "websocket",
+          openAttempt: () =>
+            createWebSocketAttempt({ config: ws, body: request.body, message, turn, stream: streamOptions }),
+        });
+        return createAssemblingStream({ request, options: streamOptions, source });
+      }
       const body = JSON.stringify(request.body);
       const source = retryingSource({
         retry,
         random,
         sleep,
-        openAttempt: (attempt) =>
-          createHttpAttempt({ config, body, turn: request.turn, attempt, stream: streamOptions }),
+        openAttempt: (attempt) => createHttpAttempt({ config, body, turn, attempt, stream: streamOptions }),
       });
       return createAssemblingStream({ request, options: streamOptions, source });
     },
+    compact: (request, compactOptions) => compactOverHttp(compactConfig, request, compactOptions),
   };
 }
 

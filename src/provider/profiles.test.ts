@@ -37,7 +37,7 @@ describe("resolveRoute", () => {
 
   it("names the known providers when one is unknown", () => {
     expect(() => resolveRoute({ provider: "nope" })).toThrow(
-      /unknown provider "nope" \(known: azure, generic, lmstudio, ollama, openai, openrouter, vllm\)/,
+      /unknown provider "nope" \(known: azure, deepseek, generic, groq, llamacpp, lmstudio, mistral, ollama, openai, openrouter, vllm\)/,
     );
   });
 });
@@ -127,6 +127,75 @@ describe("profiles", () => {
     for await (const _ of stream);
     expect(server.requests[0]?.headers["api-key"]).toBe("az-key");
     expect(server.requests[0]?.headers.authorization).toBeUndefined();
+  });
+});
+
+describe("profiles: the API they speak", () => {
+  it.each([
+    ["llamacpp", "http://localhost:8080/v1", "LLAMA_API_KEY"],
+    ["groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY"],
+    ["deepseek", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"],
+    ["mistral", "https://api.mistral.ai/v1", "MISTRAL_API_KEY"],
+  ])("%s speaks Chat Completions at %s with %s, stateless", (name, url, keyEnv) => {
+    const profile = KNOWN_PROFILES[name];
+    expect(profile).toMatchObject({ api: "chat-completions", baseURL: url, apiKeyEnv: [keyEnv] });
+    expect(profile?.capabilities).toMatchObject({ previousResponseId: false, encryptedReasoning: false });
+  });
+
+  it.each(["openai", "azure", "openrouter", "ollama", "vllm", "lmstudio", "generic"])(
+    "%s speaks Open Responses by default",
+    (name) => {
+      expect(KNOWN_PROFILES[name]?.api ?? "responses").toBe("responses");
+    },
+  );
+
+  let server: RawServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  const chatReply = {
+    body: [
+      `data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "ok" }, finish_reason: "stop" }] })}\n\n`,
+      "data: [DONE]\n\n",
+    ],
+  };
+
+  async function sendThrough(provider: ReturnType<typeof createProfileProvider>) {
+    const stream = provider.stream({ body: { model: "m", input: "hi", max_output_tokens: 9 }, turn: 0 });
+    for await (const _ of stream);
+    return stream.result;
+  }
+
+  it("a Chat Completions profile builds the Chat Completions provider with its dialect", async () => {
+    server = await startRawServer([chatReply]);
+    const groq = KNOWN_PROFILES.groq;
+    if (groq === undefined) throw new Error("no groq profile");
+    const provider = createProfileProvider(groq, { baseURL: server.url, env: { GROQ_API_KEY: "gsk-test" } });
+    expect(provider.wire?.api).toBe("chat-completions");
+    expect(provider.capabilities.previousResponseId).toBe(false);
+    const outcome = await sendThrough(provider);
+    expect(outcome.ok && outcome.response.outputText).toBe("ok");
+    expect(server.requests[0]?.url).toBe("/v1/chat/completions");
+    expect(server.requests[0]?.headers.authorization).toBe("Bearer gsk-test");
+    const body = JSON.parse(server.requests[0]?.body ?? "{}");
+    expect(body.max_completion_tokens).toBe(9);
+    expect(body).not.toHaveProperty("stream_options");
+  });
+
+  it("a server that speaks both APIs follows the api option", async () => {
+    const ollama = KNOWN_PROFILES.ollama;
+    if (ollama === undefined) throw new Error("no ollama profile");
+    server = await startRawServer([chatReply]);
+    const chat = createProfileProvider(ollama, { baseURL: server.url, api: "chat-completions" });
+    expect(chat.capabilities.previousResponseId).toBe(false);
+    expect((await sendThrough(chat)).ok).toBe(true);
+    expect(server.requests[0]?.url).toBe("/v1/chat/completions");
+    const responses = createProfileProvider(ollama, { baseURL: server.url });
+    expect(responses.wire).toBeUndefined();
+    await sendThrough(responses);
+    expect(server.requests[1]?.url).toBe("/v1/responses");
   });
 });
 

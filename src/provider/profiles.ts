@@ -1,16 +1,24 @@
 /**
  * Provider profiles and routing (the adapter contract's "provider selection and routing rules").
- * A profile names an Open Responses endpoint: base URL, where its key comes from, a default model,
- * extra headers, timeout/retry overrides and its capabilities. A model route `profile/model`
+ * A profile names an endpoint: base URL, the API it speaks (Open Responses or Chat Completions),
+ * where its key comes from, a default model, extra headers, timeout/retry overrides and its
+ * capabilities. A model route `profile/model`
  * (`openrouter/openai/gpt-oss-20b`) picks the profile; an ordered fallback list is tried when the
  * primary fails with a provider error before any output (fallback.ts).
  */
 import { EddyError } from "../errors.js";
 import { GENERIC_CAPABILITIES, type ProviderCapabilities, withCapabilities } from "./capabilities.js";
-import { createOpenResponsesProvider, type OpenResponsesProviderOptions } from "./open-responses.js";
+import type { ChatDialect } from "./chat-completions/dialect.js";
+import {
+  type ChatCompletionsProviderOptions,
+  chatCapabilities,
+  createChatCompletionsProvider,
+} from "./chat-completions/provider.js";
+import { createOpenResponsesProvider } from "./open-responses.js";
 import type { Provider } from "./provider.js";
 import type { RetryPolicy } from "./retry.js";
 import type { WatchdogLimits } from "./watchdog.js";
+import type { ApiName } from "./wire-api.js";
 
 /**
  * A named provider endpoint: base URL, where its key comes from, default model, headers, limits and capabilities.
@@ -44,6 +52,19 @@ export interface ProviderProfile {
   timeouts?: Partial<WatchdogLimits>;
   retry?: Partial<RetryPolicy>;
   capabilities: ProviderCapabilities;
+  /**
+   * The API the endpoint speaks: `POST /responses` or `POST /chat/completions`. Servers that speak
+   * both (Ollama, vLLM, LM Studio) default to Open Responses; a run may choose the other.
+   * @defaultValue "responses"
+   */
+  api?: ApiName;
+  /** What a Chat Completions endpoint accepts (used when the API is `chat-completions`). @defaultValue DEFAULT_CHAT_DIALECT */
+  chat?: Partial<ChatDialect>;
+  /**
+   * Request options every run on this profile gets unless the run sets them, keyed as the config
+   * file's keys (`reasoning_effort`, `max_output_tokens`, …: src/cli/config-request.ts).
+   */
+  requestDefaults?: Readonly<Record<string, unknown>>;
   /** What this profile is, for `eddy config` and errors. */
   description: string;
 }
@@ -53,6 +74,12 @@ export type KeyPolicy = "required" | "optional";
 
 /** Whether a profile's server needs a model name (`ProviderProfile.modelPolicy`). */
 export type ModelPolicy = "required" | "server_default";
+
+/** A profile of an endpoint that only speaks Chat Completions. */
+const chatOnly = (
+  profile: Omit<ProviderProfile, "api" | "capabilities">,
+  caps: Partial<ProviderCapabilities> = {},
+): ProviderProfile => ({ ...profile, api: "chat-completions", capabilities: chatCapabilities(caps) });
 
 const localServer = (
   name: string,
@@ -79,7 +106,8 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
     keyPolicy: "required",
     modelPolicy: "required",
     defaultModel: "gpt-5-mini",
-    capabilities: withCapabilities({ strictTools: true }),
+    // POST /v1/responses/compact: developers.openai.com/api/reference (Responses, "Compact a response").
+    capabilities: withCapabilities({ strictTools: true, compaction: true, nativeTools: true }),
     description: "OpenAI Responses API",
   },
   azure: {
@@ -93,7 +121,13 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
     // The model is the deployment name; Azure has no default deployment.
     modelPolicy: "required",
     // Azure rejects stateless replays both with and without item ids unless store is on.
-    capabilities: withCapabilities({ strictTools: true, keepItemIds: true }),
+    // POST /openai/v1/responses/compact exists on Azure's v1 API as on OpenAI's.
+    capabilities: withCapabilities({
+      strictTools: true,
+      keepItemIds: true,
+      compaction: true,
+      nativeTools: true,
+    }),
     description: "Azure OpenAI (v1 API); the base URL comes from AZURE_OPENAI_ENDPOINT",
   },
   openrouter: {
@@ -110,6 +144,7 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
   ollama: localServer("ollama", "http://localhost:11434/v1", "Ollama on localhost (stateless)", {
     previousResponseId: false,
     encryptedReasoning: false,
+    toolOutputImages: false,
   }),
   vllm: localServer(
     "vllm",
@@ -118,10 +153,45 @@ export const KNOWN_PROFILES: Readonly<Record<string, ProviderProfile>> = {
     {
       previousResponseId: false,
       encryptedReasoning: false,
+      toolOutputImages: false,
     },
   ),
   lmstudio: localServer("lmstudio", "http://localhost:1234/v1", "LM Studio on localhost", {
     encryptedReasoning: false,
+    toolOutputImages: false,
+  }),
+  llamacpp: chatOnly({
+    name: "llamacpp",
+    baseURL: "http://localhost:8080/v1",
+    // llama-server's --api-key reads the same variable.
+    apiKeyEnv: ["LLAMA_API_KEY"],
+    description: "llama.cpp's llama-server on localhost (Chat Completions, stateless)",
+  }),
+  groq: chatOnly({
+    name: "groq",
+    baseURL: "https://api.groq.com/openai/v1",
+    apiKeyEnv: ["GROQ_API_KEY"],
+    // Groq refuses stream_options with HTTP 400 and reports usage in x_groq.usage instead.
+    chat: { maxTokensField: "max_completion_tokens", streamUsage: false },
+    description: "Groq (Chat Completions, stateless)",
+  }),
+  deepseek: chatOnly(
+    {
+      name: "deepseek",
+      baseURL: "https://api.deepseek.com/v1",
+      apiKeyEnv: ["DEEPSEEK_API_KEY"],
+      defaultModel: "deepseek-chat",
+      description: "DeepSeek (Chat Completions, stateless; deepseek-reasoner streams reasoning_content)",
+    },
+    { parallelToolCalls: false },
+  ),
+  mistral: chatOnly({
+    name: "mistral",
+    baseURL: "https://api.mistral.ai/v1",
+    apiKeyEnv: ["MISTRAL_API_KEY"],
+    // Mistral rejects request fields it does not know, stream_options included ("extra_forbidden").
+    chat: { streamUsage: false },
+    description: "Mistral La Plateforme (Chat Completions, stateless)",
   }),
   generic: {
     name: "generic",
@@ -238,6 +308,23 @@ export function profileApiKey(
   return undefined;
 }
 
+/** Options of `createHttpProvider`: every option of both HTTP providers. */
+export type HttpProviderOptions = ChatCompletionsProviderOptions;
+
+/** The HTTP provider of `api`: `createOpenResponsesProvider` or `createChatCompletionsProvider`. */
+export function createHttpProvider(api: ApiName, options: HttpProviderOptions): Provider {
+  if (api === "chat-completions" && options.streamTransport === "websocket") {
+    throw new EddyError(
+      "invalid_config",
+      "Chat Completions has no WebSocket mode: use streamTransport sse, or the responses API",
+      { fault: "user" },
+    );
+  }
+  if (api === "chat-completions") return createChatCompletionsProvider(options);
+  const { dialect: _chatOnly, ...responses } = options;
+  return createOpenResponsesProvider(responses);
+}
+
 /**
  * Builds the HTTP provider a profile describes. `overrides` win over the profile.
  *
@@ -252,11 +339,13 @@ export function createProfileProvider(
     env?: Readonly<Record<string, string | undefined>>;
     baseURL?: string;
     apiKey?: string;
-    overrides?: Partial<OpenResponsesProviderOptions>;
+    /** The API to speak instead of the profile's. @defaultValue profile.api ?? "responses" */
+    api?: ApiName;
+    overrides?: Partial<HttpProviderOptions>;
   } = {},
 ): Provider {
   const env = options.env ?? {};
-  const providerOptions: OpenResponsesProviderOptions = {
+  const providerOptions: HttpProviderOptions = {
     baseURL: options.baseURL ?? profileBaseURL(profile, env),
     name: profile.name,
     capabilities: profile.capabilities,
@@ -270,5 +359,7 @@ export function createProfileProvider(
   if (profile.timeouts !== undefined)
     providerOptions.timeouts = { ...profile.timeouts, ...options.overrides?.timeouts };
   if (profile.retry !== undefined) providerOptions.retry = { ...profile.retry, ...options.overrides?.retry };
-  return createOpenResponsesProvider(providerOptions);
+  if (profile.chat !== undefined)
+    providerOptions.dialect = { ...profile.chat, ...options.overrides?.dialect };
+  return createHttpProvider(options.api ?? profile.api ?? "responses", providerOptions);
 }

@@ -10,10 +10,11 @@
  * `retry`) and `result` carries the typed error.
  */
 import type { ProviderFrame } from "../frames/frame.js";
-import type { CreateResponseBody } from "../protocol/types.js";
+import type { CreateResponseBody, ItemParam, JsonObject, Usage } from "../protocol/types.js";
 import type { AssembledCall, AssembledResponse } from "./assembler/index.js";
 import type { ProviderCapabilities } from "./capabilities.js";
 import type { ProviderError } from "./errors.js";
+import type { WireApi } from "./wire-api.js";
 
 /** One request of a run: the body to send and where it stands in the run. */
 export interface ProviderRequest {
@@ -52,6 +53,14 @@ export interface ProviderStreamOptions {
    * @defaultValue none (the calls are in the result's `response.calls`)
    */
   onCall?: (call: AssembledCall) => void;
+  /**
+   * Also promote native call items (`apply_patch_call`, local `shell_call`, `local_shell_call`,
+   * `custom_tool_call`, `mcp_approval_request`: assembler/native-calls.ts). Off, they stay
+   * provider items the loop does not answer (a provider that runs such tools itself, like xAI's
+   * `custom_tool_call`s, sends them as a record).
+   * @defaultValue false
+   */
+  nativeCalls?: boolean;
 }
 
 /** How one request ended. `response` is what was assembled, also when it failed. */
@@ -67,7 +76,10 @@ export interface ProviderStream extends AsyncIterable<ProviderFrame> {
   readonly result: Promise<ProviderOutcome>;
 }
 
-/** Something that answers Open Responses requests: an HTTP server, a tape, a test double. */
+/**
+ * Something that answers Open Responses requests: an HTTP server (speaking Open Responses or Chat
+ * Completions), a tape, a test double.
+ */
 export interface Provider {
   /** A short name for messages and tapes (`openai`, `mock`, `replay`, …). */
   readonly name: string;
@@ -80,6 +92,45 @@ export interface Provider {
    * @defaultValue none
    */
   readonly secrets?: readonly string[];
+  /**
+   * The HTTP API the provider speaks and the settings that shape its requests; a tape records it
+   * so a replay maps the recorded events as the live run did (wire-api.ts).
+   * @defaultValue `{ api: "responses" }`
+   */
+  readonly wire?: WireApi;
+  /**
+   * Releases what the provider holds open between requests (WebSocket connections). Call it when
+   * the provider is no longer needed (the CLI does after each run); it may still be used after,
+   * opening what it needs again. Idle connections never keep the process alive.
+   * @defaultValue none (nothing to release)
+   */
+  close?(): Promise<void>;
+
   /** Starts a request. Nothing is sent until the stream is iterated. */
   stream(request: ProviderRequest, options?: ProviderStreamOptions): ProviderStream;
+  /**
+   * Compacts a conversation on the server (`POST /responses/compact`): the items that stand for it
+   * afterwards (the recent messages and an opaque `compaction` item), to send as the next request's
+   * input without `previous_response_id`. Throws a `ProviderError` when the server refuses.
+   * Only called when `capabilities.compaction` is true.
+   * @defaultValue none (the provider cannot compact; overflows are compacted locally)
+   */
+  compact?(request: CompactRequest, options?: { signal?: AbortSignal }): Promise<CompactResult>;
+}
+
+/** What `Provider.compact` sends (`CompactResponseMethodPublicBody` in the vendored spec). */
+export interface CompactRequest {
+  model: string | null;
+  /** The conversation as input items. */
+  input: readonly ItemParam[] | readonly JsonObject[];
+  /** @defaultValue none */
+  previousResponseId?: string;
+  /** @defaultValue none */
+  instructions?: string;
+}
+
+/** What `Provider.compact` answers (`CompactResource` in the vendored spec): the compacted items and the pass's usage. */
+export interface CompactResult {
+  output: JsonObject[];
+  usage: Usage | null;
 }

@@ -2,6 +2,9 @@
 
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { RunOptions } from "../loop/options.js";
+import { isDefaultHistory, runHistorySettings } from "../loop/run-history.js";
+import { chainWire } from "../provider/wire-api.js";
+import type { McpToolInfo } from "../tools/mcp/index.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
 import { EDDY_VERSION } from "../version.js";
@@ -13,7 +16,9 @@ export interface TapeHeaderExtras {
   /** Schema validation of provider events was on. */
   validate: boolean;
   /** The built-in tool set's switches, when the run used the built-ins. */
-  toolSet?: { allow_write: boolean; allow_shell: boolean };
+  toolSet?: { allow_write: boolean; allow_shell: boolean; sandbox?: boolean };
+  /** The MCP tools offered (`McpTools.toolInfo()`), so a replay can declare them without the servers. */
+  mcpTools?: readonly McpToolInfo[];
 }
 
 /** The tape header of a run with these options. */
@@ -47,8 +52,25 @@ export function createTapeHeader(options: RunOptions, extras: TapeHeaderExtras):
     },
     workspace: ".",
   };
+  const wire = chainWire([options.provider.wire]);
+  if (wire !== undefined) header.provider.wire = wire;
   if (options.instructions !== undefined) header.instructions = options.instructions;
+  if (options.context !== undefined)
+    header.context = { items: [...options.context.items], compiled: { ...options.context.compiled } };
+  const history = runHistorySettings(options);
+  if (!isDefaultHistory(history)) {
+    header.options.history = {
+      recent_calls_to_keep: history.recentCallsToKeep,
+      truncation_threshold: history.truncationThreshold,
+      strategy: history.strategy,
+    };
+    if (history.summarizationModel !== undefined)
+      header.options.history.summarization_model = history.summarizationModel;
+  }
   if (extras.toolSet !== undefined) header.tool_set = extras.toolSet;
+  if (options.mcpServers !== undefined && options.mcpServers.length > 0)
+    header.mcp_servers = options.mcpServers.map((s) => ({ ...s }));
+  if (extras.mcpTools !== undefined && extras.mcpTools.length > 0) header.mcp_tools = [...extras.mcpTools];
   if (options.toolChoice !== undefined) header.options.tool_choice = options.toolChoice;
   if (options.request !== undefined) header.options.request = options.request;
   if (options.toolTimeoutMs !== undefined) header.options.tool_timeout_ms = options.toolTimeoutMs;
@@ -56,6 +78,11 @@ export function createTapeHeader(options: RunOptions, extras: TapeHeaderExtras):
   if (options.onApproval !== undefined) header.options.approvals = true;
   if (options.toolOutputCapBytes !== undefined)
     header.options.tool_output_cap_bytes = options.toolOutputCapBytes;
+  if (options.nativeTools !== undefined) header.options.native_tools = options.nativeTools;
+  if (options.nativeShell !== undefined) header.options.native_shell = options.nativeShell;
+  if (options.hostedTools !== undefined && options.hostedTools.length > 0)
+    header.options.hosted_tools = [...options.hostedTools];
+  if (options.continueIncomplete === true) header.options.continue_incomplete = true;
   if (options.outputSchema !== undefined) {
     const schema = compileSchema(
       `output schema "${options.outputSchema.name}"`,

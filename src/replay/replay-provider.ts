@@ -2,22 +2,27 @@
  * The replay provider: implements the provider contract from a tape. Each `stream()` call plays the
  * next recorded request segment (one provider stream: its attempts, retries and failures, up to the
  * loop's `turn_ended` or `mode_changed`). Recorded SSE messages are fed back through the same
- * SSE→frame mapping and the same assembling stream as a live run, so a replay re-checks that code; the
- * `request_started` frames carry the body the loop built *now*, so request bodies are compared too.
- * Transport facts (headers, failures, retry delays) come from the tape; nothing sleeps.
+ * SSE→frame mapping and the same assembling stream as a live run — for the API the tape header
+ * names (`provider.wire`: Chat Completions chunks go through their translator) — so a replay
+ * re-checks that code; the `request_started` frames carry the body the loop built *now* (and its
+ * wire translation), so request bodies are compared too. Transport facts (headers, failures, retry
+ * delays) come from the tape; nothing sleeps.
  */
 import {
+  type ContextCompactedFrame,
   frame,
   PROVIDER_FRAME_TYPES,
   type ProviderEventFrame,
   type ProviderFrame,
   type RequestFailedFrame,
 } from "../frames/frame.js";
-import { framesFromSse, type SseFrame } from "../frames/from-sse.js";
+import type { SseFrame } from "../frames/from-sse.js";
+import type { JsonObject } from "../protocol/types.js";
 import { createAssemblingStream, type FrameSource } from "../provider/assembling-stream.js";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
 import { ProviderError, type ProviderErrorKind } from "../provider/errors.js";
 import type { Provider, ProviderRequest } from "../provider/provider.js";
+import { type WireCodec, wireChain, wireCodec } from "../provider/wire-api.js";
 import type { FrameGate } from "./gate.js";
 import type { Tape } from "./tape.js";
 
@@ -34,7 +39,12 @@ export function providerSegments(tape: Tape): ProviderFrame[][] {
         segments.push(current);
       }
       current.push(frame as ProviderFrame);
-    } else if (frame.type === "turn_ended" || frame.type === "mode_changed") {
+    } else if (
+      frame.type === "turn_ended" ||
+      frame.type === "mode_changed" ||
+      // An overflow's compaction comes between a turn's refused request and its resend.
+      frame.type === "context_compacted"
+    ) {
       current = undefined;
     }
   }
@@ -52,28 +62,76 @@ export function createReplayProvider(
 ): Provider {
   const segments = providerSegments(tape);
   const validate = tape.header.options.validate;
+  // Hand-built headers (tests) may lack `provider`: the API is then Open Responses.
+  const wire = tape.header.provider?.wire;
+  const chain = wireChain(wire).map(wireCodec);
   let next = 0;
-  return {
+  const provider: Provider = {
     name: "replay",
     capabilities,
-    stream: (request, options = {}) =>
-      createAssemblingStream({
+    stream: (request, options = {}) => {
+      // Each request starts at the chain's first provider; a recorded fallback moves to the next.
+      const current = { codec: chain[0] as WireCodec };
+      return createAssemblingStream({
         request,
         options,
-        source: recordedSource(segments[next++], request, gate, validate),
-      }),
+        source: recordedSource(segments[next++], { request, gate, validate, chain, current }),
+        translator: () => current.codec.createTranslator?.(request),
+      });
+    },
+  };
+  const compact = recordedCompactions(tape);
+  if (compact !== undefined) provider.compact = compact;
+  return wire === undefined ? provider : { ...provider, wire };
+}
+
+interface ReplayContext {
+  request: ProviderRequest;
+  gate: FrameGate;
+  validate: boolean;
+  /** The codecs of the recorded provider and its fallback candidates, in order. */
+  chain: readonly WireCodec[];
+  /** The codec of the attempt being replayed (the assembling stream's translator reads it). */
+  current: { codec: WireCodec };
+}
+
+/**
+ * The server's compactions as the tape recorded them (each overflow's `context_compacted` frame
+ * holds the server's output, or the error it failed with); none when the recorded run never asked.
+ */
+function recordedCompactions(tape: Tape): Provider["compact"] {
+  const asked = tape.frames.filter(
+    (f): f is ContextCompactedFrame =>
+      f.type === "context_compacted" && (f.output !== undefined || f.server_error !== undefined),
+  );
+  if (asked.length === 0) return undefined;
+  return async () => {
+    const recorded = asked.shift();
+    if (recorded?.output !== undefined) return { output: recorded.output, usage: null };
+    throw new ProviderError({
+      kind: "http",
+      code: "provider_http",
+      message:
+        recorded?.server_error ??
+        "the replayed run asked the server to compact more often than the recorded one",
+      retryable: false,
+    });
   };
 }
 
 /** The recorded frames of one request, provider events re-derived from their SSE messages. */
-function recordedSource(
-  segment: ProviderFrame[] | undefined,
-  request: ProviderRequest,
-  gate: FrameGate,
-  validate: boolean,
-): FrameSource {
-  const requestStarted = (attempt: number): ProviderFrame =>
-    frame("request_started", { turn: request.turn, attempt, body: request.body });
+function recordedSource(segment: ProviderFrame[] | undefined, context: ReplayContext): FrameSource {
+  const { request, gate, validate, chain, current } = context;
+  let candidate = 0;
+  // How the recorded attempt went: over WebSocket, its messages are mapped as WebSocket messages.
+  let transport: "websocket" | undefined;
+  const requestStarted = (attempt: number): ProviderFrame => {
+    const started = frame("request_started", { turn: request.turn, attempt, body: request.body });
+    const wireBody = wireBodyOf(current.codec, request);
+    if (wireBody !== undefined) started.wire_body = wireBody;
+    if (transport !== undefined) started.transport = transport;
+    return started;
+  };
   return async function* replay() {
     if (segment === undefined) {
       const attempt = request.firstAttempt ?? 1;
@@ -96,11 +154,17 @@ function recordedSource(
       switch (recorded.type) {
         case "request_started":
           lastFailure = undefined;
+          transport = recorded.transport;
           yield [requestStarted(recorded.attempt)];
           break;
         case "provider_event": {
           derived.length = 0;
-          framesFromSse(messageOf(recorded), { turn: recorded.turn, validate }, (f) => derived.push(f));
+          const options = {
+            turn: recorded.turn,
+            validate,
+            ...(transport === undefined ? {} : { transport }),
+          };
+          current.codec.framesFromSse(messageOf(recorded), options, (f) => derived.push(f));
           const first = derived.shift();
           if (first !== undefined) yield [first];
           break;
@@ -114,12 +178,29 @@ function recordedSource(
           lastFailure = recorded;
           yield [fresh(recorded)];
           break;
+        case "retry":
+          // A fallback chain moved to its next candidate (fallback.ts): its API from now on.
+          if (recorded.reason.startsWith("fallback:")) {
+            candidate = Math.min(candidate + 1, chain.length - 1);
+            current.codec = chain[candidate] as WireCodec;
+          }
+          yield [fresh(recorded)];
+          break;
         default:
           yield [fresh(recorded)];
       }
     }
     return lastFailure === undefined ? undefined : errorFrom(lastFailure);
   };
+}
+
+/** The wire body a live provider would send now; none when the request cannot be expressed (it failed then too). */
+function wireBodyOf(codec: WireCodec, request: ProviderRequest): JsonObject | undefined {
+  try {
+    return codec.wireBody?.(request.body);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The SSE message a recorded provider_event came from (JSON re-encoded: same meaning, same frames). */

@@ -4,8 +4,9 @@
  * and `duration_ms` (DESIGN.md §5 "Tapes"). The tape's run id is reused, so frames compare 1:1.
  */
 import type { ApprovalDecidedFrame, Frame, ToolEndedFrame } from "../frames/frame.js";
+import { recordedSummaries, recordedSummarizer } from "../history/summarizer.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
-import type { RunOptions, RunResult, ToolExecutor } from "../loop/options.js";
+import type { RunHistoryOptions, RunOptions, RunResult, ToolExecutor } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
 import type { Provider } from "../provider/provider.js";
 import { refusedToolOutput, type ToolCallResult } from "../tools/execute.js";
@@ -26,6 +27,12 @@ export interface ReplayOptions {
   liveTools?: boolean;
   /** Give up waiting for a recorded position after this long without progress. @defaultValue 2000 */
   stallMs?: number;
+  /**
+   * The tools of each later turn, when the recorded run's tools changed between turns (an MCP
+   * server's `tools/list_changed`): passed to the run as `RunOptions.refreshTools`.
+   * @defaultValue none (the registry's tools throughout)
+   */
+  refreshTools?: RunOptions["refreshTools"];
 }
 
 /** Whether the replayed frames match the tape, and where they first differ when not. */
@@ -64,6 +71,7 @@ export async function replayTape(tape: Tape, options: ReplayOptions): Promise<Re
     workspace: options.workspace,
     signal: controller.signal,
     executeTool: recordedToolExecutor(tape, gate, options),
+    ...(options.refreshTools === undefined ? {} : { refreshTools: options.refreshTools }),
   });
   const run = runAgent(runOptions);
   const frames: Frame[] = [];
@@ -81,6 +89,8 @@ export interface TapeRunParts {
   workspace: string;
   signal: AbortSignal;
   executeTool: ToolExecutor;
+  /** The tools of each later turn (`ReplayOptions.refreshTools`). @defaultValue none */
+  refreshTools?: RunOptions["refreshTools"];
 }
 
 /**
@@ -111,6 +121,8 @@ export function runOptionsFromTape(tape: Tape, parts: TapeRunParts): RunOptions 
     executeTool: parts.executeTool,
   };
   if (header.instructions !== undefined) runOptions.instructions = header.instructions;
+  if (header.mcp_servers !== undefined) runOptions.mcpServers = header.mcp_servers;
+  if (parts.refreshTools !== undefined) runOptions.refreshTools = parts.refreshTools;
   if (header.options.tool_choice !== undefined) runOptions.toolChoice = header.options.tool_choice;
   if (header.options.request !== undefined) runOptions.request = header.options.request;
   if (header.options.output_schema !== undefined) runOptions.outputSchema = header.options.output_schema;
@@ -120,7 +132,34 @@ export function runOptionsFromTape(tape: Tape, parts: TapeRunParts): RunOptions 
   if (header.options.approvals === true) runOptions.onApproval = recordedApprovals(tape, gate);
   if (header.options.tool_output_cap_bytes !== undefined)
     runOptions.toolOutputCapBytes = header.options.tool_output_cap_bytes;
+  if (header.context !== undefined) runOptions.context = header.context;
+  const history = replayHistory(tape);
+  if (history !== undefined) runOptions.history = history;
+  if (header.options.native_tools !== undefined) runOptions.nativeTools = header.options.native_tools;
+  if (header.options.native_shell !== undefined) runOptions.nativeShell = header.options.native_shell;
+  if (header.options.hosted_tools !== undefined) runOptions.hostedTools = header.options.hosted_tools;
+  if (header.options.continue_incomplete === true) runOptions.continueIncomplete = true;
+
   return runOptions;
+}
+
+/**
+ * The recorded run's history settings. A summarization model is never asked again: the summaries
+ * come from the tape's `context_compacted` frames, in order.
+ */
+function replayHistory(tape: Tape): RunHistoryOptions | undefined {
+  const recorded = tape.header.options.history;
+  if (recorded === undefined) return undefined;
+  const options: RunHistoryOptions = {
+    recentCallsToKeep: recorded.recent_calls_to_keep,
+    truncationThreshold: recorded.truncation_threshold,
+    strategy: recorded.strategy,
+  };
+  if (recorded.summarization_model !== undefined) {
+    options.summarizationModel = recorded.summarization_model;
+    options.summarizer = recordedSummarizer(recordedSummaries(tape.frames));
+  }
+  return options;
 }
 
 /** The recorded approval decisions, each given where the tape has it (a call the tape never decided is denied). */
@@ -169,8 +208,8 @@ export function recordedToolExecutor(
       );
     }
     if (options.liveTools) {
-      const { executeToolCall } = await import("../tools/execute.js");
-      const live = await executeToolCall(options.registry, call, {
+      const { executeCall } = await import("../tools/native-calls.js");
+      const live = await executeCall(options.registry, call, {
         signal: context.signal,
         workspace: context.workspace,
       });
@@ -198,6 +237,7 @@ function resultFrom(frame: ToolEndedFrame): ToolCallResult {
     durationMs: frame.duration_ms,
   };
   if (frame.full_output !== undefined) result.fullOutput = frame.full_output;
+  if (frame.image_url !== undefined) result.imageUrl = frame.image_url;
   return result;
 }
 

@@ -5,11 +5,15 @@
  */
 import { readFileSync } from "node:fs";
 import { EddyError } from "../errors.js";
-import type { ContinuationMode, Frame } from "../frames/frame.js";
+import type { ContextCompilation, ContinuationMode, Frame, McpServerSummary } from "../frames/frame.js";
 import { asFrame, parseJsonl } from "../frames/jsonl.js";
+import type { ToolHistoryStrategySetting } from "../history/strategies.js";
 import type { ToolExecutionPolicy, ToolsOnFollowUp } from "../loop/options.js";
+import type { HostedTool, NativeShell } from "../loop/tool-declarations.js";
 import type { CreateResponseBody, ItemParam, ToolChoiceParam } from "../protocol/types.js";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
+import type { WireApi } from "../provider/wire-api.js";
+import type { McpToolInfo } from "../tools/mcp/index.js";
 
 /** The tape format this eddy writes and reads. */
 export const TAPE_FORMAT = 1;
@@ -26,13 +30,25 @@ export interface TapeHeader {
   mode: ContinuationMode;
   instructions?: string;
   input: string | ItemParam[];
+  /**
+   * The context the run started from (`RunOptions.context`): the rendered bundle's items and the
+   * `context_compiled` payload. A replay starts from exactly these items and never recompiles.
+   */
+  context?: { items: ItemParam[]; compiled: ContextCompilation };
   /** Names of the tools offered. */
   tools: string[];
-  /** How the built-in tool set was configured (CLI runs). */
-  tool_set?: { allow_write: boolean; allow_shell: boolean };
+  /** How the built-in tool set was configured (CLI runs). `sandbox`: shell ran under bubblewrap. */
+  tool_set?: { allow_write: boolean; allow_shell: boolean; sandbox?: boolean };
+  /** The MCP servers of the run, as `run_started` lists them. */
+  mcp_servers?: McpServerSummary[];
+  /** The MCP tools offered at the start (rebuilt with `offlineMcpTools` to replay without the servers). */
+  mcp_tools?: McpToolInfo[];
   limits: { max_tool_calls: number; max_turns: number };
-  /** The provider profile name and its capabilities (they shape the request bodies). */
-  provider: { name: string; capabilities: ProviderCapabilities };
+  /**
+   * The provider profile name and its capabilities (they shape the request bodies), and the API it
+   * speaks when that is not Open Responses (it decides how recorded events are read back).
+   */
+  provider: { name: string; capabilities: ProviderCapabilities; wire?: WireApi };
   options: {
     tool_choice?: ToolChoiceParam;
     reset_tool_choice: boolean;
@@ -48,6 +64,24 @@ export interface TapeHeader {
     output_schema?: { name: string; schema: Record<string, unknown>; strict: boolean; description?: string };
     tool_timeout_ms?: number;
     tool_output_cap_bytes?: number;
+    /**
+     * The tool-history settings (`RunOptions.history`), when not the defaults. A replay builds the
+     * same manager; with a summarization model it hands back the summaries the tape recorded.
+     */
+    history?: {
+      recent_calls_to_keep: number;
+      truncation_threshold: number;
+      strategy: ToolHistoryStrategySetting;
+      summarization_model?: string;
+    };
+    /** `RunOptions.nativeTools`, when the run set it (else the capabilities' `nativeTools`). */
+    native_tools?: boolean;
+    /** `RunOptions.nativeShell`, when not the default. */
+    native_shell?: NativeShell;
+    /** `RunOptions.hostedTools`: the hosted tools declared on every request. */
+    hosted_tools?: HostedTool[];
+    /** `RunOptions.continueIncomplete`. */
+    continue_incomplete?: boolean;
   };
   /** Always "." : tapes never hold absolute paths; replay uses the workspace it is given. */
   workspace: ".";

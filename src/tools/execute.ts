@@ -19,6 +19,12 @@ export interface ToolCall {
   name: string;
   /** The raw `arguments` string, unparsed. */
   arguments: string;
+  /**
+   * The output item type the call came from, when not a `function_call` (`shell_call`,
+   * `custom_tool_call`, …): `executeCall` (native-calls.ts) runs those.
+   * @defaultValue "function_call"
+   */
+  itemType?: string;
 }
 
 /** Options of `executeToolCall`. */
@@ -34,6 +40,8 @@ export interface ExecuteToolCallOptions {
   timeoutMs?: number;
   /** @defaultValue TOOL_DEFAULTS.outputCapBytes */
   outputCapBytes?: number;
+  /** Tools may return images for the model (`ToolContext.imagesInOutput`). @defaultValue false */
+  imagesInOutput?: boolean;
   /**
    * Secret values that must never reach the model through an error message; each is replaced by
    * `[redacted]`. @defaultValue the values of secret-looking environment variables (`secretValuesFromEnv(process.env)`)
@@ -57,6 +65,8 @@ export interface ToolCallResult {
   terminalResult?: unknown;
   /** Wall time of the call in milliseconds (never sent to the model). */
   durationMs: number;
+  /** An image the tool returned (a `data:` URL), sent as an `input_image` part after `output`. */
+  imageUrl?: string;
 }
 
 /**
@@ -153,6 +163,7 @@ export async function executeToolCall(
         signal: controller.signal,
         workspace: options.workspace,
         callId: call.callId,
+        ...(options.imagesInOutput === true ? { imagesInOutput: true } : {}),
       }),
     )
     .then(
@@ -284,5 +295,6 @@ function finish(
   if (encoded.fullOutput !== undefined) out.fullOutput = encoded.fullOutput;
   if (result.error !== undefined) out.error = { code: result.error.code, message: result.error.message };
   if (options.terminalResult !== undefined) out.terminalResult = options.terminalResult;
+  if (result.imageUrl !== undefined) out.imageUrl = result.imageUrl;
   return out;
 }

@@ -54,6 +54,7 @@ export {
   parseMcpFlag,
   parseMcpServers,
 } from "./mcp/index.js";
+export { executeCall, type ShellOutputChunk, shellOutputChunks } from "./native-calls.js";
 export {
   type EncodedToolOutput,
   type EncodeOptions,

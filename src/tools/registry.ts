@@ -166,6 +166,12 @@ function register(definition: ToolDefinition): RegisteredTool {
     });
   }
   const schema: CompiledSchema = compileToolSchema(name, definition.parameters);
+  if (definition.freeform !== undefined && definition.freeform !== false && !hasOneStringParameter(schema)) {
+    throw config(
+      `tool "${name}" is free-form, so its parameters must require exactly one string property (it receives the raw input)`,
+      { name },
+    );
+  }
   const declaration: FunctionToolParam = {
     type: "function",
     name,
@@ -182,6 +188,21 @@ function register(definition: ToolDefinition): RegisteredTool {
     parameters: schema.jsonSchema,
     parseArguments: (raw) => parseToolArguments(name, raw, schema),
   };
+}
+
+function hasOneStringParameter(schema: CompiledSchema): boolean {
+  return oneStringParameter(schema.jsonSchema) !== undefined;
+}
+
+/**
+ * The one property a parameters schema requires, when that is all it requires and it is a string
+ * (`{patch}` of apply_patch, `{command}` of shell): where free-form input goes.
+ */
+export function oneStringParameter(parameters: JsonSchema): string | undefined {
+  const json = parameters as { properties?: Record<string, { type?: unknown }>; required?: unknown };
+  const required = Array.isArray(json.required) ? json.required : [];
+  if (required.length !== 1 || typeof required[0] !== "string") return undefined;
+  return json.properties?.[required[0]]?.type === "string" ? required[0] : undefined;
 }
 
 function checkName(name: unknown, owner: string): void {

@@ -18,6 +18,11 @@ export interface ToolContext {
   workspace: string;
   /** The model's `call_id` for this call (for idempotency keys, never for output). */
   callId: string;
+  /**
+   * An image a tool returns (`ToolResult.imageUrl`) is shown to the model: the provider takes
+   * images in tool output (its `toolOutputImages` capability). When false, say so in a note instead.
+   */
+  imagesInOutput?: boolean;
 }
 
 /**
@@ -37,6 +42,11 @@ export interface ToolResult {
   /** Small, deterministic, JSON-safe facts (paths, counts). Never ids or durations. */
   artifacts?: Record<string, unknown>;
   error?: ToolError;
+  /**
+   * An image for the model (a `data:` URL), sent after the output as an `input_image` part of the
+   * `function_call_output` (only when `ToolContext.imagesInOutput`).
+   */
+  imageUrl?: string;
 }
 
 /**
@@ -128,11 +138,25 @@ export interface ToolDefinition<Args = unknown> {
    */
   parallel?: boolean;
   /**
+   * Free-form input: where the provider has custom tools (the `nativeTools` capability) the tool
+   * is offered as `{type:"custom"}` and the model writes raw text (a patch, SQL, code) instead of
+   * JSON; `true` for any text, or a Lark or regex grammar the text follows. The text arrives as
+   * the value of the tool's one required string parameter, which is also how the tool is offered
+   * (as a function) to other providers. @defaultValue false (JSON arguments)
+   */
+  freeform?: boolean | FreeformGrammar;
+  /**
    * Releases what the tool holds across calls (processes it started, connections). Called once
    * per run by `ToolRegistry.dispose()` when the run ends; the tool may be used again afterwards.
    * (The built-in `shell` kills the background jobs its commands left running.)
    */
   dispose?(): Promise<void> | void;
+}
+
+/** The grammar a free-form tool's input follows (sent as the custom tool's `format`). */
+export interface FreeformGrammar {
+  syntax: "lark" | "regex";
+  definition: string;
 }
 
 /** Builds a branded `ToolResult`. */
@@ -152,6 +176,7 @@ export function toolResult(
   };
   if (fields.artifacts !== undefined) result.artifacts = fields.artifacts;
   if (fields.error !== undefined) result.error = fields.error;
+  if (fields.imageUrl !== undefined) result.imageUrl = fields.imageUrl;
   return result;
 }
 

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { post, readSse } from "../../../test/support/mock-sse.js";
 import { createMockHandler, type MockHandler } from "../handler.js";
+import type { MockRequestLog } from "../recording.js";
 import type { Scenario } from "../scenario.js";
 
 const PATH = { path: "/v1/chat/completions" };
@@ -174,6 +175,40 @@ describe("POST /v1/chat/completions with the demo model", () => {
     expect((forced.json.choices[0] as { finish_reason: string }).finish_reason).toBe("tool_calls");
   });
 
+  it("calls a tool that is not one of eddy's (get_weather) with arguments from its schema, then answers from its output", async () => {
+    const h = createMockHandler();
+    const weather = {
+      type: "function",
+      function: {
+        name: "get_weather",
+        description: "Get the current weather for a location",
+        parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] },
+      },
+    };
+    const ask = { role: "user", content: "What's the weather like in Paris?" };
+    const { chunks } = await stream(h, { messages: [ask], tools: [weather] });
+    const [call] = assemble(chunks).calls;
+    expect(call).toMatchObject({ name: "get_weather" });
+    expect(JSON.parse(call?.arguments ?? "")).toEqual({ location: expect.any(String) });
+    const answer = await complete(h, {
+      messages: [
+        ask,
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            { id: call?.id, type: "function", function: { name: "get_weather", arguments: call?.arguments } },
+          ],
+        },
+        { role: "tool", tool_call_id: call?.id, content: '{"temperature_c": 18, "sky": "cloudy"}' },
+      ],
+      tools: [weather],
+    });
+    const message = (answer.json.choices[0] as { message: { content: string } }).message;
+    expect(message.content).toContain("According to `get_weather`");
+    expect(message.content).toContain("cloudy");
+  });
+
   it("answers response_format json_schema with JSON of that shape", async () => {
     const h = createMockHandler();
     const { json } = await complete(h, {
@@ -202,6 +237,27 @@ describe("POST /v1/chat/completions with the demo model", () => {
     const firstText = chunks.findIndex((c) => Boolean(c.choices?.[0]?.delta.content));
     expect(firstReasoning).toBeGreaterThan(0);
     expect(firstReasoning).toBeLessThan(firstText);
+  });
+});
+
+describe("the record and the log of a chat request", () => {
+  it("carry transport http, the path, the model and the chatcmpl id", async () => {
+    const logs: MockRequestLog[] = [];
+    const h = createMockHandler({ onRequest: (l) => logs.push(l) });
+    await stream(h, { messages: [{ role: "user", content: "hi" }] });
+    await new Promise((resolve) => setTimeout(resolve, 0)); // the log line is written once the stream ended
+    expect(h.requests).toEqual([
+      expect.objectContaining({ method: "POST", transport: "http", path: "/v1/chat/completions", turn: 0 }),
+    ]);
+    expect(logs).toEqual([
+      expect.objectContaining({
+        transport: "http",
+        path: "/v1/chat/completions",
+        model: "m",
+        responseId: "chatcmpl_mock_0001",
+        outcome: "finished",
+      }),
+    ]);
   });
 });
 
@@ -296,6 +352,16 @@ describe("scenario turns through Chat Completions", () => {
     expect(((await bad.json()) as { error: { message: string } }).error.message).toContain(
       "expected body.stream_options to be an object",
     );
+  });
+
+  it("meets expect.contextContains against the resent history (an earlier call's arguments too)", async () => {
+    const h = scenario([{ expect: { contextContains: "README.md" }, items: [], repeat: true }]);
+    const res = await post(h, { model: "m", messages: toolTurn.slice(0, 2), tools: TOOLS }, PATH);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain(
+      'expected the model to see "README.md"',
+    );
+    const ok = await post(h, { model: "m", messages: toolTurn, tools: TOOLS }, PATH);
+    expect(ok.status).toBe(200);
   });
 
   it.each([

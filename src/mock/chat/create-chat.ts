@@ -19,10 +19,10 @@ import {
   type CreateResult,
   streamAnswer,
 } from "../create-response.js";
-import { type ErrorEventFault, errorEventPayload, type MockFaults } from "../faults.js";
+import { type ErrorEventFault, errorEventPayload, httpErrorResponse, type MockFaults } from "../faults.js";
 import { invalidRequest, jsonResponse } from "../http-error.js";
 import { assignIds } from "../plan.js";
-import { inputItems, readJsonObject } from "../request.js";
+import { inputItems, parseJsonBody } from "../request.js";
 import { connectionDropped } from "../stream-writer.js";
 import { toolPolicy } from "../tool-policy.js";
 import { decideTurn } from "../turn.js";
@@ -36,7 +36,7 @@ export async function createChatCompletion(
   ctx: CreateContext,
   info: CreateInfo,
 ): Promise<CreateResult> {
-  const sent = readJsonObject(text);
+  const sent = parseJsonBody(text);
   const chat = parseChatBody(sent);
   info.model = chat.model;
   info.stream = chat.stream === true;
@@ -45,7 +45,7 @@ export async function createChatCompletion(
   const input = inputItems(body);
   const conversation = { context: input, input };
   const decision = await decideTurn({ api: "chat", body, sent, conversation, policy }, ctx, info);
-  if (decision.kind === "answered") return answered(decision.response);
+  if (decision.kind === "http_error") return answered(httpErrorResponse(decision.fault, ctx.headers));
   if (decision.kind === "raw") {
     if (chat.stream !== true) {
       throw invalidRequest(

@@ -153,7 +153,7 @@ export type ChatMessage = ChatRequestBody["messages"][number];
 /** A part of a user message's `content`. */
 export type ChatUserPart = Exclude<Extract<ChatMessage, { role: "user" }>["content"], string>[number];
 
-/** Validates a chat body (parsed with `readJsonObject`); throws an HTTP 400 problem naming the field when it is refused. */
+/** Validates a chat body (parsed with `parseJsonBody`); throws an HTTP 400 problem naming the field when it is refused. */
 export function parseChatBody(value: Record<string, unknown>): ChatRequestBody {
   const parsed = chatBody.safeParse(value);
   if (!parsed.success) throw refusal(parsed.error.issues[0]);

@@ -50,3 +50,4 @@ export declare const validateResponseResource: CompiledValidator;
 export declare const validateSystemMessageItemParam: CompiledValidator;
 export declare const validateUsage: CompiledValidator;
 export declare const validateUserMessageItemParam: CompiledValidator;
+export declare const validateWebSocketErrorEvent: CompiledValidator;

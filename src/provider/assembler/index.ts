@@ -1,7 +1,16 @@
 export { type AssembledResponse, finishAssembly } from "./finish.js";
 export {
+  type CallItemType,
+  isNativeCallType,
+  NATIVE_CALL_TYPES,
+  type NativeCallType,
+  nativeCallInput,
+  patchEnvelope,
+} from "./native-calls.js";
+export {
   type AssembledCall,
   type Assembly,
+  type AssemblyOptions,
   createAssembly,
   type ItemState,
   type PartState,

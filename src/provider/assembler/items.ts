@@ -9,10 +9,13 @@
  * A response that *completes* completes every item in it (spec §7.5), so at `response.completed`
  * function calls whose `output_item.done` never came (vLLM, sglang: pain points 26, 28) are
  * promoted then, in `output_index` order. Nothing is promoted from an incomplete or failed response.
+ * Native call items (`apply_patch_call`, `shell_call`, …: native-calls.ts) are promoted the same
+ * way at their `output_item.done`, with the input of the tool that answers them.
  */
 import type { JsonObject } from "../../protocol/types.js";
 import { isClosed, itemFor, str } from "./item-lookup.js";
-import { type Assembly, createItemState, type ItemState } from "./state.js";
+import { answeredLocally, isNativeCallType, nativeCallId, nativeCallInput } from "./native-calls.js";
+import { type AssembledCall, type Assembly, createItemState, type ItemState } from "./state.js";
 
 export function onOutputItemEvent(state: Assembly, event: JsonObject): void {
   const item = event.item;
@@ -35,6 +38,11 @@ export function onOutputItemEvent(state: Assembly, event: JsonObject): void {
   // output_item.done: the final item.
   st.done = it;
   if (id !== undefined) st.id = id;
+  if (state.nativeCalls && isNativeCallType(itemType)) {
+    if (it.status === "incomplete") state.incompleteCalls.push(st.outputIndex);
+    else if (answeredLocally(it)) promoteNative(state, st, it);
+    return;
+  }
   if (itemType !== "function_call") return;
   st.name = str(it.name) ?? st.name;
   st.callId = nonEmpty(it.call_id) ?? st.callId;
@@ -73,7 +81,33 @@ export function promote(state: Assembly, st: ItemState): void {
   const name = st.name ?? "";
   const base: JsonObject = st.done ?? { type: "function_call", id: itemId, status: "completed" };
   const item: JsonObject = { ...base, call_id: callId, name, arguments: args };
-  state.calls.push({ outputIndex: st.outputIndex, itemId, callId, name, arguments: args, item });
+  state.calls.push({
+    outputIndex: st.outputIndex,
+    itemId,
+    callId,
+    name,
+    arguments: args,
+    item,
+    itemType: "function_call",
+  });
+}
+
+/** Makes a done native call item an executable call (once); the item is kept as received. */
+function promoteNative(state: Assembly, st: ItemState, item: JsonObject): void {
+  if (state.promoted.has(st.outputIndex)) return;
+  state.promoted.add(st.outputIndex);
+  const itemId = st.id ?? nativeCallId(item) ?? `call_${st.outputIndex}`;
+  const callId = nativeCallId(item) ?? itemId;
+  const { name, arguments: args } = nativeCallInput(item);
+  state.calls.push({
+    outputIndex: st.outputIndex,
+    itemId,
+    callId,
+    name,
+    arguments: args,
+    item,
+    itemType: item.type as AssembledCall["itemType"],
+  });
 }
 
 /**
@@ -85,6 +119,10 @@ export function promoteRemainingCalls(state: Assembly, output: unknown): void {
     output.forEach((raw, position) => {
       if (raw === null || typeof raw !== "object") return;
       const it = raw as JsonObject;
+      if (state.nativeCalls && isNativeCallType(it.type)) {
+        adoptNative(state, it, position);
+        return;
+      }
       if (it.type !== "function_call") return;
       const id = str(it.id);
       const index = (id === undefined ? undefined : state.itemIndexById.get(id)) ?? position;
@@ -104,10 +142,31 @@ export function promoteRemainingCalls(state: Assembly, output: unknown): void {
   const indexes = [...state.items.keys()].sort((a, b) => a - b);
   for (const index of indexes) {
     const st = state.items.get(index);
-    if (st === undefined || st.type !== "function_call") continue;
-    if (state.promoted.has(index) || state.incompleteCalls.includes(index)) continue;
-    promote(state, st);
+    if (st === undefined || state.promoted.has(index) || state.incompleteCalls.includes(index)) continue;
+    if (st.type === "function_call") promote(state, st);
+    else if (
+      state.nativeCalls &&
+      isNativeCallType(st.type) &&
+      st.done !== undefined &&
+      answeredLocally(st.done)
+    )
+      promoteNative(state, st, st.done);
   }
+}
+
+/** A native call item only the terminal `output` reports (its `output_item.done` never came). */
+function adoptNative(state: Assembly, it: JsonObject, position: number): void {
+  const id = str(it.id);
+  const index = (id === undefined ? undefined : state.itemIndexById.get(id)) ?? position;
+  let st = state.items.get(index);
+  if (st === undefined) {
+    st = createItemState(index, String(it.type), id);
+    state.items.set(index, st);
+    if (id !== undefined) state.itemIndexById.set(id, index);
+  }
+  if (st.type !== it.type || st.done !== undefined) return;
+  st.done = it;
+  if (it.status === "incomplete") state.incompleteCalls.push(index);
 }
 
 function nonEmpty(value: unknown): string | undefined {

@@ -8,6 +8,7 @@
  * for events that lack an index.
  */
 import type { JsonObject, Usage } from "../../protocol/types.js";
+import type { CallItemType } from "./native-calls.js";
 
 /** How a response ended, as far as the stream told. */
 export type TerminalKind = "completed" | "incomplete" | "failed" | "error";
@@ -53,19 +54,29 @@ export interface ItemState {
   reasoningText: Map<number, { streamed: string; final?: string }>;
 }
 
-/** A function call that is complete and may be executed (promotion point: ADR-0005). */
+/**
+ * A call that is complete and may be executed (promotion point: ADR-0005): a `function_call`, or
+ * a native call item (native-calls.ts) with the tool name and arguments it runs with.
+ */
 export interface AssembledCall {
   outputIndex: number;
   itemId: string;
   callId: string;
   name: string;
-  /** The arguments string exactly as finally produced (done item > arguments.done > deltas). */
+  /**
+   * The arguments string exactly as finally produced (done item > arguments.done > deltas); for a
+   * native item, the arguments of the tool that answers it (`nativeCallInput`).
+   */
   arguments: string;
-  /** The final `function_call` item (with resolved arguments / call_id). */
+  /** The final call item (a `function_call` with resolved arguments / call_id, or the native item as received). */
   item: JsonObject;
+  /** Which item type the call came from (its answer is the matching output item). */
+  itemType: CallItemType;
 }
 
 export interface Assembly {
+  /** Native call items are promoted too (`ProviderStreamOptions.nativeCalls`). */
+  nativeCalls: boolean;
   /** The response id (the latest lifecycle event's; ids can change between events). */
   responseId: string | null;
   model: string | null;
@@ -91,8 +102,15 @@ export interface Assembly {
   events: number;
 }
 
-export function createAssembly(): Assembly {
+/** Options of `createAssembly`. */
+export interface AssemblyOptions {
+  /** Promote native call items (native-calls.ts) as well as function calls. @defaultValue false */
+  nativeCalls?: boolean;
+}
+
+export function createAssembly(options: AssemblyOptions = {}): Assembly {
   return {
+    nativeCalls: options.nativeCalls === true,
     responseId: null,
     model: null,
     status: null,

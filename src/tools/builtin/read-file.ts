@@ -2,11 +2,15 @@
  * `read_file {path, start_line?, end_line?, max_bytes?}`: a 1-based inclusive line range of a text
  * file, capped in bytes on a line boundary, with a note that says where to continue. Reads in
  * chunks, so a huge file costs a scan, never its size in memory. Refuses directories and binary
- * files (a NUL byte in the first 8 KiB, or in the text it would return).
+ * files (a NUL byte in the first 8 KiB, or in the text it would return) — except images (PNG,
+ * JPEG, GIF, WebP, told by their content through `file-type`), which are shown to the model as an
+ * image where the provider takes images in tool output, and described in a note where not.
  */
 import type { FileHandle } from "node:fs/promises";
+import { fileTypeFromBuffer } from "file-type";
+import { INPUT_IMAGE_URL_MAX_LENGTH } from "../../protocol/generated/enums.js";
 import { TOOL_DEFAULTS } from "../defaults.js";
-import { type ToolDefinition, toolResult } from "../tool.js";
+import { type ToolContext, type ToolDefinition, type ToolResult, toolResult } from "../tool.js";
 import { utf8Head } from "../utf8.js";
 import { resolveInWorkspace, workspaceRoot } from "../workspace.js";
 import { openForRead } from "../workspace-fs.js";
@@ -50,7 +54,8 @@ export const readFileTool: ToolDefinition<ReadFileArgs> = {
     additionalProperties: false,
   },
   truncationHint: "read a smaller range with start_line/end_line",
-  async execute(args, { workspace, signal }) {
+  async execute(args, context) {
+    const { workspace, signal } = context;
     const startLine = args.start_line ?? 1;
     const endLine = args.end_line ?? Number.POSITIVE_INFINITY;
     if (endLine < startLine) {
@@ -83,6 +88,8 @@ export const readFileTool: ToolDefinition<ReadFileArgs> = {
     try {
       const scan = await scanLines(handle, { startLine, endLine, maxBytes, signal });
       if (scan.binary) {
+        const image = await imageResult(handle, target.display, context);
+        if (image !== undefined) return image;
         throw toolFailure(
           "tool_failed",
           `read_file: ${target.display} looks like a binary file (it contains NUL bytes); read_file only reads text files`,
@@ -127,6 +134,48 @@ export const readFileTool: ToolDefinition<ReadFileArgs> = {
     }
   },
 };
+
+/** Image types a model takes (`input_image`). */
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+/** The largest image shown inline: its base64 data URL must fit the spec's `image_url` limit. */
+const MAX_IMAGE_BYTES = Math.floor((INPUT_IMAGE_URL_MAX_LENGTH - 128) / 4) * 3;
+
+/** For an image file, the answer: the image itself where the provider takes it, else a note. */
+async function imageResult(
+  handle: FileHandle,
+  display: string,
+  context: ToolContext,
+): Promise<ToolResult | undefined> {
+  const { size } = await handle.stat();
+  const head = Buffer.alloc(Math.min(size, 4100));
+  await handle.read(head, 0, head.length, 0);
+  const mime = (await fileTypeFromBuffer(head))?.mime;
+  if (mime === undefined || !IMAGE_TYPES.has(mime)) return undefined;
+  const artifacts = { path: display, mime_type: mime, bytes: size };
+  const what = `${display} is an image (${mime}, ${size} bytes)`;
+  if (context.imagesInOutput !== true) {
+    return toolResult({
+      ok: true,
+      stdout: `${what}. This provider cannot take images in tool output, so it is not shown.`,
+      artifacts,
+    });
+  }
+  if (size > MAX_IMAGE_BYTES) {
+    throw toolFailure(
+      "tool_failed",
+      `read_file: ${what}, too large to show (at most ${MAX_IMAGE_BYTES} bytes)`,
+    );
+  }
+  const bytes = Buffer.alloc(size);
+  await handle.read(bytes, 0, size, 0);
+  return toolResult({
+    ok: true,
+    stdout: `${what}; it is shown below.`,
+    artifacts,
+    imageUrl: `data:${mime};base64,${bytes.toString("base64")}`,
+  });
+}
 
 interface ScanOptions {
   startLine: number;

@@ -46,6 +46,8 @@ export interface McpConnection {
   start(): Promise<void>;
   /** The server's tools as last listed (empty unless started). */
   tools(): readonly Tool[];
+  /** Resolves once no `tools/list_changed` refresh is in flight (never rejects). */
+  settled(): Promise<void>;
   /** Calls `tool`; every failure is an `ok:false` result. `exposed` is the model-facing name. */
   call(tool: string, exposed: string, args: unknown, signal: AbortSignal): Promise<ToolResult>;
   /** Shuts the server down (stdio: its whole process group). Idempotent. */
@@ -331,6 +333,7 @@ export function createMcpConnection(server: ResolvedServer, options: ConnectionO
       return starting;
     },
     tools: () => tools,
+    settled: () => refreshing ?? Promise.resolve(),
     call,
     close() {
       // Closing during a start: the spawned process is killed at once, and the start ends quietly.

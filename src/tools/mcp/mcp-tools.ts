@@ -63,7 +63,9 @@ export interface McpTools {
   /**
    * Starts every server on the first call (concurrently; each within its startup timeout), then
    * returns the definitions for `createToolRegistry`: the same objects until a server changes its
-   * tools. A server that fails to start contributes no tools (see `status()` and `onEvent`).
+   * tools. A tool list being re-read after a `tools/list_changed` is waited for, so a notification
+   * sent during a call (before its result) is reflected when the call's turn ends. A server that
+   * fails to start contributes no tools (see `status()` and `onEvent`).
    * Rejects with `invalid_config` when two tools would be offered under one name (at the first
    * listing; a later clash keeps the previous list and reports a warning), and after `close()`.
    */
@@ -189,6 +191,7 @@ export function createMcpTools(servers: unknown, options: McpToolsOptions = {}):
       }
       started ??= Promise.all(connections.map((c) => c.start())).then(() => {});
       await started;
+      await Promise.all(connections.map((c) => c.settled()));
       return current().map((e) => e.definition);
     },
     toolInfo: () => (lastGood ?? []).map((e) => e.info),
@@ -216,6 +219,7 @@ export function offlineMcpTools(infos: readonly McpToolInfo[]): ToolDefinition[]
     parameters: info.parameters,
     strict: false,
     readOnly: info.readOnly,
+    needsApproval: !info.readOnly,
     execute: () =>
       toolResult({
         ok: false,
@@ -255,6 +259,8 @@ function toEntry(
     parameters,
     strict: false,
     readOnly,
+    // A tool the server does not declare read-only may change things: ask first (when the run asks at all).
+    needsApproval: !readOnly,
     timeoutMs,
     execute: (args, context) => connection.call(tool.name, name, args, context.signal),
   };

@@ -67,6 +67,9 @@ describe("stdio MCP servers", () => {
     expect(echo?.strict).toBe(false);
     expect(echo?.readOnly).toBe(true);
     expect(definitions.find((d) => d.name === "t__crash")?.readOnly).toBe(false);
+    // Approvals: tools not marked read-only are asked about, read-only ones are not.
+    expect(echo?.needsApproval).toBe(false);
+    expect(definitions.find((d) => d.name === "t__crash")?.needsApproval).toBe(true);
     expect(echo?.parameters).toMatchObject({ properties: { text: { type: "string" } }, required: ["text"] });
     expect(tools.status()).toEqual([
       { name: "t", transport: "stdio", state: "ready", tools: definitions.length },
@@ -95,6 +98,8 @@ describe("stdio MCP servers", () => {
       readOnly: true,
     });
     const offline = createToolRegistry(offlineMcpTools(info));
+    expect(offline.resolve("t__crash")?.definition.needsApproval).toBe(true);
+    expect(offline.resolve("t__echo")?.definition.needsApproval).toBe(false);
     expect(offline.declarations()).toEqual(registry.declarations());
     expect((await run(offline, "t__echo", { text: "x" })).parsed.error?.code).toBe("mcp_server_unavailable");
   });

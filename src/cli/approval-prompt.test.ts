@@ -1,0 +1,164 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { ApprovalRequest } from "../loop/approvals.js";
+import {
+  assertCanAsk,
+  chooseApproveMode,
+  createApprovalPrompter,
+  parseAnswer,
+  type TerminalInput,
+  type Ttys,
+} from "./approval-prompt.js";
+import { describeApproval } from "./approval-view.js";
+import { stylesFor } from "./terminal.js";
+
+const plain = stylesFor({ write: () => {} }, {});
+const all: Ttys = { stdin: true, stdout: true, stderr: true };
+const none: Ttys = { stdin: false, stdout: false, stderr: false };
+
+function request(name: string, args: unknown, signal = new AbortController().signal): ApprovalRequest {
+  return { turn: 0, callId: "call_1", name, arguments: JSON.stringify(args), args, description: "", signal };
+}
+
+function workspace(files: Record<string, string> = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), "eddy-approval-"));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+describe("parseAnswer", () => {
+  it.each([
+    ["y", "allow"],
+    [" YES ", "allow"],
+    ["n", "deny"],
+    ["No", "deny"],
+    ["a", "allow_always"],
+    ["always", "allow_always"],
+    ["", undefined],
+    ["maybe", undefined],
+  ])("%j → %s", (line, decision) => {
+    expect(parseAnswer(line)).toBe(decision);
+  });
+});
+
+describe("chooseApproveMode", () => {
+  const unset = { value: undefined, source: "default" as const };
+  it.each([
+    ["a terminal and a tool needing approval → ask", unset, all, true, "ask"],
+    ["a terminal but nothing to approve → auto", unset, all, false, "auto"],
+    ["stdout piped → auto", unset, { ...all, stdout: false }, true, "auto"],
+    ["stdin piped → auto", unset, { ...all, stdin: false }, true, "auto"],
+    ["configured deny wins", { value: "deny" as const, source: "flag" as const }, all, true, "deny"],
+    [
+      "configured auto wins on a terminal",
+      { value: "auto" as const, source: "flag" as const },
+      all,
+      true,
+      "auto",
+    ],
+  ])("%s", (_label, setting, ttys, needs, mode) => {
+    expect(chooseApproveMode(setting, ttys, needs)).toBe(mode);
+  });
+
+  it("--approve ask needs stdin and stderr to be a terminal", () => {
+    const ask = { value: "ask" as const, source: "flag" as const };
+    expect(() => assertCanAsk(ask, none)).toThrow(/--approve ask needs a terminal/);
+    expect(() => assertCanAsk(ask, { ...all, stdout: false })).not.toThrow();
+    expect(() => assertCanAsk({ value: "deny", source: "flag" }, none)).not.toThrow();
+  });
+});
+
+describe("createApprovalPrompter", () => {
+  function prompter(answers: (string | null)[], secrets: string[] = []) {
+    let written = "";
+    const events: string[] = [];
+    const input: TerminalInput = {
+      readLine: async () => {
+        events.push("read");
+        return answers.shift() ?? null;
+      },
+    };
+    const handler = createApprovalPrompter({
+      input,
+      output: { write: (t: string) => (written += t) },
+      styles: plain,
+      workspace: workspace(),
+      secrets,
+      hold: { pause: () => events.push("pause"), resume: () => events.push("resume") },
+    });
+    return { handler, events, output: () => written };
+  }
+
+  it("holds the rendering, shows the call, asks until the answer is y, n or a", async () => {
+    const p = prompter(["what", "a"]);
+    expect(await p.handler(request("weather__set", { city: "Oslo" }))).toBe("allow_always");
+    expect(p.events).toEqual(["pause", "read", "read", "resume"]);
+    expect(p.output()).toContain("? weather__set");
+    expect(p.output()).toContain('"city": "Oslo"');
+    expect(p.output()).toContain("answer y, n or a");
+  });
+
+  it("end of input denies (and says so); secrets are masked in what it shows", async () => {
+    const p = prompter([null], ["sk-live-12345678"]);
+    expect(await p.handler(request("shell", { command: "curl -H 'key: sk-live-12345678' x" }))).toBe("deny");
+    expect(p.output()).toContain("$ curl -H 'key: ***' x");
+    expect(p.output()).toContain("(no answer: denied)");
+    expect(p.events.at(-1)).toBe("resume");
+  });
+});
+
+describe("describeApproval", () => {
+  const view = async (name: string, args: unknown, ws: string) =>
+    (await describeApproval(request(name, args), { workspace: ws, styles: plain, secrets: [] })).join("\n");
+
+  it("write_file: a unified diff against the current file, or from /dev/null for a new one", async () => {
+    const ws = workspace({ "a.txt": "one\ntwo\n" });
+    expect(await view("write_file", { path: "a.txt", content: "one\nthree\n" }, ws)).toBe(
+      "--- a.txt\n+++ a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+three",
+    );
+    expect(await view("write_file", { path: "a.txt", content: "more\n", append: true }, ws)).toContain(
+      "+more",
+    );
+    expect(await view("write_file", { path: "new.txt", content: "hi\n" }, ws)).toBe(
+      "--- /dev/null\n+++ new.txt\n@@ -0,0 +1,1 @@\n+hi",
+    );
+    expect(await view("write_file", { path: "../x", content: "" }, ws)).toMatch(/outside the workspace/);
+  });
+
+  it("apply_patch: each file's change as a diff; a patch that does not apply says so", async () => {
+    const ws = workspace({ "a.txt": "one\ntwo\n", "gone.txt": "bye\n" });
+    const patch = [
+      "*** Begin Patch",
+      "*** Update File: a.txt",
+      "@@",
+      " one",
+      "-two",
+      "+2",
+      "*** Add File: b.txt",
+      "+new",
+      "*** Delete File: gone.txt",
+      "*** End Patch",
+    ].join("\n");
+    const shown = await view("apply_patch", { patch }, ws);
+    expect(shown).toContain("--- a.txt\n+++ a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2");
+    expect(shown).toContain("--- /dev/null\n+++ b.txt");
+    expect(shown).toContain("--- gone.txt\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-bye");
+    const wrong = patch.replace(" one", " nothing like it");
+    expect(await view("apply_patch", { patch: wrong }, ws)).toMatch(/the patch will fail/);
+    expect(await view("apply_patch", { patch: "not a patch" }, ws)).toMatch(/^\(the patch does not parse/);
+  });
+
+  it("cuts long views and counts the rest", async () => {
+    const content = Array.from({ length: 200 }, (_, i) => `line ${i}`).join("\n");
+    const shown = await describeApproval(request("write_file", { path: "big.txt", content }), {
+      workspace: workspace(),
+      styles: plain,
+      secrets: [],
+      maxLines: 10,
+    });
+    expect(shown).toHaveLength(11);
+    expect(shown.at(-1)).toMatch(/^… \d+ more lines$/);
+  });
+});

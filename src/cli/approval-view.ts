@@ -1,0 +1,168 @@
+/**
+ * What the approval prompt shows about a call: for `write_file` a unified diff against the file as
+ * it is now, for `apply_patch` the change the patch makes to each file (a unified diff from the
+ * current content; the patch text itself when it does not parse or apply), for `shell` the command
+ * line, for anything else the arguments as indented JSON. Diffs come from the `diff` package.
+ * Long views are cut (the rest is counted) and configured secrets are masked: this is a terminal,
+ * not the model's output, but keys must not show up on a screen share either.
+ */
+import { open } from "node:fs/promises";
+import { createTwoFilesPatch } from "diff";
+import type { ApprovalRequest } from "../loop/approvals.js";
+import { applyChunks } from "../tools/builtin/patch-apply.js";
+import { type PatchOperation, parsePatch } from "../tools/builtin/patch-parser.js";
+import { resolveInWorkspace, workspaceRoot } from "../tools/workspace.js";
+import { redactSecrets } from "../util/redact.js";
+import type { Styles } from "./terminal.js";
+
+/** Options of `describeApproval`. */
+export interface ApprovalViewOptions {
+  /** The run's workspace (diffs read the current files from it). */
+  workspace: string;
+  styles: Styles;
+  /** Values masked in the view. */
+  secrets: readonly string[];
+  /** @defaultValue 80 */
+  maxLines?: number;
+}
+
+/** Files larger than this are not read for a diff: the view says how big they are instead. */
+const MAX_DIFF_FILE_BYTES = 1024 * 1024;
+const MAX_LINE_CHARS = 240;
+
+/** The lines that show what `request` would do (without the question). */
+export async function describeApproval(
+  request: ApprovalRequest,
+  options: ApprovalViewOptions,
+): Promise<string[]> {
+  const args = (request.args ?? {}) as Record<string, unknown>;
+  let body: string[];
+  if (request.name === "write_file" && typeof args.path === "string" && typeof args.content === "string") {
+    body = await writeFileDiff(args.path, args.content, args.append === true, options.workspace);
+  } else if (request.name === "apply_patch" && typeof args.patch === "string") {
+    body = await patchDiff(args.patch, options.workspace);
+  } else if (request.name === "shell" && typeof args.command === "string") {
+    body = [`$ ${args.command}`];
+    if (typeof args.cwd === "string") body.push(`(in ${args.cwd})`);
+  } else {
+    body = (request.args === undefined ? request.arguments : JSON.stringify(request.args, null, 2)).split(
+      "\n",
+    );
+  }
+  const masked = body.map((line) => redactSecrets(line, options.secrets));
+  return cut(masked, options.maxLines ?? 80).map((line) => colour(line, options.styles));
+}
+
+/** `write_file`: the file as it is → as it would be. */
+async function writeFileDiff(
+  path: string,
+  content: string,
+  append: boolean,
+  workspace: string,
+): Promise<string[]> {
+  const current = await currentText(path, workspace);
+  if (current.kind === "refused") return [`write_file ${path}: ${current.why}`];
+  if (current.kind === "unreadable") return [`write_file ${path} (${current.why})`, ...plus(content)];
+  const before = current.kind === "file" ? current.text : "";
+  const after = append ? before + content : content;
+  const from = current.kind === "file" ? path : "/dev/null";
+  return unified(from, path, before, after);
+}
+
+/** `apply_patch`: each operation as a diff from the current file. */
+async function patchDiff(patch: string, workspace: string): Promise<string[]> {
+  let operations: PatchOperation[];
+  try {
+    operations = parsePatch(patch);
+  } catch (error) {
+    return [`(the patch does not parse: ${(error as Error).message})`, ...patch.split("\n")];
+  }
+  const out: string[] = [];
+  for (const op of operations) out.push(...(await operationDiff(op, workspace)));
+  return out;
+}
+
+async function operationDiff(op: PatchOperation, workspace: string): Promise<string[]> {
+  if (op.kind === "add") return unified("/dev/null", op.path, "", op.contents);
+  const current = await currentText(op.path, workspace);
+  if (current.kind !== "file") {
+    const why = current.kind === "missing" ? "it does not exist" : current.why;
+    return [`${op.kind} ${op.path}: ${why} (the patch will fail)`];
+  }
+  if (op.kind === "delete") return unified(op.path, "/dev/null", current.text, "");
+  try {
+    const next = applyChunks(current.text, op.chunks, op.path);
+    return unified(op.path, op.moveTo ?? op.path, current.text, next);
+  } catch (error) {
+    return [
+      `(${(error as Error).message}: the patch will fail; its hunks:)`,
+      ...op.chunks.flatMap((c) => [
+        `@@ ${c.context ?? ""}`,
+        ...c.oldLines.map((l) => `-${l}`),
+        ...c.newLines.map((l) => `+${l}`),
+      ]),
+    ];
+  }
+}
+
+type Current =
+  | { kind: "file"; text: string }
+  | { kind: "missing" }
+  | { kind: "refused"; why: string }
+  | { kind: "unreadable"; why: string };
+
+/** The current text of a workspace file, for display; never reads outside the workspace. */
+async function currentText(path: string, workspace: string): Promise<Current> {
+  let absolute: string;
+  try {
+    const target = await resolveInWorkspace(await workspaceRoot(workspace), path, "approval");
+    if (!target.exists) return { kind: "missing" };
+    absolute = target.absolute;
+  } catch (error) {
+    return { kind: "refused", why: `${(error as Error).message} (the tool will refuse it)` };
+  }
+  try {
+    const handle = await open(absolute, "r");
+    try {
+      const { size } = await handle.stat();
+      if (size > MAX_DIFF_FILE_BYTES) return { kind: "unreadable", why: `replaces a file of ${size} bytes` };
+      const bytes = await handle.readFile();
+      if (bytes.includes(0)) return { kind: "unreadable", why: `replaces a binary file of ${size} bytes` };
+      return { kind: "file", text: bytes.toString("utf8") };
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    return { kind: "unreadable", why: (error as NodeJS.ErrnoException).code ?? "cannot be read" };
+  }
+}
+
+function unified(from: string, to: string, before: string, after: string): string[] {
+  if (before === after) return [`${to}: no change`];
+  const patch = createTwoFilesPatch(from, to, before, after, undefined, undefined, { context: 3 });
+  // Before the ---/+++ headers come an "Index:" line (same names) and a "====" rule: dropped.
+  const lines = patch.split("\n");
+  const start = lines.findIndex((line) => line.startsWith("--- "));
+  return lines.slice(Math.max(0, start)).filter((line, i, all) => !(line === "" && i === all.length - 1));
+}
+
+function plus(content: string): string[] {
+  return content.split("\n").map((l) => `+${l}`);
+}
+
+function cut(lines: readonly string[], max: number): string[] {
+  const shown = lines
+    .slice(0, max)
+    .map((l) => (l.length > MAX_LINE_CHARS ? `${l.slice(0, MAX_LINE_CHARS)}…` : l));
+  if (lines.length > max) shown.push(`… ${lines.length - max} more lines`);
+  return shown;
+}
+
+function colour(line: string, styles: Styles): string {
+  if (line.startsWith("+++") || line.startsWith("---")) return styles.bold(line);
+  if (line.startsWith("@@")) return styles.cyan(line);
+  if (line.startsWith("+")) return styles.green(line);
+  if (line.startsWith("-")) return styles.red(line);
+  if (line.startsWith("\\")) return styles.dim(line);
+  return line;
+}

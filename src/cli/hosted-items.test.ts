@@ -1,0 +1,63 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { captureLines } from "../../test/support/captures.js";
+import type { Frame } from "../frames/frame.js";
+import { ImageSaver } from "./hosted-items.js";
+import { HumanRenderer } from "./render-human.js";
+import { stylesFor } from "./terminal.js";
+
+/** Renders a capture's events as provider_event frames; returns what went to stderr. */
+function render(capture: string, workspace: string): string {
+  let stderr = "";
+  const images = new ImageSaver(workspace);
+  const renderer = new HumanRenderer({
+    stdout: { write: () => true },
+    stderr: { write: (t: string) => (stderr += t) },
+    styles: stylesFor({ write: () => true }, {}),
+    now: () => 0,
+    imagePath: (id) => images.pathOf(id),
+  });
+  for (const line of captureLines(capture)) {
+    const frame = {
+      type: "provider_event",
+      status: "event",
+      turn: 0,
+      data: JSON.parse(line),
+    } as unknown as Frame;
+    images.observe(frame);
+    renderer.onFrame(frame);
+  }
+  return stderr;
+}
+
+describe("hosted tool items in the human view (real captures)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "eddy-hosted-"));
+
+  it.each([
+    ["openai/openai-web-search-tool.1", "◆ searched the web: tech news today December 5 2025"],
+    [
+      "openai/openai-file-search-tool.1",
+      "◆ searched files: What is an embedding model according to this document?;",
+    ],
+    ["openai/openai-code-interpreter-tool.1", "◆ ran code (11 lines): import random, math N=10000"],
+    ["openai/openai-mcp-tool.1", "◆ MCP server dmcp: "],
+    ["openai/openai-mcp-tool.1", '◆ MCP dmcp__web_search_exa {"query":"2025 New York City mayoral'],
+    [
+      "openai/openai-shell-container.1",
+      "◆ ran in the provider's container: echo 'Hello from container!' && uname -a",
+    ],
+  ])("%s says %s", (capture, line) => {
+    expect(render(capture, dir)).toContain(line);
+  });
+
+  it("a generated image is written to the workspace and the view says where", () => {
+    const out = render("openai/openai-image-generation-tool.1", dir);
+    const name = "ig_0df93c0bb83a72f20068c979f589c0819e9f0fc2d1a27aa1b8.webp";
+    expect(out).toContain(`◆ generated an image, saved to ${name}`);
+    const bytes = readFileSync(join(dir, name));
+    expect(bytes.subarray(0, 4).toString("latin1")).toBe("RIFF");
+    expect(bytes.subarray(8, 12).toString("latin1")).toBe("WEBP");
+  });
+});

@@ -1,0 +1,104 @@
+/**
+ * Hosted tool items in the human view: one line per item the provider ran for the model — what
+ * was searched, which files were searched and found, what code ran, which remote MCP tool was
+ * called, where a generated image was saved. Shapes from the OpenAI captures under
+ * test/fixtures/captures/openai/ (openai-web-search-tool.1, openai-file-search-tool.1,
+ * openai-code-interpreter-tool.1, openai-image-generation-tool.1, openai-mcp-tool*.1).
+ *
+ * Generated images (`image_generation_call.result`, base64) are written to the workspace as
+ * files named after the item (`ig_….webp`), in every output mode, so a run's pictures are kept.
+ */
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Frame } from "../frames/frame.js";
+import type { JsonObject } from "../protocol/types.js";
+import { clip } from "./terminal.js";
+
+/** The done item of a `response.output_item.done` provider event, if the frame is one. */
+export function doneItem(frame: Frame): JsonObject | undefined {
+  if (frame.type !== "provider_event") return undefined;
+  const data = frame.data as JsonObject | undefined;
+  if (data?.type !== "response.output_item.done") return undefined;
+  const item = data.item;
+  return item !== null && typeof item === "object" ? (item as JsonObject) : undefined;
+}
+
+/** Saves generated images to the workspace; remembers where each went. */
+export class ImageSaver {
+  private readonly saved = new Map<string, string>();
+
+  constructor(private readonly workspace: string) {}
+
+  /** Saves the image of a done `image_generation_call` (once per item id). */
+  observe(frame: Frame): void {
+    const item = doneItem(frame);
+    if (item?.type !== "image_generation_call" || typeof item.result !== "string" || item.result === "")
+      return;
+    const id =
+      typeof item.id === "string" ? item.id.replace(/[^A-Za-z0-9_-]/g, "_") : `image_${this.saved.size}`;
+    if (this.saved.has(id)) return;
+    const format = typeof item.output_format === "string" ? item.output_format.replace(/\W/g, "") : "png";
+    const name = `${id}.${format === "" ? "png" : format}`;
+    const path = join(this.workspace, name);
+    try {
+      if (!existsSync(path)) writeFileSync(path, Buffer.from(item.result, "base64"));
+      this.saved.set(id, name);
+    } catch (error) {
+      this.saved.set(id, `(not saved: ${(error as NodeJS.ErrnoException).code ?? "error"})`);
+    }
+  }
+
+  /** Where the image of item `id` was saved (workspace-relative), if it was. */
+  pathOf(id: unknown): string | undefined {
+    return typeof id === "string" ? this.saved.get(id.replace(/[^A-Za-z0-9_-]/g, "_")) : undefined;
+  }
+}
+
+/** One line saying what a hosted tool item did, or undefined for any other item. */
+export function describeHostedItem(item: JsonObject, imagePath?: string): string | undefined {
+  switch (item.type) {
+    case "web_search_call": {
+      const action = (item.action ?? {}) as JsonObject;
+      if (typeof action.query === "string" && action.query !== "")
+        return `searched the web: ${clip(action.query, 80)}`;
+      if (typeof action.url === "string") return `opened ${clip(action.url, 80)}`;
+      return "searched the web";
+    }
+    case "file_search_call": {
+      const queries = Array.isArray(item.queries) ? item.queries.filter((q) => typeof q === "string") : [];
+      const files = Array.isArray(item.results)
+        ? [
+            ...new Set(
+              item.results.map((r) => (r as JsonObject)?.filename).filter((f) => typeof f === "string"),
+            ),
+          ]
+        : [];
+      const found = files.length === 0 ? "" : ` → ${clip(files.join(", "), 80)}`;
+      return `searched files: ${clip(queries.join("; "), 80) || "(no query)"}${found}`;
+    }
+    case "code_interpreter_call": {
+      const code = typeof item.code === "string" ? item.code.trim() : "";
+      const lines = code === "" ? 0 : code.split("\n").length;
+      return `ran code (${lines} line${lines === 1 ? "" : "s"}): ${clip(code, 80)}`;
+    }
+    case "image_generation_call":
+      return imagePath === undefined ? "generated an image" : `generated an image, saved to ${imagePath}`;
+    case "mcp_list_tools": {
+      const count = Array.isArray(item.tools) ? item.tools.length : 0;
+      return `MCP server ${String(item.server_label)}: ${count} tool${count === 1 ? "" : "s"}`;
+    }
+    case "mcp_call": {
+      const failed = item.error !== null && item.error !== undefined;
+      const args = typeof item.arguments === "string" ? ` ${clip(item.arguments, 60)}` : "";
+      return `MCP ${String(item.server_label)}__${String(item.name)}${args}${failed ? ` — failed: ${clip(String((item.error as JsonObject)?.message ?? item.error), 80)}` : ""}`;
+    }
+    case "shell_call": {
+      const env = item.environment as JsonObject | undefined;
+      if (env === undefined || env === null || env.type === "local") return undefined; // run locally: a tool call
+      const commands = ((item.action as JsonObject | undefined)?.commands ?? []) as unknown[];
+      return `ran in the provider's container: ${clip(commands.join(" && "), 80)}`;
+    }
+    default:
+      return undefined;
+  }
+}

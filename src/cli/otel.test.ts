@@ -1,0 +1,213 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../../test/support/otlp-receiver.js";
+import { recordMockRun } from "../../test/support/record.js";
+import type { Scenario } from "../mock/index.js";
+import { otelRequested, otlpHeaders, startOtelExport, tracesEndpoint } from "./otel.js";
+
+const SECRET = "sk-test-otel-secret-4242";
+
+/** A 429 first (retried), then a read_file call, then the answer. */
+const scenario: Scenario = {
+  turns: [
+    { faults: { httpError: { status: 429, headers: { "retry-after-ms": "10" } } } },
+    {
+      items: [
+        { type: "reasoning", summary: ["Read the notes first."] },
+        { type: "function_call", name: "read_file", arguments: { path: "notes.txt" }, call_id: "call_1" },
+      ],
+      usage: { input_tokens: 120, output_tokens: 12 },
+    },
+    {
+      items: [{ type: "message", text: "The notes say: remember the milk." }],
+      usage: { input_tokens: 160, output_tokens: 9 },
+    },
+  ],
+};
+
+let receiver: OtlpReceiver | undefined;
+afterEach(async () => {
+  await receiver?.close();
+  receiver = undefined;
+});
+
+async function tracedRun(env: Record<string, string> = {}, captureContent?: boolean) {
+  receiver = await startOtlpReceiver();
+  const workspace = mkdtempSync(join(tmpdir(), "eddy-otel-"));
+  writeFileSync(join(workspace, "notes.txt"), "remember the milk\n");
+  const otel = await startOtelExport({
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...env },
+    providerName: "mock",
+    ...(captureContent !== undefined ? { captureContent } : {}),
+  });
+  const run = await recordMockRun({
+    scenario,
+    prompt: "What do my notes say?",
+    workspace,
+    apiKey: SECRET,
+    instructions: "Answer briefly.",
+    onFrame: otel.observer,
+  });
+  await otel.shutdown();
+  return { run, spans: receiver.spans, bodies: receiver.bodies };
+}
+
+const one = (spans: ReceivedSpan[], name: string) => {
+  const found = spans.filter((s) => s.name === name);
+  expect(found, `spans named ${name}: ${spans.map((s) => s.name).join(", ")}`).toHaveLength(1);
+  return found[0] as ReceivedSpan;
+};
+
+describe("OTLP/HTTP export of a run (a local receiver)", () => {
+  it("delivers invoke_agent, chat and execute_tool spans with the GenAI attributes", async () => {
+    const { run, spans, bodies } = await tracedRun();
+    expect(run.result.reason).toBe("completed");
+
+    const agent = one(spans, "invoke_agent");
+    const chats = spans.filter((s) => s.name === "chat eddy-demo");
+    const tool = one(spans, "execute_tool read_file");
+    expect(chats).toHaveLength(2);
+    expect(spans).toHaveLength(4);
+    for (const s of [...chats, tool]) {
+      expect(s.traceId).toBe(agent.traceId);
+      expect(s.parentSpanId).toBe(agent.spanId);
+    }
+    expect(agent.parentSpanId).toBeUndefined();
+    expect(agent.resource["service.name"]).toBe("eddy");
+
+    expect(agent.attributes).toMatchObject({
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.provider.name": "mock",
+      "gen_ai.system": "mock",
+      "gen_ai.request.model": "eddy-demo",
+      "gen_ai.usage.input_tokens": 280,
+      "gen_ai.usage.output_tokens": 21,
+      "eddy.run.reason": "completed",
+      "eddy.turns": 2,
+      "eddy.tool_calls": 1,
+    });
+
+    const [first, second] = chats as [ReceivedSpan, ReceivedSpan];
+    expect(first.kind).toBe(3); // SpanKind.CLIENT (OTLP numbering)
+    expect(first.attributes).toMatchObject({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": "mock",
+      "gen_ai.request.model": "eddy-demo",
+      "gen_ai.response.model": "eddy-demo",
+      "gen_ai.response.id": "resp_mock_0001",
+      "gen_ai.usage.input_tokens": 120,
+      "gen_ai.usage.output_tokens": 12,
+      "gen_ai.response.finish_reasons": ["tool_calls"],
+      "eddy.retries": 1,
+    });
+    expect(typeof first.attributes["gen_ai.response.time_to_first_chunk"]).toBe("number");
+    // The 429 is one logical request with a retry inside (the conventions' rule for retries).
+    expect(first.events.map((e) => e.name)).toEqual(
+      expect.arrayContaining(["request_failed", "retry", "attempt", "first_token"]),
+    );
+    expect(
+      first.events.find((e) => e.name === "request_failed")?.attributes["http.response.status_code"],
+    ).toBe(429);
+    expect(second.attributes).toMatchObject({
+      "gen_ai.response.id": "resp_mock_0002",
+      "gen_ai.response.finish_reasons": ["stop"],
+      "gen_ai.usage.input_tokens": 160,
+    });
+
+    expect(tool.attributes).toMatchObject({
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": "read_file",
+      "gen_ai.tool.call.id": "call_1",
+      "gen_ai.tool.type": "function",
+    });
+    expect(tool.startMs).toBeGreaterThanOrEqual(agent.startMs);
+    expect(tool.endMs).toBeLessThanOrEqual(agent.endMs);
+
+    // Without captureContent no prompt, answer, arguments or output leave the process; never the key.
+    const all = bodies.join("\n");
+    for (const absent of [
+      "What do my notes say",
+      "remember the milk",
+      "Answer briefly",
+      "notes.txt",
+      SECRET,
+    ]) {
+      expect(all).not.toContain(absent);
+    }
+    for (const s of spans) {
+      expect(
+        Object.keys(s.attributes).filter((k) => /messages|instructions|arguments|result/.test(k)),
+      ).toEqual([]);
+    }
+  });
+
+  it("records prompts, answers, arguments and outputs only with captureContent", async () => {
+    const { spans, bodies } = await tracedRun({ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true" });
+    const agent = one(spans, "invoke_agent");
+    const tool = one(spans, "execute_tool read_file");
+    expect(JSON.parse(String(agent.attributes["gen_ai.input.messages"]))).toEqual([
+      { role: "user", parts: [{ type: "text", content: "What do my notes say?" }] },
+    ]);
+    expect(String(agent.attributes["gen_ai.system_instructions"])).toContain("Answer briefly.");
+    expect(String(agent.attributes["gen_ai.output.messages"])).toContain("remember the milk");
+    expect(JSON.parse(String(tool.attributes["gen_ai.tool.call.arguments"]))).toEqual({ path: "notes.txt" });
+    expect(String(tool.attributes["gen_ai.tool.call.result"])).toContain("remember the milk");
+    const answerChat = spans.filter((s) => s.name === "chat eddy-demo")[1] as ReceivedSpan;
+    const output = JSON.parse(String(answerChat.attributes["gen_ai.output.messages"]));
+    expect(output).toEqual([
+      {
+        role: "assistant",
+        parts: [{ type: "text", content: "The notes say: remember the milk." }],
+        finish_reason: "stop",
+      },
+    ]);
+    expect(bodies.join("\n")).not.toContain(SECRET);
+  });
+});
+
+describe("OTel configuration from the environment", () => {
+  it.each([
+    [{}, "http://localhost:4318/v1/traces"],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" }, "http://collector:4318/v1/traces"],
+    [
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://a:4318",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://b:9/traces",
+      },
+      "http://b:9/traces",
+    ],
+  ])("endpoint of %j is %s", (env, url) => {
+    expect(tracesEndpoint(env)).toBe(url);
+  });
+
+  it("turns on with --otel or an endpoint in the environment", () => {
+    expect(otelRequested(undefined, {})).toBe(false);
+    expect(otelRequested(true, {})).toBe(true);
+    expect(otelRequested(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: "http://x:4318" })).toBe(true);
+    expect(otelRequested(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: " " })).toBe(false);
+  });
+
+  it("parses OTLP headers, trace-specific ones first", () => {
+    expect(otlpHeaders({ OTEL_EXPORTER_OTLP_HEADERS: "api-key=a%20b, x=1,bad" })).toEqual({
+      "api-key": "a b",
+      x: "1",
+    });
+    expect(
+      otlpHeaders({ OTEL_EXPORTER_OTLP_HEADERS: "a=1", OTEL_EXPORTER_OTLP_TRACES_HEADERS: "b=2" }),
+    ).toEqual({ b: "2" });
+  });
+
+  it("a collector that is down does not hold shutdown past its timeout", async () => {
+    const otel = await startOtelExport({
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" },
+      shutdownTimeoutMs: 300,
+    });
+    const workspace = mkdtempSync(join(tmpdir(), "eddy-otel-"));
+    await recordMockRun({ prompt: "hello", workspace, onFrame: otel.observer });
+    const started = performance.now();
+    await otel.shutdown();
+    expect(performance.now() - started).toBeLessThan(3000);
+  });
+});

@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import type { Frame } from "../frames/frame.js";
+import type { TapeHeader } from "../replay/tape.js";
+import type { McpToolInfo } from "../tools/mcp/index.js";
+import { replayTools } from "./replay-tools.js";
+
+const info = (tool: string, readOnly: boolean): McpToolInfo => ({
+  name: `fs__${tool}`,
+  server: "fs",
+  tool,
+  description: `The ${tool} tool`,
+  parameters: { type: "object", properties: {} },
+  readOnly,
+});
+
+function header(tools: string[], mcp_tools?: McpToolInfo[]): TapeHeader {
+  return {
+    tools,
+    tool_set: { allow_write: false, allow_shell: false },
+    ...(mcp_tools === undefined ? {} : { mcp_tools }),
+  } as TapeHeader;
+}
+
+const requestStarted = (turn: number, tools: unknown[]) =>
+  ({
+    type: "request_started",
+    run_id: "r",
+    seq: turn,
+    ts: 0,
+    turn,
+    attempt: 1,
+    body: { tools },
+  }) as unknown as Frame;
+
+describe("replayTools", () => {
+  it("declares the recorded MCP tools without their servers, asking about the ones not read-only", () => {
+    const { registry } = replayTools(
+      header(["read_file", "fs__read", "fs__write"], [info("read", true), info("write", false)]),
+      [],
+      {},
+      "t.tape",
+    );
+    expect(registry.names()).toEqual(["read_file", "list_dir", "grep", "fs__read", "fs__write"]);
+    expect(registry.resolve("fs__write")?.definition.needsApproval).toBe(true);
+    expect(registry.resolve("fs__read")?.definition.needsApproval).toBe(false);
+  });
+
+  it("refuses a tape whose tools it cannot rebuild", () => {
+    expect(() => replayTools(header(["read_file", "weather"]), [], {}, "t.tape")).toThrow(
+      /t\.tape: the recorded run used tools that are neither eddy's built-ins nor recorded MCP tools \(weather\)/,
+    );
+  });
+
+  it("follows the tools each recorded request declared (a server's tools/list_changed)", () => {
+    const start = header(["read_file", "list_dir", "grep", "fs__read"], [info("read", true)]);
+    const first = replayTools(start, [], {}, "t.tape").registry.declarations();
+    const late = {
+      type: "function",
+      name: "fs__late",
+      description: "Added later.",
+      parameters: { type: "object" },
+      strict: false,
+    };
+    const frames = [
+      requestStarted(0, first),
+      requestStarted(1, [...first, late]),
+      requestStarted(2, [...first, late]),
+    ];
+    const { refreshTools } = replayTools(start, frames, {}, "t.tape");
+    expect(refreshTools?.()).toBeUndefined(); // turn 0: as recorded at the start
+    const next = refreshTools?.();
+    expect(next?.names()).toContain("fs__late");
+    expect(next?.declarations()).toEqual([...first, late]);
+    expect(refreshTools?.()).toBeUndefined(); // turn 2: unchanged since turn 1
+  });
+});

@@ -1,0 +1,105 @@
+/**
+ * The tools of a recorded CLI run, rebuilt for `eddy replay` without starting anything: the
+ * built-ins as the header's `tool_set` configured them, and the MCP tools from the header's
+ * `mcp_tools` (`offlineMcpTools`: same names, descriptions and schemas, no server). When a server
+ * changed its tools mid-run (`tools/list_changed`), the tools of each later turn are read back from
+ * the `tools` its recorded request declared, so the replayed requests declare the same.
+ */
+import { EddyError } from "../errors.js";
+import type { Frame } from "../frames/frame.js";
+import type { FunctionToolParam } from "../protocol/types.js";
+import type { TapeHeader } from "../replay/tape.js";
+import { createBuiltinTools } from "../tools/builtin/index.js";
+import { type McpToolInfo, offlineMcpTools } from "../tools/mcp/index.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import type { Env } from "./config.js";
+import { registryOf } from "./run-tools.js";
+
+/** The registry a replay starts with, and the per-turn refresh when the recorded tools changed. */
+export interface ReplayTools {
+  registry: ToolRegistry;
+  refreshTools: (() => ToolRegistry | undefined) | undefined;
+}
+
+/** Rebuilds the recorded run's tools. Throws `tape_invalid`/`invalid_config` (exit 2) when it cannot. */
+export function replayTools(
+  header: TapeHeader,
+  frames: readonly Frame[],
+  env: Env,
+  path: string,
+): ReplayTools {
+  const toolSet = header.tool_set ?? { allow_write: false, allow_shell: false };
+  let builtins: ReturnType<typeof createBuiltinTools>;
+  try {
+    builtins = createBuiltinTools({
+      allowWrite: toolSet.allow_write,
+      allowShell: toolSet.allow_shell,
+      shellEnv: { source: env },
+      ...(toolSet.sandbox === true ? { shellSandbox: "bubblewrap" as const } : {}),
+    });
+  } catch (error) {
+    throw new EddyError(
+      "invalid_config",
+      `${path} was recorded with --sandbox, whose shell tool is described differently: ${(error as Error).message}`,
+      { fault: "user" },
+    );
+  }
+  const infos = header.mcp_tools ?? [];
+  const registry = registryOf(builtins, offlineMcpTools(infos));
+  const missing = header.tools.filter((name) => registry.resolve(name) === undefined);
+  if (missing.length > 0) {
+    throw new EddyError(
+      "tape_invalid",
+      `${path}: the recorded run used tools that are neither eddy's built-ins nor recorded MCP tools (${missing.join(", ")}); replay it from the library with those tools`,
+      { fault: "user" },
+    );
+  }
+  const declaredByTurn = declaredTools(frames);
+  if (declaredByTurn.size === 0) return { registry, refreshTools: undefined };
+
+  const builtinNames = new Set([...builtins.tools.map((t) => t.name)]);
+  const known = new Map(infos.map((i) => [i.name, i]));
+  // A tool that appeared mid-run needed approval exactly when the tape asked about one of its calls.
+  const asked = new Set(frames.flatMap((f) => (f.type === "approval_requested" ? [f.name] : [])));
+  let current = registry;
+  let turn = 0;
+  return {
+    registry,
+    refreshTools: () => {
+      const declared = declaredByTurn.get(turn++);
+      if (declared === undefined || sameDeclarations(declared, current.declarations())) return undefined;
+      const mcp = declared
+        .filter((d) => !builtinNames.has(d.name))
+        .map((d) => known.get(d.name) ?? infoOf(d, !asked.has(d.name)));
+      current = registryOf(builtins, offlineMcpTools(mcp));
+      return current;
+    },
+  };
+}
+
+/** The `tools` of the first recorded request of each turn that sent them. */
+function declaredTools(frames: readonly Frame[]): Map<number, FunctionToolParam[]> {
+  const byTurn = new Map<number, FunctionToolParam[]>();
+  for (const f of frames) {
+    if (f.type !== "request_started" || byTurn.has(f.turn)) continue;
+    const tools = (f.body as { tools?: unknown }).tools;
+    if (Array.isArray(tools)) byTurn.set(f.turn, tools as FunctionToolParam[]);
+  }
+  return byTurn;
+}
+
+function sameDeclarations(a: readonly FunctionToolParam[], b: readonly FunctionToolParam[]): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+function infoOf(declaration: FunctionToolParam, readOnly: boolean): McpToolInfo {
+  const [server = "", ...rest] = declaration.name.split("__");
+  return {
+    name: declaration.name,
+    server,
+    tool: rest.join("__"),
+    description: declaration.description ?? "",
+    parameters: (declaration.parameters ?? { type: "object" }) as McpToolInfo["parameters"],
+    readOnly,
+  };
+}

@@ -1,0 +1,201 @@
+/**
+ * The tools of one `eddy run`: the built-ins (the shell under bubblewrap with `--sandbox`), the
+ * tools of the configured MCP servers (started once, before the first request, and shut down when
+ * the run ends — also on SIGINT), the registry rebuilt between turns when a server announces
+ * `tools/list_changed`, and the approval handler of the run's `--approve` mode. `close()` releases
+ * everything a tool started: background jobs of `shell` (`ToolRegistry.dispose`) and the servers.
+ */
+import type { ApprovalHandler } from "../loop/approvals.js";
+import { type BuiltinTools, createBuiltinTools, probeBubblewrap } from "../tools/builtin/index.js";
+import {
+  createMcpTools,
+  type McpEvent,
+  type McpServerStatus,
+  type McpToolInfo,
+  type McpTools,
+} from "../tools/mcp/index.js";
+import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
+import type { ToolDefinition } from "../tools/tool.js";
+import { assertCanAsk, chooseApproveMode, createApprovalPrompter, type Ttys } from "./approval-prompt.js";
+import type { EffectiveConfig } from "./config.js";
+import type { ApproveMode } from "./config-tools.js";
+import { usageError } from "./preflight.js";
+import type { CliIo } from "./run-command.js";
+import type { Styles } from "./terminal.js";
+
+/** The run's tools, configured and checked, nothing started yet. */
+export interface PreparedTools {
+  builtins: BuiltinTools;
+  /** Undefined when no MCP server is configured. */
+  mcp: McpTools | undefined;
+}
+
+/** The run's tools once started: what `runAgent` and the tape header need. */
+export interface RunTools {
+  registry: ToolRegistry;
+  approveMode: ApproveMode;
+  /** Undefined in `auto` mode (nothing is asked). */
+  onApproval: ApprovalHandler | undefined;
+  /** Set when MCP servers may change their tools. */
+  refreshTools: (() => Promise<ToolRegistry | undefined>) | undefined;
+  mcpServers: McpServerStatus[];
+  mcpTools: McpToolInfo[];
+  /** Secret values of the MCP configuration (tokens, secret-looking variables), to mask. */
+  secrets: readonly string[];
+}
+
+/**
+ * Checks and builds the tools without starting anything: `--approve ask` needs a terminal,
+ * `--sandbox` (with `--allow-shell`) needs a working bubblewrap, every MCP server entry must be
+ * valid. Each problem is a usage error (exit 2) before any process starts or request is sent.
+ */
+export async function prepareTools(
+  config: EffectiveConfig,
+  io: CliIo,
+  onEvent: (event: McpEvent) => void,
+): Promise<PreparedTools> {
+  assertCanAsk(config.approve, ttysOf(io));
+  const sandboxed = config.sandbox.value && config.allowShell.value;
+  if (sandboxed) {
+    const probe = await probeBubblewrap(io.env.PATH);
+    if (!probe.ok) throw usageError(`--sandbox: ${probe.reason}`);
+  }
+  const builtins = createBuiltinTools({
+    allowWrite: config.allowWrite.value,
+    allowShell: config.allowShell.value,
+    shellEnv: { source: io.env },
+    ...(sandboxed ? { shellSandbox: "bubblewrap" as const } : {}),
+  });
+  const servers = Object.fromEntries(config.mcpServers.map((s) => [s.name, s.value]));
+  const mcp =
+    config.mcpServers.length === 0
+      ? undefined
+      : createMcpTools(servers, { env: io.env, cwd: config.workspace.value, onEvent });
+  return { builtins, mcp };
+}
+
+/** Options of `startTools`. */
+export interface StartToolsOptions {
+  config: EffectiveConfig;
+  io: CliIo;
+  styles: Styles;
+  /** Cancels the start (SIGINT while servers start). */
+  signal: AbortSignal;
+  /** Holds the frames' rendering while an approval prompt is open. */
+  hold: { pause(): void; resume(): void };
+  /** Values masked in prompts besides the MCP secrets. */
+  secrets: readonly string[];
+}
+
+/**
+ * Starts the MCP servers (each within its startup timeout; a server that fails contributes no
+ * tools and is reported through `onEvent`), builds the registry and picks the approval mode.
+ * Resolves `undefined` when `signal` aborts first.
+ */
+export async function startTools(
+  prepared: PreparedTools,
+  o: StartToolsOptions,
+): Promise<RunTools | undefined> {
+  const { builtins, mcp } = prepared;
+  let mcpDefinitions: ToolDefinition[] = [];
+  if (mcp !== undefined) {
+    const listed = await untilAborted(mcp.tools(), o.signal);
+    if (listed === undefined) return undefined;
+    mcpDefinitions = listed;
+  }
+  const registry = registryOf(builtins, mcpDefinitions);
+  const approveMode = chooseApproveMode(o.config.approve, ttysOf(o.io), needsApproval(registry));
+  const secrets = mcp?.secrets ?? [];
+  return {
+    registry,
+    approveMode,
+    onApproval: approvalHandler(approveMode, o, [...o.secrets, ...secrets]),
+    refreshTools: mcp === undefined ? undefined : refresher(mcp, builtins),
+    mcpServers: mcp?.status() ?? [],
+    mcpTools: mcp?.toolInfo() ?? [],
+    secrets,
+  };
+}
+
+/** The built-ins first (their fixed order), then the MCP tools in configuration order. */
+export function registryOf(builtins: BuiltinTools, mcpDefinitions: readonly ToolDefinition[]): ToolRegistry {
+  return createToolRegistry([...builtins.tools, ...mcpDefinitions], { disabled: builtins.disabled });
+}
+
+/**
+ * Releases what the tools started — `shell`'s background jobs (`dispose`) and the MCP servers
+ * (their whole process groups) — whatever the run's outcome. Never throws.
+ */
+export async function closeTools(
+  prepared: PreparedTools | undefined,
+  registry: ToolRegistry | undefined,
+): Promise<void> {
+  await Promise.allSettled([registry?.dispose(), prepared?.mcp?.close()]);
+}
+
+function approvalHandler(
+  mode: ApproveMode,
+  o: StartToolsOptions,
+  secrets: readonly string[],
+): ApprovalHandler | undefined {
+  if (mode === "auto") return undefined;
+  if (mode === "deny") return () => "deny";
+  const input = o.io.terminal;
+  if (input === undefined) throw usageError("--approve ask needs a terminal to read the answers from");
+  return createApprovalPrompter({
+    input,
+    output: o.io.stderr,
+    styles: o.styles,
+    workspace: o.config.workspace.value,
+    secrets,
+    hold: o.hold,
+  });
+}
+
+/**
+ * At each turn start: a new registry when a server changed its tools since the last one. `tools()`
+ * first waits for a list being re-read (a server that announced new tools during the last call).
+ */
+function refresher(mcp: McpTools, builtins: BuiltinTools): () => Promise<ToolRegistry | undefined> {
+  let seen = mcp.revision;
+  return async () => {
+    try {
+      const definitions = await mcp.tools();
+      if (mcp.revision === seen) return undefined;
+      seen = mcp.revision;
+      return registryOf(builtins, definitions);
+    } catch {
+      return undefined; // a clash is reported by the MCP source (onEvent) and the old tools stay
+    }
+  };
+}
+
+function needsApproval(registry: ToolRegistry): boolean {
+  return registry.names().some((name) => {
+    const rule = registry.resolve(name)?.definition.needsApproval;
+    return rule !== undefined && rule !== false;
+  });
+}
+
+function ttysOf(io: CliIo): Ttys {
+  return { stdin: io.stdinIsTTY, stdout: io.stdout.isTTY === true, stderr: io.stderr.isTTY === true };
+}
+
+/** `promise`'s value, or undefined as soon as `signal` aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise<T | undefined>((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import type { Frame } from "../frames/frame.js";
+import { HumanRenderer } from "./render-human.js";
+import { mcpEventLine, RunView } from "./run-view.js";
+import { stylesFor } from "./terminal.js";
+
+const plain = stylesFor({ write: () => {} }, {});
+const delta = (text: string, seq: number) =>
+  ({
+    type: "output_text_delta",
+    run_id: "r",
+    seq,
+    ts: 0,
+    turn: 0,
+    item_id: "m",
+    output_index: 0,
+    content_index: 0,
+    delta: text,
+  }) as unknown as Frame;
+
+describe("RunView", () => {
+  it("holds frames and notices while paused and shows them in order on resume", () => {
+    const shown: string[] = [];
+    const view = new RunView(
+      (f) => shown.push(`frame ${f.seq}`),
+      (line) => shown.push(line),
+    );
+    view.render(delta("a", 0));
+    view.pause();
+    view.render(delta("b", 1));
+    view.say("notice");
+    view.render(delta("c", 2));
+    expect(shown).toEqual(["frame 0"]);
+    view.resume();
+    expect(shown).toEqual(["frame 0", "frame 1", "notice", "frame 2"]);
+    view.render(delta("d", 3));
+    expect(shown.at(-1)).toBe("frame 3");
+  });
+
+  it("human: a prompt gets a line of its own (the answer's line is ended first on a shared terminal)", () => {
+    let out = "";
+    let err = "";
+    const renderer = new HumanRenderer({
+      stdout: { write: (t: string) => (out += t), isTTY: true },
+      stderr: { write: (t: string) => (err += t), isTTY: true },
+      styles: plain,
+      now: () => 0,
+    });
+    const view = RunView.human(renderer);
+    view.render(delta("partial answer", 0));
+    view.render({
+      type: "approval_requested",
+      run_id: "r",
+      seq: 1,
+      ts: 0,
+      turn: 0,
+      call_id: "c",
+      name: "shell",
+      arguments: "{}",
+    } as Frame);
+    expect(out).toBe("partial answer\n");
+    view.say("⚙ a notice");
+    expect(err).toBe("⚙ a notice\n");
+  });
+});
+
+describe("mcpEventLine", () => {
+  it.each([
+    [
+      { type: "server_ready", server: "fs", tools: 3, message: 'MCP server "fs" is ready (3 tools)' },
+      '⚙ MCP server "fs" is ready (3 tools)',
+    ],
+    [
+      { type: "server_failed", server: "fs", message: 'MCP server "fs" failed to start: boom' },
+      'eddy: MCP server "fs" failed to start: boom',
+    ],
+    [
+      { type: "server_exited", server: "fs", message: 'MCP server "fs" exited with code 3' },
+      'eddy: MCP server "fs" exited with code 3',
+    ],
+    [
+      { type: "tools_changed", server: "fs", tools: 4, message: 'MCP server "fs" changed its tools (4 now)' },
+      '⚙ MCP server "fs" changed its tools (4 now)',
+    ],
+    [{ type: "warning", server: "fs", message: "odd schema" }, "⚠ odd schema"],
+  ] as const)("%o", (event, line) => {
+    expect(mcpEventLine(event, plain)).toBe(line);
+  });
+});

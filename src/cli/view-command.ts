@@ -1,0 +1,79 @@
+/**
+ * `eddy view TAPE…|DIR [--out FILE]`: one self-contained HTML page of the runs (or of a batch
+ * folder). Without `--out` the page goes to a temporary file, opened in the browser when there is
+ * a display; the path is printed on stdout either way.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join, resolve } from "node:path";
+import { EddyError } from "../errors.js";
+import { collectViewInput } from "../view/load.js";
+import { renderViewPage } from "../view/page.js";
+import type { Env } from "./config.js";
+import type { CliIo } from "./run-command.js";
+import { stylesFor } from "./terminal.js";
+
+/** Flags of `eddy view`. */
+export interface ViewFlags {
+  out?: string;
+  /** False with `--no-open`. @defaultValue true */
+  open?: boolean;
+}
+
+/** Writes the page; returns the exit code. `platform` is injectable for tests. */
+export async function viewCommand(
+  paths: string[],
+  flags: ViewFlags,
+  io: CliIo,
+  platform: NodeJS.Platform = process.platform,
+): Promise<number> {
+  const input = collectViewInput(paths.map((p) => resolve(io.cwd, p)));
+  const html = renderViewPage(input);
+  const target =
+    flags.out !== undefined
+      ? resolve(io.cwd, flags.out)
+      : join(mkdtempSync(join(tmpdir(), "eddy-view-")), `${pageName(paths)}.html`);
+  try {
+    writeFileSync(target, html);
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw new EddyError("invalid_argument", `cannot write ${target}: ${reason}`, { fault: "user" });
+  }
+  io.stdout.write(`${target}\n`);
+  const styles = stylesFor(io.stderr, io.env);
+  const command =
+    flags.out === undefined && flags.open !== false ? browserCommand(io.env, platform) : undefined;
+  if (command !== undefined) {
+    const opened = await openInBrowser(command, target);
+    if (!opened)
+      io.stderr.write(`${styles.dim(`eddy: could not run ${command[0]}; open the page yourself`)}\n`);
+  }
+  return 0;
+}
+
+/** The command that opens a file in the browser here, or undefined when there is no display. */
+export function browserCommand(env: Env, platform: NodeJS.Platform): [string, ...string[]] | undefined {
+  if (platform === "darwin") return ["open"];
+  if (platform === "win32") return ["cmd", "/c", "start", '""'];
+  if ((env.DISPLAY ?? "") !== "" || (env.WAYLAND_DISPLAY ?? "") !== "") return ["xdg-open"];
+  return undefined;
+}
+
+/** Starts the opener detached (the browser outlives eddy); false when it cannot be started. */
+function openInBrowser(command: [string, ...string[]], path: string): Promise<boolean> {
+  const [program, ...args] = command;
+  return new Promise((done) => {
+    const child = spawn(program, [...args, path], { detached: true, stdio: "ignore" });
+    child.once("error", () => done(false));
+    child.once("spawn", () => {
+      child.unref();
+      done(true);
+    });
+  });
+}
+
+function pageName(paths: string[]): string {
+  const first = paths.length === 1 ? basename(paths[0] as string).replace(/\.(tape|jsonl)$/, "") : "runs";
+  return first.replace(/[^A-Za-z0-9._-]/g, "_") || "run";
+}

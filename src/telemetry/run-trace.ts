@@ -1,0 +1,382 @@
+/**
+ * The spans of one run, from its frames: `invoke_agent` (the run), `chat {model}` (a model request
+ * and all its attempts), `execute_tool {name}` (a tool call), with the GenAI attributes
+ * (src/telemetry/genai.ts). Frame times become span times, so the trace lines up with the tape.
+ */
+import type { Attributes, Context, Span, Tracer } from "@opentelemetry/api";
+import type {
+  Frame,
+  ProviderEventFrame,
+  RequestStartedFrame,
+  RunEndedFrame,
+  RunStartedFrame,
+  ToolEndedFrame,
+  TurnEndedFrame,
+} from "../frames/frame.js";
+import { isJsonObject as isObject, parseJsonObject } from "../util/json.js";
+import { finishReason, GENAI, type GenAiMessage, inputMessages } from "./genai.js";
+import type { OtelApi, OtelObserverOptions } from "./otel-observer.js";
+
+/** What every span of the observer shares. */
+export interface TraceShared {
+  api: OtelApi;
+  tracer: Tracer;
+  /** `gen_ai.provider.name` and `gen_ai.system`. */
+  provider: string;
+  content: boolean;
+  options: OtelObserverOptions;
+}
+
+/** Starts the `invoke_agent` span of a run. */
+export function startRun(s: TraceShared, frame: RunStartedFrame): RunTrace {
+  const parent = s.options.parentContext ?? s.api.context.active();
+  // Attributes are built as one literal: spreading a shared object and adding keys afterwards
+  // costs microseconds per span (V8 falls back to slow objects), paid even by no-op tracers.
+  const attributes: Attributes = {
+    [GENAI.operation]: "invoke_agent",
+    [GENAI.providerName]: s.provider,
+    [GENAI.system]: s.provider,
+    "eddy.run.id": frame.run_id,
+    "eddy.run.mode": frame.mode,
+    "eddy.tools": frame.tools,
+  };
+  if (frame.model !== null) attributes[GENAI.requestModel] = frame.model;
+  if (s.options.agentName !== undefined) attributes[GENAI.agentName] = s.options.agentName;
+  if (s.content) {
+    attributes[GENAI.inputMessages] = JSON.stringify(inputMessages(frame.input));
+    if (frame.instructions !== undefined) {
+      attributes[GENAI.systemInstructions] = JSON.stringify([{ type: "text", content: frame.instructions }]);
+    }
+  }
+  const name = s.options.agentName !== undefined ? `invoke_agent ${s.options.agentName}` : "invoke_agent";
+  const span = s.tracer.startSpan(
+    name,
+    { kind: s.api.SpanKind.INTERNAL, attributes, ...at(frame.ts) },
+    parent,
+  );
+  return new RunTrace(s, span, s.api.trace.setSpan(parent, span), frame);
+}
+
+/** The spans of one run while its frames arrive. */
+export class RunTrace {
+  private chat: ChatSpan | undefined;
+  private readonly toolCalls = new Map<string, { name: string; arguments: string; span?: Span }>();
+
+  constructor(
+    private readonly s: TraceShared,
+    readonly span: Span,
+    private readonly context: Context,
+    private readonly started: RunStartedFrame,
+  ) {}
+
+  observe(frame: Frame): void {
+    switch (frame.type) {
+      case "request_started":
+        this.request(frame);
+        return;
+      case "response_headers":
+        this.chat?.span.setAttribute("http.response.status_code", frame.status);
+        return;
+      case "provider_event":
+        this.chat?.event(frame);
+        return;
+      case "output_text_delta":
+        this.chat?.firstToken(frame.ts);
+        if (this.chat !== undefined && this.s.content) this.chat.text += frame.delta;
+        return;
+      case "request_failed":
+        this.chat?.span.addEvent(
+          "request_failed",
+          {
+            [GENAI.errorType]: frame.code,
+            "eddy.attempt": frame.attempt,
+            "eddy.failure.kind": frame.kind,
+            "eddy.failure.retryable": frame.retryable,
+            ...(frame.status !== undefined ? { "http.response.status_code": frame.status } : {}),
+          },
+          time(frame.ts),
+        );
+        if (this.chat !== undefined) this.chat.failure = { code: frame.code, message: frame.message };
+        return;
+      case "retry": {
+        const chat = this.chat;
+        if (chat === undefined) return;
+        chat.retries++;
+        const fallback = frame.reason.startsWith("fallback:")
+          ? frame.reason.slice("fallback:".length)
+          : undefined;
+        chat.span.addEvent(
+          fallback !== undefined ? "fallback" : "retry",
+          {
+            "eddy.attempt": frame.attempt,
+            "eddy.retry.delay_ms": frame.delay_ms,
+            "eddy.retry.reason": frame.reason,
+            ...(fallback !== undefined ? { "eddy.fallback.provider": fallback } : {}),
+          },
+          time(frame.ts),
+        );
+        return;
+      }
+      case "turn_ended":
+        this.turnEnded(frame);
+        return;
+      case "tool_call":
+        this.toolCalls.set(frame.call_id, { name: frame.name, arguments: frame.arguments });
+        this.chat?.calls.push({ id: frame.call_id, name: frame.name, arguments: frame.arguments });
+        return;
+      case "tool_started":
+        this.toolStarted(frame.call_id, frame.name, frame.turn, frame.ts);
+        return;
+      case "tool_ended":
+        this.toolEnded(frame);
+        return;
+      case "run_ended":
+        this.runEnded(frame);
+        return;
+      case "mode_changed":
+      case "cancel_requested":
+      case "history_repaired":
+        this.note(frame as unknown as Record<string, unknown>);
+        return;
+      default:
+        // Frame types added after this observer (context, approvals, …) become events on the run.
+        this.note(frame as unknown as Record<string, unknown>);
+        return;
+    }
+  }
+
+  private request(frame: RequestStartedFrame): void {
+    const body = frame.body as Record<string, unknown>;
+    const model = typeof body.model === "string" ? body.model : (this.started.model ?? undefined);
+    if (this.chat !== undefined && this.chat.turn === frame.turn) {
+      // A retry (or a fallback) of the same model request: one span covers all attempts.
+      this.chat.span.addEvent(
+        "attempt",
+        { "eddy.attempt": frame.attempt, ...modelAttr(model) },
+        time(frame.ts),
+      );
+      this.chat.span.setAttribute("eddy.attempts", frame.attempt);
+      this.chat.attemptStart = frame.ts;
+      return;
+    }
+    this.chat?.end(frame.ts, "superseded");
+    const attributes: Attributes = {
+      [GENAI.operation]: "chat",
+      [GENAI.providerName]: this.s.provider,
+      [GENAI.system]: this.s.provider,
+      "eddy.turn": frame.turn,
+    };
+    if (model !== undefined) attributes[GENAI.requestModel] = model;
+    if (typeof body.max_output_tokens === "number")
+      attributes[GENAI.requestMaxTokens] = body.max_output_tokens;
+    if (typeof body.temperature === "number") attributes[GENAI.requestTemperature] = body.temperature;
+    if (typeof body.top_p === "number") attributes[GENAI.requestTopP] = body.top_p;
+    if (this.s.content) attributes[GENAI.inputMessages] = JSON.stringify(inputMessages(body.input));
+    const name = model !== undefined ? `chat ${model}` : "chat";
+    const span = this.s.tracer.startSpan(
+      name,
+      { kind: this.s.api.SpanKind.CLIENT, attributes, ...at(frame.ts) },
+      this.context,
+    );
+    this.chat = new ChatSpan(this.s, span, frame.turn, frame.ts);
+  }
+
+  private turnEnded(frame: TurnEndedFrame): void {
+    const chat = this.chat;
+    if (chat === undefined || chat.turn !== frame.turn) return;
+    if (frame.response_id !== null) chat.span.setAttribute(GENAI.responseId, frame.response_id);
+    if (frame.usage !== null) chat.span.setAttributes(usageAttributes(frame.usage));
+    const reason = finishReason(frame.status, chat.incompleteReason, chat.calls.length > 0);
+    chat.span.setAttribute(GENAI.finishReasons, [reason]);
+    if (this.s.content) chat.span.setAttribute(GENAI.outputMessages, JSON.stringify([chat.output(reason)]));
+    this.chat = undefined;
+    if (frame.status === "completed" || frame.status === "incomplete") chat.end(frame.ts);
+    else chat.end(frame.ts, chat.failure?.code ?? frame.status, chat.failure?.message);
+  }
+
+  private toolStarted(callId: string, name: string, turn: number, ts: number): void {
+    const call = this.toolCalls.get(callId) ?? { name, arguments: "" };
+    const attributes: Attributes = {
+      [GENAI.operation]: "execute_tool",
+      [GENAI.toolName]: name,
+      [GENAI.toolCallId]: callId,
+      [GENAI.toolType]: "function",
+      "eddy.turn": turn,
+    };
+    if (this.s.content) attributes[GENAI.toolArguments] = call.arguments;
+    call.span = this.s.tracer.startSpan(
+      `execute_tool ${name}`,
+      { kind: this.s.api.SpanKind.INTERNAL, attributes, ...at(ts) },
+      this.context,
+    );
+    this.toolCalls.set(callId, call);
+  }
+
+  private toolEnded(frame: ToolEndedFrame): void {
+    const span = this.toolCalls.get(frame.call_id)?.span;
+    this.toolCalls.delete(frame.call_id);
+    if (span === undefined) return;
+    if (this.s.content) span.setAttribute(GENAI.toolResult, frame.output);
+    if (frame.truncated === true) span.setAttribute("eddy.tool.output_truncated", true);
+    if (!frame.ok) {
+      const error = toolError(frame.output);
+      span.setAttribute(GENAI.errorType, error.code);
+      span.setStatus({ code: this.s.api.SpanStatusCode.ERROR, message: error.message });
+    }
+    span.end(time(frame.ts));
+  }
+
+  private runEnded(frame: RunEndedFrame): void {
+    this.chat?.end(frame.ts, "run_ended");
+    for (const call of this.toolCalls.values()) {
+      call.span?.setStatus({
+        code: this.s.api.SpanStatusCode.ERROR,
+        message: "the run ended before the tool did",
+      });
+      call.span?.end(time(frame.ts));
+    }
+    const span = this.span;
+    span.setAttributes({
+      "eddy.run.reason": frame.reason,
+      "eddy.turns": frame.turns,
+      "eddy.tool_calls": frame.tool_calls,
+      ...usageAttributes(frame.usage),
+    });
+    if (frame.response_id !== null) span.setAttribute(GENAI.responseId, frame.response_id);
+    if (this.s.content) {
+      const answer: GenAiMessage = {
+        role: "assistant",
+        parts: [{ type: "text", content: frame.output_text }],
+      };
+      span.setAttribute(GENAI.outputMessages, JSON.stringify([answer]));
+    }
+    if (frame.error !== undefined && frame.reason !== "completed" && frame.reason !== "terminal_tool") {
+      span.setAttribute(GENAI.errorType, frame.error.code);
+      span.setStatus({
+        code: this.s.api.SpanStatusCode.ERROR,
+        message: `${frame.reason}: ${frame.error.message}`,
+      });
+    }
+    span.end(time(frame.ts));
+  }
+
+  /** A frame of note as an event on the run span: its numbers and flags, and its short ids and names. */
+  private note(frame: Record<string, unknown>): void {
+    const attributes: Attributes = {};
+    for (const [key, value] of Object.entries(frame)) {
+      if (key === "run_id" || key === "seq" || key === "ts" || key === "type") continue;
+      if (typeof value === "number" || typeof value === "boolean") attributes[`eddy.${key}`] = value;
+      else if (typeof value === "string" && value.length <= 200 && (this.s.content || SAFE_KEY.test(key))) {
+        attributes[`eddy.${key}`] = value;
+      }
+    }
+    this.span.addEvent(String(frame.type), attributes, time(frame.ts as number));
+  }
+}
+
+/** One model request's span, across its attempts. */
+class ChatSpan {
+  retries = 0;
+  text = "";
+  calls: Array<{ id: string; name: string; arguments: string }> = [];
+  incompleteReason: string | undefined;
+  failure: { code: string; message: string } | undefined;
+  private tokenSeen = false;
+
+  constructor(
+    private readonly s: TraceShared,
+    readonly span: Span,
+    readonly turn: number,
+    public attemptStart: number,
+  ) {}
+
+  event(frame: ProviderEventFrame): void {
+    const data = isObject(frame.data) ? frame.data : undefined;
+    if (frame.errors !== undefined && frame.errors.length > 0) {
+      this.span.addEvent(
+        "validation_finding",
+        { "eddy.event": String(data?.type ?? frame.event_name ?? "") },
+        time(frame.ts),
+      );
+    }
+    if (data === undefined) return;
+    const type = typeof data.type === "string" ? data.type : "";
+    if (type.endsWith(".delta")) this.firstToken(frame.ts);
+    const response = isObject(data.response) ? data.response : undefined;
+    if (response === undefined) return;
+    if (typeof response.id === "string") this.span.setAttribute(GENAI.responseId, response.id);
+    if (typeof response.model === "string") this.span.setAttribute(GENAI.responseModel, response.model);
+    const details = isObject(response.incomplete_details) ? response.incomplete_details : undefined;
+    if (typeof details?.reason === "string") this.incompleteReason = details.reason;
+  }
+
+  firstToken(ts: number): void {
+    if (this.tokenSeen) return;
+    this.tokenSeen = true;
+    const seconds = Math.max(0, ts - this.attemptStart) / 1000;
+    this.span.setAttribute(GENAI.timeToFirstChunk, seconds);
+    this.span.addEvent("first_token", { [GENAI.timeToFirstChunk]: seconds }, time(ts));
+  }
+
+  output(reason: string): GenAiMessage {
+    const parts: Array<Record<string, unknown>> = [];
+    if (this.text !== "") parts.push({ type: "text", content: this.text });
+    for (const c of this.calls)
+      parts.push({ type: "tool_call", id: c.id, name: c.name, arguments: c.arguments });
+    return { role: "assistant", parts, finish_reason: reason };
+  }
+
+  end(ts: number, errorType?: string, message?: string): void {
+    if (this.retries > 0) this.span.setAttribute("eddy.retries", this.retries);
+    if (errorType !== undefined) {
+      this.span.setAttribute(GENAI.errorType, errorType);
+      this.span.setStatus({ code: this.s.api.SpanStatusCode.ERROR, message: message ?? errorType });
+    }
+    this.span.end(time(ts));
+  }
+}
+
+/** Keys whose short string values are ids, names or reasons (never content). */
+const SAFE_KEY = /(^|_)(id|reason|from|to|strategy|decision|name|mode|kind|code|status|by)$/;
+
+function modelAttr(model: string | undefined): Attributes {
+  return model === undefined ? {} : { [GENAI.requestModel]: model };
+}
+
+function usageAttributes(usage: unknown): Attributes {
+  const u = isObject(usage) ? usage : {};
+  const attributes: Attributes = {};
+  if (typeof u.input_tokens === "number") attributes[GENAI.inputTokens] = u.input_tokens;
+  if (typeof u.output_tokens === "number") attributes[GENAI.outputTokens] = u.output_tokens;
+  const cached = isObject(u.input_tokens_details) ? u.input_tokens_details.cached_tokens : undefined;
+  const reasoning = isObject(u.output_tokens_details) ? u.output_tokens_details.reasoning_tokens : undefined;
+  if (typeof cached === "number") attributes[GENAI.cachedInputTokens] = cached;
+  if (typeof reasoning === "number") attributes[GENAI.reasoningTokens] = reasoning;
+  return attributes;
+}
+
+/** The `error` of an eddy tool output (`{code, message}`), else a generic one. */
+function toolError(output: string): { code: string; message: string } {
+  const error = parseJsonObject(output)?.error;
+  if (isObject(error) && typeof error.code === "string") {
+    return {
+      code: error.code,
+      message: typeof error.message === "string" ? error.message.slice(0, 300) : error.code,
+    };
+  }
+  return { code: "tool_error", message: "the tool call ended with ok: false" };
+}
+
+/**
+ * Frame times are unix milliseconds from the run's clock; spans take them as start and end times so
+ * the trace lines up with the tape. A clock that is not wall time (an injected test clock) is left
+ * out, and the tracer uses its own.
+ */
+function time(ts: number): number | undefined {
+  return ts > 1e12 ? ts : undefined;
+}
+
+function at(ts: number): { startTime?: number } {
+  const t = time(ts);
+  return t === undefined ? {} : { startTime: t };
+}

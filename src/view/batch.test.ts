@@ -1,0 +1,173 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { readBatchFolder } from "./batch.js";
+import { collectViewInput } from "./load.js";
+import type { PageRun } from "./page.js";
+
+const tapeText = (runId: string) =>
+  `${[
+    {
+      type: "tape_header",
+      format: 1,
+      eddy_version: "0.1.0",
+      run_id: runId,
+      model: "m",
+      mode: "chained",
+      input: "go",
+      tools: [],
+      limits: { max_tool_calls: 1, max_turns: 1 },
+      provider: { name: "mock", capabilities: {} },
+      options: {},
+      workspace: ".",
+    },
+    {
+      run_id: runId,
+      seq: 0,
+      ts: 1,
+      type: "run_started",
+      model: "m",
+      mode: "chained",
+      input: "go",
+      tools: [],
+    },
+    {
+      run_id: runId,
+      seq: 1,
+      ts: 5,
+      type: "run_ended",
+      reason: "completed",
+      output_text: "ok",
+      response_id: null,
+      usage: { input_tokens: 1, output_tokens: 1 },
+      turns: 0,
+      tool_calls: 0,
+    },
+  ]
+    .map((o) => JSON.stringify(o))
+    .join("\n")}\n`;
+
+function batchDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "eddy-batch-view-"));
+  mkdirSync(join(dir, "tapes"));
+  writeFileSync(join(dir, "tapes", "a.tape"), tapeText("run_a"));
+  writeFileSync(join(dir, "tapes", "b.tape"), tapeText("run_b"));
+  writeFileSync(join(dir, "tapes", "bad.tape"), "not a tape\n");
+  writeFileSync(join(dir, "elsewhere.tape"), tapeText("run_c"));
+  const line = (o: Record<string, unknown>) => JSON.stringify(o);
+  writeFileSync(
+    join(dir, "results.jsonl"),
+    [
+      line({ id: "a", reason: "failed", duration_ms: 1 }),
+      line({
+        id: "a",
+        reason: "completed",
+        output_text: "\n\nfirst line\nsecond",
+        usage: { input_tokens: 10, output_tokens: 2 },
+        turns: 2,
+        tool_calls: 1,
+        duration_ms: 120,
+        tape: "tapes/a.tape",
+        error: null,
+      }),
+      line({ id: "b", reason: "completed", duration_ms: 80 }), // no tape field: tapes/b.tape by convention
+      line({
+        id: "c",
+        reason: "max_turns",
+        tape: join(dir, "elsewhere.tape"),
+        error: { code: "max_turns", message: "20 turns" },
+      }),
+      "[1,2]",
+      "",
+      line({ reason: "completed" }),
+      line({ id: 7, reason: "provider_error", error: "HTTP 503", tape: "tapes/bad.tape" }),
+      line({ id: "gone", reason: "completed", tape: "tapes/gone.tape" }),
+      "{",
+    ].join("\n"),
+  );
+  writeFileSync(
+    join(dir, "summary.json"),
+    JSON.stringify({ counts: { completed: 2 }, wall_ms: 900, p95: [1, 2] }),
+  );
+  return dir;
+}
+
+describe("readBatchFolder", () => {
+  it("reads results.jsonl (last line per task wins), reports bad lines, flattens summary.json", () => {
+    const dir = batchDir();
+    const { view, tapes } = readBatchFolder(dir);
+    expect(view.rows.map((r) => r.id)).toEqual(["a", "b", "c", "7", "gone"]);
+    expect(view.rows[0]).toEqual({
+      id: "a",
+      reason: "completed",
+      turns: 2,
+      tool_calls: 1,
+      tokens_in: 10,
+      tokens_out: 2,
+      duration_ms: 120,
+      output: "first line",
+    });
+    expect(view.rows[1]).toMatchObject({ id: "b", turns: null, tokens_in: null, duration_ms: 80 });
+    expect(view.rows[2]?.error).toBe("max_turns: 20 turns");
+    expect(view.rows[3]?.error).toBe("HTTP 503");
+    expect(tapes).toEqual([
+      join(dir, "tapes/a.tape"),
+      join(dir, "tapes", "b.tape"),
+      join(dir, "elsewhere.tape"),
+      join(dir, "tapes/bad.tape"),
+      join(dir, "tapes/gone.tape"),
+    ]);
+    expect(view.problems).toEqual([
+      "results.jsonl line 5: not a JSON object",
+      'results.jsonl line 7: no "id"',
+      "results.jsonl line 10: not valid JSON",
+    ]);
+    expect(view.summary).toEqual([
+      ["counts.completed", "2"],
+      ["wall_ms", "900"],
+      ["p95", "[1,2]"],
+    ]);
+  });
+
+  it("links each row to its run as the page consumes the runs; unreadable tapes say why", () => {
+    const dir = batchDir();
+    const input = collectViewInput([dir]);
+    const runs = [...(input.runs as Iterable<PageRun>)];
+    expect(runs.map((r) => r.entry.run_id)).toEqual(["run_a", "run_b", "run_c"]);
+    const rows = input.batch?.rows ?? [];
+    expect(rows.map((r) => r.run)).toEqual([0, 1, 2, undefined, undefined]);
+    expect(rows[3]?.tape_problem).toContain("bad.tape: line 1 is not a JSON object");
+    expect(rows[4]?.tape_problem).toContain("ENOENT");
+    expect(input.title).toMatch(/^eddy batch — eddy-batch-view-\w+ \(5 tasks\)$/);
+  });
+});
+
+describe("collectViewInput", () => {
+  it("a folder without results lists its tapes (and those in tapes/)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "eddy-tapes-"));
+    mkdirSync(join(dir, "tapes"));
+    writeFileSync(join(dir, "b.tape"), tapeText("run_b"));
+    writeFileSync(join(dir, "a.jsonl"), tapeText("run_a"));
+    writeFileSync(join(dir, "tapes", "c.tape"), tapeText("run_c"));
+    writeFileSync(join(dir, "notes.txt"), "not a tape");
+    const input = collectViewInput([dir]);
+    expect([...input.runs].map((r) => r.entry.label)).toEqual(["a.jsonl", "b.tape", "c.tape"]);
+    expect(input.batch).toBeUndefined();
+  });
+
+  it.each([
+    [[], "give one or more tapes, or a batch folder"],
+    [["/nonexistent/x.tape"], "cannot read tape /nonexistent/x.tape: ENOENT"],
+  ])("refuses %j", (paths, message) => {
+    expect(() => [...collectViewInput(paths).runs]).toThrow(message);
+  });
+
+  it("refuses a folder given with other paths, and a folder with nothing to show", () => {
+    const dir = mkdtempSync(join(tmpdir(), "eddy-empty-"));
+    expect(() => collectViewInput([dir, "x.tape"])).toThrow(
+      "is a folder: give either tapes or one batch folder",
+    );
+    expect(() => collectViewInput([dir])).toThrow("neither a batch folder");
+  });
+});

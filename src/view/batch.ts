@@ -1,0 +1,129 @@
+/**
+ * A batch folder as `eddy batch … --out DIR` writes it: `DIR/results.jsonl` (one line per task as
+ * it finished: `id`, `reason`, `output_text`, `result`, `usage`, `turns`, `tool_calls`,
+ * `duration_ms`, `tape`, `error`), `DIR/tapes/ID.tape` and `DIR/summary.json`. A bad results line is
+ * skipped and reported with its line number; a task that ran twice (`--retry-failed`) shows its
+ * last line; a tape that cannot be read leaves its row without a link, saying why.
+ */
+
+import { existsSync, readFileSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
+import { EddyError } from "../errors.js";
+import { isJsonObject as isObject } from "../util/json.js";
+import { shortValue } from "./notes.js";
+
+import { tokenCounts } from "./turn-state.js";
+import type { BatchRowView, BatchView } from "./view-data.js";
+
+/** A batch folder's results, with where each task's tape should be. */
+export interface BatchFolder {
+  view: BatchView;
+  /** Tape path per row (parallel to `view.rows`), undefined when the task names none and `tapes/ID.tape` is absent. */
+  tapes: Array<string | undefined>;
+}
+
+/** Whether `dir` looks like a batch folder (it has `results.jsonl` or `summary.json`). */
+export function isBatchFolder(dir: string): boolean {
+  return existsSync(join(dir, "results.jsonl")) || existsSync(join(dir, "summary.json"));
+}
+
+/** Reads a batch folder's `results.jsonl` and `summary.json`. */
+export function readBatchFolder(dir: string): BatchFolder {
+  const problems: string[] = [];
+  const byId = new Map<string, { row: BatchRowView; tape: string | undefined }>();
+  const resultsPath = join(dir, "results.jsonl");
+  if (existsSync(resultsPath)) {
+    readFileSync(resultsPath, "utf8")
+      .split("\n")
+      .forEach((line, i) => {
+        if (line.trim() === "") return;
+        const parsed = parseResultLine(line, dir);
+        if (typeof parsed === "string") problems.push(`results.jsonl line ${i + 1}: ${parsed}`);
+        else byId.set(parsed.row.id, parsed);
+      });
+  } else {
+    problems.push("no results.jsonl in the folder");
+  }
+  const summary = readSummary(join(dir, "summary.json"), problems);
+  const entries = [...byId.values()];
+  return {
+    view: { dir, rows: entries.map((e) => e.row), summary, problems },
+    tapes: entries.map((e) => e.tape),
+  };
+}
+
+function parseResultLine(
+  line: string,
+  dir: string,
+): { row: BatchRowView; tape: string | undefined } | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return "not valid JSON";
+  }
+  if (!isObject(value)) return "not a JSON object";
+  const id = typeof value.id === "string" || typeof value.id === "number" ? String(value.id) : undefined;
+  if (id === undefined) return 'no "id"';
+  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
+  const tokens = isObject(value.usage) ? tokenCounts(value.usage) : undefined;
+  const row: BatchRowView = {
+    id,
+    reason: typeof value.reason === "string" ? value.reason : "unknown",
+    turns: num(value.turns),
+    tool_calls: num(value.tool_calls),
+    tokens_in: tokens?.input ?? null,
+    tokens_out: tokens?.output ?? null,
+    duration_ms: num(value.duration_ms),
+  };
+  if (value.error !== undefined && value.error !== null) {
+    const e = value.error;
+    row.error =
+      isObject(e) && typeof e.message === "string"
+        ? `${String(e.code ?? "error")}: ${e.message}`
+        : shortValue(e, 300);
+  }
+  if (typeof value.output_text === "string" && value.output_text !== "") {
+    row.output = shortValue(value.output_text.split("\n").find((l) => l.trim() !== "") ?? "", 160);
+  }
+  return { row, tape: tapePath(value.tape, id, dir) };
+}
+
+/** The task's tape: its `tape` field (absolute, or relative to the folder), else `tapes/ID.tape` if it exists. */
+function tapePath(field: unknown, id: string, dir: string): string | undefined {
+  if (typeof field === "string" && field !== "") return isAbsolute(field) ? field : join(dir, field);
+  const conventional = join(dir, "tapes", `${id}.tape`);
+  return existsSync(conventional) ? conventional : undefined;
+}
+
+function readSummary(path: string, problems: string[]): Array<[string, string]> {
+  if (!existsSync(path)) return [];
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    problems.push(`summary.json: ${err instanceof SyntaxError ? "not valid JSON" : (err as Error).message}`);
+    return [];
+  }
+  const pairs: Array<[string, string]> = [];
+  flatten(value, "", pairs);
+  return pairs;
+}
+
+/** `{a: {b: 1}}` → `[["a.b", "1"]]`; arrays and scalars as short JSON. */
+function flatten(value: unknown, prefix: string, out: Array<[string, string]>): void {
+  if (isObject(value)) {
+    for (const [k, v] of Object.entries(value)) flatten(v, prefix === "" ? k : `${prefix}.${k}`, out);
+  } else {
+    out.push([prefix === "" ? "summary" : prefix, shortValue(value, 200)]);
+  }
+}
+
+/** Thrown when a folder has neither batch results nor tapes. */
+export function notAViewFolder(dir: string): EddyError {
+  return new EddyError(
+    "invalid_argument",
+    `${dir} is neither a batch folder (results.jsonl, summary.json, tapes/) nor a folder of .tape files`,
+    { fault: "user" },
+  );
+}

@@ -1,0 +1,62 @@
+/**
+ * The view page's entry point: reads the index, then shows the batch table, the run list, or a run,
+ * following the URL hash (`#run=N`, `#run=N&frame=SEQ`) so links work from file:// and the back
+ * button goes back. `body[data-view]` says what is shown (`batch`, `list`, `loading`, `run`).
+ */
+import { renderBatch, renderRunList } from "./batch-page.js";
+import { fill, h } from "./dom.js";
+import { readIndex, readRun } from "./payload.js";
+import { renderRun } from "./run-page.js";
+
+const index = readIndex();
+const app = document.getElementById("app") as HTMLElement;
+const nav = h("nav", { class: "topbar" });
+const main = h("main", { id: "view" });
+app.replaceChildren(nav, main);
+
+function route(): void {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const runParam = params.get("run");
+  const home = index.batch !== undefined || index.runs.length !== 1;
+  const n = runParam !== null ? Number(runParam) : home ? undefined : 0;
+  fill(
+    nav,
+    h("span", { class: "brand" }, "eddy"),
+    home && n !== undefined
+      ? h("a", { href: "#", id: "back" }, index.batch ? "← all tasks" : "← all runs")
+      : null,
+    h("span", { class: "muted" }, index.title),
+  );
+  if (n === undefined || !Number.isInteger(n)) {
+    if (index.batch !== undefined) renderBatch(main, index.batch, index.title);
+    else renderRunList(main, index.runs, index.title);
+    document.body.dataset.view = index.batch !== undefined ? "batch" : "list";
+    return;
+  }
+  const entry = index.runs[n];
+  const payload = readRun(n);
+  if (entry === undefined || payload === undefined) {
+    main.replaceChildren(
+      h("section", { class: "card note error" }, entry?.problem ?? `This page has no run ${n}.`),
+    );
+    return;
+  }
+  main.replaceChildren(h("section", { class: "card muted" }, `Loading ${entry.label}…`));
+  document.body.dataset.view = "loading";
+  const frame = params.get("frame");
+  payload.then(
+    (p) => {
+      renderRun(main, p, entry.label, frame !== null ? Number(frame) : undefined);
+      if (frame === null) window.scrollTo(0, 0);
+      document.body.dataset.view = "run";
+    },
+    (err: unknown) => {
+      main.replaceChildren(
+        h("section", { class: "card note error" }, `Cannot read run ${n}: ${String(err)}`),
+      );
+    },
+  );
+}
+
+window.addEventListener("hashchange", route);
+route();

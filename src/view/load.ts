@@ -1,0 +1,107 @@
+/**
+ * What `eddy view TAPE…|DIR` shows: tapes given by path (a run list when there are several), a
+ * batch folder (its task table, each task linking to its run), or a folder of tapes. Runs are read
+ * lazily, one at a time, as the page is rendered.
+ */
+import { readdirSync, statSync } from "node:fs";
+import { basename, join } from "node:path";
+import { EddyError } from "../errors.js";
+import { isBatchFolder, notAViewFolder, readBatchFolder } from "./batch.js";
+import type { PageInput, PageRun } from "./page.js";
+import { readViewTape, type ViewTape } from "./read.js";
+import { buildRunView } from "./run-model.js";
+import type { BatchView, RunIndexEntry } from "./view-data.js";
+
+/** The page input for the paths given on the command line. Unreadable tapes given by path throw. */
+export function collectViewInput(paths: string[]): PageInput {
+  if (paths.length === 0) throw usage("give one or more tapes, or a batch folder (eddy view TAPE…|DIR)");
+  const dirs = paths.filter(isDirectory);
+  if (dirs.length > 0 && paths.length > 1) {
+    throw usage(`${dirs[0]} is a folder: give either tapes or one batch folder, not both`);
+  }
+  const dir = dirs[0];
+  if (dir === undefined) {
+    return {
+      title:
+        paths.length === 1
+          ? `eddy view — ${basename(paths[0] as string)}`
+          : `eddy view — ${paths.length} runs`,
+      runs: tapeRuns(paths),
+    };
+  }
+  if (isBatchFolder(dir)) {
+    const folder = readBatchFolder(dir);
+    return {
+      title: `eddy batch — ${basename(dir)} (${folder.view.rows.length} tasks)`,
+      runs: batchRuns(folder.view, folder.tapes),
+      batch: folder.view,
+    };
+  }
+  const tapes = tapesIn(dir);
+  if (tapes.length === 0) throw notAViewFolder(dir);
+  return { title: `eddy view — ${basename(dir)} (${tapes.length} runs)`, runs: tapeRuns(tapes) };
+}
+
+function* tapeRuns(paths: string[]): Generator<PageRun> {
+  for (const path of paths) yield runOf(readViewTape(path), basename(path));
+}
+
+// The rows get their `run` index (or `tape_problem`) as the runs are consumed; the page serializes
+// the batch view after all runs, so the table sees them.
+function* batchRuns(batch: BatchView, tapes: Array<string | undefined>): Generator<PageRun> {
+  let index = 0;
+  for (const [i, row] of batch.rows.entries()) {
+    const path = tapes[i];
+    if (path === undefined) {
+      row.tape_problem = "no tape";
+      continue;
+    }
+    try {
+      const run = runOf(readViewTape(path), row.id);
+      row.run = index++;
+      yield run;
+    } catch (err) {
+      row.tape_problem = err instanceof Error ? err.message : String(err);
+    }
+  }
+}
+
+function runOf(tape: ViewTape, label: string): PageRun {
+  const view = buildRunView(tape);
+  const entry: RunIndexEntry = {
+    label,
+    source: tape.source,
+    run_id: view.run_id,
+    reason: view.reason,
+    model: view.model,
+    turns: view.turns,
+    tool_calls: view.tool_calls,
+    tokens: view.tokens,
+    duration_ms: view.duration_ms,
+  };
+  return { entry, payload: { view, raw: tape.lines } };
+}
+
+/** `*.tape` and `*.jsonl` files in `dir` and `dir/tapes`, sorted by name. */
+function tapesIn(dir: string): string[] {
+  const found: string[] = [];
+  for (const d of [dir, join(dir, "tapes")]) {
+    if (!isDirectory(d)) continue;
+    for (const name of readdirSync(d).sort()) {
+      if (/\.(tape|jsonl)$/.test(name) && !isDirectory(join(d, name))) found.push(join(d, name));
+    }
+  }
+  return found;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function usage(message: string): EddyError {
+  return new EddyError("invalid_argument", message, { fault: "user" });
+}

@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { EddyError } from "../errors.js";
+import { knownFrame, parseViewTape } from "./read.js";
+
+const header = (extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    type: "tape_header",
+    format: 1,
+    eddy_version: "0.1.0",
+    run_id: "r",
+    model: "m",
+    mode: "chained",
+    input: "go",
+    tools: [],
+    limits: { max_tool_calls: 1, max_turns: 1 },
+    provider: { name: "p", capabilities: {} },
+    options: {},
+    workspace: ".",
+    ...extra,
+  });
+const frame = (seq: number, type = "run_started") => JSON.stringify({ run_id: "r", seq, ts: 1, type });
+
+function problem(text: string): string {
+  try {
+    parseViewTape(text, "t.tape");
+  } catch (err) {
+    expect(EddyError.isInstance(err) && err.code.startsWith("tape_")).toBe(true);
+    return (err as Error).message;
+  }
+  throw new Error("no error");
+}
+
+describe("parseViewTape", () => {
+  it.each([
+    ["an empty file", "\n\n", "t.tape: the tape is empty"],
+    [
+      "a bad line in the middle",
+      `${header()}\n${frame(0)}\nnot json\n${frame(2)}\n`,
+      "t.tape: line 3 is not a JSON object",
+    ],
+    [
+      "a frame without seq",
+      `${header()}\n{"run_id":"r","ts":1,"type":"x"}\n`,
+      "t.tape: line 2: the frame has no integer `seq`",
+    ],
+    ["a newer tape format", `${header({ format: 99 })}\n`, "tape format 99 is newer than this eddy reads"],
+    ["a header missing keys", `${JSON.stringify({ type: "tape_header", format: 1 })}\n`, 'lacks "run_id"'],
+    ["only non-frames", '{"hello":1}\n', "t.tape: line 1: the frame has no string `type`"],
+  ])("refuses %s with a one-line message", (_label, text, message) => {
+    expect(problem(text)).toContain(message);
+  });
+
+  it("keeps unknown frame types (a newer eddy's) and the raw lines as written", () => {
+    const lines = [frame(0), frame(1, "from_the_future"), frame(2, "run_ended")];
+    const tape = parseViewTape(`${header()}\r\n${lines.join("\r\n")}\r\n`, "t.tape");
+    expect(tape.frames.map((f) => f.type)).toEqual(["run_started", "from_the_future", "run_ended"]);
+    expect(tape.lines).toEqual(lines);
+    expect(tape.cut).toBe(false);
+    expect(knownFrame(tape.frames[1] as never)).toBeUndefined();
+    expect(knownFrame(tape.frames[2] as never)?.type).toBe("run_ended");
+  });
+
+  it("drops a partial last line only when the file ends without a newline (a crash)", () => {
+    expect(parseViewTape(`${header()}\n${frame(0)}\n{"run_id":"r","se`, "t").cut).toBe(true);
+    expect(problem(`${header()}\n${frame(0)}\n{"run_id":"r","se\n`)).toContain("line 3 is not a JSON object");
+  });
+});

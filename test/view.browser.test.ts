@@ -1,0 +1,375 @@
+/**
+ * `eddy view` pages in a real headless Chromium (test/support/browser.ts): a recorded demo run, a
+ * run exercising every section (and trying to inject script through the model's answer and a tool
+ * name), a batch folder, and a 100k-frame tape. Pages are opened from file://, and nothing else may
+ * be requested. `EDDY_UPDATE_SCREENSHOTS=1` also writes the README's screenshot to docs/images/.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium, openPage } from "./support/browser.js";
+import { ROOT, runCli } from "./support/cli.js";
+import { recordMockRun } from "./support/record.js";
+import {
+  bigTape,
+  HOSTILE_MARKDOWN,
+  HOSTILE_TOOL,
+  hostileToolFrames,
+  insertFrames,
+  NOTES_BEFORE,
+  richScenario,
+} from "./support/view-fixtures.js";
+
+let browser: Browser;
+let dir: string;
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  dir = mkdtempSync(join(tmpdir(), "eddy-view-browser-"));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** `eddy view ARGS --out FILE`, checked, then the page opened and settled on `view`. */
+async function viewPage(args: string[], name: string, view: "run" | "batch" | "list" = "run") {
+  const html = join(dir, `${name}.html`);
+  const cli = await runCli(["view", ...args, "--out", html], { timeoutMs: 60_000 });
+  expect(cli.stderr).toBe("");
+  expect(cli.code).toBe(0);
+  expect(cli.stdout.trim()).toBe(html);
+  const url = pathToFileURL(html).href;
+  const opened = await openPage(browser, url);
+  await opened.page.waitForSelector(`body[data-view="${view}"]`, { timeout: 30_000 });
+  return { ...opened, url, html };
+}
+
+/** Only the page itself was loaded, and no script failed. */
+function expectOffline(opened: { requests: string[]; errors: string[]; url: string }) {
+  expect(opened.requests.filter((r) => r !== opened.url)).toEqual([]);
+  expect(opened.errors).toEqual([]);
+}
+
+async function screenshot(page: Page, name: string, alsoTo?: string): Promise<void> {
+  const path = join(dir, `${name}.png`);
+  await page.evaluate("window.scrollTo(0, 0)"); // the sticky bar stays at the top of the picture
+  await page.screenshot({
+    path,
+    fullPage: true,
+    ...(alsoTo ? { clip: { x: 0, y: 0, width: 1280, height: 1500 } } : {}),
+  });
+  const png = readFileSync(path);
+  expect(png.subarray(1, 4).toString("latin1")).toBe("PNG");
+  expect(statSync(path).size).toBeGreaterThan(10_000);
+  if (alsoTo !== undefined && process.env.EDDY_UPDATE_SCREENSHOTS === "1") {
+    mkdirSync(join(ROOT, "docs", "images"), { recursive: true });
+    writeFileSync(join(ROOT, "docs", "images", alsoTo), png);
+  }
+}
+
+const text = (page: Page, selector: string) => page.locator(selector).first().innerText();
+/** The text as written (innerText follows CSS text-transform). */
+const source = async (page: Page, selector: string) =>
+  (await page.locator(selector).first().textContent()) ?? "";
+
+describe("eddy view in Chromium", () => {
+  it("shows a recorded demo run: the answer, the tool call and its output, searchable raw frames", async () => {
+    const tape = join(dir, "demo.tape");
+    const run = await runCli(["run", "--record", tape, "What is in package.json?"]);
+    expect(run.code).toBe(0);
+    const opened = await viewPage([tape], "demo");
+    const { page } = opened;
+
+    expect(await text(page, "#run-reason")).toBe("completed");
+    expect(await text(page, "#answer")).toContain("Here is the start of package.json");
+    const call = page.locator(".tool-call").first();
+    expect(await call.isVisible()).toBe(true);
+    expect(await call.locator(".tool-name").innerText()).toBe("read_file");
+    expect(await call.locator(":scope > summary").innerText()).toContain('path="package.json"');
+    expect(await call.locator(":scope > summary .badge").innerText()).toBe("ok");
+    expect(await call.locator(":scope > summary").innerText()).toContain('"name": "eddy"'); // the output's preview
+    expect(await call.locator(".tool-output").isVisible()).toBe(false);
+
+    await call.locator(":scope > summary").click();
+    expect(await call.locator(".tool-output").isVisible()).toBe(true);
+    expect(await call.locator(".tool-output pre.output").first().innerText()).toContain('"version": "0.1.0"');
+    expect(await call.locator("pre.json").first().innerText()).toContain('"path": "package.json"');
+
+    expect(await page.locator("#raw").isVisible()).toBe(false);
+    await page.click("#raw-toggle");
+    expect(await page.locator("#raw").isVisible()).toBe(true);
+    await page.fill("#raw-search", "tool_ended");
+    await page.locator("#raw-count", { hasText: /^1 of/ }).waitFor();
+    expect(await page.locator(".raw-row").count()).toBe(1);
+    await page.locator(".raw-row").click();
+    expect(await text(page, ".raw-detail pre")).toContain('"type": "tool_ended"');
+
+    // "frames" on a turn jumps to that turn's first frame in the raw list.
+    await page.locator("#turn-1 .frame-link").first().click();
+    expect(await text(page, ".raw-row.selected .raw-type")).toBe("request_started");
+    await screenshot(page, "demo");
+    expectOffline(opened);
+  });
+
+  it("shows every section of a run and never runs what the model or a tool wrote", async () => {
+    const workspace = mkdtempSync(join(dir, "ws-"));
+    writeFileSync(join(workspace, "notes.md"), NOTES_BEFORE);
+    const tape = join(dir, "rich.tape");
+    const { result } = await recordMockRun({
+      scenario: richScenario(HOSTILE_MARKDOWN),
+      prompt: "Add **buy stamps** to notes.md",
+      workspace,
+      tape,
+      allowWrite: true,
+    });
+    expect(result.reason).toBe("completed");
+    insertFrames(tape, "run_started", [
+      { type: "context_compiled", turn: 0, bundle_id: "ctx_1", strategy: "summary", item_count: 4 },
+      { type: "x_future_frame", detail: "from a newer eddy", level: 3 },
+    ]);
+    insertFrames(tape, "tool_ended", hostileToolFrames(1));
+    const opened = await viewPage([tape], "rich");
+    const { page } = opened;
+
+    // Injection: nothing ran, nothing dangerous is in the DOM, remote images were not loaded.
+    // (A string, not a function: this file is type-checked without the DOM library. waitForFunction
+    // is not used at all: the page's CSP forbids the eval it relies on.)
+    const dom = await page.evaluate(`({
+      xss: window.__xss,
+      handlers: [...document.querySelectorAll("*")].filter((e) => [...e.attributes].some((a) => a.name.startsWith("on"))).length,
+      jsLinks: document.querySelectorAll('a[href^="javascript" i]').length,
+      inAnswer: document.querySelectorAll("#answer script, #answer img, #answer iframe, #answer style, #answer svg, #answer [style]").length,
+      blocked: document.querySelectorAll("#answer .img-blocked").length,
+    })`);
+    expect(dom).toEqual({ xss: undefined, handlers: 0, jsLinks: 0, inAnswer: 0, blocked: 2 });
+    expect(await text(page, "#answer")).toContain("The notes are updated.");
+    expect(await page.locator("#answer strong").first().innerText()).toBe("updated");
+    expect(await page.locator("#answer table td").count()).toBe(2);
+    const evil = page.locator('.tool-call[data-call-id="call_evil"]');
+    expect(await evil.locator(".tool-name").innerText()).toBe(HOSTILE_TOOL);
+    await evil.locator(":scope > summary").click();
+    expect(await evil.locator(".tool-output").innerText()).toContain(
+      "</script><script>window.__xss = 9</script>",
+    );
+
+    // The timeline marks the 429 and its backoff; the failing tools are red.
+    expect(await page.locator(".timeline .seg.failed").count()).toBe(3);
+    expect(await page.locator(".timeline .seg.backoff").count()).toBe(1);
+    expect(await page.locator(".timeline .marker.retry").count()).toBe(1);
+    expect(await text(page, "#turn-0 .attempts")).toContain("HTTP 429");
+
+    // Reasoning is collapsed until opened.
+    const reasoning = page.locator("details.reasoning").first();
+    expect(await reasoning.getAttribute("open")).toBeNull();
+    await reasoning.locator(":scope > summary").click();
+    expect(await reasoning.innerText()).toContain("so I read it first");
+
+    // write_file as a diff against the content the run read; apply_patch as its own diff.
+    const write = page.locator('.tool-call[data-call-id="call_write"]');
+    await write.locator(":scope > summary").click();
+    expect(await write.locator(".diff-title").innerText()).toBe("write notes.md");
+    expect(await write.locator(".diff-add").allInnerTexts()).toEqual(["+- buy stamps\n"]);
+    const patch = page.locator('.tool-call[data-call-id="call_patch"]');
+    await patch.locator(":scope > summary").click();
+    expect(await patch.locator(".diff-del").allInnerTexts()).toEqual(["-- call Alice\n"]);
+    expect(await patch.locator(".diff-add").allInnerTexts()).toEqual(["+- call Alice at 5\n"]);
+    const missing = page.locator('.tool-call[data-call-id="call_missing"]');
+    expect(await missing.locator(":scope > summary .badge").innerText()).toBe("error");
+    await missing.locator(":scope > summary").click();
+    expect(await missing.locator(".note.error").innerText()).toContain("tool_failed");
+
+    // The undecodable event is a finding; this round's and unknown frame types are notes.
+    expect(await text(page, ".findings-block summary")).toBe("1 validation finding");
+    expect(await text(page, "#turn-0 .notes")).toContain("Context compiled");
+    expect(await text(page, "#turn-0 .notes")).toContain("strategy: summary");
+    expect(await text(page, ".notes li.unknown")).toContain("x_future_frame");
+    await screenshot(page, "rich");
+    expectOffline(opened);
+
+    if (process.env.EDDY_UPDATE_SCREENSHOTS === "1") {
+      const clean = join(dir, "readme.tape");
+      const ws = mkdtempSync(join(dir, "ws-"));
+      writeFileSync(join(ws, "notes.md"), NOTES_BEFORE);
+      const answer =
+        "Added **buy stamps** to `notes.md` and set a time for Alice:\n\n- remember the milk\n- call Alice at 5\n- buy stamps";
+      await recordMockRun({
+        scenario: richScenario(answer),
+        prompt: "Add buy stamps to notes.md",
+        workspace: ws,
+        tape: clean,
+        allowWrite: true,
+      });
+      const readme = await viewPage([clean], "readme");
+      await readme.page.locator('.tool-call[data-call-id="call_write"] > summary').click();
+      await screenshot(readme.page, "readme", "view-run.png");
+    }
+  });
+
+  it("shows a batch folder: sortable task table, histograms, each task's run one click away", async () => {
+    const batch = join(dir, "batch");
+    mkdirSync(join(batch, "tapes"), { recursive: true });
+    const workspace = mkdtempSync(join(dir, "ws-"));
+    writeFileSync(join(workspace, "package.json"), '{"name": "x"}\n');
+    await recordMockRun({
+      prompt: "What is in package.json?",
+      workspace,
+      tape: join(batch, "tapes", "t1.tape"),
+    });
+    await recordMockRun({ prompt: "List the files", workspace, tape: join(batch, "tapes", "t2.tape") });
+    await recordMockRun({
+      scenario: { turns: [{ items: [{ type: "message", text: "partial" }], status: "failed" }] },
+      prompt: "Fail please",
+      workspace,
+      tape: join(batch, "tapes", "t3.tape"),
+    });
+    const usage = (i: number, o: number) => ({ input_tokens: i, output_tokens: o });
+    const line = (o: Record<string, unknown>) => JSON.stringify(o);
+    writeFileSync(
+      join(batch, "results.jsonl"),
+      [
+        line({ id: "t2", reason: "failed", turns: 1, duration_ms: 9, tape: "tapes/t2.tape" }), // superseded by the retry below
+        line({
+          id: "t1",
+          reason: "completed",
+          output_text: "It is x.",
+          usage: usage(500, 300),
+          turns: 2,
+          tool_calls: 1,
+          duration_ms: 1200,
+          tape: "tapes/t1.tape",
+          error: null,
+        }),
+        line({
+          id: "t3",
+          reason: "failed",
+          output_text: "partial",
+          usage: usage(100, 5),
+          turns: 1,
+          tool_calls: 0,
+          duration_ms: 4500,
+          tape: join(batch, "tapes", "t3.tape"),
+          error: { code: "server_error", message: "boom" },
+        }),
+        "{not json",
+        line({
+          id: "t4",
+          reason: "provider_error",
+          turns: 0,
+          tool_calls: 0,
+          duration_ms: 50,
+          error: { code: "provider_http", message: "HTTP 503" },
+        }),
+        line({
+          id: "t2",
+          reason: "completed",
+          output_text: "3 entries",
+          usage: usage(200, 40),
+          turns: 2,
+          tool_calls: 1,
+          duration_ms: 300,
+          tape: "tapes/t2.tape",
+          error: null,
+        }),
+      ].join("\n"),
+    );
+    writeFileSync(
+      join(batch, "summary.json"),
+      JSON.stringify({
+        counts: { completed: 2, failed: 1, provider_error: 1 },
+        tokens: { in: 800, out: 345 },
+        p50_ms: 750,
+        wall_ms: 5100,
+      }),
+    );
+    const opened = await viewPage([batch], "batch", "batch");
+    const { page } = opened;
+
+    const ids = () => page.locator("#batch-table tbody tr td:first-child").allInnerTexts();
+    expect(await ids()).toEqual(["t2", "t1", "t3", "t4 (no tape)"]);
+    expect(await text(page, ".problems")).toContain("results.jsonl line 4: not valid JSON");
+    expect(await source(page, ".facts")).toContain("wall_ms5100");
+    expect(await page.locator("#hist-duration .bar").count()).toBe(4);
+    expect(await page.locator("#hist-tokens .bar").count()).toBe(3);
+
+    await page.click('#batch-table th[data-key="duration_ms"]');
+    expect(await ids()).toEqual(["t4 (no tape)", "t2", "t1", "t3"]);
+    await page.click('#batch-table th[data-key="duration_ms"]');
+    expect(await ids()).toEqual(["t3", "t1", "t2", "t4 (no tape)"]);
+    expect(await page.getAttribute('#batch-table th[data-key="duration_ms"]', "aria-sort")).toBe(
+      "descending",
+    );
+    await page.click('#batch-table th[data-key="tokens_in"]');
+    expect(await ids()).toEqual(["t3", "t2", "t1", "t4 (no tape)"]);
+    await screenshot(page, "batch");
+
+    await page.click('a.run-link:text-is("t3")');
+    await page.waitForSelector('body[data-view="run"]');
+    expect(await text(page, "#run-reason")).toBe("failed");
+    expect(await text(page, "#run-error")).toContain("server_error");
+    await page.click("#back");
+    await page.waitForSelector('body[data-view="batch"]');
+    expect(await page.locator("#batch-table tbody tr").count()).toBe(4);
+    expectOffline(opened);
+  });
+
+  it("puts several tapes on one page with a run list", async () => {
+    const workspace = mkdtempSync(join(dir, "ws-"));
+    writeFileSync(join(workspace, "package.json"), '{"name": "x"}\n');
+    const first = join(dir, "first.tape");
+    const second = join(dir, "second.tape");
+    await recordMockRun({ prompt: "What is in package.json?", workspace, tape: first });
+    await recordMockRun({
+      scenario: { turns: [{ items: [{ type: "message", text: "cut" }], status: "incomplete" }] },
+      prompt: "Say a lot",
+      workspace,
+      tape: second,
+    });
+    const opened = await viewPage([first, second], "list", "list");
+    const { page } = opened;
+    expect(await page.locator("#run-table tbody tr td:first-child").allInnerTexts()).toEqual([
+      "first.tape",
+      "second.tape",
+    ]);
+    expect(await page.locator("#run-table tbody tr td:nth-child(2)").allInnerTexts()).toEqual([
+      "completed",
+      "incomplete",
+    ]);
+    await page.click('a.run-link:text-is("second.tape")');
+    await page.waitForSelector('body[data-view="run"]');
+    expect(await text(page, "#run-reason")).toBe("incomplete");
+    expect(await text(page, "#answer")).toBe("cut");
+    await page.goBack();
+    await page.waitForSelector('body[data-view="list"]');
+    expectOffline(opened);
+  });
+
+  it("keeps a 100k-frame tape responsive: a virtualized raw list and a fast search", {
+    timeout: 60_000,
+  }, async () => {
+    const tape = join(dir, "big.tape");
+    bigTape(tape, 50_000); // 100,005 frames
+    const opened = await viewPage([tape], "big");
+    const { page } = opened;
+    expect(await source(page, ".facts")).toContain("frames100,005");
+    await page.click("#raw-toggle");
+    expect(await text(page, "#raw-count")).toBe("100,005 frames");
+    const rows = await page.locator(".raw-row").count();
+    expect(rows).toBeGreaterThan(10);
+    expect(rows).toBeLessThan(100);
+    await page.evaluate(
+      `(() => { const v = document.querySelector(".raw-viewport"); v.scrollTop = v.scrollHeight; })()`,
+    );
+    await page.locator(".raw-row .raw-seq", { hasText: /^#100004$/ }).waitFor();
+    expect(await page.locator(".raw-row").count()).toBeLessThan(100);
+    await page.fill("#raw-search", "needle");
+    // The word is in its provider event, its text delta and the run's output_text.
+    await page.locator("#raw-count", { hasText: /^3 of/ }).waitFor();
+    expect(await page.locator(".raw-row").count()).toBe(3);
+    expectOffline(opened);
+  });
+});
