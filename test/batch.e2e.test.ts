@@ -159,6 +159,18 @@ describe("eddy batch in one process (slow: 200 runs)", () => {
     expect(Object.values(reasons()).every((r) => r === "completed")).toBe(true);
     const summary = JSON.parse(readFileSync(join(cwd, "out", "summary.json"), "utf8"));
     expect(summary).toMatchObject({ tasks: 6, finished: 6, failed: 0, by_reason: { completed: 6 } });
+    // eddy view reads the folder: a row per task, each task's tape found.
+    const view = await runCli(["view", "out", "--out", "page.html", "--no-open"], { cwd });
+    expect(view.code, view.stderr).toBe(0);
+    const page = readFileSync(join(cwd, "page.html"), "utf8");
+    const index = JSON.parse(
+      /<script type="[^"]+" id="eddy-index">([^<]*)<\/script>/.exec(page)?.[1] ?? "{}",
+    );
+    const rows = index.batch.rows as { id: string; reason: string; run?: number; tape_problem?: string }[];
+    expect(rows.map((r) => r.id).sort()).toEqual(["t0", "t1", "t2", "t3", "t4", "t5"]);
+    expect(
+      rows.every((r) => r.reason === "completed" && r.run !== undefined && r.tape_problem === undefined),
+    ).toBe(true);
   }, 150_000);
 
   it("refuses what cannot work before sending anything", async () => {
