@@ -170,5 +170,70 @@ describe.skipIf(!HAVE_REDIS)(
       expect(replayed.stdout).toMatch(/replay matches/);
       expect(readTape(join(cwd, "out", resumed.tape as string)).header.resumes).toHaveLength(1);
     }, 150_000);
+
+    it("the coordinator killed mid-way: the same command again collects the rest, each id once", async () => {
+      const redis = await startRedis();
+      cleanups.push(() => redis.stop());
+      const cwd = mkdtempSync(join(tmpdir(), "eddy-queue-coord-e2e-"));
+      const log = join(cwd, "tool-runs.log");
+      // Each task's tool appends its own prompt's number: the log shows how often each one ran.
+      const server = await createMockServer({
+        scenario: {
+          turns: [
+            {
+              items: [{ type: "function_call", name: "shell", arguments: { command: `echo x >> ${log}` } }],
+              repeat: true,
+            },
+          ],
+        },
+      });
+      cleanups.push(() => server.close());
+      const tasks = Array.from({ length: 60 }, (_, i) =>
+        JSON.stringify({ id: `c${i}`, prompt: `task ${i}` }),
+      );
+      writeFileSync(join(cwd, "tasks.jsonl"), `${tasks.join("\n")}\n`);
+      const worker = startCli(
+        [
+          "worker",
+          "--queue",
+          redis.url,
+          "--base-url",
+          server.url,
+          "--model",
+          "m",
+          "--allow-shell",
+          "--concurrency",
+          "4",
+        ],
+        { cwd },
+      );
+      stopLater(worker);
+      await until(() => worker.stderr.includes("serving the queue"), "the worker");
+      const args = ["batch", "tasks.jsonl", "--out", "out", "--queue", redis.url, "--max-tool-calls", "1"];
+      const first = startCli(args, { cwd });
+      stopLater(first);
+      await until(() => first.stdout.split("\n").length > 10, "10 results", 60_000);
+      first.child.kill("SIGKILL");
+      await first.exited;
+      // The worker goes on without a coordinator; the next one collects what it finished meanwhile.
+      await until(
+        () => worker.stdout.trim().split("\n").length >= 60,
+        "the worker to finish every task",
+        60_000,
+      );
+      const second = await runCli(args, { cwd, timeoutMs: 60_000 });
+      expect(second.code, second.stderr).toBe(1); // every run ends max_tool_calls
+      const lines = readFileSync(join(cwd, "out", "results.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as ResultLine);
+      expect(lines).toHaveLength(60);
+      expect(new Set(lines.map((l) => l.id)).size).toBe(60);
+      expect(lines.every((l) => l.reason === "max_tool_calls" && l.tool_calls === 1)).toBe(true);
+      expect(readFileSync(log, "utf8").trim().split("\n")).toHaveLength(60);
+      expect(server.requests).toHaveLength(120);
+      for (const line of lines)
+        expect(readTape(join(cwd, "out", line.tape as string)).frames.at(-1)?.type).toBe("run_ended");
+    }, 150_000);
   },
 );
