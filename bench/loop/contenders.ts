@@ -15,8 +15,16 @@ import { createOpenResponsesProvider } from "../../src/provider/open-responses.j
 import { nodeHttpTransport } from "../../src/provider/transport.js";
 import { defineTool, type ToolDefinition } from "../../src/tools/tool.js";
 import { packageVersion } from "../provider/contenders.js";
-import { fetchPoster, floorAssembler, floorParser, nodeHttpPoster, type Poster } from "../provider/floor.js";
+import {
+  type EventSink,
+  fetchPoster,
+  floorAssembler,
+  floorParser,
+  nodeHttpPoster,
+  type Poster,
+} from "../provider/floor.js";
 import { MODEL, PROMPT } from "./responses.js";
+import { webSocketExchange } from "./websocket.js";
 
 export interface LoopContender {
   name: string;
@@ -77,30 +85,44 @@ export const FLOOR_LOOP_NODE = "floor-loop node:http";
 export const FLOOR_LOOP_EDDY_TRANSPORT = "floor-loop eddy transport";
 export const EDDY_ON = "eddy (validate on)";
 export const EDDY_OFF = "eddy (validate off)";
+export const FLOOR_LOOP_WS = "floor-loop websocket";
+export const EDDY_WS = "eddy websocket (validate on)";
 export const AGENTS = "@openai/agents";
 export const SDK_LOOP = "openai-sdk-loop";
 
+/**
+ * One request of the hand-written loop: sends `request` (the body without `stream`) and hands each
+ * event of its response to `sink`, resolving when the response is over.
+ */
+export type Exchange = (request: Record<string, unknown>, sink: EventSink) => Promise<void>;
+
+/** An exchange as a streamed POST: the body with `stream: true`, the reply through the floor SSE parser. */
+export function sseExchange(post: Poster): Exchange {
+  return (request, sink) => post(JSON.stringify({ ...request, stream: true }), floorParser(sink));
+}
+
 /** The hand-written loop over any way of POSTing. */
 export function floorLoop(post: Poster) {
+  return floorLoopOver(sseExchange(post));
+}
+
+/** The hand-written loop over any exchange (HTTP or one WebSocket). */
+export function floorLoopOver(exchange: Exchange) {
   return async (onDelta: (delta: string) => void): Promise<string> => {
     const first = floorAssembler();
-    await post(
-      JSON.stringify({ model: MODEL, input: PROMPT, tools: [NOOP_DECLARATION], stream: true }),
-      floorParser(first.sink),
-    );
+    await exchange({ model: MODEL, input: PROMPT, tools: [NOOP_DECLARATION] }, first.sink);
     const call = first.response.calls[0];
     if (call === undefined) throw new Error("floor-loop: response #1 has no function call");
     const output = noop(JSON.parse(call.arguments));
     const second = floorAssembler(onDelta);
-    await post(
-      JSON.stringify({
+    await exchange(
+      {
         model: MODEL,
         previous_response_id: first.response.responseId,
         input: [{ type: "function_call_output", call_id: call.call_id, output }],
         tools: [NOOP_DECLARATION],
-        stream: true,
-      }),
-      floorParser(second.sink),
+      },
+      second.sink,
     );
     return second.response.text;
   };
@@ -203,6 +225,7 @@ function agentsLoop(client: OpenAI) {
 /** The contenders over HTTP to the replay server at `origin`. */
 export function loopContenders(origin: string): LoopContender[] {
   const url = `${origin}/v1/responses`;
+  const wsUrl = url.replace(/^http/, "ws");
   const client = new OpenAI({ baseURL: `${origin}/v1`, apiKey: "bench", maxRetries: 0 });
   const openai = packageVersion("openai");
   const agents = packageVersion("@openai/agents");
@@ -226,6 +249,12 @@ export function loopContenders(origin: string): LoopContender[] {
       run: floorLoop(eddyTransportPoster(url)),
     },
     {
+      name: FLOOR_LOOP_WS,
+      version: "-",
+      what: "floor-loop over one WebSocket (ws package, kept across runs) in WebSocket mode: each request one response.create message, each event one JSON message parsed with JSON.parse; the floor of WebSocket mode",
+      run: floorLoopOver(webSocketExchange(wsUrl)),
+    },
+    {
       name: EDDY_ON,
       version: "-",
       what: "runAgent({provider: createOpenResponsesProvider({baseURL}), model, input, tools: [noop (zod)], workspace}) in chained mode, every frame consumed, result awaited; validation on (default)",
@@ -236,6 +265,12 @@ export function loopContenders(origin: string): LoopContender[] {
       version: "-",
       what: "the same with validate: false",
       run: eddyLoop({ baseURL: origin, validate: false }),
+    },
+    {
+      name: EDDY_WS,
+      version: "-",
+      what: 'eddy (validate on) with streamTransport: "websocket": the same run over one WebSocket connection (the provider\'s pool keeps it across turns and runs), each request one response.create message',
+      run: eddyLoop({ baseURL: origin, streamTransport: "websocket" }),
     },
     {
       name: SDK_LOOP,

@@ -1,12 +1,14 @@
 /**
  * `npm run bench -- loop`: one agent turn (issue 5) — 2 streamed requests + 1 tool call — over
- * HTTP to a replay server in a worker thread (node:http on 127.0.0.1), and in-process without a
- * socket. Reported per contender: ms/run, x floor per round, overhead vs the floor, TTFT, where the
- * time goes (A–E, measure.ts), and eddy's own overhead per turn. Method as in shared
+ * HTTP to a replay server in a worker thread (node:http on 127.0.0.1) and over one WebSocket to the
+ * same server (WebSocket mode, issue 12), and in-process without a socket. Reported per contender:
+ * ms/run, x floor per round, overhead vs the floor, TTFT, where the time goes (A–E, measure.ts),
+ * eddy's own overhead per turn, and what WebSocket mode saves per turn. Method as in shared
  * research/bench-loop-baseline.txt.
  */
 import { isDeepStrictEqual } from "node:util";
 import {
+  type BenchContext,
   type Benchmark,
   describeEnvironment,
   environment,
@@ -22,9 +24,11 @@ import {
   AGENTS,
   EDDY_OFF,
   EDDY_ON,
+  EDDY_WS,
   FLOOR_LOOP,
   FLOOR_LOOP_EDDY_TRANSPORT,
   FLOOR_LOOP_NODE,
+  FLOOR_LOOP_WS,
   type LoopContender,
   loopContenders,
   noopLog,
@@ -72,8 +76,9 @@ interface Pass {
 
 const WRITES_WHAT: Record<Writes, string> = {
   event:
-    "each SSE event its own socket write (the client parses while the server still writes, so part of a slow client's parsing hides inside the server windows B and D)",
-  whole: "each response in one socket write (all client parsing is outside B and D)",
+    "each SSE event (over WebSocket: each event's message) its own socket write (the client parses while the server still writes, so part of a slow client's parsing hides inside the server windows B and D)",
+  whole:
+    "each response in one socket write (over WebSocket: all its messages, the socket corked around them; all client parsing is outside B and D)",
 };
 
 export const loopBenchmark: Benchmark = {
@@ -84,129 +89,169 @@ export const loopBenchmark: Benchmark = {
     const envStart = environment();
     const plan = ctx.quick ? QUICK : FULL;
     ctx.log(`## ${this.title}\n${describeEnvironment(envStart)}`);
-
-    const passes: Pass[] = [];
-    let correctness: string[][] = [];
-    const server = await startReplayServer(new URL("./responses.ts", import.meta.url), "event");
-    try {
-      const contenders = loopContenders(server.origin);
-      for (const writes of ["event", "whole"] as const) {
-        await server.reinit(writes);
-        const check = await checkHttp(contenders, server);
-        if (passes.length === 0) {
-          correctness = check.rows;
-          ctx.log(`\n### Correctness (3 runs each)\n${textTable(CORRECTNESS_HEADER, check.rows)}`);
-        }
-        if (check.failed.length > 0) throw new Error(`loop contenders failed: ${check.failed.join("; ")}`);
-        ctx.log(
-          `\nwrites ${writes}: warm-up and ${plan.http.rounds} rounds × ${plan.http.runsPerRound} runs …`,
-        );
-        const samples = await measureLoop(contenders, { ...plan.http, seed: 5, server });
-        passes.push({ writes, samples, contenders, loadavg: environment().loadavg });
-        ctx.log(`\n${textTable(RESULT_HEADER, resultRows(samples))}`);
-        ctx.log(`\n${textTable(SEGMENT_HEADER, segmentRows(samples))}`);
-      }
-    } finally {
-      await server.close();
-    }
-
-    ctx.log(
-      `\nin-process (no socket): warm-up and ${plan.memory.rounds} rounds × ${plan.memory.runsPerRound} runs …`,
-    );
-    const memory = inProcessContenders();
-    const memoryCheck = await checkInProcess(memory.contenders, memory.log);
-    ctx.log(textTable(CORRECTNESS_HEADER, memoryCheck.rows));
-    if (memoryCheck.failed.length > 0)
-      throw new Error(`in-process contenders failed: ${memoryCheck.failed.join("; ")}`);
-    // The side rows apart: one compiles an ajv validator per run, the other runs the mock too, and
-    // their garbage would land on the core rows' runs.
-    const pick = (names: readonly string[]) => memory.contenders.filter((c) => names.includes(c.name));
-    const memorySamples = await measureLoop(pick([FLOOR_LOOP, EDDY_ON, EDDY_OFF]), {
-      ...plan.memory,
-      seed: 9,
-    });
-    ctx.log(`\n${textTable(memoryHeader("floor"), memoryRows(memorySamples, FLOOR_LOOP))}`);
-    const backToBack = await measureBackToBack(pick([FLOOR_LOOP, EDDY_ON, EDDY_OFF]), plan.backToBack);
-    ctx.log(`\n${textTable(BACK_TO_BACK_HEADER, backToBackRows(backToBack))}`);
-    const sideSamples = await measureLoop(pick([EDDY_ON, EDDY_JSON_SCHEMA, EDDY_MOCK, EDDY_OTEL]), {
-      ...plan.memory,
-      seed: 10,
-    });
-    ctx.log(`\n${textTable(memoryHeader("eddy (on)"), memoryRows(sideSamples, EDDY_ON))}`);
-
-    const verdict = targets(passes, memorySamples);
+    const http = await measureOverHttp(ctx, plan.http);
+    const memory = await measureInProcess(ctx, plan);
+    const webSocket = webSocketLines(http.passes);
+    const verdict = targets(http.passes, memory.samples);
+    ctx.log(`\n${webSocket.join("\n")}`);
     const { envEnd, seconds } = logEnd(ctx, started, verdict);
-
-    const first = passes[0] as Pass;
     return [
       `## ${this.title}`,
       "",
       describeEnvironment(envStart),
       "",
-      'Work: response #1 = 9 events + `[DONE]`: a function_call `noop({"n":1})` in 3 argument deltas; response #2 = 48 events + `[DONE]`: 40 `output_text.delta` of 4 characters, a 160-character answer. Server: node:http on 127.0.0.1 in a worker thread (bench/provider/replay-server.ts); it picks the response by request content (a `function_call_output` in `input` → #2) and its snapshots echo the request\'s model, instructions, tools and previous_response_id.',
-      "",
-      `Method: warm-up ${plan.http.warmupRuns} runs per contender, then ${plan.http.rounds} rounds × ${plan.http.runsPerRound} runs per contender; inside a round the contenders alternate run by run in a fresh shuffled order each time; no forced GC inside a round. ms/run = median of all runs; IQR = (p75−p25)/median; x floor = median over rounds of median(contender)/median(floor-loop) in the same round [min–max]; overhead = median over rounds of median(contender) − median(floor-loop) in the same round [min–max]. Two passes: writes \`event\` (${WRITES_WHAT.event}) and writes \`whole\` (${WRITES_WHAT.whole}).`,
-      "",
-      markdownTable(
-        ["contender", "version", "what it does"],
-        first.contenders.map((c) => [c.name, c.version, c.what.replaceAll("|", "\\|")]),
-        [1, 2],
-      ),
-      "",
-      "### Targets (issue 5)",
-      "",
-      "eddy's own overhead per turn (one turn = one full run: both requests and the tool call) = the time eddy spends outside the server's request windows minus what the minimal client over the same transport spends there: median over rounds of [median run−(B+D) of eddy − median run−(B+D) of floor-loop node:http] in the same round, for both write modes; and in-process (no socket, no server), median over rounds of [median run of eddy − median run of floor-loop]. The target is met when all three are under 1 ms.",
-      "",
-      ...verdict.map((v) => `- ${v}`),
-      "",
-      ...passes.flatMap((p) => [
-        `### Over HTTP, writes \`${p.writes}\`: results (${p.samples[0]?.rounds.length ?? 0} rounds × ${p.samples[0]?.rounds[0]?.length ?? 0} runs per contender; loadavg after the pass ${p.loadavg})`,
-        "",
-        "TTFT = run start → the answer's first text delta reaching the consumer; last-hop = the server wrote that delta → the consumer got it. server = B + D (worker time for both requests); share = median of server/run.",
-        "",
-        markdownTable(RESULT_HEADER, resultRows(p.samples)),
-        "",
-        `Where the time goes, median µs per run (A = run start → request #1 at the server; B = server #1; C = response #1 written → request #2 at the server: parse #1, run the tool, build #2; D = server #2; E = response #2 written → run resolved). run−server = run − (B + D), per run; − floor node:http = median over rounds of the difference of run−server medians to floor-loop node:http in the same round.`,
-        "",
-        markdownTable(SEGMENT_HEADER, segmentRows(p.samples)),
-        "",
-        "Per-round medians, ms per run (a drift across rounds is machine noise):",
-        "",
-        markdownTable(...perRoundTable(p.samples)),
-        "",
-      ]),
-      "### In-process (no socket)",
-      "",
-      `The provider's transport returns pre-generated replies (one chunk per SSE event, each behind an await); the floor-loop reads the same chunks. ${plan.memory.rounds} rounds × ${plan.memory.runsPerRound} runs per contender after ${plan.memory.warmupRuns} warm-up runs, alternating as above. − floor = median over rounds of the difference of medians in the same round. Absolute times on this VM move by up to ~1.5× from one process to the next (JIT and memory layout); compare rows of one table.`,
-      "",
-      markdownTable(
-        ["contender", "what it does"],
-        memory.contenders.map((c) => [c.name, c.what.replaceAll("|", "\\|")]),
-        [1],
-      ),
-      "",
-      markdownTable(memoryHeader("floor"), memoryRows(memorySamples, FLOOR_LOOP)),
-      "",
-      `The same three back to back instead of alternating: each alone for ${plan.backToBack.runs} runs in a row after ${plan.backToBack.warmupRuns} warm-up runs, in ${plan.backToBack.blocks} blocks (floor, eddy on, eddy off, floor, …); µs/run = median over blocks of each block's median; − floor = median over blocks of the difference. Not the method of the tables above, and not used for the target: it shows how much of eddy's time depends on what ran just before it (caches, JIT state).`,
-      "",
-      markdownTable(BACK_TO_BACK_HEADER, backToBackRows(backToBack)),
-      "",
-      "Side rows, measured in a cell of their own against eddy (validate on) (the JSON Schema row compiles an ajv validator on every run, and the mock row runs the mock server's code too; their garbage would otherwise land on the rows above). The OTel row is the cost of the OpenTelemetry observer when the program registered no tracer provider:",
-      "",
-      markdownTable(memoryHeader("eddy (on)"), memoryRows(sideSamples, EDDY_ON)),
-      "",
+      ...httpSection(plan.http, http.passes, verdict, webSocket),
+      ...inProcessSection(plan, memory),
       "### Correctness before timing (3 runs each)",
       "",
-      'ok = exact final text and streamed deltas, noop run once with {"n":1}, exactly 2 requests: #1 without and #2 with the `function_call_output` for the call, chained on response #1\'s id when previous_response_id is used.',
+      'ok = exact final text and streamed deltas, noop run once with {"n":1}, exactly 2 requests: #1 without and #2 with the `function_call_output` for the call, chained on response #1\'s id when previous_response_id is used; over WebSocket, at most one connection opened for the 3 runs. req B = the request body (over WebSocket: the `response.create` message; HTTP request headers not counted).',
       "",
-      markdownTable(CORRECTNESS_HEADER, correctness, [1, 5]),
+      markdownTable(CORRECTNESS_HEADER, http.correctness, [1, 5]),
       "",
-      markdownTable(CORRECTNESS_HEADER, memoryCheck.rows, [1, 5]),
+      markdownTable(CORRECTNESS_HEADER, memory.check.rows, [1, 5]),
       "",
       `Total wall time ${seconds.toFixed(1)} s; loadavg at end ${envEnd.loadavg}.`,
     ].join("\n");
   },
 };
+
+/** The passes over HTTP and WebSocket to the replay server, one per write mode, each checked first. */
+async function measureOverHttp(
+  ctx: BenchContext,
+  plan: Plan,
+): Promise<{ passes: Pass[]; correctness: string[][] }> {
+  const passes: Pass[] = [];
+  let correctness: string[][] = [];
+  const server = await startReplayServer(new URL("./responses.ts", import.meta.url), "event");
+  try {
+    const contenders = loopContenders(server.origin);
+    for (const writes of ["event", "whole"] as const) {
+      await server.reinit(writes);
+      const check = await checkHttp(contenders, server);
+      if (passes.length === 0) {
+        correctness = check.rows;
+        ctx.log(`\n### Correctness (3 runs each)\n${textTable(CORRECTNESS_HEADER, check.rows)}`);
+      }
+      if (check.failed.length > 0) throw new Error(`loop contenders failed: ${check.failed.join("; ")}`);
+      ctx.log(`\nwrites ${writes}: warm-up and ${plan.rounds} rounds × ${plan.runsPerRound} runs …`);
+      const samples = await measureLoop(contenders, { ...plan, seed: 5, server });
+      passes.push({ writes, samples, contenders, loadavg: environment().loadavg });
+      ctx.log(`\n${textTable(RESULT_HEADER, resultRows(samples))}`);
+      ctx.log(`\n${textTable(SEGMENT_HEADER, segmentRows(samples))}`);
+    }
+  } finally {
+    await server.close();
+  }
+  return { passes, correctness };
+}
+
+interface InProcess {
+  contenders: LoopContender[];
+  check: { rows: string[][]; failed: string[] };
+  samples: LoopSamples[];
+  backToBack: Map<string, number[]>;
+  side: LoopSamples[];
+}
+
+/** The in-process cells (no socket): the core rows, the same back to back, and the side rows. */
+async function measureInProcess(ctx: BenchContext, plan: typeof FULL): Promise<InProcess> {
+  ctx.log(
+    `\nin-process (no socket): warm-up and ${plan.memory.rounds} rounds × ${plan.memory.runsPerRound} runs …`,
+  );
+  const memory = inProcessContenders();
+  const check = await checkInProcess(memory.contenders, memory.log);
+  ctx.log(textTable(CORRECTNESS_HEADER, check.rows));
+  if (check.failed.length > 0) throw new Error(`in-process contenders failed: ${check.failed.join("; ")}`);
+  // The side rows apart: one compiles an ajv validator per run, the other runs the mock too, and
+  // their garbage would land on the core rows' runs.
+  const pick = (names: readonly string[]) => memory.contenders.filter((c) => names.includes(c.name));
+  const samples = await measureLoop(pick([FLOOR_LOOP, EDDY_ON, EDDY_OFF]), { ...plan.memory, seed: 9 });
+  ctx.log(`\n${textTable(memoryHeader("floor"), memoryRows(samples, FLOOR_LOOP))}`);
+  const backToBack = await measureBackToBack(pick([FLOOR_LOOP, EDDY_ON, EDDY_OFF]), plan.backToBack);
+  ctx.log(`\n${textTable(BACK_TO_BACK_HEADER, backToBackRows(backToBack))}`);
+  const side = await measureLoop(pick([EDDY_ON, EDDY_JSON_SCHEMA, EDDY_MOCK, EDDY_OTEL]), {
+    ...plan.memory,
+    seed: 10,
+  });
+  ctx.log(`\n${textTable(memoryHeader("eddy (on)"), memoryRows(side, EDDY_ON))}`);
+  return { contenders: memory.contenders, check, samples, backToBack, side };
+}
+
+/** The RESULTS.md lines of the passes over sockets: work, method, contenders, targets, results. */
+function httpSection(plan: Plan, passes: readonly Pass[], verdict: string[], webSocket: string[]): string[] {
+  const first = passes[0] as Pass;
+  return [
+    'Work: response #1 = 9 events + `[DONE]`: a function_call `noop({"n":1})` in 3 argument deltas; response #2 = 48 events + `[DONE]`: 40 `output_text.delta` of 4 characters, a 160-character answer. Server: node:http on 127.0.0.1 in a worker thread (bench/provider/replay-server.ts); it picks the response by request content (a `function_call_output` in `input` → #2) and its snapshots echo the request\'s model, instructions, tools and previous_response_id. WebSocket mode: a `ws` WebSocketServer on the same listener answers each `response.create` message with the same events, one JSON message each (no `[DONE]`), picked the same way.',
+    "",
+    `Method: warm-up ${plan.warmupRuns} runs per contender, then ${plan.rounds} rounds × ${plan.runsPerRound} runs per contender; inside a round the contenders alternate run by run in a fresh shuffled order each time; no forced GC inside a round. ms/run = median of all runs; IQR = (p75−p25)/median; x floor = median over rounds of median(contender)/median(floor-loop) in the same round [min–max]; overhead = median over rounds of median(contender) − median(floor-loop) in the same round [min–max]. Two passes: writes \`event\` (${WRITES_WHAT.event}) and writes \`whole\` (${WRITES_WHAT.whole}).`,
+    "",
+    markdownTable(
+      ["contender", "version", "what it does"],
+      first.contenders.map((c) => [c.name, c.version, c.what.replaceAll("|", "\\|")]),
+      [1, 2],
+    ),
+    "",
+    "### Targets (issue 5)",
+    "",
+    "eddy's own overhead per turn (one turn = one full run: both requests and the tool call) = the time eddy spends outside the server's request windows minus what the minimal client over the same transport spends there: median over rounds of [median run−(B+D) of eddy − median run−(B+D) of floor-loop node:http] in the same round, for both write modes; and in-process (no socket, no server), median over rounds of [median run of eddy − median run of floor-loop]. The target is met when all three are under 1 ms.",
+    "",
+    ...verdict.map((v) => `- ${v}`),
+    "",
+    "### WebSocket mode (issue 12)",
+    "",
+    "Both transports keep their connection across runs (eddy's node:http transport a keep-alive socket, WebSocket mode one connection from its pool), so what WebSocket mode saves is the per-request cost of HTTP — a request's headers written and parsed, a response's headers, chunked encoding and SSE framing — against one message each way, not a TCP handshake. What it saves per turn against eddy over HTTP: median over rounds of [median run of eddy (validate on) over HTTP − median run of eddy websocket (validate on)] in the same round [min..max], and the ratio the same way; the floors likewise (floor-loop node:http − floor-loop websocket); eddy's own overhead over WebSocket = median over rounds of [median run−(B+D) of eddy websocket − that of floor-loop websocket].",
+    "",
+    ...webSocket.map((v) => `- ${v}`),
+    "",
+    ...passes.flatMap((p) => passSection(p)),
+  ];
+}
+
+/** The RESULTS.md lines of one pass over sockets. */
+function passSection(p: Pass): string[] {
+  return [
+    `### Over HTTP and WebSocket, writes \`${p.writes}\`: results (${p.samples[0]?.rounds.length ?? 0} rounds × ${p.samples[0]?.rounds[0]?.length ?? 0} runs per contender; loadavg after the pass ${p.loadavg})`,
+    "",
+    "TTFT = run start → the answer's first text delta reaching the consumer; last-hop = the server wrote that delta → the consumer got it. server = B + D (worker time for both requests); share = median of server/run.",
+    "",
+    markdownTable(RESULT_HEADER, resultRows(p.samples)),
+    "",
+    `Where the time goes, median µs per run (A = run start → request #1 at the server; B = server #1; C = response #1 written → request #2 at the server: parse #1, run the tool, build #2; D = server #2; E = response #2 written → run resolved). run−server = run − (B + D), per run; − floor node:http = median over rounds of the difference of run−server medians to floor-loop node:http in the same round.`,
+    "",
+    markdownTable(SEGMENT_HEADER, segmentRows(p.samples)),
+    "",
+    "Per-round medians, ms per run (a drift across rounds is machine noise):",
+    "",
+    markdownTable(...perRoundTable(p.samples)),
+    "",
+  ];
+}
+
+/** The RESULTS.md lines of the in-process cells. */
+function inProcessSection(plan: typeof FULL, memory: InProcess): string[] {
+  return [
+    "### In-process (no socket)",
+    "",
+    `The provider's transport returns pre-generated replies (one chunk per SSE event, each behind an await); the floor-loop reads the same chunks. ${plan.memory.rounds} rounds × ${plan.memory.runsPerRound} runs per contender after ${plan.memory.warmupRuns} warm-up runs, alternating as above. − floor = median over rounds of the difference of medians in the same round. Absolute times on this VM move by up to ~1.5× from one process to the next (JIT and memory layout); compare rows of one table.`,
+    "",
+    markdownTable(
+      ["contender", "what it does"],
+      memory.contenders.map((c) => [c.name, c.what.replaceAll("|", "\\|")]),
+      [1],
+    ),
+    "",
+    markdownTable(memoryHeader("floor"), memoryRows(memory.samples, FLOOR_LOOP)),
+    "",
+    `The same three back to back instead of alternating: each alone for ${plan.backToBack.runs} runs in a row after ${plan.backToBack.warmupRuns} warm-up runs, in ${plan.backToBack.blocks} blocks (floor, eddy on, eddy off, floor, …); µs/run = median over blocks of each block's median; − floor = median over blocks of the difference. Not the method of the tables above, and not used for the target: it shows how much of eddy's time depends on what ran just before it (caches, JIT state).`,
+    "",
+    markdownTable(BACK_TO_BACK_HEADER, backToBackRows(memory.backToBack)),
+    "",
+    "Side rows, measured in a cell of their own against eddy (validate on) (the JSON Schema row compiles an ajv validator on every run, and the mock row runs the mock server's code too; their garbage would otherwise land on the rows above). The OTel row is the cost of the OpenTelemetry observer when the program registered no tracer provider:",
+    "",
+    markdownTable(memoryHeader("eddy (on)"), memoryRows(memory.side, EDDY_ON)),
+    "",
+  ];
+}
 
 const CORRECTNESS_HEADER = [
   "contender",
@@ -304,7 +349,8 @@ async function checkHttp(
   const rows: string[][] = [];
   const failed: string[] = [];
   for (const c of contenders) {
-    const { row, problem } = await checkContender(c, async () => {
+    const connections = await server.webSocketConnections();
+    const checked = await checkContender(c, async () => {
       await server.recordBodies(true);
       const before = server.served();
       let streamed = "";
@@ -316,6 +362,14 @@ async function checkHttp(
       await server.recordBodies(false);
       return { text, streamed, bodies, firstResponseId: `resp_bench_${before + 1}` };
     });
+    const { row } = checked;
+    let { problem } = checked;
+    // Over WebSocket, a run's requests (and the runs after it) share one connection.
+    const opened = (await server.webSocketConnections()) - connections;
+    if (problem === undefined && opened > 1) {
+      problem = `${opened} WebSocket connections in 3 runs, want at most 1`;
+      row[1] = `FAIL: ${problem}`;
+    }
     rows.push(row);
     if (problem !== undefined) failed.push(`${c.name}: ${problem}`);
   }
@@ -353,6 +407,7 @@ function samplesOf(all: readonly LoopSamples[], name: string): LoopSamples {
 }
 
 const run = (r: RunSample) => r.run;
+const ttft = (r: RunSample) => r.ttft;
 const ms = (ns: number) => num(ns / 1e6, 3);
 const us = (ns: number) => num(ns / 1e3);
 const range = (p: { median: number; min: number; max: number }, f: (x: number) => string) =>
@@ -466,6 +521,23 @@ function backToBackRows(times: Map<string, number[]>): string[][] {
     us(median(t)),
     us(median(t.map((x, i) => x - (floor[i] as number)))),
   ]);
+}
+
+/**
+ * What WebSocket mode saves per turn, per write mode, in the same rounds: eddy over HTTP − eddy over
+ * one WebSocket (and the ratio), the floors likewise, and eddy's own overhead on each transport.
+ */
+function webSocketLines(passes: readonly Pass[]): string[] {
+  return passes.map((p) => {
+    const of = (name: string) => samplesOf(p.samples, name);
+    const saved = paired(of(EDDY_ON), of(EDDY_WS), run, (a, b) => a - b);
+    const ratio = paired(of(EDDY_WS), of(EDDY_ON), run, (a, b) => a / b);
+    const floorSaved = paired(of(FLOOR_LOOP_NODE), of(FLOOR_LOOP_WS), run, (a, b) => a - b);
+    const ttftSaved = paired(of(EDDY_ON), of(EDDY_WS), ttft, (a, b) => a - b);
+    const own = (eddy: string, floor: string) =>
+      us(paired(of(eddy), of(floor), runMinusServer, (a, b) => a - b).median);
+    return `writes ${p.writes}: WebSocket mode saves eddy (validate on) ${range(saved, us)} µs per turn (${us(saved.median / 2)} µs per request) against eddy over HTTP; eddy websocket takes ${range(ratio, (x) => num(x, 2))}× eddy over HTTP's time; TTFT ${range(ttftSaved, us)} µs sooner. The floor saves ${range(floorSaved, us)} µs per turn going from node:http to one WebSocket. eddy's own overhead per turn: ${own(EDDY_WS, FLOOR_LOOP_WS)} µs over floor-loop websocket (WebSocket), ${own(EDDY_ON, FLOOR_LOOP_NODE)} µs over floor-loop node:http (HTTP)`;
+  });
 }
 
 function targets(passes: readonly Pass[], memory: readonly LoopSamples[]): string[] {

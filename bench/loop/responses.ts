@@ -5,10 +5,11 @@
  * text deltas of 4 characters. Snapshots are full ResponseResources that echo the request's model,
  * instructions, tools and previous_response_id, as a real server does.
  *
- * Also the responder module the replay server loads (`createResponder`), and the pre-generated
+ * Also the responder module the replay server loads (`createResponder`, and `createMessageResponder`
+ * for WebSocket mode: the same events as JSON messages), and the pre-generated
  * replies the in-process contenders use.
  */
-import type { Reply, Responder } from "../provider/responder.js";
+import type { MessageReply, MessageResponder, Reply, Responder } from "../provider/responder.js";
 
 export const MODEL = "bench-model";
 export const PROMPT = "Call noop with n = 1, then answer.";
@@ -187,10 +188,30 @@ export function toReply(events: readonly Json[], writes: Writes): Reply {
   };
 }
 
+/** The events answering a request body (or a `response.create` message); `n` numbers the responses (ids). */
+function eventsFor(body: string, n: number): Json[] {
+  const echo = echoOf(JSON.parse(body) as Json);
+  return echo.followUp ? answerEvents(n, echo) : callEvents(n, echo);
+}
+
 /** The reply to a request body; `n` numbers the responses (ids). */
 export function replyTo(body: string, n: number, writes: Writes): Reply {
-  const echo = echoOf(JSON.parse(body) as Json);
-  return toReply(echo.followUp ? answerEvents(n, echo) : callEvents(n, echo), writes);
+  return toReply(eventsFor(body, n), writes);
+}
+
+/**
+ * The reply to a `response.create` message in WebSocket mode: the same events, each one JSON text
+ * message (no `[DONE]`: a turn ends at its terminal `response.*` event); writes `whole` sends them
+ * in one socket write.
+ */
+export function messagesTo(message: string, n: number, writes: Writes): MessageReply {
+  const events = eventsFor(message, n);
+  const firstDelta = events.findIndex((e) => e.type === "response.output_text.delta");
+  return {
+    messages: events.map((e) => JSON.stringify(e)),
+    corked: writes === "whole",
+    ...(firstDelta === -1 ? {} : { firstDeltaMessage: firstDelta }),
+  };
 }
 
 /** Responses served by this thread's responders: response n is the server's n-th request. */
@@ -203,4 +224,10 @@ let served = 0;
 export function createResponder(init: unknown): Responder {
   const writes = init as Writes;
   return (body) => replyTo(body, ++served, writes);
+}
+
+/** The same in WebSocket mode (replay-worker.ts); numbered with the HTTP responses. */
+export function createMessageResponder(init: unknown): MessageResponder {
+  const writes = init as Writes;
+  return (message) => messagesTo(message, ++served, writes);
 }

@@ -18,6 +18,8 @@ export interface WorkerData {
 export type WorkerRequest =
   | { type: "record"; on: boolean }
   | { type: "bodies" }
+  /** WebSocket connections accepted so far. */
+  | { type: "connections" }
   /** Replaces the responder with `createResponder(init)` (same module). */
   | { type: "init"; init: unknown }
   | { type: "close" };
@@ -25,4 +27,5 @@ export type WorkerRequest =
 export type WorkerReply =
   | { type: "listening"; port: number }
   | { type: "ok" }
-  | { type: "bodies"; bodies: string[] };
+  | { type: "bodies"; bodies: string[] }
+  | { type: "connections"; webSocket: number };

@@ -1,7 +1,9 @@
 /**
  * A replay server on 127.0.0.1 in a worker thread (as in shared research/bench-baseline.txt), so
  * its CPU does not share the event loop of the client being timed. It answers each POST with the
- * chunks a responder module picks (responder.ts), and keeps per-request timings in shared memory.
+ * chunks a responder module picks (responder.ts) — and, when the module has a message responder,
+ * each `response.create` message on a WebSocket at `…/responses` with its messages — and keeps
+ * per-request timings in shared memory.
  *
  * Worker threads do not inherit tsx's loader hooks, so the worker is started through a small
  * bootstrap that registers tsx first.
@@ -39,8 +41,10 @@ export interface ReplayServer {
   reinit(init: unknown): Promise<void>;
   /** Starts (true) or stops keeping request bodies. */
   recordBodies(on: boolean): Promise<void>;
-  /** Bodies kept since `recordBodies(true)`. */
+  /** Bodies kept since `recordBodies(true)` (in WebSocket mode: the `response.create` messages). */
   bodies(): Promise<string[]>;
+  /** WebSocket connections the server has accepted so far. */
+  webSocketConnections(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -109,6 +113,10 @@ export async function startReplayServer(responder: URL, init: unknown): Promise<
     async bodies() {
       const reply = await ask({ type: "bodies" });
       return reply.type === "bodies" ? reply.bodies : [];
+    },
+    async webSocketConnections() {
+      const reply = await ask({ type: "connections" });
+      return reply.type === "connections" ? reply.webSocket : 0;
     },
     async close() {
       await ask({ type: "close" });

@@ -1,5 +1,6 @@
 /**
- * What the replay server answers: a responder turns a request body into the body chunks to write.
+ * What the replay server answers: a responder turns a request body into the body chunks to write
+ * (and, in WebSocket mode, a `response.create` message into the messages to send).
  * A responder module (loaded inside the server's worker thread) exports `createResponder(init)`;
  * `init` is structured-cloned from the main thread, so it carries data, never functions.
  */
@@ -14,9 +15,29 @@ export interface Reply {
 /** Picks the reply to a request from its body text. Runs in the server's worker thread. */
 export type Responder = (body: string) => Reply;
 
+/** One answer in WebSocket mode: the events as JSON text messages, one message each. */
+export interface MessageReply {
+  messages: readonly string[];
+  /** Index of the message holding the first `response.output_text.delta`, if any (for last-hop times). */
+  firstDeltaMessage?: number;
+  /**
+   * Send the messages in one socket write (the socket corked around them), as an HTTP reply in one
+   * chunk, instead of one write each. @defaultValue false
+   */
+  corked?: boolean;
+}
+
+/** Picks the reply to a `response.create` message from its text. Runs in the server's worker thread. */
+export type MessageResponder = (message: string) => MessageReply;
+
 /** The shape of a responder module. */
 export interface ResponderModule {
   createResponder(init: unknown): Responder;
+  /**
+   * WebSocket mode: answers `response.create` messages on connections upgraded at
+   * `GET …/responses`. Without it the server refuses upgrades.
+   */
+  createMessageResponder?(init: unknown): MessageResponder;
 }
 
 /** A pre-generated stream the provider benchmark serves: the body and where to cut it. */

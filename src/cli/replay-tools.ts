@@ -67,10 +67,12 @@ export function replayTools(
     registry,
     refreshTools: () => {
       const declared = declaredByTurn.get(turn++);
-      if (declared === undefined || sameDeclarations(declared, current.declarations())) return undefined;
-      const mcp = declared
-        .filter((d) => !builtinNames.has(d.name))
-        .map((d) => known.get(d.name) ?? infoOf(d, !asked.has(d.name)));
+      // Only the MCP tools change mid-run: built-ins may be declared as native tools (--native-tools).
+      const mcpOnly = (tools: readonly FunctionToolParam[]) =>
+        tools.filter((d) => d.type === "function" && !builtinNames.has(d.name));
+      if (declared === undefined || sameDeclarations(mcpOnly(declared), mcpOnly(current.declarations())))
+        return undefined;
+      const mcp = mcpOnly(declared).map((d) => known.get(d.name) ?? infoOf(d, !asked.has(d.name)));
       current = registryOf(builtins, offlineMcpTools(mcp));
       return current;
     },

@@ -74,6 +74,7 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
   let recorder: TapeRecorder | undefined;
   let tools: RunTools | undefined;
   let otel: OtelExport | undefined;
+  const unrecorded: Frame[] = [];
   // Signals cancel from here on: while MCP servers start, and during the run (whose finally shuts them down).
   const removeSignal = cancelOnSignal(io, controller);
   try {
@@ -98,7 +99,8 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     const options = runOptionsFor(prepared, tools, started.provider, controller.signal);
     // Rendered as each frame is emitted, so an approval prompt comes after everything before it.
     options.onFrame = (frame) => {
-      recorder?.observer(frame);
+      if (recorder !== undefined) recorder.observer(frame);
+      else if (flags.record !== undefined) unrecorded.push(frame);
       otel?.observer(frame);
       images.observe(frame);
       view.render(frame);
@@ -106,8 +108,11 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     // Bad options throw here, before any request and before the demo-model notice: exit 2.
     const { handle, runOptions } = await startRun(prepared, options, flags);
     if (started.notice !== undefined) io.stderr.write(`${styles.dim(started.notice)}\n`);
-    if (flags.record !== undefined)
+    if (flags.record !== undefined) {
       recorder = recordTape(flags.record, runOptions, handle, prepared.config, tools);
+      // A thread's or a context's run starts while its context is compiled: record what came first.
+      for (const frame of unrecorded.splice(0)) recorder.observer(frame);
+    }
     for await (const _frame of handle) {
       // Frames are rendered and recorded by onFrame; iterating lets the run go on.
     }

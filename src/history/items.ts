@@ -47,9 +47,20 @@ export function functionCallItem(callId: string, name: string, args: string): Js
   return { type: "function_call", call_id: callId, name, arguments: args };
 }
 
-/** A `function_call_output` input item. */
-export function functionCallOutputItem(callId: string, output: string): JsonObject {
-  return { type: "function_call_output", call_id: callId, output };
+/**
+ * A `function_call_output` input item; with `imageUrl`, its output is the spec's content parts:
+ * the text, then the image.
+ */
+export function functionCallOutputItem(callId: string, output: string, imageUrl?: string): JsonObject {
+  if (imageUrl === undefined) return { type: "function_call_output", call_id: callId, output };
+  return {
+    type: "function_call_output",
+    call_id: callId,
+    output: [
+      { type: "input_text", text: output },
+      { type: "input_image", image_url: imageUrl },
+    ],
+  };
 }
 
 /**

@@ -19,16 +19,7 @@ export function answerItem(answered: AnsweredCall): JsonObject {
   const { call, result } = answered;
   switch (call.itemType) {
     case "function_call":
-      if (result.imageUrl === undefined) return functionCallOutputItem(call.callId, result.output);
-      // The spec's function_call_output takes content parts: the output, then the image.
-      return {
-        type: "function_call_output",
-        call_id: call.callId,
-        output: [
-          { type: "input_text", text: result.output },
-          { type: "input_image", image_url: result.imageUrl },
-        ],
-      };
+      return functionCallOutputItem(call.callId, result.output, result.imageUrl);
     case "shell_call": {
       const item: JsonObject = {
         type: "shell_call_output",
