@@ -44,7 +44,7 @@ export interface ExecuteToolCallOptions {
   imagesInOutput?: boolean;
   /**
    * Secret values that must never reach the model through an error message; each is replaced by
-   * `[redacted]`. @defaultValue the values of secret-looking environment variables (`secretValuesFromEnv(process.env)`)
+   * `[redacted]`. @defaultValue the registry's `secrets` (the CLI's: `secretValuesFromEnv` of its environment)
    */
   redact?: readonly string[];
 }
@@ -186,7 +186,7 @@ export async function executeToolCall(
   }
   switch (outcome.kind) {
     case "threw":
-      return finishTool(fromThrown(tool.name, outcome.error, options.redact));
+      return finishTool(fromThrown(tool.name, outcome.error, options.redact ?? registry.secrets ?? []));
     case "returned": {
       const result = fromReturned(tool.name, outcome.value);
       return finishTool(result, definition.terminal === true && result.ok ? args : undefined);
@@ -238,8 +238,7 @@ function fromReturned(tool: string, value: unknown): ToolResult {
  * stack, `cause` or `details` (they may hold environment values or file contents). An `EddyError`
  * keeps its code (e.g. `path_outside_workspace`); anything else is `tool_failed`.
  */
-function fromThrown(tool: string, error: unknown, redact: readonly string[] | undefined): ToolResult {
-  const secrets = redact ?? secretValuesFromEnv(process.env);
+function fromThrown(tool: string, error: unknown, secrets: readonly string[]): ToolResult {
   const message = redactSecrets(oneLine(error), secrets);
   if (EddyError.isInstance(error)) return failure(error.code, message);
   return failure("tool_failed", `${tool} failed: ${message}`);

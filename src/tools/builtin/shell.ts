@@ -34,13 +34,21 @@ export interface ShellEnvOptions {
   passThrough?: readonly string[];
   /** Variables set for every command; they win over passed-through values. */
   set?: Readonly<Record<string, string>>;
-  /** Where passed-through values come from. @defaultValue process.env */
+  /**
+   * Where passed-through values come from: the environment of the program using eddy (the CLI
+   * passes its own). The library never reads `process.env` itself, so without a source commands
+   * get only a standard `PATH` and `set`.
+   * @defaultValue `SHELL_FALLBACK_ENV` (`PATH=/usr/local/bin:/usr/bin:/bin`)
+   */
   source?: Readonly<Record<string, string | undefined>>;
 }
 
+/** The environment passed-through values come from when `ShellEnvOptions.source` is not given. */
+export const SHELL_FALLBACK_ENV: Readonly<Record<string, string>> = { PATH: "/usr/local/bin:/usr/bin:/bin" };
+
 /** The environment for shell commands: the allowlist, `LC_*`, `passThrough`, then `set`. */
 export function shellEnvironment(options: ShellEnvOptions = {}): Record<string, string> {
-  const source = options.source ?? process.env;
+  const source = options.source ?? SHELL_FALLBACK_ENV;
   const allowed = new Set([...TOOL_DEFAULTS.shellEnvAllowlist, ...(options.passThrough ?? [])]);
   const env: Record<string, string> = {};
   for (const name of Object.keys(source).sort()) {
