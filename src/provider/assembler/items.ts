@@ -13,13 +13,14 @@
  * way at their `output_item.done`, with the input of the tool that answers them.
  */
 import type { JsonObject } from "../../protocol/types.js";
+import { isJsonObject } from "../../util/json.js";
 import { isClosed, itemFor, str } from "./item-lookup.js";
 import { answeredLocally, isNativeCallType, nativeCallId, nativeCallInput } from "./native-calls.js";
 import { type AssembledCall, type Assembly, createItemState, type ItemState } from "./state.js";
 
 export function onOutputItemEvent(state: Assembly, event: JsonObject): void {
   const item = event.item;
-  if (item === null || typeof item !== "object" || Array.isArray(item)) return;
+  if (!isJsonObject(item)) return;
   const it = item as JsonObject;
   const itemType = str(it.type) ?? "unknown";
   const st = itemFor(state, { output_index: event.output_index, item_id: it.id }, itemType);
