@@ -10,7 +10,6 @@
  * instead of being printed over eddy's output.
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import {
   ReadBuffer,
@@ -19,6 +18,7 @@ import {
 } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { groupAlive, signalGroup } from "../process-signals.js";
 
 /** Options of `createStdioTransport`. */
 export interface StdioTransportOptions {
@@ -201,50 +201,6 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
   }
 
   return transport;
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
-/**
- * True while a process of the group is alive. `kill(-pgid, 0)` also counts zombies (dead, not yet
- * reaped: a grandchild whose parent died is reaped by PID 1, which in a container may never
- * happen), so on Linux a positive answer is checked against /proc.
- */
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
-  }
-  return process.platform !== "linux" || liveMemberInProc(pgid);
-}
-
-function liveMemberInProc(pgid: number): boolean {
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return true;
-  }
-  for (const entry of entries) {
-    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      continue; // ended while we looked
-    }
-    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so split after the last ")".
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
-  }
-  return false;
 }
 
 async function groupGone(pgid: number, maxMs: number): Promise<void> {
