@@ -6,7 +6,7 @@
  */
 
 import { assertNever } from "../errors.js";
-import type { Frame, RunEndedFrame, RunStartedFrame } from "../frames/frame.js";
+import type { Frame, FrameOf, RunEndedFrame, RunStartedFrame } from "../frames/frame.js";
 import { isJsonObject as isObject } from "../util/json.js";
 import { noteOf, shortValue } from "./notes.js";
 import { type FrameRecord, knownFrame, type ViewTape } from "./read.js";
@@ -23,9 +23,6 @@ export function buildRunView(tape: ViewTape): RunView {
   for (const record of tape.frames) builder.add(record);
   return builder.finish(tape);
 }
-
-/** The frame of one `type`. */
-type FrameOf<T extends Frame["type"]> = Extract<Frame, { type: T }>;
 
 class RunBuilder {
   private started: RunStartedFrame | undefined;
