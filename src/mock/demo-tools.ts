@@ -18,7 +18,11 @@ import { isJsonObject } from "../util/json.js";
 import { fileMentions } from "./demo-intent.js";
 import { mayCall, type ToolPolicy } from "./tool-policy.js";
 
-/** eddy's own tools: the demo model calls these only by its rules for them (`demo-intent.ts`). */
+/**
+ * eddy's own tools: the demo model calls these only by its rules for them (`demo-intent.ts`).
+ * The list repeats `BUILTIN_TOOL_NAMES` (src/tools/builtin/index.ts) because the mock may not
+ * import tools/; `demo-tools.test.ts` checks that the two agree.
+ */
 export const EDDY_TOOLS: ReadonlySet<string> = new Set([
   "read_file",
   "list_dir",
