@@ -23,7 +23,7 @@ export interface BuiltinToolsOptions {
   /**
    * What shell commands see of the environment: pass `{ source: process.env }` (as the CLI does)
    * for the allowlisted variables of your process.
-   * @defaultValue only `SHELL_FALLBACK_ENV`'s standard `PATH`
+   * @defaultValue a standard `PATH` (`/usr/local/bin:/usr/bin:/bin`) and nothing else
    */
   shellEnv?: ShellEnvOptions;
   /**
