@@ -108,7 +108,6 @@ function addTargetOptions(command: Command): Command {
 
 /** How a run behaves: limits, timeouts, tools. Shared by `eddy run` and `eddy config`; defaults from the constants. */
 function addPolicyOptions(command: Command): Command {
-  const P = PROVIDER_DEFAULTS;
   command
     .option("--instructions <text>", "system instructions, sent on every request")
     .option("--stateless", "resend the whole history each turn (store:false) instead of previous_response_id")
@@ -117,7 +116,17 @@ function addPolicyOptions(command: Command): Command {
         "--tools-on-follow-up <when>",
         `send the tool list on the first request only, or on every request (default ${FOLLOW_UP_FLAG[LOOP_DEFAULTS.toolsOnFollowUp]})`,
       ).argParser(oneOf<ToolsOnFollowUpFlag>("--tools-on-follow-up", ["first", "every"])),
-    )
+    );
+  addLimitOptions(command);
+  command.option("--no-validate", "do not validate provider events against the Open Responses schema");
+  addToolPolicyOptions(command);
+  return addHistoryOptions(command);
+}
+
+/** The run's limits and the provider's timeouts; defaults from `LOOP_DEFAULTS` and `PROVIDER_DEFAULTS`. */
+function addLimitOptions(command: Command): void {
+  const P = PROVIDER_DEFAULTS;
+  command
     .addOption(
       numberOption(
         "--max-tool-calls <n>",
@@ -159,8 +168,12 @@ function addPolicyOptions(command: Command): Command {
         `longest silence while streaming; paused while a tool runs (default ${P.idleTimeoutMs})`,
         integer("--idle-timeout", 1),
       ),
-    )
-    .option("--no-validate", "do not validate provider events against the Open Responses schema")
+    );
+}
+
+/** Which tools are enabled, how they run and who approves their calls. */
+function addToolPolicyOptions(command: Command): void {
+  command
     .option("--allow-write", "enable write_file and apply_patch")
     .option("--allow-shell", "enable the shell tool (not confined to the workspace unless --sandbox)")
     .option(
@@ -186,7 +199,6 @@ function addPolicyOptions(command: Command): Command {
         "ask before calls that write, run commands or use MCP tools not marked read-only: ask (on a terminal, the default there), auto (run them; the default when piped), deny",
       ).argParser(oneOf<ApproveMode>("--approve", ["ask", "auto", "deny"])),
     );
-  return addHistoryOptions(command);
 }
 
 /** How tool history is sent (config file `history`); defaults from `HISTORY_DEFAULTS`. */
