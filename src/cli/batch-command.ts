@@ -133,10 +133,10 @@ async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
   if (target.notice !== undefined) io.stderr.write(`${stylesFor(io.stderr, io.env).dim(target.notice)}\n`);
   try {
     const outputSchema = flags.schema === undefined ? undefined : readSchema(flags.schema);
-    const run = batchRunDefaults(config, target.provider, signal, outputSchema);
+    const run = batchRunDefaults(config, io.env, target.provider, signal, outputSchema);
     const results = runBatch(plan.pending, {
       run,
-      tools: () => toolRegistryFor(config),
+      tools: () => toolRegistryFor(config, io.env),
       ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
       ...(flags.rpm === undefined ? {} : { rpm: flags.rpm }),
       ...(flags.tpm === undefined ? {} : { tpm: flags.tpm }),

@@ -36,11 +36,11 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
   const target = await startTargetProvider(config);
   const controller = new AbortController();
   try {
-    const run = batchRunDefaults(config, target.provider, controller.signal, undefined);
+    const run = batchRunDefaults(config, io.env, target.provider, controller.signal, undefined);
     const worker = await startBatchWorker({
       url: flags.queue,
       run,
-      tools: () => toolRegistryFor(config),
+      tools: () => toolRegistryFor(config, io.env),
       ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
       ...(flags.stallTimeout === undefined ? {} : { stallTimeoutMs: flags.stallTimeout }),
       tapeExtras: tapeExtrasFor(config),
