@@ -25,6 +25,8 @@ const ALLOWED: Record<string, string[]> = {
   // replay/ rebuilds the recorded run's history manager with its recorded summaries (history/summarizer.ts).
   replay: ["protocol", "frames", "provider", "loop", "tools", "history"],
   mock: ["protocol", "sse"],
+  // Batches: a pool of runs, a rate limit, resuming from tapes, a BullMQ adapter (above loop/ and replay/).
+  batch: ["protocol", "frames", "provider", "tools", "history", "context", "loop", "replay"],
   // view/ renders tapes: it reads them through replay/ and knows frames; client/ is its browser half.
   view: ["frames", "replay"],
   // telemetry/ observes frames only.
@@ -40,6 +42,7 @@ const ALLOWED: Record<string, string[]> = {
     "loop",
     "replay",
     "mock",
+    "batch",
     "view",
     "telemetry",
   ],
@@ -55,6 +58,7 @@ const ALLOWED: Record<string, string[]> = {
     "loop",
     "replay",
     "mock",
+    "batch",
     "telemetry",
   ],
   util: [],
