@@ -8,6 +8,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { batchBenchmark } from "./batch/index.js";
 import { chatBenchmark } from "./chat/index.js";
 import { grepBenchmark } from "./grep/index.js";
 import type { Benchmark } from "./harness.js";
@@ -23,6 +24,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   chatBenchmark,
   grepBenchmark,
   tokenizerBenchmark,
+  batchBenchmark,
 ];
 
 const RESULTS = join(dirname(fileURLToPath(import.meta.url)), "RESULTS.md");

@@ -16,6 +16,7 @@ const ENTRIES = [
   "entry/replay.ts",
   "entry/protocol.ts",
   "entry/sse.ts",
+  "entry/batch.ts",
   "entry/telemetry.ts",
   "entry/mcp.ts",
 ];
@@ -32,6 +33,10 @@ const ENTRY_POINTS = [
   "createMockServer",
   "replayTape",
   "createSseDecoder",
+  "runBatch",
+  "resumeRun",
+  "enqueueBatch",
+  "startBatchWorker",
 ];
 
 const program = ts.createProgram(

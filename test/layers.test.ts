@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), "..", "src");
@@ -24,6 +25,8 @@ const ALLOWED: Record<string, string[]> = {
   // replay/ rebuilds the recorded run's history manager with its recorded summaries (history/summarizer.ts).
   replay: ["protocol", "frames", "provider", "loop", "tools", "history"],
   mock: ["protocol", "sse"],
+  // Batches: a pool of runs, a rate limit, resuming from tapes, a BullMQ adapter (above loop/ and replay/).
+  batch: ["protocol", "frames", "provider", "tools", "history", "context", "loop", "replay"],
   // view/ renders tapes: it reads them through replay/ and knows frames; client/ is its browser half.
   view: ["frames", "replay"],
   // telemetry/ observes frames only.
@@ -39,6 +42,7 @@ const ALLOWED: Record<string, string[]> = {
     "loop",
     "replay",
     "mock",
+    "batch",
     "view",
     "telemetry",
   ],
@@ -54,6 +58,7 @@ const ALLOWED: Record<string, string[]> = {
     "loop",
     "replay",
     "mock",
+    "batch",
     "telemetry",
   ],
   util: [],
@@ -94,5 +99,44 @@ describe("layering", () => {
       }
     }
     expect(violations).toEqual([]);
+  });
+});
+
+/**
+ * Every place in `text` that reads `process.env` or `process.argv` (code only: doc comments and
+ * examples mention them freely), as `line:expression`.
+ */
+function processReads(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (
+      ts.isPropertyAccessExpression(node) &&
+      node.expression.getText(source) === "process" &&
+      (node.name.text === "env" || node.name.text === "argv")
+    ) {
+      found.push(`${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}:${node.getText(source)}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe("the environment is an input", () => {
+  it("nothing below cli/ reads process.env or process.argv (test-support/ scripts aside)", () => {
+    const violations: string[] = [];
+    for (const file of files(SRC)) {
+      const rel = relative(SRC, file);
+      if (rel.startsWith("cli/") || rel.split("/").includes("test-support")) continue;
+      for (const read of processReads(file, readFileSync(file, "utf8"))) violations.push(`${rel}:${read}`);
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("finds a read in code and ignores one in a comment", () => {
+    const text =
+      "/** `process.env.X` in a doc */\nconst a = 1; // process.argv\nconst b = process.env.HOME;\n";
+    expect(processReads("x.ts", text)).toEqual(["3:process.env"]);
   });
 });

@@ -23,6 +23,7 @@ import { createMockServer, type Scenario } from "eddy/mock";
 import { createTapeHeader, createTapeRecorder, readTape, replayTape, type ReplayVerdict } from "eddy/replay";
 import { validateStreamingEvent, type CreateResponseBody } from "eddy/protocol";
 import { createSseDecoder, type SseMessage } from "eddy/sse";
+import { runBatch, type BatchResult } from "eddy/batch";
 import { createMcpTools, type McpTools } from "eddy/mcp";
 
 const mcp: McpTools = createMcpTools({ fs: { command: "node", args: ["server.js"] } }, { env: {} });
@@ -42,7 +43,8 @@ async function main(): Promise<RunResult> {
   return run.result;
 }
 const verdict: ReplayVerdict | undefined = undefined;
-export { main, errors, mcp, verdict, createTapeHeader, createTapeRecorder, readTape, replayTape };
+const finished: BatchResult[] = [];
+export { main, errors, mcp, verdict, finished, runBatch, createTapeHeader, createTapeRecorder, readTape, replayTape };
 `;
 
 const CONSUMER_MJS = `
@@ -123,7 +125,17 @@ beforeAll(() => {
 describe("the packed package in a fresh project", () => {
   it("declares the seven entries", () => {
     expect(Object.keys(pkg.exports).sort()).toEqual(
-      [".", "./mcp", "./mock", "./package.json", "./protocol", "./replay", "./sse", "./telemetry"].sort(),
+      [
+        ".",
+        "./batch",
+        "./mcp",
+        "./mock",
+        "./package.json",
+        "./protocol",
+        "./replay",
+        "./sse",
+        "./telemetry",
+      ].sort(),
     );
   });
 

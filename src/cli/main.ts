@@ -5,6 +5,7 @@
  * newer format) exit 2 before any request is sent (DESIGN.md §5).
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { BATCH_DEFAULTS } from "../batch/defaults.js";
 import { EddyError } from "../errors.js";
 import { HISTORY_DEFAULTS, HISTORY_STRATEGIES } from "../history/options.js";
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
@@ -13,16 +14,19 @@ import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
 import { KNOWN_PROFILES } from "../provider/profiles.js";
 import { API_NAMES, type ApiName, STREAM_TRANSPORTS, type StreamTransport } from "../provider/wire-api.js";
 import { EDDY_VERSION } from "../version.js";
+import type { BatchFlags } from "./batch-command.js";
 import type { RunFlags, ToolsOnFollowUpFlag } from "./config.js";
 import type { ApproveMode } from "./config-tools.js";
 import { RUN_FAILED, SUCCESS, USAGE_ERROR } from "./exit-codes.js";
 import type { MockFlags } from "./mock-command.js";
 import type { ReplayFlags } from "./replay-command.js";
 import { addRequestOptions } from "./request-flags.js";
+import type { ResumeFlags } from "./resume-command.js";
 import type { CliIo } from "./run-command.js";
 import { readTerminalLine, stylesFor } from "./terminal.js";
 import type { ThreadsFlags } from "./threads-command.js";
 import type { ViewFlags } from "./view-command.js";
+import type { WorkerFlags } from "./worker-command.js";
 
 // Commands are imported when run, so `--help` and `--version` do not load the whole runtime (only
 // the defaults and the profile table, which the help text is built from).
@@ -104,7 +108,6 @@ function addTargetOptions(command: Command): Command {
 
 /** How a run behaves: limits, timeouts, tools. Shared by `eddy run` and `eddy config`; defaults from the constants. */
 function addPolicyOptions(command: Command): Command {
-  const P = PROVIDER_DEFAULTS;
   command
     .option("--instructions <text>", "system instructions, sent on every request")
     .option("--stateless", "resend the whole history each turn (store:false) instead of previous_response_id")
@@ -113,7 +116,17 @@ function addPolicyOptions(command: Command): Command {
         "--tools-on-follow-up <when>",
         `send the tool list on the first request only, or on every request (default ${FOLLOW_UP_FLAG[LOOP_DEFAULTS.toolsOnFollowUp]})`,
       ).argParser(oneOf<ToolsOnFollowUpFlag>("--tools-on-follow-up", ["first", "every"])),
-    )
+    );
+  addLimitOptions(command);
+  command.option("--no-validate", "do not validate provider events against the Open Responses schema");
+  addToolPolicyOptions(command);
+  return addHistoryOptions(command);
+}
+
+/** The run's limits and the provider's timeouts; defaults from `LOOP_DEFAULTS` and `PROVIDER_DEFAULTS`. */
+function addLimitOptions(command: Command): void {
+  const P = PROVIDER_DEFAULTS;
+  command
     .addOption(
       numberOption(
         "--max-tool-calls <n>",
@@ -155,8 +168,12 @@ function addPolicyOptions(command: Command): Command {
         `longest silence while streaming; paused while a tool runs (default ${P.idleTimeoutMs})`,
         integer("--idle-timeout", 1),
       ),
-    )
-    .option("--no-validate", "do not validate provider events against the Open Responses schema")
+    );
+}
+
+/** Which tools are enabled, how they run and who approves their calls. */
+function addToolPolicyOptions(command: Command): void {
+  command
     .option("--allow-write", "enable write_file and apply_patch")
     .option("--allow-shell", "enable the shell tool (not confined to the workspace unless --sandbox)")
     .option(
@@ -182,7 +199,6 @@ function addPolicyOptions(command: Command): Command {
         "ask before calls that write, run commands or use MCP tools not marked read-only: ask (on a terminal, the default there), auto (run them; the default when piped), deny",
       ).argParser(oneOf<ApproveMode>("--approve", ["ask", "auto", "deny"])),
     );
-  return addHistoryOptions(command);
 }
 
 /** How tool history is sent (config file `history`); defaults from `HISTORY_DEFAULTS`. */
@@ -308,6 +324,100 @@ function defineThreads(program: Command, io: CliIo, state: CliState): void {
     });
 }
 
+function defineBatch(program: Command, io: CliIo, state: CliState): void {
+  const batch = program
+    .command("batch")
+    .description(
+      "run every task of a JSONL file (one run each): results.jsonl, tapes and summary.json in DIR",
+    )
+    .argument(
+      "<tasks>",
+      'JSONL file, one task a line: {"id", "prompt" | "input", "model"?, "instructions"?, "schema"?, "metadata"?}',
+    )
+    .requiredOption(
+      "--out <dir>",
+      "folder for results.jsonl, tapes/ and summary.json (running again skips finished tasks)",
+    );
+  addPolicyOptions(addTargetOptions(batch))
+    .addOption(
+      numberOption(
+        "--concurrency <n>",
+        `runs at once in this process (default ${BATCH_DEFAULTS.concurrency})`,
+        integer("--concurrency", 1, 10_000),
+      ),
+    )
+    .addOption(numberOption("--rpm <n>", "requests per minute over the whole batch", integer("--rpm", 1)))
+    .addOption(numberOption("--tpm <n>", "tokens per minute over the whole batch", integer("--tpm", 1)))
+    .option("--workspace-per-task", "give each task its own copy of the workspace (kept when the task fails)")
+    .option("--retry-failed", "run the tasks that failed last time again")
+    .option(
+      "--queue <redis-url>",
+      "put the tasks on a BullMQ queue (redis://HOST:PORT) for eddy worker to run",
+    )
+    .option("--schema <file>", "JSON Schema file for tasks that give none (structured output)")
+    .option("--debug", "show stack traces for internal errors")
+    .action(async (tasks: string, flags: BatchFlags) => {
+      state.debug = flags.debug === true;
+      const { batchCommand } = await import("./batch-command.js");
+      state.exitCode = await batchCommand(tasks, flags, io);
+    });
+}
+
+function defineWorker(program: Command, io: CliIo, state: CliState): void {
+  const worker = program
+    .command("worker")
+    .description("run the tasks eddy batch --queue puts on a queue, with this machine's provider and tools")
+    .requiredOption("--queue <redis-url>", "the queue's Redis (redis://HOST:PORT)");
+  addPolicyOptions(addTargetOptions(worker))
+    .addOption(
+      numberOption(
+        "--concurrency <n>",
+        `runs at once in this worker (default ${BATCH_DEFAULTS.workerConcurrency})`,
+        integer("--concurrency", 1, 10_000),
+      ),
+    )
+    .addOption(
+      numberOption(
+        "--stall-timeout <ms>",
+        `a worker that stops answering loses its tasks to another after this long (default ${BATCH_DEFAULTS.stallTimeoutMs})`,
+        integer("--stall-timeout", 500),
+      ),
+    )
+    .option("--debug", "show stack traces for internal errors")
+    .action(async (flags: WorkerFlags) => {
+      state.debug = flags.debug === true;
+      const { workerCommand } = await import("./worker-command.js");
+      state.exitCode = await workerCommand(flags, io);
+    });
+}
+
+function defineResume(program: Command, io: CliIo, state: CliState): void {
+  const resume = program
+    .command("resume")
+    .description("continue a run whose process died from its tape: recorded tool calls are not run again")
+    .argument("<tape>", "the tape (eddy run --record, or DIR/tapes/ID.tape of a batch)");
+  addTargetOptions(resume)
+    .addOption(
+      numberOption(
+        "--max-retries <n>",
+        `retries of a failed request (default ${PROVIDER_DEFAULTS.maxRetries})`,
+        integer("--max-retries", 0),
+      ),
+    )
+    .option("--json", "write frames as JSONL to stdout, nothing else")
+    .option("--record <file>", "write the resumed tape here instead of continuing TAPE in place")
+    .option("--debug", "show stack traces for internal errors")
+    .addHelpText(
+      "after",
+      "\nExit codes as eddy run: 0 completed, 1 failed, 2 bad usage or tape, 3 limit, 130 cancelled.",
+    )
+    .action(async (tape: string, flags: ResumeFlags) => {
+      state.debug = flags.debug === true;
+      const { resumeCommand } = await import("./resume-command.js");
+      state.exitCode = await resumeCommand(tape, flags, io);
+    });
+}
+
 function defineView(program: Command, io: CliIo, state: CliState): void {
   program
     .command("view")
@@ -350,6 +460,9 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   defineReplay(program, io, state);
   defineMock(program, io, state);
   defineThreads(program, io, state);
+  defineBatch(program, io, state);
+  defineWorker(program, io, state);
+  defineResume(program, io, state);
   defineView(program, io, state);
   defineConfig(program, io, state);
   try {

@@ -45,6 +45,12 @@ describe("replayTools", () => {
     expect(registry.resolve("fs__read")?.definition.needsApproval).toBe(false);
   });
 
+  it("masks the secret-looking values of the CLI's environment in tool errors", () => {
+    const env = { ACME_API_KEY: "sk-acme-0123456789", PATH: "/usr/bin:/bin" };
+    const { registry } = replayTools(header(["read_file"]), [], env, "t.tape");
+    expect(registry.secrets).toEqual(["sk-acme-0123456789"]);
+  });
+
   it("refuses a tape whose tools it cannot rebuild", () => {
     expect(() => replayTools(header(["read_file", "weather"]), [], {}, "t.tape")).toThrow(
       /t\.tape: the recorded run used tools that are neither eddy's built-ins nor recorded MCP tools \(weather\)/,

@@ -10,6 +10,7 @@ import type { Frame } from "../frames/frame.js";
 import type { FunctionToolParam } from "../protocol/types.js";
 import type { TapeHeader } from "../replay/tape.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
+import { secretValuesFromEnv } from "../tools/execute.js";
 import { type McpToolInfo, offlineMcpTools } from "../tools/mcp/index.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { Env } from "./config.js";
@@ -45,7 +46,8 @@ export function replayTools(
     );
   }
   const infos = header.mcp_tools ?? [];
-  const registry = registryOf(builtins, offlineMcpTools(infos));
+  const secrets = secretValuesFromEnv(env);
+  const registry = registryOf(builtins, offlineMcpTools(infos), secrets);
   const missing = header.tools.filter((name) => registry.resolve(name) === undefined);
   if (missing.length > 0) {
     throw new EddyError(
@@ -73,7 +75,7 @@ export function replayTools(
       if (declared === undefined || sameDeclarations(mcpOnly(declared), mcpOnly(current.declarations())))
         return undefined;
       const mcp = mcpOnly(declared).map((d) => known.get(d.name) ?? infoOf(d, !asked.has(d.name)));
-      current = registryOf(builtins, offlineMcpTools(mcp));
+      current = registryOf(builtins, offlineMcpTools(mcp), secrets);
       return current;
     },
   };

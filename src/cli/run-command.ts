@@ -47,7 +47,7 @@ export interface CliIo {
 }
 
 /** A run with every input read and checked: nothing is started, nothing sent. */
-interface PreparedRun {
+export interface PreparedRun {
   config: EffectiveConfig;
   /** The prompt, or one user message with the prompt and its `--image`/`--file` attachments. */
   input: string | ItemParam[];
@@ -192,7 +192,8 @@ async function contextFromRuns(
   return { items: rendered.items, compiled };
 }
 
-function runOptionsFor(
+/** The run options of a prepared run (also the defaults `eddy batch` and `eddy worker` give their tasks). */
+export function runOptionsFor(
   prepared: PreparedRun,
   tools: RunTools,
   provider: Provider,
@@ -250,7 +251,7 @@ function recordTape(
 }
 
 /** The first SIGINT/SIGTERM cancels the run (tools killed, `run_ended` written); a second one exits now. */
-function cancelOnSignal(io: CliIo, controller: AbortController): () => void {
+export function cancelOnSignal(io: CliIo, controller: AbortController): () => void {
   let signals = 0;
   return io.onSignal((signal) => {
     signals++;
@@ -259,7 +260,8 @@ function cancelOnSignal(io: CliIo, controller: AbortController): () => void {
   });
 }
 
-function humanRenderer(
+/** The human view's renderer for a run of this configuration. */
+export function humanRenderer(
   io: CliIo,
   styles: Styles,
   config: EffectiveConfig,
@@ -286,7 +288,8 @@ async function readPrompt(prompt: string | undefined, io: CliIo): Promise<string
   return text;
 }
 
-function readSchema(path: string): NonNullable<RunOptions["outputSchema"]> {
+/** Reads and checks a `--schema` file. */
+export function readSchema(path: string): NonNullable<RunOptions["outputSchema"]> {
   let schema: unknown;
   try {
     schema = JSON.parse(readFileSync(path, "utf8"));

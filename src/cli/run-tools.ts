@@ -7,6 +7,7 @@
  */
 import type { ApprovalHandler } from "../loop/approvals.js";
 import { type BuiltinTools, createBuiltinTools, probeBubblewrap } from "../tools/builtin/index.js";
+import { secretValuesFromEnv } from "../tools/execute.js";
 import {
   createMcpTools,
   type McpEvent,
@@ -28,6 +29,8 @@ export interface PreparedTools {
   builtins: BuiltinTools;
   /** Undefined when no MCP server is configured. */
   mcp: McpTools | undefined;
+  /** The secret-looking values of the environment: no tool error message carries them to the model. */
+  envSecrets: readonly string[];
 }
 
 /** The run's tools once started: what `runAgent` and the tape header need. */
@@ -71,7 +74,7 @@ export async function prepareTools(
     config.mcpServers.length === 0
       ? undefined
       : createMcpTools(servers, { env: io.env, cwd: config.workspace.value, onEvent });
-  return { builtins, mcp };
+  return { builtins, mcp, envSecrets: secretValuesFromEnv(io.env) };
 }
 
 /** Options of `startTools`. */
@@ -96,30 +99,37 @@ export async function startTools(
   prepared: PreparedTools,
   o: StartToolsOptions,
 ): Promise<RunTools | undefined> {
-  const { builtins, mcp } = prepared;
+  const { builtins, mcp, envSecrets } = prepared;
   let mcpDefinitions: ToolDefinition[] = [];
   if (mcp !== undefined) {
     const listed = await untilAborted(mcp.tools(), o.signal);
     if (listed === undefined) return undefined;
     mcpDefinitions = listed;
   }
-  const registry = registryOf(builtins, mcpDefinitions);
+  const registry = registryOf(builtins, mcpDefinitions, envSecrets);
   const approveMode = chooseApproveMode(o.config.approve, ttysOf(o.io), needsApproval(registry));
   const secrets = mcp?.secrets ?? [];
   return {
     registry,
     approveMode,
     onApproval: approvalHandler(approveMode, o, [...o.secrets, ...secrets]),
-    refreshTools: mcp === undefined ? undefined : refresher(mcp, builtins),
+    refreshTools: mcp === undefined ? undefined : refresher(mcp, builtins, envSecrets),
     mcpServers: mcp?.status() ?? [],
     mcpTools: mcp?.toolInfo() ?? [],
     secrets,
   };
 }
 
-/** The built-ins first (their fixed order), then the MCP tools in configuration order. */
-export function registryOf(builtins: BuiltinTools, mcpDefinitions: readonly ToolDefinition[]): ToolRegistry {
-  return createToolRegistry([...builtins.tools, ...mcpDefinitions], { disabled: builtins.disabled });
+/**
+ * The built-ins first (their fixed order), then the MCP tools in configuration order; `secrets`
+ * are masked in tool error messages.
+ */
+export function registryOf(
+  builtins: BuiltinTools,
+  mcpDefinitions: readonly ToolDefinition[],
+  secrets: readonly string[],
+): ToolRegistry {
+  return createToolRegistry([...builtins.tools, ...mcpDefinitions], { disabled: builtins.disabled, secrets });
 }
 
 /**
@@ -156,14 +166,18 @@ function approvalHandler(
  * At each turn start: a new registry when a server changed its tools since the last one. `tools()`
  * first waits for a list being re-read (a server that announced new tools during the last call).
  */
-function refresher(mcp: McpTools, builtins: BuiltinTools): () => Promise<ToolRegistry | undefined> {
+function refresher(
+  mcp: McpTools,
+  builtins: BuiltinTools,
+  secrets: readonly string[],
+): () => Promise<ToolRegistry | undefined> {
   let seen = mcp.revision;
   return async () => {
     try {
       const definitions = await mcp.tools();
       if (mcp.revision === seen) return undefined;
       seen = mcp.revision;
-      return registryOf(builtins, definitions);
+      return registryOf(builtins, definitions, secrets);
     } catch {
       return undefined; // a clash is reported by the MCP source (onEvent) and the old tools stay
     }

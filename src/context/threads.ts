@@ -116,17 +116,8 @@ export function createThreadStore(options: ThreadStoreOptions): ThreadStore {
     root,
 
     async list() {
-      let names: string[];
-      try {
-        names = (await readdir(threads))
-          .filter((f) => f.endsWith(".jsonl"))
-          .map((f) => f.slice(0, -".jsonl".length));
-      } catch (err) {
-        if (isNotFound(err)) return [];
-        throw err;
-      }
       const out: ThreadSummary[] = [];
-      for (const name of names.filter((n) => THREAD_NAME_PATTERN.test(n)).sort()) {
+      for (const name of await threadNames(threads)) {
         const log = await this.read(name);
         const updated = Math.max(0, ...log.runs.flatMap((r) => [r.prompt.ts, r.outcome?.ts ?? 0]));
         out.push({ name, runs: log.runs.length, updated: updated || (await stat(logPath(name))).mtimeMs });
@@ -153,42 +144,61 @@ export function createThreadStore(options: ThreadStoreOptions): ThreadStore {
       return record;
     },
 
-    async saveBundle(bundle) {
-      const id = bundleId(bundle);
-      const path = join(bundles, `${id}.json`);
-      if (await exists(path)) return id;
-      await mkdir(bundles, { recursive: true });
-      // Write then rename: a reader never sees half a bundle, and two writers of one id write the same bytes.
-      const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-      await writeFile(tmp, canonicalJson(bundle));
-      await rename(tmp, path);
-      return id;
-    },
-
-    async loadBundle(id) {
-      if (!/^[0-9a-f]{64}$/.test(id))
-        throw new EddyError("invalid_argument", `${JSON.stringify(id)} is not a bundle id (64 hex digits)`, {
-          fault: "user",
-        });
-      let text: string;
-      try {
-        text = await readFile(join(bundles, `${id}.json`), "utf8");
-      } catch (err) {
-        if (isNotFound(err))
-          throw new EddyError("invalid_argument", `bundle ${id} is not in ${bundles}`, { fault: "user" });
-        throw err;
-      }
-      if (createHash("sha256").update(text).digest("hex") !== id)
-        throw new EddyError(
-          "invalid_argument",
-          `bundle ${id} was changed after it was stored (its content no longer matches its id)`,
-          {
-            fault: "user",
-          },
-        );
-      return JSON.parse(text) as ContextBundle;
-    },
+    saveBundle: (bundle) => saveBundle(bundles, bundle),
+    loadBundle: (id) => loadBundle(bundles, id),
   };
+}
+
+/** The valid thread names with a log under `threads`, sorted; none when the folder is missing. */
+async function threadNames(threads: string): Promise<string[]> {
+  let files: string[];
+  try {
+    files = await readdir(threads);
+  } catch (err) {
+    if (isNotFound(err)) return [];
+    throw err;
+  }
+  return files
+    .filter((f) => f.endsWith(".jsonl"))
+    .map((f) => f.slice(0, -".jsonl".length))
+    .filter((n) => THREAD_NAME_PATTERN.test(n))
+    .sort();
+}
+
+/** Stores `bundle` under its content id in `bundles` (once) and returns the id. */
+async function saveBundle(bundles: string, bundle: ContextBundle): Promise<string> {
+  const id = bundleId(bundle);
+  const path = join(bundles, `${id}.json`);
+  if (await exists(path)) return id;
+  await mkdir(bundles, { recursive: true });
+  // Write then rename: a reader never sees half a bundle, and two writers of one id write the same bytes.
+  const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  await writeFile(tmp, canonicalJson(bundle));
+  await rename(tmp, path);
+  return id;
+}
+
+/** The bundle stored as `id` in `bundles`, checked against its id. */
+async function loadBundle(bundles: string, id: string): Promise<ContextBundle> {
+  if (!/^[0-9a-f]{64}$/.test(id))
+    throw new EddyError("invalid_argument", `${JSON.stringify(id)} is not a bundle id (64 hex digits)`, {
+      fault: "user",
+    });
+  let text: string;
+  try {
+    text = await readFile(join(bundles, `${id}.json`), "utf8");
+  } catch (err) {
+    if (isNotFound(err))
+      throw new EddyError("invalid_argument", `bundle ${id} is not in ${bundles}`, { fault: "user" });
+    throw err;
+  }
+  if (createHash("sha256").update(text).digest("hex") !== id)
+    throw new EddyError(
+      "invalid_argument",
+      `bundle ${id} was changed after it was stored (its content no longer matches its id)`,
+      { fault: "user" },
+    );
+  return JSON.parse(text) as ContextBundle;
 }
 
 /** The name, checked: a bad one throws a one-line error saying what is allowed. */

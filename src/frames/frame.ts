@@ -394,29 +394,6 @@ export type Frame =
 /** The `type` of any frame. */
 export type FrameType = Frame["type"];
 
-/** All frame types, for runtime checks. */
-export const FRAME_TYPES = [
-  "run_started",
-  "request_started",
-  "response_headers",
-  "provider_event",
-  "output_text_delta",
-  "request_failed",
-  "retry",
-  "mode_changed",
-  "history_repaired",
-  "cancel_requested",
-  "context_compiled",
-  "context_compacted",
-  "tool_call",
-  "approval_requested",
-  "approval_decided",
-  "tool_started",
-  "tool_ended",
-  "turn_ended",
-  "run_ended",
-] as const satisfies readonly FrameType[];
-
 /** The frame of a given type. */
 export type FrameOf<T extends FrameType> = Extract<Frame, { type: T }>;
 
@@ -438,6 +415,24 @@ export const PROVIDER_FRAME_TYPES = [
   "request_failed",
   "retry",
 ] as const satisfies readonly ProviderFrame["type"][];
+
+/** All frame types, for runtime checks. */
+export const FRAME_TYPES = [
+  "run_started",
+  ...PROVIDER_FRAME_TYPES,
+  "mode_changed",
+  "history_repaired",
+  "cancel_requested",
+  "context_compiled",
+  "context_compacted",
+  "tool_call",
+  "approval_requested",
+  "approval_decided",
+  "tool_started",
+  "tool_ended",
+  "turn_ended",
+  "run_ended",
+] as const satisfies readonly FrameType[];
 
 /**
  * Builds an unstamped frame (`run_id: ""`, `seq: -1`, `ts: 0`) of `type` from its payload, envelope

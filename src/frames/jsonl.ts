@@ -3,6 +3,7 @@
  * first bad record, so a truncated or hand-edited file points at its own problem.
  */
 import { EddyError } from "../errors.js";
+import { isJsonObject } from "../util/json.js";
 import { FRAME_TYPES, type Frame } from "./frame.js";
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(FRAME_TYPES);
@@ -40,7 +41,7 @@ export function parseJsonl(text: string, options: { allowPartialLastLine?: boole
         details: { line: i + 1 },
       });
     }
-    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    if (!isJsonObject(value)) {
       throw new EddyError("frame_invalid", `line ${i + 1}: expected a JSON object`, {
         fault: "user",
         details: { line: i + 1 },

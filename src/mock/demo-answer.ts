@@ -6,6 +6,7 @@
  * failed call's error. Another tool's own output (not eddy's JSON) is read as JSON (its fields
  * and values) or as text.
  */
+import { isJsonObject } from "../util/json.js";
 import { EDDY_TOOLS } from "./demo-tools.js";
 
 /** One answered call: what was called and what came back. */
@@ -158,7 +159,7 @@ function describeJson(text: string): string | undefined {
   if (named.length > 0)
     facts.push(named.map((k) => `${k}: ${JSON.stringify(clip(String(doc[k]), 80))}`).join(", "));
   const scripts = doc.scripts;
-  if (scripts !== null && typeof scripts === "object" && !Array.isArray(scripts)) {
+  if (isJsonObject(scripts)) {
     const entries = Object.entries(scripts).filter(([, v]) => typeof v === "string");
     facts.push(
       `Scripts (${entries.length}): ${list(
@@ -169,7 +170,7 @@ function describeJson(text: string): string | undefined {
   }
   for (const key of ["dependencies", "devDependencies"]) {
     const deps = doc[key];
-    if (deps !== null && typeof deps === "object" && !Array.isArray(deps)) {
+    if (isJsonObject(deps)) {
       const names = Object.keys(deps);
       facts.push(`${key}: ${names.length}${names.length > 0 ? ` (${list(names, 6)})` : ""}.`);
     }

@@ -44,6 +44,7 @@
  * word-sized deltas.
  */
 import type { ItemParam } from "../protocol/types.js";
+import { isJsonObject } from "../util/json.js";
 import { type AnsweredCall, answerCalls } from "./demo-answer.js";
 import { describeAttachments } from "./demo-attachments.js";
 import { type DemoCall, defaultArgs, detectCalls } from "./demo-intent.js";
@@ -200,9 +201,7 @@ function outputText(output: Extract<ItemParam, { type: "function_call_output" }>
 function parseArgs(args: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(args);
-    return value !== null && typeof value === "object" && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : {};
+    return isJsonObject(value) ? (value as Record<string, unknown>) : {};
   } catch {
     return {};
   }

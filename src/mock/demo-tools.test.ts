@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { post } from "../../test/support/mock-sse.js";
 import type { FunctionToolParam } from "../protocol/types.js";
-import { argumentsFromSchema, bestForeignTool } from "./demo-tools.js";
+import { BUILTIN_TOOL_NAMES } from "../tools/builtin/index.js";
+import { argumentsFromSchema, bestForeignTool, EDDY_TOOLS } from "./demo-tools.js";
 import { createMockHandler, type MockHandler } from "./handler.js";
 import type { ToolPolicy } from "./tool-policy.js";
 
@@ -253,5 +254,11 @@ describe("the demo model with tools it does not know", () => {
       tool_choice: "none",
     });
     expect(items(out).map((i) => i.type)).toEqual(["message"]);
+  });
+});
+
+describe("EDDY_TOOLS", () => {
+  it("names exactly eddy's built-in tools", () => {
+    expect([...EDDY_TOOLS]).toEqual([...BUILTIN_TOOL_NAMES]);
   });
 });

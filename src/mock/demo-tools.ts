@@ -14,10 +14,15 @@
  * (one element, or `minItems`) recursively; `$ref`s into `$defs`/`definitions` are followed.
  */
 import type { FunctionToolParam } from "../protocol/types.js";
+import { isJsonObject } from "../util/json.js";
 import { fileMentions } from "./demo-intent.js";
 import { mayCall, type ToolPolicy } from "./tool-policy.js";
 
-/** eddy's own tools: the demo model calls these only by its rules for them (`demo-intent.ts`). */
+/**
+ * eddy's own tools: the demo model calls these only by its rules for them (`demo-intent.ts`).
+ * The list repeats `BUILTIN_TOOL_NAMES` (src/tools/builtin/index.ts) because the mock may not
+ * import tools/; `demo-tools.test.ts` checks that the two agree.
+ */
 export const EDDY_TOOLS: ReadonlySet<string> = new Set([
   "read_file",
   "list_dir",
@@ -52,9 +57,7 @@ export function bestForeignTool(
 /** Arguments for `tool` built from its parameters schema and the message (see the module comment). */
 export function argumentsFromSchema(schema: unknown, text: string): Record<string, unknown> {
   const value = build(schema, { root: schema, text, depth: 0 }, "");
-  return value !== null && typeof value === "object" && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
+  return isJsonObject(value) ? (value as Record<string, unknown>) : {};
 }
 
 interface BuildContext {
@@ -114,7 +117,7 @@ function build(raw: unknown, ctx: BuildContext, name: string): unknown {
 function resolve(raw: unknown, root: unknown): Schema | undefined {
   let schema = raw;
   for (let hops = 0; hops < 8; hops++) {
-    if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return undefined;
+    if (!isJsonObject(schema)) return undefined;
     const ref = (schema as Schema).$ref;
     if (typeof ref !== "string") return schema as Schema;
     const match = /^#\/(\$defs|definitions)\/(.+)$/.exec(ref);

@@ -110,103 +110,22 @@ interface ItemStyle {
   obfuscate: boolean;
 }
 
+/** One output item's events: `output_item.added`, its deltas by type, `output_item.done`. */
 function* itemEvents(item: ReadyItem, output_index: number, incomplete: boolean, style: ItemStyle) {
   yield { type: "response.output_item.added", output_index, item: addedItem(item, style) } satisfies Draft;
-  const item_id = item.id;
-  const pad = (delta: string) => (style.obfuscate ? { obfuscation: obfuscation(delta) } : {});
   switch (item.type) {
     case "message":
       for (const [content_index, part] of item.parts.entries()) {
-        const at = { item_id, output_index, content_index };
-        if (part.type === "output_text") {
-          const empty = { type: "output_text" as const, text: "", annotations: [], logprobs: [] };
-          yield { type: "response.content_part.added", ...at, part: empty } satisfies Draft;
-          for (const delta of textDeltas(part.text, MOCK_DEFAULTS.textDeltaChars)) {
-            yield {
-              type: "response.output_text.delta",
-              ...at,
-              delta,
-              logprobs: [],
-              ...pad(delta),
-            } satisfies Draft;
-          }
-          yield { type: "response.output_text.done", ...at, text: part.text, logprobs: [] } satisfies Draft;
-          yield {
-            type: "response.content_part.done",
-            ...at,
-            part: { ...empty, text: part.text },
-          } satisfies Draft;
-        } else {
-          yield {
-            type: "response.content_part.added",
-            ...at,
-            part: { type: "refusal", refusal: "" },
-          } satisfies Draft;
-          for (const delta of textDeltas(part.refusal, MOCK_DEFAULTS.textDeltaChars)) {
-            yield { type: "response.refusal.delta", ...at, delta } satisfies Draft;
-          }
-          yield { type: "response.refusal.done", ...at, refusal: part.refusal } satisfies Draft;
-          yield { type: "response.content_part.done", ...at, part } satisfies Draft;
-        }
+        const at = { item_id: item.id, output_index, content_index };
+        if (part.type === "output_text") yield* outputTextEvents(at, part.text, style);
+        else yield* refusalEvents(at, part);
       }
       break;
     case "function_call":
-      for (const delta of fragments(item.arguments, MOCK_DEFAULTS.fragmentChars)) {
-        yield {
-          type: "response.function_call_arguments.delta",
-          item_id,
-          output_index,
-          delta,
-          ...pad(delta),
-        } satisfies Draft;
-      }
-      yield {
-        type: "response.function_call_arguments.done",
-        item_id,
-        output_index,
-        arguments: item.arguments,
-      } satisfies Draft;
+      yield* argumentsEvents(item.id, output_index, item.arguments, style);
       break;
     case "reasoning":
-      for (const [content_index, text] of item.content.entries()) {
-        const at = { item_id, output_index, content_index };
-        yield {
-          type: "response.content_part.added",
-          ...at,
-          part: { type: "reasoning_text", text: "" },
-        } satisfies Draft;
-        for (const delta of fragments(text, MOCK_DEFAULTS.fragmentChars)) {
-          yield { type: "response.reasoning.delta", ...at, delta, ...pad(delta) } satisfies Draft;
-        }
-        yield { type: "response.reasoning.done", ...at, text } satisfies Draft;
-        yield {
-          type: "response.content_part.done",
-          ...at,
-          part: { type: "reasoning_text", text },
-        } satisfies Draft;
-      }
-      for (const [summary_index, text] of item.summary.entries()) {
-        const at = { item_id, output_index, summary_index };
-        yield {
-          type: "response.reasoning_summary_part.added",
-          ...at,
-          part: { type: "summary_text", text: "" },
-        } satisfies Draft;
-        for (const delta of textDeltas(text, MOCK_DEFAULTS.textDeltaChars)) {
-          yield {
-            type: "response.reasoning_summary_text.delta",
-            ...at,
-            delta,
-            ...pad(delta),
-          } satisfies Draft;
-        }
-        yield { type: "response.reasoning_summary_text.done", ...at, text } satisfies Draft;
-        yield {
-          type: "response.reasoning_summary_part.done",
-          ...at,
-          part: { type: "summary_text", text },
-        } satisfies Draft;
-      }
+      yield* reasoningEvents(item, output_index, style);
       break;
   }
   const status = incomplete ? "incomplete" : "completed";
@@ -215,6 +134,99 @@ function* itemEvents(item: ReadyItem, output_index: number, incomplete: boolean,
     output_index,
     item: finalItem(item, status, style),
   } satisfies Draft;
+}
+
+/** Where a content part sits. */
+interface PartAt {
+  item_id: string;
+  output_index: number;
+  content_index: number;
+}
+
+/** The `obfuscation` padding of a delta, when the request asked for it. */
+function pad(style: ItemStyle, delta: string): { obfuscation?: string } {
+  return style.obfuscate ? { obfuscation: obfuscation(delta) } : {};
+}
+
+function* outputTextEvents(at: PartAt, text: string, style: ItemStyle) {
+  const empty = { type: "output_text" as const, text: "", annotations: [], logprobs: [] };
+  yield { type: "response.content_part.added", ...at, part: empty } satisfies Draft;
+  for (const delta of textDeltas(text, MOCK_DEFAULTS.textDeltaChars)) {
+    yield {
+      type: "response.output_text.delta",
+      ...at,
+      delta,
+      logprobs: [],
+      ...pad(style, delta),
+    } satisfies Draft;
+  }
+  yield { type: "response.output_text.done", ...at, text, logprobs: [] } satisfies Draft;
+  yield { type: "response.content_part.done", ...at, part: { ...empty, text } } satisfies Draft;
+}
+
+function* refusalEvents(at: PartAt, part: { type: "refusal"; refusal: string }) {
+  yield {
+    type: "response.content_part.added",
+    ...at,
+    part: { type: "refusal", refusal: "" },
+  } satisfies Draft;
+  for (const delta of textDeltas(part.refusal, MOCK_DEFAULTS.textDeltaChars)) {
+    yield { type: "response.refusal.delta", ...at, delta } satisfies Draft;
+  }
+  yield { type: "response.refusal.done", ...at, refusal: part.refusal } satisfies Draft;
+  yield { type: "response.content_part.done", ...at, part } satisfies Draft;
+}
+
+function* argumentsEvents(item_id: string, output_index: number, args: string, style: ItemStyle) {
+  for (const delta of fragments(args, MOCK_DEFAULTS.fragmentChars)) {
+    yield {
+      type: "response.function_call_arguments.delta",
+      item_id,
+      output_index,
+      delta,
+      ...pad(style, delta),
+    } satisfies Draft;
+  }
+  yield {
+    type: "response.function_call_arguments.done",
+    item_id,
+    output_index,
+    arguments: args,
+  } satisfies Draft;
+}
+
+/** A reasoning item's text parts, then its summary parts, each opened, streamed and closed. */
+function* reasoningEvents(
+  item: Extract<ReadyItem, { type: "reasoning" }>,
+  output_index: number,
+  style: ItemStyle,
+) {
+  const item_id = item.id;
+  for (const [content_index, text] of item.content.entries()) {
+    const at = { item_id, output_index, content_index };
+    const part = (text: string) => ({ type: "reasoning_text" as const, text });
+    yield { type: "response.content_part.added", ...at, part: part("") } satisfies Draft;
+    for (const delta of fragments(text, MOCK_DEFAULTS.fragmentChars)) {
+      yield { type: "response.reasoning.delta", ...at, delta, ...pad(style, delta) } satisfies Draft;
+    }
+    yield { type: "response.reasoning.done", ...at, text } satisfies Draft;
+    yield { type: "response.content_part.done", ...at, part: part(text) } satisfies Draft;
+  }
+  for (const [summary_index, text] of item.summary.entries()) {
+    const at = { item_id, output_index, summary_index };
+    const part = (text: string) => ({ type: "summary_text" as const, text });
+    yield { type: "response.reasoning_summary_part.added", ...at, part: part("") } satisfies Draft;
+    for (const delta of textDeltas(text, MOCK_DEFAULTS.textDeltaChars)) {
+      yield {
+        type: "response.reasoning_summary_text.delta",
+        ...at,
+        delta,
+        ...pad(style, delta),
+      } satisfies Draft;
+    }
+    yield { type: "response.reasoning_summary_text.done", ...at, text } satisfies Draft;
+    yield { type: "response.reasoning_summary_part.done", ...at, part: part(text) } satisfies Draft;
+  }
 }
 
 /** The item as `output_item.added` announces it: zero values for what is still to stream. */

@@ -3,6 +3,7 @@
  * was expected and what came; the handler answers them with HTTP 400 `scenario_mismatch`.
  */
 import type { ItemParam } from "../protocol/types.js";
+import { isJsonObject } from "../util/json.js";
 import type { MockRequestBody } from "./request.js";
 import type { ScenarioExpect } from "./scenario.js";
 import type { Conversation } from "./state.js";
@@ -88,7 +89,7 @@ export function subsetMismatch(expected: unknown, actual: unknown, path: string)
     return undefined;
   }
   if (expected !== null && typeof expected === "object") {
-    if (actual === null || typeof actual !== "object" || Array.isArray(actual)) {
+    if (!isJsonObject(actual)) {
       return `expected ${path} to be an object; got ${short(actual)}`;
     }
     for (const [key, e] of Object.entries(expected)) {

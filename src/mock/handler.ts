@@ -18,7 +18,7 @@
 import type { EddyError } from "../errors.js";
 import { createChatCompletion } from "./chat/create-chat.js";
 import { compactResponse } from "./compact-response.js";
-import { type CreateInfo, createResponse } from "./create-response.js";
+import { type CreateContext, type CreateInfo, createResponse } from "./create-response.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
 import { httpProblem, jsonResponse, problemOf, problemResponse, serverProblem } from "./http-error.js";
 import { createIdGenerator } from "./ids.js";
@@ -91,132 +91,170 @@ export function createMockHandler(options: MockOptions = {}): MockHandler {
   let turns = 0;
   const server = { store, ids, scenario, clock, nextTurn: () => turns++, peekTurn: () => turns };
 
-  async function handle(request: Request): Promise<Response> {
-    const started = performance.now();
-    const path = new URL(request.url).pathname;
-    const headers = { "x-request-id": ids.next("req") };
-    const text = request.method === "GET" || request.method === "HEAD" ? "" : await request.text();
-    const record: RecordedRequest = {
+  const state: HandlerState = { options, server, closed, requests, stats };
+  const handle = (request: Request) => handleHttp(request, state);
+  const websocket = (request: Request) => admitWebSocket(request, state);
+  return Object.assign(handle, { requests, stats, websocket, close: () => closed.abort() });
+}
+
+/** What every request of one handler shares. */
+interface HandlerState {
+  options: MockOptions;
+  server: Omit<CreateContext, "connection" | "signal" | "headers">;
+  /** Aborted by `close()`. */
+  closed: AbortController;
+  requests: RecordedRequest[];
+  stats: { websocket: WebSocketStats };
+}
+
+/** Answers one HTTP request: records it, routes it, turns a failure into its error response. */
+async function handleHttp(request: Request, state: HandlerState): Promise<Response> {
+  const { options, closed } = state;
+  const started = performance.now();
+  const path = new URL(request.url).pathname;
+  const headers = { "x-request-id": state.server.ids.next("req") };
+  const text = request.method === "GET" || request.method === "HEAD" ? "" : await request.text();
+  const record: RecordedRequest = {
+    method: request.method,
+    transport: "http",
+    path,
+    headers: redactHeaders(request.headers),
+    body: recordedBody(text),
+  };
+  state.requests.push(record);
+  const info: CreateInfo = { stream: false, faults: [] };
+  const log: RequestLogger = (status, outcome) => {
+    if (info.turn !== undefined) record.turn = info.turn;
+    options.onRequest?.({
       method: request.method,
-      transport: "http",
       path,
-      headers: redactHeaders(request.headers),
-      body: recordedBody(text),
-    };
-    requests.push(record);
-    const info: CreateInfo = { stream: false, faults: [] };
-    const log = (status: number, outcome: MockRequestLog["outcome"]) => {
-      if (info.turn !== undefined) record.turn = info.turn;
-      options.onRequest?.({
-        method: request.method,
-        path,
-        transport: "http",
-        status,
-        ...info,
-        outcome,
-        durationMs: performance.now() - started,
-      });
-    };
-    try {
-      checkAuth(request.headers.get("authorization"), options.apiKey);
-      if (Buffer.byteLength(text) > MOCK_DEFAULTS.maxBodyBytes) throw tooLarge();
-      const create = CREATE.test(path) ? createResponse : CHAT.test(path) ? createChatCompletion : undefined;
-      if (create !== undefined) {
-        allow(request.method, "POST", path);
-        const result = await create(
-          text,
-          {
-            ...server,
-            headers,
-            // Stalls end when the server closes or the client goes away.
-            signal: AbortSignal.any([closed.signal, request.signal]),
-          },
-          info,
-        );
-        if (info.turn !== undefined) record.turn = info.turn;
-        void result.ended.then((outcome) => log(result.response.status, outcome));
-        return result.response;
-      }
-      if (COMPACT.test(path)) {
-        allow(request.method, "POST", path);
-        const compacted = compactResponse(text, server, info);
-        log(200, "answered");
-        return jsonResponse(200, compacted, headers);
-      }
-      const retrieve = RETRIEVE.exec(path);
-      if (retrieve !== null) {
-        allow(request.method, "GET", path);
-        const stored = store.get(decodeURIComponent(retrieve[1] ?? ""));
-        if (stored === undefined)
-          throw notFound(`No response found with id '${retrieve[1]}'.`, "response_not_found");
-        log(200, "answered");
-        return jsonResponse(200, stored.resource, headers);
-      }
+      transport: "http",
+      status,
+      ...info,
+      outcome,
+      durationMs: performance.now() - started,
+    });
+  };
+  try {
+    checkAuth(request.headers.get("authorization"), options.apiKey);
+    if (Buffer.byteLength(text) > MOCK_DEFAULTS.maxBodyBytes) throw tooLarge();
+    return await route({ request, path, text, headers, info, record, log }, state);
+  } catch (error) {
+    if (isDropError(error)) {
+      log(0, "dropped");
+      throw error;
+    }
+    if (request.signal.aborted || closed.signal.aborted) {
+      log(0, "cancelled"); // the client left (or the server closed) during a stall: nobody to answer
+      return new Response(null, { status: 499, headers });
+    }
+    const problem = problemOf(error) ?? serverProblem(error);
+    log(problem.status, "answered");
+    return problemResponse(problem, headers);
+  }
+}
+
+/** Logs a request's outcome once it is known. */
+type RequestLogger = (status: number, outcome: MockRequestLog["outcome"]) => void;
+
+/** One HTTP request, read and recorded. */
+interface IncomingRequest {
+  request: Request;
+  path: string;
+  text: string;
+  headers: Record<string, string>;
+  info: CreateInfo;
+  record: RecordedRequest;
+  log: RequestLogger;
+}
+
+/** The endpoint a request's path names: create (Responses or Chat Completions), compact, retrieve. */
+async function route(r: IncomingRequest, state: HandlerState): Promise<Response> {
+  const { request, path, text, headers, info, log } = r;
+  const server = state.server;
+  const create = CREATE.test(path) ? createResponse : CHAT.test(path) ? createChatCompletion : undefined;
+  if (create !== undefined) {
+    allow(request.method, "POST", path);
+    const result = await create(
+      text,
+      {
+        ...server,
+        headers,
+        // Stalls end when the server closes or the client goes away.
+        signal: AbortSignal.any([state.closed.signal, request.signal]),
+      },
+      info,
+    );
+    if (info.turn !== undefined) r.record.turn = info.turn;
+    void result.ended.then((outcome) => log(result.response.status, outcome));
+    return result.response;
+  }
+  if (COMPACT.test(path)) {
+    allow(request.method, "POST", path);
+    const compacted = compactResponse(text, server, info);
+    log(200, "answered");
+    return jsonResponse(200, compacted, headers);
+  }
+  const retrieve = RETRIEVE.exec(path);
+  if (retrieve !== null) {
+    allow(request.method, "GET", path);
+    const stored = server.store.get(decodeURIComponent(retrieve[1] ?? ""));
+    if (stored === undefined)
+      throw notFound(`No response found with id '${retrieve[1]}'.`, "response_not_found");
+    log(200, "answered");
+    return jsonResponse(200, stored.resource, headers);
+  }
+  throw notFound(
+    `Invalid URL (${request.method} ${path}): the mock serves POST /v1/responses, POST /v1/responses/compact and POST /v1/chat/completions.`,
+    "not_found",
+  );
+}
+
+/** Admits a WebSocket upgrade on `/v1/responses` (with the right key), or refuses it. */
+function admitWebSocket(request: Request, state: HandlerState): WebSocketAdmission {
+  const { options, stats } = state;
+  const path = new URL(request.url).pathname;
+  const log = (status: number, connection?: number) =>
+    options.onRequest?.({
+      method: request.method,
+      path,
+      transport: "websocket",
+      ...(connection === undefined ? {} : { connection }),
+      status,
+      stream: false,
+      faults: [],
+      outcome: "answered",
+      durationMs: 0,
+    });
+  try {
+    checkAuth(request.headers.get("authorization"), options.apiKey);
+    if (!CREATE.test(path))
       throw notFound(
-        `Invalid URL (${request.method} ${path}): the mock serves POST /v1/responses, POST /v1/responses/compact and POST /v1/chat/completions.`,
+        `Invalid URL (WebSocket ${path}): WebSocket mode is served on /v1/responses.`,
         "not_found",
       );
-    } catch (error) {
-      if (isDropError(error)) {
-        log(0, "dropped");
-        throw error;
-      }
-      if (request.signal.aborted || closed.signal.aborted) {
-        log(0, "cancelled"); // the client left (or the server closed) during a stall: nobody to answer
-        return new Response(null, { status: 499, headers });
-      }
-      const problem = problemOf(error) ?? serverProblem(error);
-      log(problem.status, "answered");
-      return problemResponse(problem, headers);
-    }
+  } catch (error) {
+    const problem = problemOf(error) ?? serverProblem(error);
+    log(problem.status);
+    return { refused: problemResponse(problem, { "x-request-id": state.server.ids.next("req") }) };
   }
-
-  function websocket(request: Request): WebSocketAdmission {
-    const path = new URL(request.url).pathname;
-    const log = (status: number, connection?: number) =>
-      options.onRequest?.({
-        method: request.method,
+  return {
+    open(peer) {
+      const connection = stats.websocket.connections + 1;
+      log(101, connection);
+      return openWebSocketSession({
+        server: state.server,
+        signal: state.closed.signal,
+        peer,
+        connection,
         path,
-        transport: "websocket",
-        ...(connection === undefined ? {} : { connection }),
-        status,
-        stream: false,
-        faults: [],
-        outcome: "answered",
-        durationMs: 0,
+        headers: redactHeaders(request.headers),
+        requests: state.requests,
+        onRequest: options.onRequest,
+        stats: stats.websocket,
       });
-    try {
-      checkAuth(request.headers.get("authorization"), options.apiKey);
-      if (!CREATE.test(path))
-        throw notFound(
-          `Invalid URL (WebSocket ${path}): WebSocket mode is served on /v1/responses.`,
-          "not_found",
-        );
-    } catch (error) {
-      const problem = problemOf(error) ?? serverProblem(error);
-      log(problem.status);
-      return { refused: problemResponse(problem, { "x-request-id": ids.next("req") }) };
-    }
-    return {
-      open(peer) {
-        const connection = stats.websocket.connections + 1;
-        log(101, connection);
-        return openWebSocketSession({
-          server,
-          signal: closed.signal,
-          peer,
-          connection,
-          path,
-          headers: redactHeaders(request.headers),
-          requests,
-          onRequest: options.onRequest,
-          stats: stats.websocket,
-        });
-      },
-    };
-  }
-
-  return Object.assign(handle, { requests, stats, websocket, close: () => closed.abort() });
+    },
+  };
 }
 
 function checkAuth(header: string | null, apiKey: string | undefined): void {

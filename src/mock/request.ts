@@ -5,6 +5,7 @@
  */
 import type { CreateResponseBody, ItemParam } from "../protocol/types.js";
 import { validateCreateResponseBody } from "../protocol/validate.js";
+import { isJsonObject } from "../util/json.js";
 import { invalidRequest } from "./http-error.js";
 
 /** A request body that passed validation: a schema-valid `CreateResponseBody` with a `model`. */
@@ -34,7 +35,7 @@ export function parseJsonBody(
       "invalid_json",
     );
   }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+  if (!isJsonObject(value)) {
     throw invalidRequest("The request body must be a JSON object.", null, "invalid_json");
   }
   return value as Record<string, unknown>;
@@ -84,7 +85,7 @@ export function inputItems(body: CreateResponseBody): ItemParam[] {
 /** Precise messages for the fields a tool loop gets wrong most (the schema would only name the item). */
 function checkInputItem(item: unknown, index: number): void {
   const at = `input[${index}]`;
-  if (item === null || typeof item !== "object" || Array.isArray(item)) {
+  if (!isJsonObject(item)) {
     throw invalidRequest(`Invalid '${at}': expected an item object.`, at, "invalid_type");
   }
   const fields = item as Record<string, unknown>;

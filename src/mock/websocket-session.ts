@@ -101,7 +101,7 @@ const HTTP_ONLY = ["stream", "stream_options", "background"];
 
 /** Opens the session of one accepted connection (see the module comment). */
 export function openWebSocketSession(options: WebSocketSessionOptions): WebSocketSession {
-  const { peer, stats } = options;
+  const { stats } = options;
   const gone = new AbortController();
   const signal = AbortSignal.any([gone.signal, options.signal]);
   const cache = createResponseStore(MOCK_DEFAULTS.websocketCacheSize);
@@ -122,31 +122,7 @@ export function openWebSocketSession(options: WebSocketSessionOptions): WebSocke
     };
     options.requests.push(record);
     const info: CreateInfo = { stream: true, faults: [] };
-    let previous: string | undefined;
-    let ended: { status: number; outcome: MockRequestLog["outcome"]; failed: boolean };
-    try {
-      if (busy) throw inProgress();
-      const message = parseMessage(text);
-      if (typeof message.previous_response_id === "string") previous = message.previous_response_id;
-      const body = createBody(message);
-      const ctx: CreateContext = { ...options.server, connection: cache, signal, headers: {} };
-      const prepared = await prepareResponse(body, ctx, info);
-      if (info.turn !== undefined) record.turn = info.turn;
-      if (prepared.kind === "http_error") {
-        await peer.send(errorMessage(prepared.fault.status, httpErrorPayload(prepared.fault)));
-        ended = { status: prepared.fault.status, outcome: "answered", failed: true };
-      } else {
-        ended = { status: 200, ...(await sendEvents(prepared, peer, signal)) };
-      }
-    } catch (error) {
-      if (signal.aborted) {
-        ended = { status: 0, outcome: "cancelled", failed: true }; // nobody left to answer
-      } else {
-        const problem = problemOf(error) ?? serverProblem(error);
-        await peer.send(errorMessage(problem.status, problem.error));
-        ended = { status: problem.status, outcome: "answered", failed: true };
-      }
-    }
+    const { previous, ...ended } = await answer(text, busy, { options, cache, signal, info, record });
     if (ended.failed && previous !== undefined) cache.delete(previous);
     if (info.turn !== undefined) record.turn = info.turn;
     options.onRequest?.({
@@ -180,6 +156,49 @@ export function openWebSocketSession(options: WebSocketSessionOptions): WebSocke
     },
     settled: () => running ?? Promise.resolve(),
   };
+}
+
+/** What one turn needs besides its message. */
+interface TurnContext {
+  options: WebSocketSessionOptions;
+  cache: ReturnType<typeof createResponseStore>;
+  signal: AbortSignal;
+  info: CreateInfo;
+  record: RecordedRequest;
+}
+
+/** How a turn ended, and the response it continued (forgotten when the turn failed). */
+interface TurnEnd {
+  status: number;
+  outcome: MockRequestLog["outcome"];
+  failed: boolean;
+  previous: string | undefined;
+}
+
+/** Answers one message: the response's events, or an `error` message; never throws. */
+async function answer(text: string | undefined, busy: boolean, t: TurnContext): Promise<TurnEnd> {
+  const { options, info, record, signal } = t;
+  const peer = options.peer;
+  let previous: string | undefined;
+  try {
+    if (busy) throw inProgress();
+    const message = parseMessage(text);
+    if (typeof message.previous_response_id === "string") previous = message.previous_response_id;
+    const body = createBody(message);
+    const ctx: CreateContext = { ...options.server, connection: t.cache, signal, headers: {} };
+    const prepared = await prepareResponse(body, ctx, info);
+    if (info.turn !== undefined) record.turn = info.turn;
+    if (prepared.kind === "http_error") {
+      await peer.send(errorMessage(prepared.fault.status, httpErrorPayload(prepared.fault)));
+      return { status: prepared.fault.status, outcome: "answered", failed: true, previous };
+    }
+    return { status: 200, ...(await sendEvents(prepared, peer, signal)), previous };
+  } catch (error) {
+    if (signal.aborted) return { status: 0, outcome: "cancelled", failed: true, previous }; // nobody left to answer
+    const problem = problemOf(error) ?? serverProblem(error);
+    await peer.send(errorMessage(problem.status, problem.error));
+    return { status: problem.status, outcome: "answered", failed: true, previous };
+  }
 }
 
 /** The refusal of a `response.create` sent while a response runs on the connection. */

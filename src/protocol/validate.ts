@@ -6,6 +6,7 @@
  * Validation *records*; it never throws on bad data (DESIGN.md §3.2). Each function returns
  * `undefined` when the value is valid, else a short list of human-readable messages.
  */
+import { isJsonObject } from "../util/json.js";
 import {
   OPENRESPONSES_SPEC_VERSION,
   STREAMING_EVENT_SCHEMA_NAMES,
@@ -49,7 +50,7 @@ export function isExtensionType(type: string): boolean {
  * need `type` and an integer `sequence_number`. Anything else is reported as an unknown event type.
  */
 export function validateStreamingEvent(data: unknown): ValidationErrors {
-  if (data === null || typeof data !== "object" || Array.isArray(data)) {
+  if (!isJsonObject(data)) {
     return [`event data is ${describeJsonType(data)}, expected a JSON object`];
   }
   const type = (data as { type?: unknown }).type;

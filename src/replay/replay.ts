@@ -8,6 +8,7 @@ import { recordedSummaries, recordedSummarizer } from "../history/summarizer.js"
 import type { ApprovalHandler } from "../loop/approvals.js";
 import type { RunHistoryOptions, RunOptions, RunResult, ToolExecutor } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
+import type { Provider } from "../provider/provider.js";
 import { refusedToolOutput, type ToolCallResult } from "../tools/execute.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { createFrameGate, type FrameGate } from "./gate.js";
@@ -58,20 +59,55 @@ export interface ReplayOutcome {
  * ```
  */
 export async function replayTape(tape: Tape, options: ReplayOptions): Promise<ReplayOutcome> {
-  const { header } = tape;
   const gate = createFrameGate(options.stallMs === undefined ? {} : { stallMs: options.stallMs });
   const controller = new AbortController();
   const cancel = tape.frames.find((f) => f.type === "cancel_requested");
   if (cancel !== undefined && cancel.type === "cancel_requested")
     gate.at(cancel.seq, () => controller.abort(cancel.reason));
-  const runOptions: RunOptions = {
-    provider: createReplayProvider(tape, gate, header.provider.capabilities),
-    model: header.model,
-    input: header.input,
-    tools: options.registry,
-    mode: header.mode,
+  const runOptions = runOptionsFromTape(tape, {
+    provider: createReplayProvider(tape, gate, tape.header.provider.capabilities),
+    gate,
+    registry: options.registry,
     workspace: options.workspace,
     signal: controller.signal,
+    executeTool: recordedToolExecutor(tape, gate, options),
+    ...(options.refreshTools === undefined ? {} : { refreshTools: options.refreshTools }),
+  });
+  const run = runAgent(runOptions);
+  const frames: Frame[] = [];
+  for await (const frame of run) frames.push(frame);
+  const result = await run.result;
+  return { frames, result, verdict: compareFrames(tape.frames, frames) };
+}
+
+/** What drives a run rebuilt from a tape: where its requests and tool outputs come from. */
+export interface TapeRunParts {
+  provider: Provider;
+  /** Fed every frame (`onFrame`); its position picks the recorded timestamps. */
+  gate: FrameGate;
+  registry: ToolRegistry;
+  workspace: string;
+  signal: AbortSignal;
+  executeTool: ToolExecutor;
+  /** The tools of each later turn (`ReplayOptions.refreshTools`). @defaultValue none */
+  refreshTools?: RunOptions["refreshTools"];
+}
+
+/**
+ * The run options a tape's header describes (model, input, mode, limits, tool settings, run id),
+ * driven by `parts`. Frames get the tape's timestamps while the tape has frames, the clock's after.
+ */
+export function runOptionsFromTape(tape: Tape, parts: TapeRunParts): RunOptions {
+  const { header } = tape;
+  const { gate } = parts;
+  const runOptions: RunOptions = {
+    provider: parts.provider,
+    model: header.model,
+    input: header.input,
+    tools: parts.registry,
+    mode: header.mode,
+    workspace: parts.workspace,
+    signal: parts.signal,
     maxToolCalls: header.limits.max_tool_calls,
     maxTurns: header.limits.max_turns,
     resetToolChoice: header.options.reset_tool_choice,
@@ -82,11 +118,11 @@ export async function replayTape(tape: Tape, options: ReplayOptions): Promise<Re
     // Recorded timestamps, so a replayed frame is the recorded one in every field.
     clock: () => tape.frames[gate.emitted]?.ts ?? Date.now(),
     onFrame: gate.observer,
-    executeTool: replayToolExecutor(tape, gate, options),
+    executeTool: parts.executeTool,
   };
   if (header.instructions !== undefined) runOptions.instructions = header.instructions;
   if (header.mcp_servers !== undefined) runOptions.mcpServers = header.mcp_servers;
-  if (options.refreshTools !== undefined) runOptions.refreshTools = options.refreshTools;
+  if (parts.refreshTools !== undefined) runOptions.refreshTools = parts.refreshTools;
   if (header.options.tool_choice !== undefined) runOptions.toolChoice = header.options.tool_choice;
   if (header.options.request !== undefined) runOptions.request = header.options.request;
   if (header.options.output_schema !== undefined) runOptions.outputSchema = header.options.output_schema;
@@ -104,11 +140,7 @@ export async function replayTape(tape: Tape, options: ReplayOptions): Promise<Re
   if (header.options.hosted_tools !== undefined) runOptions.hostedTools = header.options.hosted_tools;
   if (header.options.continue_incomplete === true) runOptions.continueIncomplete = true;
 
-  const run = runAgent(runOptions);
-  const frames: Frame[] = [];
-  for await (const frame of run) frames.push(frame);
-  const result = await run.result;
-  return { frames, result, verdict: compareFrames(tape.frames, frames) };
+  return runOptions;
 }
 
 /**
@@ -142,8 +174,21 @@ function recordedApprovals(tape: Tape, gate: FrameGate): ApprovalHandler {
   };
 }
 
+/** How `recordedToolExecutor` runs calls. */
+export interface RecordedToolOptions {
+  registry: ToolRegistry;
+  /** Run every call for real, releasing its output where the tape has it. @defaultValue false */
+  liveTools?: boolean;
+  /** Runs a call the tape has no output for. @defaultValue the call is refused (`replay_missing`) */
+  onMissing?: ToolExecutor;
+}
+
 /** Recorded tool outputs, released where the tape has them; or live execution, released at the same point. */
-function replayToolExecutor(tape: Tape, gate: FrameGate, options: ReplayOptions): ToolExecutor {
+export function recordedToolExecutor(
+  tape: Tape,
+  gate: FrameGate,
+  options: RecordedToolOptions,
+): ToolExecutor {
   const recorded = new Map<string, ToolEndedFrame[]>();
   for (const f of tape.frames) {
     if (f.type !== "tool_ended") continue;
@@ -155,6 +200,7 @@ function replayToolExecutor(tape: Tape, gate: FrameGate, options: ReplayOptions)
   return async (call, context) => {
     const frame = recorded.get(`${context.turn}:${call.callId}`)?.shift();
     if (frame === undefined) {
+      if (options.onMissing !== undefined) return options.onMissing(call, context);
       return refusedToolOutput(
         call.name,
         "replay_missing",
@@ -175,6 +221,7 @@ function replayToolExecutor(tape: Tape, gate: FrameGate, options: ReplayOptions)
   };
 }
 
+/** The tool result a recorded `tool_ended` frame stands for. */
 function resultFrom(frame: ToolEndedFrame): ToolCallResult {
   let exitCode = frame.ok ? 0 : 1;
   try {

@@ -85,6 +85,28 @@ export interface TapeHeader {
   };
   /** Always "." : tapes never hold absolute paths; replay uses the workspace it is given. */
   workspace: ".";
+  /**
+   * Where the run was resumed after its process died or it was cancelled (`eddy resume`, batches),
+   * oldest first. The frames before `at_seq` are the earlier process's, reproduced; replay needs
+   * nothing from this (the tape reads as one run).
+   */
+  resumes?: TapeResume[];
+}
+
+/** One resumption of a run (see `TapeHeader.resumes`). */
+export interface TapeResume {
+  /** Frames kept from the earlier tape: the resumed run reproduced them and went on live after. */
+  at_seq: number;
+  /** The turn the live part started in. */
+  turn: number;
+  /** Tool outputs taken from the earlier tape instead of running the tools again. */
+  reused_tool_outputs: number;
+  /** Frames of the earlier tape after `at_seq` that were dropped (an unfinished request). */
+  dropped_frames: number;
+  /** Tool outputs among the dropped frames (their calls run again if the model asks again). */
+  dropped_tool_outputs: number;
+  /** When the run was resumed (unix ms). */
+  ts: number;
 }
 
 /** A parsed tape: its header and the run's frames. */

@@ -5,6 +5,7 @@
  * schema accepts `{}`. Every refusal says what was wrong, quotes a bounded prefix of what the model
  * sent, and shows the expected schema, so the model can fix the call.
  */
+import { isJsonObject } from "../util/json.js";
 import { TOOL_DEFAULTS } from "./defaults.js";
 import type { CompiledSchema } from "./schema.js";
 import type { ToolError } from "./tool.js";
@@ -46,7 +47,7 @@ export function parseToolArguments(tool: string, raw: string, schema: CompiledSc
         `The arguments began: ${preview(raw)}. ${expected(schema)}`,
     );
   }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+  if (!isJsonObject(value)) {
     return refuse(
       `The arguments for ${tool} must be a JSON object, got ${describeJson(value)}${stringHint(value)}. ${expected(schema)}`,
     );
@@ -80,7 +81,7 @@ function stringHint(value: unknown): string {
   if (typeof value !== "string") return "";
   try {
     const inner: unknown = JSON.parse(value);
-    if (inner !== null && typeof inner === "object" && !Array.isArray(inner)) {
+    if (isJsonObject(inner)) {
       return " that contains JSON (the arguments were encoded twice: send the object itself, not a string)";
     }
   } catch {

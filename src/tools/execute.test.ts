@@ -33,15 +33,23 @@ async function call(
   tools: ToolDefinition[],
   name: string,
   args = "{}",
-  options: { signal?: AbortSignal; timeoutMs?: number; outputCapBytes?: number; redact?: string[] } = {},
+  options: {
+    signal?: AbortSignal;
+    timeoutMs?: number;
+    outputCapBytes?: number;
+    redact?: string[];
+    secrets?: string[];
+  } = {},
 ) {
+  const { secrets, ...execOptions } = options;
   const registry = createToolRegistry(tools, {
     disabled: [{ name: "shell", aliases: ["bash"], reason: "run with --allow-shell to enable it" }],
+    ...(secrets === undefined ? {} : { secrets }),
   });
   const result = await executeToolCall(
     registry,
     { callId: "call_1", name, arguments: args },
-    { workspace: "/tmp", ...options },
+    { workspace: "/tmp", ...execOptions },
   );
   return { ...result, parsed: JSON.parse(result.output) as ToolOutput };
 }
@@ -192,12 +200,30 @@ describe("executeToolCall: failures while running (pain points 34, 48)", () => {
       (error as Error & { cause: unknown }).cause = { env: { ...process.env } };
       throw error;
     });
-    const r = await call([tool], "t");
+    const r = await call([tool], "t", "{}", { secrets: secretValuesFromEnv(process.env) });
     expect(r.exitCode).toBe(1);
     expect(r.error).toEqual({ code: "tool_failed", message: "t failed: auth failed for key [redacted]" });
     expect(r.output).not.toContain("sk-live");
     expect(r.output).not.toContain("secretFrame");
     expect(r.output).not.toContain(process.env.PATH ?? "unlikely");
+  });
+
+  it("masks the registry's secrets by default, the call's own redact list when given, nothing else", async () => {
+    const tool = def("t", () =>
+      Promise.reject(new Error("keys sk-registry-0123456789 and sk-call-0123456789")),
+    );
+    const secrets = ["sk-registry-0123456789"];
+    expect((await call([tool], "t", "{}", { secrets })).error?.message).toBe(
+      "t failed: keys [redacted] and sk-call-0123456789",
+    );
+    expect((await call([tool], "t", "{}", { secrets, redact: ["sk-call-0123456789"] })).error?.message).toBe(
+      "t failed: keys sk-registry-0123456789 and [redacted]",
+    );
+    // Nothing is read from the process environment.
+    vi.stubEnv("ACME_API_KEY", "sk-registry-0123456789");
+    expect((await call([tool], "t")).error?.message).toBe(
+      "t failed: keys sk-registry-0123456789 and sk-call-0123456789",
+    );
   });
 
   it("bounds a long error message", async () => {

@@ -44,7 +44,7 @@ export interface ExecuteToolCallOptions {
   imagesInOutput?: boolean;
   /**
    * Secret values that must never reach the model through an error message; each is replaced by
-   * `[redacted]`. @defaultValue the values of secret-looking environment variables (`secretValuesFromEnv(process.env)`)
+   * `[redacted]`. @defaultValue the registry's `secrets` (the CLI's: `secretValuesFromEnv` of its environment)
    */
   redact?: readonly string[];
 }
@@ -133,6 +133,52 @@ export async function executeToolCall(
   }
 
   const timeoutMs = definition.timeoutMs ?? options.timeoutMs ?? TOOL_DEFAULTS.timeoutMs;
+  const outcome = await runBounded(
+    (signal) =>
+      execute.call(definition, args, {
+        signal,
+        workspace: options.workspace,
+        callId: call.callId,
+        ...(options.imagesInOutput === true ? { imagesInOutput: true } : {}),
+      }),
+    { name: tool.name, timeoutMs, signal: options.signal },
+  );
+  switch (outcome.kind) {
+    case "timeout":
+      return finishTool(
+        failure("tool_timeout", `${tool.name} did not finish within ${timeoutMs} ms and was stopped.`),
+      );
+    case "cancelled":
+      return finishTool(
+        failure("cancelled", `The run was cancelled while ${tool.name} was running; it was stopped.`),
+      );
+    case "threw":
+      return finishTool(fromThrown(tool.name, outcome.error, options.redact ?? registry.secrets ?? []));
+    case "returned": {
+      const result = fromReturned(tool.name, outcome.value);
+      return finishTool(result, definition.terminal === true && result.ok ? args : undefined);
+    }
+    default:
+      return assertNever(outcome, "tool outcome");
+  }
+}
+
+/** How a bounded tool body ended: it returned, it threw, or it was stopped (timeout or run cancelled). */
+type Outcome =
+  | { kind: "returned"; value: unknown }
+  | { kind: "threw"; error: unknown }
+  | { kind: "timeout" }
+  | { kind: "cancelled" };
+
+/**
+ * Runs `body` until it settles, its time is up or the run's signal aborts — whichever comes
+ * first. A stop wins the race before the tool's own abort handling can answer, then aborts the
+ * tool's signal with the reason (`tool_timeout` or `cancelled`).
+ */
+async function runBounded(
+  body: (signal: AbortSignal) => unknown,
+  o: { name: string; timeoutMs: number; signal: AbortSignal | undefined },
+): Promise<Outcome> {
   const controller = new AbortController();
   let stopped: "timeout" | "cancelled" | undefined;
   let onStop: () => void = () => {};
@@ -145,57 +191,26 @@ export async function executeToolCall(
     onStop(); // settle the race before the tool's own abort handling can
     controller.abort(
       why === "timeout"
-        ? new EddyError("tool_timeout", `${tool.name} timed out after ${timeoutMs} ms`)
+        ? new EddyError("tool_timeout", `${o.name} timed out after ${o.timeoutMs} ms`)
         : new EddyError("cancelled", "the run was cancelled"),
     );
   };
   const onRunAbort = () => stop("cancelled");
-  options.signal?.addEventListener("abort", onRunAbort, { once: true });
-  const timer = setTimeout(() => stop("timeout"), timeoutMs);
-
-  type Outcome =
-    | { kind: "returned"; value: unknown }
-    | { kind: "threw"; error: unknown }
-    | { kind: "stopped" };
+  o.signal?.addEventListener("abort", onRunAbort, { once: true });
+  const timer = setTimeout(() => stop("timeout"), o.timeoutMs);
   const running = Promise.resolve()
-    .then(() =>
-      execute.call(definition, args, {
-        signal: controller.signal,
-        workspace: options.workspace,
-        callId: call.callId,
-        ...(options.imagesInOutput === true ? { imagesInOutput: true } : {}),
-      }),
-    )
+    .then(() => body(controller.signal))
     .then(
       (value): Outcome => ({ kind: "returned", value }),
       (error: unknown): Outcome => ({ kind: "threw", error }),
     );
-  const outcome = await Promise.race([running, stoppedPromise.then((): Outcome => ({ kind: "stopped" }))]);
+  const outcome = await Promise.race([running, stoppedPromise.then(() => undefined)]);
   clearTimeout(timer);
-  options.signal?.removeEventListener("abort", onRunAbort);
-
-  if (stopped === "timeout") {
-    return finishTool(
-      failure("tool_timeout", `${tool.name} did not finish within ${timeoutMs} ms and was stopped.`),
-    );
-  }
-  if (stopped === "cancelled") {
-    return finishTool(
-      failure("cancelled", `The run was cancelled while ${tool.name} was running; it was stopped.`),
-    );
-  }
-  switch (outcome.kind) {
-    case "threw":
-      return finishTool(fromThrown(tool.name, outcome.error, options.redact));
-    case "returned": {
-      const result = fromReturned(tool.name, outcome.value);
-      return finishTool(result, definition.terminal === true && result.ok ? args : undefined);
-    }
-    case "stopped": // unreachable: only a stop settles the race this way, and it sets `stopped`
-      return finishTool(failure("tool_failed", `${tool.name} was stopped.`));
-    default:
-      return assertNever(outcome, "tool outcome");
-  }
+  o.signal?.removeEventListener("abort", onRunAbort);
+  // Checked first: a tool that settles in the same tick as its stop still counts as stopped.
+  const why = stopped as "timeout" | "cancelled" | undefined;
+  if (why !== undefined) return { kind: why };
+  return outcome ?? { kind: "cancelled" };
 }
 
 function refusal(registry: ToolRegistry, lookup: Exclude<ToolLookup, { kind: "tool" }>): ToolResult {
@@ -238,8 +253,7 @@ function fromReturned(tool: string, value: unknown): ToolResult {
  * stack, `cause` or `details` (they may hold environment values or file contents). An `EddyError`
  * keeps its code (e.g. `path_outside_workspace`); anything else is `tool_failed`.
  */
-function fromThrown(tool: string, error: unknown, redact: readonly string[] | undefined): ToolResult {
-  const secrets = redact ?? secretValuesFromEnv(process.env);
+function fromThrown(tool: string, error: unknown, secrets: readonly string[]): ToolResult {
   const message = redactSecrets(oneLine(error), secrets);
   if (EddyError.isInstance(error)) return failure(error.code, message);
   return failure("tool_failed", `${tool} failed: ${message}`);

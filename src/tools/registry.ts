@@ -29,6 +29,12 @@ export interface ToolRegistryOptions {
    * @defaultValue none
    */
   disabled?: readonly DisabledTool[];
+  /**
+   * Values no tool's error message may carry to the model: `executeToolCall` replaces each with
+   * `[redacted]` (unless the call passes its own `redact`). The CLI passes the secret-looking
+   * values of its environment (`secretValuesFromEnv`). @defaultValue none
+   */
+  secrets?: readonly string[];
 }
 
 /** A registered tool: its definition, its compiled schema and its request declaration. */
@@ -63,6 +69,8 @@ export interface ToolRegistry {
   names(): string[];
   /** Canonical names of the disabled tools. */
   disabledNames(): string[];
+  /** `ToolRegistryOptions.secrets`: what `executeToolCall` masks in error messages by default. */
+  readonly secrets?: readonly string[];
   /**
    * Calls every registered tool's `dispose` hook (all of them, concurrently) and waits for them;
    * call it when a run ends, whatever the outcome, so nothing a tool started outlives the run.
@@ -131,6 +139,7 @@ export function createToolRegistry(
     names: () => [...names],
     disabledNames: () => [...disabledNames],
     dispose: () => disposeAll(registered),
+    secrets: [...(options.secrets ?? [])],
   };
 }
 

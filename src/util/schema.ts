@@ -7,6 +7,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import { type ZodType, z } from "zod";
 import { EddyError } from "../errors.js";
+import { isJsonObject } from "./json.js";
 /** A JSON Schema object. */
 export type JsonSchema = { [key: string]: unknown };
 
@@ -68,7 +69,7 @@ export function compileSchema(owner: string, parameters: JsonSchema | ZodType): 
 }
 
 function compileJsonSchema(owner: string, parameters: JsonSchema): CompiledSchema {
-  if (parameters === null || typeof parameters !== "object" || Array.isArray(parameters)) {
+  if (!isJsonObject(parameters)) {
     throw invalid(owner, "the schema must be a JSON Schema object");
   }
   const { $schema: _ignored, ...jsonSchema } = parameters;

@@ -6,7 +6,7 @@
  */
 
 import { assertNever } from "../errors.js";
-import type { Frame, RunEndedFrame, RunStartedFrame } from "../frames/frame.js";
+import type { Frame, FrameOf, RunEndedFrame, RunStartedFrame } from "../frames/frame.js";
 import { isJsonObject as isObject } from "../util/json.js";
 import { noteOf, shortValue } from "./notes.js";
 import { type FrameRecord, knownFrame, type ViewTape } from "./read.js";
@@ -77,44 +77,17 @@ class RunBuilder {
       case "request_failed":
         this.turn(frame.turn, frame.seq).requestFailed(frame);
         return;
-      case "retry": {
-        this.turn(frame.turn, frame.seq).retry(frame);
-        const fallback = frame.reason.startsWith("fallback:");
-        this.markers.push({
-          ts: frame.ts,
-          turn: frame.turn,
-          kind: fallback ? "fallback" : "retry",
-          label: fallback
-            ? `fallback to ${frame.reason.slice("fallback:".length)} (attempt ${frame.attempt})`
-            : `retry ${frame.attempt} in ${frame.delay_ms} ms (${frame.reason})`,
-        });
+      case "retry":
+        this.retried(frame);
         return;
-      }
       case "turn_ended":
         this.turn(frame.turn, frame.seq).turnEnded(frame);
         return;
-      case "tool_call": {
-        const call = startToolCall(frame, this.known);
-        this.calls.set(frame.call_id, call);
-        this.turn(frame.turn, frame.seq).calls.push(call);
+      case "tool_call":
+      case "tool_started":
+      case "tool_ended":
+        this.toolFrame(frame);
         return;
-      }
-      case "tool_started": {
-        const call = this.calls.get(frame.call_id);
-        if (call !== undefined) call.started = frame.ts;
-        this.spans.push({ turn: frame.turn, call_id: frame.call_id, name: frame.name, start: frame.ts });
-        return;
-      }
-      case "tool_ended": {
-        const call = this.calls.get(frame.call_id);
-        if (call !== undefined) endToolCall(call, frame, this.known);
-        const span = this.spans.findLast((s) => s.call_id === frame.call_id && s.end === undefined);
-        if (span !== undefined) {
-          span.end = frame.ts;
-          span.ok = frame.ok;
-        }
-        return;
-      }
       case "mode_changed":
         this.modeChanges.push(`${frame.from} → ${frame.to}`);
         this.markers.push({
@@ -143,6 +116,42 @@ class RunBuilder {
         return;
       default:
         assertNever(frame, "frame");
+    }
+  }
+
+  /** A retry on the turn, and its marker on the timeline (a fallback when the reason says so). */
+  private retried(frame: FrameOf<"retry">): void {
+    this.turn(frame.turn, frame.seq).retry(frame);
+    const fallback = frame.reason.startsWith("fallback:");
+    this.markers.push({
+      ts: frame.ts,
+      turn: frame.turn,
+      kind: fallback ? "fallback" : "retry",
+      label: fallback
+        ? `fallback to ${frame.reason.slice("fallback:".length)} (attempt ${frame.attempt})`
+        : `retry ${frame.attempt} in ${frame.delay_ms} ms (${frame.reason})`,
+    });
+  }
+
+  /** A tool call's frames: the call on its turn, then its span on the timeline. */
+  private toolFrame(frame: FrameOf<"tool_call" | "tool_started" | "tool_ended">): void {
+    if (frame.type === "tool_call") {
+      const call = startToolCall(frame, this.known);
+      this.calls.set(frame.call_id, call);
+      this.turn(frame.turn, frame.seq).calls.push(call);
+      return;
+    }
+    const call = this.calls.get(frame.call_id);
+    if (frame.type === "tool_started") {
+      if (call !== undefined) call.started = frame.ts;
+      this.spans.push({ turn: frame.turn, call_id: frame.call_id, name: frame.name, start: frame.ts });
+      return;
+    }
+    if (call !== undefined) endToolCall(call, frame, this.known);
+    const span = this.spans.findLast((s) => s.call_id === frame.call_id && s.end === undefined);
+    if (span !== undefined) {
+      span.end = frame.ts;
+      span.ok = frame.ok;
     }
   }
 

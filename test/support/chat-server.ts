@@ -13,11 +13,11 @@
  * turn streams its items, then an `{"error": …}` chunk. Scenario features this server does not
  * play (`expect`, `rawEvents`, byte-level faults) throw, so a test cannot silently rely on them.
  */
-import { createServer, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
 import { httpErrorResponse } from "../../src/mock/faults.js";
 import type { MockFaults, Scenario, ScenarioItem, ScenarioTurn } from "../../src/mock/index.js";
 import type { JsonObject } from "../../src/protocol/types.js";
+import { serveLocal } from "./local-http.js";
 
 export interface ChatServerOptions {
   /** Answer every request with a whole `chat.completion` JSON body, even when it asks to stream. */
@@ -50,10 +50,8 @@ export async function startChatServer(
 ): Promise<ChatServer> {
   scenario.turns.forEach(checkPlayable);
   const requests: JsonObject[] = [];
-  const server: Server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as JsonObject;
+  const server = await serveLocal(async (req, res, text) => {
+    const body = JSON.parse(text) as JsonObject;
     const index = requests.length;
     requests.push(body);
     const turn = turnAt(scenario, index);
@@ -66,17 +64,7 @@ export async function startChatServer(
     }
     await answer(res, turn, index, body, options);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...server, requests };
 }
 
 function turnAt(scenario: Scenario, index: number): ScenarioTurn | undefined {

@@ -4,8 +4,8 @@
  * the mock Open Responses server it knows nothing of the protocol, so tests can send any bytes
  * a real (or broken) provider might send — captures, truncations, stalls.
  */
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage } from "node:http";
+import { serveLocal } from "./local-http.js";
 
 export type RawPiece = string | Uint8Array | { pauseMs: number } | { drop: true };
 
@@ -40,10 +40,7 @@ export async function startRawServer(
   const requests: RecordedRawRequest[] = [];
   const pick =
     typeof replies === "function" ? replies : (i: number) => replies[Math.min(i, replies.length - 1)] ?? {};
-  const server: Server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const body = Buffer.concat(chunks).toString("utf8");
+  const server = await serveLocal(async (req, res, body) => {
     const index = requests.length;
     requests.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers, body });
     const reply = pick(index, body);
@@ -71,17 +68,7 @@ export async function startRawServer(
     if (reply.hang) return;
     res.end();
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...server, requests };
 }
 
 function sleep(ms: number): Promise<void> {

@@ -13,6 +13,7 @@
  * way at their `output_item.done`, with the input of the tool that answers them.
  */
 import type { JsonObject } from "../../protocol/types.js";
+import { isJsonObject } from "../../util/json.js";
 import { noteFinalMessage } from "./content.js";
 import { isClosed, itemFor, str } from "./item-lookup.js";
 import { answeredLocally, isNativeCallType, nativeCallId, nativeCallInput } from "./native-calls.js";
@@ -20,7 +21,7 @@ import { type AssembledCall, type Assembly, createItemState, type ItemState } fr
 
 export function onOutputItemEvent(state: Assembly, event: JsonObject): void {
   const item = event.item;
-  if (item === null || typeof item !== "object" || Array.isArray(item)) return;
+  if (!isJsonObject(item)) return;
   const it = item as JsonObject;
   const itemType = str(it.type) ?? "unknown";
   const st = itemFor(state, { output_index: event.output_index, item_id: it.id }, itemType);
@@ -75,41 +76,36 @@ export function resolveArguments(st: ItemState): string {
 
 /** Makes a function-call item an executable call (once). */
 export function promote(state: Assembly, st: ItemState): void {
-  if (state.promoted.has(st.outputIndex)) return;
-  state.promoted.add(st.outputIndex);
-  const args = resolveArguments(st);
-  const callId = st.callId ?? st.id ?? `call_${st.outputIndex}`;
-  const itemId = st.id ?? callId;
-  const name = st.name ?? "";
-  const base: JsonObject = st.done ?? { type: "function_call", id: itemId, status: "completed" };
-  const item: JsonObject = { ...base, call_id: callId, name, arguments: args };
-  state.calls.push({
-    outputIndex: st.outputIndex,
-    itemId,
-    callId,
-    name,
-    arguments: args,
-    item,
-    itemType: "function_call",
+  promoteOnce(state, st.outputIndex, () => {
+    const args = resolveArguments(st);
+    const callId = st.callId ?? st.id ?? `call_${st.outputIndex}`;
+    const itemId = st.id ?? callId;
+    const name = st.name ?? "";
+    const base: JsonObject = st.done ?? { type: "function_call", id: itemId, status: "completed" };
+    const item: JsonObject = { ...base, call_id: callId, name, arguments: args };
+    return { itemId, callId, name, arguments: args, item, itemType: "function_call" };
   });
 }
 
 /** Makes a done native call item an executable call (once); the item is kept as received. */
 function promoteNative(state: Assembly, st: ItemState, item: JsonObject): void {
-  if (state.promoted.has(st.outputIndex)) return;
-  state.promoted.add(st.outputIndex);
-  const itemId = st.id ?? nativeCallId(item) ?? `call_${st.outputIndex}`;
-  const callId = nativeCallId(item) ?? itemId;
-  const { name, arguments: args } = nativeCallInput(item);
-  state.calls.push({
-    outputIndex: st.outputIndex,
-    itemId,
-    callId,
-    name,
-    arguments: args,
-    item,
-    itemType: item.type as AssembledCall["itemType"],
+  promoteOnce(state, st.outputIndex, () => {
+    const itemId = st.id ?? nativeCallId(item) ?? `call_${st.outputIndex}`;
+    const callId = nativeCallId(item) ?? itemId;
+    const { name, arguments: args } = nativeCallInput(item);
+    return { itemId, callId, name, arguments: args, item, itemType: item.type as AssembledCall["itemType"] };
   });
+}
+
+/** Adds the call of the item at `outputIndex`, unless it was promoted already. */
+function promoteOnce(
+  state: Assembly,
+  outputIndex: number,
+  call: () => Omit<AssembledCall, "outputIndex">,
+): void {
+  if (state.promoted.has(outputIndex)) return;
+  state.promoted.add(outputIndex);
+  state.calls.push({ outputIndex, ...call() });
 }
 
 /**

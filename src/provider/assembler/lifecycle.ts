@@ -5,14 +5,14 @@
  * so failed and incomplete responses keep their usage too (pain point 41).
  */
 import type { JsonObject, Usage } from "../../protocol/types.js";
+import { isJsonObject } from "../../util/json.js";
 import { str } from "./item-lookup.js";
 import { promoteRemainingCalls } from "./items.js";
 import type { Assembly, StreamError } from "./state.js";
 
 export function onLifecycleEvent(state: Assembly, event: JsonObject): void {
   const raw = event.response;
-  const response =
-    raw !== null && typeof raw === "object" && !Array.isArray(raw) ? (raw as JsonObject) : undefined;
+  const response = isJsonObject(raw) ? (raw as JsonObject) : undefined;
   const settled = state.terminal !== null && state.terminal !== "error";
   if (settled) return;
   if (response !== undefined) {
@@ -68,7 +68,7 @@ export function onErrorEvent(state: Assembly, event: JsonObject): void {
 }
 
 function readError(raw: unknown): StreamError | undefined {
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return undefined;
+  if (!isJsonObject(raw)) return undefined;
   const e = raw as JsonObject;
   const message = str(e.message);
   const code = str(e.code) ?? null;

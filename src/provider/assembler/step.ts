@@ -11,6 +11,7 @@
  * - unknown event and item types pass through untouched (#25): they are kept, never executed.
  */
 import type { JsonObject } from "../../protocol/types.js";
+import { isJsonObject } from "../../util/json.js";
 import { onContentPartEvent, onOutputTextEvent, onRefusalEvent } from "./content.js";
 import { onFunctionCallArgumentsEvent, onOutputItemEvent } from "./items.js";
 import { onErrorEvent, onLifecycleEvent } from "./lifecycle.js";
@@ -19,7 +20,7 @@ import type { Assembly } from "./state.js";
 
 /** Applies one parsed event (a provider_event's `data`) to the assembly. Non-objects are ignored. */
 export function step(state: Assembly, event: unknown): Assembly {
-  if (event === null || typeof event !== "object" || Array.isArray(event)) return state;
+  if (!isJsonObject(event)) return state;
   const e = event as JsonObject;
   state.events++;
   const type = e.type;

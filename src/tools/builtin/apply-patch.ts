@@ -113,15 +113,7 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
     additionalProperties: false,
   },
   async execute(args, { workspace, signal }) {
-    let ops: ReturnType<typeof parsePatch>;
-    try {
-      ops = parsePatch(args.patch);
-    } catch (error) {
-      if (error instanceof PatchSyntaxError) {
-        throw toolFailure("tool_input_invalid", `apply_patch: invalid patch: ${error.message}`);
-      }
-      throw error;
-    }
+    const ops = parseOrRefuse(args.patch);
     const root = await workspaceRoot(workspace);
     const plan = new Map<string, FileChange>();
     const summary: string[] = [];
@@ -130,23 +122,13 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
     const change = async (t: WorkspacePath): Promise<FileChange> => {
       const known = plan.get(t.absolute);
       if (known !== undefined) return known;
-      const entry: FileChange = { absolute: t.absolute, display: t.display, original: null, next: null };
-      if (t.exists) {
-        try {
-          const opened = await openForRead(root, t.absolute, { tool: "apply_patch", display: t.display });
-          try {
-            if (opened.stats.isDirectory()) {
-              throw toolFailure("tool_failed", `apply_patch: ${t.display} is a directory`);
-            }
-            entry.original = await opened.handle.readFile();
-          } finally {
-            await opened.handle.close();
-          }
-        } catch (error) {
-          throw fsFailure("apply_patch", error, t.display);
-        }
-      }
-      entry.next = entry.original === null ? null : entry.original.toString("utf8");
+      const original = t.exists ? await readOriginal(root, t) : null;
+      const entry: FileChange = {
+        absolute: t.absolute,
+        display: t.display,
+        original,
+        next: original === null ? null : original.toString("utf8"),
+      };
       plan.set(t.absolute, entry);
       return entry;
     };
@@ -202,6 +184,35 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
     });
   },
 };
+
+/** The patch's operations; a syntax error is the model's (`tool_input_invalid`). */
+function parseOrRefuse(patch: string): ReturnType<typeof parsePatch> {
+  try {
+    return parsePatch(patch);
+  } catch (error) {
+    if (error instanceof PatchSyntaxError) {
+      throw toolFailure("tool_input_invalid", `apply_patch: invalid patch: ${error.message}`);
+    }
+    throw error;
+  }
+}
+
+/** The bytes of an existing file the patch touches (a directory is refused). */
+async function readOriginal(root: string, t: WorkspacePath): Promise<Buffer> {
+  try {
+    const opened = await openForRead(root, t.absolute, { tool: "apply_patch", display: t.display });
+    try {
+      if (opened.stats.isDirectory()) {
+        throw toolFailure("tool_failed", `apply_patch: ${t.display} is a directory`);
+      }
+      return await opened.handle.readFile();
+    } finally {
+      await opened.handle.close();
+    }
+  } catch (error) {
+    throw fsFailure("apply_patch", error, t.display);
+  }
+}
 
 /**
  * Writes every planned change; on the first failure restores what was already written (and

@@ -21,8 +21,9 @@ export interface BuiltinToolsOptions {
   /** Enable shell (CLI: `--allow-shell`). @defaultValue false */
   allowShell?: boolean;
   /**
-   * What shell commands see of the environment beyond the allowlist.
-   * @defaultValue only the allowlisted variables
+   * What shell commands see of the environment: pass `{ source: process.env }` (as the CLI does)
+   * for the allowlisted variables of your process.
+   * @defaultValue a standard `PATH` (`/usr/local/bin:/usr/bin:/bin`) and nothing else
    */
   shellEnv?: ShellEnvOptions;
   /**

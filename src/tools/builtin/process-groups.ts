@@ -5,6 +5,7 @@
  * then SIGKILL after a grace period. If the process exits before that, an `exit` hook SIGKILLs
  * whatever groups are still recorded (registered only while there are some).
  */
+import { groupAlive, signalGroup } from "../process-signals.js";
 
 /** Process groups to stop when the run ends. */
 export interface ProcessGroups {
@@ -62,26 +63,4 @@ export function createProcessGroups(): ProcessGroups {
       update();
     },
   };
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
-/**
- * Whether some process of the group still runs. A killed orphan can linger as a zombie when the
- * machine's init does not reap it; `kill(0)` still finds those, so after SIGKILL the group is
- * forgotten regardless.
- */
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

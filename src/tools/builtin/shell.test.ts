@@ -10,7 +10,7 @@ import {
   runToolsInChild,
   type Sandbox,
 } from "../test-support/workspace.js";
-import { createShellTool, shellEnvironment } from "./shell.js";
+import { createShellTool, SHELL_FALLBACK_ENV, shellEnvironment } from "./shell.js";
 
 let box: Sandbox;
 const registry = allBuiltins();
@@ -96,7 +96,8 @@ describe("shell", () => {
   it("never passes API keys through; only the allowlist", async () => {
     vi.stubEnv("OPENAI_API_KEY", "sk-test-should-not-leak");
     vi.stubEnv("LC_EDDY_TEST", "lc-ok");
-    const r = await runTool(allBuiltins(), box.root, "shell", { command: "env" });
+    const reg = createToolRegistry([createShellTool({ env: { source: process.env } })]);
+    const r = await runTool(reg, box.root, "shell", { command: "env" });
     expect(r.parsed.stdout).not.toContain("sk-test-should-not-leak");
     expect(r.parsed.stdout).toContain("LC_EDDY_TEST=lc-ok");
     const names = r.parsed.stdout
@@ -114,6 +115,17 @@ describe("shell", () => {
       set: { CI: "1" },
     });
     expect(env).toEqual({ GOPATH: "/go", LC_ALL: "C", PATH: "/bin", CI: "1" });
+  });
+
+  it("without a source, reads nothing from the process: a standard PATH and what is set", async () => {
+    vi.stubEnv("HOME", "/home/should-not-pass");
+    vi.stubEnv("LC_EDDY_TEST", "lc-not-read");
+    expect(shellEnvironment({ set: { CI: "1" } })).toEqual({ ...SHELL_FALLBACK_ENV, CI: "1" });
+    const r = await runTool(allBuiltins(), box.root, "shell", { command: "env; ls /" });
+    expect(r.parsed.ok).toBe(true);
+    expect(r.parsed.stdout).not.toContain("should-not-pass");
+    expect(r.parsed.stdout).not.toContain("lc-not-read");
+    expect(r.parsed.stdout).toContain(`PATH=${SHELL_FALLBACK_ENV.PATH}`);
   });
 
   it("uses a configured environment", async () => {

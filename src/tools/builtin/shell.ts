@@ -14,6 +14,7 @@ import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
 import { constants } from "node:os";
 import { TOOL_DEFAULTS } from "../defaults.js";
+import { signalGroup } from "../process-signals.js";
 import { type ToolDefinition, type ToolResult, toolResult } from "../tool.js";
 import { resolveInWorkspace, workspaceRoot } from "../workspace.js";
 import { fsFailure, toolFailure } from "./common.js";
@@ -34,13 +35,21 @@ export interface ShellEnvOptions {
   passThrough?: readonly string[];
   /** Variables set for every command; they win over passed-through values. */
   set?: Readonly<Record<string, string>>;
-  /** Where passed-through values come from. @defaultValue process.env */
+  /**
+   * Where passed-through values come from: the environment of the program using eddy (the CLI
+   * passes its own). The library never reads `process.env` itself, so without a source commands
+   * get only a standard `PATH` and `set`.
+   * @defaultValue `SHELL_FALLBACK_ENV` (`PATH=/usr/local/bin:/usr/bin:/bin`)
+   */
   source?: Readonly<Record<string, string | undefined>>;
 }
 
+/** The environment passed-through values come from when `ShellEnvOptions.source` is not given. */
+export const SHELL_FALLBACK_ENV: Readonly<Record<string, string>> = { PATH: "/usr/local/bin:/usr/bin:/bin" };
+
 /** The environment for shell commands: the allowlist, `LC_*`, `passThrough`, then `set`. */
 export function shellEnvironment(options: ShellEnvOptions = {}): Record<string, string> {
-  const source = options.source ?? process.env;
+  const source = options.source ?? SHELL_FALLBACK_ENV;
   const allowed = new Set([...TOOL_DEFAULTS.shellEnvAllowlist, ...(options.passThrough ?? [])]);
   const env: Record<string, string> = {};
   for (const name of Object.keys(source).sort()) {
@@ -166,12 +175,7 @@ function runCommand(o: RunOptions): Promise<ToolResult> {
     let settled = false;
 
     const killGroup = (sig: NodeJS.Signals) => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, sig);
-      } catch {
-        // ESRCH: the group is already gone.
-      }
+      if (child.pid !== undefined) signalGroup(child.pid, sig);
     };
     const stop = (why: "timeout" | "cancelled") => {
       if (stopped !== undefined || settled) return;
@@ -199,18 +203,7 @@ function runCommand(o: RunOptions): Promise<ToolResult> {
 
     child.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
     child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
-    child.on("error", (error: NodeJS.ErrnoException) => {
-      settle(
-        toolResult({
-          ok: false,
-          exitCode: 127,
-          error: {
-            code: "tool_failed",
-            message: `shell: could not start ${o.file} (${error.code ?? error.message})`,
-          },
-        }),
-      );
-    });
+    child.on("error", (error: NodeJS.ErrnoException) => settle(startFailure(o.file, error)));
     child.on("exit", (code, signal) => {
       exit = { code, signal };
       closeTimer = setTimeout(() => settle(outcome()), PIPE_CLOSE_WAIT_MS);
@@ -220,49 +213,73 @@ function runCommand(o: RunOptions): Promise<ToolResult> {
       settle(outcome());
     });
 
-    const outcome = (): ToolResult => {
-      const stdout = out.finish();
-      const stderr = err.finish();
-      const artifacts =
-        stdout.dropped || stderr.dropped
-          ? { stdout_bytes: stdout.totalBytes, stderr_bytes: stderr.totalBytes }
-          : undefined;
-      const streams = {
-        stdout: stdout.text,
-        stderr: stderr.text,
-        ...(artifacts === undefined ? {} : { artifacts }),
-      };
-      if (stopped === "timeout") {
-        return toolResult({
-          ok: false,
-          exitCode: 124,
-          ...streams,
-          error: {
-            code: "tool_timeout",
-            message: `shell: the command timed out after ${o.timeoutMs} ms and its process group was killed; raise timeout_ms (at most ${TOOL_DEFAULTS.shellMaxTimeoutMs}) or do less per call`,
-          },
-        });
-      }
-      if (stopped === "cancelled") {
-        return toolResult({
-          ok: false,
-          exitCode: 130,
-          ...streams,
-          error: { code: "cancelled", message: "shell: the run was cancelled and the command was killed" },
-        });
-      }
-      const signal = exit?.signal ?? null;
-      if (signal !== null) {
-        const number = constants.signals[signal] ?? 0;
-        return toolResult({
-          ok: false,
-          exitCode: 128 + number,
-          ...streams,
-          error: { code: "tool_failed", message: `shell: the command was killed by ${signal}` },
-        });
-      }
-      const code = exit?.code ?? 1;
-      return toolResult({ ok: code === 0, exitCode: code, ...streams });
-    };
+    const outcome = (): ToolResult =>
+      commandOutcome({ stdout: out.finish(), stderr: err.finish(), stopped, exit, timeoutMs: o.timeoutMs });
   });
+}
+
+/** The result when the shell itself could not be started (e.g. `bash` not on `PATH`). */
+function startFailure(file: string, error: NodeJS.ErrnoException): ToolResult {
+  return toolResult({
+    ok: false,
+    exitCode: 127,
+    error: {
+      code: "tool_failed",
+      message: `shell: could not start ${file} (${error.code ?? error.message})`,
+    },
+  });
+}
+
+/** How a command ended, with what it wrote. */
+interface CommandEnd {
+  stdout: ReturnType<ReturnType<typeof createStreamCapture>["finish"]>;
+  stderr: ReturnType<ReturnType<typeof createStreamCapture>["finish"]>;
+  /** Set when eddy stopped the command. */
+  stopped: "timeout" | "cancelled" | undefined;
+  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  timeoutMs: number;
+}
+
+/** The result of a finished command: a timeout (124), a cancel (130), a signal (128+n) or its exit code. */
+function commandOutcome(c: CommandEnd): ToolResult {
+  const artifacts =
+    c.stdout.dropped || c.stderr.dropped
+      ? { stdout_bytes: c.stdout.totalBytes, stderr_bytes: c.stderr.totalBytes }
+      : undefined;
+  const streams = {
+    stdout: c.stdout.text,
+    stderr: c.stderr.text,
+    ...(artifacts === undefined ? {} : { artifacts }),
+  };
+  if (c.stopped === "timeout") {
+    return toolResult({
+      ok: false,
+      exitCode: 124,
+      ...streams,
+      error: {
+        code: "tool_timeout",
+        message: `shell: the command timed out after ${c.timeoutMs} ms and its process group was killed; raise timeout_ms (at most ${TOOL_DEFAULTS.shellMaxTimeoutMs}) or do less per call`,
+      },
+    });
+  }
+  if (c.stopped === "cancelled") {
+    return toolResult({
+      ok: false,
+      exitCode: 130,
+      ...streams,
+      error: { code: "cancelled", message: "shell: the run was cancelled and the command was killed" },
+    });
+  }
+  const signal = c.exit?.signal ?? null;
+  if (signal !== null) {
+    const number = constants.signals[signal] ?? 0;
+    return toolResult({
+      ok: false,
+      exitCode: 128 + number,
+      ...streams,
+      error: { code: "tool_failed", message: `shell: the command was killed by ${signal}` },
+    });
+  }
+  const code = c.exit?.code ?? 1;
+  return toolResult({ ok: code === 0, exitCode: code, ...streams });
 }

@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { EddyError } from "../../errors.js";
+import { isJsonObject } from "../../util/json.js";
 
 /** A server started as a child process that speaks MCP over stdin/stdout. */
 export interface McpStdioServerConfig {
@@ -80,7 +81,7 @@ const httpSchema = z.strictObject({
  * `where` names the value in messages.
  */
 export function parseMcpServers(value: unknown, where = "mcp_servers"): McpServersConfig {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+  if (!isJsonObject(value)) {
     throw invalid(`${where} must be an object of NAME: {command, args?, env?, cwd?} | {url, headers?}`);
   }
   const out: McpServersConfig = {};
@@ -92,7 +93,7 @@ export function parseMcpServers(value: unknown, where = "mcp_servers"): McpServe
 
 function parseMcpServer(name: string, value: unknown, where: string): McpServerConfig {
   if (name.trim() === "") throw invalid(`${where}: a server name must not be empty`);
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+  if (!isJsonObject(value)) {
     throw invalid(`${where} must be an object: {command, args?, env?, cwd?} or {url, headers?}`);
   }
   const fields = value as Record<string, unknown>;

@@ -60,206 +60,265 @@ const PROBE_TIMEOUT_MS = 5000;
 
 /** Creates a connection; nothing starts until `start()`. */
 export function createMcpConnection(server: ResolvedServer, options: ConnectionOptions): McpConnection {
-  const name = server.name;
-  const label = `MCP server "${name}"`;
-  let state: McpServerState = "idle";
-  let stateError: string | undefined;
-  let tools: readonly Tool[] = [];
-  let client: Client | undefined;
-  let transport: Transport | undefined;
-  let starting: Promise<void> | undefined;
-  let closing: Promise<void> | undefined;
-  let refreshing: Promise<void> | undefined;
-  let refreshAgain = false;
+  return new ServerConnection(server, options);
+}
+
+/** One server's connection: its state, its SDK client and transport, the calls in flight. */
+class ServerConnection implements McpConnection {
+  readonly name: string;
+  private readonly server: ResolvedServer;
+  private readonly options: ConnectionOptions;
+  private readonly label: string;
+  private state: McpServerState = "idle";
+  private stateError: string | undefined;
+  private listed: readonly Tool[] = [];
+  private client: Client | undefined;
+  private transport: Transport | undefined;
+  private starting: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private refreshing: Promise<void> | undefined;
+  private refreshAgain = false;
   /** Ends the calls in flight early (HTTP: the server became unreachable). */
-  const inFlight = new Set<(reason: string) => void>();
-  let probing = false;
+  private readonly inFlight = new Set<(reason: string) => void>();
+  private probing = false;
 
-  const clean = (text: string) => redactSecrets(text, options.secrets, "[redacted]");
-  const fail = (next: "failed" | "exited", message: string) => {
-    state = next;
-    stateError = clean(message);
-    options.onEvent({
-      type: next === "failed" ? "server_failed" : "server_exited",
-      server: name,
-      message: stateError,
-    });
-  };
-
-  const exitDetails = () =>
-    server.transport === "stdio" ? describeExit(transport as StdioTransport | undefined) : undefined;
-
-  const onClientClose = () => {
-    if (state === "ready") fail("exited", `${label} ${exitDetails() ?? "closed the connection"}`);
-  };
-
-  async function listAll(c: Client, timeout: number): Promise<Tool[]> {
-    const all: Tool[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const result = await c.listTools(cursor === undefined ? undefined : { cursor }, { timeout });
-      all.push(...result.tools);
-      cursor = result.nextCursor;
-      if (cursor === undefined) break;
-    }
-    return all;
+  constructor(server: ResolvedServer, options: ConnectionOptions) {
+    this.name = server.name;
+    this.server = server;
+    this.options = options;
+    this.label = `MCP server "${server.name}"`;
   }
 
-  async function refresh(): Promise<void> {
-    // One refresh at a time; a notification during one asks for another pass after it.
-    if (refreshing !== undefined) {
-      refreshAgain = true;
-      return refreshing;
-    }
-    refreshing = (async () => {
-      do {
-        refreshAgain = false;
-        const c = client;
-        if (c === undefined || state !== "ready") break;
-        try {
-          tools = await listAll(c, server.startupTimeoutMs);
-          options.onToolsChanged();
-          options.onEvent({
-            type: "tools_changed",
-            server: name,
-            tools: tools.length,
-            message: `${label} changed its tools (${tools.length} now)`,
-          });
-        } catch (error) {
-          options.onEvent({
-            type: "warning",
-            server: name,
-            message: clean(`${label} announced new tools, but listing them failed: ${describeError(error)}`),
-          });
-        }
-      } while (refreshAgain);
-    })().finally(() => {
-      refreshing = undefined;
-    });
-    return refreshing;
-  }
-
-  async function doStart(): Promise<void> {
-    state = "starting";
-    const c = new Client(options.clientInfo, { capabilities: {} });
-    client = c;
-    // Transport-level errors (a malformed line, a dropped SSE stream) are not fatal by themselves;
-    // over HTTP they make eddy check that the server is still there (see probe()).
-    c.onerror = () => {
-      if (server.transport === "http") void probe(c);
+  status(): McpServerStatus {
+    const status: McpServerStatus = {
+      name: this.name,
+      transport: this.server.transport,
+      state: this.state,
+      tools: this.listed.length,
     };
-    c.onclose = onClientClose;
-    c.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      void refresh();
-    });
-    const deadline = Date.now() + server.startupTimeoutMs;
-    try {
-      if (server.transport === "stdio") {
-        if (server.cwd !== undefined && !(await isDirectory(server.cwd))) {
-          throw new StartError(`its cwd ${server.cwd} is not a directory`);
-        }
-        transport = createStdioTransport({
-          command: server.command,
-          args: server.args,
-          env: server.env,
-          cwd: server.cwd,
-          closeGraceMs: options.closeGraceMs,
-          stderrTailBytes: options.stderrTailBytes,
-        });
-      } else {
-        transport = new StreamableHTTPClientTransport(new URL(server.url), {
-          requestInit: { headers: server.headers },
-        });
-      }
-      await c.connect(transport, { timeout: server.startupTimeoutMs });
-      if (isClosing()) return;
-      tools = await listAll(c, Math.max(1, deadline - Date.now()));
-      if (isClosing()) return;
-      state = "ready";
-      options.onEvent({
-        type: "server_ready",
-        server: name,
-        tools: tools.length,
-        message: `${label} is ready (${tools.length} tool${tools.length === 1 ? "" : "s"})`,
-      });
-    } catch (error) {
-      if (isClosing()) return;
-      fail("failed", `${label} failed to start: ${describeStartFailure(server, error, exitDetails())}`);
-      await c.close().catch(() => {});
-      await transport?.close().catch(() => {});
-    }
+    if (this.stateError !== undefined) status.error = this.stateError;
+    return status;
   }
 
-  const isClosing = () => closing !== undefined;
-  // Read through a function: TypeScript would otherwise keep a narrowing across awaits.
-  const currentState = () => state;
+  start(): Promise<void> {
+    if (this.closing !== undefined) return Promise.resolve();
+    this.starting ??= this.doStart();
+    return this.starting;
+  }
 
-  async function call(
-    tool: string,
-    exposed: string,
-    args: unknown,
-    signal: AbortSignal,
-  ): Promise<ToolResult> {
-    const c = client;
-    if (state !== "ready" || c === undefined) return failure("mcp_server_unavailable", unavailable());
+  tools(): readonly Tool[] {
+    return this.listed;
+  }
+
+  settled(): Promise<void> {
+    return this.refreshing ?? Promise.resolve();
+  }
+
+  async call(tool: string, exposed: string, args: unknown, signal: AbortSignal): Promise<ToolResult> {
+    const c = this.client;
+    if (this.state !== "ready" || c === undefined)
+      return this.failure("mcp_server_unavailable", this.unavailable());
     const controller = new AbortController();
     let onLost: (reason: string) => void = () => {};
     const lost = new Promise<string>((resolve) => {
       onLost = resolve;
     });
-    inFlight.add(onLost);
+    this.inFlight.add(onLost);
     try {
       return await Promise.race([
-        request(c, tool, exposed, args, AbortSignal.any([signal, controller.signal]), signal),
+        this.request(c, { tool, exposed, args }, AbortSignal.any([signal, controller.signal]), signal),
         lost.then((reason) =>
-          failure(
+          this.failure(
             "mcp_server_unavailable",
-            `${label} became unreachable while ${exposed} was running: ${reason}`,
+            `${this.label} became unreachable while ${exposed} was running: ${reason}`,
           ),
         ),
       ]);
     } finally {
-      inFlight.delete(onLost);
+      this.inFlight.delete(onLost);
       controller.abort(); // a lost call's request is dropped on the client side too
     }
   }
 
-  async function request(
+  close(): Promise<void> {
+    // Closing during a start: the spawned process is killed at once, and the start ends quietly.
+    if (this.closing === undefined) {
+      this.closing = (async () => {
+        if (this.starting !== undefined && this.state === "starting") {
+          await this.client?.close().catch(() => {});
+          await this.transport?.close().catch(() => {});
+        }
+        await this.shutdown();
+      })();
+    }
+    return this.closing;
+  }
+
+  private clean(text: string): string {
+    return redactSecrets(text, this.options.secrets, "[redacted]");
+  }
+
+  private fail(next: "failed" | "exited", message: string): void {
+    this.state = next;
+    this.stateError = this.clean(message);
+    this.options.onEvent({
+      type: next === "failed" ? "server_failed" : "server_exited",
+      server: this.name,
+      message: this.stateError,
+    });
+  }
+
+  private exitDetails(): string | undefined {
+    return this.server.transport === "stdio"
+      ? describeExit(this.transport as StdioTransport | undefined)
+      : undefined;
+  }
+
+  private isClosing(): boolean {
+    return this.closing !== undefined;
+  }
+
+  /** Read through a method: TypeScript would otherwise keep a narrowing across awaits. */
+  private currentState(): McpServerState {
+    return this.state;
+  }
+
+  private async refresh(): Promise<void> {
+    // One refresh at a time; a notification during one asks for another pass after it.
+    if (this.refreshing !== undefined) {
+      this.refreshAgain = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      do {
+        this.refreshAgain = false;
+        const c = this.client;
+        if (c === undefined || this.currentState() !== "ready") break;
+        try {
+          this.listed = await listAll(c, this.server.startupTimeoutMs);
+          this.options.onToolsChanged();
+          this.options.onEvent({
+            type: "tools_changed",
+            server: this.name,
+            tools: this.listed.length,
+            message: `${this.label} changed its tools (${this.listed.length} now)`,
+          });
+        } catch (error) {
+          this.options.onEvent({
+            type: "warning",
+            server: this.name,
+            message: this.clean(
+              `${this.label} announced new tools, but listing them failed: ${describeError(error)}`,
+            ),
+          });
+        }
+      } while (this.refreshAgain);
+    })().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async doStart(): Promise<void> {
+    const server = this.server;
+    this.state = "starting";
+    const c = new Client(this.options.clientInfo, { capabilities: {} });
+    this.client = c;
+    // Transport-level errors (a malformed line, a dropped SSE stream) are not fatal by themselves;
+    // over HTTP they make eddy check that the server is still there (see probe()).
+    c.onerror = () => {
+      if (server.transport === "http") void this.probe(c);
+    };
+    c.onclose = () => {
+      if (this.currentState() === "ready")
+        this.fail("exited", `${this.label} ${this.exitDetails() ?? "closed the connection"}`);
+    };
+    c.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      void this.refresh();
+    });
+    const deadline = Date.now() + server.startupTimeoutMs;
+    try {
+      this.transport = await this.openTransport();
+      await c.connect(this.transport, { timeout: server.startupTimeoutMs });
+      if (this.isClosing()) return;
+      this.listed = await listAll(c, Math.max(1, deadline - Date.now()));
+      if (this.isClosing()) return;
+      this.state = "ready";
+      const n = this.listed.length;
+      this.options.onEvent({
+        type: "server_ready",
+        server: this.name,
+        tools: n,
+        message: `${this.label} is ready (${n} tool${n === 1 ? "" : "s"})`,
+      });
+    } catch (error) {
+      if (this.isClosing()) return;
+      this.fail(
+        "failed",
+        `${this.label} failed to start: ${describeStartFailure(server, error, this.exitDetails())}`,
+      );
+      await c.close().catch(() => {});
+      await this.transport?.close().catch(() => {});
+    }
+  }
+
+  /** The server's transport: a child process over stdio (its cwd checked first) or Streamable HTTP. */
+  private async openTransport(): Promise<Transport> {
+    const server = this.server;
+    if (server.transport !== "stdio") {
+      return new StreamableHTTPClientTransport(new URL(server.url), {
+        requestInit: { headers: server.headers },
+      });
+    }
+    if (server.cwd !== undefined && !(await isDirectory(server.cwd))) {
+      throw new StartError(`its cwd ${server.cwd} is not a directory`);
+    }
+    return createStdioTransport({
+      command: server.command,
+      args: server.args,
+      env: server.env,
+      cwd: server.cwd,
+      closeGraceMs: this.options.closeGraceMs,
+      stderrTailBytes: this.options.stderrTailBytes,
+    });
+  }
+
+  private async request(
     c: Client,
-    tool: string,
-    exposed: string,
-    args: unknown,
+    call: { tool: string; exposed: string; args: unknown },
     requestSignal: AbortSignal,
     runSignal: AbortSignal,
   ): Promise<ToolResult> {
+    const exposed = call.exposed;
+    const server = this.server;
     try {
       const result = await c.callTool(
-        { name: tool, arguments: (args ?? {}) as Record<string, unknown> },
+        { name: call.tool, arguments: (call.args ?? {}) as Record<string, unknown> },
         undefined,
         { signal: requestSignal, timeout: server.callTimeoutMs },
       );
       return mcpResultToToolResult(exposed, result as McpCallResult);
     } catch (error) {
-      if (runSignal.aborted) return failure("cancelled", `${exposed} was cancelled.`);
+      if (runSignal.aborted) return this.failure("cancelled", `${exposed} was cancelled.`);
       if (
-        currentState() === "exited" ||
+        this.currentState() === "exited" ||
         (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)
       ) {
-        return failure(
+        return this.failure(
           "mcp_server_unavailable",
-          `${label} stopped while ${exposed} was running: ${unavailable()}`,
+          `${this.label} stopped while ${exposed} was running: ${this.unavailable()}`,
         );
       }
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-        return failure(
+        return this.failure(
           "tool_timeout",
           `${exposed} did not answer within ${server.callTimeoutMs} ms; the call was cancelled.`,
         );
       }
       if (error instanceof McpError)
-        return failure("tool_failed", `${label} refused ${exposed}: ${describeError(error)}`);
+        return this.failure("tool_failed", `${this.label} refused ${exposed}: ${describeError(error)}`);
       const detail = server.transport === "http" ? describeNetworkError(error) : describeError(error);
-      return failure("tool_failed", `${exposed} failed: ${detail}`);
+      return this.failure("tool_failed", `${exposed} failed: ${detail}`);
     }
   }
 
@@ -270,85 +329,68 @@ export function createMcpConnection(server: ResolvedServer, options: ConnectionO
    * the server is gone and those calls end now. If it answers, a dropped idle event stream (a
    * proxy's timeout) was all, and the calls go on.
    */
-  async function probe(c: Client): Promise<void> {
-    if (probing || inFlight.size === 0) return;
-    probing = true;
+  private async probe(c: Client): Promise<void> {
+    if (this.probing || this.inFlight.size === 0) return;
+    this.probing = true;
     try {
-      await c.ping({ timeout: Math.min(PROBE_TIMEOUT_MS, server.callTimeoutMs) });
+      await c.ping({ timeout: Math.min(PROBE_TIMEOUT_MS, this.server.callTimeoutMs) });
     } catch (error) {
       const reason = describeNetworkError(error);
-      for (const fail of [...inFlight]) fail(reason);
+      for (const fail of [...this.inFlight]) fail(reason);
     } finally {
-      probing = false;
+      this.probing = false;
     }
   }
 
-  function unavailable(): string {
-    switch (state) {
+  private unavailable(): string {
+    switch (this.state) {
       case "exited":
       case "failed":
-        return stateError ?? `${label} is not running`;
+        return this.stateError ?? `${this.label} is not running`;
       case "closed":
-        return `${label} was shut down`;
+        return `${this.label} was shut down`;
       default:
-        return `${label} is not running (${state})`;
+        return `${this.label} is not running (${this.state})`;
     }
   }
 
-  function failure(code: ToolErrorCode, message: string): ToolResult {
+  private failure(code: ToolErrorCode, message: string): ToolResult {
     return toolResult({
       ok: false,
       exitCode: exitCodeFor(code),
-      error: { code, message: shortenText(clean(message), 500) },
+      error: { code, message: shortenText(this.clean(message), 500) },
     });
   }
 
-  async function shutdown(): Promise<void> {
-    await starting?.catch(() => {});
-    const previous = state;
-    state = "closed";
+  private async shutdown(): Promise<void> {
+    await this.starting?.catch(() => {});
+    const previous = this.state;
+    this.state = "closed";
     if (previous === "idle") return;
+    const transport = this.transport;
     if (transport instanceof StreamableHTTPClientTransport) {
       // Tell the server the session is over (it may answer 405: that is allowed).
-      const t = transport;
       await within(
-        t.terminateSession().catch(() => {}),
-        options.closeGraceMs,
+        transport.terminateSession().catch(() => {}),
+        this.options.closeGraceMs,
       );
     }
-    await client?.close().catch(() => {});
+    await this.client?.close().catch(() => {});
     await transport?.close().catch(() => {});
   }
+}
 
-  return {
-    name,
-    status() {
-      const status: McpServerStatus = { name, transport: server.transport, state, tools: tools.length };
-      if (stateError !== undefined) status.error = stateError;
-      return status;
-    },
-    start() {
-      if (closing !== undefined) return Promise.resolve();
-      starting ??= doStart();
-      return starting;
-    },
-    tools: () => tools,
-    settled: () => refreshing ?? Promise.resolve(),
-    call,
-    close() {
-      // Closing during a start: the spawned process is killed at once, and the start ends quietly.
-      if (closing === undefined) {
-        closing = (async () => {
-          if (starting !== undefined && state === "starting") {
-            await client?.close().catch(() => {});
-            await transport?.close().catch(() => {});
-          }
-          await shutdown();
-        })();
-      }
-      return closing;
-    },
-  };
+/** Every tool the server lists, page by page (at most `MAX_PAGES`). */
+async function listAll(c: Client, timeout: number): Promise<Tool[]> {
+  const all: Tool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const result = await c.listTools(cursor === undefined ? undefined : { cursor }, { timeout });
+    all.push(...result.tools);
+    cursor = result.nextCursor;
+    if (cursor === undefined) break;
+  }
+  return all;
 }
 
 async function isDirectory(path: string): Promise<boolean> {

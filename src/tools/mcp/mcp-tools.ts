@@ -108,30 +108,11 @@ const EXECUTOR_MARGIN_MS = 1000;
 export function createMcpTools(servers: unknown, options: McpToolsOptions = {}): McpTools {
   const config = parseMcpServers(servers);
   const onEvent = options.onEvent ?? (() => {});
-  const secrets: string[] = [];
-  const resolved = Object.entries(config).map(([name, server]) => {
-    const r = resolveMcpServer(name, server, {
-      env: options.env ?? {},
-      cwd: options.cwd,
-      startupTimeoutMs: options.startupTimeoutMs ?? MCP_DEFAULTS.startupTimeoutMs,
-      callTimeoutMs: options.callTimeoutMs ?? MCP_DEFAULTS.callTimeoutMs,
-    });
-    secrets.push(...r.secrets);
-    return r.server;
-  });
-  const allSecrets = [...new Set(secrets)].sort((a, b) => b.length - a.length);
+  const { resolved, allSecrets } = resolveAll(config, options);
 
   let revision = 0;
   let started: Promise<void> | undefined;
   let closed: Promise<void> | undefined;
-  /**
-   * Entries by connection and tool name, each with the JSON of the tool it was built from: after
-   * a `tools/list_changed`, unchanged tools keep their definition objects (and compiled schemas).
-   */
-  const built = new Map<
-    McpConnection,
-    { from: readonly Tool[]; entries: Entry[]; byTool: Map<string, Built> }
-  >();
   let lastGood: Entry[] | undefined;
 
   const connections = resolved.map((server) =>
@@ -146,31 +127,14 @@ export function createMcpTools(servers: unknown, options: McpToolsOptions = {}):
       },
     }),
   );
-  const callTimeout = new Map(resolved.map((s) => [s.name, s.callTimeoutMs]));
-
-  function entriesOf(connection: McpConnection): Entry[] {
-    const listed = connection.tools();
-    const cached = built.get(connection);
-    if (cached !== undefined && cached.from === listed) return cached.entries;
-    const timeoutMs = (callTimeout.get(connection.name) ?? MCP_DEFAULTS.callTimeoutMs) + EXECUTOR_MARGIN_MS;
-    const byTool = new Map<string, Built>();
-    const entries = listed.map((tool) => {
-      const json = JSON.stringify(tool);
-      const previous = cached?.byTool.get(tool.name);
-      const entry = previous?.json === json ? previous.entry : toEntry(connection, tool, timeoutMs, onEvent);
-      byTool.set(tool.name, { json, entry });
-      return entry;
-    });
-    built.set(connection, { from: listed, entries, byTool });
-    return entries;
-  }
+  const entries = new EntryCache(new Map(resolved.map((s) => [s.name, s.callTimeoutMs])), onEvent);
 
   function current(): Entry[] {
-    const entries = connections.flatMap(entriesOf);
-    const clash = findClash(entries);
+    const all = connections.flatMap((c) => entries.of(c));
+    const clash = findClash(all);
     if (clash === undefined) {
-      lastGood = entries;
-      return entries;
+      lastGood = all;
+      return all;
     }
     if (lastGood === undefined) throw new EddyError("invalid_config", clash.message, { fault: "user" });
     onEvent({
@@ -205,6 +169,62 @@ export function createMcpTools(servers: unknown, options: McpToolsOptions = {}):
       return closed;
     },
   };
+}
+
+/** Every server resolved against the environment, and their secrets (deduplicated, longest first). */
+function resolveAll(config: ReturnType<typeof parseMcpServers>, options: McpToolsOptions) {
+  const secrets: string[] = [];
+  const resolved = Object.entries(config).map(([name, server]) => {
+    const r = resolveMcpServer(name, server, {
+      env: options.env ?? {},
+      cwd: options.cwd,
+      startupTimeoutMs: options.startupTimeoutMs ?? MCP_DEFAULTS.startupTimeoutMs,
+      callTimeoutMs: options.callTimeoutMs ?? MCP_DEFAULTS.callTimeoutMs,
+    });
+    secrets.push(...r.secrets);
+    return r.server;
+  });
+  return { resolved, allSecrets: [...new Set(secrets)].sort((a, b) => b.length - a.length) };
+}
+
+/**
+ * Entries by connection and tool name, each with the JSON of the tool it was built from: after
+ * a `tools/list_changed`, unchanged tools keep their definition objects (and compiled schemas).
+ */
+class EntryCache {
+  private readonly built = new Map<
+    McpConnection,
+    { from: readonly Tool[]; entries: Entry[]; byTool: Map<string, Built> }
+  >();
+
+  /** Each server's call timeout, by server name. */
+  private readonly callTimeout: ReadonlyMap<string, number>;
+  private readonly onEvent: (event: McpEvent) => void;
+
+  constructor(callTimeout: ReadonlyMap<string, number>, onEvent: (event: McpEvent) => void) {
+    this.callTimeout = callTimeout;
+    this.onEvent = onEvent;
+  }
+
+  /** The entries of the tools `connection` lists now. */
+  of(connection: McpConnection): Entry[] {
+    const listed = connection.tools();
+    const cached = this.built.get(connection);
+    if (cached !== undefined && cached.from === listed) return cached.entries;
+    const timeoutMs =
+      (this.callTimeout.get(connection.name) ?? MCP_DEFAULTS.callTimeoutMs) + EXECUTOR_MARGIN_MS;
+    const byTool = new Map<string, Built>();
+    const entries = listed.map((tool) => {
+      const json = JSON.stringify(tool);
+      const previous = cached?.byTool.get(tool.name);
+      const entry =
+        previous?.json === json ? previous.entry : toEntry(connection, tool, timeoutMs, this.onEvent);
+      byTool.set(tool.name, { json, entry });
+      return entry;
+    });
+    this.built.set(connection, { from: listed, entries, byTool });
+    return entries;
+  }
 }
 
 /**

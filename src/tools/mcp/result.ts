@@ -8,6 +8,7 @@
  * to send both). `isError: true` makes the call `ok:false` with the first text line as the message.
  */
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/sdk/types.js";
+import { isJsonObject } from "../../util/json.js";
 import { TOOL_DEFAULTS } from "../defaults.js";
 import { exitCodeFor } from "../execute.js";
 import { type ToolResult, toolResult } from "../tool.js";
@@ -95,7 +96,7 @@ function sameJson(text: string, value: unknown): boolean {
 /** JSON with object keys sorted, so key order does not make two equal values differ. */
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === "object" && !Array.isArray(v)
+    isJsonObject(v)
       ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
       : v,
   );

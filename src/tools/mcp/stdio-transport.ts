@@ -10,7 +10,6 @@
  * instead of being printed over eddy's output.
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import {
   ReadBuffer,
@@ -19,6 +18,7 @@ import {
 } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { groupAlive, signalGroup } from "../process-signals.js";
 
 /** Options of `createStdioTransport`. */
 export interface StdioTransportOptions {
@@ -54,135 +54,148 @@ const POLL_MS = 20;
 
 /** Creates the transport; `start()` spawns the server. */
 export function createStdioTransport(options: StdioTransportOptions): StdioTransport {
-  const readBuffer = new ReadBuffer();
-  let child: ChildProcessByStdio<Writable, Readable, Readable> | undefined;
-  let exit: ProcessExit | undefined;
-  let stderr = Buffer.alloc(0);
-  let closedNotified = false;
-  let closing: Promise<void> | undefined;
-  let stopReason: string | undefined;
-  let onExited: () => void = () => {};
-  const exited = new Promise<void>((resolve) => {
-    onExited = resolve;
+  return new ChildStdioTransport(options);
+}
+
+/** The transport over one child process; its state is the child's lifecycle. */
+class ChildStdioTransport implements StdioTransport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  exit: ProcessExit | undefined;
+  stopReason: string | undefined;
+
+  private readonly options: StdioTransportOptions;
+  private readonly readBuffer = new ReadBuffer();
+  private child: ChildProcessByStdio<Writable, Readable, Readable> | undefined;
+  private stderr = Buffer.alloc(0);
+  private closedNotified = false;
+  private closing: Promise<void> | undefined;
+  private onExited: () => void = () => {};
+  private readonly exited = new Promise<void>((resolve) => {
+    this.onExited = resolve;
   });
 
-  const notifyClosed = () => {
-    if (closedNotified) return;
-    closedNotified = true;
-    transport.onclose?.();
-  };
+  constructor(options: StdioTransportOptions) {
+    this.options = options;
+  }
 
-  const transport: StdioTransport = {
-    get pid() {
-      return child?.pid;
-    },
-    get exit() {
-      return exit;
-    },
-    stderrTail: () => stderr.toString("utf8"),
-    get stopReason() {
-      return stopReason;
-    },
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
 
-    start() {
-      if (child !== undefined) return Promise.reject(new Error("the stdio transport was already started"));
-      return new Promise<void>((resolve, reject) => {
-        const proc = spawn(options.command, [...options.args], {
-          cwd: options.cwd,
-          env: options.env,
-          detached: true,
-          stdio: ["pipe", "pipe", "pipe"],
-          windowsHide: true,
-        });
-        child = proc;
-        proc.once("spawn", () => {
-          if (proc.pid !== undefined) trackGroup(proc.pid);
-          resolve();
-        });
-        proc.once("error", (error) => {
-          // A spawn failure (ENOENT, EACCES) fires "error" and never "spawn".
-          if (proc.pid === undefined) {
-            exit = { code: null, signal: null };
-            onExited();
-            reject(error);
-            notifyClosed();
-          } else transport.onerror?.(error);
-        });
-        proc.once("exit", (code, signal) => {
-          exit = { code, signal };
-          onExited();
-          // Let the last messages on stdout arrive before pending requests are failed.
-          const timer = setTimeout(notifyClosed, DRAIN_AFTER_EXIT_MS);
-          proc.stdout.once("close", () => {
-            clearTimeout(timer);
-            notifyClosed();
-          });
-        });
-        proc.stdout.on("data", (chunk: Buffer) => {
-          if (stopReason !== undefined) return;
-          try {
-            readBuffer.append(chunk);
-          } catch {
-            // Over the SDK's 10 MiB message limit: the answer is lost, so the server is stopped
-            // (its pending calls fail now instead of at their timeout).
-            stopReason ??= `sent a message over the ${STDIO_DEFAULT_MAX_BUFFER_SIZE}-byte limit and was stopped`;
-            void transport.close();
-            return;
-          }
-          for (;;) {
-            let message: JSONRPCMessage | null;
-            try {
-              message = readBuffer.readMessage();
-            } catch (error) {
-              // A line that is not JSON-RPC (a server logging to stdout): report it, keep reading.
-              transport.onerror?.(error as Error);
-              continue;
-            }
-            if (message === null) break;
-            transport.onmessage?.(message);
-          }
-        });
-        proc.stderr.on("data", (chunk: Buffer) => {
-          const joined = Buffer.concat([stderr, chunk]);
-          stderr = joined.subarray(Math.max(0, joined.length - options.stderrTailBytes));
-        });
-        for (const stream of [proc.stdin, proc.stdout, proc.stderr]) {
-          stream.on("error", (error: Error) => transport.onerror?.(error));
-        }
+  stderrTail(): string {
+    return this.stderr.toString("utf8");
+  }
+
+  start(): Promise<void> {
+    if (this.child !== undefined) return Promise.reject(new Error("the stdio transport was already started"));
+    return new Promise<void>((resolve, reject) => {
+      const proc = spawn(this.options.command, [...this.options.args], {
+        cwd: this.options.cwd,
+        env: this.options.env,
+        detached: true,
+        stdio: ["pipe", "pipe", "pipe"],
+        windowsHide: true,
       });
-    },
-
-    send(message) {
-      return new Promise<void>((resolve, reject) => {
-        const stdin = child?.stdin;
-        if (stdin === undefined || exit !== undefined || !stdin.writable) {
-          reject(new Error("the server process is not running"));
-          return;
-        }
-        if (stdin.write(serializeMessage(message))) resolve();
-        else stdin.once("drain", () => resolve());
+      this.child = proc;
+      proc.once("spawn", () => {
+        if (proc.pid !== undefined) trackGroup(proc.pid);
+        resolve();
       });
-    },
+      proc.once("error", (error) => {
+        // A spawn failure (ENOENT, EACCES) fires "error" and never "spawn".
+        if (proc.pid === undefined) {
+          this.exit = { code: null, signal: null };
+          this.onExited();
+          reject(error);
+          this.notifyClosed();
+        } else this.onerror?.(error);
+      });
+      proc.once("exit", (code, signal) => {
+        this.exit = { code, signal };
+        this.onExited();
+        // Let the last messages on stdout arrive before pending requests are failed.
+        const timer = setTimeout(() => this.notifyClosed(), DRAIN_AFTER_EXIT_MS);
+        proc.stdout.once("close", () => {
+          clearTimeout(timer);
+          this.notifyClosed();
+        });
+      });
+      proc.stdout.on("data", (chunk: Buffer) => this.readStdout(chunk));
+      proc.stderr.on("data", (chunk: Buffer) => {
+        const joined = Buffer.concat([this.stderr, chunk]);
+        this.stderr = joined.subarray(Math.max(0, joined.length - this.options.stderrTailBytes));
+      });
+      for (const stream of [proc.stdin, proc.stdout, proc.stderr]) {
+        stream.on("error", (error: Error) => this.onerror?.(error));
+      }
+    });
+  }
 
-    close() {
-      closing ??= shutdown();
-      return closing;
-    },
-  };
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const stdin = this.child?.stdin;
+      if (stdin === undefined || this.exit !== undefined || !stdin.writable) {
+        reject(new Error("the server process is not running"));
+        return;
+      }
+      if (stdin.write(serializeMessage(message))) resolve();
+      else stdin.once("drain", () => resolve());
+    });
+  }
 
-  async function shutdown(): Promise<void> {
-    const proc = child;
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  /** Messages from the server's stdout, one JSON-RPC message a line. */
+  private readStdout(chunk: Buffer): void {
+    if (this.stopReason !== undefined) return;
+    try {
+      this.readBuffer.append(chunk);
+    } catch {
+      // Over the SDK's 10 MiB message limit: the answer is lost, so the server is stopped
+      // (its pending calls fail now instead of at their timeout).
+      this.stopReason ??= `sent a message over the ${STDIO_DEFAULT_MAX_BUFFER_SIZE}-byte limit and was stopped`;
+      void this.close();
+      return;
+    }
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.readBuffer.readMessage();
+      } catch (error) {
+        // A line that is not JSON-RPC (a server logging to stdout): report it, keep reading.
+        this.onerror?.(error as Error);
+        continue;
+      }
+      if (message === null) break;
+      this.onmessage?.(message);
+    }
+  }
+
+  private notifyClosed(): void {
+    if (this.closedNotified) return;
+    this.closedNotified = true;
+    this.onclose?.();
+  }
+
+  /** Closes stdin, then SIGTERM, then SIGKILL for the whole group, each after the grace period. */
+  private async shutdown(): Promise<void> {
+    const proc = this.child;
     const pid = proc?.pid;
     if (proc !== undefined && pid !== undefined) {
-      const grace = options.closeGraceMs;
+      const grace = this.options.closeGraceMs;
       // The polite first step, unless the server already broke the protocol.
-      if (exit === undefined && stopReason === undefined) {
+      if (this.exit === undefined && this.stopReason === undefined) {
         proc.stdin.end();
-        await within(exited, grace);
+        await within(this.exited, grace);
       }
-      if (exit === undefined) {
+      if (this.exit === undefined) {
         signalGroup(pid, "SIGTERM");
-        await within(exited, grace);
+        await within(this.exited, grace);
       }
       // The server is gone (or ignoring SIGTERM); whatever it started may not be.
       if (groupAlive(pid)) {
@@ -190,61 +203,15 @@ export function createStdioTransport(options: StdioTransportOptions): StdioTrans
         await groupGone(pid, grace);
       }
       signalGroup(pid, "SIGKILL");
-      await within(exited, grace);
+      await within(this.exited, grace);
       untrackGroup(pid);
       proc.stdout.destroy();
       proc.stderr.destroy();
       proc.stdin.destroy();
     }
-    readBuffer.clear();
-    notifyClosed();
+    this.readBuffer.clear();
+    this.notifyClosed();
   }
-
-  return transport;
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
-/**
- * True while a process of the group is alive. `kill(-pgid, 0)` also counts zombies (dead, not yet
- * reaped: a grandchild whose parent died is reaped by PID 1, which in a container may never
- * happen), so on Linux a positive answer is checked against /proc.
- */
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
-  }
-  return process.platform !== "linux" || liveMemberInProc(pgid);
-}
-
-function liveMemberInProc(pgid: number): boolean {
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return true;
-  }
-  for (const entry of entries) {
-    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      continue; // ended while we looked
-    }
-    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so split after the last ")".
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
-  }
-  return false;
 }
 
 async function groupGone(pgid: number, maxMs: number): Promise<void> {

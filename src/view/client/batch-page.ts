@@ -14,92 +14,105 @@ interface Column<T> {
   numeric?: boolean;
 }
 
-/** Renders a batch folder into `root`. */
+/** Renders a batch folder into `root`: its facts, histograms and the table of its tasks. */
 export function renderBatch(root: HTMLElement, batch: BatchView, title: string): void {
-  const rows = batch.rows;
-  const byReason = new Map<string, number>();
-  for (const r of rows) byReason.set(r.reason, (byReason.get(r.reason) ?? 0) + 1);
-  const columns: Column<BatchRowView>[] = [
-    { key: "id", title: "task", value: (r) => r.id, cell: (r) => runLink(r.id, r.run, r.tape_problem) },
-    { key: "reason", title: "reason", value: (r) => r.reason, cell: (r) => reasonBadge(r.reason) },
-    { key: "turns", title: "turns", value: (r) => r.turns, cell: (r) => count(r.turns), numeric: true },
-    {
-      key: "tool_calls",
-      title: "tool calls",
-      value: (r) => r.tool_calls,
-      cell: (r) => count(r.tool_calls),
-      numeric: true,
-    },
-    {
-      key: "tokens_in",
-      title: "tokens in",
-      value: (r) => r.tokens_in,
-      cell: (r) => count(r.tokens_in),
-      numeric: true,
-    },
-    {
-      key: "tokens_out",
-      title: "tokens out",
-      value: (r) => r.tokens_out,
-      cell: (r) => count(r.tokens_out),
-      numeric: true,
-    },
-    {
-      key: "duration_ms",
-      title: "duration",
-      value: (r) => r.duration_ms,
-      cell: (r) => ms(r.duration_ms),
-      numeric: true,
-    },
-    {
-      key: "output",
-      title: "output / error",
-      value: (r) => r.error ?? r.output ?? "",
-      cell: (r) => outputCell(r),
-    },
-  ];
   root.replaceChildren(
+    batchFacts(batch, title),
+    batchHistograms(batch.rows),
     h(
       "section",
       { class: "card" },
-      h("h1", null, title),
-      h("div", { class: "muted small" }, batch.dir),
-      h(
-        "dl",
-        { class: "facts" },
-        h("div", { class: "fact" }, h("dt", null, "tasks"), h("dd", null, count(rows.length))),
-        ...[...byReason].map(([reason, n]) =>
-          h("div", { class: "fact" }, h("dt", null, reason), h("dd", null, count(n))),
-        ),
-        ...batch.summary.map(([k, v]) => h("div", { class: "fact" }, h("dt", null, k), h("dd", null, v))),
-      ),
-      batch.problems.length > 0
-        ? h(
-            "ul",
-            { class: "notes problems" },
-            ...batch.problems.map((p) => h("li", { class: "note warn" }, p)),
-          )
-        : null,
+      h("h2", null, "Tasks"),
+      sortableTable(batch.rows, BATCH_COLUMNS, "batch-table"),
     ),
+  );
+}
+
+/** The columns of the batch table. */
+const BATCH_COLUMNS: Column<BatchRowView>[] = [
+  { key: "id", title: "task", value: (r) => r.id, cell: (r) => runLink(r.id, r.run, r.tape_problem) },
+  { key: "reason", title: "reason", value: (r) => r.reason, cell: (r) => reasonBadge(r.reason) },
+  { key: "turns", title: "turns", value: (r) => r.turns, cell: (r) => count(r.turns), numeric: true },
+  {
+    key: "tool_calls",
+    title: "tool calls",
+    value: (r) => r.tool_calls,
+    cell: (r) => count(r.tool_calls),
+    numeric: true,
+  },
+  {
+    key: "tokens_in",
+    title: "tokens in",
+    value: (r) => r.tokens_in,
+    cell: (r) => count(r.tokens_in),
+    numeric: true,
+  },
+  {
+    key: "tokens_out",
+    title: "tokens out",
+    value: (r) => r.tokens_out,
+    cell: (r) => count(r.tokens_out),
+    numeric: true,
+  },
+  {
+    key: "duration_ms",
+    title: "duration",
+    value: (r) => r.duration_ms,
+    cell: (r) => ms(r.duration_ms),
+    numeric: true,
+  },
+  {
+    key: "output",
+    title: "output / error",
+    value: (r) => r.error ?? r.output ?? "",
+    cell: (r) => outputCell(r),
+  },
+];
+
+/** The batch's title, folder, counts by reason, summary and problems. */
+function batchFacts(batch: BatchView, title: string): HTMLElement {
+  const rows = batch.rows;
+  const byReason = new Map<string, number>();
+  for (const r of rows) byReason.set(r.reason, (byReason.get(r.reason) ?? 0) + 1);
+  return h(
+    "section",
+    { class: "card" },
+    h("h1", null, title),
+    h("div", { class: "muted small" }, batch.dir),
     h(
-      "section",
-      { class: "card hists" },
-      histogram(
-        "Durations",
-        rows.map((r) => r.duration_ms),
-        ms,
-        "hist-duration",
+      "dl",
+      { class: "facts" },
+      h("div", { class: "fact" }, h("dt", null, "tasks"), h("dd", null, count(rows.length))),
+      ...[...byReason].map(([reason, n]) =>
+        h("div", { class: "fact" }, h("dt", null, reason), h("dd", null, count(n))),
       ),
-      histogram(
-        "Tokens (in + out)",
-        rows.map((r) =>
-          r.tokens_in === null && r.tokens_out === null ? null : (r.tokens_in ?? 0) + (r.tokens_out ?? 0),
-        ),
-        count,
-        "hist-tokens",
-      ),
+      ...batch.summary.map(([k, v]) => h("div", { class: "fact" }, h("dt", null, k), h("dd", null, v))),
     ),
-    h("section", { class: "card" }, h("h2", null, "Tasks"), sortableTable(rows, columns, "batch-table")),
+    batch.problems.length > 0
+      ? h("ul", { class: "notes problems" }, ...batch.problems.map((p) => h("li", { class: "note warn" }, p)))
+      : null,
+  );
+}
+
+/** Histograms of the tasks' durations and tokens. */
+function batchHistograms(rows: readonly BatchRowView[]): HTMLElement {
+  return h(
+    "section",
+    { class: "card hists" },
+    histogram(
+      "Durations",
+      rows.map((r) => r.duration_ms),
+      ms,
+      "hist-duration",
+    ),
+    histogram(
+      "Tokens (in + out)",
+      rows.map((r) =>
+        r.tokens_in === null && r.tokens_out === null ? null : (r.tokens_in ?? 0) + (r.tokens_out ?? 0),
+      ),
+      count,
+      "hist-tokens",
+    ),
   );
 }
 

@@ -1,4 +1,5 @@
 /** One tool call: a one-line summary (name, arguments, outcome, output preview) that opens to the full detail. */
+import { isJsonObject } from "../../util/json.js";
 import type { NoteView, ToolCallView } from "../view-data.js";
 import { fileDiff, patchView } from "./diff-view.js";
 import { details, h, pre } from "./dom.js";
@@ -57,7 +58,7 @@ function oneLine(text: string, max: number): string {
 }
 
 function argsLine(call: ToolCallView): string {
-  if (call.args !== null && typeof call.args === "object" && !Array.isArray(call.args)) {
+  if (isJsonObject(call.args)) {
     return Object.entries(call.args as Record<string, unknown>)
       .map(([k, v]) => `${k}=${typeof v === "string" ? JSON.stringify(firstLine(v, 60)) : JSON.stringify(v)}`)
       .join(" ");
@@ -86,7 +87,7 @@ interface OutputParts {
 /** eddy's built-in tools answer `{tool, ok, exit_code, stdout, stderr, artifacts?, error?}` (src/tools/output.ts). */
 function outputParts(call: ToolCallView): OutputParts {
   const o = call.output_json;
-  if (o === null || typeof o !== "object" || Array.isArray(o)) return {};
+  if (!isJsonObject(o)) return {};
   const { stdout, stderr, error, tool: _tool, ok: _ok, ...rest } = o as Record<string, unknown>;
   const parts: OutputParts = { rest };
   if (typeof stdout === "string") parts.stdout = stdout;

@@ -1,0 +1,209 @@
+/**
+ * A batch's folder: `results.jsonl` (one line per finished task, appended as each finishes),
+ * `tapes/ID.tape`, `summary.json` (counts by reason, tokens, duration percentiles, wall time) and
+ * `batch.json` (the batch's id, so a queue and per-task workspaces find it again). Running the
+ * same batch into the same folder again skips the tasks that have a result line.
+ */
+import { randomUUID } from "node:crypto";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { EddyError } from "../errors.js";
+import type { FrameError, RunEndReason } from "../frames/frame.js";
+import type { Usage } from "../protocol/types.js";
+import { type BatchResult, succeeded } from "./run-task.js";
+import { fileTapeStore, type TapeStore } from "./tape-store.js";
+
+/** One line of `results.jsonl`. */
+export interface ResultLine {
+  id: string;
+  reason: RunEndReason;
+  output_text: string;
+  result: unknown;
+  usage: Usage;
+  turns: number;
+  tool_calls: number;
+  duration_ms: number;
+  /** The tape, relative to the batch folder. */
+  tape: string | null;
+  error: FrameError | null;
+  metadata?: Record<string, unknown>;
+  /** The task's own workspace, kept because it failed. */
+  workspace?: string;
+  /** How often the run was resumed after its process died. */
+  resumed?: number;
+}
+
+/** `summary.json`. */
+export interface BatchSummary {
+  /** Tasks in the tasks file (good lines). */
+  tasks: number;
+  /** Tasks with a result. */
+  finished: number;
+  /** Tasks without one (interrupted, or still queued). */
+  pending: number;
+  by_reason: Partial<Record<RunEndReason, number>>;
+  /** Finished tasks that did not complete (`--retry-failed` runs them again). */
+  failed: number;
+  usage: { input_tokens: number; output_tokens: number; total_tokens: number };
+  duration_ms: { p50: number; p95: number; max: number };
+  /** This invocation's wall time. */
+  wall_ms: number;
+  /** Lines of the tasks file that were skipped. */
+  bad_lines: number;
+  finished_at: string;
+}
+
+/** An opened batch folder. */
+export interface BatchDir {
+  readonly path: string;
+  /** Stable across invocations (kept in `batch.json`). */
+  readonly id: string;
+  readonly tapes: TapeStore;
+  /** The result lines so far, by task id. */
+  readonly results: Map<string, ResultLine>;
+  /** Appends a task's result line (and remembers it). */
+  append(result: BatchResult): ResultLine;
+  /** Drops these tasks' result lines (before running them again). */
+  drop(ids: ReadonlySet<string>): void;
+  writeSummary(summary: BatchSummary): void;
+}
+
+/** Opens (creating when missing) the batch folder `path`; `secrets` never reach its tapes. */
+export function openBatchDir(path: string, secrets: readonly string[] = []): BatchDir {
+  try {
+    mkdirSync(join(path, "tapes"), { recursive: true });
+  } catch (err) {
+    throw new EddyError(
+      "invalid_config",
+      `cannot create the batch folder ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      { fault: "user" },
+    );
+  }
+  const resultsPath = join(path, "results.jsonl");
+  const results = readResults(resultsPath);
+  const tapes = fileTapeStore(join(path, "tapes"), secrets);
+  return {
+    path,
+    id: batchId(path),
+    tapes,
+    results,
+    append(result) {
+      const line = toResultLine(result, path);
+      appendFileSync(resultsPath, `${JSON.stringify(line)}\n`);
+      results.set(line.id, line);
+      return line;
+    },
+    drop(ids) {
+      if (ids.size === 0) return;
+      for (const id of ids) results.delete(id);
+      const text = [...results.values()].map((l) => `${JSON.stringify(l)}\n`).join("");
+      writeFileSync(`${resultsPath}.tmp`, text);
+      renameSync(`${resultsPath}.tmp`, resultsPath);
+    },
+    writeSummary(summary) {
+      writeFileSync(`${join(path, "summary.json")}.tmp`, `${JSON.stringify(summary, null, 2)}\n`);
+      renameSync(`${join(path, "summary.json")}.tmp`, join(path, "summary.json"));
+    },
+  };
+}
+
+/** The result lines of `results.jsonl`; a last line cut mid-write (a crash) is dropped and rewritten. */
+function readResults(path: string): Map<string, ResultLine> {
+  const out = new Map<string, ResultLine>();
+  if (!existsSync(path)) return out;
+  const text = readFileSync(path, "utf8");
+  const lines = text.split("\n");
+  let clean = true;
+  for (const [i, raw] of lines.entries()) {
+    if (raw.trim() === "") continue;
+    try {
+      const line = JSON.parse(raw) as ResultLine;
+      if (typeof line.id === "string") out.set(line.id, line);
+    } catch {
+      if (i < lines.length - 1 && lines.slice(i + 1).some((l) => l.trim() !== ""))
+        throw new EddyError("invalid_config", `${path}: line ${i + 1} is not valid JSON; fix or remove it`, {
+          fault: "user",
+        });
+      clean = false;
+    }
+  }
+  if (!clean || (text !== "" && !text.endsWith("\n")))
+    writeFileSync(path, [...out.values()].map((l) => `${JSON.stringify(l)}\n`).join(""));
+  return out;
+}
+
+function batchId(path: string): string {
+  const file = join(path, "batch.json");
+  if (existsSync(file)) {
+    try {
+      const id = (JSON.parse(readFileSync(file, "utf8")) as { id?: unknown }).id;
+      if (typeof id === "string" && /^[a-z0-9]{8,40}$/.test(id)) return id;
+    } catch {}
+  }
+  const id = randomUUID().replace(/-/g, "").slice(0, 16);
+  writeFileSync(file, `${JSON.stringify({ id, created_at: new Date().toISOString() })}\n`);
+  return id;
+}
+
+/** A result as its `results.jsonl` line (paths relative to the batch folder). */
+export function toResultLine(result: BatchResult, dir: string): ResultLine {
+  const line: ResultLine = {
+    id: result.id,
+    reason: result.reason,
+    output_text: result.outputText,
+    result: result.result ?? null,
+    usage: result.usage,
+    turns: result.turns,
+    tool_calls: result.toolCalls,
+    duration_ms: result.durationMs,
+    tape: result.tape === undefined ? null : relative(dir, result.tape),
+    error: result.error ?? null,
+  };
+  if (result.metadata !== undefined) line.metadata = result.metadata;
+  if (result.workspace !== undefined) line.workspace = result.workspace;
+  if (result.resumes !== undefined) line.resumed = result.resumes.length;
+  return line;
+}
+
+/** Whether a result line is a failure (`--retry-failed` runs it again). */
+export function isFailure(line: ResultLine): boolean {
+  return !succeeded(line.reason);
+}
+
+/** `summary.json` from the result lines. */
+export function summarize(
+  lines: readonly ResultLine[],
+  facts: { tasks: number; badLines: number; wallMs: number },
+): BatchSummary {
+  const byReason: Partial<Record<RunEndReason, number>> = {};
+  const usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+  for (const line of lines) {
+    byReason[line.reason] = (byReason[line.reason] ?? 0) + 1;
+    usage.input_tokens += line.usage?.input_tokens ?? 0;
+    usage.output_tokens += line.usage?.output_tokens ?? 0;
+    usage.total_tokens += line.usage?.total_tokens ?? 0;
+  }
+  const durations = lines.map((l) => l.duration_ms).sort((a, b) => a - b);
+  return {
+    tasks: facts.tasks,
+    finished: lines.length,
+    pending: Math.max(0, facts.tasks - lines.length),
+    by_reason: byReason,
+    failed: lines.filter(isFailure).length,
+    usage,
+    duration_ms: {
+      p50: percentile(durations, 0.5),
+      p95: percentile(durations, 0.95),
+      max: durations.at(-1) ?? 0,
+    },
+    wall_ms: Math.round(facts.wallMs),
+    bad_lines: facts.badLines,
+    finished_at: new Date().toISOString(),
+  };
+}
+
+/** Nearest-rank percentile of sorted values (0 for none). */
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] as number;
+}

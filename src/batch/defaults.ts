@@ -1,0 +1,16 @@
+/** Batch defaults, in one place for the library and the CLI. */
+export const BATCH_DEFAULTS = {
+  /** Runs at once in one process (`--concurrency`). */
+  concurrency: 8,
+  /** Runs at once per worker (`eddy worker --concurrency`). */
+  workerConcurrency: 8,
+  /**
+   * How long a worker's hold on a task lasts without being renewed (`--stall-timeout`): a worker
+   * that dies gives its tasks to another after about this long (BullMQ's lock duration).
+   */
+  stallTimeoutMs: 30_000,
+  /** How often a task may be handed on after its worker died before it fails. */
+  maxStalls: 5,
+  /** The BullMQ queue every batch and worker uses (`--queue redis://…/?name=…` picks another). */
+  queueName: "eddy-batch",
+} as const;

@@ -1,0 +1,261 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createScriptedProvider, type Script, type ScriptedResponse } from "../../test/support/scripted.js";
+import type { JsonObject } from "../protocol/types.js";
+import type { Provider } from "../provider/provider.js";
+import { readTape } from "../replay/tape.js";
+import { createToolRegistry } from "../tools/registry.js";
+import { defineTool } from "../tools/tool.js";
+import { runBatch } from "./pool.js";
+import type { BatchResult } from "./run-task.js";
+import { fileTapeStore } from "./tape-store.js";
+import type { BatchTask } from "./task.js";
+
+const temp = (name: string) => mkdtempSync(join(tmpdir(), `eddy-pool-${name}-`));
+
+/** A model that calls `note` with the task's word, then answers once the output came back. */
+const noteThenAnswer: Script = (body) => {
+  const input = JSON.stringify(body.input);
+  if (input.includes("function_call_output")) return { items: [{ type: "message", text: "noted" }] };
+  const word = /word (\w+)/.exec(input)?.[1] ?? "none";
+  return { items: [{ type: "function_call", name: "note", arguments: JSON.stringify({ word }) }] };
+};
+
+function noteTool(runs: string[]) {
+  return defineTool({
+    name: "note",
+    description: "Notes a word",
+    parameters: { type: "object", properties: { word: { type: "string" } }, required: ["word"] },
+    execute: async (args) => {
+      runs.push((args as { word: string }).word);
+      await new Promise((r) => setTimeout(r, 5));
+      return "ok";
+    },
+  });
+}
+
+const tasks = (n: number): BatchTask[] =>
+  Array.from({ length: n }, (_, i) => ({ id: `t${i}`, input: `note the word w${i}` }));
+
+/** The provider, counting streams in flight. */
+function counting(provider: Provider): { provider: Provider; peak: () => number } {
+  let active = 0;
+  let peak = 0;
+  return {
+    peak: () => peak,
+    provider: {
+      ...provider,
+      stream(request, options) {
+        active++;
+        peak = Math.max(peak, active);
+        const stream = provider.stream(request, options);
+        stream.result.finally(() => active--);
+        return stream;
+      },
+    },
+  };
+}
+
+async function collect(iterable: AsyncIterable<BatchResult>): Promise<BatchResult[]> {
+  const out: BatchResult[] = [];
+  for await (const r of iterable) out.push(r);
+  return out;
+}
+
+describe("runBatch", () => {
+  it("runs every task once, never more than `concurrency` at a time, and records each tape", async () => {
+    const runs: string[] = [];
+    const scripted = createScriptedProvider([noteThenAnswer]);
+    const { provider, peak } = counting(scripted);
+    const dir = temp("tapes");
+    const results = await collect(
+      runBatch(tasks(12), {
+        run: { provider, model: "m", tools: [noteTool(runs)] },
+        concurrency: 3,
+        tapes: fileTapeStore(dir),
+      }),
+    );
+    expect(results.map((r) => r.id).sort()).toEqual(
+      tasks(12)
+        .map((t) => t.id)
+        .sort(),
+    );
+    expect(results.every((r) => r.reason === "completed" && r.toolCalls === 1 && r.turns === 2)).toBe(true);
+    expect(runs.sort()).toEqual(
+      tasks(12)
+        .map((_, i) => `w${i}`)
+        .sort(),
+    );
+    expect(peak()).toBeLessThanOrEqual(3);
+    expect(peak()).toBeGreaterThan(1);
+    const tape = readTape(join(dir, "t3.tape"));
+    expect(tape.frames.at(-1)).toMatchObject({ type: "run_ended", reason: "completed" });
+    expect(results.find((r) => r.id === "t3")?.tape).toBe(join(dir, "t3.tape"));
+  });
+
+  it("many runs sharing the batch's signal raise no listener-leak warning", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on("warning", onWarning);
+    try {
+      const results = await collect(
+        runBatch(tasks(40), {
+          run: { provider: createScriptedProvider([noteThenAnswer]), model: "m", tools: [noteTool([])] },
+          concurrency: 40,
+        }),
+      );
+      expect(results).toHaveLength(40);
+      await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings).not.toContain("MaxListenersExceededWarning");
+  });
+
+  it("a second run over the same tapes sends no request and gives the same results", async () => {
+    const runs: string[] = [];
+    const dir = temp("again");
+    const options = (provider: Provider) => ({
+      run: { provider, model: "m", tools: [noteTool(runs)] },
+      tapes: fileTapeStore(dir),
+    });
+    const first = await collect(runBatch(tasks(5), options(createScriptedProvider([noteThenAnswer]))));
+    const again = createScriptedProvider([noteThenAnswer]);
+    const second = await collect(runBatch(tasks(5), options(again)));
+    expect(again.requests).toHaveLength(0);
+    expect(runs).toHaveLength(5);
+    const byId = (rs: BatchResult[]) => Object.fromEntries(rs.map((r) => [r.id, r]));
+    expect(byId(second)).toEqual(byId(first));
+  });
+
+  it("a task whose process died mid-run resumes from its tape without running its recorded call again", async () => {
+    const runs: string[] = [];
+    const dir = temp("resume");
+    const store = fileTapeStore(dir);
+    const run = (provider: Provider) =>
+      collect(runBatch(tasks(3), { run: { provider, model: "m", tools: [noteTool(runs)] }, tapes: store }));
+    await run(createScriptedProvider([noteThenAnswer]));
+    // t1's process "died" after its tool call: its tape ends at the second request.
+    const path = join(dir, "t1.tape");
+    const lines = readFileSync(path, "utf8").trimEnd().split("\n");
+    const cut = lines.findIndex((l) => l.includes('"type":"request_started"') && l.includes('"turn":1'));
+    writeFileSync(path, `${lines.slice(0, cut + 1).join("\n")}\n`);
+
+    const again = createScriptedProvider([noteThenAnswer]);
+    const second = await run(again);
+    const t1 = second.find((r) => r.id === "t1");
+    expect(t1).toMatchObject({ reason: "completed", toolCalls: 1, turns: 2 });
+    expect(t1?.resumes).toHaveLength(1);
+    expect(again.requests).toHaveLength(1); // only t1's unfinished request
+    expect(runs.filter((w) => w === "w1")).toHaveLength(1);
+    expect(readTape(path).header.resumes).toHaveLength(1);
+  });
+
+  it("a 429 with Retry-After pauses every run of the batch, not just the one that got it", async () => {
+    const times: number[] = [];
+    let limited = 0;
+    const script: Script = (body, index) => {
+      times.push(Date.now());
+      if (index === 0) {
+        limited = Date.now();
+        return {
+          http: {
+            status: 429,
+            headers: { "retry-after-ms": "700" },
+            body: { error: { type: "rate_limit_error", code: "rate_limit_exceeded", message: "slow down" } },
+          },
+        };
+      }
+      return noteThenAnswer(body, index) as ScriptedResponse;
+    };
+    const results = await collect(
+      runBatch(tasks(4), {
+        run: { provider: createScriptedProvider([script]), model: "m", tools: [noteTool([])] },
+        concurrency: 4,
+        // A generous limit: only the pause holds requests back.
+        rpm: 6000,
+      }),
+    );
+    expect(results.every((r) => r.reason === "completed")).toBe(true);
+    // The first requests were all sent at once; every request after the 429 waited out its delay.
+    const later = times.slice(4);
+    expect(later.length).toBeGreaterThan(0);
+    for (const t of later) expect(t - limited).toBeGreaterThanOrEqual(650);
+  });
+
+  it("gives each task its own copy of the workspace, kept only for a task that failed", async () => {
+    const base = temp("ws");
+    writeFileSync(join(base, "data.txt"), "shared\n");
+    const copies = temp("copies");
+    const script: Script = (body) =>
+      JSON.stringify(body.input).includes("fail")
+        ? { items: [], status: "failed", error: { code: "server_error", message: "no" } }
+        : { items: [{ type: "message", text: "fine" }] };
+    const seen: string[] = [];
+    const results = await collect(
+      runBatch(
+        [
+          { id: "good", input: "work" },
+          { id: "bad", input: "fail please" },
+        ],
+        {
+          run: { provider: createScriptedProvider([script], { retries: 0 }), model: "m", workspace: base },
+          tools: (_task, workspace) => {
+            seen.push(workspace);
+            return createToolRegistry([]);
+          },
+          workspaces: copies,
+        },
+      ),
+    );
+    expect(seen.sort()).toEqual([join(copies, "bad"), join(copies, "good")]);
+    const bad = results.find((r) => r.id === "bad");
+    expect(bad).toMatchObject({ reason: "failed", workspace: join(copies, "bad") });
+    expect(readFileSync(join(copies, "bad", "data.txt"), "utf8")).toBe("shared\n");
+    expect(existsSync(join(copies, "good"))).toBe(false);
+  });
+
+  it("re-runs failed tasks only when asked to", async () => {
+    const dir = temp("retry");
+    let failing = true;
+    const script: Script = () =>
+      failing
+        ? { items: [], status: "failed", error: { code: "server_error", message: "no" } }
+        : { items: [{ type: "message", text: "fine" }] };
+    const batch = (retry?: (r: BatchResult) => boolean) =>
+      collect(
+        runBatch(tasks(2), {
+          run: { provider: createScriptedProvider([script], { retries: 0 }), model: "m" },
+          tapes: fileTapeStore(dir),
+          ...(retry === undefined ? {} : { retry }),
+        }),
+      );
+    expect((await batch()).map((r) => r.reason)).toEqual(["failed", "failed"]);
+    failing = false;
+    expect((await batch()).map((r) => r.reason)).toEqual(["failed", "failed"]);
+    expect((await batch((r) => r.reason === "failed")).map((r) => r.reason)).toEqual([
+      "completed",
+      "completed",
+    ]);
+  });
+
+  it("stopping the iteration cancels the runs in flight", async () => {
+    const slow: Script = (): ScriptedResponse => ({
+      items: [{ type: "message", text: "slow answer" }],
+      pauses: { 2: 5000 },
+    });
+    const provider = createScriptedProvider([slow]);
+    const started = Date.now();
+    const controller = new AbortController();
+    setTimeout(() => controller.abort("stop"), 100);
+    const results = await collect(
+      runBatch(tasks(3), { run: { provider, model: "m" }, concurrency: 3, signal: controller.signal }),
+    );
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(results.map((r) => r.reason)).toEqual(["cancelled", "cancelled", "cancelled"]);
+    const body = provider.requests[0] as JsonObject;
+    expect(body.model).toBe("m");
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * Tapes in Redis, for workers on machines that share no disk: each run's tape is a Redis stream
+ * (`PREFIX:tape:ID:N`, one entry per line: field `l`), and a hash (`PREFIX:tapes`) says which
+ * stream is each task's tape. A fresh run points the hash at its stream at once; a resumed run
+ * points it there once it has reproduced the old tape's reusable frames, and the old stream goes.
+ * Frames are sent in order on one connection without waiting for each; `close()` waits for them
+ * and fails when one was lost.
+ */
+import { randomUUID } from "node:crypto";
+import type { Redis } from "ioredis";
+import { parseTape } from "../replay/tape.js";
+import { redactSecrets } from "../util/redact.js";
+import type { TapeStore, TapeWriter } from "./tape-store.js";
+
+/** Points the task at the new stream and drops the stream it had (atomically). */
+const SWAP = `local old = redis.call('hget', KEYS[1], ARGV[1])
+redis.call('hset', KEYS[1], ARGV[1], ARGV[2])
+if old and old ~= ARGV[2] then redis.call('del', old) end
+return 1`;
+
+/** The tapes of a batch under `prefix` (e.g. `eddy:batch:ID`); `secrets` never reach them. */
+export function redisTapeStore(redis: Redis, prefix: string, secrets: readonly string[] = []): TapeStore {
+  const pointers = `${prefix}:tapes`;
+  return {
+    async read(id) {
+      const text = await readTapeText(redis, prefix, id);
+      return text === undefined || text === "" ? undefined : parseTape(text, `the tape of task ${id}`);
+    },
+    open(id, header, replace) {
+      const key = `${prefix}:tape:${randomUUID()}`;
+      const pending = new Set<Promise<unknown>>();
+      let lost: unknown;
+      const send = (promise: Promise<unknown>) => {
+        const tracked = promise.catch((err: unknown) => {
+          lost ??= err;
+        });
+        pending.add(tracked);
+        tracked.finally(() => pending.delete(tracked));
+      };
+      const line = (value: unknown) =>
+        send(redis.xadd(key, "*", "l", redactSecrets(JSON.stringify(value), secrets)));
+      line(header);
+      let committed = false;
+      const commit = () => {
+        if (committed) return;
+        committed = true;
+        send(redis.eval(SWAP, 1, pointers, id, key));
+      };
+      if (replace === "now") commit();
+      return {
+        write: line,
+        commit,
+        async close() {
+          while (pending.size > 0) await Promise.all([...pending]);
+          if (!committed) await redis.del(key);
+          if (lost !== undefined)
+            throw new Error(`the tape of task ${id} lost frames on the way to Redis: ${String(lost)}`);
+        },
+      } satisfies TapeWriter;
+    },
+    location: (id) => `redis:${pointers}#${id}`,
+  };
+}
+
+/** The task's tape as the text of a `.tape` file (header line, then one frame per line), if any. */
+export async function readTapeText(redis: Redis, prefix: string, id: string): Promise<string | undefined> {
+  const key = await redis.hget(`${prefix}:tapes`, id);
+  if (key === null) return undefined;
+  const entries = await redis.xrange(key, "-", "+");
+  return entries.map(([, fields]) => `${fields[1] ?? ""}\n`).join("");
+}
+
+/** Removes the task's tape from Redis (once the coordinator has it on disk). */
+export async function dropTape(redis: Redis, prefix: string, id: string): Promise<void> {
+  const key = await redis.hget(`${prefix}:tapes`, id);
+  if (key !== null) await redis.del(key);
+  await redis.hdel(`${prefix}:tapes`, id);
+}

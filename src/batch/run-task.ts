@@ -1,0 +1,241 @@
+/**
+ * One task of a batch, start to finish: take its tape into account (a finished tape is its result;
+ * an unfinished one is resumed, src/batch/resume.ts), give it its own workspace when asked, run
+ * it with the batch's defaults under the task's own settings, record its tape, and say how it
+ * ended. Used by the in-process pool (pool.ts) and by queue workers alike.
+ */
+import { randomUUID } from "node:crypto";
+import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Frame, FrameError, RunEndedFrame, RunEndReason } from "../frames/frame.js";
+import type { RunOptions } from "../loop/options.js";
+import { runAgent } from "../loop/run.js";
+import type { Usage } from "../protocol/types.js";
+import type { Provider } from "../provider/provider.js";
+import { createTapeHeader, type TapeHeaderExtras } from "../replay/header.js";
+import type { Tape, TapeHeader, TapeResume } from "../replay/tape.js";
+import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
+import { planResume, resumeRun } from "./resume.js";
+import type { TapeStore, TapeWriter } from "./tape-store.js";
+import { type BatchTask, tapeFileName } from "./task.js";
+
+/** How one task ended: its run's outcome, plus where its tape (and kept workspace) is. */
+export interface BatchResult {
+  id: string;
+  reason: RunEndReason;
+  outputText: string;
+  /** The terminal tool's arguments or the parsed structured output. */
+  result?: unknown;
+  usage: Usage;
+  turns: number;
+  toolCalls: number;
+  /** From `run_started` to `run_ended` (for a resumed run, including the time it was down). */
+  durationMs: number;
+  /** Where the tape is (`TapeStore.location`), when the batch keeps tapes. */
+  tape?: string;
+  error?: FrameError;
+  /** The task's `metadata`, as given. */
+  metadata?: Record<string, unknown>;
+  /** The task's own workspace, kept because the task did not succeed (`workspaces`). */
+  workspace?: string;
+  /** Where the run was resumed, when it was. */
+  resumes?: TapeResume[];
+}
+
+/** The run settings every task starts from; a task's own fields win. */
+export type BatchRunDefaults = Omit<RunOptions, "input" | "runId" | "signal" | "onFrame" | "executeTool">;
+
+/** What running a task needs (the pool's options, made concrete). */
+export interface TaskContext {
+  run: BatchRunDefaults;
+  /** The provider every request goes through (rate-limited when the batch is). */
+  provider: Provider;
+  /** A fresh registry for one task, so a tool's per-run state and `dispose` stay with it. */
+  tools?: (task: BatchTask, workspace: string) => ToolRegistry;
+  tapes?: TapeStore;
+  tapeExtras?: Omit<TapeHeaderExtras, "runId"> & { providerName?: string };
+  workspaces?: string;
+  retry?: (previous: BatchResult) => boolean;
+  signal?: AbortSignal;
+}
+
+/** Whether a task that ended so has succeeded (anything else is a failure `retry` may run again). */
+export function succeeded(reason: RunEndReason): boolean {
+  return reason === "completed" || reason === "terminal_tool";
+}
+
+/** Runs one task (see the module comment). Never throws for the run's own failures. */
+export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchResult> {
+  const previous = await readPrevious(task.id, ctx.tapes);
+  const decision = decide(task, previous, ctx);
+  if (decision.kind === "reuse") return decision.result;
+  const workspace = taskWorkspace(task, ctx, decision.kind === "resume");
+  const own = ctx.tools?.(task, workspace ?? process.cwd());
+  const registry = own ?? toRegistry(ctx.run.tools);
+  const seen: { started?: Frame; ended?: RunEndedFrame } = {};
+  let writer: TapeWriter | undefined;
+  const onFrame = (frame: Frame) => {
+    if (frame.type === "run_started") seen.started = frame;
+    else if (frame.type === "run_ended") seen.ended = frame;
+    writer?.write(frame);
+  };
+  let header: TapeHeader | undefined;
+  try {
+    if (decision.kind === "resume") {
+      const handle = resumeRun(decision.tape, {
+        provider: ctx.provider,
+        registry,
+        workspace: workspace ?? process.cwd(),
+        ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
+        ...(ctx.run.secrets === undefined ? {} : { secrets: ctx.run.secrets }),
+        onFrame,
+        onResumed: () => writer?.commit(),
+      });
+      header = handle.header;
+      // Frames only flow from the next tick on, so the tape is open before the first one.
+      writer = ctx.tapes?.open(task.id, header, "on_commit");
+      for await (const _ of handle);
+      await handle.result;
+    } else {
+      const options = runOptionsFor(task, ctx, workspace, registry, onFrame);
+      header = tapeHeader(options, ctx);
+      writer = ctx.tapes?.open(task.id, header, "now");
+      const handle = runAgent(options);
+      for await (const _ of handle);
+      await handle.result;
+    }
+  } finally {
+    await writer?.close();
+    // Only a registry made for this task is released: a shared one still serves the others.
+    await own?.dispose();
+  }
+  const result = resultOf(task, seen.started, seen.ended, ctx.tapes?.location(task.id), header?.resumes);
+  return finishWorkspace(result, ctx, workspace);
+}
+
+type Decision = { kind: "reuse"; result: BatchResult } | { kind: "resume"; tape: Tape } | { kind: "start" };
+
+/**
+ * What to do given the task's tape: a run that ended by itself is the task's result (unless
+ * `retry` wants it again: resumed after a `provider_error`, restarted otherwise); a run that was
+ * cut short (killed, cancelled) is resumed; no tape, a fresh start.
+ */
+function decide(task: BatchTask, previous: Tape | undefined, ctx: TaskContext): Decision {
+  if (previous === undefined) return { kind: "start" };
+  const ended = previous.frames.find((f): f is RunEndedFrame => f.type === "run_ended");
+  if (ended !== undefined && ended.reason !== "cancelled") {
+    const started = previous.frames.find((f) => f.type === "run_started");
+    const result = resultOf(task, started, ended, ctx.tapes?.location(task.id), previous.header.resumes);
+    if (ctx.retry?.(result) !== true) return { kind: "reuse", result };
+    if (ended.reason !== "provider_error") return { kind: "start" };
+  }
+  return planResume(previous).status === "resumable" ? { kind: "resume", tape: previous } : { kind: "start" };
+}
+
+/** The task's old tape; one that cannot be read (cut mid-header, hand-edited) means a fresh start. */
+async function readPrevious(id: string, tapes: TapeStore | undefined): Promise<Tape | undefined> {
+  if (tapes === undefined) return undefined;
+  try {
+    return await tapes.read(id);
+  } catch {
+    return undefined;
+  }
+}
+
+function runOptionsFor(
+  task: BatchTask,
+  ctx: TaskContext,
+  workspace: string | undefined,
+  registry: ToolRegistry,
+  onFrame: (frame: Frame) => void,
+): RunOptions {
+  const options: RunOptions = {
+    ...ctx.run,
+    provider: ctx.provider,
+    input: task.input,
+    onFrame,
+    tools: registry,
+  };
+  if (workspace !== undefined) options.workspace = workspace;
+  if (ctx.signal !== undefined) options.signal = ctx.signal;
+  if (task.model !== undefined) options.model = task.model;
+  if (task.instructions !== undefined) options.instructions = task.instructions;
+  if (task.outputSchema !== undefined) options.outputSchema = task.outputSchema;
+  if (task.maxTurns !== undefined) options.maxTurns = task.maxTurns;
+  if (task.maxToolCalls !== undefined) options.maxToolCalls = task.maxToolCalls;
+  // The run id is the tape's name in every frame; fixing it here lets the header carry it.
+  options.runId = `run_${randomId()}`;
+  return options;
+}
+
+function tapeHeader(options: RunOptions, ctx: TaskContext): TapeHeader {
+  const { providerName, ...extras } = ctx.tapeExtras ?? {};
+  const header = createTapeHeader(options, {
+    validate: true,
+    ...extras,
+    runId: options.runId as string,
+  });
+  if (providerName !== undefined) header.provider.name = providerName;
+  return header;
+}
+
+function randomId(): string {
+  return randomUUID().replace(/-/g, "");
+}
+
+/** The task's result from its run's first and last frames. */
+export function resultOf(
+  task: BatchTask,
+  started: Frame | undefined,
+  ended: RunEndedFrame | undefined,
+  tape: string | undefined,
+  resumes: TapeResume[] | undefined,
+): BatchResult {
+  const result: BatchResult = {
+    id: task.id,
+    reason: ended?.reason ?? "failed",
+    outputText: ended?.output_text ?? "",
+    usage: ended?.usage ?? ({ input_tokens: 0, output_tokens: 0, total_tokens: 0 } as Usage),
+    turns: ended?.turns ?? 0,
+    toolCalls: ended?.tool_calls ?? 0,
+    durationMs: ended !== undefined && started !== undefined ? Math.max(0, ended.ts - started.ts) : 0,
+  };
+  if (ended === undefined)
+    result.error = { code: "internal_error", message: "the run ended without run_ended" };
+  else if (ended.error !== undefined) result.error = ended.error;
+  if (ended?.result !== undefined) result.result = ended.result;
+  if (tape !== undefined) result.tape = tape;
+  if (task.metadata !== undefined) result.metadata = task.metadata;
+  if (resumes !== undefined && resumes.length > 0) result.resumes = resumes;
+  return result;
+}
+
+/**
+ * The task's own copy of the workspace (`workspaces/ID`), when the batch gives each task one. A
+ * resumed task keeps the copy its first process left (the files its recorded tools wrote); a fresh
+ * start gets a new copy.
+ */
+function taskWorkspace(task: BatchTask, ctx: TaskContext, resuming: boolean): string | undefined {
+  if (ctx.workspaces === undefined) return ctx.run.workspace;
+  const dir = join(ctx.workspaces, tapeFileName(task.id).replace(/\.tape$/, ""));
+  if (resuming && existsSync(dir)) return dir;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(ctx.workspaces, { recursive: true });
+  // Symlinks are copied as they are: the file tools refuse any that lead out of the copy.
+  cpSync(ctx.run.workspace ?? process.cwd(), dir, { recursive: true, verbatimSymlinks: true });
+  return dir;
+}
+
+/** A successful task's copy is removed; a failed one's is kept and named in its result. */
+function finishWorkspace(result: BatchResult, ctx: TaskContext, workspace: string | undefined): BatchResult {
+  if (ctx.workspaces === undefined || workspace === undefined) return result;
+  if (succeeded(result.reason)) rmSync(workspace, { recursive: true, force: true });
+  else result.workspace = workspace;
+  return result;
+}
+
+function toRegistry(tools: RunOptions["tools"]): ToolRegistry {
+  if (tools === undefined) return createToolRegistry([]);
+  if (Array.isArray(tools)) return createToolRegistry(tools);
+  return tools as ToolRegistry;
+}

@@ -1,0 +1,186 @@
+/**
+ * `eddy batch TASKS.jsonl --out DIR`: runs every task of the file (one JSON object per line:
+ * `{"id", "prompt" | "input", "model"?, "instructions"?, "schema"?, "metadata"?, …}`) with the run
+ * settings of the flags and config file, in this process (`--concurrency`) or on a BullMQ queue
+ * that `eddy worker`s serve (`--queue redis://…`). Writes `DIR/results.jsonl`, `DIR/tapes/ID.tape`
+ * and `DIR/summary.json`; running it again skips finished tasks and resumes interrupted ones.
+ *
+ * Exit codes: 0 every task completed; 1 a task failed or a line was bad; 2 bad usage; 130
+ * interrupted (run the same command again to go on).
+ */
+import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative, resolve } from "node:path";
+import { type BatchDir, type BatchSummary, isFailure, openBatchDir, summarize } from "../batch/batch-dir.js";
+import { runBatch } from "../batch/pool.js";
+import { type BatchTask, parseTasks } from "../batch/task.js";
+import { type BatchProgress, batchProgress } from "./batch-progress.js";
+import { batchRunDefaults, toolRegistryFor } from "./batch-run.js";
+import type { EffectiveConfig, RunFlags } from "./config.js";
+import { resolveConfig } from "./config.js";
+import { CANCELLED, RUN_FAILED, SUCCESS } from "./exit-codes.js";
+import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
+import { type CliIo, cancelOnSignal, readSchema } from "./run-command.js";
+import { secretsOf, startTargetProvider } from "./target-provider.js";
+import { formatDuration, stylesFor } from "./terminal.js";
+
+/** Flags of `eddy batch` (the run settings of `eddy run`, plus the batch's own). */
+export interface BatchFlags extends RunFlags {
+  out: string;
+  concurrency?: number;
+  rpm?: number;
+  tpm?: number;
+  workspacePerTask?: boolean;
+  retryFailed?: boolean;
+  queue?: string;
+}
+
+/** A batch about to run: its tasks, folder, settings, and how it reports. */
+export interface BatchPlan {
+  tasks: BatchTask[];
+  pending: BatchTask[];
+  retrying: Set<string>;
+  dir: BatchDir;
+  config: EffectiveConfig;
+  flags: BatchFlags;
+  progress: BatchProgress;
+  signal: AbortSignal;
+}
+
+export async function batchCommand(tasksPath: string, flags: BatchFlags, io: CliIo): Promise<number> {
+  const startedAt = performance.now();
+  const styles = stylesFor(io.stderr, io.env);
+  const { tasks, bad } = readTasks(tasksPath);
+  for (const b of bad) io.stderr.write(`eddy: ${tasksPath} line ${b.line}: ${b.message}; skipped\n`);
+  const config = resolveConfig(flags, io.env, io.cwd);
+  checkWorkspace(config.workspace.value);
+  if (flags.queue === undefined) assertReadyToRun(withTaskModels(config, tasks), io.env);
+  if (flags.schema !== undefined) readSchema(flags.schema);
+  if (flags.queue !== undefined) await (await import("../batch/queue.js")).checkRedis(flags.queue);
+  const dir = openBatchDir(resolve(io.cwd, flags.out), secretsOf(config));
+  const retrying = new Set<string>();
+  if (flags.retryFailed === true)
+    for (const line of dir.results.values()) if (isFailure(line)) retrying.add(line.id);
+  dir.drop(retrying);
+  const pending = tasks.filter((t) => !dir.results.has(t.id));
+  const progress = batchProgress(io, tasks.length, styles);
+  progress.skipped(tasks.length - pending.length);
+  const controller = new AbortController();
+  const removeSignal = cancelOnSignal(io, controller);
+  const plan: BatchPlan = {
+    tasks,
+    pending,
+    retrying,
+    dir,
+    config,
+    flags,
+    progress,
+    signal: controller.signal,
+  };
+  try {
+    if (pending.length > 0) {
+      if (flags.queue !== undefined) {
+        const { queuedBatch } = await import("./batch-queue.js");
+        await queuedBatch(plan, flags.queue, io);
+      } else await localBatch(plan, io);
+    }
+  } finally {
+    progress.stop();
+    removeSignal();
+  }
+  const summary = summarize(
+    [...dir.results.values()].filter((l) => tasks.some((t) => t.id === l.id)),
+    { tasks: tasks.length, badLines: bad.length, wallMs: performance.now() - startedAt },
+  );
+  dir.writeSummary(summary);
+  io.stderr.write(`${closingLine(summary, dir, io.cwd)}\n`);
+  if (summary.pending > 0) {
+    io.stderr.write(
+      `eddy batch: ${summary.pending} task${summary.pending === 1 ? "" : "s"} unfinished; run the same command again to go on\n`,
+    );
+    return controller.signal.aborted ? CANCELLED : RUN_FAILED;
+  }
+  return summary.failed > 0 || bad.length > 0 ? RUN_FAILED : SUCCESS;
+}
+
+/** The tasks of the file; a file that cannot be read, or holds no task at all, is a usage error. */
+function readTasks(path: string): ReturnType<typeof parseTasks> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw usageError(
+      `cannot read the tasks file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
+  const parsed = parseTasks(text);
+  if (parsed.tasks.length === 0 && parsed.bad.length === 0)
+    throw usageError(`the tasks file ${path} holds no task`);
+  return parsed;
+}
+
+/** The configuration as preflight should see it: a model is not missing when every task names one. */
+function withTaskModels(config: EffectiveConfig, tasks: readonly BatchTask[]): EffectiveConfig {
+  if (config.model.value !== null || tasks.length === 0) return config;
+  const model = tasks.every((t) => typeof t.model === "string") ? tasks[0]?.model : undefined;
+  return typeof model === "string" ? { ...config, model: { value: model, source: "flag" } } : config;
+}
+
+/** Runs the pending tasks in this process. */
+async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
+  const { config, flags, dir, progress, signal } = plan;
+  const target = await startTargetProvider(config);
+  if (target.notice !== undefined) io.stderr.write(`${stylesFor(io.stderr, io.env).dim(target.notice)}\n`);
+  try {
+    const outputSchema = flags.schema === undefined ? undefined : readSchema(flags.schema);
+    const run = batchRunDefaults(config, io.env, target.provider, signal, outputSchema);
+    const results = runBatch(plan.pending, {
+      run,
+      tools: () => toolRegistryFor(config, io.env),
+      ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
+      ...(flags.rpm === undefined ? {} : { rpm: flags.rpm }),
+      ...(flags.tpm === undefined ? {} : { tpm: flags.tpm }),
+      tapes: dir.tapes,
+      tapeExtras: tapeExtrasFor(config),
+      ...(flags.workspacePerTask === true ? { workspaces: taskWorkspaces(dir) } : {}),
+      retry: (previous) => plan.retrying.has(previous.id),
+      signal,
+      onStart: (task) => progress.started(task.id),
+    });
+    for await (const result of results) {
+      // Cancelled by Ctrl-C: not a result; its tape resumes next time.
+      if (result.reason === "cancelled" && signal.aborted) continue;
+      progress.finished(dir.append(result));
+    }
+  } finally {
+    await target.close();
+  }
+}
+
+/** What a tape header says about the CLI's tools and provider (so `eddy replay` can rebuild them). */
+export function tapeExtrasFor(config: EffectiveConfig) {
+  return {
+    validate: config.validate.value,
+    toolSet: { allow_write: config.allowWrite.value, allow_shell: config.allowShell.value },
+    providerName: config.target.kind === "mock" ? "mock" : config.target.profile.name,
+  };
+}
+
+/** Where tasks get their own workspace copies: one folder per batch, so a resumed task finds its copy. */
+export function taskWorkspaces(dir: BatchDir): string {
+  return join(tmpdir(), `eddy-batch-${dir.id}`);
+}
+
+function closingLine(summary: BatchSummary, dir: BatchDir, cwd: string): string {
+  const completed = (summary.by_reason.completed ?? 0) + (summary.by_reason.terminal_tool ?? 0);
+  const parts = [
+    `${summary.tasks} task${summary.tasks === 1 ? "" : "s"}`,
+    `${completed} completed`,
+    `${summary.failed} failed`,
+    `${summary.usage.input_tokens.toLocaleString("en-US")} in / ${summary.usage.output_tokens.toLocaleString("en-US")} out tokens`,
+    formatDuration(summary.wall_ms),
+  ];
+  if (summary.bad_lines > 0)
+    parts.push(`${summary.bad_lines} bad line${summary.bad_lines === 1 ? "" : "s"} skipped`);
+  return `eddy batch: ${parts.join(" · ")} → ${relative(cwd, join(dir.path, "results.jsonl")) || "results.jsonl"}`;
+}

@@ -1,0 +1,82 @@
+/**
+ * `eddy worker --queue redis://HOST:PORT [--concurrency N]`: serves the tasks `eddy batch --queue`
+ * puts on the queue, with this machine's provider (flags, `OPENRESPONSES_BASE_URL`,
+ * `OPENRESPONSES_API_KEY`, `EDDY_MODEL`, or the config file), tools and workspace. One line per
+ * finished task on stdout; Ctrl-C hands the tasks in flight back to the queue (another worker
+ * resumes them from their tapes) and exits 130.
+ */
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { toResultLine } from "../batch/batch-dir.js";
+import { checkRedis, startBatchWorker } from "../batch/queue.js";
+import { tapeExtrasFor } from "./batch-command.js";
+import { describeLine } from "./batch-progress.js";
+import { batchRunDefaults, toolRegistryFor } from "./batch-run.js";
+import type { EffectiveConfig, RunFlags } from "./config.js";
+import { resolveConfig } from "./config.js";
+import { CANCELLED } from "./exit-codes.js";
+import { assertReadyToRun, checkWorkspace } from "./preflight.js";
+import type { CliIo } from "./run-command.js";
+import { secretsOf, startTargetProvider } from "./target-provider.js";
+import { stylesFor } from "./terminal.js";
+
+/** Flags of `eddy worker`. */
+export interface WorkerFlags extends RunFlags {
+  queue: string;
+  concurrency?: number;
+  stallTimeout?: number;
+}
+
+export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<number> {
+  const config = resolveConfig(flags, io.env, io.cwd);
+  checkWorkspace(config.workspace.value);
+  assertReadyToRun(taskModelsAllowed(config), io.env);
+  await checkRedis(flags.queue);
+  const styles = stylesFor(io.stdout, io.env);
+  const target = await startTargetProvider(config);
+  const controller = new AbortController();
+  try {
+    const run = batchRunDefaults(config, io.env, target.provider, controller.signal, undefined);
+    const worker = await startBatchWorker({
+      url: flags.queue,
+      run,
+      tools: () => toolRegistryFor(config, io.env),
+      ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
+      ...(flags.stallTimeout === undefined ? {} : { stallTimeoutMs: flags.stallTimeout }),
+      tapeExtras: tapeExtrasFor(config),
+      workspaces: (batch) => join(tmpdir(), `eddy-batch-${batch}`),
+      secrets: secretsOf(config),
+      onTask: (event) => {
+        if (event.type === "finished" && !(event.result.reason === "cancelled" && controller.signal.aborted))
+          io.stdout.write(`${describeLine(toResultLine(event.result, io.cwd), styles)}\n`);
+      },
+    });
+    if (target.notice !== undefined) io.stderr.write(`${styles.dim(target.notice)}\n`);
+    io.stderr.write(`eddy worker: serving the queue at ${where(flags.queue)}; Ctrl-C stops it\n`);
+    await new Promise<void>((resolve) => {
+      const remove = io.onSignal(() => {
+        remove();
+        resolve();
+      });
+    });
+    controller.abort("the worker is stopping");
+    await worker.close();
+    io.stderr.write("eddy worker: stopped (tasks in flight went back to the queue)\n");
+    return CANCELLED;
+  } finally {
+    await target.close();
+  }
+}
+
+/** A worker serves tasks that may name their own model: only the key check applies up front. */
+function taskModelsAllowed(config: EffectiveConfig): EffectiveConfig {
+  return config.model.value === null
+    ? { ...config, model: { value: "(per task)", source: "default" } }
+    : config;
+}
+
+/** HOST:PORT of a Redis URL (never its password). */
+function where(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.hostname}:${parsed.port || "6379"}`;
+}

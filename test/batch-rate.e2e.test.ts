@@ -1,0 +1,95 @@
+/**
+ * End-to-end: `--rpm 60` over 30 quick tasks (one request each) takes about 30 seconds, in one
+ * process and across two workers sharing the limit through Redis — and the requests are spread a
+ * second apart, not sent in bursts. Both batches run at the same time (this file takes ~35 s).
+ */
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { readTape } from "../src/replay/tape.js";
+import { type CliProcess, startCli, until } from "./support/cli-process.js";
+import { HAVE_REDIS, startRedis } from "./support/redis.js";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function started(p: CliProcess): CliProcess {
+  cleanups.push(async () => {
+    if (p.child.exitCode === null && p.child.signalCode === null) {
+      p.child.kill("SIGKILL");
+      await p.exited;
+    }
+  });
+  return p;
+}
+
+function tasksDir(): string {
+  const cwd = mkdtempSync(join(tmpdir(), "eddy-rate-e2e-"));
+  const tasks = Array.from({ length: 30 }, (_, i) =>
+    JSON.stringify({ id: `q${i}`, prompt: `hello number ${i}` }),
+  );
+  writeFileSync(join(cwd, "tasks.jsonl"), `${tasks.join("\n")}\n`);
+  return cwd;
+}
+
+/** Runs `p` to its end; returns its wall time (ms). */
+async function timed(p: CliProcess, context: () => string = () => ""): Promise<number> {
+  const start = performance.now();
+  const { code } = await p.exited;
+  expect(code, `${p.stderr}\n${context()}`).toBe(0);
+  return performance.now() - start;
+}
+
+/** The gaps between the batch's requests, from its tapes (ms). */
+function requestGaps(cwd: string): number[] {
+  const dir = join(cwd, "out", "tapes");
+  const requests = readdirSync(dir).flatMap((f) =>
+    readTape(join(dir, f))
+      .frames.filter((fr) => fr.type === "request_started")
+      .map((fr) => ({ tape: f, ts: fr.ts, attempt: fr.type === "request_started" ? fr.attempt : 0 })),
+  );
+  const times = requests.map((r) => r.ts).sort((a, b) => a - b);
+  expect(times, JSON.stringify(requests.filter((r) => r.attempt > 1))).toHaveLength(30);
+  return times.slice(1).map((t, i) => t - (times[i] as number));
+}
+
+describe.skipIf(!HAVE_REDIS)("--rpm (slow: about 35 s)", () => {
+  it("--rpm 60 over 30 quick tasks takes about 30 s, in one process and across two workers", async () => {
+    const redis = await startRedis();
+    cleanups.push(() => redis.stop());
+    const local = tasksDir();
+    const queued = tasksDir();
+    const workers = [1, 2].map(() =>
+      started(startCli(["worker", "--queue", redis.url, "--concurrency", "8"], { cwd: queued })),
+    );
+    await until(() => workers.every((w) => w.stderr.includes("serving the queue")), "both workers");
+
+    const [localMs, queuedMs] = await Promise.all([
+      timed(
+        started(
+          startCli(["batch", "tasks.jsonl", "--out", "out", "--rpm", "60", "--concurrency", "8"], {
+            cwd: local,
+          }),
+        ),
+      ),
+      timed(
+        started(
+          startCli(["batch", "tasks.jsonl", "--out", "out", "--rpm", "60", "--queue", redis.url], {
+            cwd: queued,
+          }),
+        ),
+        () => workers.map((w) => `worker:\n${w.stdout}\n${w.stderr}`).join("\n"),
+      ),
+    ]);
+    for (const ms of [localMs, queuedMs]) {
+      expect(ms).toBeGreaterThan(24_000);
+      expect(ms).toBeLessThan(36_000);
+    }
+    // One request a second, not bursts (a burst would put requests milliseconds apart); the margin
+    // is for a loaded machine, where a frame's timestamp can lag the moment its request was let go.
+    for (const cwd of [local, queued]) expect(Math.min(...requestGaps(cwd))).toBeGreaterThan(500);
+  }, 90_000);
+});

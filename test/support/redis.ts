@@ -1,0 +1,67 @@
+/**
+ * A real `redis-server` for the batch tests (Debian package `redis-server`; `.ci/run` installs
+ * it): started on a free port of 127.0.0.1 with no persistence in a temporary folder, stopped
+ * (and its folder removed) after. Tests skip themselves when the binary is missing.
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** True when `redis-server` is on PATH. */
+export const HAVE_REDIS = spawnSync("redis-server", ["--version"], { stdio: "ignore" }).status === 0;
+
+export interface RedisServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on 127.0.0.1 (the OS picks it; released before the server binds it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `redis-server` and waits until it accepts connections. */
+export async function startRedis(): Promise<RedisServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "eddy-redis-"));
+  const child: ChildProcess = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let log = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    log += d.toString("utf8");
+  });
+  const deadline = Date.now() + 10_000;
+  while (!log.includes("Ready to accept connections")) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`redis-server did not start on port ${port}:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once("exit", r));
+        child.kill("SIGTERM");
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
