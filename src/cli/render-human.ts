@@ -32,6 +32,8 @@ export class HumanRenderer {
   /** The status of the last HTTP answer (a 401 gets `authHint`). */
   private lastStatus: number | undefined;
   private readonly calls = new Map<string, FrameOf<"tool_call">>();
+  /** Turns whose response reported usage, did not, or reported an estimate. */
+  private readonly usageSeen = { reported: 0, unreported: 0, estimated: 0 };
 
   constructor(private readonly options: HumanRendererOptions) {
     this.spinner = options.stderr.isTTY === true ? new Spinner(options.stderr) : undefined;
@@ -103,6 +105,11 @@ export class HumanRenderer {
         break;
       case "response_headers":
         this.lastStatus = frame.status;
+        break;
+      case "turn_ended":
+        if (frame.usage === null) this.usageSeen.unreported++;
+        else if ((frame.usage as { estimated?: unknown }).estimated === true) this.usageSeen.estimated++;
+        else this.usageSeen.reported++;
         break;
       case "run_ended":
         this.ended(frame);
@@ -212,7 +219,7 @@ export class HumanRenderer {
       ok ? styles.green(`✓ ${frame.reason}`) : styles.red(`✗ ${frame.reason}`),
       plural(frame.turns, "turn"),
       plural(frame.tool_calls, "tool call"),
-      `${frame.usage.input_tokens.toLocaleString("en-US")} in / ${frame.usage.output_tokens.toLocaleString("en-US")} out tokens`,
+      usageText(frame.usage, this.usageSeen),
     ];
     if (this.firstToken !== undefined)
       parts.push(`first token ${formatDuration(this.firstToken - this.started)}`);
@@ -281,4 +288,23 @@ function hintFor(frame: RunEndedFrame): string {
   }
   if (code.startsWith("http_5") || code === "server_error") return " (the provider failed; try again later)";
   return "";
+}
+
+/**
+ * The token counts of the summary line, as far as they are known: a server that reported no usage
+ * gives "tokens unknown" rather than "0 in / 0 out"; an estimate (the Chat Completions path without
+ * reported usage) is marked as one; a total missing some turns says so.
+ */
+export function usageText(
+  usage: RunEndedFrame["usage"],
+  seen: { reported: number; unreported: number; estimated: number },
+): string {
+  if (seen.reported + seen.estimated === 0) return "tokens unknown";
+  const approx = seen.estimated > 0 ? "~" : "";
+  const counts = `${approx}${usage.input_tokens.toLocaleString("en-US")} in / ${approx}${usage.output_tokens.toLocaleString("en-US")} out tokens`;
+  const notes = [
+    ...(seen.estimated > 0 ? ["estimated"] : []),
+    ...(seen.unreported > 0 ? [`${seen.unreported} turn${seen.unreported === 1 ? "" : "s"} unreported`] : []),
+  ];
+  return notes.length === 0 ? counts : `${counts} (${notes.join(", ")})`;
 }

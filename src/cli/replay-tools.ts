@@ -87,7 +87,13 @@ function declaredTools(frames: readonly Frame[]): Map<number, FunctionToolParam[
   for (const f of frames) {
     if (f.type !== "request_started" || byTurn.has(f.turn)) continue;
     const tools = (f.body as { tools?: unknown }).tools;
-    if (Array.isArray(tools)) byTurn.set(f.turn, tools as FunctionToolParam[]);
+    // Native and hosted tool declarations (`{type: "apply_patch"}`, …) have no name and are not
+    // registry tools: only function declarations are compared and rebuilt.
+    if (Array.isArray(tools))
+      byTurn.set(
+        f.turn,
+        (tools as FunctionToolParam[]).filter((t) => t.type === "function"),
+      );
   }
   return byTurn;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Frame } from "../frames/frame.js";
-import { HumanRenderer } from "./render-human.js";
+import { HumanRenderer, usageText } from "./render-human.js";
 import { mcpEventLine, RunView } from "./run-view.js";
 import { stylesFor } from "./terminal.js";
 
@@ -85,5 +85,63 @@ describe("mcpEventLine", () => {
     [{ type: "warning", server: "fs", message: "odd schema" }, "⚠ odd schema"],
   ] as const)("%o", (event, line) => {
     expect(mcpEventLine(event, plain)).toBe(line);
+  });
+});
+
+describe("the summary line's token counts", () => {
+  const usage = (input: number, output: number) =>
+    ({
+      input_tokens: input,
+      output_tokens: output,
+      total_tokens: input + output,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens_details: { reasoning_tokens: 0 },
+    }) as const;
+
+  it("says unknown when no turn reported usage, marks estimates and unreported turns", () => {
+    expect(usageText(usage(0, 0), { reported: 0, unreported: 2, estimated: 0 })).toBe("tokens unknown");
+    expect(usageText(usage(0, 0), { reported: 0, unreported: 0, estimated: 0 })).toBe("tokens unknown");
+    expect(usageText(usage(1200, 5), { reported: 1, unreported: 0, estimated: 0 })).toBe(
+      "1,200 in / 5 out tokens",
+    );
+    expect(usageText(usage(10, 5), { reported: 0, unreported: 0, estimated: 1 })).toBe(
+      "~10 in / ~5 out tokens (estimated)",
+    );
+    expect(usageText(usage(10, 5), { reported: 1, unreported: 1, estimated: 0 })).toBe(
+      "10 in / 5 out tokens (1 turn unreported)",
+    );
+  });
+
+  it("a run whose server sent no usage ends with 'tokens unknown', not '0 in / 0 out'", () => {
+    let err = "";
+    const renderer = new HumanRenderer({
+      stdout: { write: () => true },
+      stderr: { write: (t: string) => (err += t) },
+      styles: plain,
+      now: () => 0,
+    });
+    const envelope = { run_id: "r", ts: 0 };
+    renderer.onFrame({
+      ...envelope,
+      seq: 0,
+      type: "turn_ended",
+      turn: 0,
+      response_id: "x",
+      status: "completed",
+      usage: null,
+    } as Frame);
+    renderer.onFrame({
+      ...envelope,
+      seq: 1,
+      type: "run_ended",
+      reason: "completed",
+      output_text: "hi",
+      response_id: "x",
+      usage: usage(0, 0),
+      turns: 1,
+      tool_calls: 0,
+    } as unknown as Frame);
+    expect(err).toContain("tokens unknown");
+    expect(err).not.toContain("0 in / 0 out");
   });
 });

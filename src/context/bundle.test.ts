@@ -112,7 +112,7 @@ describe("context bundles", () => {
     ]);
     expect(bundle.summary).toEqual({ method: "model_summary", model: "sum" });
     expect(texts(bundle.items)[0]).toContain("Earlier: the user's name is Ada.");
-    expect(String(provider.requests[0]?.input)).toContain("Hello Ada");
+    expect(JSON.stringify(provider.requests[0]?.input)).toContain(JSON.stringify("Hello Ada").slice(1, -1));
   });
 
   it("has a stable content address: same content, same id; any change, another id", async () => {

@@ -199,7 +199,6 @@ describe("a thread across runs", () => {
         type: "message",
         id: expect.any(String),
         role: "assistant",
-        status: "completed",
         content: [expect.objectContaining({ text: last })],
       },
     ]);

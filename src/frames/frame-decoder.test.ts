@@ -98,6 +98,16 @@ describe("createFrameDecoder: bytes → frames", () => {
     ],
     ["empty data without event line", "data\n\n", [providerEvent({ status: "empty", raw: "" })]],
     [
+      "a block without a data line (event: ping keep-alive) is recorded like a ping",
+      `event: ping\n\n${lf}`,
+      [providerEvent({ status: "empty", event_name: "ping", raw: "" }), ...DELTA_FRAMES],
+    ],
+    ...["event:", "event: ", "event"].map((line): [string, string, SseFrame[]] => [
+      `an empty event name (${JSON.stringify(line)}) is absent: no false name mismatch`,
+      `${line}\ndata: ${DELTA_JSON}\n\n`,
+      [providerEvent({ status: "event", data: DELTA }), textDelta("Hi")],
+    ]),
+    [
       "whitespace-only data: status empty, raw kept",
       "data:   \t \n\n",
       [providerEvent({ status: "empty", raw: "  \t " })],

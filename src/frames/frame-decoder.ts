@@ -39,7 +39,12 @@ export function createFrameDecoder(
 ): FrameDecoder {
   const mapOptions = { turn: options.turn, validate: options.validate !== false };
   const { onFrame } = options;
-  const sseOptions: SseDecoderOptions = { onMessage: (m) => mapping(m, mapOptions, onFrame) };
+  // A block without a data line (an `event: ping` keep-alive) is what the provider sent too: it
+  // becomes a provider_event with status "empty", like a ping with empty data (docs/decisions.md #12).
+  const sseOptions: SseDecoderOptions = {
+    onMessage: (m) => mapping(m, mapOptions, onFrame),
+    datalessBlocks: "dispatch",
+  };
   if (options.onComment) sseOptions.onComment = options.onComment;
   if (options.maxMessageSize !== undefined) sseOptions.maxMessageSize = options.maxMessageSize;
   return createSseDecoder(sseOptions);

@@ -90,8 +90,104 @@ describe("toInputItem (DESIGN.md §8.3)", () => {
     expect(toInputItem(msg, { keepItemIds: false })).toEqual({
       type: "message",
       role: "assistant",
+      content: [{ type: "output_text", text: "x" }],
       phase: "commentary",
-      content: msg.content,
+    });
+  });
+
+  it("rebuilds each item in its input schema's form: nothing a server added goes back", () => {
+    // A third-party server's call item with a status the schema does not allow, and extras.
+    const call = {
+      type: "function_call",
+      id: "fc_1",
+      call_id: "call_1",
+      name: "f",
+      arguments: '{"a":1}',
+      status: "ready",
+      namespace: "x",
+    };
+    expect(toInputItem(call, { keepItemIds: true })).toEqual({
+      type: "function_call",
+      id: "fc_1",
+      call_id: "call_1",
+      name: "f",
+      arguments: '{"a":1}',
+    });
+    expect(toInputItem(call, { keepItemIds: false })).toEqual({
+      type: "function_call",
+      call_id: "call_1",
+      name: "f",
+      arguments: '{"a":1}',
+    });
+    const message = {
+      type: "message",
+      id: "msg_1",
+      role: "assistant",
+      status: "incomplete",
+      phase: "final_answer",
+      content: [
+        { type: "output_text", text: "Hi", annotations: [], logprobs: [] },
+        {
+          type: "output_text",
+          text: " there",
+          annotations: [
+            {
+              type: "url_citation",
+              start_index: 0,
+              end_index: 2,
+              url: "https://x.test",
+              title: "X",
+              extra: 1,
+            },
+            { type: "file_citation", file_id: "f", index: 0 },
+          ],
+        },
+        { type: "refusal", refusal: "no", extra: true },
+        { type: "reasoning_text", text: "hidden" },
+      ],
+    };
+    const input = toInputItem(message, { keepItemIds: true });
+    expect(input).toEqual({
+      type: "message",
+      id: "msg_1",
+      role: "assistant",
+      content: [
+        { type: "output_text", text: "Hi" },
+        {
+          type: "output_text",
+          text: " there",
+          annotations: [
+            { type: "url_citation", start_index: 0, end_index: 2, url: "https://x.test", title: "X" },
+          ],
+        },
+        { type: "refusal", refusal: "no" },
+      ],
+      phase: "final_answer",
+    });
+    expect(validateInputItem(input)).toBeUndefined();
+    const reasoning = {
+      type: "reasoning",
+      id: "rs_1",
+      status: "completed",
+      summary: [{ type: "summary_text", text: "s", extra: 1 }],
+      encrypted_content: "E",
+    };
+    expect(toInputItem(reasoning, { keepItemIds: true })).toEqual({
+      type: "reasoning",
+      id: "rs_1",
+      summary: [{ type: "summary_text", text: "s" }],
+      encrypted_content: "E",
+    });
+    expect(toInputItem({ type: "message", role: "assistant", content: [] }, { keepItemIds: true })).toBe(
+      undefined,
+    );
+    // A hosted tool item has no input schema in the spec: it goes back as the provider sent it.
+    const search = { type: "web_search_call", id: "ws_1", status: "completed", action: { type: "search" } };
+    expect(toInputItem(search, { keepItemIds: true })).toEqual(search);
+    expect(toInputItem(search, { keepItemIds: false })).toEqual({
+      type: "web_search_call",
+      status: "completed",
+      action: { type: "search" },
     });
   });
 });

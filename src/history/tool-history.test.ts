@@ -218,7 +218,9 @@ describe("ToolHistoryManager settings take effect", () => {
     const { items, compaction } = await manager.render({ items: rounds(10, 400) });
     expect(provider.requests).toHaveLength(1);
     expect(provider.requests[0]).toMatchObject({ model: "summarizer-1" });
-    expect(String(provider.requests[0]?.input)).toContain('Tool call read_file({"path":"f1"}) returned');
+    expect(JSON.stringify(provider.requests[0]?.input)).toContain(
+      JSON.stringify('Tool call read_file({"path":"f1"}) returned').slice(1, -1),
+    );
     expect(compaction).toMatchObject({ method: "model_summary", model: "summarizer-1" });
     expect(JSON.stringify(items[1])).toContain("The agent read f1…f8.");
   });

@@ -50,8 +50,6 @@ export class Conversation {
   private currentMode: ContinuationMode;
   /** The conversation as input items. */
   private history: JsonObject[];
-  /** The first request's prompt, while it can still be sent as a plain string. */
-  private prompt: string | undefined;
   private previousResponseId: string | undefined;
   /** Outputs of the last turn's calls, for a chained follow-up (in output order). */
   private pendingOutputs: JsonObject[] = [];
@@ -65,8 +63,6 @@ export class Conversation {
   constructor(private readonly options: ConversationOptions) {
     this.currentMode = options.mode;
     const context = (options.context ?? []) as readonly JsonObject[];
-    // With a context before it, the prompt cannot go as a plain string.
-    this.prompt = typeof options.input === "string" && context.length === 0 ? options.input : undefined;
     this.history = [
       ...context,
       ...(typeof options.input === "string"
@@ -99,9 +95,8 @@ export class Conversation {
         repairs: repaired.repairs,
       };
     }
-    // A first prompt goes as a plain string in chained mode; stateless history needs items.
-    if (this.prompt !== undefined && this.currentMode === "chained")
-      return { input: this.prompt, previousResponseId: undefined, repairs: [] };
+    // A first prompt goes as a message item in both modes, never as a plain string: one server
+    // (a third-party bridge) iterates a string input per character.
     const rendered = await this.options.history.render(
       { items: this.history },
       {
@@ -124,7 +119,6 @@ export class Conversation {
    */
   replaceHistory(items: readonly JsonObject[]): void {
     this.history = [...items];
-    this.prompt = undefined;
     this.previousResponseId = undefined;
     this.pendingOutputs = [];
     this.pendingCallIds = [];
@@ -132,7 +126,6 @@ export class Conversation {
 
   /** Takes a finished turn: its output items and its answered calls (in output order) join the history. */
   record(response: AssembledResponse, answered: readonly AnsweredCall[]): void {
-    this.prompt = undefined;
     const normalization = { keepItemIds: this.options.keepItemIds };
     for (const item of response.items) {
       const input = toInputItem(item, normalization);

@@ -6,7 +6,7 @@
  * run always produces byte-identical bodies (replay compares them exactly).
  */
 import type { ContinuationMode } from "../frames/frame.js";
-import type { CreateResponseBody, ItemParam, JsonObject, ToolChoiceParam } from "../protocol/types.js";
+import type { CreateResponseBody, JsonObject, ToolChoiceParam } from "../protocol/types.js";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
 
 /** Fields the loop owns; a user's extra request fields never override them. */
@@ -87,12 +87,4 @@ function mergeInclude(
   const out: NonNullable<CreateResponseBody["include"]> = ["reasoning.encrypted_content"];
   for (const v of extra ?? []) if (!out.includes(v)) out.push(v);
   return out;
-}
-
-/** The first request's input: a prompt string stays a string in chained mode; stateless history needs items. */
-export function initialInput(input: string | ItemParam[], asItems: boolean): string | JsonObject[] {
-  if (typeof input !== "string") return input as JsonObject[];
-  return asItems
-    ? [{ type: "message", role: "user", content: [{ type: "input_text", text: input }] }]
-    : input;
 }

@@ -103,7 +103,7 @@ describe("runAgent: the chained loop", () => {
     expect(end.error).toBeUndefined();
     expect(requests[0]).toMatchObject({
       model: "test-model",
-      input: "hello",
+      input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "hello" }] }],
       stream: true,
       store: true,
       parallel_tool_calls: false,

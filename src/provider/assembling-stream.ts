@@ -73,6 +73,12 @@ export interface AssemblingStreamInit {
    * them). @defaultValue none (each event's `data` is an Open Responses event)
    */
   translator?: () => EventTranslator | undefined;
+  /**
+   * Record the assembly's notes (a final text that differs from its streamed deltas) in the
+   * `provider_event.errors` of the event that brought them, as validation findings are recorded.
+   * @defaultValue false (as with validation off: `errors` holds nothing but schema findings)
+   */
+  notes?: boolean;
 }
 
 /** Wraps a frame source into a provider stream (see the module comment). */
@@ -148,6 +154,8 @@ class AssemblingStream implements ProviderStream, StreamControl {
               yield* this.translated(f);
             } else {
               if (f.status === "event") step(this.assembly, f.data);
+              const notes = this.assembly.notes.splice(0);
+              if (notes.length > 0 && this.init.notes === true) f.errors = [...(f.errors ?? []), ...notes];
               yield f;
             }
             if (onCall !== undefined) this.deliverCalls(onCall);

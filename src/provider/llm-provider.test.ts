@@ -13,7 +13,10 @@ describe("LLMProvider (seed 002)", () => {
     expect(provider.requests[0]).toMatchObject({
       model: "m",
       instructions: "Be terse.",
-      input: "Capital of France?",
+      // A user message, never a bare string (a server splits string input per character).
+      input: [
+        { type: "message", role: "user", content: [{ type: "input_text", text: "Capital of France?" }] },
+      ],
       stream: true,
     });
     expect(provider.requests[0]?.tools).toBeUndefined();
@@ -35,6 +38,9 @@ describe("LLMProvider (seed 002)", () => {
     const first = await llm.generateResponsesTurn({ userInput: "find x", tools });
     expect(first.toolCalls).toEqual([{ id: "call_1", name: "lookup", arguments: '{"q":"x"}' }]);
     expect(first.responseId).toBe("resp_1");
+    expect(provider.requests[0]?.input).toEqual([
+      { type: "message", role: "user", content: [{ type: "input_text", text: "find x" }] },
+    ]);
     const second = await llm.generateResponsesTurn({
       previousResponseId: first.responseId,
       functionOutputs: { call_1: "x=1" },

@@ -123,7 +123,7 @@ export function createLLMProvider(options: LLMProviderOptions): LLMProvider {
   const send = (body: JsonObject, callOptions: CallOptions = {}) => sendOnce(options, body, callOptions);
   return {
     async generateResponse(instructions, message, callOptions) {
-      return (await send({ instructions, input: message }, callOptions)).outputText;
+      return (await send({ instructions, input: userInput(message) }, callOptions)).outputText;
     },
     async generateResponsesTurn(turn, callOptions) {
       const response = await send(turnBody(turn), callOptions);
@@ -152,7 +152,7 @@ export function createLLMProvider(options: LLMProviderOptions): LLMProvider {
         strict: true,
       };
       if (request.description !== undefined) format.description = request.description;
-      const body: JsonObject = { input: request.input, text: { format } };
+      const body: JsonObject = { input: userInput(request.input), text: { format } };
       if (request.instructions !== undefined) body.instructions = request.instructions;
       const text = (await send(body, callOptions)).outputText;
       let value: unknown;
@@ -243,13 +243,11 @@ function turnBody(turn: TurnRequest): JsonObject {
       call_id: callId,
       output,
     }));
-    if (turn.userInput !== undefined && turn.userInput !== "") {
-      input.push(userMessage(turn.userInput));
-    }
+    if (turn.userInput !== undefined && turn.userInput !== "") input.push(userMessage(turn.userInput));
     body.previous_response_id = turn.previousResponseId;
     body.input = input;
   } else {
-    body.input = turn.userInput ?? "";
+    body.input = userInput(turn.userInput ?? "");
   }
   if (turn.tools !== undefined && turn.tools.length > 0) body.tools = turn.tools.map(declaration);
   body.store = true;
@@ -268,4 +266,12 @@ function mismatch(name: string, problem: string, text: string): EddyError {
     fault: "model",
     details: { text },
   });
+}
+
+/**
+ * A prompt as one user message item, never a bare string: at least one third-party Open Responses
+ * server iterates a string `input` per character.
+ */
+function userInput(text: string): JsonObject[] {
+  return [userMessage(text)];
 }

@@ -164,7 +164,7 @@ export function createOpenResponsesProvider(options: OpenResponsesProviderOption
           openAttempt: () =>
             createWebSocketAttempt({ config: ws, body: request.body, message, turn, stream: streamOptions }),
         });
-        return createAssemblingStream({ request, options: streamOptions, source });
+        return createAssemblingStream({ request, options: streamOptions, source, notes: config.validate });
       }
       const body = JSON.stringify(request.body);
       const source = retryingSource({
@@ -173,7 +173,7 @@ export function createOpenResponsesProvider(options: OpenResponsesProviderOption
         sleep,
         openAttempt: (attempt) => createHttpAttempt({ config, body, turn, attempt, stream: streamOptions }),
       });
-      return createAssemblingStream({ request, options: streamOptions, source });
+      return createAssemblingStream({ request, options: streamOptions, source, notes: config.validate });
     },
     compact: (request, compactOptions) => compactOverHttp(compactConfig, request, compactOptions),
   };

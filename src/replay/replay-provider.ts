@@ -77,6 +77,7 @@ export function createReplayProvider(
         options,
         source: recordedSource(segments[next++], { request, gate, validate, chain, current }),
         translator: () => current.codec.createTranslator?.(request),
+        notes: validate,
       });
     },
   };

@@ -66,6 +66,19 @@ describe("SSE decoder (WHATWG rules)", () => {
       [msg("", "event: ping\ndata:\n", "ping")],
     ],
     ["a block with no data field dispatches nothing", "event: ping\n\ndata: x\n\n", [msg("x", "data: x\n")]],
+    ["an empty event name is no event name (event:)", "event:\ndata: 1\n\n", [msg("1", "event:\ndata: 1\n")]],
+    [
+      "an empty event name is no event name (event: )",
+      "event: \ndata: 1\n\n",
+      [msg("1", "event: \ndata: 1\n")],
+    ],
+    ["an empty event name is no event name (event)", "event\ndata: 1\n\n", [msg("1", "event\ndata: 1\n")]],
+    [
+      "a later empty event name clears an earlier one",
+      "event: a\nevent:\ndata: 1\n\n",
+      [msg("1", "event: a\nevent:\ndata: 1\n")],
+    ],
+    ["a one-character event name is kept", "event: x\ndata: 1\n\n", [msg("1", "event: x\ndata: 1\n", "x")]],
     ["unknown fields are ignored", "foo: bar\ndata: x\n\n", [msg("x", "foo: bar\ndata: x\n")]],
     ["[DONE] is an ordinary message", "data: [DONE]\n\n", [msg("[DONE]", "data: [DONE]\n")]],
     [
@@ -86,6 +99,22 @@ describe("SSE decoder (WHATWG rules)", () => {
     ],
   ])("%s", (_label, input, expected) => {
     expect(decodeEverywhere(input).messages).toEqual(expected);
+  });
+
+  it("dispatches blocks without a data line on request (datalessBlocks)", () => {
+    const input = "event: ping\n\nid: 3\n\n: comment only\n\ndata: x\n\nevent: tail";
+    for (const chunking of STANDARD_CHUNKINGS) {
+      const messages: SseMessage[] = [];
+      const decoder = createSseDecoder({ onMessage: (m) => messages.push(m), datalessBlocks: "dispatch" });
+      for (const chunk of chunking.split(utf8(input))) decoder.feed(chunk);
+      decoder.end();
+      expect(messages, chunking.name).toEqual([
+        msg("", "event: ping\n", "ping"),
+        { data: "", raw: "id: 3\n", id: "3" },
+        msg("x", "data: x\n"),
+        msg("", "event: tail", "tail"),
+      ]);
+    }
   });
 
   it("reports comments separately and never as messages", () => {
@@ -119,6 +148,11 @@ describe("SSE decoder (WHATWG rules)", () => {
     const out = decodeEverywhere("id: 7\nretry: 1500\nretry: x\ndata: 1\n\nid: a\0b\ndata: 2\n\n");
     expect(out.messages[0]).toMatchObject({ id: "7", retry: 1500, data: "1" });
     expect(out.messages[1]?.id).toBeUndefined();
+  });
+
+  it("does not carry an id forward to later messages (docs/decisions.md #12)", () => {
+    const out = decodeEverywhere("id: 7\ndata: 1\n\ndata: 2\n\n");
+    expect(out.messages).toEqual([{ data: "1", raw: "id: 7\ndata: 1\n", id: "7" }, msg("2", "data: 2\n")]);
   });
 
   it("splits a CRLF pair across chunks without counting two line ends", () => {

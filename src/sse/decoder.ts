@@ -1,12 +1,19 @@
 /**
  * Server-sent events decoder: bytes → messages, per the WHATWG "event stream interpretation"
  * (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation),
- * with the two departures real Open Responses providers force on a client:
+ * with the departures real Open Responses providers force on a client (docs/decisions.md #12):
  *
  * - A final message without its terminating blank line is dispatched at end of input (the spec
  *   says to discard it; providers that close right after their last event would lose it).
+ * - `id` is not carried forward: a message's `id` is its own `id:` field only (no "last event ID").
  * - Memory is bounded: a message (or a single line) longer than `maxMessageSize` is an error, not
  *   an out-of-memory.
+ * - On request (`datalessBlocks: "dispatch"`), a block of fields without a `data:` line (an
+ *   `event: ping` keep-alive) is dispatched with empty data instead of being dropped, so a client
+ *   that records everything can record it.
+ *
+ * An empty event name (`event:`, `event: `, a bare `event`) is no event name: the message has no
+ * `event` (WHATWG dispatches it under the default type, exactly as if the field were absent).
  *
  * The decoder is deterministic: the same bytes give the same messages at any chunking (CRLF pairs,
  * lines and UTF-8 sequences may be split anywhere). It is a push parser with no I/O: feed it chunks,
@@ -44,6 +51,13 @@ export interface SseDecoderOptions {
    * @defaultValue 16 MiB (16_777_216)
    */
   maxMessageSize?: number;
+  /**
+   * What becomes of a block that has fields but no `data:` line (`event: ping` then a blank line):
+   * `"drop"` it, as WHATWG does, or `"dispatch"` it as a message with empty `data` (its `raw` shows
+   * it had no data line). Comment-only blocks are never messages either way.
+   * @defaultValue "drop"
+   */
+  datalessBlocks?: "drop" | "dispatch";
 }
 
 /** A push decoder: `feed` chunks in any split, `end()` at the end of input. */
@@ -78,6 +92,7 @@ const SPACE = 32;
  */
 export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
   const { onMessage, onComment } = options;
+  const dispatchDataless = options.datalessBlocks === "dispatch";
   const maxMessageSize = options.maxMessageSize ?? SSE_DEFAULTS.maxMessageSize;
   const utf8 = createUtf8StreamDecoder(); // bad bytes become U+FFFD; keeps a BOM (feedText strips the first)
 
@@ -113,14 +128,15 @@ export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
   }
 
   function dispatch(raw: string): void {
-    if (dataLines > 0) {
+    if (dataLines > 0 || (dispatchDataless && hasFields)) {
       const message: SseMessage = { data, raw };
       if (eventName !== undefined) message.event = eventName;
       if (id !== undefined) message.id = id;
       if (retry !== undefined) message.retry = retry;
       onMessage(message);
     }
-    // A block with no data field (only `event:` or `id:`) dispatches nothing, per WHATWG.
+    // A block with no data field (only `event:` or `id:`) dispatches nothing, per WHATWG, unless
+    // `datalessBlocks` says to dispatch it.
     data = "";
     dataLines = 0;
     eventName = undefined;
@@ -145,7 +161,7 @@ export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
         appendData(value);
         break;
       case "event":
-        eventName = value;
+        eventName = value === "" ? undefined : value;
         break;
       case "id":
         if (!value.includes("\0")) id = value;
@@ -170,7 +186,8 @@ export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
       appendData(buf.slice(buf.charCodeAt(start + 5) === SPACE ? start + 6 : start + 5, end));
     } else if (c0 === 101 /* e */ && buf.startsWith("event:", start)) {
       hasFields = true;
-      eventName = buf.slice(buf.charCodeAt(start + 6) === SPACE ? start + 7 : start + 6, end);
+      const from = buf.charCodeAt(start + 6) === SPACE ? start + 7 : start + 6;
+      eventName = from >= end ? undefined : buf.slice(from, end);
     } else {
       field(buf.slice(start, end));
     }
@@ -325,6 +342,8 @@ export interface DecodeSseOptions {
   onComment?: (comment: string) => void;
   /** Largest message accepted. @defaultValue SSE_DEFAULTS.maxMessageSize (16 MiB) */
   maxMessageSize?: number;
+  /** See `SseDecoderOptions.datalessBlocks`. @defaultValue "drop" */
+  datalessBlocks?: "drop" | "dispatch";
 }
 
 /** Decodes a byte source into SSE messages. Comments go to `onComment`, never into the iteration. */
@@ -336,6 +355,7 @@ export async function* decodeSse(
   const decoderOptions: SseDecoderOptions = { onMessage: (m) => queue.push(m) };
   if (options.onComment) decoderOptions.onComment = options.onComment;
   if (options.maxMessageSize !== undefined) decoderOptions.maxMessageSize = options.maxMessageSize;
+  if (options.datalessBlocks !== undefined) decoderOptions.datalessBlocks = options.datalessBlocks;
   const decoder = createSseDecoder(decoderOptions);
   for await (const chunk of iterateBytes(source)) {
     decoder.feed(chunk);

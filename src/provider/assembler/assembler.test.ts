@@ -568,3 +568,63 @@ describe("response assembler: responses", () => {
     expect(response).toMatchObject({ terminal: "completed", outputText: "hi" });
   });
 });
+
+describe("a final text that differs from the streamed deltas", () => {
+  const delta = (text: string): JsonObject => ({
+    type: "response.output_text.delta",
+    item_id: "msg_1",
+    output_index: 0,
+    content_index: 0,
+    delta: text,
+  });
+  const added: JsonObject = {
+    type: "response.output_item.added",
+    output_index: 0,
+    item: { type: "message", id: "msg_1", role: "assistant", status: "in_progress", content: [] },
+  };
+  const message = (text: string): JsonObject => ({
+    type: "message",
+    id: "msg_1",
+    role: "assistant",
+    status: "completed",
+    content: [{ type: "output_text", text, annotations: [] }],
+  });
+
+  it("is noted once, on the event that brought it, and the history keeps the final text", () => {
+    const state = createAssembly();
+    for (const e of [created(), added, delta("Hel"), delta("lo")]) step(state, e);
+    expect(state.notes).toEqual([]);
+    step(state, {
+      type: "response.output_text.done",
+      item_id: "msg_1",
+      output_index: 0,
+      content_index: 0,
+      text: "Hello world",
+    });
+    expect(state.notes).toEqual([
+      "the final text of msg_1 differs from its streamed deltas (11 vs 5 characters); the history keeps the final text",
+    ]);
+    state.notes.length = 0;
+    step(state, { type: "response.output_item.done", output_index: 0, item: message("Hello world") });
+    step(state, completed([message("Hello world")]));
+    expect(state.notes).toEqual([]);
+    expect(finishAssembly(state).outputText).toBe("Hello world");
+  });
+
+  it("is noted at output_item.done when no text done event came; agreeing texts are not noted", () => {
+    const differs = assemble([
+      created(),
+      added,
+      delta("Hi"),
+      { type: "response.output_item.done", output_index: 0, item: message("Bye") },
+    ]);
+    expect(differs.state.notes).toHaveLength(1);
+    const agrees = assemble([
+      created(),
+      added,
+      delta("Hi"),
+      { type: "response.output_item.done", output_index: 0, item: message("Hi") },
+    ]);
+    expect(agrees.state.notes).toEqual([]);
+  });
+});

@@ -20,7 +20,7 @@ export function onContentPartEvent(state: Assembly, event: JsonObject): void {
   const part = partFor(item, num(event.content_index) ?? 0, str(p.type) ?? "output_text");
   if (event.type === "response.content_part.done") {
     const text = str(p.text) ?? str(p.refusal);
-    if (text !== undefined) part.final = text;
+    if (text !== undefined) setFinal(state, item, part, text);
     part.closed = true;
   }
 }
@@ -41,7 +41,7 @@ export function onOutputTextEvent(state: Assembly, event: JsonObject): void {
     }
     case "response.output_text.done": {
       const text = str(event.text);
-      if (text !== undefined) part.final = text;
+      if (text !== undefined) setFinal(state, item, part, text);
       break;
     }
     default:
@@ -65,4 +65,29 @@ export function onRefusalEvent(state: Assembly, event: JsonObject): void {
     const refusal = str(event.refusal);
     if (refusal !== undefined) part.final = refusal;
   }
+}
+
+/**
+ * Takes a part's final text (authoritative: the history keeps it). When it differs from what the
+ * deltas streamed, the user saw one text and the model will be shown another: that is noted once
+ * per part, on the event that brought it.
+ */
+export function setFinal(state: Assembly, item: ItemState, part: PartState, text: string): void {
+  part.final = text;
+  if (part.noted === true || part.streamed === "" || text === part.streamed) return;
+  part.noted = true;
+  state.notes.push(
+    `the final text of ${item.id ?? "a message"} differs from its streamed deltas (${text.length} vs ${part.streamed.length} characters); the history keeps the final text`,
+  );
+}
+
+/** Compares a message's final item (`output_item.done`) with its streamed parts. */
+export function noteFinalMessage(state: Assembly, item: ItemState, done: JsonObject): void {
+  if (!Array.isArray(done.content)) return;
+  done.content.forEach((raw, index) => {
+    const part = item.parts.get(index);
+    if (part === undefined || raw === null || typeof raw !== "object") return;
+    const text = str((raw as JsonObject).text) ?? str((raw as JsonObject).refusal);
+    if (text !== undefined) setFinal(state, item, part, text);
+  });
 }

@@ -14,6 +14,7 @@
  */
 import type { JsonObject } from "../../protocol/types.js";
 import { isJsonObject } from "../../util/json.js";
+import { noteFinalMessage } from "./content.js";
 import { isClosed, itemFor, str } from "./item-lookup.js";
 import { answeredLocally, isNativeCallType, nativeCallId, nativeCallInput } from "./native-calls.js";
 import { type AssembledCall, type Assembly, createItemState, type ItemState } from "./state.js";
@@ -39,6 +40,7 @@ export function onOutputItemEvent(state: Assembly, event: JsonObject): void {
   // output_item.done: the final item.
   st.done = it;
   if (id !== undefined) st.id = id;
+  if (itemType === "message") noteFinalMessage(state, st, it);
   if (state.nativeCalls && isNativeCallType(itemType)) {
     if (it.status === "incomplete") state.incompleteCalls.push(st.outputIndex);
     else if (answeredLocally(it)) promoteNative(state, st, it);

@@ -29,6 +29,8 @@ export interface PartState {
   /** Text from the part's `.done` event (authoritative when present). */
   final?: string;
   annotations: unknown[];
+  /** A difference between the final text and the deltas was already noted. */
+  noted?: boolean;
   closed: boolean;
 }
 
@@ -75,6 +77,11 @@ export interface AssembledCall {
 }
 
 export interface Assembly {
+  /**
+   * Notes on the event just stepped (a final text that differs from the streamed deltas), taken by
+   * the stream and recorded in that event's `provider_event.errors`.
+   */
+  notes: string[];
   /** Native call items are promoted too (`ProviderStreamOptions.nativeCalls`). */
   nativeCalls: boolean;
   /** The response id (the latest lifecycle event's; ids can change between events). */
@@ -125,6 +132,7 @@ export function createAssembly(options: AssemblyOptions = {}): Assembly {
     incompleteReason: null,
     error: null,
     outputEmitted: false,
+    notes: [],
     events: 0,
   };
 }
