@@ -2,7 +2,7 @@
  * The shared benchmark harness: interleaved shuffled rounds, medians, per-round ratios to a
  * baseline measured in the same round, IQR, tables and the environment line.
  *
- * Method (as in shared research/bench-baseline.txt): every contender runs once per round, in a
+ * Method (as in bench/README.md): every contender runs once per round, in a
  * fresh shuffled order, so drift (thermal, other load, GC) hits all of them alike; the ratio to the
  * baseline is taken per round and its median reported, which is steadier than a ratio of medians.
  * No forced GC between runs; a full GC (node --expose-gc) between cells.

@@ -1,7 +1,7 @@
 /**
  * End-to-end: the built CLI, spawned as a user would run it, against the mock server (and its
  * faults). Asserts the JSONL frame contract, exit codes, the human view, record → replay round
- * trips and that secrets never reach a tape (DESIGN.md §4–5).
+ * trips and that secrets never reach a tape (docs/architecture.md, "The frame contract" and "The CLI contract").
  */
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,5 +1,5 @@
 /**
- * Tool history has a single source of truth (RFC "Unified Tool History"): one manager, one place
+ * Tool history has a single source of truth (docs/decisions.md #17): one manager, one place
  * the strategy is chosen, one module that turns tool history into prose. These checks read src/
  * and fail when a second path appears.
  */

@@ -1,5 +1,5 @@
 /**
- * Dependencies flow one way (DESIGN.md §2, STYLE.md §4): a folder of src/ imports only the folders
+ * Dependencies flow one way (docs/architecture.md, "Layers", STYLE.md §4): a folder of src/ imports only the folders
  * its row allows, plus errors.ts, version.ts and util/. A wrong import fails `npm test`.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -19,7 +19,7 @@ const ALLOWED: Record<string, string[]> = {
   // history/summarizer.ts asks a model for summaries through provider/llm-provider.ts (createLLMProvider).
   history: ["protocol", "frames", "provider"],
   context: ["protocol", "frames", "history"],
-  // Departure from DESIGN.md §2, said in the closing note: replayTape() drives the loop with the
+  // As docs/architecture.md, "Layers" explains: replayTape() drives the loop with the
   // recorded tool outputs, so replay/ sits above loop/ and tools/.
   loop: ["protocol", "frames", "provider", "tools", "history", "context"],
   // replay/ rebuilds the recorded run's history manager with its recorded summaries (history/summarizer.ts).

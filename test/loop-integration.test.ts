@@ -1,7 +1,7 @@
 /**
  * The agent loop end to end over HTTP: the real provider against the mock Open Responses server,
  * the built-in tools on a temporary workspace. Asserts the exact follow-up bodies the server
- * received (issue 5, pain points 22–24, 27, 28, 30, 32, 34, 35).
+ * received (issue 5, docs/pitfalls.md S22–S24, S27, S28, S30, S32, S34, S35).
  */
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -75,7 +75,7 @@ const msg = (text: string, phase?: "commentary" | "final_answer") => ({
 const output = (frames: Frame[], i = 0) => JSON.parse(ofType(frames, "tool_ended")[i]?.output ?? "{}");
 
 describe("multi-turn loops over HTTP", () => {
-  it("chained: exact follow-up bodies (pain point 23)", async () => {
+  it("chained: exact follow-up bodies (docs/pitfalls.md S23)", async () => {
     const { bodies, result } = await run(
       {
         turns: [
@@ -128,7 +128,7 @@ describe("multi-turn loops over HTTP", () => {
     expect(third.max_tool_calls).toBe(30);
   });
 
-  it("stateless: the whole history each time, reasoning and phase kept (pain points 24, 27)", async () => {
+  it("stateless: the whole history each time, reasoning and phase kept (docs/pitfalls.md S24, S27)", async () => {
     const { bodies, result } = await run(
       {
         turns: [
@@ -192,7 +192,7 @@ describe("multi-turn loops over HTTP", () => {
     expect(bodies).toHaveLength(4);
   });
 
-  it("two calls in one response run in order (pain point 22)", async () => {
+  it("two calls in one response run in order (docs/pitfalls.md S22)", async () => {
     const { frames, bodies } = await run({
       turns: [
         {
@@ -208,7 +208,7 @@ describe("multi-turn loops over HTTP", () => {
 });
 
 describe("tool failures go back to the model", () => {
-  it("unknown tool: the available tools are listed (pain point 32)", async () => {
+  it("unknown tool: the available tools are listed (docs/pitfalls.md S32)", async () => {
     const { frames, result } = await run({
       turns: [{ items: [fc("search_files", { q: "x" })] }, { items: [msg("ok")] }],
     });
@@ -225,7 +225,7 @@ describe("tool failures go back to the model", () => {
     expect(output(frames).error.code).toBe("tool_input_invalid");
   });
 
-  it("a throwing tool and a tool timeout (pain point 34)", async () => {
+  it("a throwing tool and a tool timeout (docs/pitfalls.md S34)", async () => {
     const boom = defineTool({
       name: "boom",
       description: "fails",
@@ -320,7 +320,7 @@ describe("limits and stops", () => {
     expect(maxTurns.result.reason).toBe("max_turns");
   });
 
-  it("previous_response_not_found falls back to stateless (pain point 28)", async () => {
+  it("previous_response_not_found falls back to stateless (docs/pitfalls.md S28)", async () => {
     const notFound = {
       faults: {
         httpError: {
@@ -369,7 +369,7 @@ describe("limits and stops", () => {
   });
 });
 
-describe("tool_choice enforced locally (pain point 30)", () => {
+describe("tool_choice enforced locally (docs/pitfalls.md S30)", () => {
   it.each([
     ["none", "none" as const, [false]],
     ["named", { type: "function" as const, name: "list_dir" }, [false]],

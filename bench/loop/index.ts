@@ -3,8 +3,8 @@
  * HTTP to a replay server in a worker thread (node:http on 127.0.0.1) and over one WebSocket to the
  * same server (WebSocket mode, issue 12), and in-process without a socket. Reported per contender:
  * ms/run, x floor per round, overhead vs the floor, TTFT, where the time goes (A–E, measure.ts),
- * eddy's own overhead per turn, and what WebSocket mode saves per turn. Method as in shared
- * research/bench-loop-baseline.txt.
+ * eddy's own overhead per turn, and what WebSocket mode saves per turn. Method as in
+ * bench/README.md.
  */
 import { isDeepStrictEqual } from "node:util";
 import {

@@ -1,7 +1,7 @@
 /**
  * Timing runs of the loop: after a warm-up, rounds of `runsPerRound` runs per contender, the
- * contenders alternating run by run in a fresh shuffled order each time (as in shared
- * research/bench-loop-baseline.txt). Each run is split with the replay server's records, which
+ * contenders alternating run by run in a fresh shuffled order each time (as in
+ * bench/README.md). Each run is split with the replay server's records, which
  * share the client's clock:
  *
  * A = run start → request #1 at the server; B = server #1 (request arrived → last byte written);

@@ -1,5 +1,5 @@
 /**
- * The two responses of one agent turn (as in shared research/bench-loop-baseline.txt), generated
+ * The two responses of one agent turn (as in bench/README.md), generated
  * per request: #1 is a function_call `noop({"n":1})` streamed in 3 argument deltas; #2 (the answer
  * to a request whose `input` carries a `function_call_output`) is a 160-character message in 40
  * text deltas of 4 characters. Snapshots are full ResponseResources that echo the request's model,

@@ -1,5 +1,5 @@
 /**
- * A replay server on 127.0.0.1 in a worker thread (as in shared research/bench-baseline.txt), so
+ * A replay server on 127.0.0.1 in a worker thread (as in bench/README.md), so
  * its CPU does not share the event loop of the client being timed. It answers each POST with the
  * chunks a responder module picks (responder.ts) — and, when the module has a message responder,
  * each `response.create` message on a WebSocket at `…/responses` with its messages — and keeps

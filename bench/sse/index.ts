@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- sse`: bytes → events/frames per event, and time to first frame, for eddy's
  * frame decoder (validation off and on, frames stamped) against a floor measured in the same run,
- * eventsource-parser and the openai SDK's stream. DESIGN.md §6; method in ../harness.ts.
+ * eventsource-parser and the openai SDK's stream. bench/README.md; method in ../harness.ts.
  */
 import { fixedChunks, randomChunks } from "../../test/support/chunking.js";
 import {

@@ -3,7 +3,7 @@
  * `response.in_progress` with a full ResponseResource, a message item streamed as short text deltas
  * (some multi-byte: accents, CJK, emoji), a function_call streamed as argument deltas, the `.done`
  * events, a terminal `response.completed` carrying the whole output, then `data: [DONE]`.
- * 80% of the deltas are text, 20% arguments (as in shared research/bench-baseline.txt).
+ * 80% of the deltas are text, 20% arguments (as in bench/README.md).
  */
 import { seededRandom } from "../../test/support/chunking.js";
 

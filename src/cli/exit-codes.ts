@@ -1,4 +1,4 @@
-/** Exit codes of the CLI (DESIGN.md §5): the contract scripts rely on. */
+/** Exit codes of the CLI (docs/architecture.md, "The CLI contract"): the contract scripts rely on. */
 
 import { assertNever } from "../errors.js";
 import type { RunEndReason } from "../frames/frame.js";

@@ -2,7 +2,7 @@
  * The `eddy` command line (commander). `main(argv)` returns the exit code; errors are one line on
  * stderr saying what happened and what to do — a stack trace only with `--debug`. Usage errors
  * (unknown flags, missing or non-numeric values, unreadable files, a missing workspace, a tape of a
- * newer format) exit 2 before any request is sent (DESIGN.md §5).
+ * newer format) exit 2 before any request is sent (docs/architecture.md, "The CLI contract").
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { BATCH_DEFAULTS } from "../batch/defaults.js";

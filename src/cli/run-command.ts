@@ -2,7 +2,7 @@
  * `eddy run [prompt]`: resolve the configuration, start the provider (the embedded mock server when
  * none is configured), run the agent with the built-in tools — on a thread (`--thread`), or from
  * earlier runs' tapes (`--context`) — render frames (human view or JSONL), record the tape, and
- * exit with the code of the run's end reason (DESIGN.md §5).
+ * exit with the code of the run's end reason (docs/architecture.md, "The CLI contract").
  */
 import { readFileSync } from "node:fs";
 import { compileContextBundle } from "../context/bundle.js";

@@ -13,7 +13,7 @@ export interface FrameDecoderOptions {
   /** Receives each frame (unstamped), in order. */
   onFrame: (frame: SseFrame) => void;
   /**
-   * Receives each SSE comment (keep-alives). Comments never become frames (DESIGN.md §8.12).
+   * Receives each SSE comment (keep-alives). Comments never become frames (docs/decisions.md #12).
    * @defaultValue none
    */
   onComment?: (comment: string) => void;

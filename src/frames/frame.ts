@@ -1,5 +1,5 @@
 /**
- * Frame contract v1 (DESIGN.md §4). A frame is one flat JSON object: the envelope
+ * Frame contract v1 (docs/architecture.md, "The frame contract"). A frame is one flat JSON object: the envelope
  * `{run_id, seq, ts, type}` followed by its payload fields. `seq` is contiguous from 0 within a
  * run and `ts` is unix milliseconds from the run's injected clock.
  *
@@ -24,7 +24,7 @@ export type ContinuationMode = "chained" | "stateless";
 /** What an SSE message turned out to be. `empty`: a message whose data is empty or blank (a ping). */
 export type ProviderEventStatus = "event" | "done" | "invalid_json" | "empty";
 
-/** Why a run ended (DESIGN.md §4). */
+/** Why a run ended (docs/architecture.md, "The frame contract"). */
 export type RunEndReason =
   | "completed"
   | "terminal_tool"

@@ -1,5 +1,5 @@
 /**
- * The pure mapping from one SSE message to frames (DESIGN.md §3.1): exactly one `provider_event`
+ * The pure mapping from one SSE message to frames (docs/decisions.md #1): exactly one `provider_event`
  * per message, plus an `output_text_delta` right after each `response.output_text.delta`.
  * No I/O and no clock: frames come out unstamped.
  */

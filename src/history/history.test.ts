@@ -17,7 +17,7 @@ const out = (id: string, output = "ok"): JsonObject => ({
 });
 const user = (text: string): JsonObject => ({ type: "message", role: "user", content: text });
 
-describe("repairHistory (pain points 1, 2, 6)", () => {
+describe("repairHistory (docs/pitfalls.md #1, #2, #6)", () => {
   it("leaves a well-paired history alone", () => {
     const items = [user("hi"), call("a"), call("b"), out("a"), out("b")];
     expect(repairHistory(items)).toEqual({ items, repairs: [] });
@@ -59,7 +59,7 @@ describe("repairHistory (pain points 1, 2, 6)", () => {
   });
 });
 
-describe("toInputItem (DESIGN.md §8.3)", () => {
+describe("toInputItem (docs/decisions.md #4)", () => {
   it("keeps reasoning with encrypted content, drops raw content; drops reasoning without it", () => {
     const reasoning = {
       type: "reasoning",

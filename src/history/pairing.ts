@@ -1,5 +1,5 @@
 /**
- * The pre-send history check (pain points 1, 2, 6): every call has exactly one output, no output
+ * The pre-send history check (docs/pitfalls.md #1, #2, #6): every call has exactly one output, no output
  * is an orphan, and call ids are unique. Violations are repaired — never sent — and each repair is
  * reported so the loop can record it in a `history_repaired` frame. Function calls are always
  * checked; native call items (`apply_patch_call` ↔ `apply_patch_call_output`, `shell_call`,

@@ -1,5 +1,5 @@
 /**
- * How tool history is rendered into `input` items (RFC "Unified Tool History": one manager, two
+ * How tool history is rendered into `input` items (docs/decisions.md #17: one manager, two
  * swappable strategies), and the one place the strategy is chosen.
  *
  * - `nativeStrategy`: items go as they are — `function_call` and `function_call_output` items,

@@ -1,5 +1,5 @@
 /**
- * `ToolHistoryManager`: the one path tool history takes to a model (RFC "Unified Tool History").
+ * `ToolHistoryManager`: the one path tool history takes to a model (docs/decisions.md #17).
  * eddy's own conversation items, a context bundle's items and a foreign chat history all go
  * through `render`, which
  *

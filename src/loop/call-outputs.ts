@@ -42,7 +42,7 @@ export function answerItem(answered: AnsweredCall): JsonObject {
   }
 }
 
-/** The `error.message` of a §3.7 output (why a call was refused), else the output itself. */
+/** The `error.message` of a docs/decisions.md #7 output (why a call was refused), else the output itself. */
 function errorMessage(output: string): string {
   try {
     const parsed = JSON.parse(output) as { error?: { message?: unknown } };

@@ -1,4 +1,4 @@
-/** Every behaviour-altering default of the agent loop, in one place (DESIGN.md §3.6, §5, §8.8). */
+/** Every behaviour-altering default of the agent loop, in one place (docs/decisions.md #6; docs/architecture.md, "The CLI contract"). */
 export const LOOP_DEFAULTS = {
   /** Tool calls answered per run (`--max-tool-calls`). */
   maxToolCalls: 32,

@@ -22,7 +22,7 @@ import type { HostedTool, NativeShell } from "./tool-declarations.js";
 /** When a completed call runs: as soon as its item is done, or once the response has ended. */
 export type ToolExecutionPolicy = "eager" | "after_response";
 
-/** Whether `tools` goes on every request or only the first (the migration seed's preference). */
+/** Whether `tools` goes on every request or only the first (docs/decisions.md #10). */
 export type ToolsOnFollowUp = "every_request" | "first_request";
 
 /** Structured output: the final answer must be JSON matching `schema` (sent as `text.format` json_schema). */

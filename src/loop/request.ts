@@ -1,8 +1,8 @@
 /**
- * Building each request body. Instructions and tools go on every request (DESIGN.md §3.5; the spec
+ * Building each request body. Instructions and tools go on every request (docs/decisions.md #10; the spec
  * does not carry them over `previous_response_id`), `parallel_tool_calls: false` and the remaining
- * tool-call budget bound each response (§3.6, §8.8), and the continuation mode decides `store`,
- * `include` and `previous_response_id` (§3.4, §5 "Stateless mode"). Key order is fixed, so the same
+ * tool-call budget bound each response (docs/decisions.md #6), and the continuation mode decides `store`,
+ * `include` and `previous_response_id` (docs/decisions.md #4). Key order is fixed, so the same
  * run always produces byte-identical bodies (replay compares them exactly).
  */
 import type { ContinuationMode } from "../frames/frame.js";

@@ -111,7 +111,7 @@ describe("runAgent: the chained loop", () => {
     });
   });
 
-  it("runs a tool and follows up with previous_response_id and only the outputs (pain point 23)", async () => {
+  it("runs a tool and follows up with previous_response_id and only the outputs (docs/pitfalls.md S23)", async () => {
     const { result, requests, frames } = await run(
       [{ items: [call("echo", { text: "x" }, "call_a")] }, { items: [text("done")] }],
       {
@@ -144,7 +144,7 @@ describe("runAgent: the chained loop", () => {
     );
   });
 
-  it("keeps the order of two calls in one response (pain point 22)", async () => {
+  it("keeps the order of two calls in one response (docs/pitfalls.md S22)", async () => {
     const { requests, frames } = await run([
       { items: [call("echo", { text: "1" }, "c1"), call("add", { a: 1, b: 2 }, "c2")] },
       { items: [text("ok")] },
@@ -153,7 +153,7 @@ describe("runAgent: the chained loop", () => {
     expect(((requests[1] as JsonObject).input as JsonObject[]).map((i) => i.call_id)).toEqual(["c1", "c2"]);
   });
 
-  it("executes calls even when the response also has text (pain point 35)", async () => {
+  it("executes calls even when the response also has text (docs/pitfalls.md S35)", async () => {
     const { frames, result } = await run([
       { items: [text("Let me check."), call("echo", { text: "y" })] },
       { items: [text("ok")] },
@@ -162,7 +162,7 @@ describe("runAgent: the chained loop", () => {
     expect(result.reason).toBe("completed");
   });
 
-  it("answers an unknown tool with the available tools and goes on (pain point 32)", async () => {
+  it("answers an unknown tool with the available tools and goes on (docs/pitfalls.md S32)", async () => {
     const { requests, result } = await run([
       { items: [call("search_files", { q: "x" })] },
       { items: [text("sorry")] },
@@ -181,7 +181,7 @@ describe("runAgent: the chained loop", () => {
     expect(JSON.parse(endedFrame?.output ?? "{}").error.code).toBe("tool_input_invalid");
   });
 
-  it("turns a throwing tool into an ok:false output and goes on (pain point 34)", async () => {
+  it("turns a throwing tool into an ok:false output and goes on (docs/pitfalls.md S34)", async () => {
     const { frames, result } = await run([{ items: [call("boom", {})] }, { items: [text("ok")] }]);
     const out = JSON.parse(ofType(frames, "tool_ended")[0]?.output ?? "{}");
     expect(out).toMatchObject({ ok: false, error: { code: "tool_failed" } });
@@ -394,7 +394,7 @@ describe("runAgent: when calls run (docs/decisions.md #3)", () => {
 });
 
 describe("runAgent: stateless mode", () => {
-  it("resends the whole history with store:false and include (pain points 24, 27)", async () => {
+  it("resends the whole history with store:false and include (docs/pitfalls.md S24, S27)", async () => {
     const { requests, result } = await run(
       [
         {
@@ -454,7 +454,7 @@ describe("runAgent: stateless mode", () => {
   });
 });
 
-describe("runAgent: previous_response_not_found (pain point 28)", () => {
+describe("runAgent: previous_response_not_found (docs/pitfalls.md S28)", () => {
   it("falls back to stateless for the rest of the run, retrying the turn", async () => {
     const notFound = {
       http: {
@@ -503,7 +503,7 @@ describe("runAgent: previous_response_not_found (pain point 28)", () => {
   });
 });
 
-describe("runAgent: tool_choice (pain point 30)", () => {
+describe("runAgent: tool_choice (docs/pitfalls.md S30)", () => {
   it("none: a call is refused locally and not run", async () => {
     const { frames } = await run([{ items: [call("echo", { text: "x" })] }, { items: [text("ok")] }], {
       toolChoice: "none",

@@ -1,5 +1,5 @@
 /**
- * `runAgent`: the provider-driven tool loop of ADR-0005. Each turn streams a response, runs its
+ * `runAgent`: the provider-driven tool loop (docs/decisions.md #3, #4). Each turn streams a response, runs its
  * function calls as they complete, and follows up — chained (`previous_response_id` + the new
  * outputs) or stateless (the whole history, `store:false`) — until the model answers, a terminal
  * tool or structured output produces a result, a limit stops it, or something fails. Whatever

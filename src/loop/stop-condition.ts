@@ -1,7 +1,7 @@
 /**
  * What happens after a turn: end the run (and why) or send a follow-up. Pure: it sees the turn's
  * outcome and the run's counters, nothing else. The order of the checks is the contract
- * (DESIGN.md §4 reasons, §8.8 limits).
+ * (end reasons: docs/architecture.md, "The frame contract"; limits: docs/decisions.md #6).
  */
 import type { FrameError, RunEndReason } from "../frames/frame.js";
 import type { ProviderOutcome } from "../provider/provider.js";

@@ -1,7 +1,7 @@
 /**
  * `tool_choice` on the client side: which calls the run accepts (servers do not always enforce
- * it, pain point 45; DESIGN.md §3.6) and the reset of a forcing choice after the first tool round
- * (pain point 43), so a `required` or named choice cannot loop forever.
+ * it, docs/pitfalls.md #45; docs/decisions.md #6) and the reset of a forcing choice after the first tool round
+ * (docs/pitfalls.md #43), so a `required` or named choice cannot loop forever.
  */
 import type { ToolChoiceParam } from "../protocol/types.js";
 

@@ -1,8 +1,8 @@
 /**
  * One turn: stream one request (all its attempts) from the provider, emit its frames, and promote
- * each function call the moment its item is done (ADR-0005) — or, with `after_response`, once the
+ * each function call the moment its item is done (docs/decisions.md #3) — or, with `after_response`, once the
  * response has completed. Calls are never run from a response that ended incomplete or failed
- * unless they had already started (DESIGN.md §3.3); queued ones are answered "not run".
+ * unless they had already started (docs/decisions.md #3); queued ones are answered "not run".
  */
 import type { CreateResponseBody } from "../protocol/types.js";
 import type { AssembledCall } from "../provider/assembler/index.js";

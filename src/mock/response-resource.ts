@@ -2,7 +2,7 @@
  * The `ResponseResource` the mock returns and embeds in lifecycle events (spec §5): all 31 keys,
  * every request setting echoed, defaults (`MOCK_DEFAULTS.response`) for what the request left out.
  * Where the response-side schema differs from the request side the echo takes the form that
- * validates (DESIGN.md §8.13): function tools get `description`/`parameters`/`strict` (nullable)
+ * validates (docs/decisions.md #13): function tools get `description`/`parameters`/`strict` (nullable)
  * filled in, `allowed_tools` gets its required `mode`, and a `json_schema` text format is echoed
  * with `schema: null` (the response schema types it `null`) and `description`/`strict` filled in.
  */

@@ -1,6 +1,6 @@
 /**
  * Every behaviour-altering default of the provider layer, in one place (the CLI and the library
- * both read it). DESIGN.md §8.6 sets the retry and timeout values.
+ * both read it). docs/decisions.md #8 sets the retry and timeout values.
  */
 export const PROVIDER_DEFAULTS = {
   /** Retries after the first attempt (so 3 attempts in all). */

@@ -1,7 +1,7 @@
 /**
  * Typed provider errors. Every way a request can fail becomes a `ProviderError` that keeps what
  * the provider said (status, `error.type`, `error.code`, `error.message`, `param`, request id),
- * says whether it may be retried, and maps to the run's end reason (DESIGN.md §5 "run_ended").
+ * says whether it may be retried, and maps to the run's end reason (docs/architecture.md, "The frame contract").
  */
 import { EddyError, type EddyErrorCode } from "../errors.js";
 import type { RunEndReason } from "../frames/frame.js";
@@ -82,12 +82,12 @@ export class ProviderError extends EddyError {
     return this.code;
   }
 
-  /** True when the provider says the `previous_response_id` is unknown (DESIGN.md §8.5). */
+  /** True when the provider says the `previous_response_id` is unknown (docs/decisions.md #5). */
   get isPreviousResponseNotFound(): boolean {
     return this.providerCode === "previous_response_not_found";
   }
 
-  /** The run end reason this error means when it ends a run (DESIGN.md §5). */
+  /** The run end reason this error means when it ends a run (docs/architecture.md, "The frame contract"). */
   get runEndReason(): RunEndReason {
     switch (this.kind) {
       case "cancelled":

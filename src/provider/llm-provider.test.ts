@@ -5,7 +5,7 @@ import { EddyError } from "../errors.js";
 import type { JsonObject } from "../protocol/types.js";
 import { createLLMProvider } from "./llm-provider.js";
 
-describe("LLMProvider (seed 002)", () => {
+describe("LLMProvider (docs/decisions.md #16)", () => {
   it("generateResponse: instructions + message → text, no tools", async () => {
     const provider = createScriptedProvider([{ items: [{ type: "message", text: "Paris." }] }]);
     const llm = createLLMProvider({ provider, model: "m" });
@@ -49,7 +49,7 @@ describe("LLMProvider (seed 002)", () => {
     const follow = provider.requests[1] as JsonObject;
     expect(follow.previous_response_id).toBe("resp_1");
     expect(follow.input).toEqual([{ type: "function_call_output", call_id: "call_1", output: "x=1" }]);
-    expect(follow.tools).toBeUndefined(); // the seed's turn shape: tools at conversation start only
+    expect(follow.tools).toBeUndefined(); // the turn shape of docs/decisions.md #16: tools at conversation start only
   });
 
   it("generateObject: parsed and validated structured output", async () => {

@@ -1,5 +1,5 @@
 /**
- * `LLMProvider` (seed 002, "Responses API Migration"): the small, opinionated surface for callers
+ * `LLMProvider` (docs/decisions.md #16): the small, opinionated surface for callers
  * that drive their own loop — a one-shot call, one agent turn over `previous_response_id`, and
  * structured output parsed and validated against a schema. Built on the provider contract, so
  * retries, timeouts, validation and frames come with it.
@@ -29,7 +29,7 @@ export interface LLMProviderOptions {
   onFrame?: (frame: ProviderFrame) => void;
 }
 
-/** A tool as the seed declares it: name, description, JSON Schema parameters. */
+/** A tool as the migration surface declares it (docs/decisions.md #16): name, description, JSON Schema parameters. */
 export interface LLMTool {
   name: string;
   description?: string;

@@ -165,7 +165,7 @@ describe("OpenResponsesProvider: the happy path", () => {
   });
 });
 
-describe("OpenResponsesProvider: SSE transport quirks (pain points 1–7)", () => {
+describe("OpenResponsesProvider: SSE transport quirks (docs/pitfalls.md S1–S7)", () => {
   it("1: comment keep-alives are ignored and count as activity", async () => {
     const body = [
       ": OPENROUTER PROCESSING\n\n",
@@ -255,7 +255,7 @@ describe("OpenResponsesProvider: SSE transport quirks (pain points 1–7)", () =
   });
 });
 
-describe("OpenResponsesProvider: retries (pain points 37–39)", () => {
+describe("OpenResponsesProvider: retries (docs/pitfalls.md S37–S39)", () => {
   it("429 with Retry-After (seconds) waits then succeeds", async () => {
     const { frames, outcome, delays } = await run([
       {
@@ -442,7 +442,7 @@ describe("OpenResponsesProvider: retries (pain points 37–39)", () => {
   });
 });
 
-describe("OpenResponsesProvider: termination and stalls (pain points 15–19, 34–37)", () => {
+describe("OpenResponsesProvider: termination and stalls (docs/pitfalls.md S15–S19, #34–#37)", () => {
   it("drop mid-stream after text: truncated-stream error, partial text kept, no retry", async () => {
     const { outcome, frames } = await run([
       { body: [sse([created, ...textEvents(["par", "tial"])], { done: false }), { drop: true }] },
@@ -465,7 +465,7 @@ describe("OpenResponsesProvider: termination and stalls (pain points 15–19, 34
     expect(frames.find((f) => f.type === "request_failed")).toMatchObject({ retryable: true });
   });
 
-  it("a call cut off mid-arguments is never complete (pain point 17)", async () => {
+  it("a call cut off mid-arguments is never complete (docs/pitfalls.md S17)", async () => {
     const events: JsonObject[] = [
       created,
       {
@@ -487,7 +487,7 @@ describe("OpenResponsesProvider: termination and stalls (pain points 15–19, 34
     expect(outcome.response.calls).toEqual([]);
   });
 
-  it("idle stall before output: timeout, then retried on a new connection (pain point 18)", async () => {
+  it("idle stall before output: timeout, then retried on a new connection (docs/pitfalls.md S18)", async () => {
     const { outcome, frames } = await run(
       [{ body: [sse([created], { done: false })], hang: true }, { body: [okStream()] }],
       {
@@ -535,7 +535,7 @@ describe("OpenResponsesProvider: termination and stalls (pain points 15–19, 34
     expect(!outcome.ok && outcome.error.code).toBe("connect_timeout");
   });
 
-  it("error + response.failed: a typed error with code and message (pain points 15, 16, 35)", async () => {
+  it("error + response.failed: a typed error with code and message (docs/pitfalls.md S15, S16, #35)", async () => {
     const events: JsonObject[] = [
       created,
       ...textEvents(["so far"]),
@@ -586,7 +586,7 @@ describe("OpenResponsesProvider: termination and stalls (pain points 15–19, 34
     expect(!outcome.ok && outcome.error.frameCode).toBe("insufficient_quota");
   });
 
-  it("an incomplete response is a result, not an error (pain point 19)", async () => {
+  it("an incomplete response is a result, not an error (docs/pitfalls.md S19)", async () => {
     const incomplete: JsonObject = {
       type: "response.incomplete",
       response: {

@@ -1,5 +1,5 @@
 /**
- * Provider profiles and routing (the adapter contract's "provider selection and routing rules").
+ * Provider profiles and routing (docs/decisions.md #20).
  * A profile names an endpoint: base URL, the API it speaks (Open Responses or Chat Completions),
  * where its key comes from, a default model, extra headers, timeout/retry overrides and its
  * capabilities. A model route `profile/model`

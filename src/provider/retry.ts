@@ -1,5 +1,5 @@
 /**
- * Retry policy (DESIGN.md §3.8, §8.6): which failures may be retried and how long to wait.
+ * Retry policy (docs/decisions.md #8): which failures may be retried and how long to wait.
  * Waits are exponential (0.5 s doubling to 8 s) with jitter, unless the provider asked for a
  * specific wait (`retry-after-ms`, `Retry-After` in seconds or as an HTTP date, Azure's
  * `x-ms-retry-after-ms`), which wins, capped at 60 s. `x-should-retry` overrides the status rule.

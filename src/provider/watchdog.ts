@@ -1,5 +1,5 @@
 /**
- * One timer per attempt that enforces the three timeouts (DESIGN.md §8.6) and the post-terminal
+ * One timer per attempt that enforces the three timeouts (docs/decisions.md #8) and the post-terminal
  * drain. Activity is recorded with a cheap timestamp (`touch()`) instead of re-arming a timer per
  * chunk; when the timer fires it re-arms for the remainder if there was activity since.
  */
@@ -76,7 +76,7 @@ export class Watchdog {
   private readonly fire = (): void => {
     this.timer = undefined;
     const limit = this.limit();
-    // The idle timeout does not run while a tool runs (DESIGN.md §8.6).
+    // The idle timeout does not run while a tool runs (docs/decisions.md #8).
     if (this.phase === "idle" && this.isBusy()) {
       this.lastActivity = this.now();
       this.arm(limit);

@@ -1,5 +1,5 @@
 /**
- * The replay gate (DESIGN.md §8.1): recorded frame *k* is released only after the loop has
+ * The replay gate (docs/decisions.md #9): recorded frame *k* is released only after the loop has
  * produced every frame that precedes it in the tape, so provider events, tool results and
  * cancellations land exactly where they did. If the loop stops producing frames while something
  * waits (the replay has diverged in a way that would deadlock), the wait gives up after

@@ -1,7 +1,7 @@
 /**
  * Replaying a tape: rebuild the run from the header, feed it the recorded provider streams and tool
  * outputs (or run the tools live), and compare the frames it produces with the tape's, ignoring `ts`
- * and `duration_ms` (DESIGN.md §5 "Tapes"). The tape's run id is reused, so frames compare 1:1.
+ * and `duration_ms` (docs/architecture.md, "The replay guarantee"). The tape's run id is reused, so frames compare 1:1.
  */
 import type { ApprovalDecidedFrame, Frame, ToolEndedFrame } from "../frames/frame.js";
 import { recordedSummaries, recordedSummarizer } from "../history/summarizer.js";

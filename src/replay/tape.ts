@@ -1,5 +1,5 @@
 /**
- * Tapes (DESIGN.md §3.9, §5 "Tapes", §8.1): the JSONL record of a run. Line 1 is a header with
+ * Tapes (docs/decisions.md #9; docs/architecture.md, "The replay guarantee"): the JSONL record of a run. Line 1 is a header with
  * every run option needed to rebuild the request bodies (never secrets); then every frame of the
  * run, one per line, written as the run goes so a crash leaves a valid prefix.
  */

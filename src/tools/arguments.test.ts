@@ -35,7 +35,7 @@ const tool = (name: string): RegisteredTool => {
   return t;
 };
 
-describe("argument parsing: refusals (pain points 39, 49)", () => {
+describe("argument parsing: refusals (docs/pitfalls.md #39, #49)", () => {
   it.each<[string, string, RegExp[]]>([
     [
       "trailing comma",
@@ -81,7 +81,7 @@ describe("argument parsing: accepted", () => {
   it.each<[string, string, string, unknown]>([
     ["object", "read_like", '{"path":"a.txt"}', { path: "a.txt" }],
     ["object with whitespace", "read_like", ' \n{ "path" : "a.txt" }\n', { path: "a.txt" }],
-    ["empty string when nothing is required (§8.10)", "now", "", {}],
+    ["empty string when nothing is required (docs/decisions.md #7)", "now", "", {}],
     ["whitespace-only when nothing is required", "now", "  ", {}],
     ["empty object", "now", "{}", {}],
     ["zod: defaults applied", "zod_tool", '{"n":2}', { n: 2, tags: [] }],

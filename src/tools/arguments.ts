@@ -1,7 +1,7 @@
 /**
- * Strict parsing of a function call's `arguments` string (pain points 39 and 49). The raw string
+ * Strict parsing of a function call's `arguments` string (docs/pitfalls.md #39, #49). The raw string
  * must be one JSON object that matches the tool's schema; nothing is repaired, nothing defaults to
- * `{}` silently. The only leniency is DESIGN.md §8.10: empty arguments (`""`) mean `{}` when the
+ * `{}` silently. The only leniency is docs/decisions.md #7: empty arguments (`""`) mean `{}` when the
  * schema accepts `{}`. Every refusal says what was wrong, quotes a bounded prefix of what the model
  * sent, and shows the expected schema, so the model can fix the call.
  */

@@ -13,7 +13,7 @@ export const TOOL_DEFAULTS = {
    */
   timeoutMs: 120_000,
   /**
-   * Cap on the whole model-facing output string, in UTF-8 bytes (DESIGN.md §5: 64 KiB).
+   * Cap on the whole model-facing output string, in UTF-8 bytes (docs/decisions.md #7: 64 KiB).
    * @defaultValue 65536
    */
   outputCapBytes: 64 * 1024,

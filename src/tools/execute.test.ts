@@ -59,7 +59,7 @@ afterEach(() => {
 });
 
 describe("executeToolCall: refusals before running", () => {
-  it("answers an unknown tool with the available tools (pain points 32/47)", async () => {
+  it("answers an unknown tool with the available tools (docs/pitfalls.md S32, #47)", async () => {
     const r = await call([def("read_file", () => ""), def("grep", () => "")], "search_web");
     expect(r.ok).toBe(false);
     expect(r.exitCode).toBe(127);
@@ -190,7 +190,7 @@ describe("executeToolCall: what a tool returns", () => {
   });
 });
 
-describe("executeToolCall: failures while running (pain points 34, 48)", () => {
+describe("executeToolCall: failures while running (docs/pitfalls.md S34, #48)", () => {
   it("a thrown error becomes a short message: first line, no stack, no env, secrets redacted", async () => {
     vi.stubEnv("ACME_API_KEY", "sk-live-0123456789abcdef");
     const tool = def("t", () => {

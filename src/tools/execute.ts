@@ -1,6 +1,6 @@
 /**
  * Executes one function call: look the name up, parse the arguments strictly, run the tool with a
- * timeout and the run's abort signal, and encode the stable output (DESIGN.md §3.7). Whatever
+ * timeout and the run's abort signal, and encode the stable output (docs/decisions.md #7). Whatever
  * happens (unknown tool, disabled tool, bad JSON, schema violation, throw, timeout, cancellation),
  * the call gets an output the model can read; this function never throws.
  */

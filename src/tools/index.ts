@@ -1,6 +1,6 @@
 /**
  * The tools layer: tool definitions, the registry, strict argument parsing, execution with
- * timeout and cancellation, the stable model-facing output (DESIGN.md §3.7), the built-in tools and
+ * timeout and cancellation, the stable model-facing output (docs/decisions.md #7), the built-in tools and
  * MCP servers as a tool source.
  */
 export { type ParsedArguments, parseToolArguments } from "./arguments.js";

@@ -145,7 +145,7 @@ function refusedBeforeRunning(code: string | undefined): boolean {
 }
 
 /**
- * One command's §3.7 output as a `shell_call_output` chunk. An eddy error (a timeout, a refused
+ * One command's docs/decisions.md #7 output as a `shell_call_output` chunk. An eddy error (a timeout, a refused
  * cwd, a cancellation) is appended to stderr, so the model reads why.
  */
 export function toChunk(parsed: ParsedOutput, maxLength: number | undefined): ShellOutputChunk {
@@ -159,7 +159,7 @@ export function toChunk(parsed: ParsedOutput, maxLength: number | undefined): Sh
   };
 }
 
-/** The chunks of a shell call's output: its own chunk list, or one chunk made from a §3.7 output (a refusal). */
+/** The chunks of a shell call's output: its own chunk list, or one chunk made from a docs/decisions.md #7 output (a refusal). */
 export function shellOutputChunks(output: string): ShellOutputChunk[] {
   try {
     const parsed = JSON.parse(output) as unknown;

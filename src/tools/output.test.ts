@@ -9,7 +9,7 @@ function out(fields: Partial<ToolOutput>): ToolOutput {
   return { tool: "t", ok: true, exit_code: 0, stdout: "", stderr: "", ...fields };
 }
 
-describe("toToolOutput / encodeToolOutput: the §3.7 object", () => {
+describe("toToolOutput / encodeToolOutput: the output object of docs/decisions.md #7", () => {
   it("keeps keys in the fixed order whatever order the object was built in", () => {
     const shuffled = {
       error: { message: "m", code: "c" },
@@ -39,7 +39,7 @@ describe("toToolOutput / encodeToolOutput: the §3.7 object", () => {
   });
 });
 
-describe("output cap (DESIGN.md §8.2)", () => {
+describe("output cap (docs/decisions.md #7)", () => {
   const cap = 4096;
 
   it.each<[string, Partial<ToolOutput>]>([

@@ -1,5 +1,5 @@
 /**
- * The stable model-facing tool output (DESIGN.md §3.7, §8.2; ADR-0005): the JSON string of
+ * The stable model-facing tool output (docs/decisions.md #7): the JSON string of
  * `{tool, ok, exit_code, stdout, stderr, artifacts?, error?}` with keys in exactly that order and
  * nothing nondeterministic in it. Capping happens *inside* the object (on `stdout`/`stderr`)
  * before serializing, so a capped output is still valid JSON and still at most the cap in bytes.
@@ -40,7 +40,7 @@ export interface EncodeOptions {
 const GENERIC_HINT = "ask for less output (a narrower path, range or pattern) to see the rest";
 const TRUNCATED_ARTIFACTS = { truncated: true, note: "artifacts omitted: they did not fit the output cap" };
 
-/** Builds the output object from a tool's result, with keys in the §3.7 order. */
+/** Builds the output object from a tool's result, with keys in the fixed order of docs/decisions.md #7. */
 export function toToolOutput(tool: string, result: ToolResult): ToolOutput {
   const output: ToolOutput = {
     tool,
@@ -54,7 +54,7 @@ export function toToolOutput(tool: string, result: ToolResult): ToolOutput {
   return output;
 }
 
-/** Serializes with keys in the §3.7 order whatever order the object was built in. */
+/** Serializes with keys in the fixed order of docs/decisions.md #7 whatever order the object was built in. */
 function serialize(o: ToolOutput): string {
   const ordered: ToolOutput = {
     tool: o.tool,

@@ -1,7 +1,7 @@
 /**
  * The tool registry: the tools of a run in declaration order (the order given, so the `tools`
  * array is byte-identical between requests and prompt caches hit), their aliases (accepted from the
- * model, never advertised: DESIGN.md §8.11) and the tools that exist but are disabled by
+ * model, never advertised: docs/decisions.md #7) and the tools that exist but are disabled by
  * configuration (a call to one gets "write_file is disabled: …", not "unknown tool").
  */
 import { EddyError } from "../errors.js";
@@ -47,7 +47,7 @@ export interface RegisteredTool {
   readonly declaration: FunctionToolParam;
   /** The JSON Schema the model sees. */
   readonly parameters: JsonSchema;
-  /** Strictly parses and validates a raw `arguments` string (DESIGN.md §8.10). Never throws. */
+  /** Strictly parses and validates a raw `arguments` string (docs/decisions.md #7). Never throws. */
   parseArguments(raw: string): ParsedArguments;
 }
 

@@ -1,7 +1,7 @@
 /**
  * The tool contract: what a tool is, what it receives and what it answers. Tools never see the
  * provider; the loop hands them parsed, validated arguments and turns what they return into the
- * stable model-facing output object (DESIGN.md §3.7).
+ * stable model-facing output object (docs/decisions.md #7).
  */
 import type { z } from "zod";
 
@@ -31,7 +31,7 @@ export interface ToolContext {
  */
 export type ToolReturn = string | ToolResult | unknown;
 
-/** A structured tool answer; becomes the §3.7 object `{tool, ok, exit_code, stdout, stderr, artifacts?, error?}`. */
+/** A structured tool answer; becomes the output object of docs/decisions.md #7 `{tool, ok, exit_code, stdout, stderr, artifacts?, error?}`. */
 export interface ToolResult {
   /** Brand so a returned plain object is not mistaken for a result: build one with `toolResult()`. */
   readonly kind: "eddy.tool_result";
@@ -106,7 +106,7 @@ export interface ToolDefinition<Args = unknown> {
    */
   timeoutMs?: number;
   /**
-   * A terminal tool ends the run: its validated arguments become the run's `result` (seed 002's
+   * A terminal tool ends the run: its validated arguments become the run's `result` (docs/decisions.md #16:
    * `submit_decision`). If it also has `execute`, that runs first and must succeed.
    * @defaultValue false
    */
@@ -117,7 +117,7 @@ export interface ToolDefinition<Args = unknown> {
    * @defaultValue false
    */
   readOnly?: boolean;
-  /** Other names the model may use for this tool. Accepted, never advertised (DESIGN.md §8.11). */
+  /** Other names the model may use for this tool. Accepted, never advertised (docs/decisions.md #7). */
   aliases?: string[];
   /**
    * Told to the model when this tool's output is capped, after the byte count: how to ask for

@@ -1,4 +1,4 @@
-/** Assertions every run's frames must satisfy (DESIGN.md §4, §5, §8.7), whatever happened. */
+/** Assertions every run's frames must satisfy (docs/architecture.md, "The frame contract"; docs/decisions.md #3), whatever happened. */
 import { expect } from "vitest";
 import type { Frame, FrameOf, FrameType } from "../../src/frames/frame.js";
 

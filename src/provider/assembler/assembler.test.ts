@@ -87,7 +87,7 @@ const msgDone = (index: number, id: string, text: string): JsonObject => ({
   },
 });
 
-describe("response assembler: function calls (seed 003)", () => {
+describe("response assembler: function calls (docs/decisions.md #3)", () => {
   it("assembles a streamed call and promotes it at output_item.done", () => {
     const state = createAssembly();
     for (const e of [
@@ -127,12 +127,12 @@ describe("response assembler: function calls (seed 003)", () => {
       '{"a":1}',
     ],
     [
-      "args only in arguments.done, no deltas (pain point 8)",
+      "args only in arguments.done, no deltas (docs/pitfalls.md S8)",
       [argsDone(0, "fc_1", '{"q":"x"}'), fcDone(0, "fc_1", "c", "f", "")],
       '{"q":"x"}',
     ],
     ["args only in the done item", [fcDone(0, "fc_1", "c", "f", '{"q":"y"}')], '{"q":"y"}'],
-    ["empty arguments (zero-arg tool, pain point 12)", [fcDone(0, "fc_1", "c", "get_time", "")], ""],
+    ["empty arguments (zero-arg tool, docs/pitfalls.md S12)", [fcDone(0, "fc_1", "c", "get_time", "")], ""],
   ])("arguments precedence: %s", (_label, events, expected) => {
     const { state } = assemble([created(), fcAdded(0, "fc_1", "c", "f"), ...events]);
     expect(state.calls[0]?.arguments).toBe(expected);
@@ -157,7 +157,7 @@ describe("response assembler: function calls (seed 003)", () => {
     expect(state.calls[0]?.callId).toBe("call_x");
   });
 
-  it("keys concurrent calls by item_id / output_index (pain point 11)", () => {
+  it("keys concurrent calls by item_id / output_index (docs/pitfalls.md S11)", () => {
     const { state } = assemble([
       created(),
       fcAdded(0, "fc_a", "call_a", "weather"),
@@ -176,7 +176,7 @@ describe("response assembler: function calls (seed 003)", () => {
     ]);
   });
 
-  it("accepts deltas that arrive before output_item.added (pain point 27)", () => {
+  it("accepts deltas that arrive before output_item.added (docs/pitfalls.md #27)", () => {
     const { state } = assemble([
       created(),
       argsDelta(0, "fc_1", '{"a"'),
@@ -187,7 +187,7 @@ describe("response assembler: function calls (seed 003)", () => {
     expect(state.calls[0]).toMatchObject({ name: "f", callId: "call_1", arguments: '{"a":1}' });
   });
 
-  it("ignores deltas after the item closed (pain point 30)", () => {
+  it("ignores deltas after the item closed (docs/pitfalls.md #30)", () => {
     const { state, response } = assemble([
       created(),
       msgAdded(0, "m"),
@@ -253,7 +253,7 @@ describe("response assembler: function calls (seed 003)", () => {
     });
   });
 
-  it("promotes at response.completed a call whose output_item.done never came (pain points 26, 28)", () => {
+  it("promotes at response.completed a call whose output_item.done never came (docs/pitfalls.md #26, #28)", () => {
     const { state } = assemble([
       created(),
       fcAdded(0, "fc_1", "call_1", "get_time"),
@@ -293,7 +293,7 @@ describe("response assembler: function calls (seed 003)", () => {
 });
 
 describe("response assembler: responses", () => {
-  it("rebuilds the output from streamed items when response.completed has an empty output (pain point 29)", () => {
+  it("rebuilds the output from streamed items when response.completed has an empty output (docs/pitfalls.md #29)", () => {
     const { response } = assemble([
       created(),
       msgAdded(0, "m1"),
@@ -346,7 +346,7 @@ describe("response assembler: responses", () => {
     expect(response.id).toBe("id-9");
   });
 
-  it("reports response.failed with its error (pain point 15)", () => {
+  it("reports response.failed with its error (docs/pitfalls.md S15)", () => {
     const { response } = assemble([
       created(),
       msgAdded(0, "m"),
@@ -365,7 +365,7 @@ describe("response assembler: responses", () => {
     expect(response.terminal).toBe("failed");
     expect(response.error).toEqual({ code: "server_error", message: "boom" });
     expect(response.outputText).toBe("partial");
-    expect(response.usage?.total_tokens).toBe(3); // usage recorded on failure too (pain point 41)
+    expect(response.usage?.total_tokens).toBe(3); // usage recorded on failure too (docs/pitfalls.md #41)
   });
 
   it.each([
@@ -377,7 +377,10 @@ describe("response assembler: responses", () => {
         error: { type: "rate_limit_error", code: "rate_limit_exceeded", message: "slow down", param: null },
       },
     ],
-    ["flat shape (pain point 16)", { type: "error", code: "rate_limit_exceeded", message: "slow down" }],
+    [
+      "flat shape (docs/pitfalls.md S16)",
+      { type: "error", code: "rate_limit_exceeded", message: "slow down" },
+    ],
   ])("reads an error event in the %s", (_label, event) => {
     const { response } = assemble([created(), event as JsonObject]);
     expect(response.terminal).toBe("error");
@@ -401,7 +404,7 @@ describe("response assembler: responses", () => {
     expect(response.error?.code).toBe("insufficient_quota");
   });
 
-  it("reports an incomplete, reasoning-only response (pain point 19)", () => {
+  it("reports an incomplete, reasoning-only response (docs/pitfalls.md S19)", () => {
     const { state, response } = assemble([
       created(),
       {
@@ -429,7 +432,7 @@ describe("response assembler: responses", () => {
     expect(state.calls).toEqual([]);
   });
 
-  it("takes encrypted_content from output_item.done, not from added (pain point 11)", () => {
+  it("takes encrypted_content from output_item.done, not from added (docs/pitfalls.md #11)", () => {
     const { response } = assemble([
       created(),
       {
@@ -447,7 +450,7 @@ describe("response assembler: responses", () => {
     expect(response.items[0]?.encrypted_content).toBe("final");
   });
 
-  it("keeps reasoning summary and raw reasoning text apart (pain point 33)", () => {
+  it("keeps reasoning summary and raw reasoning text apart (docs/pitfalls.md #33)", () => {
     const state = createAssembly();
     for (const e of [
       created(),
@@ -481,7 +484,7 @@ describe("response assembler: responses", () => {
     });
   });
 
-  it("passes unknown events and unknown item types through without executing them (pain point 6)", () => {
+  it("passes unknown events and unknown item types through without executing them (docs/pitfalls.md S6)", () => {
     const { state, response } = assemble([
       created(),
       { type: "keepalive", sequence_number: 7 },
@@ -549,7 +552,7 @@ describe("response assembler: responses", () => {
     expect(response.outputText).toBe("answer");
   });
 
-  it("treats a chat-style {error} frame without a type as a failure (pain point 35)", () => {
+  it("treats a chat-style {error} frame without a type as a failure (docs/pitfalls.md #35)", () => {
     const { response } = assemble([
       created(),
       { error: { message: "upstream exploded", code: "bad_gateway" } },

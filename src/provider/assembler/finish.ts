@@ -1,7 +1,7 @@
 /**
  * Turning an assembly into the response the loop works with. The final items are the terminal
  * response's `output` when it has any; when it is empty (Codex and many proxies send
- * `output: []`, pain point 29) or there was no terminal event, the items are rebuilt from the
+ * `output: []`, docs/pitfalls.md #29) or there was no terminal event, the items are rebuilt from the
  * stream: the `output_item.done` item where one came, else a reconstruction marked `incomplete`.
  */
 import type { JsonObject, Usage } from "../../protocol/types.js";

@@ -1,13 +1,13 @@
 /**
  * Output items and function calls. A `function_call` item is promoted to an executable call at its
- * `output_item.done` (ADR-0005), with (seed 003 and DESIGN.md §3.3):
+ * `output_item.done` (docs/decisions.md #3), with:
  * - arguments from the done item when non-empty (the source of truth), else from
  *   `function_call_arguments.done`, else the accumulated deltas — so a provider that sends *less*
- *   in `done` than it streamed (pain point 30) does not lose them;
+ *   in `done` than it streamed (docs/pitfalls.md #30) does not lose them;
  * - `call_id` falling back to the item id;
  * - an item that ends `incomplete` never promoted.
  * A response that *completes* completes every item in it (spec §7.5), so at `response.completed`
- * function calls whose `output_item.done` never came (vLLM, sglang: pain points 26, 28) are
+ * function calls whose `output_item.done` never came (vLLM, sglang: docs/pitfalls.md #26, #28) are
  * promoted then, in `output_index` order. Nothing is promoted from an incomplete or failed response.
  * Native call items (`apply_patch_call`, `shell_call`, …: native-calls.ts) are promoted the same
  * way at their `output_item.done`, with the input of the tool that answers them.

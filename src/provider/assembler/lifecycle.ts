@@ -2,7 +2,7 @@
  * Response lifecycle and errors. The first terminal event wins (`response.completed`,
  * `response.incomplete`, `response.failed`), except that an `error` event is normally followed by
  * `response.failed` (spec §8.5), which completes it. Usage is read from every snapshot that has it,
- * so failed and incomplete responses keep their usage too (pain point 41).
+ * so failed and incomplete responses keep their usage too (docs/pitfalls.md #41).
  */
 import type { JsonObject, Usage } from "../../protocol/types.js";
 import { isJsonObject } from "../../util/json.js";

@@ -1,8 +1,8 @@
 /**
  * Reasoning items: summary parts (`reasoning_summary_*`) and raw reasoning text
  * (`reasoning.*`, or `reasoning_text.*` as OpenAI and LM Studio name it) are kept as distinct
- * channels keyed by index, never concatenated (pain point 33). `encrypted_content` is taken from
- * the `output_item.done` item only (pain point 11: the `added` value can be stale).
+ * channels keyed by index, never concatenated (docs/pitfalls.md #33). `encrypted_content` is taken from
+ * the `output_item.done` item only (docs/pitfalls.md #11: the `added` value can be stale).
  */
 import type { JsonObject } from "../../protocol/types.js";
 import { isClosed, itemFor, num, str } from "./item-lookup.js";

@@ -57,7 +57,7 @@ export interface ItemState {
 }
 
 /**
- * A call that is complete and may be executed (promotion point: ADR-0005): a `function_call`, or
+ * A call that is complete and may be executed (promotion point: docs/decisions.md #3): a `function_call`, or
  * a native call item (native-calls.ts) with the tool name and arguments it runs with.
  */
 export interface AssembledCall {

@@ -3,7 +3,7 @@
  * no I/O and reads no clock. For speed it updates `state` in place and returns it (copying per
  * delta would make a 100k-delta stream quadratic); treat it as a function of (state, event).
  *
- * Tolerances, each forced by a real stream (research/pain-points.md):
+ * Tolerances, each forced by a real stream (docs/pitfalls.md):
  * - events out of order (a delta before its `output_item.added`): item state is created lazily
  *   and merged, never replaced (#27);
  * - item ids that change mid-item (GitHub Copilot capture): items are keyed by `output_index` (#27);
@@ -27,7 +27,7 @@ export function step(state: Assembly, event: unknown): Assembly {
   if (typeof type !== "string") {
     // A server that ignored `stream: true` and answered with the ResponseResource itself.
     if (e.object === "response") onLifecycleEvent(state, { type: inferTerminalType(e), response: e });
-    // A proxy's chat-style error frame, `{"error": {…}}` with no type (pain point 35).
+    // A proxy's chat-style error frame, `{"error": {…}}` with no type (docs/pitfalls.md #35).
     else if (e.error !== null && typeof e.error === "object") onErrorEvent(state, e);
     return state;
   }

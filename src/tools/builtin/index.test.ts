@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createToolRegistry } from "../registry.js";
 import { BUILTIN_TOOL_NAMES, createBuiltinTools } from "./index.js";
 
-/** DESIGN.md §5 "Contract details": the names and arguments the model sees (binding). */
+/** docs/architecture.md, "The CLI contract": the names and arguments the model sees (binding). */
 const CONTRACT: Record<string, { properties: string[]; required: string[] }> = {
   read_file: { properties: ["path", "start_line", "end_line", "max_bytes"], required: ["path"] },
   list_dir: {
@@ -41,7 +41,7 @@ describe("createBuiltinTools", () => {
     expect(registry.disabledNames()).toEqual(disabled);
   });
 
-  it("declares exactly the §5 names and arguments, strict:false, additionalProperties:false", () => {
+  it("declares exactly the names and arguments of docs/architecture.md#the-cli-contract, strict:false, additionalProperties:false", () => {
     const builtins = createBuiltinTools({ allowWrite: true, allowShell: true });
     for (const declaration of createToolRegistry(builtins.tools).declarations()) {
       const contract = CONTRACT[declaration.name];

@@ -64,7 +64,7 @@ describe("shell", () => {
     });
   });
 
-  it("a non-zero exit ends ok:false with its exit_code (§8.11)", async () => {
+  it("a non-zero exit ends ok:false with its exit_code (docs/decisions.md #7)", async () => {
     const r = await sh({ command: "echo failing >&2; exit 3" });
     expect(r.parsed).toEqual({ tool: "shell", ok: false, exit_code: 3, stdout: "", stderr: "failing\n" });
   });

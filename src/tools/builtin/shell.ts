@@ -5,7 +5,7 @@
  * started (SIGTERM, then SIGKILL after a grace period); background jobs a command leaves running
  * are killed by the tool's `dispose` when the run ends (`process-groups.ts`). Output is captured
  * with a bounded head and tail per stream. A non-zero exit ends `ok:false` with that `exit_code`
- * (DESIGN.md §8.11).
+ * (docs/decisions.md #7).
  *
  * Commands are not confined to the workspace (they can `cd /`), unless `sandbox: "bubblewrap"`
  * runs them under `bwrap` (`sandbox.ts`).

@@ -77,7 +77,7 @@ describe("write_file", () => {
     expect(r.error?.message).toMatch(message);
   });
 
-  it("tells the model how to recover from arguments cut off mid-content (pain point 39)", async () => {
+  it("tells the model how to recover from arguments cut off mid-content (docs/pitfalls.md #39)", async () => {
     const raw = `{"path":"big.txt","content":"${"x".repeat(5000)}`;
     const r = await runTool(registry, box.root, "write_file", raw);
     expect(r.error?.message).toMatch(/cut off.*write_file with append:true/);

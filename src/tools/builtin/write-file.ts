@@ -3,7 +3,7 @@
  * (temporary file in the same directory, then rename), creating missing parent directories inside
  * the workspace. Every step happens inside a checked directory descriptor (`workspace-fs.ts`), so
  * a directory swapped for a symlink meanwhile cannot redirect the write outside. `append: true` adds to the end instead (also atomically), which is how the model
- * writes a file too large for one call (pain point 39).
+ * writes a file too large for one call (docs/pitfalls.md #39).
  */
 import { type ToolDefinition, toolResult } from "../tool.js";
 import { outsideWorkspace, resolveInWorkspace, workspaceRoot } from "../workspace.js";
