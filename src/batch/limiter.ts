@@ -14,6 +14,7 @@
 import type { Redis } from "ioredis";
 import { EddyError } from "../errors.js";
 import { abortableSleep as sleep } from "../provider/attempts.js";
+import { untilAborted } from "../util/abort.js";
 
 /** A rate limit shared by the requests of a batch (one process, or every worker through Redis). */
 export interface RateLimiter {
@@ -89,7 +90,7 @@ export function createRateLimiter(options: RateLimitOptions = {}): RateLimiter {
       if (rpm === undefined && tpm === undefined) return;
       const { requests, tokens } = await load();
       if (tokens !== undefined) await waitForTokens(tokens, tpm as number, signal);
-      if (requests !== undefined) await abortable(requests.removeTokens(1), signal);
+      if (requests !== undefined) await untilAborted(requests.removeTokens(1), signal);
       // A pause may have begun while this request waited its turn.
       await waitOut(pauses, signal);
     },
@@ -172,23 +173,4 @@ async function waitForTokens(tokens: Limiter, tpm: number, signal: AbortSignal |
     if (state === null || state.consumedPoints < tpm) return;
     await sleep(Math.max(state.msBeforeNext, 10), signal);
   }
-}
-
-function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
-  });
 }

@@ -5,10 +5,10 @@
  * tape beside the old one and swaps it in only once it holds everything the old one had worth
  * keeping (`commit`), so dying mid-resume loses nothing either.
  */
-import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
+import { openTapeFile } from "../replay/recorder.js";
 import { readTape, type Tape, type TapeHeader } from "../replay/tape.js";
 import { redactSecrets } from "../util/redact.js";
 import { tapeFileName } from "./task.js";
@@ -67,16 +67,7 @@ export function createTapeFileWriter(
   secrets: readonly string[],
   replaces: string | undefined,
 ): TapeWriter {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, "w");
-  } catch (err) {
-    throw new EddyError(
-      "invalid_config",
-      `cannot write the tape ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      { fault: "user" },
-    );
-  }
+  let fd: number | undefined = openTapeFile(path);
   const write = (value: unknown) => {
     if (fd !== undefined) writeSync(fd, `${redactSecrets(JSON.stringify(value), secrets)}\n`);
   };

@@ -17,6 +17,7 @@ import { frame, type ToolCallFrame, type ToolEndedFrame, type ToolStartedFrame }
 import type { AssembledCall } from "../provider/assembler/index.js";
 import { refusedToolOutput, type ToolCallResult } from "../tools/execute.js";
 import type { ToolErrorCode } from "../tools/tool.js";
+import { untilAborted } from "../util/abort.js";
 import type { ApprovalDecision } from "./approvals.js";
 import type { FrameChannel } from "./frame-channel.js";
 import type { ToolExecutor } from "./options.js";
@@ -229,23 +230,4 @@ export class ToolRunner {
     this.options.channel.emit(ended);
     this.answered.push({ call: task.call, result });
   }
-}
-
-/** `promise`, or a rejection as soon as `signal` aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
-  });
 }

@@ -23,18 +23,7 @@ export function createTapeRecorder(
   header: TapeHeader,
   secrets: readonly (string | undefined)[] = [],
 ): TapeRecorder {
-  let fd: number;
-  try {
-    fd = openSync(path, "w");
-  } catch (err) {
-    throw new EddyError(
-      "invalid_config",
-      `cannot write the tape ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      {
-        fault: "user",
-      },
-    );
-  }
+  const fd = openTapeFile(path);
   const write = (value: unknown) => {
     writeSync(fd, `${redactSecrets(JSON.stringify(value), secrets)}\n`);
   };
@@ -50,4 +39,20 @@ export function createTapeRecorder(
       closeSync(fd);
     },
   };
+}
+
+/**
+ * Opens `path` for writing a tape (created or truncated); a path that cannot be written is a user
+ * error (`invalid_config`) naming the path and the reason.
+ */
+export function openTapeFile(path: string): number {
+  try {
+    return openSync(path, "w");
+  } catch (err) {
+    throw new EddyError(
+      "invalid_config",
+      `cannot write the tape ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      { fault: "user" },
+    );
+  }
 }
