@@ -215,12 +215,20 @@ function mutate(lines: string[], m: Mutation): void {
 }
 
 /** Frames without what varies between runs (times). */
-function comparable(frames: Frame[]): unknown[] {
-  return frames.map((f) => {
-    const { ts: _ts, ...rest } = f as Frame & { duration_ms?: number };
+/**
+ * The frames without what may differ between two runs of the same stream: time stamps, durations
+ * and `seq`. A call runs as soon as its item is done (eager execution), concurrently with the rest
+ * of the stream, so where its `tool_ended` lands among the later stream frames depends on how the
+ * bytes were cut: the `tool_ended` frames and the others are compared each in their own order.
+ */
+function comparable(frames: Frame[]): { stream: unknown[]; tools: unknown[] } {
+  const clean = frames.map((f) => {
+    const { ts: _ts, seq: _seq, ...rest } = f as Frame & { duration_ms?: number };
     delete (rest as { duration_ms?: number }).duration_ms;
     return rest;
   });
+  const ended = (f: { type: string }) => f.type === "tool_ended";
+  return { stream: clean.filter((f) => !ended(f)), tools: clean.filter(ended) };
 }
 
 describe("a final text that differs from the streamed deltas", () => {
