@@ -239,6 +239,11 @@ class ServerConnection implements McpConnection {
     const deadline = Date.now() + server.startupTimeoutMs;
     try {
       this.transport = await this.openTransport();
+      // Closed while the transport was being made: close() found nothing to stop, so start nothing.
+      if (this.isClosing()) {
+        await this.transport.close().catch(() => {});
+        return;
+      }
       await c.connect(this.transport, { timeout: server.startupTimeoutMs });
       if (this.isClosing()) return;
       this.listed = await listAll(c, Math.max(1, deadline - Date.now()));

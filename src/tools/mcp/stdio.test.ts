@@ -319,6 +319,22 @@ describe("stdio MCP servers", () => {
     await expect(listing).resolves.toEqual([]);
   });
 
+  it("close() while the server's cwd is being checked (before it is spawned) starts nothing and returns at once", async () => {
+    const marker = newMarker();
+    // A cwd is checked on disk before the spawn, so the close lands in that wait (as a Ctrl-C can).
+    // The startup timeout is long: a close that waited for the start would take 30 s.
+    const server = { ...testServerConfig(marker, "--hang-start"), cwd: tmpdir() };
+    const { tools } = mcp({ t: server }, { startupTimeoutMs: 30_000 });
+    const listing = tools.tools();
+    const started = Date.now();
+    await tools.close();
+    expect(Date.now() - started).toBeLessThan(5000);
+    await expect(listing).resolves.toEqual([]);
+    // Nothing was spawned after the close either.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(processesWith(marker)).toEqual([]);
+  });
+
   it("passes only the allowlisted environment plus the server's env, expanding variable references", async () => {
     const { tools } = mcp(
       {
