@@ -17,6 +17,7 @@ import {
 } from "../tools/mcp/index.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import type { ToolDefinition } from "../tools/tool.js";
+import { untilAborted } from "../util/abort.js";
 import { assertCanAsk, chooseApproveMode, createApprovalPrompter, type Ttys } from "./approval-prompt.js";
 import type { EffectiveConfig } from "./config.js";
 import type { ApproveMode } from "./config-tools.js";
@@ -102,7 +103,10 @@ export async function startTools(
   const { builtins, mcp, envSecrets } = prepared;
   let mcpDefinitions: ToolDefinition[] = [];
   if (mcp !== undefined) {
-    const listed = await untilAborted(mcp.tools(), o.signal);
+    const listed = await untilAborted(mcp.tools(), o.signal).catch((error: unknown) => {
+      if (o.signal.aborted) return undefined;
+      throw error;
+    });
     if (listed === undefined) return undefined;
     mcpDefinitions = listed;
   }
@@ -193,23 +197,4 @@ function needsApproval(registry: ToolRegistry): boolean {
 
 function ttysOf(io: CliIo): Ttys {
   return { stdin: io.stdinIsTTY, stdout: io.stdout.isTTY === true, stderr: io.stderr.isTTY === true };
-}
-
-/** `promise`'s value, or undefined as soon as `signal` aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
-  if (signal.aborted) return Promise.resolve(undefined);
-  return new Promise<T | undefined>((resolve, reject) => {
-    const onAbort = () => resolve(undefined);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
 }
