@@ -5,18 +5,20 @@
  */
 import { describe, expect, it } from "vitest";
 import { EddyError } from "../errors.js";
-import type { ItemParam, JsonObject } from "../protocol/types.js";
-import { validateInputItem } from "../protocol/validate.js";
-import { functionCallItem, functionCallOutputItem } from "./items.js";
+// As a user writes it: from the package's root entry.
 import {
+  type CompactedHistory,
   type FormattedToolEntry,
   NativeStrategy,
   nativeStrategy,
   TextEmbedStrategy,
+  ToolHistoryManager,
   type ToolHistoryStrategy,
   textEmbedStrategy,
-} from "./strategies.js";
-import { ToolHistoryManager } from "./tool-history.js";
+} from "../index.js";
+import type { ItemParam, JsonObject } from "../protocol/types.js";
+import { validateInputItem } from "../protocol/validate.js";
+import { functionCallItem, functionCallOutputItem } from "./items.js";
 import { SUMMARY_HEADING } from "./tool-text.js";
 
 /** A manager that was given five read_file calls, c1…c5. */
@@ -53,7 +55,7 @@ describe("ToolHistoryManager: the RFC's surface", () => {
     expect(summary).not.toContain("f4.ts");
     for (const item of items) expect(validateInputItem(item)).toBeUndefined();
 
-    const compacted = manager.getCompactedHistory();
+    const compacted: CompactedHistory = manager.getCompactedHistory();
     expect(compacted.summary).not.toBeNull();
     expect(compacted.truncatedCount).toBe(3);
     expect(compacted.originalCount).toBe(5);
