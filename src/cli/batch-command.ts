@@ -49,6 +49,7 @@ export interface BatchPlan {
 
 export async function batchCommand(tasksPath: string, flags: BatchFlags, io: CliIo): Promise<number> {
   const startedAt = performance.now();
+  const startedIso = new Date().toISOString();
   const styles = stylesFor(io.stderr, io.env);
   const { tasks, bad } = readTasks(tasksPath);
   for (const b of bad) io.stderr.write(`eddy: ${tasksPath} line ${b.line}: ${b.message}; skipped\n`);
@@ -81,7 +82,7 @@ export async function batchCommand(tasksPath: string, flags: BatchFlags, io: Cli
     if (pending.length > 0) {
       if (flags.queue !== undefined) {
         const { queuedBatch } = await import("./batch-queue.js");
-        await queuedBatch(plan, flags.queue, io);
+        await queuedBatch(plan, flags.queue);
       } else await localBatch(plan, io);
     }
   } finally {
@@ -90,7 +91,16 @@ export async function batchCommand(tasksPath: string, flags: BatchFlags, io: Cli
   }
   const summary = summarize(
     [...dir.results.values()].filter((l) => tasks.some((t) => t.id === l.id)),
-    { tasks: tasks.length, badLines: bad.length, wallMs: performance.now() - startedAt },
+    {
+      tasks: tasks.length,
+      badLines: bad.length,
+      run: {
+        started_at: startedIso,
+        wall_ms: performance.now() - startedAt,
+        tasks_run: pending.filter((t) => dir.results.has(t.id)).length,
+      },
+      previous: dir.summary,
+    },
   );
   dir.writeSummary(summary);
   io.stderr.write(`${closingLine(summary, dir, io.cwd)}\n`);
@@ -130,7 +140,7 @@ function withTaskModels(config: EffectiveConfig, tasks: readonly BatchTask[]): E
 async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
   const { config, flags, dir, progress, signal } = plan;
   const target = await startTargetProvider(config);
-  if (target.notice !== undefined) io.stderr.write(`${stylesFor(io.stderr, io.env).dim(target.notice)}\n`);
+  if (target.notice !== undefined) progress.notice(stylesFor(io.stderr, io.env).dim(target.notice));
   try {
     const outputSchema = flags.schema === undefined ? undefined : readSchema(flags.schema);
     const run = batchRunDefaults(config, io.env, target.provider, signal, outputSchema);
@@ -146,6 +156,7 @@ async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
       retry: (previous) => plan.retrying.has(previous.id),
       signal,
       onStart: (task) => progress.started(task.id),
+      onEnd: (result) => progress.ended(result.id),
     });
     for await (const result of results) {
       // Cancelled by Ctrl-C: not a result; its tape resumes next time.
@@ -178,7 +189,10 @@ function closingLine(summary: BatchSummary, dir: BatchDir, cwd: string): string 
     `${completed} completed`,
     `${summary.failed} failed`,
     `${summary.usage.input_tokens.toLocaleString("en-US")} in / ${summary.usage.output_tokens.toLocaleString("en-US")} out tokens`,
-    formatDuration(summary.wall_ms),
+    formatDuration(summary.runs.at(-1)?.wall_ms ?? summary.wall_ms) +
+      (summary.runs.length > 1
+        ? ` (${formatDuration(summary.wall_ms)} over ${summary.runs.length} runs)`
+        : ""),
   ];
   if (summary.bad_lines > 0)
     parts.push(`${summary.bad_lines} bad line${summary.bad_lines === 1 ? "" : "s"} skipped`);
