@@ -173,6 +173,12 @@ describe("eddy doctor, then eddy run --history-strategy auto, against a gateway 
     expect(probes.previous_response_id).toMatchObject({ status: "unsupported" });
     expect(probes.tool_call).toMatchObject({ status: "ok", follow_up: "text" });
 
+    const config = await runCli(["config", "--base-url", gateway.url, "--model", "eddy-demo"], { env });
+    expect(config.stdout).toMatch(/^mode +stateless \(eddy doctor: the server cannot chain\)/m);
+    expect(config.stdout).toMatch(
+      /^doctor +report from \d+ s ago: previousResponseId false, nativeToolHistory false/m,
+    );
+
     await scriptedModel();
     const seen = gateway.requests.length;
     const r = await run(env);

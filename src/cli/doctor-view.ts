@@ -42,8 +42,9 @@ export class DoctorTable {
 
   header(provider: string, baseURL: string, target: ProbeTarget): void {
     const model = target.model ?? "the server's default model";
+    const where = baseURL === "embedded" ? "the embedded mock server" : `${provider} at ${baseURL}`;
     this.out.write(
-      `${this.styles.bold("eddy doctor")}: ${provider} at ${baseURL} — model ${model}, ${target.api ?? "responses"} API\n\n`,
+      `${this.styles.bold("eddy doctor")}: ${where} — model ${model}, ${target.api ?? "responses"} API\n\n`,
     );
     this.out.write(
       this.styles.dim(

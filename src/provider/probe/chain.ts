@@ -8,7 +8,7 @@ import { exchange, failureOf, userMessage } from "./exchange.js";
 
 const NAME = "Quillon";
 const UNSUPPORTED_HINT =
-  "runs left on auto go stateless (the whole history each turn); set capabilities.previousResponseId false in the profile to make it permanent";
+  "runs left on auto go stateless (the whole history each turn); set previousResponseId: false in the profile's capabilities to make it permanent";
 
 /** The `previous_response_id` verdict (two requests). */
 export async function probeChain(ctx: ProbeContext): Promise<Verdict[]> {

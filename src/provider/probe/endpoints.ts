@@ -70,7 +70,7 @@ export async function probeCompaction(ctx: ProbeContext): Promise<Verdict[]> {
           "compaction",
           "unsupported",
           failure.message,
-          "a run whose context overflows compacts it locally instead (set capabilities.compaction false to stop asking)",
+          "a run whose context overflows compacts it locally instead; runs on auto stop asking the server",
         ),
       ];
     return [inconclusive(ctx, "compaction", failure)];

@@ -8,7 +8,7 @@ import { baseBody, inconclusive, type ProbeContext, type Verdict, verdict } from
 import { exchange, failureOf, userMessage } from "./exchange.js";
 
 const UNSUPPORTED_HINT =
-  "stateless runs will not ask for it; set capabilities.encryptedReasoning false in the profile to make it permanent";
+  "stateless runs will not ask for it; set encryptedReasoning: false in the profile's capabilities to make it permanent";
 
 /** The `encrypted_reasoning` verdict (one request). */
 export async function probeEncryptedReasoning(ctx: ProbeContext): Promise<Verdict[]> {

@@ -54,7 +54,7 @@ export async function probeNativeHistory(ctx: ProbeContext): Promise<Verdict[]> 
       "function_call_input",
       "unsupported",
       `a request with function_call / function_call_output input items was refused: ${failure.message}`,
-      "runs with --history-strategy auto send tool history as text (text-embed); set capabilities.nativeToolHistory false in the profile to make it permanent",
+      "runs with --history-strategy auto send tool history as text (text-embed); set nativeToolHistory: false in the profile's capabilities to make it permanent",
     ),
   ];
 }
