@@ -2,7 +2,7 @@
  * `eddy config`: the effective configuration of a run and where each value came from (keys and
  * URL passwords redacted), and what the run would lack to start (see preflight.ts).
  */
-import { capabilitiesWithEvidence, evidenceChanges } from "../provider/probe/index.js";
+import { capabilitiesWithEvidence, evidenceChanges } from "../provider/probe/evidence.js";
 import {
   type EffectiveConfig,
   type Endpoint,

@@ -9,7 +9,9 @@
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
-import { type DoctorReport, evidenceChanges, parseDoctorReport } from "../provider/probe/index.js";
+import { evidenceChanges } from "../provider/probe/evidence.js";
+import { parseDoctorReport } from "../provider/probe/report.js";
+import type { DoctorReport } from "../provider/probe/types.js";
 import type { ApiName } from "../provider/wire-api.js";
 import { isJsonObject } from "../util/json.js";
 import type { Env, ProviderTarget } from "./config.js";

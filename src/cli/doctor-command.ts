@@ -11,8 +11,9 @@ import { createMockServer } from "../mock/index.js";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
 import {
   type DoctorReport,
-  ESSENTIAL_PROBES,
+  essentialProbes,
   PROBE_DEFAULTS,
+  type ProbeName,
   type ProbeResult,
   type ProbeTarget,
   runProbes,
@@ -94,13 +95,16 @@ export async function doctorCommand(flags: DoctorFlags, io: CliIo): Promise<numb
   };
   const saved = saveReport(report, io);
   if (table === undefined) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  else table.footer({ report, passed: essentialsPass(results), capabilities: subject.capabilities, saved });
-  return essentialsPass(results) ? SUCCESS : RUN_FAILED;
+  const essentials = essentialProbes(subject.target);
+  const passed = essentialsPass(results, essentials);
+  if (table !== undefined)
+    table.footer({ report, essentials, passed, capabilities: subject.capabilities, saved });
+  return passed ? SUCCESS : RUN_FAILED;
 }
 
 /** Whether every essential probe passed. */
-export function essentialsPass(results: readonly ProbeResult[]): boolean {
-  return ESSENTIAL_PROBES.every((name) => results.find((r) => r.name === name)?.status === "ok");
+function essentialsPass(results: readonly ProbeResult[], essentials: readonly ProbeName[]): boolean {
+  return essentials.every((name) => results.find((r) => r.name === name)?.status === "ok");
 }
 
 /** The probe target for the configuration: its HTTP endpoint, or the embedded mock (started here). */
@@ -130,6 +134,7 @@ async function startSubject(config: EffectiveConfig): Promise<Subject> {
       endpoint: { baseURL: mock.url, name: "mock" },
       api: config.api.value,
       model: model ?? DEMO_MODEL,
+      transport: config.transport.value,
     },
     provider: "mock",
     baseURL: "embedded",

@@ -7,8 +7,8 @@
 import type { CapabilityKey, ProviderCapabilities } from "../provider/capabilities.js";
 import {
   type DoctorReport,
-  ESSENTIAL_PROBES,
   evidenceChanges,
+  type ProbeName,
   type ProbeResult,
   type ProbeStatus,
   type ProbeTarget,
@@ -67,6 +67,8 @@ export class DoctorTable {
 
   footer(summary: {
     report: DoctorReport;
+    /** The probes that had to pass. */
+    essentials: readonly ProbeName[];
     passed: boolean;
     capabilities: ProviderCapabilities | undefined;
     saved: string | undefined;
@@ -77,7 +79,7 @@ export class DoctorTable {
       .filter(([, n]) => n > 0)
       .map(([status, n]) => `${n} ${status}`)
       .join(", ");
-    const essentials = ESSENTIAL_PROBES.join(" and ");
+    const essentials = new Intl.ListFormat("en", { type: "conjunction" }).format(summary.essentials);
     const verdict = passed
       ? this.styles.green(`${essentials} pass: runs can work here.`)
       : this.styles.red(`${essentials} did not pass: runs will fail until that is fixed (see the hints).`);

@@ -5,7 +5,7 @@
 import { createMockServer, type MockServer } from "../mock/index.js";
 import { createFallbackProvider } from "../provider/fallback.js";
 import type { OpenResponsesProviderOptions } from "../provider/open-responses.js";
-import { capabilitiesWithEvidence } from "../provider/probe/index.js";
+import { capabilitiesWithEvidence } from "../provider/probe/evidence.js";
 import { createHttpProvider, type HttpProviderOptions } from "../provider/profiles.js";
 import type { Provider } from "../provider/provider.js";
 import type { ApiName } from "../provider/wire-api.js";

@@ -44,8 +44,13 @@ function refusal(body: Record<string, unknown> | undefined): { param: string; me
   return { param: `input[${at}]`, message: `Invalid input item type '${type}': only messages are accepted` };
 }
 
-/** Starts the gateway and the mock behind it. */
-export async function startMessagesOnlyGateway(): Promise<MessagesOnlyGateway> {
+/**
+ * Starts the gateway and the mock behind it. With `previousResponseId: "ignore"` the gateway
+ * drops that field and forwards the request, as servers that accept and ignore it do.
+ */
+export async function startMessagesOnlyGateway(
+  options: { previousResponseId?: "refuse" | "ignore" } = {},
+): Promise<MessagesOnlyGateway> {
   const mock = await createMockServer({});
   let upstream = new URL(mock.url);
   const requests: GatewayRequest[] = [];
@@ -56,7 +61,7 @@ export async function startMessagesOnlyGateway(): Promise<MessagesOnlyGateway> {
         port: upstream.port,
         method: req.method,
         path: req.url,
-        headers: req.headers,
+        headers: { ...req.headers, "content-length": String(body.length) },
       },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -77,6 +82,14 @@ export async function startMessagesOnlyGateway(): Promise<MessagesOnlyGateway> {
         body = raw.length === 0 ? undefined : (JSON.parse(raw.toString("utf8")) as Record<string, unknown>);
       } catch {
         body = undefined;
+      }
+      if (options.previousResponseId === "ignore" && body?.previous_response_id !== undefined) {
+        const { previous_response_id: _ignored, ...rest } = body;
+        body = rest;
+        const stripped = Buffer.from(JSON.stringify(rest));
+        requests.push({ method: req.method ?? "", url: req.url ?? "", body, refused: undefined });
+        forward(req, res, stripped);
+        return;
       }
       const refused = refusal(body);
       requests.push({ method: req.method ?? "", url: req.url ?? "", body, refused: refused && 400 });

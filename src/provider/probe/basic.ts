@@ -16,26 +16,24 @@ export async function probeBasics(ctx: ProbeContext): Promise<Verdict[]> {
   return [
     verdict("auth", "ok", keyed ? "the key was accepted" : "no key sent, and the server asked for none"),
     verdict("model", "ok", `${response.model ?? ctx.target.model ?? "the server's default model"} answered`),
-    streamingVerdict(ex),
+    streamingVerdict(ex, ctx.api === "responses" ? "events" : "chunks"),
   ];
 }
 
-function streamingVerdict(ex: Exchange): Verdict {
+function streamingVerdict(ex: Exchange, unit: "events" | "chunks"): Verdict {
   if (!ex.outcome.ok) throw new TypeError("streamingVerdict needs a successful exchange");
   const response = ex.outcome.response;
   const answer = response.outputText === "" ? "no text" : `text ${quoted(response.outputText)}`;
   const ending =
     response.terminal === "incomplete" ? `, incomplete (${response.incompleteReason ?? "?"})` : "";
-  if (ex.invalid === 0)
-    return verdict(
-      "streaming",
-      "ok",
-      `${ex.events} events, all valid against the schema; ${answer}${ending}`,
-    );
+  if (ex.invalid === 0) {
+    const valid = unit === "events" ? ", all valid against the schema" : "";
+    return verdict("streaming", "ok", `${ex.events} ${unit}${valid}; ${answer}${ending}`);
+  }
   return verdict(
     "streaming",
     "ok",
-    `${ex.events} events, ${ex.invalid} not valid against the Open Responses schema (first: ${ex.firstInvalid ?? "?"}); ${answer}${ending}`,
+    `${ex.events} ${unit}, ${ex.invalid} with validation notes (first: ${ex.firstInvalid ?? "?"}); ${answer}${ending}`,
     "runs work (validation records, never aborts); the server's events differ from the spec — --no-validate skips the checks",
   );
 }

@@ -9,6 +9,7 @@ export { type RunProbesOptions, runProbes } from "./run-probes.js";
 export {
   type DoctorReport,
   ESSENTIAL_PROBES,
+  essentialProbes,
   PROBE_DEFAULTS,
   PROBE_NAMES,
   type ProbeName,

@@ -66,6 +66,13 @@ describe("runProbes", () => {
     expect(JSON.stringify(last?.body?.input)).not.toMatch(/"type":"function_call/);
   });
 
+  it("a server that accepts previous_response_id and ignores it is caught", async () => {
+    gateway = await startMessagesOnlyGateway({ previousResponseId: "ignore" });
+    const results = byName(await runProbes({ endpoint: { baseURL: gateway.url }, model: "eddy-demo" }));
+    expect(results.previous_response_id).toMatchObject({ status: "unsupported" });
+    expect(results.previous_response_id?.detail).toMatch(/seems to ignore it/);
+  });
+
   it("without a text form, a server that takes tool output no other way skips the round trip", async () => {
     gateway = await startMessagesOnlyGateway();
     const results = byName(await runProbes({ endpoint: { baseURL: gateway.url }, model: "eddy-demo" }));
@@ -106,6 +113,33 @@ describe("runProbes", () => {
     expect(byName(results).model?.status).toBe("failed");
     expect(JSON.stringify(results)).not.toContain("sk-echoed-secret-99");
     expect(JSON.stringify(results)).toContain("***");
+  });
+
+  it("streaming that does not follow the spec passes with a note and a hint (runs work)", async () => {
+    // A server that ignores stream:true and answers with one JSON body.
+    const response = {
+      id: "resp_1",
+      object: "response",
+      created_at: 1,
+      status: "completed",
+      model: "m",
+      output: [
+        {
+          type: "message",
+          id: "msg_1",
+          role: "assistant",
+          status: "completed",
+          content: [{ type: "output_text", text: "OK", annotations: [] }],
+        },
+      ],
+    };
+    raw = await startRawServer([
+      { headers: { "content-type": "application/json" }, body: [JSON.stringify(response)] },
+    ]);
+    const streaming = byName(await runProbes({ endpoint: { baseURL: raw.url }, model: "m" })).streaming;
+    expect(streaming?.status).toBe("ok");
+    expect(streaming?.detail).toMatch(/1 events, 1 with validation notes \(first: expected an SSE stream/);
+    expect(streaming?.hint).toMatch(/--no-validate/);
   });
 
   it("a probe that gets no answer fails after its timeout; an unreachable server skips the rest", async () => {

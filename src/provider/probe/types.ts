@@ -52,6 +52,11 @@ export interface ProbeResult {
 /** The probes that must pass for a run to work at all (`eddy doctor` exits 1 otherwise). */
 export const ESSENTIAL_PROBES: readonly ProbeName[] = ["auth", "streaming"];
 
+/** The essential probes for a target: `ESSENTIAL_PROBES`, and `websocket` when runs stream over it. */
+export function essentialProbes(target: Pick<ProbeTarget, "transport">): ProbeName[] {
+  return target.transport === "websocket" ? [...ESSENTIAL_PROBES, "websocket"] : [...ESSENTIAL_PROBES];
+}
+
 /** The results of probing one endpoint and model (what `eddy doctor --json` prints and caches). */
 export interface DoctorReport {
   /** The provider's name (its profile, or `mock`). */
