@@ -75,10 +75,10 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
       child.kill("SIGKILL");
       reject(
         new Error(
-          `eddy ${args.join(" ")} did not exit within ${options.timeoutMs ?? 20000} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+          `eddy ${args.join(" ")} did not exit within ${options.timeoutMs ?? 60_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
         ),
       );
-    }, options.timeoutMs ?? 20000);
+    }, options.timeoutMs ?? 60_000);
     child.on("error", reject);
     child.on("close", (code, signal) => {
       clearTimeout(timer);
