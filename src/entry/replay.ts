@@ -28,3 +28,4 @@ export {
   replayTape,
 } from "../replay/replay.js";
 export { parseTape, readTape, TAPE_FORMAT, type Tape, type TapeHeader } from "../replay/tape.js";
+export { type UpgradeOptions, upgradeFrames } from "../replay/upgrade-frames.js";
