@@ -12,7 +12,15 @@
  */
 import type { Frame, FrameOf, RunEndedFrame } from "../frames/frame.js";
 import { describeHostedItem } from "./hosted-items.js";
-import { clip, formatDuration, type Output, Spinner, type Styles, terminalSafe } from "./terminal.js";
+import {
+  clip,
+  formatDuration,
+  type Output,
+  Spinner,
+  type Styles,
+  TerminalSanitizer,
+  terminalSafe,
+} from "./terminal.js";
 
 export interface HumanRendererOptions {
   stdout: Output;
@@ -41,6 +49,9 @@ export class HumanRenderer {
   private refusedOverBudget = 0;
   /** The `→` line of a call that started after the budget was spent (shown if it is not refused). */
   private pendingStart: string | undefined;
+  /** The answer and the reasoning stream in pieces: a sequence split between two is removed whole. */
+  private readonly answerFilter = new TerminalSanitizer();
+  private readonly reasoningFilter = new TerminalSanitizer({ oneLine: true });
   /** The status of the last HTTP answer (a 401 gets `authHint`). */
   private lastStatus: number | undefined;
   private readonly calls = new Map<string, FrameOf<"tool_call">>();
@@ -142,7 +153,7 @@ export class HumanRenderer {
       this.writeOut("\n\n");
     this.textItem = frame.item_id;
     // On a terminal the answer is shown, never obeyed; piped, it is passed on byte for byte.
-    this.writeOut(this.options.stdout.isTTY === true ? terminalSafe(frame.delta) : frame.delta);
+    this.writeOut(this.options.stdout.isTTY === true ? this.answerFilter.write(frame.delta) : frame.delta);
     this.wroteText = true;
   }
 
@@ -157,7 +168,8 @@ export class HumanRenderer {
       stderr.write(styles.dim("thinking: "));
       this.reasoningOpen = part;
     }
-    stderr.write(styles.dim(terminalSafe(frame.delta)));
+    const text = this.reasoningFilter.write(frame.delta);
+    if (text !== "") stderr.write(styles.dim(text));
   }
 
   /** A hosted tool the provider ran (a search, code, an image, a remote MCP call): one line. */
