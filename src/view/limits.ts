@@ -33,9 +33,14 @@ export const VIEW_LIMITS = {
   /** File contents remembered for write diffs (characters per file, files per run). */
   knownFileChars: 100_000,
   knownFiles: 200,
-  /** Raw frame lines kept: the first `rawHead` and the last `rawTail` (the others are counted). */
-  rawHead: 2_000,
-  rawTail: 500,
+  /**
+   * Raw frame lines kept: the first `rawHead` (at most `rawHeadChars` characters) and the last
+   * `rawTail` (at most `rawTailChars`); the others are counted.
+   */
+  rawHead: 50_000,
+  rawHeadChars: 9_000_000,
+  rawTail: 10_000,
+  rawTailChars: 3_000_000,
   /** A raw frame line longer than this is shown re-serialized with its long values cut. */
   rawLineChars: 2_000,
   /** A tape line longer than this (bytes) is not read at all: it is reported by size. */

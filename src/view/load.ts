@@ -84,6 +84,10 @@ function runOf(path: string, label: string): PageRun {
   const facts: TapeFacts = { cut: scan.cut, frames: scan.frames, problems: scan.problems };
   if (scan.header !== undefined) facts.header = scan.header;
   const view = (builder ?? new RunBuilder()).finish(facts);
+  if (raw.omittedCount > 0) {
+    const note = `${raw.omittedCount.toLocaleString("en-US")} raw frames (of the middle of the tape) not shown`;
+    view.omitted = [...(view.omitted ?? []), note];
+  }
   const entry: RunIndexEntry = {
     label,
     source: path,

@@ -1,8 +1,9 @@
 /**
  * The raw frames a page carries for one run: the tape's lines exactly as written, bounded
- * (limits.ts) — the first `rawHead` and the last `rawTail` lines, a line standing for the ones in
- * between, and a line longer than `rawLineChars` re-serialized with its long values cut (so it is
- * still one JSON frame, with a `view_note` saying how long it is in the tape).
+ * (limits.ts) — the first lines (`rawHead`, `rawHeadChars`) and the last (`rawTail`,
+ * `rawTailChars`), a line standing for the ones in between, and a line longer than `rawLineChars`
+ * re-serialized with its long values cut (so it is still one JSON frame, with a `view_note` saying
+ * how long it is in the tape).
  */
 import { VIEW_LIMITS } from "./limits.js";
 import type { FrameRecord } from "./read.js";
@@ -17,9 +18,12 @@ const DEPTH = 6;
 /** Collects a run's raw frame lines within the page's bounds. */
 export class RawLines {
   private readonly head: string[] = [];
-  private readonly tail: string[] = [];
-  /** Next write position in `tail` once it is full (a ring). */
-  private next = 0;
+  private headChars = 0;
+  private headFull = false;
+  /** The last lines, oldest first from `tailStart`. */
+  private tail: string[] = [];
+  private tailStart = 0;
+  private tailChars = 0;
   private omitted = 0;
   private firstOmittedSeq: number | undefined;
 
@@ -42,32 +46,49 @@ export class RawLines {
 
   /** The lines, in tape order, with one line standing for those left out. */
   lines(): string[] {
-    const tail = [...this.tail.slice(this.next), ...this.tail.slice(0, this.next)];
+    const tail = this.tail.slice(this.tailStart);
     if (this.omitted === 0) return [...this.head, ...tail];
     const marker = {
       type: "frames_omitted",
       ...(this.firstOmittedSeq === undefined ? {} : { seq: this.firstOmittedSeq }),
       count: this.omitted,
-      view_note: `${this.omitted.toLocaleString("en-US")} frames are not on this page (it keeps the first ${VIEW_LIMITS.rawHead.toLocaleString("en-US")} and the last ${VIEW_LIMITS.rawTail.toLocaleString("en-US")}); the tape has them all`,
+      view_note: `${this.omitted.toLocaleString("en-US")} frames are not on this page (it keeps the first and the last ones); the tape has them all`,
     };
     return [...this.head, JSON.stringify(marker), ...tail];
   }
 
+  /** Lines left out of the page. */
+  get omittedCount(): number {
+    return this.omitted;
+  }
+
   private keep(line: string): void {
-    if (this.head.length < VIEW_LIMITS.rawHead) {
-      this.head.push(line);
-      return;
+    if (!this.headFull) {
+      if (
+        this.head.length < VIEW_LIMITS.rawHead &&
+        this.headChars + line.length <= VIEW_LIMITS.rawHeadChars
+      ) {
+        this.head.push(line);
+        this.headChars += line.length;
+        return;
+      }
+      this.headFull = true;
     }
-    if (this.tail.length < VIEW_LIMITS.rawTail) {
-      this.tail.push(line);
-      return;
+    this.tail.push(line);
+    this.tailChars += line.length;
+    while (
+      this.tail.length - this.tailStart > VIEW_LIMITS.rawTail ||
+      this.tailChars > VIEW_LIMITS.rawTailChars
+    ) {
+      // The oldest tail line leaves the page.
+      const dropped = this.tail[this.tailStart++] as string;
+      this.tailChars -= dropped.length;
+      if (this.omitted++ === 0) this.firstOmittedSeq = seqOf(dropped);
     }
-    // The oldest tail line leaves the page.
-    const dropped = this.tail[this.next] as string;
-    if (this.omitted === 0) this.firstOmittedSeq = seqOf(dropped);
-    this.omitted++;
-    this.tail[this.next] = line;
-    this.next = (this.next + 1) % this.tail.length;
+    if (this.tailStart > 4096 && this.tailStart * 2 > this.tail.length) {
+      this.tail = this.tail.slice(this.tailStart);
+      this.tailStart = 0;
+    }
   }
 }
 
