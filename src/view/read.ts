@@ -10,7 +10,7 @@
  * `VIEW_LIMITS.lineBytes` is not read at all (it is reported by its size); anything but a regular
  * file (a FIFO, `/dev/zero`) is refused.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { EddyError } from "../errors.js";
 import { FRAME_TYPES, type Frame, type FrameEnvelope } from "../frames/frame.js";
@@ -152,11 +152,14 @@ function* textLines(text: string): Generator<TapeLine> {
   }
 }
 
+// Non-blocking, so a FIFO is refused at once instead of waiting for a writer.
+const O_READ = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
+
 /** The lines of a file, read a chunk at a time; a line over `VIEW_LIMITS.lineBytes` is skipped unread. */
 function* fileLines(path: string): Generator<TapeLine> {
   let fd: number;
   try {
-    fd = openSync(path, "r");
+    fd = openSync(path, O_READ);
   } catch (err) {
     throw invalid(
       `cannot read tape ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
