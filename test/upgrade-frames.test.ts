@@ -1,6 +1,6 @@
 /**
  * Tapes recorded before eddy derived `reasoning_delta`, `item_done` and `response_ended` (tape
- * format 1) are upgraded by `upgradeFrames`: a tape recorded now, with those frames taken out and
+ * formats 1 and 2) are upgraded by `upgradeFrames` (and so when they are read): a tape recorded now, with those frames taken out and
  * `seq` renumbered (what an older eddy wrote), upgrades back to exactly the recorded frames — on
  * the Open Responses path (reasoning, text, calls, a retry after a cut stream, an incomplete
  * response), on Chat Completions, and through a fallback chain that moves from one API to the other.
@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DERIVED_FRAME_TYPES, type Frame } from "../src/frames/frame.js";
-import type { RunOptions } from "../src/loop/options.js";
 import { runAgent } from "../src/loop/run.js";
+import type { RunSpecInput } from "../src/loop/run-spec.js";
 import type { Scenario } from "../src/mock/index.js";
 import { createChatCompletionsProvider } from "../src/provider/chat-completions/provider.js";
 import { createFallbackProvider } from "../src/provider/fallback.js";
@@ -20,7 +20,7 @@ import type { Provider } from "../src/provider/provider.js";
 import { createTapeHeader } from "../src/replay/header.js";
 import { createTapeRecorder } from "../src/replay/recorder.js";
 import { replayTape } from "../src/replay/replay.js";
-import { readTape, type Tape } from "../src/replay/tape.js";
+import { parseTape, readTape, type Tape } from "../src/replay/tape.js";
 import { upgradeFrames } from "../src/replay/upgrade-frames.js";
 import { createToolRegistry } from "../src/tools/registry.js";
 import { defineTool } from "../src/tools/tool.js";
@@ -44,23 +44,28 @@ const weather = defineTool({
 });
 
 /** Records a run through `provider` as `eddy run --record` does; returns the tape as read back. */
-async function recordTape(provider: Provider, extra: Partial<RunOptions> = {}): Promise<Tape> {
+async function recordTape(
+  provider: Provider,
+  extra: Partial<RunSpecInput> = {},
+  tools = [weather],
+): Promise<Tape> {
   const path = join(dir, `run-${n++}.tape`);
-  const runId = `run_upgrade_${n}`;
-  const options: RunOptions = {
-    provider,
+  const spec: RunSpecInput = {
     model: "m",
     input: "What is the weather in Rome?",
-    tools: [weather],
-    workspace: dir,
-    runId,
-    // One instant for every frame: a derived frame then has the time of its event, as upgraded.
-    clock: () => 1_800_000_000_000,
+    run_id: `run_upgrade_${n}`,
     ...extra,
   };
-  const recorder = createTapeRecorder(path, createTapeHeader(options, { runId, validate: true }), []);
-  options.onFrame = recorder.observer;
-  const handle = runAgent(options);
+  let recorder: ReturnType<typeof createTapeRecorder> | undefined;
+  const handle = runAgent(spec, {
+    provider,
+    tools,
+    workspace: dir,
+    // One instant for every frame: a derived frame then has the time of its event, as upgraded.
+    clock: () => 1_800_000_000_000,
+    onFrame: (f) => recorder?.observer(f),
+  });
+  recorder = createTapeRecorder(path, createTapeHeader(handle.spec, { provider, validate: true }), []);
   const frames: Frame[] = [];
   for await (const f of handle) frames.push(f);
   recorder.close();
@@ -85,6 +90,9 @@ function expectRoundTrip(tape: Tape): void {
   expect(
     upgradeFrames(upgraded, tape.header.provider.wire ? { wire: tape.header.provider.wire } : {}),
   ).toEqual(tape.frames);
+  // A format-2 tape (the spec header, no derived frames) gets them when it is read.
+  const lines = (header: unknown) => [header, ...old].map((l) => JSON.stringify(l)).join("\n");
+  expect(parseTape(`${lines({ ...tape.header, format: 2 })}\n`).frames).toEqual(tape.frames);
 }
 
 const call = (name: string, args: unknown, call_id: string) =>
@@ -133,6 +141,27 @@ describe("upgradeFrames", () => {
       { registry: createToolRegistry([weather]), workspace: dir },
     );
     expect(outcome.verdict).toEqual({ match: true, frames: tape.frames.length });
+    // A format-1 tape (its header written field by field) reads with its frames upgraded, and replays.
+    const legacy = {
+      type: "tape_header",
+      format: 1,
+      eddy_version: "0.1.0",
+      run_id: tape.header.run_id,
+      model: "m",
+      mode: tape.header.spec.mode,
+      input: "What is the weather in Rome?",
+      tools: ["weather"],
+      limits: { max_tool_calls: tape.header.spec.max_tool_calls, max_turns: tape.header.spec.max_turns },
+      provider: { name: tape.header.provider.name, capabilities: tape.header.provider.capabilities },
+      options: { validate: true },
+      workspace: ".",
+    };
+    const text = [legacy, ...formatOne(tape.frames)].map((l) => JSON.stringify(l)).join("\n");
+    const old = parseTape(`${text}\n`, "old.tape");
+    expect(old.header.format).toBe(1);
+    expect(old.frames).toEqual(tape.frames);
+    const again = await replayTape(old, { registry: createToolRegistry([weather]), workspace: dir });
+    expect(again.verdict).toEqual({ match: true, frames: tape.frames.length });
   });
 
   const LOOP: Scenario = {
@@ -163,10 +192,11 @@ describe("upgradeFrames", () => {
       name: "dead",
     });
     const chat = createChatCompletionsProvider({ baseURL: server.url, name: "chat" });
-    const tape = await recordTape(createFallbackProvider([{ provider: dead }, { provider: chat }]), {
-      mode: "stateless",
-      tools: [],
-    });
+    const tape = await recordTape(
+      createFallbackProvider([{ provider: dead }, { provider: chat }]),
+      { mode: "stateless" },
+      [],
+    );
     expect(tape.frames.some((f) => f.type === "retry" && f.reason === "fallback:chat")).toBe(true);
     expectRoundTrip(tape);
   });

@@ -1,6 +1,6 @@
 /**
  * Tapes recorded before eddy derived `reasoning_delta`, `item_done` and `response_ended` frames
- * (tape format 1) lack them. `upgradeFrames` puts them where the live stream puts them today —
+ * (tape formats 1 and 2) lack them. `upgradeFrames` puts them where the live stream puts them today —
  * right after the `provider_event` they come from and its `output_text_delta` — derived by the
  * same code (src/provider/derive.ts), so a replay of the upgraded frames matches and every
  * consumer (the viewer, the human view, telemetry) can rely on them.
@@ -25,7 +25,7 @@ export interface UpgradeOptions {
  * The first tape format whose frames include the derived frames: tapes of an older format are
  * upgraded when they are read.
  */
-export const DERIVED_FRAMES_FORMAT = 2;
+export const DERIVED_FRAMES_FORMAT = 3;
 
 const DERIVED: ReadonlySet<string> = new Set(DERIVED_FRAME_TYPES);
 

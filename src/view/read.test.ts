@@ -49,7 +49,11 @@ describe("parseViewTape", () => {
       "t.tape: line 2: the frame has no integer `seq`",
     ],
     ["a newer tape format", `${header({ format: 99 })}\n`, "tape format 99 is newer than this eddy reads"],
-    ["a header missing keys", `${JSON.stringify({ type: "tape_header", format: 1 })}\n`, 'lacks "run_id"'],
+    [
+      "a header missing keys",
+      `${JSON.stringify({ type: "tape_header", format: 1 })}\n`,
+      'lacks "options", "limits" or "provider"',
+    ],
     ["only non-frames", '{"hello":1}\n', "t.tape: line 1: the frame has no string `type`"],
   ])("refuses %s with a one-line message", (_label, text, message) => {
     expect(problem(text)).toContain(message);

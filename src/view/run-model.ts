@@ -300,7 +300,7 @@ export class RunBuilder {
       .flatMap((t) => t.items)
       .reverse()
       .find((i) => i.kind === "message");
-    const model = started?.model ?? header?.model;
+    const model = started?.model ?? header?.spec.model;
     return {
       run_id: nameOf(started?.run_id ?? header?.run_id ?? ""),
       model: typeof model === "string" ? nameOf(model) : null,
@@ -308,8 +308,8 @@ export class RunBuilder {
       turns: intOf(ended?.turns) ?? turnViews.length,
       tool_calls: intOf(ended?.tool_calls) ?? this.calls.size,
       tokens,
-      input: inputText(started?.input ?? header?.input ?? ""),
-      tools: namesOf(started?.tools ?? header?.tools ?? []),
+      input: inputText(started?.input ?? header?.spec.input ?? ""),
+      tools: namesOf(started?.tools ?? header?.spec.tools ?? []),
       answer:
         ended !== undefined
           ? budget.take(textOf(ended.output_text), VIEW_LIMITS.answerChars)
@@ -324,14 +324,14 @@ export class RunBuilder {
     const { budget } = this.limits;
     const started = this.started;
     const ended = this.ended;
-    const mode = started?.mode ?? header?.mode;
+    const mode = started?.mode ?? (header?.spec.mode === "auto" ? undefined : header?.spec.mode);
     if (mode !== undefined) view.mode = nameOf(mode);
     if (header !== undefined) {
       const provider = isObject(header.provider) ? header.provider.name : undefined;
       if (provider !== undefined) view.provider = nameOf(provider);
       view.eddy_version = nameOf(header.eddy_version);
     }
-    const instructions = started?.instructions ?? header?.instructions;
+    const instructions = started?.instructions ?? header?.spec.instructions;
     if (instructions !== undefined) view.instructions = budget.take(textOf(instructions));
     const mcp = (started as Record<string, unknown> | undefined)?.mcp_servers;
     if (mcp !== undefined) view.mcp_servers = mcpServers(mcp);
