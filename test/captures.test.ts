@@ -6,6 +6,7 @@
  * - the frames are identical at every chunking;
  * - one provider_event per event line, in order, carrying the line's JSON, plus one `done`;
  * - an output_text_delta right after each `response.output_text.delta`, and nowhere else;
+ * - the derived frames (reasoning_delta, item_done, response_ended) right after their event;
  * - the deltas rebuild each text part's `response.output_text.done` text (see STREAM_QUIRKS);
  * - validation errors occur exactly where test/golden/capture-deviations.ts says the capture
  *   departs from the spec;
@@ -18,8 +19,10 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import type { ProviderEventFrame } from "../src/frames/frame.js";
 import { createFrameDecoder } from "../src/frames/frame-decoder.js";
 import type { SseFrame } from "../src/frames/from-sse.js";
+import { upgradeFrames } from "../src/replay/upgrade-frames.js";
 import {
   CAPTURE_DEVIATIONS,
   type Deviation,
@@ -27,7 +30,7 @@ import {
   STREAM_QUIRKS,
   validationAtoms,
 } from "./golden/capture-deviations.js";
-import { type GoldenSummary, summarizeFrames } from "./golden/summarize.js";
+import { type GoldenFrame, type GoldenSummary, summarizeFrames } from "./golden/summarize.js";
 import { captureLines, listCaptures, toSse } from "./support/captures.js";
 import { type Chunking, STANDARD_CHUNKINGS, utf8, WHOLE } from "./support/chunking.js";
 
@@ -57,22 +60,26 @@ function isJson(text: string): boolean {
   }
 }
 
-function decode(bytes: Uint8Array, chunking: Chunking): SseFrame[] {
+/**
+ * The capture's frames: the SSE mapping's, with the frames the assembling stream derives from them
+ * in their place (derived by the same code, src/provider/derive.ts, through upgradeFrames).
+ */
+function decode(bytes: Uint8Array, chunking: Chunking): GoldenFrame[] {
   const frames: SseFrame[] = [];
   const decoder = createFrameDecoder({ turn: 0, onFrame: (f) => frames.push(f) });
   for (const chunk of chunking.split(bytes)) decoder.feed(chunk);
   decoder.end();
-  return frames;
+  return upgradeFrames(frames) as GoldenFrame[];
 }
 
-const dataType = (f: SseFrame): string | undefined =>
+const dataType = (f: GoldenFrame): string | undefined =>
   f.type === "provider_event"
     ? ((f.data as { type?: unknown } | undefined)?.type as string | undefined)
     : undefined;
 
 /** Concatenated deltas per key, and the done text per key, over a capture's frames. */
 function rebuildText(
-  frames: readonly SseFrame[],
+  frames: readonly GoldenFrame[],
   keyOf: (response: number, ids: { item_id: string; output_index: number; content_index: number }) => string,
 ) {
   const built = new Map<string, string>();
@@ -87,7 +94,12 @@ function rebuildText(
     const type = dataType(f);
     if (type === "response.created") response++;
     if (type === "response.output_text.done") {
-      const d = f.data as { item_id: string; output_index: number; content_index: number; text: string };
+      const d = (f as ProviderEventFrame).data as {
+        item_id: string;
+        output_index: number;
+        content_index: number;
+        text: string;
+      };
       done.push({ key: keyOf(response, d), text: d.text });
     }
   }
@@ -100,7 +112,7 @@ const byOutputIndex = (r: number, d: { output_index: number; content_index: numb
   `${r}|#${d.output_index}|${d.content_index}`;
 
 /** Validation atoms per capture: atom → the event types it occurred on. */
-function collectAtoms(frames: readonly SseFrame[]): Map<string, Set<string>> {
+function collectAtoms(frames: readonly GoldenFrame[]): Map<string, Set<string>> {
   const atoms = new Map<string, Set<string>>();
   for (const f of frames) {
     if (f.type !== "provider_event" || f.errors === undefined) continue;
@@ -140,8 +152,8 @@ it("the deviation table names exactly the captures on disk", () => {
 describe.each(CAPTURES)("capture %s", (name) => {
   const lines = captureLines(name);
   const bytes = utf8(captureSse(lines));
-  let cached: SseFrame[] | undefined;
-  const frames = (): SseFrame[] => {
+  let cached: GoldenFrame[] | undefined;
+  const frames = (): GoldenFrame[] => {
     cached ??= decode(bytes, WHOLE);
     return cached;
   };
@@ -189,9 +201,32 @@ describe.each(CAPTURES)("capture %s", (name) => {
         });
       }
       if (f.type === "output_text_delta") {
-        expect(dataType(all[i - 1] as SseFrame), `before frame ${i}`).toBe("response.output_text.delta");
+        expect(dataType(all[i - 1] as GoldenFrame), `before frame ${i}`).toBe("response.output_text.delta");
       }
     });
+  });
+
+  it("derives each finished item once, right after its event, and the response's end after the terminal event", () => {
+    const all = frames();
+    const derived = new Set(["reasoning_delta", "item_done", "response_ended"]);
+    all.forEach((f, i) => {
+      if (!derived.has(f.type)) return;
+      let j = i - 1;
+      while (j >= 0 && (derived.has(all[j]?.type ?? "") || all[j]?.type === "output_text_delta")) j--;
+      expect(all[j]?.type, `frame ${i} (${f.type}) follows an event`).toBe("provider_event");
+    });
+    const done = all.filter((f) => dataType(f) === "response.output_item.done").length;
+    const items = all.filter((f) => f.type === "item_done");
+    expect(items.length).toBeGreaterThanOrEqual(Math.min(done, 1));
+    const indexes = items.map((f) => (f.type === "item_done" ? f.output_index : -1));
+    const responses = all.filter((f) => dataType(f) === "response.created").length;
+    if (responses <= 1) expect(new Set(indexes).size).toBe(indexes.length);
+    const terminal = all.filter((f) =>
+      ["response.completed", "response.incomplete", "response.failed", "error"].includes(dataType(f) ?? ""),
+    ).length;
+    const ended = all.filter((f) => f.type === "response_ended").length;
+    expect(ended).toBeLessThanOrEqual(terminal);
+    if (terminal > 0) expect(ended).toBeGreaterThan(0);
   });
 
   it("rebuilds each text part from its deltas", () => {

@@ -24,7 +24,7 @@ import { createAssemblingStream } from "../src/provider/assembling-stream.js";
 import { CHAT_COMPLETIONS_WIRE } from "../src/provider/chat-completions/wire.js";
 import type { ProviderOutcome } from "../src/provider/provider.js";
 import { wireCodec } from "../src/provider/wire-api.js";
-import { stableMessage } from "./golden/summarize.js";
+import { fold, stableMessage } from "./golden/summarize.js";
 import { type Chunking, fixedChunks, randomChunks, utf8, WHOLE } from "./support/chunking.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -171,7 +171,15 @@ function summarize(frames: readonly ProviderFrame[], outcome: ProviderOutcome) {
         line += ` !${errors.indexOf(message)}`;
       }
       lines.push(line);
-    } else lines.push(f.type);
+    } else if (f.type === "reasoning_delta")
+      lines.push(`reasoning ${f.output_index}/${f.channel}:${f.index}`);
+    else if (f.type === "item_done")
+      lines.push(`item_done ${f.output_index} ${String(f.item.type)}:${String(f.item.status ?? "-")}`);
+    else if (f.type === "response_ended")
+      lines.push(
+        `response_ended ${f.status}${f.incomplete_reason === undefined ? "" : ` ${f.incomplete_reason}`}`,
+      );
+    else lines.push(f.type);
   }
   const r = outcome.response;
   return {
@@ -204,18 +212,6 @@ function summarizeItem(item: JsonObject): JsonObject {
   const out: JsonObject = { type: item.type, status: item.status ?? null };
   if (item.type === "reasoning" && Array.isArray(item.content))
     out.reasoning = (item.content as { text?: string }[]).map((p) => p.text ?? "").join("");
-  return out;
-}
-
-/** Folds runs of a repeated line ("event content ×12"). */
-function fold(raw: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < raw.length; ) {
-    let n = 1;
-    while (raw[i + n] === raw[i]) n++;
-    out.push(n === 1 ? (raw[i] as string) : `${raw[i]} ×${n}`);
-    i += n;
-  }
   return out;
 }
 

@@ -13,7 +13,7 @@
  */
 import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Frame, ProviderFrame } from "../src/frames/frame.js";
+import { DERIVED_FRAME_TYPES, type Frame, type ProviderFrame } from "../src/frames/frame.js";
 import { createMockServer, type MockServer, type Scenario } from "../src/mock/index.js";
 import type { AssembledCall } from "../src/provider/assembler/index.js";
 import { createChatCompletionsProvider } from "../src/provider/chat-completions/provider.js";
@@ -249,6 +249,9 @@ export const SUBJECTS: ProviderSubject[] = [
   chatReplaySubject,
 ];
 
+/** Frames derived from a provider event, right after it. */
+const DERIVED: ReadonlySet<string> = new Set(["output_text_delta", ...DERIVED_FRAME_TYPES]);
+
 const responsesCompletesCall = (f: ProviderFrame) => eventType(f) === "response.output_item.done";
 
 const eventType = (f: ProviderFrame): unknown =>
@@ -302,8 +305,11 @@ const CASES: Case[] = [
       ]);
       const completesCall = subject.completesCall ?? responsesCompletesCall;
       for (const call of calls) {
-        const at = log.findIndex((e) => "call" in e && e.call === call);
-        const before = log[at - 1] as ProviderFrame;
+        // Right after the event that completed it and the frames derived from that event.
+        let at = log.findIndex((e) => "call" in e && e.call === call) - 1;
+        expect(DERIVED.has((log[at] as ProviderFrame).type)).toBe(true);
+        while (at > 0 && DERIVED.has((log[at] as ProviderFrame).type)) at--;
+        const before = log[at] as ProviderFrame;
         expect(completesCall(before), JSON.stringify(before)).toBe(true);
       }
       expect(outcome.ok && outcome.response.calls.map((c) => c.callId)).toEqual(["call_a", "call_b"]);

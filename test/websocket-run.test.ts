@@ -149,6 +149,8 @@ describe("runs in WebSocket mode", () => {
       "output_text_delta",
       "output_text_delta",
       "output_text_delta",
+      "item_done",
+      "response_ended",
       "turn_ended",
     ]);
     const [, lost] = ofType(turn1, "request_failed");

@@ -100,6 +100,31 @@ describe("createApprovalPrompter", () => {
     expect(p.output()).toContain("answer y, n or a");
   });
 
+  it("shows a hostile call (name, id, command, file content) without a single control sequence", async () => {
+    const hostile = "x\u001b]0;pwned\u0007\u001b[2J\u001b]52;c;Y3VybA==\u0007\u009b2J";
+    const p = prompter(["n"]);
+    const call = {
+      ...request("shell", { command: `echo ${hostile}` }),
+      name: `shell${hostile}`,
+      callId: hostile,
+    };
+    expect(await p.handler(call)).toBe("deny");
+    const dir = workspace({ "a.txt": `old ${hostile}\n` });
+    const lines = await describeApproval(
+      request("write_file", { path: "a.txt", content: `new ${hostile}\n` }),
+      {
+        workspace: dir,
+        styles: plain,
+        secrets: [],
+      },
+    );
+    for (const text of [p.output(), lines.join("\n")]) {
+      expect(text).toContain("x");
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: what must never reach a terminal
+      expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    }
+  });
+
   it("end of input denies (and says so); secrets are masked in what it shows", async () => {
     const p = prompter([null], ["sk-live-12345678"]);
     expect(await p.handler(request("shell", { command: "curl -H 'key: sk-live-12345678' x" }))).toBe("deny");

@@ -10,7 +10,7 @@ import { describeApproval } from "./approval-view.js";
 import type { Setting } from "./config.js";
 import type { ApproveMode } from "./config-tools.js";
 import { usageError } from "./preflight.js";
-import type { Output, Styles } from "./terminal.js";
+import { type Output, type Styles, terminalSafe } from "./terminal.js";
 
 /** Reads what the user types on the terminal. */
 export interface TerminalInput {
@@ -76,12 +76,13 @@ export function createApprovalPrompter(options: ApprovalPromptOptions): Approval
     options.hold.pause();
     try {
       const view = await describeApproval(request, options);
-      output.write(
-        `${styles.yellow("?")} ${styles.bold(request.name)} ${styles.dim(`(call ${request.callId})`)}\n`,
-      );
+      // The call's name and id come from the provider: shown, never obeyed by the terminal.
+      const name = terminalSafe(request.name, { oneLine: true });
+      const callId = terminalSafe(request.callId, { oneLine: true });
+      output.write(`${styles.yellow("?")} ${styles.bold(name)} ${styles.dim(`(call ${callId})`)}\n`);
       for (const line of view) output.write(`  ${line}\n`);
       for (;;) {
-        output.write(`${styles.bold(`Allow ${request.name}?`)} [y]es, [n]o, [a]lways for this run: `);
+        output.write(`${styles.bold(`Allow ${name}?`)} [y]es, [n]o, [a]lways for this run: `);
         const line = await input.readLine(request.signal);
         if (line === null) {
           output.write(request.signal.aborted ? "\n" : "\n  (no answer: denied)\n");

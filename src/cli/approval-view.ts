@@ -13,7 +13,7 @@ import { applyChunks } from "../tools/builtin/patch-apply.js";
 import { type PatchOperation, parsePatch } from "../tools/builtin/patch-parser.js";
 import { resolveInWorkspace, workspaceRoot } from "../tools/workspace.js";
 import { redactSecrets } from "../util/redact.js";
-import type { Styles } from "./terminal.js";
+import { type Styles, terminalSafe } from "./terminal.js";
 
 /** Options of `describeApproval`. */
 export interface ApprovalViewOptions {
@@ -49,7 +49,8 @@ export async function describeApproval(
       "\n",
     );
   }
-  const masked = body.map((line) => redactSecrets(line, options.secrets));
+  // The model's arguments and the files' text are shown, never obeyed by the terminal.
+  const masked = body.map((line) => terminalSafe(redactSecrets(line, options.secrets)));
   return cut(masked, options.maxLines ?? 80).map((line) => colour(line, options.styles));
 }
 

@@ -4,11 +4,12 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { captureLines } from "../../test/support/captures.js";
 import type { Frame } from "../frames/frame.js";
+import { upgradeFrames } from "../replay/upgrade-frames.js";
 import { ImageSaver } from "./hosted-items.js";
 import { HumanRenderer } from "./render-human.js";
 import { stylesFor } from "./terminal.js";
 
-/** Renders a capture's events as provider_event frames; returns what went to stderr. */
+/** Renders a capture's events as provider_event frames and the frames derived from them; returns what went to stderr. */
 function render(capture: string, workspace: string): string {
   let stderr = "";
   const images = new ImageSaver(workspace);
@@ -19,13 +20,11 @@ function render(capture: string, workspace: string): string {
     now: () => 0,
     imagePath: (id) => images.pathOf(id),
   });
-  for (const line of captureLines(capture)) {
-    const frame = {
-      type: "provider_event",
-      status: "event",
-      turn: 0,
-      data: JSON.parse(line),
-    } as unknown as Frame;
+  const events = captureLines(capture).map(
+    (line) =>
+      ({ type: "provider_event", status: "event", turn: 0, data: JSON.parse(line) }) as unknown as Frame,
+  );
+  for (const frame of upgradeFrames(events)) {
     images.observe(frame);
     renderer.onFrame(frame);
   }

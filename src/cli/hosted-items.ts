@@ -14,13 +14,9 @@ import type { Frame } from "../frames/frame.js";
 import type { JsonObject } from "../protocol/types.js";
 import { clip } from "./terminal.js";
 
-/** The done item of a `response.output_item.done` provider event, if the frame is one. */
+/** The finished output item an `item_done` frame carries, if the frame is one. */
 export function doneItem(frame: Frame): JsonObject | undefined {
-  if (frame.type !== "provider_event") return undefined;
-  const data = frame.data as JsonObject | undefined;
-  if (data?.type !== "response.output_item.done") return undefined;
-  const item = data.item;
-  return item !== null && typeof item === "object" ? (item as JsonObject) : undefined;
+  return frame.type === "item_done" ? frame.item : undefined;
 }
 
 /** Saves generated images to the workspace; remembers where each went. */

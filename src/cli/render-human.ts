@@ -1,13 +1,26 @@
 /**
- * The human view (issue 6): the answer streams to stdout as it arrives; everything else —
- * reasoning summaries (dimmed), tool calls with a spinner and their result, retries, mode changes,
- * the final one-line summary and errors — goes to stderr. When stdout is piped it carries nothing
- * but the answer; colours and the spinner exist only on a TTY.
+ * The human view: the answer streams to stdout as it arrives; everything else — reasoning
+ * summaries (dimmed), tool calls with a spinner and their result, retries, mode changes, the final
+ * one-line summary and errors — goes to stderr. When stdout is piped it carries nothing but the
+ * answer; colours and the spinner exist only on a TTY.
+ *
+ * It reads the frames the assembling stream derives (`reasoning_delta`, `item_done`), never raw
+ * provider events. Every string from the provider, a tool or an MCP server goes through
+ * `terminalSafe` before it reaches stderr, and the answer too when stdout is a terminal; piped,
+ * the answer is written byte for byte (docs/pitfalls.md #63). Calls refused because the run's
+ * tool-call budget is spent are counted on one line, not listed (docs/pitfalls.md #42).
  */
 import type { Frame, FrameOf, RunEndedFrame } from "../frames/frame.js";
-import type { JsonObject } from "../protocol/types.js";
-import { describeHostedItem, doneItem } from "./hosted-items.js";
-import { clip, formatDuration, type Output, Spinner, type Styles } from "./terminal.js";
+import { describeHostedItem } from "./hosted-items.js";
+import {
+  clip,
+  formatDuration,
+  type Output,
+  Spinner,
+  type Styles,
+  TerminalSanitizer,
+  terminalSafe,
+} from "./terminal.js";
 
 export interface HumanRendererOptions {
   stdout: Output;
@@ -28,7 +41,17 @@ export class HumanRenderer {
   private textItem: string | undefined;
   private stdoutAtLineStart = true;
   private wroteText = false;
-  private reasoningOpen = false;
+  /** The reasoning summary part being shown (`item_id#index`), if one is. */
+  private reasoningOpen: string | undefined;
+  /** A call was refused because the tool-call budget is spent: later refusals are only counted. */
+  private budgetSpent = false;
+  /** Budget refusals not shown yet (one line says how many). */
+  private refusedOverBudget = 0;
+  /** The `→` line of a call that started after the budget was spent (shown if it is not refused). */
+  private pendingStart: string | undefined;
+  /** The answer and the reasoning stream in pieces: a sequence split between two is removed whole. */
+  private readonly answerFilter = new TerminalSanitizer();
+  private readonly reasoningFilter = new TerminalSanitizer({ oneLine: true });
   /** The status of the last HTTP answer (a 401 gets `authHint`). */
   private lastStatus: number | undefined;
   private readonly calls = new Map<string, FrameOf<"tool_call">>();
@@ -50,8 +73,11 @@ export class HumanRenderer {
       case "output_text_delta":
         this.text(frame);
         break;
-      case "provider_event":
-        this.reasoning(frame.data);
+      case "reasoning_delta":
+        this.reasoning(frame);
+        break;
+      case "item_done":
+        this.closeReasoning();
         this.hostedItem(frame);
         break;
       case "tool_call":
@@ -70,17 +96,17 @@ export class HumanRenderer {
       case "retry":
         this.note(
           this.options.styles.yellow(
-            `↻ retrying (attempt ${frame.attempt}) in ${formatDuration(frame.delay_ms)}: ${frame.reason}`,
+            `↻ retrying (attempt ${frame.attempt}) in ${formatDuration(frame.delay_ms)}: ${safe(frame.reason)}`,
           ),
         );
         break;
       case "mode_changed":
-        this.note(this.options.styles.yellow(`↻ switching to ${frame.to} mode (${frame.reason})`));
+        this.note(this.options.styles.yellow(`↻ switching to ${frame.to} mode (${safe(frame.reason)})`));
         break;
       case "history_repaired":
         this.note(
           this.options.styles.yellow(
-            `⚠ repaired the conversation before sending: ${frame.repairs.map((r) => r.detail).join("; ")}`,
+            `⚠ repaired the conversation before sending: ${safe(frame.repairs.map((r) => r.detail).join("; "))}`,
           ),
         );
         break;
@@ -88,8 +114,8 @@ export class HumanRenderer {
         this.note(
           this.options.styles.dim(
             frame.runs === 0
-              ? `↺ ${frame.thread === undefined ? "context" : `thread ${frame.thread}`}: no earlier runs`
-              : `↺ context: ${frame.runs} earlier run${frame.runs === 1 ? "" : "s"}${frame.thread === undefined ? "" : ` of thread ${frame.thread}`} (${frame.item_count} items, ~${frame.token_estimate} tokens)`,
+              ? `↺ ${frame.thread === undefined ? "context" : `thread ${safe(frame.thread)}`}: no earlier runs`
+              : `↺ context: ${frame.runs} earlier run${frame.runs === 1 ? "" : "s"}${frame.thread === undefined ? "" : ` of thread ${safe(frame.thread)}`} (${frame.item_count} items, ~${frame.token_estimate} tokens)`,
           ),
         );
         break;
@@ -107,6 +133,7 @@ export class HumanRenderer {
         this.lastStatus = frame.status;
         break;
       case "turn_ended":
+        this.flushRefused();
         if (frame.usage === null) this.usageSeen.unreported++;
         else if ((frame.usage as { estimated?: unknown }).estimated === true) this.usageSeen.estimated++;
         else this.usageSeen.reported++;
@@ -125,66 +152,94 @@ export class HumanRenderer {
     if (this.textItem !== undefined && frame.item_id !== this.textItem && this.wroteText)
       this.writeOut("\n\n");
     this.textItem = frame.item_id;
-    this.writeOut(frame.delta);
+    // On a terminal the answer is shown, never obeyed; piped, it is passed on byte for byte.
+    this.writeOut(this.options.stdout.isTTY === true ? this.answerFilter.write(frame.delta) : frame.delta);
     this.wroteText = true;
   }
 
-  private reasoning(data: unknown): void {
-    if (data === null || typeof data !== "object") return;
-    const event = data as JsonObject;
-    if (event.type === "response.reasoning_summary_text.delta" && typeof event.delta === "string") {
-      const { stderr, styles } = this.options;
-      if (!this.reasoningOpen) {
-        this.breakStdoutLine();
-        stderr.write(styles.dim("thinking: "));
-        this.reasoningOpen = true;
-      }
-      stderr.write(styles.dim(event.delta));
-    } else if (
-      event.type === "response.reasoning_summary_part.done" ||
-      event.type === "response.output_item.done"
-    ) {
+  /** A reasoning summary as it streams (dimmed, on stderr); each summary part on a line of its own. */
+  private reasoning(frame: FrameOf<"reasoning_delta">): void {
+    if (frame.channel !== "summary") return;
+    const part = `${frame.item_id}#${frame.index}`;
+    const { stderr, styles } = this.options;
+    if (this.reasoningOpen !== part) {
       this.closeReasoning();
+      this.breakStdoutLine();
+      stderr.write(styles.dim("thinking: "));
+      this.reasoningOpen = part;
     }
+    const text = this.reasoningFilter.write(frame.delta);
+    if (text !== "") stderr.write(styles.dim(text));
   }
 
   /** A hosted tool the provider ran (a search, code, an image, a remote MCP call): one line. */
-  private hostedItem(frame: Frame): void {
-    const item = doneItem(frame);
-    if (item === undefined) return;
+  private hostedItem(frame: FrameOf<"item_done">): void {
+    const item = frame.item;
     const line = describeHostedItem(item, this.options.imagePath?.(item.id));
-    if (line !== undefined) this.note(`${this.options.styles.cyan("◆")} ${line}`);
+    if (line !== undefined) this.note(`${this.options.styles.cyan("◆")} ${safe(line)}`);
   }
 
   private closeReasoning(): void {
-    if (!this.reasoningOpen) return;
-    this.reasoningOpen = false;
+    if (this.reasoningOpen === undefined) return;
+    this.reasoningOpen = undefined;
     this.options.stderr.write("\n");
   }
 
   private describeCall(callId: string, name: string): string {
     const call = this.calls.get(callId);
     const args =
-      call === undefined ? "" : ` ${clip(call.arguments.trim() === "" ? "{}" : call.arguments, 72)}`;
-    return `${this.options.styles.cyan(name)}${args}`;
+      call === undefined ? "" : ` ${clip(call.arguments.trim() === "" ? "{}" : safe(call.arguments), 72)}`;
+    return `${this.options.styles.cyan(safe(name))}${args}`;
   }
 
   private toolStarted(frame: FrameOf<"tool_started">): void {
     this.closeReasoning();
     this.breakStdoutLine();
     const label = this.describeCall(frame.call_id, frame.name);
-    if (this.spinner !== undefined) this.spinner.start(label);
+    // Past the budget, a call is almost surely refused at once: its line waits for the verdict.
+    if (this.budgetSpent) this.pendingStart = label;
+    else if (this.spinner !== undefined) this.spinner.start(label);
     else this.options.stderr.write(`→ ${label}\n`);
   }
 
   private toolEnded(frame: FrameOf<"tool_ended">): void {
     const { styles, stderr } = this.options;
     this.spinner?.stop();
+    const error = frame.ok ? undefined : errorOf(frame.output);
+    if (error?.code === "max_tool_calls") {
+      if (this.budgetSpent) {
+        this.pendingStart = undefined;
+        this.refusedOverBudget++;
+        return;
+      }
+      this.budgetSpent = true;
+    }
+    this.flushRefused();
     const status = frame.ok ? styles.green("✓") : styles.red("✗");
-    const detail = frame.ok ? "" : ` — ${clip(errorOf(frame.output), 100)}`;
+    const detail = error === undefined ? "" : ` — ${clip(safe(error.message), 100)}`;
     const label =
-      this.spinner !== undefined ? `${this.describeCall(frame.call_id, frame.name)} ` : `${frame.name} `;
+      this.spinner !== undefined
+        ? `${this.describeCall(frame.call_id, frame.name)} `
+        : `${safe(frame.name)} `;
     stderr.write(`${status} ${label}${styles.dim(`(${formatDuration(frame.duration_ms)})`)}${detail}\n`);
+  }
+
+  /** The count of budget refusals not shown yet, on one line; the `→` line of a call that was not one. */
+  private flushRefused(): void {
+    const { styles, stderr } = this.options;
+    if (this.refusedOverBudget > 0) {
+      const n = this.refusedOverBudget;
+      this.refusedOverBudget = 0;
+      stderr.write(
+        `${styles.red("✗")} ${n.toLocaleString("en-US")} more call${n === 1 ? "" : "s"} not run: the run's tool-call budget is spent\n`,
+      );
+    }
+    if (this.pendingStart !== undefined) {
+      const label = this.pendingStart;
+      this.pendingStart = undefined;
+      if (this.spinner !== undefined) this.spinner.start(label);
+      else stderr.write(`→ ${label}\n`);
+    }
   }
 
   /** Writes a line of its own on stderr (e.g. about an MCP server), clear of the spinner and the answer. */
@@ -194,6 +249,7 @@ export class HumanRenderer {
 
   private note(line: string): void {
     this.clearLine();
+    this.flushRefused();
     this.options.stderr.write(`${line}\n`);
   }
 
@@ -207,12 +263,13 @@ export class HumanRenderer {
     const { styles, stderr } = this.options;
     this.spinner?.stop();
     this.closeReasoning();
+    this.flushRefused();
     if (this.wroteText && !this.stdoutAtLineStart) this.writeOut("\n");
     const total = this.options.now() - this.started;
     const ok = frame.reason === "completed" || frame.reason === "terminal_tool";
     if (frame.error !== undefined) {
       stderr.write(
-        `${styles.red(`eddy: ${frame.reason}:`)} ${frame.error.message}${hintFor(frame)}${this.authHintFor()}\n`,
+        `${styles.red(`eddy: ${frame.reason}:`)} ${safe(frame.error.message)}${hintFor(frame)}${this.authHintFor()}\n`,
       );
     }
     const parts = [
@@ -248,18 +305,29 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
-function errorOf(output: string): string {
+/** A string from outside eddy, made safe for one line of a terminal. */
+function safe(text: string): string {
+  return terminalSafe(text, { oneLine: true });
+}
+
+/** Why a call failed, from its output: eddy's `{error: {code, message}}`, else stderr, the exit code or the text. */
+function errorOf(output: string): { code?: string; message: string } {
   try {
     const parsed = JSON.parse(output) as {
-      error?: { message?: unknown };
+      error?: { code?: unknown; message?: unknown };
       stderr?: unknown;
       exit_code?: unknown;
     };
-    if (typeof parsed.error?.message === "string") return parsed.error.message;
-    if (typeof parsed.stderr === "string" && parsed.stderr !== "") return parsed.stderr;
-    if (typeof parsed.exit_code === "number") return `exit code ${parsed.exit_code}`;
+    if (typeof parsed.error?.message === "string") {
+      const code = parsed.error.code;
+      return typeof code === "string"
+        ? { code, message: parsed.error.message }
+        : { message: parsed.error.message };
+    }
+    if (typeof parsed.stderr === "string" && parsed.stderr !== "") return { message: parsed.stderr };
+    if (typeof parsed.exit_code === "number") return { message: `exit code ${parsed.exit_code}` };
   } catch {}
-  return output;
+  return { message: output };
 }
 
 /** What to do next, for the errors a user can act on. */

@@ -8,7 +8,7 @@ import { assertNever } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import type { McpEvent } from "../tools/mcp/index.js";
 import type { HumanRenderer } from "./render-human.js";
-import type { Output, Styles } from "./terminal.js";
+import { type Output, type Styles, terminalSafe } from "./terminal.js";
 
 /** The run's output, holdable. */
 export class RunView {
@@ -66,15 +66,17 @@ export class RunView {
 
 /** One line about an MCP server for the user: progress dimmed, failures as errors, warnings in yellow. */
 export function mcpEventLine(event: McpEvent, styles: Styles): string {
+  // An MCP server's names and errors are its own words: shown, never obeyed by the terminal.
+  const message = terminalSafe(event.message, { oneLine: true });
   switch (event.type) {
     case "server_ready":
     case "tools_changed":
-      return styles.dim(`⚙ ${event.message}`);
+      return styles.dim(`⚙ ${message}`);
     case "server_failed":
     case "server_exited":
-      return `${styles.red("eddy:")} ${event.message}`;
+      return `${styles.red("eddy:")} ${message}`;
     case "warning":
-      return styles.yellow(`⚠ ${event.message}`);
+      return styles.yellow(`⚠ ${message}`);
     default:
       return assertNever(event, "MCP event");
   }

@@ -1,6 +1,8 @@
 /**
  * Terminal helpers: ANSI styles only on a TTY and only when NO_COLOR is unset
- * (https://no-color.org), and a spinner that exists only on an interactive stderr.
+ * (https://no-color.org), a spinner that exists only on an interactive stderr, and `terminalSafe`,
+ * which every string from a provider, a tool, an MCP server or a tape goes through before it is
+ * written to a terminal.
  */
 
 export interface Output {
@@ -106,4 +108,121 @@ export async function readTerminalLine(
     reader.once("line", (line) => finish(line));
     reader.once("close", () => finish(null));
   });
+}
+
+/**
+ * Any C0 control but TAB and LF, DEL, or a C1 control (U+0080–U+009F): where a string stops being
+ * plain text. Strings without one (nearly all) pass through untouched.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+const ESC = 0x1b;
+/** A control string (OSC, DCS, …) longer than this is given up on: what follows is text again. */
+const MAX_STRING = 65_536;
+
+/** Where the sanitizer is in a control sequence. */
+type Phase =
+  | "text"
+  | "escape" // after ESC
+  | "escape_intermediate" // ESC and intermediate bytes, before the final byte
+  | "csi" // in a CSI sequence, before its final byte
+  | "string" // in an OSC, DCS, SOS, PM or APC string, before its terminator
+  | "string_escape"; // an ESC inside such a string (ST is ESC \\)
+
+/**
+ * Strips terminal control sequences from text that arrives in pieces (an answer streamed delta by
+ * delta): a sequence split across pieces is removed whole, never half-shown. See `terminalSafe`.
+ */
+export class TerminalSanitizer {
+  private phase: Phase = "text";
+  private stringLength = 0;
+
+  constructor(private readonly options: { oneLine?: boolean } = {}) {}
+
+  /** The safe part of `piece`; an unfinished sequence at its end is carried into the next piece. */
+  write(piece: string): string {
+    if (
+      this.phase === "text" &&
+      !CONTROL.test(piece) &&
+      !(this.options.oneLine === true && /[\n\t]/.test(piece))
+    )
+      return piece;
+    let out = "";
+    for (let i = 0; i < piece.length; i++) {
+      const c = piece.charCodeAt(i);
+      if (this.phase === "text") {
+        out += this.text(c, piece[i] as string);
+        continue;
+      }
+      if (!this.step(c)) i--; // the sequence ended without taking `c`: read it again as text
+    }
+    return out;
+  }
+
+  /** One character outside any sequence: what to show of it. */
+  private text(c: number, char: string): string {
+    if (c === 0x0a || c === 0x09) return this.options.oneLine === true ? " " : char;
+    if (c === ESC) this.phase = "escape";
+    else if (c === 0x9b) this.phase = "csi";
+    else if (c === 0x9d || c === 0x90 || c === 0x98 || c === 0x9e || c === 0x9f) this.enterString();
+    else if (c >= 0x20 && (c < 0x7f || c > 0x9f)) return char;
+    return "";
+  }
+
+  /** One character inside a sequence; false when the sequence ended before it (it is text again). */
+  private step(c: number): boolean {
+    switch (this.phase) {
+      case "escape":
+        if (c === 0x5b)
+          this.phase = "csi"; // [
+        // ] OSC, P DCS, X SOS, ^ PM, _ APC: a string up to its terminator.
+        else if (c === 0x5d || c === 0x50 || c === 0x58 || c === 0x5e || c === 0x5f) this.enterString();
+        else if (c >= 0x20 && c <= 0x2f) this.phase = "escape_intermediate";
+        else return this.end(c >= 0x30 && c <= 0x7e);
+        return true;
+      case "escape_intermediate":
+        return c >= 0x20 && c <= 0x2f ? true : this.end(c >= 0x30 && c <= 0x7e);
+      case "csi":
+        // Parameter (0x30–0x3F) and intermediate (0x20–0x2F) bytes, then a final byte (0x40–0x7E).
+        return c >= 0x20 && c <= 0x3f ? true : this.end(c >= 0x40 && c <= 0x7e);
+      case "string":
+        if (c === 0x07 || c === 0x9c) return this.end(true);
+        if (c === ESC) this.phase = "string_escape";
+        else if (++this.stringLength > MAX_STRING) this.phase = "text";
+        return true;
+      case "string_escape":
+        if (c === 0x5c) return this.end(true); // ESC \\ is ST
+        this.phase = "escape"; // another sequence starts: the string was cut short
+        return this.step(c);
+      default:
+        return false;
+    }
+  }
+
+  /** The sequence is over; `took` says whether the character that ended it belongs to it. */
+  private end(took: boolean): boolean {
+    this.phase = "text";
+    return took;
+  }
+
+  private enterString(): void {
+    this.phase = "string";
+    this.stringLength = 0;
+  }
+}
+
+/**
+ * `text` with every terminal control sequence and control character removed, so that what a model,
+ * a tool, an MCP server or a tape says is shown and never acted on by the terminal (docs/pitfalls.md
+ * #63): CSI sequences (`ESC [` … final byte: cursor moves, `2J` clear screen, colours), OSC, DCS,
+ * SOS, PM and APC strings up to their terminator (`ESC ]0;` window title, `ESC ]52;` clipboard
+ * write, `ESC ]8;` hyperlinks) — also unterminated, and also in their 8-bit C1 forms (U+009B,
+ * U+009D, …) —, two-byte escapes (`ESC c` resets the terminal), and every other C0/C1 control
+ * (BEL, backspace, carriage return that would overwrite a line, …). TAB and LF stay; with
+ * `oneLine`, LF and TAB become spaces. Printable text, emoji and all other Unicode are kept
+ * byte for byte. (strip-ansi and `util.stripVTControlCharacters` leave OSC payloads they do not
+ * recognise, lone C1 controls and BEL/backspace/CR behind, hence this scanner.)
+ */
+export function terminalSafe(text: string, options: { oneLine?: boolean } = {}): string {
+  return new TerminalSanitizer(options).write(text);
 }

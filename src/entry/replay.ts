@@ -36,3 +36,4 @@ export {
   type TapeProvider,
   type TapeResume,
 } from "../replay/tape.js";
+export { type UpgradeOptions, upgradeFrames } from "../replay/upgrade-frames.js";

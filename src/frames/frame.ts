@@ -279,6 +279,57 @@ export interface OutputTextDeltaFrame extends FrameEnvelope {
   delta: string;
 }
 
+/**
+ * A piece of a reasoning item's text, right after the `provider_event` it came in (derived like
+ * `output_text_delta`): `channel` `summary` for `response.reasoning_summary_text.delta` (keyed by
+ * `summary_index`), `text` for the raw reasoning (`response.reasoning.delta`, or
+ * `response.reasoning_text.delta` as OpenAI and LM Studio name it; keyed by `content_index`).
+ */
+export interface ReasoningDeltaFrame extends FrameEnvelope {
+  type: "reasoning_delta";
+  turn: number;
+  item_id: string;
+  output_index: number;
+  channel: "summary" | "text";
+  /** The summary part (`summary_index`) or content part (`content_index`) the text belongs to. */
+  index: number;
+  delta: string;
+}
+
+/**
+ * An output item is final: the assembled item, once, right after the `provider_event` that
+ * finished it — its `output_item.done` (for a `function_call`, the item with the resolved
+ * arguments and `call_id` the loop runs it with), or the terminal event for items the response
+ * finished without one (calls promoted at `response.completed`, items only the terminal `output`
+ * lists, items a cut-off response leaves `incomplete`). Derived by the assembling stream
+ * (src/provider/derive.ts) for every API and every item type.
+ */
+export interface ItemDoneFrame extends FrameEnvelope {
+  type: "item_done";
+  turn: number;
+  output_index: number;
+  item: JsonObject;
+}
+
+/**
+ * The attempt's response ended: right after the `provider_event` that ended it (a terminal event,
+ * or an `error` event), with what the stream told of it. Derived by the assembling stream.
+ */
+export interface ResponseEndedFrame extends FrameEnvelope {
+  type: "response_ended";
+  turn: number;
+  response_id: string | null;
+  /** The model the provider says answered (it may differ from the one requested). */
+  model: string | null;
+  /** `completed`, `incomplete` or `failed`. */
+  status: string;
+  usage: Usage | null;
+  /** Why the response is incomplete (`max_output_tokens`, `content_filter`, …). */
+  incomplete_reason?: string;
+  /** The provider's error, for a failed response (`code` is `response_failed` when it sent none). */
+  error?: FrameError;
+}
+
 /** An attempt ended without a usable response (HTTP error, transport error, timeout, truncation, failure event). */
 export interface RequestFailedFrame extends FrameEnvelope {
   type: "request_failed";
@@ -382,6 +433,9 @@ export type Frame =
   | ResponseHeadersFrame
   | ProviderEventFrame
   | OutputTextDeltaFrame
+  | ReasoningDeltaFrame
+  | ItemDoneFrame
+  | ResponseEndedFrame
   | RequestFailedFrame
   | RetryFrame
   | ModeChangedFrame
@@ -409,8 +463,22 @@ export type ProviderFrame =
   | ResponseHeadersFrame
   | ProviderEventFrame
   | OutputTextDeltaFrame
+  | ReasoningDeltaFrame
+  | ItemDoneFrame
+  | ResponseEndedFrame
   | RequestFailedFrame
   | RetryFrame;
+
+/**
+ * The frames the assembling stream derives from provider events (src/provider/derive.ts), right
+ * after the event they come from. A stream drops any its source yields and derives them itself,
+ * so a fallback candidate's, a tape's or an older eddy's are never passed on twice.
+ */
+export const DERIVED_FRAME_TYPES = [
+  "reasoning_delta",
+  "item_done",
+  "response_ended",
+] as const satisfies readonly ProviderFrame["type"][];
 
 /** The types of `ProviderFrame`, for runtime checks. */
 export const PROVIDER_FRAME_TYPES = [
@@ -418,6 +486,7 @@ export const PROVIDER_FRAME_TYPES = [
   "response_headers",
   "provider_event",
   "output_text_delta",
+  ...DERIVED_FRAME_TYPES,
   "request_failed",
   "retry",
 ] as const satisfies readonly ProviderFrame["type"][];

@@ -133,10 +133,14 @@ describe("runAgent: the chained loop", () => {
     expect(ended?.output).toBe((follow.input as JsonObject[])[0]?.output);
   });
 
-  it("emits tool_call right after the provider_event that completed the call", async () => {
+  it("emits tool_call right after the provider_event that completed the call and its item_done", async () => {
     const { frames } = await run([{ items: [call("echo", { text: "x" })] }, { items: [text("ok")] }]);
     const i = frames.findIndex((f) => f.type === "tool_call");
-    const prev = frames[i - 1];
+    const done = frames[i - 1];
+    expect(done?.type === "item_done" && done.item.call_id).toBe(
+      frames[i]?.type === "tool_call" && frames[i].call_id,
+    );
+    const prev = frames[i - 2];
     expect(prev?.type === "provider_event" && (prev.data as JsonObject).type).toBe(
       "response.output_item.done",
     );

@@ -4,6 +4,7 @@
  * response has completed. Calls are never run from a response that ended incomplete or failed
  * unless they had already started (docs/decisions.md #3); queued ones are answered "not run".
  */
+import type { ProviderFrame } from "../frames/frame.js";
 import type { CreateResponseBody } from "../protocol/types.js";
 import type { AssembledCall } from "../provider/assembler/index.js";
 import type { Provider, ProviderOutcome } from "../provider/provider.js";
@@ -50,9 +51,13 @@ export async function streamTurn(input: TurnInput): Promise<TurnOutcome> {
     },
   );
   let lastAttempt = input.firstAttempt;
-  for await (const frame of stream) {
-    channel.emit(frame);
-    if (frame.type === "request_started") lastAttempt = frame.attempt;
+  // A provider event and the frames derived from it are emitted together, so a tool that ends
+  // meanwhile cannot land among them (their positions stay deterministic for replay).
+  for await (const group of stream.frameGroups?.() ?? single(stream)) {
+    for (const frame of group) {
+      channel.emit(frame);
+      if (frame.type === "request_started") lastAttempt = frame.attempt;
+    }
   }
   const outcome = await stream.result;
   const completed = outcome.ok && outcome.response.terminal === "completed";
@@ -67,6 +72,11 @@ export async function streamTurn(input: TurnInput): Promise<TurnOutcome> {
   }
   await runner.drain();
   return { outcome, lastAttempt };
+}
+
+/** A stream without groups, one frame per group. */
+async function* single(stream: AsyncIterable<ProviderFrame>): AsyncGenerator<readonly ProviderFrame[]> {
+  for await (const frame of stream) yield [frame];
 }
 
 function notRun(outcome: ProviderOutcome): Refusal {

@@ -5,19 +5,19 @@
  * completed function calls to `onCall`, owns the retry-safety rule the source asks before
  * re-sending, and settles `result` exactly once — with the assembled response, also when the
  * request failed or the consumer stopped early (docs/architecture.md, "The provider contract").
+ * Right after each `provider_event` it puts the frames derived from it (derive.ts: reasoning
+ * deltas, finished items, the response's end), and hands out the event and those frames as one
+ * group (`frameGroups`), so a consumer that emits a group at once keeps them together. Derived
+ * frames a source yields (a fallback candidate's, a tape's) are dropped and derived again here.
  *
- * Sources yield frames in batches (one network chunk's worth), so a frame crosses one generator
- * level on its way to the loop (a frame passing through nested generators costs a promise per
- * level; bench/RESULTS.md, loop rows).
+ * Sources yield frames in batches (one network chunk's worth), and the loop takes them a group
+ * at a time, so a frame crosses one generator level on its way to the loop (a frame passing
+ * through nested generators costs a promise per level; bench/RESULTS.md, loop rows).
  */
-import {
-  frame,
-  type OutputTextDeltaFrame,
-  type ProviderEventFrame,
-  type ProviderFrame,
-} from "../frames/frame.js";
+import { DERIVED_FRAME_TYPES, type ProviderEventFrame, type ProviderFrame } from "../frames/frame.js";
 import type { JsonObject } from "../protocol/types.js";
-import { type Assembly, createAssembly, finishAssembly, step, type TerminalKind } from "./assembler/index.js";
+import { type Assembly, finishAssembly, type TerminalKind } from "./assembler/index.js";
+import { AttemptAssembly } from "./derive.js";
 import { cancelledError, ProviderError } from "./errors.js";
 import type { ProviderOutcome, ProviderRequest, ProviderStream, ProviderStreamOptions } from "./provider.js";
 import { isNonRetryableCode } from "./retry.js";
@@ -70,7 +70,8 @@ export interface AssemblingStreamInit {
    * `request_started` (undefined: this attempt's events are Open Responses events). While a
    * translator runs, the stream derives `output_text_delta` frames from the translated text deltas
    * itself and drops any the source yields (a fallback candidate's own stream already derived
-   * them). @defaultValue none (each event's `data` is an Open Responses event)
+   * them); the translator's end events (`EventTranslator.end`) derive no frames.
+   * @defaultValue none (each event's `data` is an Open Responses event)
    */
   translator?: () => EventTranslator | undefined;
   /**
@@ -90,10 +91,7 @@ class AssemblingStream implements ProviderStream, StreamControl {
   readonly result: Promise<ProviderOutcome>;
   readonly request: ProviderRequest;
   readonly options: ProviderStreamOptions;
-  private assembly: Assembly;
-  private translate: EventTranslator | undefined;
-  /** The current attempt's translator was told its body ended. */
-  private translationEnded = false;
+  private attempt: AttemptAssembly;
   /** Calls of the current assembly already handed to `onCall`. */
   private delivered = 0;
   private settle!: (outcome: ProviderOutcome) => void;
@@ -103,14 +101,18 @@ class AssemblingStream implements ProviderStream, StreamControl {
   constructor(private readonly init: AssemblingStreamInit) {
     this.request = init.request;
     this.options = init.options ?? {};
-    this.assembly = this.newAssembly();
+    this.attempt = this.newAttempt(undefined);
     this.result = new Promise((resolve) => {
       this.settle = resolve;
     });
   }
 
-  private newAssembly(): Assembly {
-    return createAssembly({ nativeCalls: this.options.nativeCalls === true });
+  private newAttempt(translator: EventTranslator | undefined): AttemptAssembly {
+    return new AttemptAssembly({ nativeCalls: this.options.nativeCalls === true, translator });
+  }
+
+  private get assembly(): Assembly {
+    return this.attempt.assembly;
   }
 
   get terminal(): TerminalKind | null {
@@ -132,12 +134,16 @@ class AssemblingStream implements ProviderStream, StreamControl {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ProviderFrame> {
+    return flatten(this.frameGroups());
+  }
+
+  frameGroups(): AsyncIterable<readonly ProviderFrame[]> {
     if (this.iterated) throw new Error("a provider stream can be iterated once");
     this.iterated = true;
     return this.run();
   }
 
-  private async *run(): AsyncGenerator<ProviderFrame> {
+  private async *run(): AsyncGenerator<readonly ProviderFrame[]> {
     const source = this.init.source(this);
     const onCall = this.options.onCall;
     try {
@@ -147,21 +153,23 @@ class AssemblingStream implements ProviderStream, StreamControl {
           this.finish(next.value);
           return;
         }
-        for (const f of next.value) {
+        const batch = next.value;
+        for (let i = 0; i < batch.length; i++) {
+          const f = batch[i] as ProviderFrame;
           if (f.type === "provider_event") {
-            if (this.translate !== undefined) {
-              yield f;
-              yield* this.translated(f);
-            } else {
-              if (f.status === "event") step(this.assembly, f.data);
-              const notes = this.assembly.notes.splice(0);
-              if (notes.length > 0 && this.init.notes === true) f.errors = [...(f.errors ?? []), ...notes];
-              yield f;
-            }
+            const group: ProviderFrame[] = [f];
+            // Without a translator, the SSE mapping's text deltas follow their event in the batch.
+            while (this.attempt.translator === undefined && batch[i + 1]?.type === "output_text_delta")
+              group.push(batch[++i] as ProviderFrame);
+            this.stepEvent(f, group);
+            yield group;
             if (onCall !== undefined) this.deliverCalls(onCall);
-          } else if (f.type !== "output_text_delta" || this.translate === undefined) {
+          } else if (
+            !DERIVED.has(f.type) &&
+            (f.type !== "output_text_delta" || this.attempt.translator === undefined)
+          ) {
             if (f.type === "request_started") this.reset();
-            yield f;
+            yield [f];
           }
         }
       }
@@ -174,38 +182,24 @@ class AssemblingStream implements ProviderStream, StreamControl {
     }
   }
 
-  /** Steps the assembly with a translated event batch; yields the text deltas it derives. */
-  private *translated(f: ProviderEventFrame): Generator<OutputTextDeltaFrame> {
-    const events = (this.translate as EventTranslator).translate(f);
-    for (const event of events) {
-      step(this.assembly, event);
-      if (event.type === "response.output_text.delta" && typeof event.delta === "string") {
-        yield frame("output_text_delta", {
-          turn: f.turn,
-          item_id: typeof event.item_id === "string" ? event.item_id : "",
-          output_index: typeof event.output_index === "number" ? event.output_index : 0,
-          content_index: typeof event.content_index === "number" ? event.content_index : 0,
-          delta: event.delta,
-        });
-      }
+  /** Steps the attempt with one provider event; its derived frames join its group. */
+  private stepEvent(f: ProviderEventFrame, group: ProviderFrame[]): void {
+    const derived = this.attempt.event(f);
+    if (this.attempt.translator === undefined) {
+      const notes = this.assembly.notes.splice(0);
+      if (notes.length > 0 && this.init.notes === true) f.errors = [...(f.errors ?? []), ...notes];
     }
+    for (const d of derived) group.push(d);
   }
 
   private reset(): void {
-    this.assembly = this.newAssembly();
+    this.attempt = this.newAttempt(this.init.translator?.());
     this.delivered = 0;
-    this.translate = this.init.translator?.();
-    this.translationEnded = false;
   }
 
-  /**
-   * The body of the current attempt ended: the translator's end events are stepped (they make no
-   * frame of their own; a replay derives them again from the same frames).
-   */
+  /** The body of the current attempt ended: the translator's end events are stepped. */
   private endTranslation(): void {
-    if (this.translate === undefined || this.translationEnded) return;
-    this.translationEnded = true;
-    for (const event of this.translate.end()) step(this.assembly, event);
+    this.attempt.endTranslation();
     if (this.options.onCall !== undefined) this.deliverCalls(this.options.onCall);
   }
 
@@ -227,6 +221,13 @@ class AssemblingStream implements ProviderStream, StreamControl {
     this.settled = true;
     this.settle(outcome);
   }
+}
+
+const DERIVED: ReadonlySet<string> = new Set(DERIVED_FRAME_TYPES);
+
+/** The frames of the groups, one at a time. */
+async function* flatten(groups: AsyncIterable<readonly ProviderFrame[]>): AsyncGenerator<ProviderFrame> {
+  for await (const group of groups) yield* group;
 }
 
 /** The error of a stream that was read to its end: none for completed and incomplete responses. */

@@ -12,7 +12,7 @@
  * made it (wire-api.ts).
  */
 import { EddyError } from "../errors.js";
-import { frame } from "../frames/frame.js";
+import { frame, type ProviderFrame } from "../frames/frame.js";
 import { createAssemblingStream, type FrameSource } from "./assembling-stream.js";
 import type { Provider, ProviderRequest, ProviderStreamOptions } from "./provider.js";
 import { chainWire, wireCodec } from "./wire-api.js";
@@ -75,9 +75,10 @@ function candidateSource(
       const body = candidate.model === undefined ? request.body : { ...request.body, model: candidate.model };
       const inner = candidate.provider.stream({ ...request, body, firstAttempt }, innerOptions);
       let lastAttempt = firstAttempt;
-      for await (const f of inner) {
-        if (f.type === "request_started") lastAttempt = f.attempt;
-        yield [f];
+      // Groups keep an event's text deltas with it for the outer stream (which derives the rest again).
+      for await (const group of inner.frameGroups?.() ?? singles(inner)) {
+        for (const f of group) if (f.type === "request_started") lastAttempt = f.attempt;
+        yield group;
       }
       const outcome = await inner.result;
       if (outcome.ok) return undefined;
@@ -95,4 +96,8 @@ function candidateSource(
       ];
     }
   };
+}
+
+async function* singles(stream: AsyncIterable<ProviderFrame>): AsyncGenerator<readonly ProviderFrame[]> {
+  for await (const f of stream) yield [f];
 }

@@ -74,6 +74,14 @@ export type ProviderOutcome =
  */
 export interface ProviderStream extends AsyncIterable<ProviderFrame> {
   readonly result: Promise<ProviderOutcome>;
+  /**
+   * The same frames in groups: a `provider_event` together with the frames derived from it
+   * (`output_text_delta`, `reasoning_delta`, `item_done`, `response_ended`), every other frame
+   * alone. A consumer that emits each group at once, without awaiting in between, guarantees that
+   * nothing it emits in reaction (a tool's frames) lands among them — the loop does. Iterate
+   * either this or the stream itself, once. @defaultValue none (the stream's frames one by one)
+   */
+  frameGroups?(): AsyncIterable<readonly ProviderFrame[]>;
 }
 
 /**

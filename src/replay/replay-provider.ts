@@ -10,6 +10,7 @@
  */
 import {
   type ContextCompactedFrame,
+  DERIVED_FRAME_TYPES,
   frame,
   PROVIDER_FRAME_TYPES,
   type ProviderEventFrame,
@@ -27,6 +28,7 @@ import type { FrameGate } from "./gate.js";
 import type { Tape } from "./tape.js";
 
 const PROVIDER_FRAME_TYPE_SET: ReadonlySet<string> = new Set(PROVIDER_FRAME_TYPES);
+const DERIVED: ReadonlySet<string> = new Set(DERIVED_FRAME_TYPES);
 
 /** The recorded provider frames of each `stream()` call, in order. */
 export function providerSegments(tape: Tape): ProviderFrame[][] {
@@ -151,6 +153,8 @@ function recordedSource(segment: ProviderFrame[] | undefined, context: ReplayCon
     let lastFailure: RequestFailedFrame | undefined;
     const derived: SseFrame[] = [];
     for (const recorded of segment) {
+      // Derived from the recorded events again by the assembling stream, in the same place.
+      if (DERIVED.has(recorded.type)) continue;
       await gate.wait(recorded.seq);
       switch (recorded.type) {
         case "request_started":

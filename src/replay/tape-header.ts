@@ -19,8 +19,12 @@ import type { WireApi } from "../provider/wire-api.js";
 import type { McpToolInfo } from "../tools/mcp/index.js";
 import { zodProblems } from "../util/zod-problems.js";
 
-/** The tape format this eddy writes (it reads 1 and 2). */
-export const TAPE_FORMAT = 2;
+/**
+ * The tape format this eddy writes (it reads 1 to 3): 2 put the run's spec in the header, 3 added
+ * the derived frames (`reasoning_delta`, `item_done`, `response_ended`), which older tapes get
+ * when they are read (src/replay/upgrade-frames.ts).
+ */
+export const TAPE_FORMAT = 3;
 
 /** The provider a recorded run streamed from: what shapes its requests and how its events are read back. */
 export interface TapeProvider {
@@ -36,6 +40,7 @@ export interface TapeProvider {
 /** The first line of a tape (see the module comment). */
 export interface TapeHeader {
   type: "tape_header";
+  /** The format the tape was recorded in (a format-1 header is read into this shape). */
   format: number;
   eddy_version: string;
   run_id: string;
@@ -88,7 +93,7 @@ const capabilitiesShape = z.strictObject(
 
 const headerShape = z.strictObject({
   type: z.literal("tape_header"),
-  format: z.literal(TAPE_FORMAT),
+  format: z.int().min(2).max(TAPE_FORMAT),
   eddy_version: z.string().max(64),
   run_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/),
   spec: z.unknown(),
@@ -148,7 +153,8 @@ const headerShape = z.strictObject({
 });
 
 /**
- * Checks a parsed header line (format 1 or 2) and returns it in the format-2 shape. Throws
+ * Checks a parsed header line (format 1 to 3) and returns it in the format-2 shape (`format`
+ * stays the recorded one). Throws
  * `tape_invalid` naming the field, or `tape_version_unsupported` for a newer format.
  */
 export function checkTapeHeader(value: Record<string, unknown>, source: string): TapeHeader {
@@ -184,7 +190,7 @@ export function checkTapeHeader(value: Record<string, unknown>, source: string):
     capabilities: withCapabilities(rest.capabilities),
     ...(wire === undefined ? {} : { wire: wire as WireApi }),
   };
-  return { ...(parsed.data as Omit<TapeHeader, "spec" | "provider">), spec, provider };
+  return { ...(parsed.data as Omit<TapeHeader, "spec" | "provider">), format, spec, provider };
 }
 
 /**
@@ -230,11 +236,12 @@ function legacyHeader(h: Record<string, unknown>, source: string): Record<string
   if (h.context !== undefined) spec.context = h.context;
   const out: Record<string, unknown> = {
     type: "tape_header",
-    format: TAPE_FORMAT,
+    format: 2,
     eddy_version: h.eddy_version,
     run_id: h.run_id,
     spec,
-    provider: { ...provider, validate: options.validate },
+    // eddy before RunSpec read a missing `options.validate` as off.
+    provider: { ...provider, validate: options.validate === true },
     policy: {
       allowWrite: toolSet.allow_write === true,
       allowShell: toolSet.allow_shell === true,

@@ -2,13 +2,15 @@
  * Tapes (docs/decisions.md #9; docs/architecture.md, "The replay guarantee"): the JSONL record of a
  * run. Line 1 is a header (tape-header.ts) carrying the run's `RunSpec` and provider — never
  * secrets; then every frame of the run, one per line, written as the run goes so a crash leaves a
- * valid prefix.
+ * valid prefix. A tape of an older format is read in today's shape: its header mapped
+ * (tape-header.ts), its frames given the derived frames (upgrade-frames.ts).
  */
 import { readFileSync } from "node:fs";
 import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { asFrame, parseJsonl } from "../frames/jsonl.js";
 import { checkTapeHeader, type TapeHeader } from "./tape-header.js";
+import { DERIVED_FRAMES_FORMAT, upgradeFrames } from "./upgrade-frames.js";
 
 export { TAPE_FORMAT, type TapeHeader, type TapeProvider, type TapeResume } from "./tape-header.js";
 
@@ -51,6 +53,10 @@ export function parseTape(text: string, source = "tape"): Tape {
       );
     }
   });
+  // Tapes from before the derived frames get them, derived as a run derives them today.
+  if (header.format < DERIVED_FRAMES_FORMAT) {
+    frames = upgradeFrames(frames, header.provider.wire === undefined ? {} : { wire: header.provider.wire });
+  }
   return { header, frames };
 }
 

@@ -2,12 +2,16 @@
  * The spans of one run, from its frames: `invoke_agent` (the run), `chat {model}` (a model request
  * and all its attempts), `execute_tool {name}` (a tool call), with the GenAI attributes
  * (src/telemetry/genai.ts). Frame times become span times, so the trace lines up with the tape.
+ * What a response was (its id, model, why it is incomplete, its first output) comes from the frames
+ * the assembling stream derives (`response_ended`, `reasoning_delta`, `item_done`), so Chat
+ * Completions runs are traced as fully as Open Responses ones.
  */
 import type { Attributes, Context, Span, Tracer } from "@opentelemetry/api";
 import type {
   Frame,
   ProviderEventFrame,
   RequestStartedFrame,
+  ResponseEndedFrame,
   RunEndedFrame,
   RunStartedFrame,
   ToolEndedFrame,
@@ -83,6 +87,13 @@ export class RunTrace {
       case "output_text_delta":
         this.chat?.firstToken(frame.ts);
         if (this.chat !== undefined && this.s.content) this.chat.text += frame.delta;
+        return;
+      case "reasoning_delta":
+      case "item_done":
+        this.chat?.firstToken(frame.ts);
+        return;
+      case "response_ended":
+        this.chat?.responseEnded(frame);
         return;
       case "request_failed":
         this.chat?.span.addEvent(
@@ -290,24 +301,22 @@ class ChatSpan {
     public attemptStart: number,
   ) {}
 
+  /** A provider event: its validation findings (what the response was is read from derived frames). */
   event(frame: ProviderEventFrame): void {
+    if (frame.errors === undefined || frame.errors.length === 0) return;
     const data = isObject(frame.data) ? frame.data : undefined;
-    if (frame.errors !== undefined && frame.errors.length > 0) {
-      this.span.addEvent(
-        "validation_finding",
-        { "eddy.event": String(data?.type ?? frame.event_name ?? "") },
-        time(frame.ts),
-      );
-    }
-    if (data === undefined) return;
-    const type = typeof data.type === "string" ? data.type : "";
-    if (type.endsWith(".delta")) this.firstToken(frame.ts);
-    const response = isObject(data.response) ? data.response : undefined;
-    if (response === undefined) return;
-    if (typeof response.id === "string") this.span.setAttribute(GENAI.responseId, response.id);
-    if (typeof response.model === "string") this.span.setAttribute(GENAI.responseModel, response.model);
-    const details = isObject(response.incomplete_details) ? response.incomplete_details : undefined;
-    if (typeof details?.reason === "string") this.incompleteReason = details.reason;
+    this.span.addEvent(
+      "validation_finding",
+      { "eddy.event": String(data?.type ?? frame.event_name ?? "") },
+      time(frame.ts),
+    );
+  }
+
+  /** The response's end, as the assembling stream derived it (every provider API alike). */
+  responseEnded(frame: ResponseEndedFrame): void {
+    if (frame.response_id !== null) this.span.setAttribute(GENAI.responseId, frame.response_id);
+    if (frame.model !== null) this.span.setAttribute(GENAI.responseModel, frame.model);
+    if (frame.incomplete_reason !== undefined) this.incompleteReason = frame.incomplete_reason;
   }
 
   firstToken(ts: number): void {

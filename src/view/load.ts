@@ -1,15 +1,16 @@
 /**
  * What `eddy view TAPE…|DIR` shows: tapes given by path (a run list when there are several), a
  * batch folder (its task table, each task linking to its run), or a folder of tapes. Runs are read
- * lazily, one at a time, as the page is rendered.
+ * lazily, one at a time, as the page is rendered, each tape a frame at a time.
  */
 import { readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { EddyError } from "../errors.js";
 import { isBatchFolder, notAViewFolder, readBatchFolder } from "./batch.js";
 import type { PageInput, PageRun } from "./page.js";
-import { readViewTape, type ViewTape } from "./read.js";
-import { buildRunView } from "./run-model.js";
+import { RawLines } from "./raw-lines.js";
+import { readViewTape } from "./read.js";
+import { RunBuilder, type TapeFacts } from "./run-model.js";
 import type { BatchView, RunIndexEntry } from "./view-data.js";
 
 /** The page input for the paths given on the command line. Unreadable tapes given by path throw. */
@@ -43,7 +44,7 @@ export function collectViewInput(paths: string[]): PageInput {
 }
 
 function* tapeRuns(paths: string[]): Generator<PageRun> {
-  for (const path of paths) yield runOf(readViewTape(path), basename(path));
+  for (const path of paths) yield runOf(path, basename(path));
 }
 
 // The rows get their `run` index (or `tape_problem`) as the runs are consumed; the page serializes
@@ -57,7 +58,7 @@ function* batchRuns(batch: BatchView, tapes: Array<string | undefined>): Generat
       continue;
     }
     try {
-      const run = runOf(readViewTape(path), row.id);
+      const run = runOf(path, row.id);
       row.run = index++;
       yield run;
     } catch (err) {
@@ -66,11 +67,30 @@ function* batchRuns(batch: BatchView, tapes: Array<string | undefined>): Generat
   }
 }
 
-function runOf(tape: ViewTape, label: string): PageRun {
-  const view = buildRunView(tape);
+/** One run of the page, its tape read frame by frame into a bounded view (limits.ts). */
+function runOf(path: string, label: string): PageRun {
+  let builder: RunBuilder | undefined;
+  const raw = new RawLines();
+  const scan = readViewTape(path, {
+    header: (header) => {
+      builder = new RunBuilder(header);
+    },
+    frame: (record, line) => {
+      builder?.add(record);
+      raw.add(line, record);
+    },
+    unread: (line, bytes) => raw.unread(line, bytes),
+  });
+  const facts: TapeFacts = { cut: scan.cut, frames: scan.frames, problems: scan.problems };
+  if (scan.header !== undefined) facts.header = scan.header;
+  const view = (builder ?? new RunBuilder()).finish(facts);
+  if (raw.omittedCount > 0) {
+    const note = `${raw.omittedCount.toLocaleString("en-US")} raw frames (of the middle of the tape) not shown`;
+    view.omitted = [...(view.omitted ?? []), note];
+  }
   const entry: RunIndexEntry = {
     label,
-    source: tape.source,
+    source: path,
     run_id: view.run_id,
     reason: view.reason,
     model: view.model,
@@ -79,7 +99,7 @@ function runOf(tape: ViewTape, label: string): PageRun {
     tokens: view.tokens,
     duration_ms: view.duration_ms,
   };
-  return { entry, payload: { view, raw: tape.lines } };
+  return { entry, payload: { view, raw: raw.lines() } };
 }
 
 /** `*.tape` and `*.jsonl` files in `dir` and `dir/tapes`, sorted by name. */

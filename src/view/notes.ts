@@ -19,30 +19,42 @@ const TITLES: Readonly<Record<string, string>> = {
 
 const ENVELOPE = new Set(["run_id", "seq", "ts", "type"]);
 
+/** Fields shown per note. */
+const FIELDS_MAX = 50;
+
 /** Longest value shown in a note (the raw frame holds the rest). */
 export const NOTE_VALUE_MAX = 400;
 
 /** The note for a frame record. `known` says whether this eddy knows the frame type. */
 export function noteOf(record: FrameRecord, known: boolean): NoteView {
   const fields: Array<[string, string]> = [];
-  for (const [key, value] of Object.entries(record)) {
-    if (ENVELOPE.has(key) || value === undefined) continue;
-    fields.push([key, shortValue(value)]);
+  for (const key in record) {
+    if (ENVELOPE.has(key)) continue;
+    const value = record[key];
+    if (value === undefined) continue;
+    if (fields.length === FIELDS_MAX) {
+      fields.push(["…", "more fields in the raw frame"]);
+      break;
+    }
+    fields.push([shortValue(key, 100), shortValue(value)]);
   }
+  const type = shortValue(record.type, 100);
   const note: NoteView = {
     seq: record.seq,
     ts: record.ts,
-    type: record.type,
-    title: TITLES[record.type] ?? record.type,
+    type,
+    title: Object.hasOwn(TITLES, record.type) ? (TITLES[record.type] as string) : type,
     fields,
-    known: known || record.type in TITLES,
+    known: known || Object.hasOwn(TITLES, record.type),
   };
-  if (typeof record.turn === "number") note.turn = record.turn;
+  if (Number.isSafeInteger(record.turn) && (record.turn as number) >= 0) note.turn = record.turn as number;
   return note;
 }
 
 /** A value as one short line: strings as they are, everything else as JSON, cut at `max` characters. */
 export function shortValue(value: unknown, max = NOTE_VALUE_MAX): string {
   const text = typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
-  return text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;
+  return text.length > max
+    ? `${text.slice(0, max)}… (${(text.length - max).toLocaleString("en-US")} more characters)`
+    : text;
 }

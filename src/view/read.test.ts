@@ -1,6 +1,11 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { EddyError } from "../errors.js";
-import { knownFrame, parseViewTape } from "./read.js";
+import { VIEW_LIMITS } from "./limits.js";
+import { type FrameRecord, knownFrame, parseViewTape, readViewTape } from "./read.js";
 
 const header = (extra: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -44,7 +49,11 @@ describe("parseViewTape", () => {
       "t.tape: line 2: the frame has no integer `seq`",
     ],
     ["a newer tape format", `${header({ format: 99 })}\n`, "tape format 99 is newer than this eddy reads"],
-    ["a header missing keys", `${JSON.stringify({ type: "tape_header", format: 1 })}\n`, 'lacks "run_id"'],
+    [
+      "a header missing keys",
+      `${JSON.stringify({ type: "tape_header", format: 1 })}\n`,
+      'lacks "options", "limits" or "provider"',
+    ],
     ["only non-frames", '{"hello":1}\n', "t.tape: line 1: the frame has no string `type`"],
   ])("refuses %s with a one-line message", (_label, text, message) => {
     expect(problem(text)).toContain(message);
@@ -63,5 +72,61 @@ describe("parseViewTape", () => {
   it("drops a partial last line only when the file ends without a newline (a crash)", () => {
     expect(parseViewTape(`${header()}\n${frame(0)}\n{"run_id":"r","se`, "t").cut).toBe(true);
     expect(problem(`${header()}\n${frame(0)}\n{"run_id":"r","se\n`)).toContain("line 3 is not a JSON object");
+  });
+});
+
+describe("readViewTape", () => {
+  const refused = (path: string): string => {
+    try {
+      readViewTape(path, { frame: () => {} });
+    } catch (err) {
+      expect(EddyError.isInstance(err) && err.fault === "user").toBe(true);
+      return (err as Error).message;
+    }
+    throw new Error("no error");
+  };
+
+  it("refuses what is not a regular file at once: /dev/zero, a FIFO with no writer, a folder", () => {
+    const dir = mkdtempSync(join(tmpdir(), "eddy-view-read-"));
+    try {
+      expect(refused("/dev/zero")).toBe("cannot read tape /dev/zero: it is not a regular file");
+      const fifo = join(dir, "pipe.tape");
+      execFileSync("mkfifo", [fifo]);
+      expect(refused(fifo)).toBe(`cannot read tape ${fifo}: it is not a regular file`);
+      expect(refused(dir)).toBe(`cannot read tape ${dir}: it is not a regular file`);
+      expect(refused(join(dir, "none.tape"))).toBe(`cannot read tape ${join(dir, "none.tape")}: ENOENT`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("hands frames on one at a time and skips a line too long to read, naming it by size", () => {
+    const dir = mkdtempSync(join(tmpdir(), "eddy-view-read-"));
+    try {
+      const path = join(dir, "t.tape");
+      const long = JSON.stringify({
+        run_id: "r",
+        seq: 1,
+        ts: 1,
+        type: "x",
+        pad: "a".repeat(VIEW_LIMITS.lineBytes),
+      });
+      writeFileSync(path, `${header()}\n${frame(0)}\n${long}\n${frame(2, "run_ended")}\n`);
+      const seen: FrameRecord[] = [];
+      const unread: Array<[number, number]> = [];
+      const scan = readViewTape(path, {
+        frame: (record) => seen.push(record),
+        unread: (line, bytes) => unread.push([line, bytes]),
+      });
+      expect(seen.map((f) => f.seq)).toEqual([0, 2]);
+      expect(unread).toEqual([[3, long.length]]);
+      expect(scan.problems).toEqual([
+        "line 3 (32 MB) was not read: longer than the 32 MB a frame may have here",
+      ]);
+      expect(scan.header?.run_id).toBe("r");
+      expect(scan.cut).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

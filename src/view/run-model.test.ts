@@ -218,6 +218,10 @@ describe("buildRunView: attempts and the timeline", () => {
         at: 700,
       },
       { ...delta(0, "msg_1", "hi"), at: 700 },
+      {
+        ...event(0, { type: "response.completed", response: { id: "resp_0", model: "backup-model-2026" } }),
+        at: 700,
+      },
       { ...turnEnded(0), at: 720 },
       { ...ended({ output_text: "hi" }), at: 721 },
     ]);
@@ -311,6 +315,11 @@ describe("buildRunView: output items", () => {
       delta(0, "msg_1", "look."),
       event(0, {
         type: "response.output_item.done",
+        output_index: 1,
+        item: { type: "message", id: "msg_1", content: [{ type: "output_text", text: "Let me look." }] },
+      }),
+      event(0, {
+        type: "response.output_item.done",
         output_index: 2,
         item: { type: "function_call", id: "fc_c1", call_id: "c1", name: "read_file", arguments: "{}" },
       }),
@@ -351,7 +360,7 @@ describe("buildRunView: output items", () => {
     expect(items[4]).toMatchObject({ kind: "other", type: "web_search_call" });
   });
 
-  it("takes reasoning summaries from their deltas when the done item has none, and refusals", () => {
+  it("takes reasoning summaries from their deltas when the item never finished, and refusals from the done item", () => {
     const v = view([
       started,
       request(0),
@@ -384,6 +393,11 @@ describe("buildRunView: output items", () => {
         item: { type: "message", id: "msg_r" },
       }),
       event(0, { type: "response.refusal.delta", output_index: 1, delta: "I can't" }),
+      event(0, {
+        type: "response.output_item.done",
+        output_index: 1,
+        item: { type: "message", id: "msg_r", content: [{ type: "refusal", refusal: "I can't" }] },
+      }),
       turnEnded(0),
     ]);
     const items = v.turn_views[0]?.items ?? [];
@@ -430,7 +444,7 @@ describe("buildRunView: output items", () => {
       started,
       request(0, 1),
       event(0, {
-        type: "response.output_item.added",
+        type: "response.output_item.done",
         output_index: 0,
         item: { type: "reasoning", id: "rs_old" },
       }),
@@ -446,7 +460,7 @@ describe("buildRunView: output items", () => {
       { type: "retry", turn: 0, attempt: 2, delay_ms: 1, reason: "stream_truncated" },
       request(0, 2),
       event(0, {
-        type: "response.output_item.added",
+        type: "response.output_item.done",
         output_index: 0,
         item: { type: "reasoning", id: "rs_new" },
       }),

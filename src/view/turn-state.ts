@@ -1,23 +1,36 @@
 /**
  * One turn's state while its frames are read: the HTTP attempts (request → first byte → first
- * event → first token → end), and the output items rebuilt from the provider events (the done item
- * wins over the deltas, as the loop itself decides, docs in src/provider/assembler/). Message text
- * comes from the `output_text_delta` frames, which every provider path emits (on the Chat
- * Completions path the provider events are chunks, not Responses events).
+ * event → first token → end), and the output items as the run assembled them — each `item_done`
+ * frame carries the final item (src/provider/derive.ts), on every provider path. Text and
+ * reasoning that streamed come from `output_text_delta` and `reasoning_delta`, so a response cut
+ * off before its items finished still shows what streamed. Every field is untrusted (limits.ts).
  */
 
 import type {
+  ItemDoneFrame,
   OutputTextDeltaFrame,
   ProviderEventFrame,
+  ReasoningDeltaFrame,
   RequestFailedFrame,
   RequestStartedFrame,
+  ResponseEndedFrame,
   ResponseHeadersFrame,
   RetryFrame,
   TurnEndedFrame,
 } from "../frames/frame.js";
 import { isJsonObject as isObject } from "../util/json.js";
+import {
+  intOf,
+  nameOf,
+  numberOf,
+  type Omitted,
+  optionalString,
+  type TextBudget,
+  TextPieces,
+  textOf,
+  VIEW_LIMITS,
+} from "./limits.js";
 import { shortValue } from "./notes.js";
-
 import type {
   AttemptView,
   FindingView,
@@ -30,13 +43,24 @@ import type {
 
 /** Longest JSON shown for an item the view has no section for. */
 const OTHER_ITEM_MAX = 20_000;
+/** Messages kept per validation finding. */
+const FINDING_MESSAGES = 20;
 
 interface ItemState {
   index: number;
   item: Record<string, unknown>;
-  summary: string[];
-  content: string[];
-  refusal?: string;
+  summary: TextPieces[];
+  content: TextPieces[];
+}
+
+/** What the turns of one run share: the page's text budget and the count of what was left out. */
+export interface RunLimits {
+  budget: TextBudget;
+  omitted: Omitted;
+  /** Items (and calls) still allowed on the page. */
+  items: { left: number };
+  /** Findings still allowed on the page. */
+  findings: { left: number };
 }
 
 /** A turn being read. */
@@ -46,7 +70,7 @@ export class TurnState {
   readonly notes: NoteView[] = [];
   readonly calls: ToolCallView[] = [];
   private items = new Map<number, ItemState>();
-  private readonly text = new Map<string, string>();
+  private readonly text = new Map<string, TextPieces>();
   private responseId: string | null = null;
   private model: string | undefined;
   private status: string | undefined;
@@ -56,6 +80,7 @@ export class TurnState {
   constructor(
     readonly turn: number,
     readonly seq: number,
+    private readonly limits: RunLimits,
   ) {}
 
   private get attempt(): AttemptView | undefined {
@@ -63,10 +88,13 @@ export class TurnState {
   }
 
   requestStarted(frame: RequestStartedFrame): void {
-    const attempt: AttemptView = { attempt: frame.attempt, start: frame.ts };
-    const model = (frame.body as { model?: unknown }).model;
-    if (typeof model === "string") attempt.model = model;
-    this.attempts.push(attempt);
+    const attempt: AttemptView = {
+      attempt: intOf(frame.attempt) ?? this.attempts.length + 1,
+      start: frame.ts,
+    };
+    const model = isObject(frame.body) ? frame.body.model : undefined;
+    if (typeof model === "string") attempt.model = nameOf(model);
+    if (!this.limits.omitted.push(this.attempts, attempt, VIEW_LIMITS.marks, "attempts")) return;
     // A retry starts the response over: what a failed attempt streamed is not the turn's output.
     this.items = new Map();
   }
@@ -75,28 +103,44 @@ export class TurnState {
     const a = this.attempt;
     if (a === undefined) return;
     a.headers = frame.ts;
-    a.http_status = frame.status;
-    if (frame.request_id !== undefined) a.request_id = frame.request_id;
+    const status = numberOf(frame.status);
+    if (status !== undefined) a.http_status = status;
+    if (frame.request_id !== undefined) a.request_id = nameOf(frame.request_id);
   }
 
   requestFailed(frame: RequestFailedFrame): void {
     const a = this.attempt;
     if (a === undefined) return;
     a.end = frame.ts;
-    a.failed = { code: frame.code, message: frame.message, kind: frame.kind };
-    if (frame.status !== undefined) a.failed.http_status = frame.status;
+    const { budget } = this.limits;
+    a.failed = {
+      code: nameOf(frame.code),
+      message: budget.take(textOf(frame.message), 2_000),
+      kind: nameOf(frame.kind),
+    };
+    const status = numberOf(frame.status);
+    if (status !== undefined) a.failed.http_status = status;
   }
 
   retry(frame: RetryFrame): void {
     const a = this.attempt;
     if (a === undefined) return;
-    a.retry = { delay_ms: frame.delay_ms, reason: frame.reason, ts: frame.ts };
-    if (frame.reason.startsWith("fallback:")) a.retry.fallback = frame.reason.slice("fallback:".length);
+    const reason = nameOf(frame.reason);
+    a.retry = { delay_ms: numberOf(frame.delay_ms) ?? 0, reason, ts: frame.ts };
+    if (reason.startsWith("fallback:")) a.retry.fallback = reason.slice("fallback:".length);
   }
 
   textDelta(frame: OutputTextDeltaFrame): void {
     this.firstToken(frame.ts);
-    this.text.set(frame.item_id, (this.text.get(frame.item_id) ?? "") + frame.delta);
+    if (typeof frame.delta !== "string") return;
+    const id = nameOf(frame.item_id);
+    let pieces = this.text.get(id);
+    if (pieces === undefined) {
+      if (this.text.size >= VIEW_LIMITS.listEntries) return;
+      pieces = new TextPieces();
+      this.text.set(id, pieces);
+    }
+    pieces.append(frame.delta);
   }
 
   providerEvent(frame: ProviderEventFrame): void {
@@ -105,35 +149,68 @@ export class TurnState {
       a.first_event ??= frame.ts;
       a.end = frame.ts;
     }
-    if (frame.errors !== undefined && frame.errors.length > 0) {
-      this.findings.push({
-        seq: frame.seq,
-        turn: this.turn,
-        event: eventName(frame),
-        messages: frame.errors,
-      });
-    } else if (frame.status === "invalid_json") {
-      this.findings.push({
-        seq: frame.seq,
-        turn: this.turn,
-        event: "invalid_json",
-        messages: [`not JSON: ${shortValue(frame.raw ?? "", 200)}`],
-      });
+    const errors = Array.isArray(frame.errors) ? frame.errors : [];
+    const messages =
+      errors.length > 0
+        ? errors.slice(0, FINDING_MESSAGES).map((e) => shortValue(e))
+        : frame.status === "invalid_json"
+          ? [`not JSON: ${shortValue(frame.raw ?? "", 200)}`]
+          : [];
+    if (messages.length === 0) return;
+    if (this.limits.findings.left <= 0) {
+      this.limits.omitted.count("validation findings");
+      return;
     }
-    if (!isObject(frame.data)) return;
-    this.applyEvent(frame.data, frame.ts);
+    this.limits.findings.left--;
+    if (errors.length > FINDING_MESSAGES) messages.push(`… ${errors.length - FINDING_MESSAGES} more`);
+    this.findings.push({ seq: frame.seq, turn: this.turn, event: eventName(frame), messages });
+  }
+
+  /** Reasoning text as it streamed: shown when the item never finished (or finished without it). */
+  reasoningDelta(frame: ReasoningDeltaFrame): void {
+    this.firstToken(frame.ts);
+    const index = intOf(frame.output_index);
+    const part = intOf(frame.index);
+    if (index === undefined || part === undefined || typeof frame.delta !== "string") return;
+    let state = this.items.get(index);
+    if (state === undefined) {
+      const item: Record<string, unknown> = { type: "reasoning" };
+      if (typeof frame.item_id === "string" && frame.item_id !== "") item.id = frame.item_id;
+      state = this.newItem(index, item);
+      if (state === undefined) return;
+    }
+    const parts = frame.channel === "summary" ? state.summary : state.content;
+    if (part >= VIEW_LIMITS.listEntries) return;
+    for (let i = parts.length; i <= part; i++) parts.push(new TextPieces(VIEW_LIMITS.fieldChars));
+    parts[part]?.append(frame.delta);
+  }
+
+  /** A finished output item: the item as the run assembled it. */
+  itemDone(frame: ItemDoneFrame): void {
+    this.firstToken(frame.ts);
+    const index = intOf(frame.output_index);
+    if (index === undefined || !isObject(frame.item)) return;
+    const state = this.items.get(index);
+    if (state === undefined) this.newItem(index, frame.item);
+    else state.item = frame.item;
+  }
+
+  /** The response's end: which model answered, and its id. */
+  responseEnded(frame: ResponseEndedFrame): void {
+    if (typeof frame.model === "string") this.model = nameOf(frame.model);
+    if (typeof frame.response_id === "string") this.responseId = nameOf(frame.response_id);
   }
 
   turnEnded(frame: TurnEndedFrame): void {
-    this.responseId = frame.response_id;
-    this.status = frame.status;
+    this.responseId = typeof frame.response_id === "string" ? nameOf(frame.response_id) : this.responseId;
+    this.status = nameOf(frame.status);
     this.end = frame.ts;
-    if (frame.usage !== null) this.usage = tokenCounts(frame.usage);
+    if (isObject(frame.usage)) this.usage = tokenCounts(frame.usage);
     const a = this.attempt;
     if (a !== undefined && a.failed === undefined) a.end ??= frame.ts;
   }
 
-  /** The turn's view: items in output order, then calls and messages no provider event placed. */
+  /** The turn's view: items in output order, then calls and messages no item placed. */
   finish(): TurnView {
     const items: OutputItemView[] = [];
     const placedCalls = new Set<string>();
@@ -145,8 +222,10 @@ export class TurnState {
       if (view.kind === "message") placedText.add(view.item_id);
       items.push(view);
     }
+    const { budget } = this.limits;
     for (const [id, text] of this.text) {
-      if (!placedText.has(id)) items.push({ kind: "message", item_id: id, text });
+      if (!placedText.has(id))
+        items.push({ kind: "message", item_id: id, text: text.shown(budget, VIEW_LIMITS.answerChars) });
     }
     for (const call of this.calls) if (!placedCalls.has(call.call_id)) items.push({ kind: "tool", call });
     const view: TurnView = {
@@ -165,119 +244,93 @@ export class TurnState {
     return view;
   }
 
+  private newItem(index: number, item: Record<string, unknown>): ItemState | undefined {
+    if (this.limits.items.left <= 0) {
+      this.limits.omitted.count("output items");
+      return undefined;
+    }
+    this.limits.items.left--;
+    const state: ItemState = { index, item, summary: [], content: [] };
+    this.items.set(index, state);
+    return state;
+  }
+
   private firstToken(ts: number): void {
     const a = this.attempt;
     if (a !== undefined) a.first_token ??= ts;
   }
 
-  private applyEvent(data: Record<string, unknown>, ts: number): void {
-    const type = typeof data.type === "string" ? data.type : "";
-    if (type.endsWith(".delta")) this.firstToken(ts);
-    const index = typeof data.output_index === "number" ? data.output_index : undefined;
-    if (isObject(data.response)) {
-      const r = data.response;
-      if (typeof r.id === "string") this.responseId = r.id;
-      if (typeof r.model === "string") this.model = r.model;
-      // A response that arrives whole (no item events) still shows its output.
-      if (type !== "response.created" && this.items.size === 0 && Array.isArray(r.output)) {
-        r.output.forEach((item, i) => {
-          if (isObject(item)) this.items.set(i, { index: i, item, summary: [], content: [] });
-        });
-      }
-      return;
-    }
-    if (index === undefined) return;
-    if (
-      (type === "response.output_item.added" || type === "response.output_item.done") &&
-      isObject(data.item)
-    ) {
-      const state = this.items.get(index);
-      if (state === undefined) this.items.set(index, { index, item: data.item, summary: [], content: [] });
-      else state.item = data.item;
-      return;
-    }
-    const state = this.items.get(index);
-    if (state === undefined) return;
-    const part = (key: string) => (typeof data[key] === "number" ? (data[key] as number) : 0);
-    const delta = typeof data.delta === "string" ? data.delta : "";
-    switch (type) {
-      case "response.reasoning_summary_text.delta":
-        state.summary[part("summary_index")] = (state.summary[part("summary_index")] ?? "") + delta;
-        break;
-      case "response.reasoning_summary_text.done":
-        if (typeof data.text === "string") state.summary[part("summary_index")] = data.text;
-        break;
-      case "response.reasoning_text.delta":
-        state.content[part("content_index")] = (state.content[part("content_index")] ?? "") + delta;
-        break;
-      case "response.reasoning_text.done":
-        if (typeof data.text === "string") state.content[part("content_index")] = data.text;
-        break;
-      case "response.refusal.delta":
-        state.refusal = (state.refusal ?? "") + delta;
-        break;
-      case "response.refusal.done":
-        if (typeof data.refusal === "string") state.refusal = data.refusal;
-        break;
-    }
-  }
-
   private itemView(state: ItemState, calls: Map<string, ToolCallView>): OutputItemView {
+    const { budget } = this.limits;
     const item = state.item;
-    const id = typeof item.id === "string" ? item.id : `#${state.index}`;
-    const type = typeof item.type === "string" ? item.type : "unknown";
+    const id = typeof item.id === "string" ? nameOf(item.id) : `#${state.index}`;
+    const type = typeof item.type === "string" ? nameOf(item.type) : "unknown";
     if (type === "message") {
       const parts = Array.isArray(item.content) ? item.content.filter(isObject) : [];
-      const done = parts.map((p) => (typeof p.text === "string" ? p.text : "")).join("");
-      const refused = parts.map((p) => (typeof p.refusal === "string" ? p.refusal : "")).join("");
-      const view: OutputItemView = { kind: "message", item_id: id, text: this.text.get(id) ?? done };
-      const refusal = state.refusal ?? refused;
-      if (refusal !== "") view.refusal = refusal;
-      if (typeof item.phase === "string") view.phase = item.phase;
+      const done = parts.map((p) => optionalString(p.text) ?? "").join("");
+      const refused = parts.map((p) => optionalString(p.refusal) ?? "").join("");
+      const streamed = this.text.get(id);
+      const text =
+        streamed !== undefined
+          ? streamed.shown(budget, VIEW_LIMITS.answerChars)
+          : budget.take(done, VIEW_LIMITS.answerChars);
+      const view: OutputItemView = { kind: "message", item_id: id, text };
+      if (refused !== "") view.refusal = budget.take(refused);
+      if (typeof item.phase === "string") view.phase = nameOf(item.phase);
       return view;
     }
     if (type === "reasoning") {
       const texts = (v: unknown) =>
-        Array.isArray(v) ? v.filter(isObject).map((p) => (typeof p.text === "string" ? p.text : "")) : [];
+        Array.isArray(v)
+          ? v
+              .slice(0, VIEW_LIMITS.listEntries)
+              .filter(isObject)
+              .map((p) => budget.take(optionalString(p.text) ?? ""))
+          : [];
       const summary = texts(item.summary);
       const content = texts(item.content);
+      const streamed = (parts: TextPieces[]) => parts.map((p) => p.shown(budget));
       return {
         kind: "reasoning",
         item_id: id,
-        summary: summary.length > 0 ? summary : state.summary.filter((s) => s !== undefined),
-        content: content.length > 0 ? content : state.content.filter((s) => s !== undefined),
+        summary: summary.length > 0 ? summary : streamed(state.summary),
+        content: content.length > 0 ? content : streamed(state.content),
         encrypted: typeof item.encrypted_content === "string",
       };
     }
     if (type === "function_call") {
-      const callId = typeof item.call_id === "string" ? item.call_id : id;
+      const callId = typeof item.call_id === "string" ? nameOf(item.call_id) : id;
       const call = calls.get(callId) ?? calls.get(id);
       if (call !== undefined) return { kind: "tool", call };
       return {
         kind: "unrun_call",
         item_id: id,
-        name: typeof item.name === "string" ? item.name : "?",
-        arguments: typeof item.arguments === "string" ? item.arguments : "",
-        status: typeof item.status === "string" ? item.status : "unknown",
+        name: typeof item.name === "string" ? nameOf(item.name) : "?",
+        arguments: budget.take(textOf(item.arguments), 2_000),
+        status: typeof item.status === "string" ? nameOf(item.status) : "unknown",
       };
     }
-    return { kind: "other", item_id: id, type, json: shortValue(item, OTHER_ITEM_MAX) };
+    return { kind: "other", item_id: id, type, json: budget.take(shortValue(item, OTHER_ITEM_MAX)) };
   }
 }
 
 function eventName(frame: ProviderEventFrame): string {
-  if (isObject(frame.data) && typeof frame.data.type === "string") return frame.data.type;
-  return frame.event_name ?? frame.status;
+  if (isObject(frame.data) && typeof frame.data.type === "string") return nameOf(frame.data.type);
+  return nameOf(frame.event_name ?? frame.status);
 }
 
 /** A usage object as token counts (the cached and reasoning details only when reported). */
 export function tokenCounts(usage: unknown): TokenCounts {
   const u = isObject(usage) ? usage : {};
-  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+  const num = (v: unknown) => numberOf(v) ?? 0;
   const counts: TokenCounts = { input: num(u.input_tokens), output: num(u.output_tokens) };
-  const cached = isObject(u.input_tokens_details) ? u.input_tokens_details.cached_tokens : undefined;
-  const reasoning = isObject(u.output_tokens_details) ? u.output_tokens_details.reasoning_tokens : undefined;
-  if (typeof cached === "number") counts.cached = cached;
-  if (typeof reasoning === "number") counts.reasoning = reasoning;
+  const cached = isObject(u.input_tokens_details)
+    ? numberOf(u.input_tokens_details.cached_tokens)
+    : undefined;
+  const reasoning = isObject(u.output_tokens_details)
+    ? numberOf(u.output_tokens_details.reasoning_tokens)
+    : undefined;
+  if (cached !== undefined) counts.cached = cached;
+  if (reasoning !== undefined) counts.reasoning = reasoning;
   return counts;
 }

@@ -86,8 +86,10 @@ export interface ToolCallView {
   started?: number;
   ended?: number;
   ok?: boolean;
-  /** Exactly the string sent to the model. */
+  /** Exactly the string sent to the model (cut when it is too long for the page: `output_cut`). */
   output?: string;
+  /** The full length in characters of an output cut for the page. */
+  output_cut?: number;
   /** The output's parsed JSON, when it is JSON (eddy's built-ins answer `{tool, ok, exit_code, stdout, stderr, …}`). */
   output_json?: unknown;
   duration_ms?: number;
@@ -184,6 +186,11 @@ export interface RunView {
   frames: number;
   /** The tape ends mid-line or without `run_ended`. */
   partial: boolean;
+  /**
+   * What the page leaves out of a run too large for one page (src/view/limits.ts), one line per
+   * kind ("1,234 tool calls not shown"); the tape holds all of it.
+   */
+  omitted?: string[];
   eddy_version?: string;
 }
 

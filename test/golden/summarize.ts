@@ -7,13 +7,22 @@
  *   delta #0 1/0                        output_text_delta: item_ids[0], output_index/content_index
  *   invalid_json - raw=512 chars !1     no event_name; the raw text is in the capture, not here
  *   done - raw="[DONE]"
+ *   reasoning #0 1/summary:0            reasoning_delta: item_ids[0], output_index/channel:index
+ *   item_done 1 message:completed       item_done: output_index, the item's type:status
+ *   response_ended completed            response_ended: status (and incomplete reason or error code)
  *
  * Runs of a repeated line, or of a repeated pair of lines, are folded: "<line> ×N",
  * "<line> ; <line> ×N". The delta texts are not repeated per frame (the capture has them, and the
  * suite checks each derived frame against its event): `texts` holds what they add up to per
  * item_ids index/output_index/content_index.
  */
-import type { SseFrame } from "../../src/frames/from-sse.js";
+import type { ProviderFrame } from "../../src/frames/frame.js";
+
+/** A frame of a capture: the SSE mapping's, or one the assembling stream derives from them. */
+export type GoldenFrame = Exclude<
+  ProviderFrame,
+  { type: "request_started" | "response_headers" | "request_failed" | "retry" }
+>;
 
 /** A checked-in golden file: test/golden/frames/<provider>/<name>.json. */
 export interface GoldenSummary {
@@ -23,10 +32,13 @@ export interface GoldenSummary {
   frames: number;
   /** Distinct validation messages, referenced from `lines` as `!<index>`. */
   errors: string[];
-  /** Distinct `item_id`s of output_text_delta frames, referenced from `lines` as `#<index>`. */
+  /** Distinct `item_id`s of output_text_delta and reasoning_delta frames, referenced from `lines` as `#<index>`. */
   item_ids: string[];
   lines: string[];
-  /** The output_text_delta texts concatenated per `#<item>/<output_index>/<content_index>`. */
+  /**
+   * The output_text_delta texts concatenated per `#<item> <output_index>/<content_index>`, and the
+   * reasoning_delta texts per `#<item> <output_index>/<channel>:<index>`.
+   */
   texts: Record<string, string>;
 }
 
@@ -41,7 +53,11 @@ export function stableMessage(message: string): string {
 }
 
 /** Summarizes the frames of one capture. */
-export function summarizeFrames(capture: string, events: number, frames: readonly SseFrame[]): GoldenSummary {
+export function summarizeFrames(
+  capture: string,
+  events: number,
+  frames: readonly GoldenFrame[],
+): GoldenSummary {
   const errors: string[] = [];
   const itemIds: string[] = [];
   const indexOf = (list: string[], value: string): number => {
@@ -59,6 +75,21 @@ export function summarizeFrames(capture: string, events: number, frames: readonl
       texts[key] = (texts[key] ?? "") + f.delta;
       continue;
     }
+    if (f.type === "reasoning_delta") {
+      const key = `#${indexOf(itemIds, f.item_id)} ${f.output_index}/${f.channel}:${f.index}`;
+      raw.push(`reasoning ${key}`);
+      texts[key] = (texts[key] ?? "") + f.delta;
+      continue;
+    }
+    if (f.type === "item_done") {
+      raw.push(`item_done ${f.output_index} ${String(f.item.type)}:${String(f.item.status ?? "-")}`);
+      continue;
+    }
+    if (f.type === "response_ended") {
+      const why = f.incomplete_reason ?? f.error?.code;
+      raw.push(`response_ended ${f.status}${why === undefined ? "" : ` ${why}`}`);
+      continue;
+    }
     let line = `${f.status} ${f.event_name ?? "-"}`;
     const type = (f.data as { type?: unknown } | undefined)?.type;
     if (f.status === "event" && type !== f.event_name) line += ` type=${JSON.stringify(type)}`;
@@ -72,7 +103,7 @@ export function summarizeFrames(capture: string, events: number, frames: readonl
 }
 
 /** Folds runs of one repeated line ("a ×3") or of a repeated pair ("a ; b ×3"). */
-function fold(raw: readonly string[]): string[] {
+export function fold(raw: readonly string[]): string[] {
   const lines: string[] = [];
   let i = 0;
   while (i < raw.length) {

@@ -1,6 +1,6 @@
 /** Assertions every run's frames must satisfy (docs/architecture.md, "The frame contract"; docs/decisions.md #3), whatever happened. */
 import { expect } from "vitest";
-import type { Frame, FrameOf, FrameType } from "../../src/frames/frame.js";
+import { DERIVED_FRAME_TYPES, type Frame, type FrameOf, type FrameType } from "../../src/frames/frame.js";
 
 export function assertFrameInvariants(frames: readonly Frame[]): void {
   expect(frames.length).toBeGreaterThan(1);
@@ -22,9 +22,14 @@ export function assertFrameInvariants(frames: readonly Frame[]): void {
     expect(started, `tool_started for ${f.call_id}`).toBeGreaterThanOrEqual(0);
     expect(ended, `tool_ended for ${f.call_id}`).toBeGreaterThan(started);
   }
-  // output_text_delta frames come right after their provider_event.
+  // Derived frames (output_text_delta, reasoning_delta, item_done, response_ended) come right
+  // after their provider_event, nothing between them.
+  const derived = new Set<string>(["output_text_delta", ...DERIVED_FRAME_TYPES]);
   for (const [i, f] of frames.entries()) {
-    if (f.type === "output_text_delta") expect(frames[i - 1]?.type).toBe("provider_event");
+    if (!derived.has(f.type)) continue;
+    let j = i - 1;
+    while (j >= 0 && derived.has(frames[j]?.type ?? "")) j--;
+    expect(frames[j]?.type, `frame ${i} (${f.type}) right after its provider_event`).toBe("provider_event");
   }
 }
 

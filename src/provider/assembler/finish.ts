@@ -30,11 +30,7 @@ export interface AssembledResponse {
 }
 
 export function finishAssembly(state: Assembly): AssembledResponse {
-  const terminalOutput = state.terminalResponse?.output;
-  const items =
-    Array.isArray(terminalOutput) && terminalOutput.length > 0
-      ? mergedItems(state, terminalOutput)
-      : streamedItems(state);
+  const items = finalItems(state).map((e) => e.item);
   return {
     id: state.responseId,
     model: state.model,
@@ -49,12 +45,29 @@ export function finishAssembly(state: Assembly): AssembledResponse {
   };
 }
 
+/** One output item of the response as `finishAssembly` takes it, with where it streamed. */
+export interface FinalItem {
+  /** The output index it streamed at; for an item only the terminal `output` lists, its position there. */
+  outputIndex: number;
+  item: JsonObject;
+  /** False for an item only the terminal `output` lists (no event of the stream showed it). */
+  streamed: boolean;
+}
+
+/** The response's output items in order (see the module comment), each with its output index. */
+export function finalItems(state: Assembly): FinalItem[] {
+  const terminalOutput = state.terminalResponse?.output;
+  return Array.isArray(terminalOutput) && terminalOutput.length > 0
+    ? mergedItems(state, terminalOutput)
+    : [...streamedByIndex(state)].map(([outputIndex, e]) => ({ outputIndex, item: e.item, streamed: true }));
+}
+
 /**
  * The terminal `output`, position by position, except that an item whose `output_item.done` came
  * is taken from that event (the issue's rule for `encrypted_content`, which providers re-encrypt
  * per serialization) and streamed items the terminal output lacks are kept.
  */
-function mergedItems(state: Assembly, terminalOutput: unknown[]): JsonObject[] {
+function mergedItems(state: Assembly, terminalOutput: unknown[]): FinalItem[] {
   const streamed = streamedByIndex(state);
   const byId = new Map<string, number>();
   for (const [index, entry] of streamed) {
@@ -65,7 +78,7 @@ function mergedItems(state: Assembly, terminalOutput: unknown[]): JsonObject[] {
     terminalOutput.map((i) => (i !== null && typeof i === "object" ? str((i as JsonObject).id) : undefined)),
   );
   const used = new Set<number>();
-  const out: JsonObject[] = [];
+  const out: FinalItem[] = [];
   terminalOutput.forEach((raw, position) => {
     if (raw === null || typeof raw !== "object") return;
     const item = raw as JsonObject;
@@ -83,14 +96,18 @@ function mergedItems(state: Assembly, terminalOutput: unknown[]): JsonObject[] {
         index = position;
       }
     }
-    const entry = index === undefined || used.has(index) ? undefined : streamed.get(index);
-    if (entry?.done && index !== undefined) {
-      used.add(index);
-      out.push(entry.item);
-    } else out.push(patchCall(state, item));
+    const free = index !== undefined && !used.has(index);
+    const entry = free && index !== undefined ? streamed.get(index) : undefined;
+    if (index !== undefined && free) used.add(index);
+    if (entry?.done && index !== undefined)
+      out.push({ outputIndex: index, item: entry.item, streamed: true });
+    else if (free && index !== undefined)
+      out.push({ outputIndex: index, item: patchCall(state, item), streamed: true });
+    else out.push({ outputIndex: position, item: patchCall(state, item), streamed: false });
   });
   for (const [index, entry] of streamed)
-    if (!used.has(index) && entry.done && !terminalIds.has(str(entry.item.id))) out.push(entry.item);
+    if (!used.has(index) && entry.done && !terminalIds.has(str(entry.item.id)))
+      out.push({ outputIndex: index, item: entry.item, streamed: true });
   return out;
 }
 
@@ -103,10 +120,6 @@ function patchCall(state: Assembly, item: JsonObject): JsonObject {
   if (st === undefined) return item;
   const args = resolveArguments(st);
   return args === "" ? item : { ...item, arguments: args };
-}
-
-function streamedItems(state: Assembly): JsonObject[] {
-  return [...streamedByIndex(state).values()].map((e) => e.item);
 }
 
 /** Each streamed item by output index: the promoted call, the done item, or a reconstruction. */

@@ -39,6 +39,7 @@ export function onOutputItemEvent(state: Assembly, event: JsonObject): void {
   }
   // output_item.done: the final item.
   st.done = it;
+  state.closed.push(st.outputIndex);
   if (id !== undefined) st.id = id;
   if (itemType === "message") noteFinalMessage(state, st, it);
   if (state.nativeCalls && isNativeCallType(itemType)) {

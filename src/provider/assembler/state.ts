@@ -82,6 +82,11 @@ export interface Assembly {
    * the stream and recorded in that event's `provider_event.errors`.
    */
   notes: string[];
+  /**
+   * Output indexes of the items the event just stepped closed (`output_item.done`), taken by the
+   * assembling stream to derive their `item_done` frames (src/provider/derive.ts).
+   */
+  closed: number[];
   /** Native call items are promoted too (`ProviderStreamOptions.nativeCalls`). */
   nativeCalls: boolean;
   /** The response id (the latest lifecycle event's; ids can change between events). */
@@ -133,6 +138,7 @@ export function createAssembly(options: AssemblyOptions = {}): Assembly {
     error: null,
     outputEmitted: false,
     notes: [],
+    closed: [],
     events: 0,
   };
 }

@@ -151,6 +151,9 @@ describe("createChatCompletionsProvider", () => {
       "response_headers",
       "provider_event",
       "output_text_delta",
+      "item_done",
+      "item_done",
+      "response_ended",
     ]);
     expect(events(frames)[0]).toMatchObject({
       status: "event",

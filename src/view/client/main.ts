@@ -1,7 +1,8 @@
 /**
  * The view page's entry point: reads the index, then shows the batch table, the run list, or a run,
  * following the URL hash (`#run=N`, `#run=N&frame=SEQ`) so links work from file:// and the back
- * button goes back. `body[data-view]` says what is shown (`batch`, `list`, `loading`, `run`).
+ * button goes back. `body[data-view]` says what is shown (`batch`, `list`, `loading`, `run`, or
+ * `error` when a run cannot be shown).
  */
 import { renderBatch, renderRunList } from "./batch-page.js";
 import { fill, h } from "./dom.js";
@@ -39,23 +40,26 @@ function route(): void {
     main.replaceChildren(
       h("section", { class: "card note error" }, entry?.problem ?? `This page has no run ${n}.`),
     );
+    document.body.dataset.view = "error";
     return;
   }
   main.replaceChildren(h("section", { class: "card muted" }, `Loading ${entry.label}…`));
   document.body.dataset.view = "loading";
   const frame = params.get("frame");
-  payload.then(
-    (p) => {
+  const failed = (err: unknown) => {
+    // Never left on "Loading…": whatever went wrong is said where the run would be.
+    main.replaceChildren(h("section", { class: "card note error" }, `Cannot show run ${n}: ${String(err)}`));
+    document.body.dataset.view = "error";
+  };
+  payload.then((p) => {
+    try {
       renderRun(main, p, entry.label, frame !== null ? Number(frame) : undefined);
       if (frame === null) window.scrollTo(0, 0);
       document.body.dataset.view = "run";
-    },
-    (err: unknown) => {
-      main.replaceChildren(
-        h("section", { class: "card note error" }, `Cannot read run ${n}: ${String(err)}`),
-      );
-    },
-  );
+    } catch (err) {
+      failed(err);
+    }
+  }, failed);
 }
 
 window.addEventListener("hashchange", route);

@@ -26,9 +26,15 @@ export class RawFrames {
   private selected = -1;
   private timer: number | undefined;
 
+  /**
+   * @param lines the frame lines the page holds (for a long tape, its first and last frames and
+   *   one line standing for those in between: src/view/raw-lines.ts)
+   * @param total the frames in the tape
+   */
   constructor(
     private readonly lines: string[],
     private readonly start: number,
+    private readonly total: number = lines.length,
   ) {
     this.search = h("input", {
       type: "search",
@@ -114,9 +120,15 @@ export class RawFrames {
       });
       this.shown = matches;
     }
-    const total = this.lines.length.toLocaleString("en-US");
+    const here = this.lines.length.toLocaleString("en-US");
+    const all = this.total.toLocaleString("en-US");
+    const partial = this.total > this.lines.length;
     this.countEl.textContent =
-      q === "" ? `${total} frames` : `${this.shown.length.toLocaleString("en-US")} of ${total} frames match`;
+      q === ""
+        ? partial
+          ? `${all} frames, ${here} lines on this page`
+          : `${here} frames`
+        : `${this.shown.length.toLocaleString("en-US")} of ${here} ${partial ? "lines on this page" : "frames"} match`;
     this.spacer.style.height = `${this.shown.length * ROW}px`;
     this.viewport.scrollTop = 0;
     this.draw();

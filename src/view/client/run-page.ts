@@ -14,21 +14,17 @@ import { type FrameLink, toolCallCard } from "./tool-call.js";
 /** Renders a run into `root`. `focusSeq` opens the raw frames at that frame. */
 export function renderRun(root: HTMLElement, payload: RunPayload, label: string, focusSeq?: number): void {
   const run = payload.view;
-  const raw = new RawFrames(payload.raw, run.start);
+  const raw = new RawFrames(payload.raw, run.start, Math.max(run.frames, payload.raw.length));
   const rawSection = h(
     "section",
     { id: "raw", class: "raw", hidden: true },
     h("h2", null, "Raw frames"),
     raw.el,
   );
-  const toggle = h(
-    "button",
-    { id: "raw-toggle", type: "button" },
-    `Raw frames (${count(payload.raw.length)})`,
-  );
+  const toggle = h("button", { id: "raw-toggle", type: "button" }, `Raw frames (${count(run.frames)})`);
   const showRaw = (open: boolean) => {
     rawSection.hidden = !open;
-    toggle.textContent = open ? "Hide raw frames" : `Raw frames (${count(payload.raw.length)})`;
+    toggle.textContent = open ? "Hide raw frames" : `Raw frames (${count(run.frames)})`;
     if (open) raw.draw();
   };
   toggle.addEventListener("click", () => showRaw(rawSection.hidden));
@@ -125,6 +121,13 @@ function header(run: RunView, label: string, toggle: HTMLElement): HTMLElement {
           "div",
           { class: "note warn" },
           "This tape has no run_ended frame (or ends mid-line): the run was cut off, shown up to where the record stops.",
+        )
+      : null,
+    run.omitted !== undefined
+      ? h(
+          "div",
+          { class: "note warn", id: "run-omitted" },
+          `This run is too large for one page: ${run.omitted.join("; ")}. Long fields are cut (their full size is shown); the tape has everything.`,
         )
       : null,
     details("prompt", pre(run.input, "prompt"), { class: "prompt", open: run.input.length < 600 }),

@@ -115,6 +115,15 @@ function outputView(call: ToolCallView, out: OutputParts): HTMLElement {
       ),
     );
   }
+  if (call.output_cut !== undefined) {
+    el.append(
+      h(
+        "div",
+        { class: "note warn" },
+        `The output is cut for this page: it has ${call.output_cut.toLocaleString("en-US")} characters (in the raw tool_ended frame).`,
+      ),
+    );
+  }
   if (out.rest === undefined) {
     el.append(pre(call.output === "" ? "(empty)" : call.output, "output"));
     return el;

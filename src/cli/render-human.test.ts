@@ -1,0 +1,164 @@
+import { describe, expect, it } from "vitest";
+import { type Frame, type FrameOf, frame } from "../frames/frame.js";
+import { HumanRenderer } from "./render-human.js";
+import { stylesFor } from "./terminal.js";
+
+const ESC = "\u001b";
+const HOSTILE = `x${ESC}]0;pwned\u0007${ESC}[2J${ESC}]52;c;Y3VybA==\u0007\u009b2J`;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: what must never reach a terminal
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+function renderer(options: { stdoutTty?: boolean } = {}) {
+  const out = { stdout: "", stderr: "" };
+  const r = new HumanRenderer({
+    stdout: { write: (t: string) => (out.stdout += t), isTTY: options.stdoutTty === true },
+    stderr: { write: (t: string) => (out.stderr += t), isTTY: false },
+    styles: stylesFor({ write: () => true }, {}),
+    now: () => 0,
+  });
+  const render = (frames: Frame[]) => {
+    for (const f of frames) r.onFrame(f);
+  };
+  return { out, render };
+}
+
+function toolFrames(callId: string, name: string, args: string, output: object, ok = false): Frame[] {
+  return [
+    frame("tool_call", {
+      turn: 0,
+      call_id: callId,
+      item_id: `fc_${callId}`,
+      name,
+      arguments: args,
+      output_index: 0,
+    }),
+    frame("tool_started", { turn: 0, call_id: callId, name }),
+    frame("tool_ended", {
+      turn: 0,
+      call_id: callId,
+      name,
+      ok,
+      output: JSON.stringify(output),
+      duration_ms: 1,
+    }),
+  ];
+}
+
+const runEnded = (extra: Partial<FrameOf<"run_ended">> = {}): Frame =>
+  frame("run_ended", {
+    reason: "completed",
+    output_text: "",
+    response_id: null,
+    usage: { input_tokens: 1, output_tokens: 1 } as never,
+    turns: 1,
+    tool_calls: 0,
+    ...extra,
+  });
+
+const delta = (text: string): Frame =>
+  frame("output_text_delta", { turn: 0, item_id: "msg_1", output_index: 0, content_index: 0, delta: text });
+
+describe("the human view shows what the provider sends, never lets the terminal obey it", () => {
+  it("a hostile tool name and error in the → and ✗ lines, and a hostile error message", () => {
+    const { out, render } = renderer();
+    render([
+      ...toolFrames("c1", HOSTILE, `{"a":"${ESC}[2J"}`, {
+        ok: false,
+        error: { code: "unknown_tool", message: `Unknown tool ${HOSTILE}` },
+      }),
+      runEnded({ reason: "failed", error: { code: "x", message: `failed: ${HOSTILE}` } }),
+    ]);
+    expect(out.stderr).toContain("→ x");
+    expect(out.stderr).toContain("✗ x");
+    expect(out.stderr).toContain("Unknown tool x");
+    expect(out.stderr).not.toMatch(CONTROL);
+  });
+
+  it("on a terminal the answer is stripped too (also a sequence split across deltas); piped, it is passed on byte for byte", () => {
+    const tty = renderer({ stdoutTty: true });
+    tty.render([delta(`Hello ${HOSTILE}\n`), runEnded()]);
+    expect(tty.out.stdout).toBe("Hello x\n");
+    const pieces = renderer({ stdoutTty: true });
+    const text = `Hello ${HOSTILE} bye\n`;
+    pieces.render([...(text.match(/.{1,3}/gsu) ?? []).map(delta), runEnded()]);
+    expect(pieces.out.stdout).toBe("Hello x bye\n");
+    const piped = renderer({ stdoutTty: false });
+    piped.render([delta(`Hello ${HOSTILE}\n`), runEnded()]);
+    expect(piped.out.stdout).toBe(`Hello ${HOSTILE}\n`);
+  });
+
+  it("reasoning summaries from reasoning_delta frames, each part on its own line, stripped", () => {
+    const { out, render } = renderer();
+    const reasoning = (index: number, text: string): Frame =>
+      frame("reasoning_delta", {
+        turn: 0,
+        item_id: "rs_1",
+        output_index: 0,
+        channel: "summary",
+        index,
+        delta: text,
+      });
+    render([
+      reasoning(0, "Look "),
+      reasoning(0, `first${ESC}[2J.`),
+      reasoning(1, "Then act."),
+      frame("reasoning_delta", {
+        turn: 0,
+        item_id: "rs_1",
+        output_index: 0,
+        channel: "text",
+        index: 0,
+        delta: "raw",
+      }),
+      frame("item_done", { turn: 0, output_index: 0, item: { type: "reasoning", id: "rs_1", summary: [] } }),
+      runEnded(),
+    ]);
+    expect(out.stderr.split("\n").slice(0, 2)).toEqual(["thinking: Look first.", "thinking: Then act."]);
+    expect(out.stderr).not.toContain("raw");
+  });
+});
+
+describe("calls beyond the tool-call budget", () => {
+  const refused = (i: number) =>
+    toolFrames(`c${i}`, "read_file", '{"path":"a"}', {
+      tool: "read_file",
+      ok: false,
+      error: {
+        code: "max_tool_calls",
+        message: "The run's tool-call budget (32) is spent; this call did not run.",
+      },
+    });
+
+  it("are counted on one line, not listed one by one", () => {
+    const { out, render } = renderer();
+    const frames: Frame[] = [...toolFrames("ok", "read_file", '{"path":"b"}', { ok: true }, true)];
+    for (let i = 0; i < 80_000; i++) frames.push(...refused(i));
+    frames.push(
+      frame("turn_ended", { turn: 0, response_id: null, status: "completed", usage: null }),
+      runEnded({ reason: "max_tool_calls", error: { code: "max_tool_calls", message: "budget spent" } }),
+    );
+    render(frames);
+    const lines = out.stderr.trimEnd().split("\n");
+    expect(lines.length).toBeLessThan(10);
+    expect(out.stderr).toContain("✓ read_file");
+    // The first refusal says why; the rest are one count.
+    expect(out.stderr).toContain("tool-call budget (32) is spent");
+    expect(out.stderr).toContain("✗ 79,999 more calls not run: the run's tool-call budget is spent");
+  });
+
+  it("a call after the budget that is not refused still gets its lines", () => {
+    const { out, render } = renderer();
+    render([
+      ...refused(1),
+      ...refused(2),
+      ...toolFrames("late", "grep", "{}", {
+        ok: false,
+        error: { code: "invalid_arguments", message: "bad" },
+      }),
+      runEnded(),
+    ]);
+    expect(out.stderr).toContain("✗ 1 more call not run");
+    expect(out.stderr).toContain("→ grep {}");
+    expect(out.stderr).toContain("✗ grep");
+  });
+});
