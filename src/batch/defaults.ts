@@ -13,4 +13,6 @@ export const BATCH_DEFAULTS = {
   maxStalls: 5,
   /** The BullMQ queue every batch and worker uses (`--queue redis://…/?name=…` picks another). */
   queueName: "eddy-batch",
+  /** The largest tasks file read (only a regular file is read: src/util/regular-file.ts). */
+  maxTasksFileBytes: 256 * 1024 * 1024,
 } as const;

@@ -3,7 +3,7 @@
  * `--config FILE`): its schema, loading, and the provider profiles it adds or overrides. Keys
  * never live in the file: a profile names the environment variable that holds its key.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
@@ -13,6 +13,7 @@ import { CAPABILITY_KEYS, type CapabilityKey, withCapabilities } from "../provid
 import type { ChatDialect } from "../provider/chat-completions/dialect.js";
 import { KNOWN_PROFILES, type ProviderProfile } from "../provider/profiles.js";
 import { API_NAMES, STREAM_TRANSPORTS } from "../provider/wire-api.js";
+import { readRegularTextSync } from "../util/regular-file.js";
 import { EXTRA_CONFIG_KEYS, REQUEST_KEYS } from "./config-request.js";
 
 /** Environment variables as the CLI sees them (`process.env`, or a test's record). */
@@ -126,13 +127,20 @@ export function loadConfigFile(
   return { file: {}, path: undefined };
 }
 
+/** The largest config file read (only a regular file is read: src/util/regular-file.ts). */
+export const CONFIG_MAX_BYTES = 1024 * 1024;
+
 function parseConfigFile(path: string): ConfigFile {
+  const text = readRegularTextSync(path, {
+    what: "config file",
+    maxBytes: CONFIG_MAX_BYTES,
+    code: "invalid_config",
+  });
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, "utf8"));
+    raw = JSON.parse(text);
   } catch (err) {
-    const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    throw configError(`cannot read config file ${path}: ${reason}`);
+    throw configError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
   }
   const parsed = configSchema.safeParse(raw);
   if (parsed.success) return parsed.data;

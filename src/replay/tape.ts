@@ -3,7 +3,6 @@
  * every run option needed to rebuild the request bodies (never secrets); then every frame of the
  * run, one per line, written as the run goes so a crash leaves a valid prefix.
  */
-import { readFileSync } from "node:fs";
 import { EddyError } from "../errors.js";
 import type { ContextCompilation, ContinuationMode, Frame, McpServerSummary } from "../frames/frame.js";
 import { asFrame, parseJsonl } from "../frames/jsonl.js";
@@ -14,6 +13,7 @@ import type { CreateResponseBody, ItemParam, ToolChoiceParam } from "../protocol
 import type { ProviderCapabilities } from "../provider/capabilities.js";
 import type { WireApi } from "../provider/wire-api.js";
 import type { McpToolInfo } from "../tools/mcp/index.js";
+import { readRegularTextSync } from "../util/regular-file.js";
 
 /** The tape format this eddy writes and reads. */
 export const TAPE_FORMAT = 1;
@@ -178,19 +178,15 @@ export function parseTape(text: string, source = "tape"): Tape {
   return { header: header as unknown as TapeHeader, frames };
 }
 
-/** Reads and parses a tape file. */
+/** The largest tape read (only a regular file is read: src/util/regular-file.ts). */
+export const TAPE_MAX_BYTES = 256 * 1024 * 1024;
+
+/** Reads and parses a tape file (a regular file of at most `TAPE_MAX_BYTES`). */
 export function readTape(path: string): Tape {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw new EddyError(
-      "tape_invalid",
-      `cannot read tape ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      {
-        fault: "user",
-      },
-    );
-  }
-  return parseTape(text, path);
+  return parseTape(readTapeFileText(path), path);
+}
+
+/** The text of the tape file at `path`: a regular file, at most `TAPE_MAX_BYTES`, else `tape_invalid`. */
+export function readTapeFileText(path: string): string {
+  return readRegularTextSync(path, { what: "tape", maxBytes: TAPE_MAX_BYTES, code: "tape_invalid" });
 }

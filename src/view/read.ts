@@ -5,10 +5,9 @@
  * generically), a file cut mid-line by a crash (shown up to the cut), a frame log without a header
  * (`eddy run --json` output).
  */
-import { readFileSync } from "node:fs";
 import { EddyError } from "../errors.js";
 import { FRAME_TYPES, type Frame, type FrameEnvelope } from "../frames/frame.js";
-import { parseTape, type TapeHeader } from "../replay/tape.js";
+import { parseTape, readTapeFileText, type TapeHeader } from "../replay/tape.js";
 import { parseJsonObject } from "../util/json.js";
 
 /** A frame as read from a tape: any `type`, the envelope checked. */
@@ -77,15 +76,7 @@ export function parseViewTape(text: string, source: string): ViewTape {
 
 /** Reads and parses a tape file for viewing. */
 export function readViewTape(path: string): ViewTape {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw invalid(
-      `cannot read tape ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
-  }
-  return parseViewTape(text, path);
+  return parseViewTape(readTapeFileText(path), path);
 }
 
 function envelopeProblem(v: Record<string, unknown>): string | undefined {
