@@ -31,6 +31,8 @@ export type EddyErrorCode =
   // configuration and usage
   | "invalid_config"
   | "invalid_argument"
+  // eddy's own state under .eddy/ (a symlink, a special file, a file with other links)
+  | "state_path_unsafe"
   // tools
   | "tool_input_invalid"
   | "tool_not_found"
