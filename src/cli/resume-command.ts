@@ -59,7 +59,7 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     const images = new ImageSaver(config.workspace.value);
     const view =
       flags.json === true
-        ? RunView.json(io.stdout, io.stderr)
+        ? RunView.json(io.stdout, io.stderr, styles)
         : RunView.human(humanRenderer(io, styles, config, images));
     const handle = resumeRun(tape, {
       provider: target.provider,

@@ -67,7 +67,7 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
   const images = new ImageSaver(prepared.config.workspace.value);
   view =
     flags.json === true
-      ? RunView.json(io.stdout, io.stderr)
+      ? RunView.json(io.stdout, io.stderr, styles)
       : RunView.human(humanRenderer(io, styles, prepared.config, images));
   const controller = new AbortController();
   let started: TargetProvider | undefined;
