@@ -39,6 +39,8 @@ export type EddyErrorCode =
   | "tool_failed"
   | "tool_timeout"
   | "path_outside_workspace"
+  // batch
+  | "workspace_copy_failed"
   // loop
   | "output_schema_mismatch"
   | "replay_mismatch"

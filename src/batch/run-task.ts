@@ -5,7 +5,7 @@
  * ended. Used by the in-process pool (pool.ts) and by queue workers alike.
  */
 import { randomUUID } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Frame, FrameError, RunEndedFrame, RunEndReason } from "../frames/frame.js";
 import type { RunOptions } from "../loop/options.js";
@@ -18,6 +18,7 @@ import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { planResume, resumeRun } from "./resume.js";
 import type { TapeStore, TapeWriter } from "./tape-store.js";
 import { type BatchTask, tapeFileName } from "./task.js";
+import { copyWorkspace, workspaceCopyFailed } from "./workspace-copy.js";
 
 /** How one task ended: its run's outcome, plus where its tape (and kept workspace) is. */
 export interface BatchResult {
@@ -40,6 +41,8 @@ export interface BatchResult {
   workspace?: string;
   /** Where the run was resumed, when it was. */
   resumes?: TapeResume[];
+  /** Special files (FIFOs, sockets, devices) its workspace copy left out, workspace-relative. */
+  skippedFiles?: string[];
 }
 
 /** The run settings every task starts from; a task's own fields win. */
@@ -69,7 +72,14 @@ export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchR
   const previous = await readPrevious(task.id, ctx.tapes);
   const decision = decide(task, previous, ctx);
   if (decision.kind === "reuse") return decision.result;
-  const workspace = taskWorkspace(task, ctx, decision.kind === "resume");
+  let copy: { dir: string | undefined; skipped?: string[] };
+  try {
+    copy = taskWorkspace(task, ctx, decision.kind === "resume");
+  } catch (err) {
+    // The task fails, never the batch (workspace-copy.ts).
+    return { ...resultOf(task, undefined, undefined, undefined, undefined), error: workspaceCopyFailed(err) };
+  }
+  const workspace = copy.dir;
   const own = ctx.tools?.(task, workspace ?? process.cwd());
   const registry = own ?? toRegistry(ctx.run.tools);
   const seen: { started?: Frame; ended?: RunEndedFrame } = {};
@@ -110,6 +120,7 @@ export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchR
     await own?.dispose();
   }
   const result = resultOf(task, seen.started, seen.ended, ctx.tapes?.location(task.id), header?.resumes);
+  if (copy.skipped !== undefined && copy.skipped.length > 0) result.skippedFiles = copy.skipped;
   return finishWorkspace(result, ctx, workspace);
 }
 
@@ -215,15 +226,16 @@ export function resultOf(
  * resumed task keeps the copy its first process left (the files its recorded tools wrote); a fresh
  * start gets a new copy.
  */
-function taskWorkspace(task: BatchTask, ctx: TaskContext, resuming: boolean): string | undefined {
-  if (ctx.workspaces === undefined) return ctx.run.workspace;
+function taskWorkspace(
+  task: BatchTask,
+  ctx: TaskContext,
+  resuming: boolean,
+): { dir: string | undefined; skipped?: string[] } {
+  if (ctx.workspaces === undefined) return { dir: ctx.run.workspace };
   const dir = join(ctx.workspaces, tapeFileName(task.id).replace(/\.tape$/, ""));
-  if (resuming && existsSync(dir)) return dir;
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(ctx.workspaces, { recursive: true });
-  // Symlinks are copied as they are: the file tools refuse any that lead out of the copy.
-  cpSync(ctx.run.workspace ?? process.cwd(), dir, { recursive: true, verbatimSymlinks: true });
-  return dir;
+  if (resuming && existsSync(dir)) return { dir };
+  // Special files (FIFOs, sockets, devices) are left out and listed; a failed copy throws one line.
+  return { dir, skipped: copyWorkspace(ctx.run.workspace ?? process.cwd(), dir).skipped };
 }
 
 /** A successful task's copy is removed; a failed one's is kept and named in its result. */

@@ -41,6 +41,7 @@ export function batchProgress(io: CliIo, total: number, styles: Styles): BatchPr
   bar?.start(total, 0, payload());
   // A line per task where nobody watches a bar: piped stdout, or a terminal without one.
   const lines = io.stdout.isTTY !== true || bar === undefined;
+  let toldSkipped = false;
   return {
     started() {
       running++;
@@ -53,6 +54,11 @@ export function batchProgress(io: CliIo, total: number, styles: Styles): BatchPr
       if (isFailure(line)) failed++;
       bar?.update(done, payload());
       if (lines) io.stdout.write(`${describeLine(line, styles)}\n`);
+      // Every task's copy skips the same files: said once.
+      if (!toldSkipped && line.skipped_files !== undefined && line.skipped_files.length > 0) {
+        toldSkipped = true;
+        io.stderr.write(`${styles.yellow(skippedLine(line.skipped_files))}\n`);
+      }
     },
     skipped(count) {
       done += count;
@@ -62,6 +68,13 @@ export function batchProgress(io: CliIo, total: number, styles: Styles): BatchPr
       bar?.stop();
     },
   };
+}
+
+/** The one line saying which special files the workspace copies leave out. */
+export function skippedLine(files: readonly string[]): string {
+  const shown = files.slice(0, 5).join(", ");
+  const more = files.length > 5 ? ` and ${files.length - 5} more` : "";
+  return `eddy batch: --workspace-per-task does not copy special files (FIFOs, sockets, devices): ${shown}${more}`;
 }
 
 /** One line for a finished task: `✓ ID completed · 2 turns · 1 tool call · 812 ms`. */
