@@ -6,6 +6,8 @@
 import { Presets, SingleBar } from "cli-progress";
 import type { ResultLine } from "../batch/batch-dir.js";
 import { isFailure } from "../batch/batch-dir.js";
+import type { QueueNotice } from "../batch/redis-watch.js";
+import { assertNever } from "../errors.js";
 import type { CliIo } from "./run-command.js";
 import { clip, formatDuration, type Styles } from "./terminal.js";
 
@@ -68,6 +70,25 @@ export function batchProgress(io: CliIo, total: number, styles: Styles): BatchPr
       bar?.stop();
     },
   };
+}
+
+/** One line for what happened to the queue (`who` is `eddy batch` or `eddy worker`). */
+export function describeQueueNotice(who: string, notice: QueueNotice): string {
+  switch (notice.type) {
+    case "connection_lost":
+      return `${who}: lost the connection to Redis at ${notice.where} (${notice.reason}); trying again until it is back (Ctrl-C stops)`;
+    case "connection_restored":
+      return `${who}: connected to Redis at ${notice.where} again`;
+    case "tasks_requeued": {
+      const n = notice.ids.length;
+      const shown = notice.ids.slice(0, 5).join(", ") + (n > 5 ? ` and ${n - 5} more` : "");
+      return `${who}: ${n} task${n === 1 ? "" : "s"} vanished from Redis (restarted empty or flushed?) and ${n === 1 ? "was" : "were"} queued again, to start over: ${shown}`;
+    }
+    case "task_lost":
+      return `${who}: task ${notice.id} lost its job in Redis (restarted empty or flushed?): its run is stopped and its result dropped; the coordinator queues it again (${notice.reason})`;
+    default:
+      return assertNever(notice, "queue notice");
+  }
 }
 
 /** The one line saying which special files the workspace copies leave out. */

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { enqueueBatch } from "../batch/queue.js";
 import { type BatchTask, tapeFileName } from "../batch/task.js";
 import type { BatchPlan } from "./batch-command.js";
+import { describeQueueNotice } from "./batch-progress.js";
 import type { CliIo } from "./run-command.js";
 import { readSchema } from "./run-command.js";
 
@@ -28,6 +29,7 @@ export async function queuedBatch(plan: BatchPlan, url: string, io: CliIo): Prom
     workspacePerTask: flags.workspacePerTask === true,
     signal: plan.signal,
     onStart: (id) => progress.started(id),
+    onNotice: (notice) => io.stderr.write(`${describeQueueNotice("eddy batch", notice)}\n`),
     onResult: (result, tape) => {
       const path = join(dir.path, "tapes", tapeFileName(result.id));
       if (tape === undefined) delete result.tape;
