@@ -11,19 +11,24 @@ describe("redisWatch", () => {
       (n) => notices.push(n),
       (e) => others.push(e.message),
     );
-    const main = new EventEmitter();
+    const main = Object.assign(new EventEmitter(), { status: "ready" });
     const queue = new EventEmitter();
     watch.watchMain(main);
     watch.watch(queue);
     const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:6379"), { code: "ECONNREFUSED" });
+    queue.emit("error", new Error("Connection is closed.")); // the main connection is up: not an outage
+    main.status = "reconnecting";
     main.emit("close");
     for (let i = 0; i < 5; i++) {
       main.emit("error", refused);
       queue.emit("error", refused);
       queue.emit("error", new Error("Connection is closed."));
     }
+    main.status = "ready";
     main.emit("ready");
+    queue.emit("error", refused); // late, from a connection still reconnecting
     queue.emit("error", new Error("Missing lock for job b-1. moveToFinished"));
+    main.status = "connecting";
     main.emit("error", refused);
     expect(notices).toEqual([
       { type: "connection_lost", where: "127.0.0.1:6379", reason: "the connection closed" },

@@ -45,6 +45,7 @@ export function redisWatch(
 ): RedisWatch {
   let down = false;
   let stopped = false;
+  let main: (Emitter & { status?: string }) | undefined;
   const lost = (reason: string) => {
     if (down || stopped) return;
     down = true;
@@ -52,14 +53,20 @@ export function redisWatch(
   };
   const onError = (err: unknown) => {
     const error = err instanceof Error ? err : new Error(String(err));
-    if (isConnectionError(error)) lost(reasonOf(error));
-    else if (!stopped) onOther(error);
+    if (!isConnectionError(error)) {
+      if (!stopped) onOther(error);
+      return;
+    }
+    // Another connection's late complaint while the main one is up (it reconnects on its own) is
+    // not an outage: only what the main connection goes through is told.
+    if (main?.status !== "ready") lost(reasonOf(error));
   };
   return {
     watch(emitter) {
       emitter.on("error", onError);
     },
     watchMain(client) {
+      main = client;
       client.on("error", onError);
       // A server that goes away cleanly closes the socket without an error.
       client.on("close", () => lost("the connection closed"));
