@@ -145,8 +145,21 @@ function parseConfigFile(path: string): ConfigFile {
   const parsed = configSchema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  const where = issue?.path.length ? issue.path.join(".") : "(top level)";
-  throw configError(`config file ${path}: ${where}: ${issue?.message ?? "invalid"}`);
+  const where = issue?.path.length ? issue.path.map(keyText).join(".") : "(top level)";
+  // A key of the file may hold anything, a newline included: the message stays one line.
+  throw configError(`config file ${path}: ${where}: ${oneLine(issue?.message ?? "invalid")}`);
+}
+
+/** A key as a message shows it: plain names as they are, anything else as a JSON string. */
+function keyText(key: PropertyKey): string {
+  const text = String(key);
+  return /^[A-Za-z0-9_-]+$/.test(text) ? text : JSON.stringify(text);
+}
+
+/** `text` with control characters escaped as JSON would (`\n`, `\u001b`). */
+function oneLine(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is escaped
+  return text.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
 }
 
 /** A user error in the configuration: one line, exit 2. */
