@@ -18,7 +18,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../../test/support/cli.js";
+import { createScriptedProvider } from "../../test/support/scripted.js";
+import { estimateCounter } from "../history/tokens.js";
+import { ToolHistoryManager } from "../history/tool-history.js";
 import { createThreadStore, parseThreadLog } from "./threads.js";
+import { prepareThreadRun } from "./threads-run.js";
 
 const temp = (name: string) => mkdtempSync(join(tmpdir(), `eddy-${name}-`));
 const prompt = (run_id: string) => ({ kind: "prompt" as const, run_id, prompt: `p ${run_id}`, model: null });
@@ -170,9 +174,31 @@ describe("a torn last line (a crash mid-write)", () => {
       { v: 1, kind: "outcome", run_id: "a", ts: 1, reason: "x", output_text: "", items: [null], usage: null },
       { v: 1, kind: "outcome", run_id: "a", ts: 1, reason: "x", output_text: "", items: [], usage: 3 },
       { v: 1, kind: "prompt", run_id: "b", ts: "soon", prompt: "p", model: null },
+      // A time no Date holds: `eddy threads show` failed on it (found by test/fuzz-inputs.test.ts).
+      { v: 1, kind: "prompt", run_id: "c", ts: 1e308, prompt: "p", model: null },
     ].map((l) => JSON.stringify(l));
     const log = parseThreadLog("t", `${lines.join("\n")}\n`);
     expect(log.runs).toEqual([]);
-    expect(log.skipped).toBe(4);
+    expect(log.skipped).toBe(5);
+  });
+
+  it("a record with a lone surrogate (JSON allows one) still compiles into a bundle (found by test/fuzz-inputs.test.ts)", async () => {
+    const ws = temp("threads-surrogate");
+    mkdirSync(join(ws, ".eddy/threads"), { recursive: true });
+    const record = { v: 1, ...prompt("r1"), prompt: "half \ud800 a pair", ts: 1 };
+    writeFileSync(join(ws, ".eddy/threads/t.jsonl"), `${JSON.stringify(record)}\n`);
+    const store = createThreadStore({ workspace: ws });
+    const provider = createScriptedProvider([{ items: [{ type: "message", text: "ok" }] }]);
+    const manager = new ToolHistoryManager({ provider, model: "m", tokenCounter: estimateCounter });
+    const prepared = await prepareThreadRun({
+      store,
+      thread: "t",
+      prompt: "next",
+      runId: "r2",
+      model: "m",
+      manager,
+    });
+    expect(JSON.stringify(prepared.input)).toContain("half \ufffd a pair");
+    expect(await store.loadBundle(prepared.bundleId)).toEqual(prepared.bundle);
   });
 });

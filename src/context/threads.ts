@@ -24,7 +24,7 @@ import type { FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { EddyError } from "../errors.js";
 import type { JsonObject, Usage } from "../protocol/types.js";
-import { isJsonObject } from "../util/json.js";
+import { isJsonObject, wellFormed } from "../util/json.js";
 import {
   listStateDir,
   lstatState,
@@ -300,9 +300,10 @@ function readRecord(line: string): { record?: ThreadRecord; torn: boolean } {
   return { torn: false };
 }
 
+/** The JSON value of `text` (lone surrogates made U+FFFD: a bundle must hold them), or undefined. */
 function parseJson(text: string): unknown {
   try {
-    return JSON.parse(text);
+    return wellFormed(JSON.parse(text));
   } catch {
     return undefined;
   }
@@ -311,7 +312,8 @@ function parseJson(text: string): unknown {
 /** `value` when it is a well-formed thread record (every field of its kind with the right type). */
 export function asThreadRecord(value: unknown): ThreadRecord | undefined {
   if (!isJsonObject(value) || value.v !== 1 || typeof value.run_id !== "string") return undefined;
-  if (typeof value.ts !== "number" || !Number.isFinite(value.ts)) return undefined;
+  // A time a Date can hold (±8.64e15 ms): `eddy threads show` prints it.
+  if (typeof value.ts !== "number" || !(Math.abs(value.ts) <= 8.64e15)) return undefined;
   if (value.kind === "prompt") {
     const ok =
       typeof value.prompt === "string" &&
