@@ -33,6 +33,8 @@ export type EddyErrorCode =
   | "invalid_argument"
   // eddy's own state under .eddy/ (a symlink, a special file, a file with other links)
   | "state_path_unsafe"
+  | "invalid_run_spec"
+  | "policy_denied"
   // tools
   | "tool_input_invalid"
   | "tool_not_found"

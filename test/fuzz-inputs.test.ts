@@ -91,7 +91,8 @@ describe("fuzz: tasks files (parseTasks)", () => {
           for (const t of tasks) {
             expect(typeof t.id).toBe("string");
             expect(t.id.trim()).not.toBe("");
-            expect(typeof t.input === "string" ? t.input.trim() !== "" : t.input.length > 0).toBe(true);
+            const input = t.spec.input;
+            expect(typeof input === "string" ? input.trim() !== "" : Array.isArray(input)).toBe(true);
             expect(tapeFileName(t.id)).toMatch(/^[A-Za-z0-9][A-Za-z0-9._-]*\.tape$/);
             JSON.stringify(t); // a task must travel as a queue job
           }

@@ -73,11 +73,13 @@ describe("runBatch with workspaces per task", () => {
     const results = await collect(
       runBatch(
         [
-          { id: "a", input: "work" },
-          { id: "b", input: "work" },
+          { id: "a", spec: { input: "work" } },
+          { id: "b", spec: { input: "work" } },
         ],
         {
-          run: { provider: createScriptedProvider([answer]), model: "m", workspace: base },
+          provider: createScriptedProvider([answer]),
+          spec: { model: "m" },
+          workspace: base,
           tools: () => createToolRegistry([]),
           workspaces: copies,
         },
@@ -101,11 +103,13 @@ describe("runBatch with workspaces per task", () => {
     const results = await collect(
       runBatch(
         [
-          { id: "a", input: "work" },
-          { id: "b", input: "work" },
+          { id: "a", spec: { input: "work" } },
+          { id: "b", spec: { input: "work" } },
         ],
         {
-          run: { provider: createScriptedProvider([answer]), model: "m", workspace: base },
+          provider: createScriptedProvider([answer]),
+          spec: { model: "m" },
+          workspace: base,
           tools: () => createToolRegistry([]),
           workspaces: copies,
         },
