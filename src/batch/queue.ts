@@ -27,6 +27,7 @@ import type { Policy } from "../loop/policy.js";
 import { checkPartialRunSpec, type PartialRunSpec } from "../loop/run-spec.js";
 import type { Provider } from "../provider/provider.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import { fieldPath } from "../util/zod-problems.js";
 import { BATCH_DEFAULTS } from "./defaults.js";
 import { limitedProvider } from "./limited-provider.js";
 import { createRateLimiter, type RateLimiter } from "./limiter.js";
@@ -63,7 +64,7 @@ export function checkQueuedTask(data: unknown): QueuedTask {
   if (data === null || typeof data !== "object" || Array.isArray(data)) throw problem("expected an object");
   const { batch, task, retry, workspacePerTask, ...rest } = data as Record<string, unknown>;
   const extra = Object.keys(rest);
-  if (extra.length > 0) throw problem(`${extra[0]}: is not a known field`);
+  if (extra.length > 0) throw problem(`${fieldPath([extra[0] as string])}: is not a known field`);
   if (typeof batch !== "string" || !BATCH_ID.test(batch))
     throw problem(
       `batch: must be 8–40 lowercase letters and digits (got ${JSON.stringify(batch)?.slice(0, 60)})`,
@@ -74,7 +75,8 @@ export function checkQueuedTask(data: unknown): QueuedTask {
     throw problem("task: expected an object");
   const { id, spec, metadata, ...taskRest } = task as Record<string, unknown>;
   const taskExtra = Object.keys(taskRest);
-  if (taskExtra.length > 0) throw problem(`task.${taskExtra[0]}: is not a known field`);
+  if (taskExtra.length > 0)
+    throw problem(`${fieldPath(["task", taskExtra[0] as string])}: is not a known field`);
   if (spec === null || typeof spec !== "object" || Array.isArray(spec))
     throw problem("task.spec: expected an object");
   checkPartialRunSpec(spec, "queue job: task.spec");
