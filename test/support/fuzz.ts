@@ -2,7 +2,7 @@
  * Shared pieces of the fuzz suites (test/fuzz-*.test.ts): how many runs, which seed, and the
  * arbitraries of hostile JSON. `EDDY_FUZZ_RUNS=N` runs every property N times instead of its short
  * default (`npm test` keeps each under a few seconds); `EDDY_FUZZ_SEED=S` replays a reported seed.
- * The long form: `EDDY_FUZZ_RUNS=5000 npx vitest run test/fuzz-inputs.test.ts test/fuzz-tapes.test.ts`.
+ * The long form: `EDDY_FUZZ_RUNS=5000 npx vitest run test/fuzz-*.test.ts`.
  */
 import fc from "fast-check";
 import { EddyError } from "../../src/errors.js";
