@@ -403,7 +403,7 @@ describe("timeouts, limits, tools and validation from the command line", () => {
       const withErrors = parseFrames(r.stdout).filter(
         (f) => f.type === "provider_event" && (f.errors?.length ?? 0) > 0,
       );
-      return { errors: withErrors.length, validate: header.options.validate };
+      return { errors: withErrors.length, validate: header.provider.validate };
     };
     const validated = await errorsWith([]);
     expect(validated.errors).toBeGreaterThan(0);
