@@ -119,7 +119,9 @@ describe("runBatch with workspaces per task", () => {
     for (const r of results) {
       expect(r.reason).toBe("failed");
       expect(r.error?.code).toBe("workspace_copy_failed");
-      expect(r.error?.message).toMatch(/^cannot (copy the workspace .* for the task|make the task's workspace): /);
+      expect(r.error?.message).toMatch(
+        /^cannot (copy the workspace .* for the task|make the task's workspace): /,
+      );
     }
     expect(readdirSync(parent)).toEqual(["file"]);
     expect(existsSync(join(copies, "a"))).toBe(false);
