@@ -31,6 +31,8 @@ export type EddyErrorCode =
   // configuration and usage
   | "invalid_config"
   | "invalid_argument"
+  // eddy's own state under .eddy/ (a symlink, a special file, a file with other links)
+  | "state_path_unsafe"
   | "invalid_run_spec"
   | "policy_denied"
   // tools
@@ -39,6 +41,8 @@ export type EddyErrorCode =
   | "tool_failed"
   | "tool_timeout"
   | "path_outside_workspace"
+  // batch
+  | "workspace_copy_failed"
   // loop
   | "output_schema_mismatch"
   | "replay_mismatch"

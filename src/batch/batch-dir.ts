@@ -32,6 +32,8 @@ export interface ResultLine {
   workspace?: string;
   /** How often the run was resumed after its process died. */
   resumed?: number;
+  /** Special files (FIFOs, sockets, devices) the task's workspace copy left out. */
+  skipped_files?: string[];
 }
 
 /** One invocation of the batch on its folder (`summary.json` `runs`). */
@@ -188,6 +190,7 @@ export function toResultLine(result: BatchResult, dir: string): ResultLine {
   if (result.metadata !== undefined) line.metadata = result.metadata;
   if (result.workspace !== undefined) line.workspace = result.workspace;
   if (result.resumes !== undefined) line.resumed = result.resumes.length;
+  if (result.skippedFiles !== undefined) line.skipped_files = result.skippedFiles;
   return line;
 }
 

@@ -13,4 +13,11 @@ export const BATCH_DEFAULTS = {
   maxStalls: 5,
   /** The BullMQ queue every batch and worker uses (`--queue redis://…/?name=…` picks another). */
   queueName: "eddy-batch",
+  /**
+   * How often a coordinator checks that its jobs are still in Redis (a Redis restarted empty or
+   * flushed loses them, and no event says so): vanished ones are queued again.
+   */
+  queueCheckMs: 2000,
+  /** The largest tasks file read (only a regular file is read: src/util/regular-file.ts). */
+  maxTasksFileBytes: 256 * 1024 * 1024,
 } as const;

@@ -27,12 +27,16 @@ import type { Policy } from "../loop/policy.js";
 import { checkPartialRunSpec, type PartialRunSpec } from "../loop/run-spec.js";
 import type { Provider } from "../provider/provider.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import { fieldPath } from "../util/zod-problems.js";
 import { BATCH_DEFAULTS } from "./defaults.js";
 import { limitedProvider } from "./limited-provider.js";
 import { createRateLimiter, type RateLimiter } from "./limiter.js";
 import { dropTape, readTapeText, redisTapeStore } from "./redis-tapes.js";
+import { jobOfError, type QueueNotice, redisWatch } from "./redis-watch.js";
 import { type BatchResult, runTask, succeeded, type TaskContext } from "./run-task.js";
 import { type BatchTask, parseTaskLine } from "./task.js";
+
+export type { QueueNotice } from "./redis-watch.js";
 
 /** The data of one job: a task's spec and nothing else that could steer a path or a permission. */
 export interface QueuedTask {
@@ -60,7 +64,7 @@ export function checkQueuedTask(data: unknown): QueuedTask {
   if (data === null || typeof data !== "object" || Array.isArray(data)) throw problem("expected an object");
   const { batch, task, retry, workspacePerTask, ...rest } = data as Record<string, unknown>;
   const extra = Object.keys(rest);
-  if (extra.length > 0) throw problem(`${extra[0]}: is not a known field`);
+  if (extra.length > 0) throw problem(`${fieldPath([extra[0] as string])}: is not a known field`);
   if (typeof batch !== "string" || !BATCH_ID.test(batch))
     throw problem(
       `batch: must be 8–40 lowercase letters and digits (got ${JSON.stringify(batch)?.slice(0, 60)})`,
@@ -71,7 +75,8 @@ export function checkQueuedTask(data: unknown): QueuedTask {
     throw problem("task: expected an object");
   const { id, spec, metadata, ...taskRest } = task as Record<string, unknown>;
   const taskExtra = Object.keys(taskRest);
-  if (taskExtra.length > 0) throw problem(`task.${taskExtra[0]}: is not a known field`);
+  if (taskExtra.length > 0)
+    throw problem(`${fieldPath(["task", taskExtra[0] as string])}: is not a known field`);
   if (spec === null || typeof spec !== "object" || Array.isArray(spec))
     throw problem("task.spec: expected an object");
   checkPartialRunSpec(spec, "queue job: task.spec");
@@ -102,7 +107,7 @@ export async function checkRedis(url: string): Promise<void> {
   try {
     const parsed = new URL(url);
     if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") throw new Error("scheme");
-    where = `${parsed.hostname}:${parsed.port || "6379"}`;
+    where = redisWhere(url);
   } catch {
     throw new EddyError("invalid_config", "the queue must be a redis://HOST:PORT URL", { fault: "user" });
   }
@@ -133,6 +138,12 @@ export async function checkRedis(url: string): Promise<void> {
   }
 }
 
+/** HOST:PORT of a Redis URL, for messages (never its password). */
+export function redisWhere(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.hostname}:${parsed.port || "6379"}`;
+}
+
 /** A Redis connection for eddy's own keys (BullMQ opens its own from the same URL). */
 export function connectRedis(url: string): Redis {
   // No auto-pipelining: ioredis then fails on the scripts rate-limiter-flexible defines (defineCommand).
@@ -158,8 +169,12 @@ export interface EnqueueOptions {
   signal?: AbortSignal;
   /** @defaultValue BATCH_DEFAULTS.queueName */
   queueName?: string;
+  /** How often the jobs are checked for (a Redis restarted empty loses them). @defaultValue BATCH_DEFAULTS.queueCheckMs */
+  checkEveryMs?: number;
   /** A worker took a task. @defaultValue none */
   onStart?: (id: string) => void;
+  /** The connection was lost or came back; vanished tasks were queued again. @defaultValue none */
+  onNotice?: (notice: QueueNotice) => void;
   /**
    * A task finished: its result and its tape's text. Write them down before returning: the job and
    * the tape are removed from Redis once this resolves.
@@ -171,6 +186,11 @@ export interface EnqueueOptions {
  * Puts the tasks on the queue and collects every result (see the module comment); resolves once
  * each task has one, or when `signal` aborts.
  *
+ * Every `checkEveryMs` the coordinator checks that the batch's jobs are still in Redis: a Redis
+ * restarted empty (or flushed) loses them with their tapes, and no event would ever say so. The
+ * vanished ones are queued again (they start over: their tapes went too) and `onNotice` says so;
+ * a finished job whose event was missed during an outage is collected by the same check.
+ *
  * @example
  * ```ts
  * await enqueueBatch({ url: "redis://127.0.0.1:6379", batch: "b1", tasks, onResult: (r, tape) => save(r, tape) });
@@ -178,9 +198,49 @@ export interface EnqueueOptions {
  */
 export async function enqueueBatch(options: EnqueueOptions): Promise<void> {
   const name = options.queueName ?? BATCH_DEFAULTS.queueName;
+  const watch = redisWatch(redisWhere(options.url), options.onNotice ?? (() => {}));
   const redis = connectRedis(options.url);
-  const queue = new Queue(name, { connection: { url: options.url } });
+  watch.watchMain(redis);
+  const queue = new Queue(name, { connection: { url: options.url, maxRetriesPerRequest: null } });
   const events = new QueueEvents(name, { connection: { url: options.url, maxRetriesPerRequest: null } });
+  watch.watch(queue);
+  watch.watch(events);
+  const collector = createCollector(options, redis, queue);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await events.waitUntilReady();
+    events.on("active", ({ jobId: id }) => collector.started(id));
+    events.on("completed", ({ jobId: id }) => collector.collect(id));
+    events.on("failed", ({ jobId: id }) => collector.collect(id));
+    await collector.enqueue(options.tasks);
+    // Jobs that finished before this coordinator listened (it was restarted): collect them now.
+    for (const job of await queue.getJobs(["completed", "failed"]))
+      if (job.id !== undefined) collector.collect(job.id);
+    timer = setInterval(() => void collector.check(), options.checkEveryMs ?? BATCH_DEFAULTS.queueCheckMs);
+    await collector.done(options.signal);
+  } finally {
+    clearInterval(timer);
+    watch.stop();
+    await events.close();
+    await queue.close();
+    await redis.quit().catch(() => redis.disconnect());
+  }
+}
+
+/** The coordinator's bookkeeping: which jobs are out, which results came back. */
+interface Collector {
+  /** Writes the batch's settings and adds a job per task (jobs already there are left as they are). */
+  enqueue(tasks: readonly BatchTask[]): Promise<void>;
+  started(jobId: string): void;
+  /** Takes a finished job's result and tape (once), then removes both from Redis. */
+  collect(jobId: string): void;
+  /** Queues again the jobs that vanished; collects finished ones whose event was missed. */
+  check(): Promise<void>;
+  /** Resolves once every task has its result (or on abort); throws what `onResult` threw. */
+  done(signal: AbortSignal | undefined): Promise<void>;
+}
+
+function createCollector(options: EnqueueOptions, redis: Redis, queue: Queue): Collector {
   const prefix = batchPrefix(options.batch);
   const byJob = new Map(options.tasks.map((t) => [jobId(options.batch, t.id), t]));
   const collected = new Set<string>();
@@ -190,66 +250,105 @@ export async function enqueueBatch(options: EnqueueOptions): Promise<void> {
   });
   let chain = Promise.resolve();
   let failure: unknown;
-  /** Takes a finished job's result and tape (once), then removes both from Redis. */
-  const collect = (id: string) => {
-    const task = byJob.get(id);
-    if (task === undefined || collected.has(id)) return;
-    // One at a time, in arrival order: the caller appends to one results file.
-    chain = chain
-      .then(async () => {
-        const job = await queue.getJob(id);
-        const state = job === undefined ? "unknown" : await job.getState();
-        // A failed attempt that will be retried is not the task's end.
-        if (collected.has(id) || (state !== "completed" && state !== "failed")) return;
-        collected.add(id);
-        await options.onResult(resultFromJob(job, task), await readTapeText(redis, prefix, task.id));
-        await dropTape(redis, prefix, task.id);
-        await job?.remove().catch(() => {});
-      })
-      .catch((err: unknown) => {
-        failure ??= err;
-        finish();
-      })
-      .finally(() => {
-        if (collected.size === byJob.size) finish();
-      });
-  };
-  try {
-    await events.waitUntilReady();
-    events.on("active", ({ jobId: id }) => {
+  let checking = false;
+  const self: Collector = {
+    async enqueue(tasks) {
+      await redis.hset(`${prefix}:meta`, { rpm: options.rpm ?? 0, tpm: options.tpm ?? 0 });
+      await queue.addBulk(tasks.map((task) => jobOf(task, options)));
+    },
+    started(id) {
       const task = byJob.get(id);
       if (task !== undefined) options.onStart?.(task.id);
-    });
-    events.on("completed", ({ jobId: id }) => collect(id));
-    events.on("failed", ({ jobId: id }) => collect(id));
-    await redis.hset(`${prefix}:meta`, { rpm: options.rpm ?? 0, tpm: options.tpm ?? 0 });
-    await queue.addBulk(
-      options.tasks.map((task) => ({
-        name: "task",
-        data: {
-          batch: options.batch,
-          task,
-          retry: options.retrying?.has(task.id) ?? false,
-          workspacePerTask: options.workspacePerTask ?? false,
-        } satisfies QueuedTask,
-        opts: {
-          jobId: jobId(options.batch, task.id),
-          attempts: 3,
-          backoff: { type: "exponential", delay: 1000 },
-        },
-      })),
-    );
-    // Jobs that finished before this coordinator listened (it was restarted): collect them now.
-    for (const job of await queue.getJobs(["completed", "failed"])) if (job.id !== undefined) collect(job.id);
-    if (byJob.size === 0) finish();
-    await untilAborted(allDone, options.signal);
-    await chain;
-    if (failure !== undefined) throw failure;
-  } finally {
-    await events.close();
-    await queue.close();
-    await redis.quit();
-  }
+    },
+    collect(id) {
+      const task = byJob.get(id);
+      if (task === undefined || collected.has(id)) return;
+      // One at a time, in arrival order: the caller appends to one results file.
+      chain = chain
+        .then(async () => {
+          const job = await queue.getJob(id);
+          const state = job === undefined ? "unknown" : await job.getState();
+          // A failed attempt that will be retried is not the task's end.
+          if (collected.has(id) || (state !== "completed" && state !== "failed")) return;
+          collected.add(id);
+          await options.onResult(resultFromJob(job, task), await readTapeText(redis, prefix, task.id));
+          await dropTape(redis, prefix, task.id);
+          await job?.remove().catch(() => {});
+        })
+        .catch((err: unknown) => {
+          failure ??= err;
+          finish();
+        })
+        .finally(() => {
+          if (collected.size === byJob.size) finish();
+        });
+    },
+    async check() {
+      if (checking) return;
+      checking = true;
+      try {
+        await checkJobs({ redis, queue, prefix, byJob, collected, options, collector: self });
+      } catch {
+        // Redis is away: the connection watch has said so; the next check tries again.
+      } finally {
+        checking = false;
+      }
+    },
+    async done(signal) {
+      if (byJob.size === 0) finish();
+      await untilAborted(allDone, signal);
+      await chain;
+      if (failure !== undefined) throw failure;
+    },
+  };
+  return self;
+}
+
+/** One check of `Collector.check`: every job still out is in Redis, and its end was not missed. */
+async function checkJobs(ctx: {
+  redis: Redis;
+  queue: Queue;
+  prefix: string;
+  byJob: ReadonlyMap<string, BatchTask>;
+  collected: ReadonlySet<string>;
+  options: EnqueueOptions;
+  collector: Collector;
+}): Promise<void> {
+  const { redis, queue, byJob, collected } = ctx;
+  const out = [...byJob.keys()].filter((id) => !collected.has(id));
+  if (out.length === 0) return;
+  const pipeline = redis.pipeline();
+  for (const id of out) pipeline.hexists(queue.toKey(id), "finishedOn");
+  for (const id of out) pipeline.exists(queue.toKey(id));
+  const answers = (await pipeline.exec()) ?? [];
+  const vanished: string[] = [];
+  out.forEach((id, i) => {
+    if (answers[i]?.[1] === 1) ctx.collector.collect(id);
+    else if (answers[out.length + i]?.[1] === 0) vanished.push(id);
+  });
+  // Collected (and removed) while the answers came back: not vanished.
+  const lost = vanished.filter((id) => !collected.has(id)).map((id) => byJob.get(id) as BatchTask);
+  if (lost.length === 0) return;
+  await ctx.collector.enqueue(lost);
+  ctx.options.onNotice?.({ type: "tasks_requeued", ids: lost.map((t) => t.id) });
+}
+
+/** The job that runs `task`. */
+function jobOf(task: BatchTask, options: EnqueueOptions) {
+  return {
+    name: "task",
+    data: {
+      batch: options.batch,
+      task,
+      retry: options.retrying?.has(task.id) ?? false,
+      workspacePerTask: options.workspacePerTask ?? false,
+    } satisfies QueuedTask,
+    opts: {
+      jobId: jobId(options.batch, task.id),
+      attempts: 3,
+      backoff: { type: "exponential" as const, delay: 1000 },
+    },
+  };
 }
 
 /** The task's result from its job: the return value, or a failure saying why the job failed. */
@@ -311,6 +410,8 @@ export interface BatchWorkerOptions {
   queueName?: string;
   /** Told about each task this worker starts and finishes. @defaultValue none */
   onTask?: (event: { type: "started"; id: string } | { type: "finished"; result: BatchResult }) => void;
+  /** The connection was lost or came back; a task's job vanished while it ran. @defaultValue none */
+  onNotice?: (notice: QueueNotice) => void;
 }
 
 /** A running worker. */
@@ -330,10 +431,13 @@ export interface BatchWorker {
  */
 export async function startBatchWorker(options: BatchWorkerOptions): Promise<BatchWorker> {
   const name = options.queueName ?? BATCH_DEFAULTS.queueName;
+  const jobs = workerJobs(options.onNotice);
+  const watch = redisWatch(redisWhere(options.url), options.onNotice ?? (() => {}), jobs.onJobError);
   const redis = connectRedis(options.url);
-  const queue = new Queue(name, { connection: { url: options.url } });
+  watch.watchMain(redis);
+  const queue = new Queue(name, { connection: { url: options.url, maxRetriesPerRequest: null } });
+  watch.watch(queue);
   const limiters = new Map<string, Promise<RateLimiter>>();
-  const running = new Map<string, AbortController>();
   let stopping = false;
   const limiterFor = (batch: string) => {
     let limiter = limiters.get(batch);
@@ -346,21 +450,16 @@ export async function startBatchWorker(options: BatchWorkerOptions): Promise<Bat
   const worker = new Worker<QueuedTask, BatchResult>(
     name,
     async (job, token) => {
-      let data: QueuedTask;
+      const id = job.id as string;
+      const data = checkedJob(job.data);
+      const signal = jobs.started(id, data.task.id);
       try {
-        data = checkQueuedTask(job.data);
-      } catch (err) {
-        // Nothing of a job that fails its check is used: it fails now, with the reason, never retried.
-        throw new UnrecoverableError((err as Error).message);
-      }
-      const controller = new AbortController();
-      running.set(job.id as string, controller);
-      try {
-        const result = await processJob(data, options, {
-          redis,
-          limiter: await limiterFor(data.batch),
-          signal: controller.signal,
-        });
+        options.onTask?.({ type: "started", id: data.task.id });
+        const deps = { redis, limiter: await limiterFor(data.batch), signal };
+        const result = await processJob(data, options, deps);
+        // Its job vanished while it ran (told once): nothing to complete, nobody to tell.
+        if (jobs.lost(id)) throw new Error(`the job of task ${data.task.id} vanished from Redis`);
+        options.onTask?.({ type: "finished", result });
         if (result.reason === "cancelled" && stopping) {
           // Handed back, not finished: the next worker resumes it from its tape.
           await job.moveToWait(token);
@@ -368,7 +467,7 @@ export async function startBatchWorker(options: BatchWorkerOptions): Promise<Bat
         }
         return result;
       } finally {
-        running.delete(job.id as string);
+        jobs.ended(id);
       }
     },
     {
@@ -379,15 +478,61 @@ export async function startBatchWorker(options: BatchWorkerOptions): Promise<Bat
       maxStalledCount: BATCH_DEFAULTS.maxStalls,
     },
   );
-  worker.on("error", () => {});
+  watch.watch(worker);
   await worker.waitUntilReady();
   return {
     async close() {
       stopping = true;
-      for (const controller of running.values()) controller.abort("the worker is stopping");
+      jobs.stopAll("the worker is stopping");
       await worker.close();
+      watch.stop();
       await queue.close();
-      await redis.quit();
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+/** A job's data once checked; nothing of a job that fails its check is used: it fails now, with the reason, never retried. */
+function checkedJob(data: unknown): QueuedTask {
+  try {
+    return checkQueuedTask(data);
+  } catch (err) {
+    throw new UnrecoverableError((err as Error).message);
+  }
+}
+
+/** A worker's runs by job id, and the jobs that vanished under them. */
+function workerJobs(onNotice: BatchWorkerOptions["onNotice"]) {
+  const running = new Map<string, { task: string; controller: AbortController }>();
+  const tasks = new Map<string, string>();
+  const vanished = new Set<string>();
+  return {
+    /** A job starts: its run's signal. */
+    started(id: string, task: string): AbortSignal {
+      const controller = new AbortController();
+      running.set(id, { task, controller });
+      tasks.set(id, task);
+      vanished.delete(id);
+      return controller.signal;
+    },
+    ended(id: string) {
+      running.delete(id);
+    },
+    lost: (id: string) => vanished.has(id),
+    stopAll(reason: string) {
+      for (const { controller } of running.values()) controller.abort(reason);
+    },
+    /**
+     * BullMQ says a job's key or lock is gone (Redis restarted empty or flushed, or the job went to
+     * another worker): its run is stopped, since its result could not be kept, and that is said once.
+     */
+    onJobError(error: Error) {
+      const id = jobOfError(error);
+      if (id === undefined || !tasks.has(id) || vanished.has(id)) return;
+      vanished.add(id);
+      running.get(id)?.controller.abort("its job vanished from Redis");
+      const reason = error.message.split("\n")[0] ?? error.name;
+      onNotice?.({ type: "task_lost", id: tasks.get(id) as string, reason });
     },
   };
 }
@@ -397,7 +542,6 @@ async function processJob(
   options: BatchWorkerOptions,
   deps: { redis: Redis; limiter: RateLimiter; signal: AbortSignal },
 ): Promise<BatchResult> {
-  options.onTask?.({ type: "started", id: data.task.id });
   const ctx: TaskContext = {
     spec: options.spec ?? {},
     provider: limitedProvider(options.provider, deps.limiter),
@@ -414,9 +558,7 @@ async function processJob(
   if (options.tapeExtras !== undefined) ctx.tapeExtras = options.tapeExtras;
   if (data.workspacePerTask && options.workspaces !== undefined)
     ctx.workspaces = options.workspaces(data.batch);
-  const result = await runTask(data.task, ctx);
-  options.onTask?.({ type: "finished", result });
-  return result;
+  return runTask(data.task, ctx);
 }
 
 /**

@@ -5,7 +5,7 @@
  * ended. Used by the in-process pool (pool.ts) and by queue workers alike.
  */
 import { randomUUID } from "node:crypto";
-import { cpSync, existsSync, lstatSync, mkdirSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { EddyError } from "../errors.js";
 import type { Frame, FrameError, McpServerSummary, RunEndedFrame, RunEndReason } from "../frames/frame.js";
@@ -24,6 +24,7 @@ import { isInside } from "../tools/workspace.js";
 import { planResume, resumeRun } from "./resume.js";
 import type { TapeStore, TapeWriter } from "./tape-store.js";
 import { type BatchTask, tapeFileName } from "./task.js";
+import { copyWorkspace, workspaceCopyFailed } from "./workspace-copy.js";
 
 /** How one task ended: its run's outcome, plus where its tape (and kept workspace) is. */
 export interface BatchResult {
@@ -46,6 +47,8 @@ export interface BatchResult {
   workspace?: string;
   /** Where the run was resumed, when it was. */
   resumes?: TapeResume[];
+  /** Special files (FIFOs, sockets, devices) its workspace copy left out, workspace-relative. */
+  skippedFiles?: string[];
 }
 
 /** What running a task needs (the pool's options, made concrete). */
@@ -87,13 +90,15 @@ export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchR
   const previous = await readPrevious(task.id, ctx.tapes);
   const decision = decide(task, previous, ctx);
   if (decision.kind === "reuse") return decision.result;
-  let workspace: string | undefined;
+  let copy: { dir: string | undefined; skipped?: string[] };
   try {
-    workspace = taskWorkspace(task, ctx, decision.kind === "resume");
+    copy = taskWorkspace(task, ctx, decision.kind === "resume");
   } catch (err) {
-    if (!EddyError.isInstance(err) || err.fault !== "user") throw err;
-    return refusedTask(task, err);
+    // A copy refused (not strictly inside the copies folder) or failed: the task fails, never the batch.
+    if (EddyError.isInstance(err) && err.fault === "user") return refusedTask(task, err);
+    return { ...resultOf(task, undefined, undefined, undefined, undefined), error: workspaceCopyFailed(err) };
   }
+  const workspace = copy.dir;
   const own = ctx.tools?.(task, workspace ?? ctx.workspace ?? process.cwd());
   const registry = own ?? ctx.sharedTools ?? createToolRegistry([]);
   const seen: { started?: Frame; ended?: RunEndedFrame } = {};
@@ -129,6 +134,7 @@ export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchR
     await own?.dispose();
   }
   const result = resultOf(task, seen.started, seen.ended, ctx.tapes?.location(task.id), header?.resumes);
+  if (copy.skipped !== undefined && copy.skipped.length > 0) result.skippedFiles = copy.skipped;
   return finishWorkspace(result, ctx, workspace);
 }
 
@@ -265,15 +271,17 @@ export function resultOf(
  * resumed task keeps the copy its first process left (the files its recorded tools wrote); a fresh
  * start gets a new copy.
  */
-function taskWorkspace(task: BatchTask, ctx: TaskContext, resuming: boolean): string | undefined {
-  if (ctx.workspaces === undefined) return ctx.workspace;
+function taskWorkspace(
+  task: BatchTask,
+  ctx: TaskContext,
+  resuming: boolean,
+): { dir: string | undefined; skipped?: string[] } {
+  if (ctx.workspaces === undefined) return { dir: ctx.workspace };
   const dir = join(ctx.workspaces, tapeFileName(task.id).replace(/\.tape$/, ""));
-  if (resuming && existsSync(dir)) return dir;
+  if (resuming && existsSync(dir)) return { dir };
   removeCopy(ctx.workspaces, dir);
-  mkdirSync(ctx.workspaces, { recursive: true });
-  // Symlinks are copied as they are: the file tools refuse any that lead out of the copy.
-  cpSync(ctx.workspace ?? process.cwd(), dir, { recursive: true, verbatimSymlinks: true });
-  return dir;
+  // Special files (FIFOs, sockets, devices) are left out and listed; a failed copy throws one line.
+  return { dir, skipped: copyWorkspace(ctx.workspace ?? process.cwd(), dir).skipped };
 }
 
 /** A successful task's copy is removed; a failed one's is kept and named in its result. */

@@ -8,13 +8,14 @@
  * Exit codes: 0 every task completed; 1 a task failed or a line was bad; 2 bad usage; 130
  * interrupted (run the same command again to go on).
  */
-import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { type BatchDir, type BatchSummary, isFailure, openBatchDir, summarize } from "../batch/batch-dir.js";
+import { BATCH_DEFAULTS } from "../batch/defaults.js";
 import { runBatch } from "../batch/pool.js";
 import { type BatchTask, parseTasks } from "../batch/task.js";
 import type { McpToolInfo } from "../tools/mcp/index.js";
+import { readRegularTextSync } from "../util/regular-file.js";
 import { type BatchProgress, batchProgress } from "./batch-progress.js";
 import { startBatchRuntime } from "./batch-run.js";
 import type { EffectiveConfig, RunFlags } from "./config.js";
@@ -118,14 +119,10 @@ export async function batchCommand(tasksPath: string, flags: BatchFlags, io: Cli
 
 /** The tasks of the file; a file that cannot be read, or holds no task at all, is a usage error. */
 function readTasks(path: string): ReturnType<typeof parseTasks> {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw usageError(
-      `cannot read the tasks file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
-  }
+  const text = readRegularTextSync(path, {
+    what: "the tasks file",
+    maxBytes: BATCH_DEFAULTS.maxTasksFileBytes,
+  });
   const parsed = parseTasks(text);
   if (parsed.tasks.length === 0 && parsed.bad.length === 0)
     throw usageError(`the tasks file ${path} holds no task`);

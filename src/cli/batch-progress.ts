@@ -17,6 +17,8 @@
  */
 import type { ResultLine } from "../batch/batch-dir.js";
 import { isFailure } from "../batch/batch-dir.js";
+import type { QueueNotice } from "../batch/redis-watch.js";
+import { assertNever } from "../errors.js";
 import type { CliIo } from "./run-command.js";
 import { clip, formatDuration, type Styles } from "./terminal.js";
 
@@ -58,6 +60,7 @@ export function batchProgress(
   const line = stderr.isTTY === true ? statusLine(stderr, state, now, options.refreshMs ?? 1000) : undefined;
   // A line per task where nobody watches the status line: piped stdout, or no terminal for it.
   const lines = io.stdout.isTTY !== true || line === undefined;
+  let toldSkipped = false;
   return {
     started(id) {
       state.firstStart ??= now();
@@ -77,6 +80,13 @@ export function batchProgress(
       if (isFailure(result)) state.failed++;
       line?.draw();
       if (lines) io.stdout.write(`${describeLine(result, styles)}\n`);
+      // Every task's copy skips the same files: said once.
+      if (!toldSkipped && result.skipped_files !== undefined && result.skipped_files.length > 0) {
+        toldSkipped = true;
+        const text = styles.yellow(skippedLine(result.skipped_files));
+        if (line === undefined) io.stderr.write(`${text}\n`);
+        else line.above(text);
+      }
     },
     skipped(count) {
       state.done += count;
@@ -190,6 +200,32 @@ export function formatEta(ms: number): string {
   if (s < 60) return `${s} s`;
   if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, "0")} s`;
   return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, "0")} min`;
+}
+
+/** One line for what happened to the queue (`who` is `eddy batch` or `eddy worker`). */
+export function describeQueueNotice(who: string, notice: QueueNotice): string {
+  switch (notice.type) {
+    case "connection_lost":
+      return `${who}: lost the connection to Redis at ${notice.where} (${notice.reason}); trying again until it is back (Ctrl-C stops)`;
+    case "connection_restored":
+      return `${who}: connected to Redis at ${notice.where} again`;
+    case "tasks_requeued": {
+      const n = notice.ids.length;
+      const shown = notice.ids.slice(0, 5).join(", ") + (n > 5 ? ` and ${n - 5} more` : "");
+      return `${who}: ${n} task${n === 1 ? "" : "s"} vanished from Redis (restarted empty or flushed?) and ${n === 1 ? "was" : "were"} queued again, to start over: ${shown}`;
+    }
+    case "task_lost":
+      return `${who}: task ${notice.id} lost its job in Redis (restarted empty or flushed?): its run is stopped and its result dropped; the coordinator queues it again (${notice.reason})`;
+    default:
+      return assertNever(notice, "queue notice");
+  }
+}
+
+/** The one line saying which special files the workspace copies leave out. */
+export function skippedLine(files: readonly string[]): string {
+  const shown = files.slice(0, 5).join(", ");
+  const more = files.length > 5 ? ` and ${files.length - 5} more` : "";
+  return `eddy batch: --workspace-per-task does not copy special files (FIFOs, sockets, devices): ${shown}${more}`;
 }
 
 /** One line for a finished task: `✓ ID completed · 2 turns · 1 tool call · 812 ms`. */

@@ -11,6 +11,7 @@ import { enqueueBatch } from "../batch/queue.js";
 import { type BatchTask, tapeFileName } from "../batch/task.js";
 import { mergeRunSpecs } from "../loop/run-spec.js";
 import type { BatchPlan } from "./batch-command.js";
+import { describeQueueNotice } from "./batch-progress.js";
 import { readSchema } from "./run-command.js";
 import { specOf } from "./run-settings.js";
 
@@ -30,6 +31,7 @@ export async function queuedBatch(plan: BatchPlan, url: string): Promise<void> {
     workspacePerTask: flags.workspacePerTask === true,
     signal: plan.signal,
     onStart: (id) => progress.started(id),
+    onNotice: (notice) => progress.notice(describeQueueNotice("eddy batch", notice)),
     onResult: (result, tape) => {
       const path = join(dir.path, "tapes", tapeFileName(result.id));
       if (tape === undefined) delete result.tape;

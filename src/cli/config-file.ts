@@ -3,7 +3,7 @@
  * `--config FILE`): its schema, loading, and the provider profiles it adds or overrides. Keys
  * never live in the file: a profile names the environment variable that holds its key.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
@@ -14,6 +14,7 @@ import { CAPABILITY_KEYS, type CapabilityKey, withCapabilities } from "../provid
 import type { ChatDialect } from "../provider/chat-completions/dialect.js";
 import { KNOWN_PROFILES, type ProviderProfile } from "../provider/profiles.js";
 import { API_NAMES, STREAM_TRANSPORTS } from "../provider/wire-api.js";
+import { readRegularTextSync } from "../util/regular-file.js";
 import { EXTRA_CONFIG_KEYS, REQUEST_KEYS } from "./config-request.js";
 
 /** Environment variables as the CLI sees them (`process.env`, or a test's record). */
@@ -127,19 +128,39 @@ export function loadConfigFile(
   return { file: {}, path: undefined };
 }
 
+/** The largest config file read (only a regular file is read: src/util/regular-file.ts). */
+export const CONFIG_MAX_BYTES = 1024 * 1024;
+
 function parseConfigFile(path: string): ConfigFile {
+  const text = readRegularTextSync(path, {
+    what: "config file",
+    maxBytes: CONFIG_MAX_BYTES,
+    code: "invalid_config",
+  });
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, "utf8"));
+    raw = JSON.parse(text);
   } catch (err) {
-    const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    throw configError(`cannot read config file ${path}: ${reason}`);
+    throw configError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
   }
   const parsed = configSchema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  const where = issue?.path.length ? issue.path.join(".") : "(top level)";
-  throw configError(`config file ${path}: ${where}: ${issue?.message ?? "invalid"}`);
+  const where = issue?.path.length ? issue.path.map(keyText).join(".") : "(top level)";
+  // A key of the file may hold anything, a newline included: the message stays one line.
+  throw configError(`config file ${path}: ${where}: ${oneLine(issue?.message ?? "invalid")}`);
+}
+
+/** A key as a message shows it: plain names as they are, anything else as a JSON string. */
+function keyText(key: PropertyKey): string {
+  const text = String(key);
+  return /^[A-Za-z0-9_-]+$/.test(text) ? text : JSON.stringify(text);
+}
+
+/** `text` with control characters escaped as JSON would (`\n`, `\u001b`). */
+function oneLine(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is escaped
+  return text.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
 }
 
 /** A user error in the configuration: one line, exit 2. */

@@ -101,6 +101,13 @@ describe("the config file", () => {
     expect(() => loadConfigFile(undefined, ws.env, ws.dir)).toThrow(message);
   });
 
+  it("names a key holding a newline in one line (found by test/fuzz-inputs.test.ts)", () => {
+    const ws = workspace({ history: { "a\nb": null } });
+    expect(() => loadConfigFile(undefined, ws.env, ws.dir)).toThrow(
+      /^config file .*: history(\.?"a\\nb")?: [^\n]*$/,
+    );
+  });
+
   it("accepts every capability key (the schema comes from CAPABILITY_KEYS)", () => {
     const capabilities = Object.fromEntries(CAPABILITY_KEYS.map((k) => [k, !GENERIC_CAPABILITIES[k]]));
     const ws = workspace({ profiles: { p: { base_url: "http://h/v1", capabilities } } });

@@ -267,11 +267,7 @@ export class HumanRenderer {
     if (this.wroteText && !this.stdoutAtLineStart) this.writeOut("\n");
     const total = this.options.now() - this.started;
     const ok = frame.reason === "completed" || frame.reason === "terminal_tool";
-    if (frame.error !== undefined) {
-      stderr.write(
-        `${styles.red(`eddy: ${frame.reason}:`)} ${safe(frame.error.message)}${hintFor(frame)}${this.authHintFor()}\n`,
-      );
-    }
+    if (frame.error !== undefined) stderr.write(`${failureLine(frame, styles)}${this.authHintFor()}\n`);
     const parts = [
       ok ? styles.green(`✓ ${frame.reason}`) : styles.red(`✗ ${frame.reason}`),
       plural(frame.turns, "turn"),
@@ -328,6 +324,14 @@ function errorOf(output: string): { code?: string; message: string } {
     if (typeof parsed.exit_code === "number") return { message: `exit code ${parsed.exit_code}` };
   } catch {}
   return { message: output };
+}
+
+/**
+ * The one line saying why a run did not succeed (`eddy: provider_error: … (what to do)`), for a
+ * `run_ended` frame with an `error`; the human view and `--json` (on stderr) both write it.
+ */
+export function failureLine(frame: RunEndedFrame, styles: Styles): string {
+  return `${styles.red(`eddy: ${frame.reason}:`)} ${safe(frame.error?.message ?? frame.reason)}${hintFor(frame)}`;
 }
 
 /** What to do next, for the errors a user can act on. */

@@ -124,7 +124,7 @@ function resumeView(flags: ResumeFlags, io: CliIo, config: EffectiveConfig) {
   const images = new ImageSaver(config.workspace.value);
   const view =
     flags.json === true
-      ? RunView.json(io.stdout, io.stderr)
+      ? RunView.json(io.stdout, io.stderr, styles)
       : RunView.human(humanRenderer(io, styles, config, images));
   return { styles, images, view };
 }

@@ -4,7 +4,6 @@
  * earlier runs' tapes (`--context`) — render frames (human view or JSONL), record the tape, and
  * exit with the code of the run's end reason (docs/architecture.md, "The CLI contract").
  */
-import { readFileSync } from "node:fs";
 import { compileContextBundle } from "../context/bundle.js";
 import { checkThreadName, createThreadStore } from "../context/threads.js";
 import { renderCompiledContext } from "../context/threads-run.js";
@@ -20,6 +19,7 @@ import type { Provider } from "../provider/provider.js";
 import { createTapeHeader } from "../replay/header.js";
 import { createTapeRecorder, type TapeRecorder } from "../replay/recorder.js";
 import { readTape, type TapeHeader } from "../replay/tape.js";
+import { readRegularTextSync } from "../util/regular-file.js";
 import { compileSchema } from "../util/schema.js";
 import type { TerminalInput } from "./approval-prompt.js";
 import { type EffectiveConfig, type Env, type RunFlags, resolveConfig } from "./config.js";
@@ -70,7 +70,7 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
   const images = new ImageSaver(prepared.config.workspace.value);
   view =
     flags.json === true
-      ? RunView.json(io.stdout, io.stderr)
+      ? RunView.json(io.stdout, io.stderr, styles)
       : RunView.human(humanRenderer(io, styles, prepared.config, images));
   const controller = new AbortController();
   let started: TargetProvider | undefined;
@@ -272,9 +272,10 @@ async function readPrompt(prompt: string | undefined, io: CliIo): Promise<string
 
 /** Reads and checks a `--schema` file. */
 export function readSchema(path: string): NonNullable<RunSpecInput["output_schema"]> {
+  const text = readRegularTextSync(path, { what: "the --schema file", maxBytes: 1024 * 1024 });
   let schema: unknown;
   try {
-    schema = JSON.parse(readFileSync(path, "utf8"));
+    schema = JSON.parse(text);
   } catch (err) {
     const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     throw usageError(`cannot read the --schema file ${path}: ${reason}`);

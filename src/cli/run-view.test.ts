@@ -145,3 +145,44 @@ describe("the summary line's token counts", () => {
     expect(err).not.toContain("0 in / 0 out");
   });
 });
+
+describe("RunView.json", () => {
+  const ended = (fields: Record<string, unknown>) =>
+    ({
+      type: "run_ended",
+      run_id: "r",
+      seq: 1,
+      ts: 0,
+      turns: 1,
+      tool_calls: 0,
+      ...fields,
+    }) as unknown as Frame;
+
+  it("writes frames only on stdout; a run that ended with an error also says so on stderr, once", () => {
+    let out = "";
+    let err = "";
+    const view = RunView.json(
+      { write: (t: string) => (out += t) },
+      { write: (t: string) => (err += t) },
+      plain,
+    );
+    view.render(delta("a", 0));
+    view.render(
+      ended({ reason: "provider_error", error: { code: "not_event_stream", message: "got text/html" } }),
+    );
+    expect(
+      out
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).type),
+    ).toEqual(["output_text_delta", "run_ended"]);
+    expect(err).toBe("eddy: provider_error: got text/html\n");
+  });
+
+  it("says nothing on stderr for a run that completed", () => {
+    let err = "";
+    const view = RunView.json({ write: () => {} }, { write: (t: string) => (err += t) }, plain);
+    view.render(ended({ reason: "completed" }));
+    expect(err).toBe("");
+  });
+});

@@ -7,7 +7,7 @@
 import { assertNever } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import type { McpEvent } from "../tools/mcp/index.js";
-import type { HumanRenderer } from "./render-human.js";
+import { failureLine, type HumanRenderer } from "./render-human.js";
 import { type Output, type Styles, terminalSafe } from "./terminal.js";
 
 /** The run's output, holdable. */
@@ -31,10 +31,17 @@ export class RunView {
     );
   }
 
-  /** A view writing frames as JSONL on `stdout` (one write per frame), notices on `stderr`. */
-  static json(stdout: Output, stderr: Output): RunView {
+  /**
+   * A view writing frames as JSONL on `stdout` (one write per frame, nothing else), notices on
+   * `stderr`; a run that ends with an error also says why on `stderr`, in one line.
+   */
+  static json(stdout: Output, stderr: Output, styles: Styles): RunView {
     return new RunView(
-      (frame) => stdout.write(`${JSON.stringify(frame)}\n`),
+      (frame) => {
+        stdout.write(`${JSON.stringify(frame)}\n`);
+        if (frame.type === "run_ended" && frame.error !== undefined)
+          stderr.write(`${failureLine(frame, styles)}\n`);
+      },
       (line) => stderr.write(`${line}\n`),
     );
   }

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { toResultLine } from "../batch/batch-dir.js";
 import { checkRedis, startBatchWorker } from "../batch/queue.js";
 import { tapeExtrasFor } from "./batch-command.js";
-import { describeLine } from "./batch-progress.js";
+import { describeLine, describeQueueNotice } from "./batch-progress.js";
 import { startBatchRuntime, unattendedApproveMode } from "./batch-run.js";
 import type { EffectiveConfig, RunFlags } from "./config.js";
 import { resolveConfig } from "./config.js";
@@ -65,6 +65,7 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
       tapeExtras: tapeExtrasFor(config, runtime.mcpTools),
       workspaces: (batch) => join(tmpdir(), `eddy-batch-${batch}`),
       secrets: [...secretsOf(config), ...runtime.secrets],
+      onNotice: (notice) => io.stderr.write(`${describeQueueNotice("eddy worker", notice)}\n`),
       onTask: (event) => {
         if (event.type === "finished" && !(event.result.reason === "cancelled" && controller.signal.aborted))
           io.stdout.write(`${describeLine(toResultLine(event.result, io.cwd), styles)}\n`);

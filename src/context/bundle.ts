@@ -25,6 +25,7 @@ import { estimateCounter, TokenMeter } from "../history/tokens.js";
 import type { RenderedHistory, ToolHistoryManager } from "../history/tool-history.js";
 import { dropReasoning, messageText } from "../history/units.js";
 import type { ItemParam, JsonObject } from "../protocol/types.js";
+import { wellFormed } from "../util/json.js";
 
 export const CONTEXT_BUNDLE_SCHEMA = "eddy.context_bundle.v1";
 
@@ -255,9 +256,12 @@ export function bundleId(bundle: ContextBundle): string {
   return createHash("sha256").update(canonicalJson(bundle)).digest("hex");
 }
 
-/** The canonical JSON text of a value (RFC 8785 JSON Canonicalization Scheme). */
+/**
+ * The canonical JSON text of a value (RFC 8785 JSON Canonicalization Scheme). RFC 8785 has no
+ * form for a lone surrogate (a model's or a tool's text may hold one): it becomes U+FFFD.
+ */
 export function canonicalJson(value: unknown): string {
-  const text = canonicalize(value);
+  const text = canonicalize(wellFormed(value));
   if (text === undefined)
     throw new EddyError("invalid_argument", "the value has no JSON form", { fault: "system" });
   return text;

@@ -11,13 +11,29 @@
  * Concurrent runs may append to one log: each record is written with a single `write(2)` on a
  * file opened with `O_APPEND`, which on a local file system (ext4, xfs, btrfs, tmpfs, overlayfs)
  * places it at the end in one piece; readers skip a last line that is still being written. Network
- * file systems do not promise this.
+ * file systems do not promise this. A crash mid-write can leave a last line with no newline: the
+ * next append ends it first (in the same write), so the torn record is one unreadable line and the
+ * new record stays whole; readers recover a whole record glued after a torn one by older versions.
+ *
+ * Nothing under `.eddy/` is reached through a symlink, and only regular files are read (see
+ * `createThreadStore`).
  */
 import { createHash } from "node:crypto";
-import { mkdir, open, readdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { EddyError } from "../errors.js";
 import type { JsonObject, Usage } from "../protocol/types.js";
+import { isJsonObject, wellFormed } from "../util/json.js";
+import {
+  listStateDir,
+  lstatState,
+  openStateDir,
+  openStateFile,
+  readStateFile,
+  type StateDir,
+  writeStateFileAtomic,
+} from "../util/state-dir.js";
 import { bundleId, type ContextBundle, canonicalJson } from "./bundle.js";
 
 /** Thread names: 1–64 letters, digits, `.`, `_`, `-`, starting with a letter or digit. */
@@ -104,94 +120,123 @@ export interface ThreadStore {
   loadBundle(id: string): Promise<ContextBundle>;
 }
 
-/** The threads and bundles under `<workspace>/.eddy`. */
+/** The largest thread log or bundle read (`.eddy/threads/NAME.jsonl`, `.eddy/bundles/ID.json`). */
+export const THREAD_LOG_MAX_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The threads and bundles under `<workspace>/.eddy`. Nothing there is reached through a symlink:
+ * `.eddy`, its folders and its files are opened without following one (src/util/state-dir.ts), so
+ * a repository that ships `.eddy/threads` as a link elsewhere gets a clear error, not writes
+ * outside the workspace.
+ */
 export function createThreadStore(options: ThreadStoreOptions): ThreadStore {
-  const root = join(options.workspace, ".eddy");
-  const threads = join(root, "threads");
-  const bundles = join(root, "bundles");
+  const { workspace } = options;
   const clock = options.clock ?? Date.now;
-  const logPath = (name: string) => join(threads, `${checkThreadName(name)}.jsonl`);
+  const folder = (sub: "threads" | "bundles", create: boolean) =>
+    openStateDir(workspace, [".eddy", sub], { create });
+  const logFile = (name: string) => `${checkThreadName(name)}.jsonl`;
 
   return {
-    root,
+    root: join(workspace, ".eddy"),
 
     async list() {
-      const out: ThreadSummary[] = [];
-      for (const name of await threadNames(threads)) {
-        const log = await this.read(name);
-        const updated = Math.max(0, ...log.runs.flatMap((r) => [r.prompt.ts, r.outcome?.ts ?? 0]));
-        out.push({ name, runs: log.runs.length, updated: updated || (await stat(logPath(name))).mtimeMs });
+      const dir = await folder("threads", false);
+      if (dir === undefined) return [];
+      try {
+        const out: ThreadSummary[] = [];
+        for (const name of threadNames(await listStateDir(dir))) {
+          const log = parseThreadLog(
+            name,
+            (await readStateFile(dir, logFile(name), THREAD_LOG_MAX_BYTES)) ?? "",
+          );
+          const updated = log.runs.reduce((t, r) => Math.max(t, r.prompt.ts, r.outcome?.ts ?? 0), 0);
+          const mtime = (await lstatState(dir, logFile(name)))?.mtimeMs ?? 0;
+          out.push({ name, runs: log.runs.length, updated: updated || mtime });
+        }
+        return out;
+      } finally {
+        await dir.close();
       }
-      return out;
     },
 
     async read(name) {
-      let text: string;
+      const file = logFile(name);
+      const dir = await folder("threads", false);
+      if (dir === undefined) return { name, runs: [], skipped: 0 };
       try {
-        text = await readFile(logPath(name), "utf8");
-      } catch (err) {
-        if (isNotFound(err)) return { name, runs: [], skipped: 0 };
-        throw err;
+        const text = await readStateFile(dir, file, THREAD_LOG_MAX_BYTES);
+        return text === undefined ? { name, runs: [], skipped: 0 } : parseThreadLog(name, text);
+      } finally {
+        await dir.close();
       }
-      return parseThreadLog(name, text);
     },
 
     async append(name, fields) {
-      const path = logPath(name);
-      await mkdir(threads, { recursive: true });
-      const record = { v: 1, ...fields, ts: clock() } as ThreadRecord;
-      await appendLine(path, `${JSON.stringify(record)}\n`);
-      return record;
+      const file = logFile(name);
+      const dir = (await folder("threads", true)) as StateDir;
+      try {
+        const record = { v: 1, ...fields, ts: clock() } as ThreadRecord;
+        await appendLine(dir, file, `${JSON.stringify(record)}\n`);
+        return record;
+      } finally {
+        await dir.close();
+      }
     },
 
-    saveBundle: (bundle) => saveBundle(bundles, bundle),
-    loadBundle: (id) => loadBundle(bundles, id),
+    async saveBundle(bundle) {
+      const dir = (await folder("bundles", true)) as StateDir;
+      try {
+        return await saveBundle(dir, bundle);
+      } finally {
+        await dir.close();
+      }
+    },
+
+    async loadBundle(id) {
+      checkBundleId(id);
+      const dir = await folder("bundles", false);
+      try {
+        const text =
+          dir === undefined ? undefined : await readStateFile(dir, `${id}.json`, THREAD_LOG_MAX_BYTES);
+        return loadBundle(text, id, join(workspace, ".eddy", "bundles"));
+      } finally {
+        await dir?.close();
+      }
+    },
   };
 }
 
-/** The valid thread names with a log under `threads`, sorted; none when the folder is missing. */
-async function threadNames(threads: string): Promise<string[]> {
-  let files: string[];
-  try {
-    files = await readdir(threads);
-  } catch (err) {
-    if (isNotFound(err)) return [];
-    throw err;
-  }
+/** The valid thread names among the file names of the threads folder, sorted. */
+function threadNames(files: string[]): string[] {
   return files
     .filter((f) => f.endsWith(".jsonl"))
     .map((f) => f.slice(0, -".jsonl".length))
-    .filter((n) => THREAD_NAME_PATTERN.test(n))
+    .filter((n) => THREAD_NAME_PATTERN.test(n) && !n.endsWith("."))
     .sort();
 }
 
-/** Stores `bundle` under its content id in `bundles` (once) and returns the id. */
-async function saveBundle(bundles: string, bundle: ContextBundle): Promise<string> {
+/** Stores `bundle` under its content id in `dir` (once) and returns the id. */
+async function saveBundle(dir: StateDir, bundle: ContextBundle): Promise<string> {
   const id = bundleId(bundle);
-  const path = join(bundles, `${id}.json`);
-  if (await exists(path)) return id;
-  await mkdir(bundles, { recursive: true });
-  // Write then rename: a reader never sees half a bundle, and two writers of one id write the same bytes.
-  const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  await writeFile(tmp, canonicalJson(bundle));
-  await rename(tmp, path);
+  const existing = await lstatState(dir, `${id}.json`);
+  if (existing?.isFile()) return id;
+  // Write then rename: a reader never sees half a bundle, and two writers of one id write the same
+  // bytes. A symlink in the way is replaced by the rename, never followed.
+  await writeStateFileAtomic(dir, `${id}.json`, canonicalJson(bundle));
   return id;
 }
 
-/** The bundle stored as `id` in `bundles`, checked against its id. */
-async function loadBundle(bundles: string, id: string): Promise<ContextBundle> {
+function checkBundleId(id: string): void {
   if (!/^[0-9a-f]{64}$/.test(id))
     throw new EddyError("invalid_argument", `${JSON.stringify(id)} is not a bundle id (64 hex digits)`, {
       fault: "user",
     });
-  let text: string;
-  try {
-    text = await readFile(join(bundles, `${id}.json`), "utf8");
-  } catch (err) {
-    if (isNotFound(err))
-      throw new EddyError("invalid_argument", `bundle ${id} is not in ${bundles}`, { fault: "user" });
-    throw err;
-  }
+}
+
+/** The bundle stored as `id` (its file's text, if any), checked against its id. */
+function loadBundle(text: string | undefined, id: string, where: string): ContextBundle {
+  if (text === undefined)
+    throw new EddyError("invalid_argument", `bundle ${id} is not in ${where}`, { fault: "user" });
   if (createHash("sha256").update(text).digest("hex") !== id)
     throw new EddyError(
       "invalid_argument",
@@ -213,7 +258,11 @@ export function checkThreadName(name: string): string {
   return name;
 }
 
-/** Reads a thread log's text: records by run, in start order; unreadable lines counted, not fatal. */
+/**
+ * Reads a thread log's text: records by run, in start order; unreadable lines counted, not fatal.
+ * A line that is not a record may be a torn record with a whole one glued after it (a log written
+ * before torn lines were repaired on append): the whole one is recovered.
+ */
 export function parseThreadLog(name: string, text: string): ThreadLog {
   const runs = new Map<string, ThreadRun>();
   const outcomes = new Map<string, ThreadOutcomeRecord>();
@@ -223,17 +272,12 @@ export function parseThreadLog(name: string, text: string): ThreadLog {
   if (lines.at(-1) !== "") skipped++;
   for (const line of lines.slice(0, -1)) {
     if (line.trim() === "") continue;
-    let record: ThreadRecord;
-    try {
-      record = JSON.parse(line) as ThreadRecord;
-    } catch {
-      skipped++;
-      continue;
-    }
-    if (record?.v !== 1 || typeof record.run_id !== "string") skipped++;
+    const found = readRecord(line);
+    if (found.torn) skipped++;
+    const record = found.record;
+    if (record === undefined) skipped++;
     else if (record.kind === "prompt") runs.set(record.run_id, { run_id: record.run_id, prompt: record });
-    else if (record.kind === "outcome") outcomes.set(record.run_id, record);
-    else skipped++;
+    else outcomes.set(record.run_id, record);
   }
   for (const [runId, outcome] of outcomes) {
     const run = runs.get(runId);
@@ -243,11 +287,73 @@ export function parseThreadLog(name: string, text: string): ThreadLog {
   return { name, runs: [...runs.values()], skipped };
 }
 
-/** Appends one line with one write on an `O_APPEND` descriptor (see the module comment). */
-async function appendLine(path: string, line: string): Promise<void> {
-  const bytes = Buffer.from(line, "utf8");
-  const handle = await open(path, "a");
+const RECORD_START = '{"v":1,';
+
+/** The record on `line`; else the whole record glued after a torn one (`torn`), if there is one. */
+function readRecord(line: string): { record?: ThreadRecord; torn: boolean } {
+  const record = asThreadRecord(parseJson(line));
+  if (record !== undefined) return { record, torn: false };
+  for (let at = line.indexOf(RECORD_START, 1); at > 0; at = line.indexOf(RECORD_START, at + 1)) {
+    const glued = asThreadRecord(parseJson(line.slice(at)));
+    if (glued !== undefined) return { record: glued, torn: true };
+  }
+  return { torn: false };
+}
+
+/** The JSON value of `text` (lone surrogates made U+FFFD: a bundle must hold them), or undefined. */
+function parseJson(text: string): unknown {
   try {
+    return wellFormed(JSON.parse(text));
+  } catch {
+    return undefined;
+  }
+}
+
+/** `value` when it is a well-formed thread record (every field of its kind with the right type). */
+export function asThreadRecord(value: unknown): ThreadRecord | undefined {
+  if (!isJsonObject(value) || value.v !== 1 || typeof value.run_id !== "string") return undefined;
+  // A time a Date can hold (±8.64e15 ms): `eddy threads show` prints it.
+  if (typeof value.ts !== "number" || !(Math.abs(value.ts) <= 8.64e15)) return undefined;
+  if (value.kind === "prompt") {
+    const ok =
+      typeof value.prompt === "string" &&
+      (value.model === null || typeof value.model === "string") &&
+      (value.bundle_id === undefined || typeof value.bundle_id === "string");
+    return ok ? (value as unknown as ThreadPromptRecord) : undefined;
+  }
+  if (value.kind === "outcome") {
+    const ok =
+      typeof value.reason === "string" &&
+      typeof value.output_text === "string" &&
+      Array.isArray(value.items) &&
+      value.items.every(isJsonObject) &&
+      (value.usage === null || isUsage(value.usage)) &&
+      (value.tape === undefined || typeof value.tape === "string");
+    return ok ? (value as unknown as ThreadOutcomeRecord) : undefined;
+  }
+  return undefined;
+}
+
+function isUsage(value: unknown): boolean {
+  return (
+    isJsonObject(value) &&
+    ["input_tokens", "output_tokens", "total_tokens"].every((k) => typeof value[k] === "number")
+  );
+}
+
+/**
+ * Appends one line with one write on an `O_APPEND` descriptor (see the module comment). A log
+ * whose last line has no newline (a crash mid-write) gets one first, in the same write, so the
+ * torn record stays one unreadable line and never swallows the new one.
+ */
+async function appendLine(dir: StateDir, file: string, line: string): Promise<void> {
+  const handle = (await openStateFile(
+    dir,
+    file,
+    constants.O_RDWR | constants.O_APPEND | constants.O_CREAT,
+  )) as FileHandle;
+  try {
+    const bytes = Buffer.from((await endsTorn(handle)) ? `\n${line}` : line, "utf8");
     let offset = 0;
     while (offset < bytes.length) {
       const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
@@ -258,16 +364,11 @@ async function appendLine(path: string, line: string): Promise<void> {
   }
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (err) {
-    if (isNotFound(err)) return false;
-    throw err;
-  }
-}
-
-function isNotFound(err: unknown): boolean {
-  return (err as NodeJS.ErrnoException)?.code === "ENOENT";
+/** Whether the file's last byte is something other than a newline. */
+async function endsTorn(handle: FileHandle): Promise<boolean> {
+  const { size } = await handle.stat();
+  if (size === 0) return false;
+  const last = Buffer.alloc(1);
+  await handle.read(last, 0, 1, size - 1);
+  return last[0] !== 0x0a;
 }

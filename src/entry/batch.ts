@@ -33,6 +33,7 @@ export {
   type EnqueueOptions,
   enqueueBatch,
   type QueuedTask,
+  type QueueNotice,
   startBatchWorker,
 } from "../batch/queue.js";
 export {

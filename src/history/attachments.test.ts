@@ -58,13 +58,13 @@ describe("attachments", () => {
 
   it("refuses, with a clear message: a missing file, a file over the spec's limit, an image that is not one", async () => {
     await expect(attachmentPart({ kind: "file", source: "nope.pdf" }, dir)).rejects.toThrow(
-      "--file nope.pdf: cannot read it (ENOENT)",
+      "cannot read --file nope.pdf: ENOENT",
     );
     const big = join(dir, "big.png");
     writeFileSync(big, PNG);
     truncateSync(big, MAX_INLINE_IMAGE_BYTES + 1); // sparse: the size is checked before reading
     await expect(attachmentPart({ kind: "image", source: big })).rejects.toThrow(
-      /--image .*big\.png is 15\.0 MiB; files sent inline may be at most 15\.0 MiB .* Give a URL instead/,
+      /--image .*big\.png is larger than 15\.0 MiB, the spec's limit on inline \(base64\) data: give a URL instead/,
     );
     await expect(attachmentPart({ kind: "image", source: "data.csv" }, dir)).rejects.toThrow(
       "--image data.csv: the content is text/csv, not an image (attach it with --file instead)",

@@ -9,12 +9,12 @@
  * `file_data` ≤ 32 MiB of characters, base64 included): a file over them is refused with a
  * clear error before anything is sent.
  */
-import { readFileSync, statSync } from "node:fs";
 import { basename, extname } from "node:path";
 import { fileTypeFromBuffer } from "file-type";
 import { EddyError } from "../errors.js";
 import { INPUT_FILE_DATA_MAX_LENGTH, INPUT_IMAGE_URL_MAX_LENGTH } from "../protocol/generated/enums.js";
 import type { JsonObject } from "../protocol/types.js";
+import { readRegularFileSync } from "../util/regular-file.js";
 
 /** What to attach: an image or a file, by local path or URL. */
 export interface Attachment {
@@ -107,33 +107,12 @@ function isUtf8Text(bytes: Uint8Array): boolean {
 }
 
 function readLocal(source: string, cwd: string, flag: string, maxBytes: number): Buffer {
-  const path = source.startsWith("/") ? source : `${cwd}/${source}`;
-  let size: number;
-  try {
-    const stats = statSync(path);
-    if (!stats.isFile()) throw usage(`${flag} ${source} is not a file`);
-    size = stats.size;
-  } catch (error) {
-    if (EddyError.isInstance(error)) throw error;
-    const code = (error as NodeJS.ErrnoException).code ?? "unreadable";
-    throw usage(`${flag} ${source}: cannot read it (${code})`);
-  }
-  if (size > maxBytes) {
-    throw usage(
-      `${flag} ${source} is ${megabytes(size)}; files sent inline may be at most ${megabytes(maxBytes)} (the spec's limit on base64 data). Give a URL instead`,
-    );
-  }
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    throw usage(
-      `${flag} ${source}: cannot read it (${(error as NodeJS.ErrnoException).code ?? "unreadable"})`,
-    );
-  }
-}
-
-function megabytes(bytes: number): string {
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  return readRegularFileSync(source.startsWith("/") ? source : `${cwd}/${source}`, {
+    what: flag,
+    name: source,
+    maxBytes,
+    limitReason: "the spec's limit on inline (base64) data: give a URL instead",
+  });
 }
 
 function usage(message: string): EddyError {

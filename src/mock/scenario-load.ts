@@ -3,9 +3,9 @@
  * against a strict zod schema (unknown keys are errors, so a typo never silently does nothing);
  * a problem is one `EddyError("scenario_invalid", "<source>: turns[2].items[0].name: …")`.
  */
-import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { EddyError } from "../errors.js";
+import { readRegularTextSync } from "../util/regular-file.js";
 import type { Scenario } from "./scenario.js";
 
 const nonNegativeInt = z.number().int().min(0);
@@ -162,16 +162,12 @@ export function parseScenario(value: unknown, source = "scenario"): Scenario {
 
 /** Reads and validates a scenario file: `.json`, or `.yaml`/`.yml` (anything else is tried as YAML, a superset of JSON). */
 export async function loadScenario(path: string): Promise<Scenario> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new EddyError("scenario_invalid", `${path}: cannot read the scenario file (${reason})`, {
-      fault: "user",
-      cause: error,
-    });
-  }
+  // Only a regular file, of at most 64 MiB (a FIFO or a device would block or never end).
+  const text = readRegularTextSync(path, {
+    what: "the scenario file",
+    maxBytes: 64 * 1024 * 1024,
+    code: "scenario_invalid",
+  });
   let value: unknown;
   try {
     // yaml is loaded only for YAML files: it is the slowest import on the CLI's start-up path.

@@ -75,7 +75,9 @@ describe("loadScenario", () => {
   });
 
   it("reports unreadable files and bad YAML", async () => {
-    await expect(loadScenario(join(dir, "missing.yaml"))).rejects.toThrow(/missing\.yaml: cannot read/);
+    await expect(loadScenario(join(dir, "missing.yaml"))).rejects.toThrow(
+      /cannot read the scenario file .*missing\.yaml: ENOENT/,
+    );
     await expect(loadScenario(file("bad.yaml", "turns: [ {"))).rejects.toThrow(/bad\.yaml: not valid YAML/);
   });
 

@@ -5,10 +5,10 @@
  * valid prefix. A tape of an older format is read in today's shape: its header mapped
  * (tape-header.ts), its frames given the derived frames (upgrade-frames.ts).
  */
-import { readFileSync } from "node:fs";
 import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { asFrame, parseJsonl } from "../frames/jsonl.js";
+import { readRegularTextSync } from "../util/regular-file.js";
 import { checkTapeHeader, type TapeHeader } from "./tape-header.js";
 import { DERIVED_FRAMES_FORMAT, upgradeFrames } from "./upgrade-frames.js";
 
@@ -60,19 +60,15 @@ export function parseTape(text: string, source = "tape"): Tape {
   return { header, frames };
 }
 
-/** Reads and parses a tape file. */
+/** The largest tape read (only a regular file is read: src/util/regular-file.ts). */
+export const TAPE_MAX_BYTES = 256 * 1024 * 1024;
+
+/** Reads and parses a tape file (a regular file of at most `TAPE_MAX_BYTES`). */
 export function readTape(path: string): Tape {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw new EddyError(
-      "tape_invalid",
-      `cannot read tape ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      {
-        fault: "user",
-      },
-    );
-  }
-  return parseTape(text, path);
+  return parseTape(readTapeFileText(path), path);
+}
+
+/** The text of the tape file at `path`: a regular file, at most `TAPE_MAX_BYTES`, else `tape_invalid`. */
+export function readTapeFileText(path: string): string {
+  return readRegularTextSync(path, { what: "tape", maxBytes: TAPE_MAX_BYTES, code: "tape_invalid" });
 }

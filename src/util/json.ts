@@ -17,3 +17,31 @@ export function parseJsonObject(text: string): JsonRecord | undefined {
     return undefined;
   }
 }
+
+/** Lone UTF-16 surrogates (half a pair): JSON may carry them, RFC 8785 and UTF-8 cannot. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * `value` with every lone surrogate in its strings and keys replaced by U+FFFD (as
+ * `String.prototype.toWellFormed` does). Copy on write: a clean value comes back as it is.
+ */
+export function wellFormed<T>(value: T): T {
+  return wellFormedValue(value) as T;
+}
+
+function wellFormedValue(value: unknown): unknown {
+  if (typeof value === "string") return value.replace(LONE_SURROGATE, "\ufffd");
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    const mapped = value.map(wellFormedValue);
+    return mapped.some((v, i) => v !== value[i]) ? mapped : value;
+  }
+  let changed = false;
+  const entries = Object.entries(value).map(([k, v]) => {
+    const key = k.replace(LONE_SURROGATE, "\ufffd");
+    const fixed = wellFormedValue(v);
+    if (key !== k || fixed !== v) changed = true;
+    return [key, fixed] as const;
+  });
+  return changed ? Object.fromEntries(entries) : value;
+}

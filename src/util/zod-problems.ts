@@ -7,12 +7,19 @@ import type { z } from "zod";
 
 const MAX_PROBLEMS = 6;
 
-/** `["history", "strategy"]` → `history.strategy`; `["input", 0]` → `input[0]`; the root is `root`. */
+/**
+ * `["history", "strategy"]` → `history.strategy`; `["input", 0]` → `input[0]`; the root is `root`.
+ * A key that is not a plain name (an untrusted input's key may hold a newline or an escape) is
+ * shown as a JSON string, so the path stays one line: `request."a\nb"`.
+ */
 export function fieldPath(path: readonly PropertyKey[], root = "(root)"): string {
   let out = "";
   for (const p of path) {
     if (typeof p === "number") out += `[${p}]`;
-    else out += out === "" ? String(p) : `.${String(p)}`;
+    else {
+      const name = /^[A-Za-z0-9_$-]+$/.test(String(p)) ? String(p) : JSON.stringify(String(p));
+      out += out === "" ? name : `.${name}`;
+    }
   }
   return out === "" ? root : out;
 }

@@ -6,10 +6,12 @@
  * last line; a tape that cannot be read leaves its row without a link, saying why.
  */
 
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { EddyError } from "../errors.js";
+import { TAPE_MAX_BYTES } from "../replay/tape.js";
 import { isJsonObject as isObject } from "../util/json.js";
+import { readRegularTextSync } from "../util/regular-file.js";
 import { durationText, summaryLabel } from "./labels.js";
 import { shortValue } from "./notes.js";
 import { tokenCounts } from "./turn-state.js";
@@ -33,7 +35,11 @@ export function readBatchFolder(dir: string): BatchFolder {
   const byId = new Map<string, { row: BatchRowView; tape: string | undefined }>();
   const resultsPath = join(dir, "results.jsonl");
   if (existsSync(resultsPath)) {
-    readFileSync(resultsPath, "utf8")
+    readRegularTextSync(resultsPath, {
+      what: "the results file",
+      maxBytes: TAPE_MAX_BYTES,
+      code: "tape_invalid",
+    })
       .split("\n")
       .forEach((line, i) => {
         if (line.trim() === "") return;
@@ -105,7 +111,7 @@ function readSummary(path: string, problems: string[], withRows: boolean): Array
   if (!existsSync(path)) return [];
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(path, "utf8"));
+    value = JSON.parse(readRegularTextSync(path, { what: "summary.json", maxBytes: TAPE_MAX_BYTES }));
   } catch (err) {
     problems.push(`summary.json: ${err instanceof SyntaxError ? "not valid JSON" : (err as Error).message}`);
     return [];

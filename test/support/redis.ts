@@ -15,7 +15,10 @@ export const HAVE_REDIS = spawnSync("redis-server", ["--version"], { stdio: "ign
 export interface RedisServer {
   url: string;
   port: number;
+  /** Stops it (SIGTERM) and removes its folder. */
   stop(): Promise<void>;
+  /** Kills it outright (SIGKILL): every key is gone, nothing was saved. */
+  kill(): Promise<void>;
 }
 
 /** A free TCP port on 127.0.0.1 (the OS picks it; released before the server binds it). */
@@ -31,9 +34,12 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts `redis-server` and waits until it accepts connections. */
-export async function startRedis(): Promise<RedisServer> {
-  const port = await freePort();
+/**
+ * Starts `redis-server` and waits until it accepts connections: on a free port, or on `port` (a
+ * restart of a killed one: empty, since nothing is ever saved).
+ */
+export async function startRedis(options: { port?: number } = {}): Promise<RedisServer> {
+  const port = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), "eddy-redis-"));
   const child: ChildProcess = spawn(
     "redis-server",
@@ -52,16 +58,18 @@ export async function startRedis(): Promise<RedisServer> {
     }
     await new Promise((r) => setTimeout(r, 20));
   }
+  const end = async (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill(signal);
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
-    async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once("exit", r));
-        child.kill("SIGTERM");
-        await exited;
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop: () => end("SIGTERM"),
+    kill: () => end("SIGKILL"),
   };
 }

@@ -1,0 +1,204 @@
+/**
+ * The thread store as hostile input finds it: a cloned repository can ship `.eddy/` with symlinks
+ * (or hard links) pointing out of the workspace, and a crash can leave a torn last line in a log.
+ */
+import { spawnSync } from "node:child_process";
+import {
+  appendFileSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../../test/support/cli.js";
+import { createScriptedProvider } from "../../test/support/scripted.js";
+import { estimateCounter } from "../history/tokens.js";
+import { ToolHistoryManager } from "../history/tool-history.js";
+import { createThreadStore, parseThreadLog } from "./threads.js";
+import { prepareThreadRun } from "./threads-run.js";
+
+const temp = (name: string) => mkdtempSync(join(tmpdir(), `eddy-${name}-`));
+const prompt = (run_id: string) => ({ kind: "prompt" as const, run_id, prompt: `p ${run_id}`, model: null });
+const bundle = {
+  schema: "eddy.context_bundle.v1" as const,
+  compiler: {
+    id: "eddy.context_compiler.v1" as const,
+    strategy: "recent_messages_v1" as const,
+    budget_tokens: 10,
+    tokenizer: "estimate",
+  },
+  source: [],
+  items: [],
+  token_estimate: 0,
+};
+
+/** A workspace and a folder outside it, with a file there that must never change. */
+function setup(): { ws: string; outside: string; victim: string } {
+  const ws = temp("threads-ws");
+  const outside = temp("threads-outside");
+  const victim = join(outside, "victim.jsonl");
+  writeFileSync(victim, "precious\n");
+  return { ws, outside, victim };
+}
+
+describe("the thread store never follows a symlink out of the workspace", () => {
+  it.each([
+    [
+      ".eddy/threads/x.jsonl → a file elsewhere",
+      (ws: string, _outside: string, victim: string) => {
+        mkdirSync(join(ws, ".eddy/threads"), { recursive: true });
+        symlinkSync(victim, join(ws, ".eddy/threads/x.jsonl"));
+      },
+    ],
+    [
+      ".eddy/threads → a folder elsewhere",
+      (ws: string, outside: string) => {
+        mkdirSync(join(ws, ".eddy"));
+        symlinkSync(outside, join(ws, ".eddy/threads"));
+        symlinkSync(join(outside, "victim.jsonl"), join(outside, "x.jsonl"));
+      },
+    ],
+    [
+      ".eddy → a folder elsewhere",
+      (ws: string, outside: string) => {
+        mkdirSync(join(outside, "threads"));
+        symlinkSync(outside, join(ws, ".eddy"));
+      },
+    ],
+  ])("%s: append and read are refused, nothing outside changes", async (_label, arrange) => {
+    const { ws, outside, victim } = setup();
+    arrange(ws, outside, victim);
+    const before = readdirSync(outside, { recursive: true }).sort();
+    const store = createThreadStore({ workspace: ws });
+    await expect(store.append("x", prompt("r1"))).rejects.toThrow(/is a symlink: eddy keeps its own state/);
+    await expect(store.read("x")).rejects.toThrow(/is a symlink/);
+    await expect(store.list()).rejects.toThrow(/is a symlink/);
+    expect(readFileSync(victim, "utf8")).toBe("precious\n");
+    expect(readdirSync(outside, { recursive: true }).sort()).toEqual(before);
+  });
+
+  it("a log that is a hard link to a file elsewhere, or a FIFO, is refused", async () => {
+    const { ws, victim } = setup();
+    mkdirSync(join(ws, ".eddy/threads"), { recursive: true });
+    try {
+      linkSync(victim, join(ws, ".eddy/threads/x.jsonl"));
+    } catch {
+      return; // another file system: no hard link to test
+    }
+    const store = createThreadStore({ workspace: ws });
+    await expect(store.append("x", prompt("r1"))).rejects.toThrow(/has other hard links/);
+    expect(readFileSync(victim, "utf8")).toBe("precious\n");
+    spawnSync("mkfifo", [join(ws, ".eddy/threads/f.jsonl")]);
+    await expect(store.read("f")).rejects.toThrow(/is not a regular file/);
+  });
+
+  it(".eddy/bundles → a folder elsewhere: storing a bundle is refused", async () => {
+    const { ws, outside } = setup();
+    mkdirSync(join(ws, ".eddy"));
+    symlinkSync(outside, join(ws, ".eddy/bundles"));
+    const store = createThreadStore({ workspace: ws });
+    await expect(store.saveBundle(bundle)).rejects.toThrow(/bundles is a symlink/);
+    expect(readdirSync(outside)).toEqual(["victim.jsonl"]);
+  });
+
+  it("a bundle file that is a symlink is replaced by the real bundle, never written through", async () => {
+    const { ws, victim } = setup();
+    const store = createThreadStore({ workspace: ws });
+    const id = await store.saveBundle(bundle);
+    const path = join(ws, ".eddy/bundles", `${id}.json`);
+    const text = readFileSync(path, "utf8");
+    rmSync(path);
+    symlinkSync(victim, path);
+    await expect(store.loadBundle(id)).rejects.toThrow(/is a symlink/);
+    expect(await store.saveBundle(bundle)).toBe(id);
+    expect(readFileSync(path, "utf8")).toBe(text);
+    expect(readFileSync(victim, "utf8")).toBe("precious\n");
+  });
+
+  it("eddy run --thread in a workspace whose .eddy/threads leads elsewhere: exit 2, one line, nothing written", async () => {
+    const { ws, outside } = setup();
+    writeFileSync(join(ws, "package.json"), "{}\n");
+    mkdirSync(join(ws, ".eddy"));
+    symlinkSync(outside, join(ws, ".eddy/threads"));
+    const r = await runCli(["run", "--thread", "x", "hi"], { cwd: ws });
+    expect(r.stderr).toMatch(/^eddy: .*\.eddy\/threads is a symlink: eddy keeps its own state/);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.code).toBe(2);
+    expect(readdirSync(outside)).toEqual(["victim.jsonl"]);
+  });
+});
+
+describe("a torn last line (a crash mid-write)", () => {
+  it("does not swallow the next run's record", async () => {
+    const ws = temp("threads-torn");
+    const store = createThreadStore({ workspace: ws });
+    await store.append("t", prompt("r1"));
+    const path = join(ws, ".eddy/threads/t.jsonl");
+    appendFileSync(path, '{"v":1,"kind":"outcome","run_id":"r1","reas'); // the crash
+    await store.append("t", prompt("r2"));
+    await store.append("t", {
+      kind: "outcome",
+      run_id: "r2",
+      reason: "completed",
+      output_text: "two",
+      items: [],
+      usage: null,
+    });
+    const log = await store.read("t");
+    expect(log.runs.map((r) => [r.run_id, r.outcome?.output_text])).toEqual([
+      ["r1", undefined],
+      ["r2", "two"],
+    ]);
+    expect(log.skipped).toBe(1); // the torn record itself
+    expect(readFileSync(path, "utf8").split("\n")).toHaveLength(5); // 4 lines, each ended
+  });
+
+  it("a reader recovers a whole record glued to a torn one (a log damaged by an older eddy)", () => {
+    const r1 = JSON.stringify({ v: 1, ...prompt("r1"), ts: 1 });
+    const r2 = JSON.stringify({ v: 1, ...prompt("r2"), ts: 2 });
+    const log = parseThreadLog("t", `${r1}\n{"v":1,"kind":"outcome","run_id":"r1","reas${r2}\n`);
+    expect(log.runs.map((r) => r.run_id)).toEqual(["r1", "r2"]);
+    expect(log.skipped).toBe(1);
+  });
+
+  it("records of the wrong shape are skipped, not trusted", () => {
+    const lines = [
+      { v: 1, kind: "prompt", run_id: "a", ts: 1, prompt: 5, model: null },
+      { v: 1, kind: "outcome", run_id: "a", ts: 1, reason: "x", output_text: "", items: [null], usage: null },
+      { v: 1, kind: "outcome", run_id: "a", ts: 1, reason: "x", output_text: "", items: [], usage: 3 },
+      { v: 1, kind: "prompt", run_id: "b", ts: "soon", prompt: "p", model: null },
+      // A time no Date holds: `eddy threads show` failed on it (found by test/fuzz-inputs.test.ts).
+      { v: 1, kind: "prompt", run_id: "c", ts: 1e308, prompt: "p", model: null },
+    ].map((l) => JSON.stringify(l));
+    const log = parseThreadLog("t", `${lines.join("\n")}\n`);
+    expect(log.runs).toEqual([]);
+    expect(log.skipped).toBe(5);
+  });
+
+  it("a record with a lone surrogate (JSON allows one) still compiles into a bundle (found by test/fuzz-inputs.test.ts)", async () => {
+    const ws = temp("threads-surrogate");
+    mkdirSync(join(ws, ".eddy/threads"), { recursive: true });
+    const record = { v: 1, ...prompt("r1"), prompt: "half \ud800 a pair", ts: 1 };
+    writeFileSync(join(ws, ".eddy/threads/t.jsonl"), `${JSON.stringify(record)}\n`);
+    const store = createThreadStore({ workspace: ws });
+    const provider = createScriptedProvider([{ items: [{ type: "message", text: "ok" }] }]);
+    const manager = new ToolHistoryManager({ provider, model: "m", tokenCounter: estimateCounter });
+    const prepared = await prepareThreadRun({
+      store,
+      thread: "t",
+      prompt: "next",
+      runId: "r2",
+      model: "m",
+      manager,
+    });
+    expect(JSON.stringify(prepared.input)).toContain("half \ufffd a pair");
+    expect(await store.loadBundle(prepared.bundleId)).toEqual(prepared.bundle);
+  });
+});

@@ -1,0 +1,82 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { EddyError } from "../errors.js";
+import { readRegularFileSync, readRegularTextSync, sizeText } from "./regular-file.js";
+
+const dir = mkdtempSync(join(tmpdir(), "eddy-regular-file-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const options = { what: "the tasks file", maxBytes: 1024 };
+
+function thrown(fn: () => unknown): EddyError {
+  try {
+    fn();
+  } catch (err) {
+    if (EddyError.isInstance(err)) return err;
+    throw err;
+  }
+  throw new Error("did not throw");
+}
+
+describe("readRegularFileSync", () => {
+  it("reads a regular file up to the bound, exactly at it too", () => {
+    const path = join(dir, "ok.jsonl");
+    writeFileSync(path, "x".repeat(1024));
+    expect(readRegularTextSync(path, options)).toBe("x".repeat(1024));
+  });
+
+  it("refuses a file one byte over the bound, naming the file and the limit", () => {
+    const path = join(dir, "big.jsonl");
+    writeFileSync(path, "x".repeat(1025));
+    const err = thrown(() => readRegularFileSync(path, options));
+    expect(err.message).toBe(`the tasks file ${path} is larger than 1 KiB, the most eddy reads`);
+    expect(err.fault).toBe("user");
+    const sparse = join(dir, "sparse.tape");
+    writeFileSync(sparse, "");
+    truncateSync(sparse, 300 * 1024 * 1024); // sparse: refused from fstat, nothing read
+    expect(() =>
+      readRegularFileSync(sparse, { what: "tape", maxBytes: 256 * 1024 * 1024, code: "tape_invalid" }),
+    ).toThrow(/^tape .*sparse\.tape is larger than 256 MiB, the most eddy reads$/);
+  });
+
+  it("bounds a file whose size says 0 (/proc) by what it reads", () => {
+    expect(readRegularTextSync("/proc/self/status", { what: "x", maxBytes: 1 << 20 })).toContain("Name:");
+    expect(() => readRegularFileSync("/proc/self/status", { what: "x", maxBytes: 10 })).toThrow(
+      /larger than/,
+    );
+  });
+
+  it.each([
+    ["/dev/zero", "a character device"],
+    ["/dev/null", "a character device"],
+  ])("refuses %s (%s) at once", (path, kind) => {
+    expect(() => readRegularFileSync(path, options)).toThrow(
+      `the tasks file ${path} is ${kind}, not a regular file: give a file`,
+    );
+  });
+
+  it("refuses a FIFO without blocking, and a directory", () => {
+    const fifo = join(dir, "tasks.fifo");
+    expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
+    expect(() => readRegularFileSync(fifo, options)).toThrow(/is a FIFO \(named pipe\), not a regular file/);
+    const sub = join(dir, "sub");
+    mkdirSync(sub);
+    expect(() => readRegularFileSync(sub, options)).toThrow(/is a directory, not a regular file/);
+  });
+
+  it("says why a file cannot be opened, with the code given", () => {
+    const err = thrown(() => readRegularFileSync(join(dir, "nope"), { ...options, code: "tape_invalid" }));
+    expect(err.message).toBe(`cannot read the tasks file ${join(dir, "nope")}: ENOENT`);
+    expect(err.code).toBe("tape_invalid");
+  });
+
+  it("formats sizes in MiB", () => {
+    expect(sizeText(256 * 1024 * 1024)).toBe("256 MiB");
+    expect(sizeText(1.5 * 1024 * 1024)).toBe("1.5 MiB");
+    expect(sizeText(64 * 1024)).toBe("64 KiB");
+    expect(sizeText(10)).toBe("10 bytes");
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * Files named on the command line are read only when they are regular files, and only up to a
+ * bound (src/util/regular-file.ts): a FIFO used to block the process forever, and `/dev/zero` was
+ * read until memory ran out (8.7 GB for `eddy batch`). Each reader — tasks, tapes (view, replay,
+ * resume, `--context`), configs (`--config`, the workspace's `eddy.config.json`), `--schema` —
+ * refuses them at once with exit 2 and one line naming the file.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runCli } from "./support/cli.js";
+
+const dir = mkdtempSync(join(tmpdir(), "eddy-special-inputs-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const fifo = join(dir, "input.fifo");
+spawnSync("mkfifo", [fifo]);
+const workspace = join(dir, "ws");
+mkdirSync(workspace);
+const fifoConfigWorkspace = join(dir, "ws-fifo-config");
+mkdirSync(fifoConfigWorkspace);
+spawnSync("mkfifo", [join(fifoConfigWorkspace, "eddy.config.json")]);
+writeFileSync(join(workspace, "package.json"), "{}\n");
+
+// A hang guard only: the refusal is immediate; before the fix these runs never ended.
+const HANG_GUARD_MS = 15_000;
+
+describe("special files as inputs: refused at once, exit 2, one line", () => {
+  it.each([
+    [
+      ["batch", fifo, "--out", join(dir, "out")],
+      /the tasks file .*input\.fifo is a FIFO \(named pipe\), not a regular file/,
+    ],
+    [["view", fifo, "--out", join(dir, "v.html")], /tape .*input\.fifo is a FIFO/],
+    [["replay", fifo], /tape .*input\.fifo is a FIFO/],
+    [["resume", fifo], /tape .*input\.fifo is a FIFO/],
+    [["run", "--context", fifo, "hi"], /tape .*input\.fifo is a FIFO/],
+    [["run", "--config", fifo, "hi"], /config file .*input\.fifo is a FIFO/],
+    [["run", "--schema", fifo, "hi"], /the --schema file .*input\.fifo is a FIFO/],
+    [["batch", "/dev/zero", "--out", join(dir, "out")], /the tasks file \/dev\/zero is a character device/],
+    [["view", "/dev/zero", "--out", join(dir, "v.html")], /tape \/dev\/zero is a character device/],
+    [["replay", "/dev/zero"], /tape \/dev\/zero is a character device/],
+  ])("eddy %j", async (args, message) => {
+    const r = await runCli(args as string[], { cwd: workspace, timeoutMs: HANG_GUARD_MS });
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.code).toBe(2);
+  });
+
+  it("a FIFO named eddy.config.json in the workspace", async () => {
+    const r = await runCli(["run", "hi"], { cwd: fifoConfigWorkspace, timeoutMs: HANG_GUARD_MS });
+    expect(r.stderr).toMatch(/config file .*eddy\.config\.json is a FIFO/);
+    expect(r.code).toBe(2);
+  });
+});
