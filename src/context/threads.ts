@@ -119,7 +119,9 @@ export function createThreadStore(options: ThreadStoreOptions): ThreadStore {
       const out: ThreadSummary[] = [];
       for (const name of await threadNames(threads)) {
         const log = await this.read(name);
-        const updated = Math.max(0, ...log.runs.flatMap((r) => [r.prompt.ts, r.outcome?.ts ?? 0]));
+        // A loop, not Math.max(...): spreading a long thread's timestamps overflows the stack.
+        let updated = 0;
+        for (const r of log.runs) updated = Math.max(updated, r.prompt.ts, r.outcome?.ts ?? 0);
         out.push({ name, runs: log.runs.length, updated: updated || (await stat(logPath(name))).mtimeMs });
       }
       return out;
