@@ -11,7 +11,6 @@ import { runBatch } from "../../src/batch/pool.js";
 import { createThreadStore } from "../../src/context/threads.js";
 import { prepareThreadRun } from "../../src/context/threads-run.js";
 import { ToolHistoryManager } from "../../src/history/tool-history.js";
-import type { RunOptions } from "../../src/loop/options.js";
 import { runAgent } from "../../src/loop/run.js";
 import { createMockHandler, type Scenario } from "../../src/mock/index.js";
 import { createChatCompletionsProvider } from "../../src/provider/chat-completions/provider.js";
@@ -131,14 +130,10 @@ const runCallsCase: ScalingCase = {
     const workspace = mkdtempSync(join(tmpdir(), "eddy-scaling-ws-"));
     const tools = registry();
     const run = async () => {
-      const handle = runAgent({
-        provider: chatProvider(body),
-        model: "m",
-        input: "go",
-        tools,
-        workspace,
-        maxTurns: 1,
-      });
+      const handle = runAgent(
+        { model: "m", input: "go", max_turns: 1 },
+        { provider: chatProvider(body), tools, workspace },
+      );
       for await (const _frame of handle) {
         // consumed
       }
@@ -210,23 +205,18 @@ async function recordTape(path: string, scenario: Scenario, workspace: string): 
     name: "mock",
     fetch: (url, init) => handler(new Request(url, init)),
   });
-  const options: RunOptions = {
-    provider,
-    model: "eddy-demo",
-    input: "Read the notes, again and again.",
-    tools: registry(),
-    workspace,
-    maxTurns: scenario.turns.length + 1,
-    maxToolCalls: scenario.turns.length + 1,
-  };
-  const handle = runAgent(options);
+  const handle = runAgent(
+    {
+      model: "eddy-demo",
+      input: "Read the notes, again and again.",
+      max_turns: scenario.turns.length + 1,
+      max_tool_calls: scenario.turns.length + 1,
+    },
+    { provider, tools: registry(), workspace },
+  );
   const recorder = createTapeRecorder(
     path,
-    createTapeHeader(options, {
-      runId: handle.runId,
-      validate: true,
-      toolSet: { allow_write: false, allow_shell: false },
-    }),
+    createTapeHeader(handle.spec, { provider, providerName: "mock", validate: true }),
     [],
   );
   let frames = 0;
@@ -370,7 +360,7 @@ const batchCase: ScalingCase = {
     );
     const tasks = Array.from({ length: n }, (_, i) => ({
       id: `t${i}`,
-      input: `What is in package.json? (${i})`,
+      spec: { input: `What is in package.json? (${i})` },
     }));
     const tools = registry();
     let round = 0;
@@ -384,7 +374,10 @@ const batchCase: ScalingCase = {
       const batchDir = openBatchDir(out);
       let completed = 0;
       for await (const result of runBatch(tasks, {
-        run: { provider, model: "eddy-demo", workspace, tools },
+        provider,
+        spec: { model: "eddy-demo" },
+        workspace,
+        tools,
         concurrency: 8,
         tapes: batchDir.tapes,
       })) {
