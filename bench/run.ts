@@ -14,6 +14,8 @@ import { grepBenchmark } from "./grep/index.js";
 import type { Benchmark } from "./harness.js";
 import { loopBenchmark } from "./loop/index.js";
 import { providerBenchmark } from "./provider/index.js";
+import { scalingBenchmark } from "./scaling/index.js";
+import { shutdownBenchmark } from "./shutdown/index.js";
 import { sseBenchmark } from "./sse/index.js";
 import { tokenizerBenchmark } from "./tokenizer/index.js";
 
@@ -25,6 +27,8 @@ const BENCHMARKS: readonly Benchmark[] = [
   grepBenchmark,
   tokenizerBenchmark,
   batchBenchmark,
+  scalingBenchmark,
+  shutdownBenchmark,
 ];
 
 const RESULTS = join(dirname(fileURLToPath(import.meta.url)), "RESULTS.md");

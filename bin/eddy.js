@@ -12,3 +12,12 @@ if (!existsSync(fileURLToPath(entry))) {
 }
 const { main } = await import(entry.href);
 process.exitCode = await main(process.argv.slice(2));
+// The command is done and closed what it started within its budget (src/cli/shutdown.ts). Whatever
+// still holds the event loop after that — a request a telemetry collector never answers — must not
+// hold the exit; output still being written is waited for. The timer is unref'd: a process with
+// nothing left to do exits at once, as before.
+const leave = () => {
+  if (process.stdout.writableLength > 0 || process.stderr.writableLength > 0) setTimeout(leave, 50).unref();
+  else process.exit();
+};
+setTimeout(leave, 50).unref();

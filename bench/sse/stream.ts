@@ -48,7 +48,8 @@ const MESSAGE_ID = "msg_0a63f40a2632b74300699f8819a5e08196ac270722d369af5a";
 const CALL_ITEM_ID = "fc_0a63f40a2632b74300699f881bfbc88196aec38f30c3dd24b0";
 const CALL_ID = "call_Q3b9dTkJ4mXf0a7LZc2pWn8e";
 
-function responseResource(status: string, output: unknown[], usage: unknown): Record<string, unknown> {
+/** A full, schema-valid ResponseResource with this status, output and usage (the generated streams' snapshots). */
+export function responseResource(status: string, output: unknown[], usage: unknown): Record<string, unknown> {
   return {
     id: RESPONSE_ID,
     object: "response",

@@ -211,3 +211,52 @@ describe("OTel configuration from the environment", () => {
     expect(performance.now() - started).toBeLessThan(3000);
   });
 });
+
+describe("the last flush has a budget (docs/pitfalls.md #65)", () => {
+  it("a collector that never answers: shutdown(deadline) resolves by the deadline with one line, not after the exporter's 5 s", async () => {
+    const { startSilentCollector } = await import("../../test/support/otlp-receiver.js");
+    const silent = await startSilentCollector();
+    try {
+      const otel = await startOtelExport({
+        env: { OTEL_EXPORTER_OTLP_ENDPOINT: silent.url },
+        providerName: "mock",
+      });
+      await recordMockRun({
+        prompt: "What is in package.json?",
+        workspace: mkdtempSync(join(tmpdir(), "eddy-otel-")),
+        onFrame: otel.observer,
+      });
+      const start = performance.now();
+      const line = await otel.shutdown(start + 300);
+      const tookMs = performance.now() - start;
+      expect(line).toMatch(
+        new RegExp(
+          `^eddy: the OTLP collector at ${silent.url}/v1/traces did not answer within \\d+ ms; spans of this run may be lost$`,
+        ),
+      );
+      expect(silent.requests).toBeGreaterThan(0);
+      expect(tookMs).toBeLessThan(4500); // the exporter's own timeout is 5 s
+      expect(await otel.shutdown()).toBe(line); // once: a second call is the same shutdown
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it("a collector that refuses the connection: one line naming the endpoint, never its credentials", async () => {
+    const otel = await startOtelExport({
+      // Port 9 (discard) on loopback: nothing listens there in the test environment.
+      env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://user:s3cret-pass@127.0.0.1:9/v1/traces" },
+    });
+    await recordMockRun({
+      prompt: "What is in package.json?",
+      workspace: mkdtempSync(join(tmpdir(), "eddy-otel-")),
+      onFrame: otel.observer,
+    });
+    const line = await otel.shutdown(performance.now() + 3000);
+    expect(line).toMatch(
+      /^eddy: could not send spans to the OTLP collector at http:\/\/127\.0\.0\.1:9\/v1\/traces: /,
+    );
+    expect(line).not.toContain("s3cret-pass");
+    expect(line?.split("\n")).toHaveLength(1);
+  });
+});

@@ -8,18 +8,29 @@
  * (used as is), else OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces`, else http://localhost:4318/v1/traces;
  * OTEL_EXPORTER_OTLP_(TRACES_)HEADERS (`k=v,k2=v2`); OTEL_SERVICE_NAME (default `eddy`);
  * OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true records prompts and outputs.
+ *
+ * The last flush has a budget (the command's shutdown, src/cli/shutdown.ts): a collector that
+ * does not answer in time, or that refused an export, is reported in one line instead of holding
+ * the exit for the exporter's own timeout.
  */
+import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import type { Frame } from "../frames/frame.js";
 import { createOtelObserver } from "../telemetry/otel-observer.js";
+import { redactSecrets } from "../util/redact.js";
 import { EDDY_VERSION } from "../version.js";
 import type { Env } from "./config.js";
 
 /** A running export: feed it the run's frames, then shut it down to flush. */
 export interface OtelExport {
   observer: (frame: Frame) => void;
-  /** Flushes the spans still buffered and stops the exporter (bounded by `shutdownTimeoutMs`). */
-  shutdown(): Promise<void>;
-  /** Where the spans go. */
+  /**
+   * Flushes the spans still buffered and stops the exporter, waiting at most until `deadline` (a
+   * `performance.now()` time; default: `shutdownTimeoutMs` from now). Resolves with one line
+   * saying why spans may be lost (the collector did not answer in time, or refused an export),
+   * else undefined. Never rejects.
+   */
+  shutdown(deadline?: number): Promise<string | undefined>;
+  /** Where the spans go (without any credentials the URL held). */
   endpoint: string;
 }
 
@@ -30,8 +41,10 @@ export interface OtelExportOptions {
   captureContent?: boolean;
   /** `gen_ai.provider.name` (the provider profile, e.g. `openai`). @defaultValue "openresponses" */
   providerName?: string;
-  /** Longest wait for the last export when shutting down. @defaultValue 5000 */
+  /** Longest wait for the last export when `shutdown` is given no deadline. @defaultValue 5000 */
   shutdownTimeoutMs?: number;
+  /** How long one export may take before it fails. @defaultValue 5000 */
+  exportTimeoutMs?: number;
 }
 
 /** Whether tracing is on: the `--otel` flag, or an OTLP endpoint in the environment. */
@@ -79,8 +92,14 @@ export async function startOtelExport(options: OtelExportOptions): Promise<OtelE
       import("@opentelemetry/exporter-trace-otlp-http"),
       import("@opentelemetry/resources"),
     ]);
-  const endpoint = tracesEndpoint(env);
-  const exporter = new OTLPTraceExporter({ url: endpoint, headers: otlpHeaders(env), timeoutMillis: 5000 });
+  const url = tracesEndpoint(env);
+  const endpoint = withoutCredentials(url);
+  const headers = otlpHeaders(env);
+  const exporter = watched(
+    new OTLPTraceExporter({ url, headers, timeoutMillis: options.exportTimeoutMs ?? 5000 }),
+    // Header values (often a key) and the URL's credentials never reach a message.
+    [...Object.values(headers), ...credentialsOf(url)],
+  );
   const provider = new TracerProvider({
     resource: resourceFromAttributes({
       "service.name": nonEmpty(env.OTEL_SERVICE_NAME) ? (env.OTEL_SERVICE_NAME as string) : "eddy",
@@ -95,22 +114,97 @@ export async function startOtelExport(options: OtelExportOptions): Promise<OtelE
     providerName: options.providerName ?? "openresponses",
   });
   const timeoutMs = options.shutdownTimeoutMs ?? 5000;
+  let shutdown: Promise<string | undefined> | undefined;
   return {
     observer,
     endpoint,
-    shutdown: async () => {
-      let timer: NodeJS.Timeout | undefined;
-      // A collector that is down must not hold the CLI's exit longer than the timeout.
-      await Promise.race([
-        provider.shutdown().catch(() => {}),
-        new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, timeoutMs);
-          timer.unref();
-        }),
-      ]);
-      clearTimeout(timer);
+    shutdown: (deadline = performance.now() + timeoutMs) => {
+      shutdown ??= (async () => {
+        const budgetMs = Math.max(0, Math.round(deadline - performance.now()));
+        const flushed = await settlesWithin(provider.shutdown(), budgetMs);
+        if (!flushed) return silentCollectorLine(endpoint, budgetMs);
+        const failure = exporter.failure();
+        return failure === undefined
+          ? undefined
+          : `eddy: could not send spans to the OTLP collector at ${endpoint}: ${failure}`;
+      })();
+      return shutdown;
     },
   };
+}
+
+/** The line that says a collector did not answer the last flush within `budgetMs`. */
+export function silentCollectorLine(endpoint: string, budgetMs: number): string {
+  return `eddy: the OTLP collector at ${endpoint} did not answer within ${Math.max(0, Math.round(budgetMs))} ms; spans of this run may be lost`;
+}
+
+/** The exporter, remembering the first export that failed (the SDK only logs it through its diag API). */
+function watched(
+  exporter: SpanExporter,
+  secrets: readonly string[],
+): SpanExporter & { failure(): string | undefined } {
+  let failure: string | undefined;
+  return {
+    export(spans, done) {
+      exporter.export(spans, (result) => {
+        // ExportResultCode.SUCCESS is 0 (@opentelemetry/core, not a direct dependency).
+        if (result.code !== 0)
+          failure ??= redactSecrets(
+            firstLine(result.error?.message ?? "the export failed"),
+            secrets,
+            "[redacted]",
+          );
+        done(result);
+      });
+    },
+    shutdown: () => exporter.shutdown(),
+    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
+    failure: () => failure,
+  };
+}
+
+/** True when `promise` settled within `ms` (its rejection counts as settled). */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = promise.then(
+    () => true,
+    () => true,
+  );
+  try {
+    return await Promise.race([
+      settled,
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The URL as it may be shown: no user name or password. */
+function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = "";
+    parsed.password = "";
+    return parsed.toString();
+  } catch {
+    return "(an invalid URL)";
+  }
+}
+
+function credentialsOf(url: string): string[] {
+  try {
+    const { username, password } = new URL(url);
+    return [username, password, decodeURIComponent(password)].filter((v) => v.length >= 4);
+  } catch {
+    return [];
+  }
+}
+
+function firstLine(text: string): string {
+  return (text.split("\n", 1)[0] ?? "").slice(0, 200);
 }
 
 function nonEmpty(value: string | undefined): boolean {

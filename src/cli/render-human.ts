@@ -7,7 +7,7 @@
  * It reads the frames the assembling stream derives (`reasoning_delta`, `item_done`), never raw
  * provider events. Every string from the provider, a tool or an MCP server goes through
  * `terminalSafe` before it reaches stderr, and the answer too when stdout is a terminal; piped,
- * the answer is written byte for byte (docs/pitfalls.md #63). Calls refused because the run's
+ * the answer is written byte for byte (docs/pitfalls.md #66). Calls refused because the run's
  * tool-call budget is spent are counted on one line, not listed (docs/pitfalls.md #42).
  */
 import type { Frame, FrameOf, RunEndedFrame } from "../frames/frame.js";

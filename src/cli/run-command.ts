@@ -25,12 +25,13 @@ import type { TerminalInput } from "./approval-prompt.js";
 import { type EffectiveConfig, type Env, type RunFlags, resolveConfig } from "./config.js";
 import { CANCELLED, exitCodeFor } from "./exit-codes.js";
 import { ImageSaver } from "./hosted-items.js";
-import { type OtelExport, otelRequested, startOtelExport } from "./otel.js";
+import { type OtelExport, otelRequested, silentCollectorLine, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, keyHint, usageError } from "./preflight.js";
 import { HumanRenderer } from "./render-human.js";
 import { policyOf, specOf } from "./run-settings.js";
 import { closeTools, type PreparedTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
 import { mcpEventLine, RunView } from "./run-view.js";
+import { type Closer, closeAllBy, SHUTDOWN_BUDGET } from "./shutdown.js";
 import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
 import { type Output, type Styles, stylesFor } from "./terminal.js";
 
@@ -80,6 +81,10 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
   const unrecorded: Frame[] = [];
   // Signals cancel from here on: while MCP servers start, and during the run (whose finally shuts them down).
   const removeSignal = cancelOnSignal(io, controller);
+  let signalledAt: number | undefined;
+  controller.signal.addEventListener("abort", () => {
+    signalledAt = performance.now();
+  });
   try {
     const secrets = secretsOf(prepared.config);
     const servers = prepared.config.mcpServers.map((server) => server.name);
@@ -124,10 +129,39 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
   } finally {
     removeSignal();
     recorder?.close();
-    await otel?.shutdown();
-    await started?.close();
-    await closeTools(prepared.tools, tools?.registry);
+    const deadline =
+      signalledAt === undefined
+        ? performance.now() + SHUTDOWN_BUDGET.afterRunMs
+        : signalledAt + SHUTDOWN_BUDGET.afterSignalMs;
+    const problem = await closeRunBy(deadline, { otel, started, prepared, registry: tools?.registry });
+    if (problem !== undefined) io.stderr.write(`${styles.yellow(problem)}\n`);
   }
+}
+
+/**
+ * Closes what the run started — the telemetry export, the provider (the embedded mock), the tools'
+ * background jobs and the MCP servers — all at once, by `deadline` (src/cli/shutdown.ts). Returns
+ * the line to show when the run's spans could not be delivered.
+ */
+async function closeRunBy(
+  deadline: number,
+  parts: {
+    otel: OtelExport | undefined;
+    started: TargetProvider | undefined;
+    prepared: PreparedRun;
+    registry: RunTools["registry"] | undefined;
+  },
+): Promise<string | undefined> {
+  const { otel, started, prepared, registry } = parts;
+  const closers: Closer[] = [{ name: "tools", close: () => closeTools(prepared.tools, registry, deadline) }];
+  if (otel !== undefined) closers.push({ name: "otel", close: (by) => otel.shutdown(by) });
+  if (started !== undefined) closers.push({ name: "provider", close: () => started.close() });
+  const start = performance.now();
+  const { results, late } = await closeAllBy(closers, deadline);
+  if (otel !== undefined && late.includes("otel"))
+    return silentCollectorLine(otel.endpoint, deadline - start);
+  const problem = results.get("otel");
+  return typeof problem === "string" ? problem : undefined;
 }
 
 /** Reads and checks every input (configuration, workspace, prompt, schema, tools) before anything starts. */

@@ -147,13 +147,15 @@ export function registryOf(
 
 /**
  * Releases what the tools started — `shell`'s background jobs (`dispose`) and the MCP servers
- * (their whole process groups) — whatever the run's outcome. Never throws.
+ * (their whole process groups, by `deadline` when given: a `performance.now()` time) — whatever
+ * the run's outcome. Never throws.
  */
 export async function closeTools(
   prepared: PreparedTools | undefined,
   registry: ToolRegistry | undefined,
+  deadline?: number,
 ): Promise<void> {
-  await Promise.allSettled([registry?.dispose(), prepared?.mcp?.close()]);
+  await Promise.allSettled([registry?.dispose(), prepared?.mcp?.close(deadline)]);
 }
 
 function approvalHandler(

@@ -72,6 +72,22 @@ describe("thread store", () => {
     expect((await store.read("never")).runs).toEqual([]);
   });
 
+  it("lists a thread with more runs than a function call takes arguments (docs/pitfalls.md #64)", async () => {
+    const ws = workspace();
+    const runs = 70_000; // two timestamps each: past the ~120k arguments Math.max(...spread) takes
+    const lines: string[] = [];
+    for (let i = 0; i < runs; i++)
+      lines.push(
+        JSON.stringify({ v: 1, kind: "prompt", run_id: `r${i}`, ts: 1000 + i, prompt: "p", model: null }),
+      );
+    const store = createThreadStore({ workspace: ws });
+    await store.append("long", { kind: "prompt", run_id: "first", prompt: "p", model: null });
+    appendFileSync(join(ws, ".eddy", "threads", "long.jsonl"), `${lines.join("\n")}\n`);
+    const [summary] = await store.list();
+    expect(summary?.runs).toBe(runs + 1);
+    expect(summary?.updated).toBeGreaterThanOrEqual(1000 + runs - 1);
+  });
+
   it("stores bundles content-addressed and refuses one that was changed", async () => {
     const ws = workspace();
     const store = createThreadStore({ workspace: ws });

@@ -2,6 +2,11 @@
 export const LOOP_DEFAULTS = {
   /** Tool calls answered per run (`--max-tool-calls`). */
   maxToolCalls: 32,
+  /**
+   * How many calls past the remaining tool-call budget one response may make before the loop stops
+   * reading it (each would only be refused; src/loop/turn.ts, docs/pitfalls.md #64).
+   */
+  callsPastBudget: 256,
   /** Model requests per run, retries not counted (`--max-turns`). */
   maxTurns: 20,
   /** Turns in a row with identical calls (same names and arguments) that end the run `no_progress`. */

@@ -6,6 +6,7 @@ import { createScriptedProvider, type Script } from "../../test/support/scripted
 import type { Frame } from "../frames/frame.js";
 import type { JsonObject } from "../protocol/types.js";
 import { defineTool, type ToolDefinition } from "../tools/tool.js";
+import { LOOP_DEFAULTS } from "./defaults.js";
 import type { RunDeps } from "./options.js";
 import { runAgent } from "./run.js";
 import type { RunSpecInput } from "./run-spec.js";
@@ -235,6 +236,23 @@ describe("runAgent: the chained loop", () => {
     const outs = ofType(frames, "tool_ended");
     expect(outs.map((f) => f.ok)).toEqual([true, false]);
     expect(JSON.parse(outs[1]?.output ?? "{}").error.code).toBe("max_tool_calls");
+  });
+
+  it("stops reading a response that makes far more calls than the budget allows (docs/pitfalls.md #64)", async () => {
+    // 1 call allowed, 400 made: each refused one would cost a tool_call/tool_started/tool_ended triple.
+    const many = Array.from({ length: 400 }, (_, i) => call("echo", { text: String(i) }, `c${i}`));
+    const { end, frames } = await run([{ items: many }], { max_tool_calls: 1 });
+    const limit = 1 + LOOP_DEFAULTS.callsPastBudget;
+    expect(end.reason).toBe("max_tool_calls");
+    expect(end.error?.message).toMatch(new RegExp(`made ${limit} tool calls and was not read further`));
+    // Every call the loop saw is answered (assertFrameInvariants checked the triples); none after the cut.
+    const calls = ofType(frames, "tool_call");
+    expect(calls).toHaveLength(limit);
+    expect(ofType(frames, "tool_ended").map((f) => f.ok)).toEqual([true, ...Array(limit - 1).fill(false)]);
+    expect(ofType(frames, "turn_ended")[0]?.status).toBe("cancelled");
+    // The rest of the stream was never read: no provider event after the one that completed the last call.
+    const lastEvent = ofType(frames, "provider_event").at(-1);
+    expect(JSON.stringify(lastEvent?.data)).toContain(`"c${limit - 1}"`);
   });
 
   it("stops a loop of identical calls with no_progress", async () => {

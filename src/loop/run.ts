@@ -328,6 +328,7 @@ class AgentLoop {
       runner,
       admit: (call: AssembledCall) => this.budget.admit(call, this.toolChoice),
       nativeCalls: this.nativeCalls,
+      remainingToolCalls: this.budget.remaining,
     };
   }
 
@@ -371,7 +372,8 @@ class AgentLoop {
       frame("turn_ended", {
         turn: this.turn,
         response_id: response.id,
-        status: turnStatus(outcome),
+        // A response the loop stopped reading (turn.ts) was cancelled by eddy, whatever came of it.
+        status: streamed.cutAfterCalls === undefined ? turnStatus(outcome) : "cancelled",
         usage: response.usage,
       }),
     );
@@ -383,6 +385,10 @@ class AgentLoop {
       outcome,
       answered,
       budgetExceeded: this.budget.exceeded,
+      // A cancellation wins over a cut (both stop the request).
+      ...(streamed.cutAfterCalls === undefined || this.signal.aborted
+        ? {}
+        : { cutAfterCalls: streamed.cutAfterCalls }),
       turnsDone: this.turn,
       maxTurns: this.maxTurns,
       identicalTurns: identicalTail(this.signatures, answered.length > 0),

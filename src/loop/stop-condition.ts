@@ -21,6 +21,8 @@ export interface TurnFacts {
   answered: readonly AnsweredCall[];
   /** A call was refused because the run's tool-call budget was spent. */
   budgetExceeded: boolean;
+  /** The response was not read further after this many calls (too many past the budget: turn.ts). */
+  cutAfterCalls?: number;
   /** Turns done so far, this one included. */
   turnsDone: number;
   maxTurns: number;
@@ -32,6 +34,16 @@ export interface TurnFacts {
 
 export function decideAfterTurn(facts: TurnFacts): TurnDecision {
   const { outcome, answered } = facts;
+  if (facts.cutAfterCalls !== undefined) {
+    return {
+      next: "end",
+      reason: "max_tool_calls",
+      error: {
+        code: "max_tool_calls",
+        message: `the run's tool-call budget is spent: the response made ${facts.cutAfterCalls} tool calls and was not read further (raise --max-tool-calls to allow more)`,
+      },
+    };
+  }
   if (!outcome.ok) {
     return {
       next: "end",

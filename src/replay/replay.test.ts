@@ -221,6 +221,13 @@ describe("record → replay round trips", () => {
     );
     expect(outcome.result.reason).toBe("max_tool_calls");
   });
+
+  it("a response the loop stopped reading after too many calls past the budget", async () => {
+    const many = Array.from({ length: 300 }, (_, i) => call("echo", { text: String(i) }, `c${i}`));
+    const { outcome, frames } = await roundTrip([{ items: many }], { max_tool_calls: 1 });
+    expect(outcome.result.reason).toBe("max_tool_calls");
+    expect(frames.filter((f) => f.type === "tool_call").length).toBeLessThan(300);
+  });
 });
 
 describe("replay verification", () => {

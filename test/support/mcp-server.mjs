@@ -4,10 +4,12 @@
  * eddy's MCP tool sources. Plain JavaScript so a test starts it with `node` alone (no loader, fast).
  *
  *   node mcp-server.mjs [--toolset basic|collide|long|bad-schema] [--stderr TEXT]
- *                       [--fail-start TEXT] [--hang-start]
+ *                       [--fail-start TEXT] [--hang-start] [--stubborn]
  *                       [--http --token SECRET]   Streamable HTTP on 127.0.0.1 (prints "listening PORT")
  *
- * Without `--http` it speaks stdio. Tools of the `basic` set:
+ * Without `--http` it speaks stdio. `--stubborn`: a server that is hard to stop — it ignores
+ * SIGTERM, stays up when its stdin closes, and starts a child at once (a node process whose
+ * command line holds the marker, so `processesWith` finds it too). Tools of the `basic` set:
  *   echo {text}            text content (readOnlyHint)
  *   add {a, b}             structuredContent {sum} plus the same JSON as text
  *   structured_only        structuredContent only, no content blocks
@@ -192,6 +194,15 @@ function newServer() {
     call(request.params.name, request.params.arguments ?? {}, extra, server),
   );
   return server;
+}
+
+if (flag("--stubborn")) {
+  process.on("SIGTERM", () => {});
+  setInterval(() => {}, 1 << 30);
+  const marker = value("--marker") ?? "";
+  grandchildren.push(
+    spawn(process.execPath, ["-e", "setInterval(() => {}, 1 << 30)", "--", marker], { stdio: "ignore" }),
+  );
 }
 
 if (flag("--hang-start")) {

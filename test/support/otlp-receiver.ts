@@ -123,3 +123,40 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
+
+/** A collector that accepts connections and reads requests but never answers (a hung proxy, a stuck collector). */
+export interface SilentCollector {
+  /** The base URL to use as OTEL_EXPORTER_OTLP_ENDPOINT. */
+  url: string;
+  /** Requests it was sent (counted by their first line). */
+  readonly requests: number;
+  close(): Promise<void>;
+}
+
+/** Starts a silent collector on 127.0.0.1. */
+export async function startSilentCollector(): Promise<SilentCollector> {
+  const { createServer: createTcpServer } = await import("node:net");
+  const sockets = new Set<import("node:net").Socket>();
+  let requests = 0;
+  const server = createTcpServer((socket) => {
+    sockets.add(socket);
+    socket.on("data", (chunk: Buffer) => {
+      if (chunk.toString("latin1").startsWith("POST ")) requests++;
+    });
+    socket.on("error", () => {});
+    socket.on("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get requests() {
+      return requests;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

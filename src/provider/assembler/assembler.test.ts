@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { JsonObject } from "../../protocol/types.js";
 import { createAssembly, finishAssembly, step } from "./index.js";
 
@@ -629,5 +629,22 @@ describe("a final text that differs from the streamed deltas", () => {
       { type: "response.output_item.done", output_index: 0, item: message("Hi") },
     ]);
     expect(agrees.state.notes).toEqual([]);
+  });
+});
+
+describe("assembler: linear in the number of items (docs/pitfalls.md #64)", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it("an event with neither output_index nor item_id opens the next item without scanning the others", () => {
+    const keys = vi.spyOn(Map.prototype, "keys");
+    const state = createAssembly();
+    const n = 3000;
+    for (let i = 0; i < n; i++) step(state, { type: "response.function_call_arguments.delta", delta: "{}" });
+    expect(state.items.size).toBe(n);
+    expect([...state.items.keys()].at(-1)).toBe(n - 1);
+    // Scanning every key for each event made it quadratic: n calls of keys() at least.
+    expect(keys.mock.calls.length).toBeLessThan(10);
   });
 });

@@ -1,6 +1,6 @@
 /** Finding (or lazily creating) the item state an event refers to. */
 import type { JsonObject } from "../../protocol/types.js";
-import { type Assembly, createItemState, type ItemState } from "./state.js";
+import { type Assembly, createItemState, type ItemState, putItem } from "./state.js";
 
 /**
  * The item an event refers to: by `output_index` first (stable), else by `item_id`. An item seen
@@ -10,23 +10,17 @@ export function itemFor(state: Assembly, event: JsonObject, impliedType: string)
   const itemId = typeof event.item_id === "string" ? event.item_id : undefined;
   let index = typeof event.output_index === "number" ? event.output_index : undefined;
   if (index === undefined && itemId !== undefined) index = state.itemIndexById.get(itemId);
-  if (index === undefined) index = nextIndex(state);
+  if (index === undefined) index = state.maxIndex + 1;
   let item = state.items.get(index);
   if (item === undefined) {
     item = createItemState(index, impliedType, itemId);
-    state.items.set(index, item);
+    putItem(state, item);
   }
   if (itemId !== undefined) {
     state.itemIndexById.set(itemId, index);
     item.id ??= itemId;
   }
   return item;
-}
-
-function nextIndex(state: Assembly): number {
-  let max = -1;
-  for (const k of state.items.keys()) if (k > max) max = k;
-  return max + 1;
 }
 
 /** True once the item's `output_item.done` arrived: later deltas for it are ignored. */

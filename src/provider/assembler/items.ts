@@ -17,7 +17,7 @@ import { isJsonObject } from "../../util/json.js";
 import { noteFinalMessage } from "./content.js";
 import { isClosed, itemFor, str } from "./item-lookup.js";
 import { answeredLocally, isNativeCallType, nativeCallId, nativeCallInput } from "./native-calls.js";
-import { type AssembledCall, type Assembly, createItemState, type ItemState } from "./state.js";
+import { type AssembledCall, type Assembly, createItemState, type ItemState, putItem } from "./state.js";
 
 export function onOutputItemEvent(state: Assembly, event: JsonObject): void {
   const item = event.item;
@@ -128,7 +128,7 @@ export function promoteRemainingCalls(state: Assembly, output: unknown): void {
       let st = state.items.get(index);
       if (st === undefined) {
         st = createItemState(index, "function_call", id);
-        state.items.set(index, st);
+        putItem(state, st);
         if (id !== undefined) state.itemIndexById.set(id, index);
       }
       if (st.type !== "function_call" || st.done !== undefined) return;
@@ -139,9 +139,10 @@ export function promoteRemainingCalls(state: Assembly, output: unknown): void {
     });
   }
   const indexes = [...state.items.keys()].sort((a, b) => a - b);
+  const incomplete = new Set(state.incompleteCalls); // a lookup per item: a response with many stays linear
   for (const index of indexes) {
     const st = state.items.get(index);
-    if (st === undefined || state.promoted.has(index) || state.incompleteCalls.includes(index)) continue;
+    if (st === undefined || state.promoted.has(index) || incomplete.has(index)) continue;
     if (st.type === "function_call") promote(state, st);
     else if (
       state.nativeCalls &&
@@ -160,7 +161,7 @@ function adoptNative(state: Assembly, it: JsonObject, position: number): void {
   let st = state.items.get(index);
   if (st === undefined) {
     st = createItemState(index, String(it.type), id);
-    state.items.set(index, st);
+    putItem(state, st);
     if (id !== undefined) state.itemIndexById.set(id, index);
   }
   if (st.type !== it.type || st.done !== undefined) return;

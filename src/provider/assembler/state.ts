@@ -95,6 +95,8 @@ export interface Assembly {
   /** Latest response status seen (`in_progress`, `completed`, …). */
   status: string | null;
   items: Map<number, ItemState>;
+  /** The highest key of `items` (-1 when empty): an event with neither index nor id opens the next item. */
+  maxIndex: number;
   itemIndexById: Map<string, number>;
   /** Complete function calls in promotion order. Append-only: the loop keeps a cursor into it. */
   calls: AssembledCall[];
@@ -127,6 +129,7 @@ export function createAssembly(options: AssemblyOptions = {}): Assembly {
     model: null,
     status: null,
     items: new Map(),
+    maxIndex: -1,
     itemIndexById: new Map(),
     calls: [],
     promoted: new Set(),
@@ -141,6 +144,12 @@ export function createAssembly(options: AssemblyOptions = {}): Assembly {
     closed: [],
     events: 0,
   };
+}
+
+/** Adds an item's state under its output index. */
+export function putItem(state: Assembly, item: ItemState): void {
+  state.items.set(item.outputIndex, item);
+  if (item.outputIndex > state.maxIndex) state.maxIndex = item.outputIndex;
 }
 
 export function createItemState(outputIndex: number, type: string, id: string | undefined): ItemState {

@@ -416,3 +416,53 @@ describe("chat translator: a whole chat.completion (a server that ignored stream
     expect(r.response.usage).toMatchObject({ estimated: true });
   });
 });
+
+describe("chat translator: linear in the number of fragments (docs/pitfalls.md #64)", () => {
+  /** Runs `chunks`, counting the JSON.parse calls made meanwhile (a counter, not a spy: no call kept). */
+  function parsesDuring(chunks: readonly Wire[]): { parses: number; r: ReturnType<typeof run> } {
+    const parse = JSON.parse;
+    let parses = 0;
+    JSON.parse = (...args: Parameters<typeof JSON.parse>) => {
+      parses++;
+      return parse(...args);
+    };
+    try {
+      return { r: run(chunks), parses };
+    } finally {
+      JSON.parse = parse;
+    }
+  }
+
+  // Each call's arguments stay open ("{"), so each stays a candidate for closing when a later call
+  // starts. Checking them all again at every new call parsed N²/2 times (100k fragments: minutes).
+  const N = 1000;
+  it.each([
+    ["with index", (i: number) => frag(i, { name: "a", arguments: "{" }, `call_${i}`)],
+    [
+      "without index, matched by id",
+      (i: number) => ({ tool_calls: [{ id: `call_${i}`, function: { name: "a", arguments: "{" } }] }),
+    ],
+  ])("%s: N open calls cost a bounded number of JSON.parse calls", (_label, fragment) => {
+    const chunks: Wire[] = [];
+    for (let i = 0; i < N; i++) chunks.push(c(fragment(i)));
+    chunks.push(c({}, "tool_calls"));
+    const { r, parses } = parsesDuring(chunks);
+    expect(r.response.calls).toHaveLength(N);
+    expect(r.response.calls.at(-1)?.callId).toBe(`call_${N - 1}`);
+    expect(parses).toBeLessThan(2 * N);
+  });
+
+  it("a call whose arguments are a bare scalar is closed when the choice finishes, not when the next call starts", () => {
+    // "1" could still become "12": only a whole object or array closes a call early.
+    const r = run([
+      c(frag(0, { name: "a", arguments: "1" }, "call_a")),
+      c(frag(1, { name: "b", arguments: "{}" }, "call_b")),
+      c({}, "tool_calls"),
+    ]);
+    expect(r.callsAfter).toEqual([0, 0, 2]);
+    expect(callSummary(r)).toEqual([
+      ["call_a", "a", "1"],
+      ["call_b", "b", "{}"],
+    ]);
+  });
+});

@@ -38,6 +38,7 @@ import {
   type ToolCallDelta,
   toUsage,
 } from "./chunk.js";
+import { JsonEnd } from "./json-end.js";
 
 interface ItemBase {
   outputIndex: number;
@@ -62,6 +63,8 @@ interface CallState extends ItemBase {
   serverId: boolean;
   name: string;
   arguments: string;
+  /** Whether `arguments` is whole JSON yet (scanned piece by piece). */
+  end: JsonEnd;
 }
 
 /** Makes the translator of one attempt of `request`. */
@@ -78,6 +81,13 @@ class ChatTranslator implements EventTranslator {
   private message: MessageState | undefined;
   /** Calls by their chat `index`, in order of appearance. */
   private readonly calls = new Map<number, CallState>();
+  /** Open calls that got argument pieces since the last new call (the only ones that can have become whole). */
+  private readonly grown = new Set<CallState>();
+  /** The chat index of each call id (the first call with that id), for fragments without `index`. */
+  private readonly keyById = new Map<string, number>();
+  /** The highest and the latest chat index seen (fragments without `index` or id continue the latest). */
+  private maxKey = -1;
+  private lastKey: number | undefined;
   private finishReason: string | null = null;
   private usage: Usage | null = null;
   private ended = false;
@@ -224,8 +234,10 @@ class ChatTranslator implements EventTranslator {
     else {
       // The id on a later fragment only when the first had none (it then reaches the done item).
       if (id !== undefined && !call.serverId) {
+        if (this.keyById.get(call.callId) === key) this.keyById.delete(call.callId);
         call.callId = id;
         call.serverId = true;
+        if (!this.keyById.has(id)) this.keyById.set(id, key);
       }
       if (call.name === "" && typeof name === "string") call.name = name;
     }
@@ -233,6 +245,8 @@ class ChatTranslator implements EventTranslator {
     const piece = typeof args === "string" ? args : isJsonObject(args) ? JSON.stringify(args) : "";
     if (piece === "" || call.done) return;
     call.arguments += piece;
+    call.end.feed(piece);
+    this.grown.add(call);
     this.emit({
       type: "response.function_call_arguments.delta",
       item_id: call.id,
@@ -241,10 +255,16 @@ class ChatTranslator implements EventTranslator {
     });
   }
 
-  /** A new call starts: the earlier ones are done if their arguments are whole JSON. */
+  /**
+   * A new call starts: the earlier ones are done if their arguments are whole JSON. Only calls
+   * that grew since the last new call can have become whole, so only those are looked at (in
+   * output order): a response with many calls stays linear (docs/pitfalls.md #64).
+   */
   private openCall(key: number, id: string | undefined, name: string): CallState {
-    for (const open of this.calls.values())
-      if (!open.done && isCompleteJson(open.arguments)) this.closeCall(open, "completed");
+    const grown = [...this.grown].sort((a, b) => a.outputIndex - b.outputIndex);
+    this.grown.clear();
+    for (const open of grown)
+      if (!open.done && open.end.complete(open.arguments)) this.closeCall(open, "completed");
     const call: CallState = {
       outputIndex: this.nextIndex++,
       id: `fc_${this.base()}_${key}`,
@@ -253,8 +273,12 @@ class ChatTranslator implements EventTranslator {
       serverId: id !== undefined,
       name,
       arguments: "",
+      end: new JsonEnd(),
     };
     this.calls.set(key, call);
+    this.lastKey = key;
+    if (key > this.maxKey) this.maxKey = key;
+    if (!this.keyById.has(call.callId)) this.keyById.set(call.callId, key);
     this.emit({
       type: "response.output_item.added",
       output_index: call.outputIndex,
@@ -266,17 +290,14 @@ class ChatTranslator implements EventTranslator {
   /** The chat index a fragment belongs to; servers that leave `index` out are matched by id. */
   private callKey(fragment: ToolCallDelta): number {
     if (typeof fragment.index === "number") return fragment.index;
-    const keys = [...this.calls.keys()];
     const id = fragment.id;
-    if (typeof id === "string" && id !== "") {
-      for (const [key, call] of this.calls) if (call.callId === id) return key;
-      return keys.length === 0 ? 0 : Math.max(...keys) + 1;
-    }
-    return keys.length === 0 ? 0 : (keys.at(-1) as number);
+    if (typeof id === "string" && id !== "") return this.keyById.get(id) ?? this.maxKey + 1;
+    return this.lastKey ?? 0;
   }
 
   private closeCall(call: CallState, status: "completed" | "incomplete"): void {
     call.done = true;
+    this.grown.delete(call);
     this.emit({
       type: "response.output_item.done",
       output_index: call.outputIndex,
@@ -405,16 +426,5 @@ function statusOf(reason: string): "completed" | "incomplete" | "failed" {
     default:
       // stop, tool_calls, function_call (legacy), eos, and anything new: the model finished.
       return "completed";
-  }
-}
-
-/** True when `text` is non-empty, whole JSON (a call whose arguments are complete). */
-function isCompleteJson(text: string): boolean {
-  if (text === "") return false;
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -50,8 +50,11 @@ export interface McpConnection {
   settled(): Promise<void>;
   /** Calls `tool`; every failure is an `ok:false` result. `exposed` is the model-facing name. */
   call(tool: string, exposed: string, args: unknown, signal: AbortSignal): Promise<ToolResult>;
-  /** Shuts the server down (stdio: its whole process group). Idempotent. */
-  close(): Promise<void>;
+  /**
+   * Shuts the server down (stdio: its whole process group), by `deadline` when one is given (a
+   * `performance.now()` time: the grace periods shrink to fit). Idempotent.
+   */
+  close(deadline?: number): Promise<void>;
 }
 
 const MAX_PAGES = 100;
@@ -140,18 +143,26 @@ class ServerConnection implements McpConnection {
     }
   }
 
-  close(): Promise<void> {
+  close(deadline?: number): Promise<void> {
     // Closing during a start: the spawned process is killed at once, and the start ends quietly.
     if (this.closing === undefined) {
       this.closing = (async () => {
         if (this.starting !== undefined && this.state === "starting") {
+          this.closeTransportBy(deadline);
           await this.client?.close().catch(() => {});
           await this.transport?.close().catch(() => {});
         }
-        await this.shutdown();
+        await this.shutdown(deadline);
       })();
     }
     return this.closing;
+  }
+
+  /** Starts the stdio transport's close with the deadline (the SDK's close() then joins it). */
+  private closeTransportBy(deadline: number | undefined): void {
+    const transport = this.transport;
+    if (deadline !== undefined && transport !== undefined && "closeBy" in transport)
+      void (transport as StdioTransport).closeBy(deadline).catch(() => {});
   }
 
   private clean(text: string): string {
@@ -367,17 +378,19 @@ class ServerConnection implements McpConnection {
     });
   }
 
-  private async shutdown(): Promise<void> {
+  private async shutdown(deadline: number | undefined): Promise<void> {
     await this.starting?.catch(() => {});
     const previous = this.state;
     this.state = "closed";
     if (previous === "idle") return;
     const transport = this.transport;
+    this.closeTransportBy(deadline);
     if (transport instanceof StreamableHTTPClientTransport) {
       // Tell the server the session is over (it may answer 405: that is allowed).
+      const grace = this.options.closeGraceMs;
       await within(
         transport.terminateSession().catch(() => {}),
-        this.options.closeGraceMs,
+        deadline === undefined ? grace : Math.min(grace, Math.max(0, deadline - performance.now())),
       );
     }
     await this.client?.close().catch(() => {});

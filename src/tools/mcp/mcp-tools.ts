@@ -81,8 +81,12 @@ export interface McpTools {
    * variables): add them to the redaction list of frames, tapes and logs.
    */
   readonly secrets: readonly string[];
-  /** Shuts every server down (stdio: its whole process group), also one still starting. Idempotent. */
-  close(): Promise<void>;
+  /**
+   * Shuts every server down at once (stdio: its whole process group), also one still starting.
+   * With a `deadline` (a `performance.now()` time) each server's close is done by then: its
+   * grace periods shrink to fit, ending with SIGKILL. Idempotent.
+   */
+  close(deadline?: number): Promise<void>;
 }
 
 /**
@@ -164,8 +168,8 @@ export function createMcpTools(servers: unknown, options: McpToolsOptions = {}):
       return revision;
     },
     secrets: allSecrets,
-    close() {
-      closed ??= Promise.all(connections.map((c) => c.close())).then(() => {});
+    close(deadline) {
+      closed ??= Promise.all(connections.map((c) => c.close(deadline))).then(() => {});
       return closed;
     },
   };

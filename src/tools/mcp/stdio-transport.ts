@@ -5,7 +5,10 @@
  * started (a `docker run`, an `npx` wrapper's real process, a helper) outlives the run. Here the
  * server leads its own process group (`detached`), and close follows the MCP shutdown order
  * (close stdin, wait, SIGTERM, wait, SIGKILL) and then signals the whole group, so no process
- * of the server survives. The environment is exactly what the caller gives (nothing is read
+ * of the server survives. A close may be given a deadline (the command's shared shutdown budget,
+ * src/cli/shutdown.ts): each wait then takes its share of the time left, so the SIGKILL always
+ * comes before it; a server that ignores SIGTERM goes straight to SIGKILL (its group already got
+ * the SIGTERM). The environment is exactly what the caller gives (nothing is read
  * from `process.env`), and stderr is kept (a bounded tail) to explain a failed start or a crash
  * instead of being printed over eddy's output.
  */
@@ -44,6 +47,11 @@ export interface StdioTransport extends Transport {
   readonly exit: ProcessExit | undefined;
   /** The last bytes the server wrote to stderr. */
   stderrTail(): string;
+  /**
+   * `close()`, done by `deadline` (a `performance.now()` time): the waits between the steps share
+   * what is left, each at most the grace period. Calls after the first return the same close.
+   */
+  closeBy(deadline: number | undefined): Promise<void>;
   /** Why eddy stopped a misbehaving server itself, if it did. */
   readonly stopReason: string | undefined;
 }
@@ -146,7 +154,11 @@ class ChildStdioTransport implements StdioTransport {
   }
 
   close(): Promise<void> {
-    this.closing ??= this.shutdown();
+    return this.closeBy(undefined);
+  }
+
+  closeBy(deadline: number | undefined): Promise<void> {
+    this.closing ??= this.shutdown(deadline);
     return this.closing;
   }
 
@@ -182,28 +194,37 @@ class ChildStdioTransport implements StdioTransport {
     this.onclose?.();
   }
 
-  /** Closes stdin, then SIGTERM, then SIGKILL for the whole group, each after the grace period. */
-  private async shutdown(): Promise<void> {
+  /**
+   * Closes stdin, then SIGTERM, then SIGKILL for the whole group, each after the grace period —
+   * or after its share of what is left before `deadline`, so a close with a deadline is done by it.
+   */
+  private async shutdown(deadline: number | undefined): Promise<void> {
     const proc = this.child;
     const pid = proc?.pid;
     if (proc !== undefined && pid !== undefined) {
       const grace = this.options.closeGraceMs;
+      /** The wait of a step with `steps` steps (this one included) still to come. */
+      const share = (steps: number) =>
+        deadline === undefined ? grace : Math.min(grace, Math.max(0, (deadline - performance.now()) / steps));
       // The polite first step, unless the server already broke the protocol.
       if (this.exit === undefined && this.stopReason === undefined) {
         proc.stdin.end();
-        await within(this.exited, grace);
+        await within(this.exited, share(3));
       }
       if (this.exit === undefined) {
+        // The whole group: what the server started gets the SIGTERM too. A server that ignores it
+        // is killed next, without waiting again.
         signalGroup(pid, "SIGTERM");
-        await within(this.exited, grace);
-      }
-      // The server is gone (or ignoring SIGTERM); whatever it started may not be.
-      if (groupAlive(pid)) {
+        await within(this.exited, share(2));
+        // It obeyed: what it started got the same signal, and gets time to end too.
+        if (this.exit !== undefined && groupAlive(pid)) await groupGone(pid, share(2));
+      } else if (groupAlive(pid)) {
+        // The server is gone; whatever it started may not be, and has had no signal yet.
         signalGroup(pid, "SIGTERM");
-        await groupGone(pid, grace);
+        await groupGone(pid, share(2));
       }
       signalGroup(pid, "SIGKILL");
-      await within(this.exited, grace);
+      await within(this.exited, share(1));
       untrackGroup(pid);
       proc.stdout.destroy();
       proc.stderr.destroy();

@@ -252,6 +252,20 @@ describe("stdio MCP servers", () => {
     });
   });
 
+  it("close(deadline) stops a server that ignores SIGTERM and keeps a child by the deadline, not after every grace in turn", async () => {
+    // A 5 s grace: stdin closed, then SIGTERM, then the group once more, each waited in full, took
+    // over 10 s; the steps now share the time left before the deadline and end with SIGKILL.
+    const marker = newMarker();
+    const { tools } = mcp({ t: testServerConfig(marker, "--stubborn") }, { closeGraceMs: 5000 });
+    await tools.tools();
+    expect(processesWith(marker)).toHaveLength(2); // the server and its child
+    const start = performance.now();
+    await tools.close(start + 600);
+    const tookMs = performance.now() - start;
+    expect(await eventually(() => processesWith(marker).length === 0, 3000)).toBe(true);
+    expect(tookMs).toBeLessThan(4500); // far above the 600 ms asked, far below one 5 s grace
+  });
+
   it("an aborted call ends cancelled, and close() afterwards leaves nothing behind", async () => {
     const marker = newMarker();
     const { tools } = mcp({ t: testServerConfig(marker) });

@@ -1,0 +1,116 @@
+/**
+ * `npm run bench -- scaling`: linear cost in every input. Each input (bench/scaling/cases.ts) is
+ * run at N and at 10N, interleaved in shuffled rounds (harness.ts); the ratio t(10N) / t(N) is
+ * taken per round and its median reported. Linear work gives about 10 (less when a fixed cost per
+ * run dominates at N); the goal is ≤ 12 for every input; quadratic work gives about 100.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type Benchmark,
+  collectGarbage,
+  describeEnvironment,
+  environment,
+  logEnd,
+  markdownTable,
+  median,
+  num,
+  pct,
+  relativeIqr,
+  runRounds,
+  textTable,
+} from "../harness.js";
+import { CASES, type ScalingCase } from "./cases.js";
+
+/** The ratio t(10N) / t(N) a linear input stays under. */
+export const RATIO_GOAL = 12;
+
+interface Row {
+  scalingCase: ScalingCase;
+  n: number;
+  msAtN: number;
+  msAt10N: number;
+  ratio: number;
+  iqr: number;
+  rounds: number;
+}
+
+const HEADER = ["input", "N", "ms at N", "ms at 10N", "ratio 10N/N", "IQR", "rounds", `≤ ${RATIO_GOAL}`];
+
+function cells(r: Row): string[] {
+  return [
+    r.scalingCase.input,
+    `${num(r.n)} ${r.scalingCase.unit}`,
+    num(r.msAtN, 1),
+    num(r.msAt10N, 1),
+    num(r.ratio, 1),
+    pct(r.iqr),
+    String(r.rounds),
+    r.ratio <= RATIO_GOAL ? "yes" : "NO",
+  ];
+}
+
+async function measure(c: ScalingCase, quick: boolean, dir: string): Promise<Row> {
+  const n = quick ? c.quickN : c.n;
+  const small = await c.prepare(n, dir);
+  const large = await c.prepare(n * 10, dir);
+  collectGarbage();
+  const rounds = quick ? 1 : 3;
+  const [atN, at10N] = await runRounds(
+    [
+      { name: "N", run: small },
+      { name: "10N", run: large },
+    ],
+    { rounds, baseline: "N", warmup: 1 },
+  );
+  const ms = (times: readonly number[]) => median(times) / 1e6;
+  return {
+    scalingCase: c,
+    n,
+    msAtN: ms(atN?.times ?? []),
+    msAt10N: ms(at10N?.times ?? []),
+    ratio: median(at10N?.ratios ?? []),
+    iqr: relativeIqr(at10N?.ratios ?? []),
+    rounds,
+  };
+}
+
+export const scalingBenchmark: Benchmark = {
+  name: "scaling",
+  title: "Scaling: every input at N and 10N",
+  async run(ctx) {
+    const started = Date.now();
+    const envStart = environment();
+    ctx.log(`## ${this.title}\n${describeEnvironment(envStart)}`);
+    const dir = mkdtempSync(join(tmpdir(), "eddy-bench-scaling-"));
+    const rows: Row[] = [];
+    try {
+      for (const c of CASES) {
+        rows.push(await measure(c, ctx.quick, dir));
+        ctx.log(textTable(HEADER, [cells(rows.at(-1) as Row)]));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const verdict = rows
+      .filter((r) => r.ratio > RATIO_GOAL)
+      .map((r) => `OVER THE GOAL: ${r.scalingCase.input}: ${num(r.ratio, 1)}`);
+    const { envEnd, seconds } = logEnd(ctx, started, verdict);
+    return [
+      `## ${this.title}`,
+      "",
+      describeEnvironment(envStart),
+      "",
+      `Each input is made at N and at 10N (untimed; one run of each is checked first), then both sizes run once per round in a fresh shuffled order (1 warm-up round, ${rows[0]?.rounds ?? 0} timed); ms = median over rounds; ratio = median over rounds of t(10N) / t(N) in the same round. Linear work gives about 10 — less where a fixed cost per run still counts at N — and quadratic work about 100; the goal is ≤ ${RATIO_GOAL}. Everything runs in this process, without sockets.`,
+      "",
+      markdownTable(HEADER, rows.map(cells)),
+      "",
+      "| input | what is timed |",
+      "| :-- | :-- |",
+      ...rows.map((r) => `| ${r.scalingCase.input} | ${r.scalingCase.what} |`),
+      "",
+      `Total wall time ${seconds.toFixed(1)} s; loadavg at end ${envEnd.loadavg}.`,
+    ].join("\n");
+  },
+};
