@@ -311,8 +311,18 @@ export function profileApiKey(
 /** Options of `createHttpProvider`: every option of both HTTP providers. */
 export type HttpProviderOptions = ChatCompletionsProviderOptions;
 
-/** The HTTP provider of `api`: `createOpenResponsesProvider` or `createChatCompletionsProvider`. */
+/**
+ * The HTTP provider of `api`: `createOpenResponsesProvider` or `createChatCompletionsProvider`. An
+ * AI SDK model is not an HTTP endpoint: it is made with `createAiSdkProvider` (eddy/ai-sdk).
+ */
 export function createHttpProvider(api: ApiName, options: HttpProviderOptions): Provider {
+  if (api === "ai-sdk") {
+    throw new EddyError(
+      "invalid_config",
+      "an ai-sdk profile is not an HTTP endpoint: eddy run loads its AI SDK provider package (config profile keys package, factory, settings); in code, pass the model to createAiSdkProvider from eddy/ai-sdk",
+      { fault: "user" },
+    );
+  }
   if (api === "chat-completions" && options.streamTransport === "websocket") {
     throw new EddyError(
       "invalid_config",
