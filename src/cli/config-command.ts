@@ -122,6 +122,7 @@ function jsonOrNone<T>(value: T | undefined, empty: (value: T) => boolean = () =
 
 function modeOf(config: EffectiveConfig): string {
   if (config.api.value === "chat-completions") return "stateless (Chat Completions)";
+  if (config.api.value === "ai-sdk") return "stateless (AI SDK)";
   if (config.target.kind === "http" && !config.target.profile.capabilities.previousResponseId)
     return "stateless (provider cannot chain)";
   return "chained";
