@@ -21,9 +21,8 @@
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { LanguageModelV3 } from "@ai-sdk/provider";
 import type { JsonObject } from "../protocol/types.js";
-import { createAiSdkProvider } from "../provider/ai-sdk/index.js";
+import { type AiSdkLanguageModel, createAiSdkProvider } from "../provider/ai-sdk/index.js";
 import type { AiSdkProfile } from "../provider/profiles.js";
 import type { EffectiveConfig } from "./config.js";
 import { configError } from "./config-file.js";
@@ -138,15 +137,19 @@ function factoryOf(
 }
 
 /** The run's models from a provider instance: its `languageModel(id)`, or the instance called with the id. */
-function languageModels(instance: unknown, pkg: string, where: string): (modelId: string) => LanguageModelV3 {
+function languageModels(
+  instance: unknown,
+  pkg: string,
+  where: string,
+): (modelId: string) => AiSdkLanguageModel {
   const provider = instance as { languageModel?: unknown } | ((id: string) => unknown) | null;
   const languageModel =
     provider !== null && typeof provider === "object" ? provider.languageModel : undefined;
   if (typeof languageModel === "function")
-    return (id) => (languageModel as (id: string) => LanguageModelV3).call(provider, id);
+    return (id) => (languageModel as (id: string) => AiSdkLanguageModel).call(provider, id);
   if (typeof provider === "function") {
-    const direct = provider as ((id: string) => LanguageModelV3) & {
-      languageModel?: (id: string) => LanguageModelV3;
+    const direct = provider as ((id: string) => AiSdkLanguageModel) & {
+      languageModel?: (id: string) => AiSdkLanguageModel;
     };
     return (id) => (typeof direct.languageModel === "function" ? direct.languageModel(id) : direct(id));
   }

@@ -5,8 +5,8 @@
  * `@ai-sdk/provider` 3) and run agents on it as on any Open Responses provider: the same frames,
  * tool loop, retries, tapes and replay. The run is stateless (the history is the prompt); every
  * stream part is kept verbatim in a `provider_event` frame. The AI SDK packages are not
- * dependencies of eddy: install the provider package you use (and `@ai-sdk/provider` for its
- * types).
+ * dependencies of eddy (its types describe the model structurally): install the provider package
+ * you use.
  *
  * @example
  * ```ts

@@ -24,6 +24,7 @@ import type { ProviderStreamOptions } from "../provider.js";
 import { parseRetryAfter, parseShouldRetry } from "../retry.js";
 import { Watchdog, WatchdogFired, type WatchdogLimits } from "../watchdog.js";
 import { liveCallOptions } from "./call-options.js";
+import type { AiSdkLanguageModel } from "./provider.js";
 import { aiSdkFramesFromSse, errorFields, partToJson } from "./wire.js";
 
 /** What every attempt of an AI SDK provider shares. */
@@ -39,7 +40,7 @@ export interface AiSdkAttemptConfig {
 
 export interface AiSdkAttemptOptions {
   config: AiSdkAttemptConfig;
-  model: LanguageModelV3;
+  model: AiSdkLanguageModel;
   /** The call options as JSON (call-options.ts). */
   callOptions: JsonObject;
   turn: number;
@@ -72,8 +73,11 @@ class AiSdkAttempt implements Attempt {
     this.watchdog.start("connect");
     try {
       const call = liveCallOptions(this.options.callOptions, this.controller.signal);
-      type CallOptions = Parameters<LanguageModelV3["doStream"]>[0];
-      const pending = Promise.resolve(this.options.model.doStream(call as unknown as CallOptions));
+      // The structural model is a LanguageModelV3 (provider.ts): its call options and stream parts are the spec's.
+      const model = this.options.model as unknown as LanguageModelV3;
+      const pending = Promise.resolve(
+        model.doStream(call as unknown as Parameters<LanguageModelV3["doStream"]>[0]),
+      );
       // A model that does not honour the signal is still cut off by a timeout or a cancel.
       const result = await untilAborted(pending, this.controller.signal);
       this.reader = result.stream.getReader();

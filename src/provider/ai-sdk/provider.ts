@@ -18,7 +18,6 @@
  * The AI SDK packages are not dependencies of eddy: this module uses `@ai-sdk/provider`'s types
  * only, and the caller passes the model.
  */
-import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { EddyError } from "../../errors.js";
 import type { JsonObject } from "../../protocol/types.js";
 import { createAssemblingStream } from "../assembling-stream.js";
@@ -35,8 +34,23 @@ import { type AiSdkCallSettings, toCallOptions } from "./call-options.js";
 import { unsupported } from "./prompt.js";
 import { createAiSdkTranslator } from "./translator.js";
 
+/**
+ * An AI SDK language model, as this adapter uses it: the `LanguageModelV3` contract of
+ * `@ai-sdk/provider` 3 (AI SDK 6), written out structurally so eddy's types do not need that
+ * package. Every model an AI SDK 6 provider package makes fits it; the adapter calls `doStream`
+ * with `LanguageModelV3CallOptions` and reads `LanguageModelV3StreamPart`s.
+ */
+export interface AiSdkLanguageModel {
+  readonly specificationVersion: "v3";
+  /** The provider's name, e.g. `anthropic.messages`. */
+  readonly provider: string;
+  readonly modelId: string;
+  /** Streams one call: the AI SDK's `doStream(options)`. */
+  doStream(options: unknown): PromiseLike<{ stream: ReadableStream<unknown> }>;
+}
+
 /** A model, or a function that gives the model for a request's `model` (e.g. an AI SDK provider's `languageModel`). */
-export type AiSdkModelSource = LanguageModelV3 | ((modelId: string) => LanguageModelV3);
+export type AiSdkModelSource = AiSdkLanguageModel | ((modelId: string) => AiSdkLanguageModel);
 
 /** Options of `createAiSdkProvider`. */
 export interface AiSdkProviderOptions extends AiSdkCallSettings {
@@ -126,7 +140,7 @@ export function createAiSdkProvider(options: AiSdkProviderOptions): Provider {
     wire,
     stream(request, streamOptions = {}) {
       let callOptions: JsonObject | undefined;
-      let model: LanguageModelV3 | undefined;
+      let model: AiSdkLanguageModel | undefined;
       let refused: ProviderError | undefined;
       try {
         callOptions = toCallOptions(request.body, settings);
@@ -163,11 +177,11 @@ export function createAiSdkProvider(options: AiSdkProviderOptions): Provider {
 }
 
 /** The model a function gives for `modelId` (a request must name one); failures are `unsupported` errors. */
-function resolveModel(source: AiSdkModelSource, modelId: string | null | undefined): LanguageModelV3 {
+function resolveModel(source: AiSdkModelSource, modelId: string | null | undefined): AiSdkLanguageModel {
   if (typeof source !== "function") return source;
   if (typeof modelId !== "string" || modelId === "")
     throw unsupported("the request names no model, and the AI SDK provider needs a model id");
-  let model: LanguageModelV3;
+  let model: AiSdkLanguageModel;
   try {
     model = source(modelId);
   } catch (err) {
@@ -181,7 +195,7 @@ function resolveModel(source: AiSdkModelSource, modelId: string | null | undefin
 }
 
 /** The model, if it implements the contract this adapter speaks (LanguageModelV3); else a user error. */
-function checkModel(model: LanguageModelV3): LanguageModelV3 {
+function checkModel(model: AiSdkLanguageModel): AiSdkLanguageModel {
   const problem = modelProblem(model);
   if (problem === undefined) return model;
   throw new EddyError("invalid_config", problem, { fault: "user" });
