@@ -88,7 +88,10 @@ function endpointRows(endpoint: Endpoint): Row[] {
   return [
     settingRow("base_url", {
       ...endpoint.baseURL,
-      value: describeWithCredentials(endpoint.baseURL.value, endpoint.credentials),
+      value:
+        endpoint.baseURL.value === "" && endpoint.profile.aiSdk !== undefined
+          ? `(${endpoint.profile.aiSdk.package}'s default)`
+          : describeWithCredentials(endpoint.baseURL.value, endpoint.credentials),
     }),
     settingRow(
       "api_key",
