@@ -23,6 +23,7 @@
  */
 import type { ItemParam, JsonObject } from "../../protocol/types.js";
 import { isJsonObject } from "../../util/json.js";
+import { assistantText } from "../chat-completions/messages.js";
 import { ProviderError } from "../errors.js";
 
 /** The error of a request the AI SDK prompt cannot express; nothing is sent. */
@@ -198,19 +199,6 @@ function plainText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content.map((p) => (isJsonObject(p) && typeof p.text === "string" ? p.text : "")).join("");
-}
-
-/** The text of an assistant message: its output_text parts, then its refusals. */
-function assistantText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  let text = "";
-  for (const part of content) {
-    if (!isJsonObject(part)) continue;
-    if (part.type === "output_text") text += str(part.text);
-    else if (part.type === "refusal") text += str(part.refusal);
-  }
-  return text;
 }
 
 function str(value: unknown): string {

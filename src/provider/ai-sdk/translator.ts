@@ -25,7 +25,7 @@ import type { ProviderEventFrame } from "../../frames/frame.js";
 import type { JsonObject, Usage } from "../../protocol/types.js";
 import { isJsonObject } from "../../util/json.js";
 import type { EventTranslator } from "../assembling-stream.js";
-import { estimatedUsage } from "../chat-completions/chunk.js";
+import { estimatedUsage, requestChars } from "../chat-completions/chunk.js";
 import type { ProviderRequest } from "../provider.js";
 
 interface ItemState {
@@ -306,14 +306,10 @@ class AiSdkTranslator implements EventTranslator {
 
   /** Usage from character counts when the model reported none. */
   private estimate(): Usage {
-    const body = this.request.body;
-    const inputChars =
-      (body.instructions?.length ?? 0) +
-      (typeof body.input === "string" ? body.input.length : JSON.stringify(body.input ?? []).length);
     let outputChars = 0;
     for (const items of [this.texts, this.reasonings, this.calls])
       for (const item of items.values()) outputChars += item.text.length;
-    return estimatedUsage(inputChars, outputChars);
+    return estimatedUsage(requestChars(this.request.body), outputChars);
   }
 
   private snapshot(status: string): JsonObject {

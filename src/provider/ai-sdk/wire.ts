@@ -9,15 +9,8 @@
  * not Open Responses events). No frame is derived here: the assembling stream derives
  * `output_text_delta` from the translated events (translator.ts).
  */
-import {
-  FRAMED,
-  providerFrame,
-  type SseFrame,
-  type SseFrameOptions,
-  sseData,
-} from "../../frames/from-sse.js";
-import type { SseMessage } from "../../sse/decoder.js";
 import { isJsonObject } from "../../util/json.js";
+import { checkedFramesFromSse } from "../chat-completions/wire.js";
 
 /** The stream part types of `LanguageModelV3StreamPart` (`@ai-sdk/provider` 3). */
 const PART_TYPES: ReadonlySet<string> = new Set([
@@ -43,16 +36,7 @@ const PART_TYPES: ReadonlySet<string> = new Set([
 ]);
 
 /** Maps one stream part (the JSON text of a message) to its frame. */
-export function aiSdkFramesFromSse(
-  message: SseMessage,
-  options: SseFrameOptions,
-  emit: (frame: SseFrame) => void,
-): void {
-  const data = sseData(message, options.turn, emit);
-  if (data === FRAMED) return;
-  const errors = options.validate === false ? undefined : checkPart(data);
-  emit(providerFrame(options.turn, "event", message.event, data, undefined, errors));
-}
+export const aiSdkFramesFromSse = checkedFramesFromSse(checkPart);
 
 /** What is wrong with a part's shape, if anything. */
 function checkPart(data: unknown): string[] | undefined {
