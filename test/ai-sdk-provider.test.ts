@@ -13,7 +13,6 @@ import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Frame } from "../src/frames/frame.js";
-import type { RunOptions } from "../src/loop/options.js";
 import { runAgent } from "../src/loop/run.js";
 import { createMockServer, type MockServer, type Scenario } from "../src/mock/index.js";
 import { createAiSdkProvider } from "../src/provider/ai-sdk/index.js";
@@ -59,24 +58,23 @@ const LOOP: Scenario = {
 
 /** Runs the weather question through `provider`, recording the tape at `tape`. */
 async function record(provider: Provider, model: string, tape: string) {
-  const options: RunOptions = {
-    provider,
-    model,
-    instructions: "Answer briefly.",
-    input: "What is the weather in Paris?",
-    tools: [weather],
-    workspace: dir,
-    runId: "run_ai_sdk_1",
-  };
-  const recorder = createTapeRecorder(
-    tape,
-    createTapeHeader(options, { runId: "run_ai_sdk_1", validate: true }),
-    [KEY],
+  const handle = runAgent(
+    {
+      model,
+      instructions: "Answer briefly.",
+      input: "What is the weather in Paris?",
+      run_id: "run_ai_sdk_1",
+    },
+    { provider, tools: [weather], workspace: dir },
   );
-  options.onFrame = recorder.observer;
-  const handle = runAgent(options);
+  const recorder = createTapeRecorder(tape, createTapeHeader(handle.spec, { provider, validate: true }), [
+    KEY,
+  ]);
   const frames: Frame[] = [];
-  for await (const f of handle) frames.push(f);
+  for await (const f of handle) {
+    recorder.observer(f);
+    frames.push(f);
+  }
   recorder.close();
   return { frames, result: await handle.result };
 }

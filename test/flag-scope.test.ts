@@ -95,17 +95,20 @@ describe("eddy run's flags on the other commands that start runs", () => {
     expect(code).toBe(2);
   });
 
-  it.each(Object.keys(NOT_WITH_QUEUE))("eddy batch --queue %s is refused: the workers own it", async (flag) => {
-    const takes = (await flagsOf("run")).get(flag) ?? false;
-    const { code, stderr } = await cli([
-      ...POSITIONAL.batch,
-      "--queue",
-      "redis://127.0.0.1:9",
-      ...argsFor(flag, takes),
-    ]);
-    expect(stderr).toContain(`${flag} does not apply to eddy batch --queue`);
-    expect(code).toBe(2);
-  });
+  it.each(Object.keys(NOT_WITH_QUEUE))(
+    "eddy batch --queue %s is refused: the workers own it",
+    async (flag) => {
+      const takes = (await flagsOf("run")).get(flag) ?? false;
+      const { code, stderr } = await cli([
+        ...POSITIONAL.batch,
+        "--queue",
+        "redis://127.0.0.1:9",
+        ...argsFor(flag, takes),
+      ]);
+      expect(stderr).toContain(`${flag} does not apply to eddy batch --queue`);
+      expect(code).toBe(2);
+    },
+  );
 
   it("a flag that applies is not refused by scope (it reaches the command)", async () => {
     const { stderr } = await cli([...POSITIONAL.resume, "--allow-shell", "--sandbox"]);

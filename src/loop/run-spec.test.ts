@@ -71,7 +71,10 @@ describe("resolveRunSpec", () => {
       input: "hi",
       output_schema: { name: "city", schema: z.object({ name: z.string() }) },
     });
-    expect(spec.output_schema?.schema).toMatchObject({ type: "object", properties: { name: { type: "string" } } });
+    expect(spec.output_schema?.schema).toMatchObject({
+      type: "object",
+      properties: { name: { type: "string" } },
+    });
     expect(JSON.parse(JSON.stringify(spec))).toEqual(spec);
   });
 });
@@ -95,7 +98,9 @@ describe("runSpecSchema", () => {
 describe("partial specs", () => {
   it("keeps only the given fields (defaults wait for the merge)", () => {
     expect(checkPartialRunSpec({ max_turns: 2 })).toEqual({ max_turns: 2 });
-    expect(() => checkPartialRunSpec({ max_turns: 0.5 }, "tasks.jsonl:3")).toThrow(/tasks\.jsonl:3.*max_turns/);
+    expect(() => checkPartialRunSpec({ max_turns: 0.5 }, "tasks.jsonl:3")).toThrow(
+      /tasks\.jsonl:3.*max_turns/,
+    );
   });
 
   it("merges request and history one level deep; the task wins", () => {
