@@ -17,7 +17,7 @@
  * const anthropic = createAnthropic({ apiKey: process.env.ANTHROPIC_API_KEY });
  * const provider = createAiSdkProvider({ model: anthropic.languageModel });
  * const { tools, disabled } = createBuiltinTools();
- * const run = runAgent({ provider, model: "claude-sonnet-4-5", input: "What is in package.json?", tools: createToolRegistry(tools, { disabled }) });
+ * const run = runAgent({ model: "claude-sonnet-4-5", input: "What is in package.json?" }, { provider, tools: createToolRegistry(tools, { disabled }) });
  * for await (const frame of run) if (frame.type === "output_text_delta") process.stdout.write(frame.delta);
  * ```
  *

@@ -117,7 +117,7 @@ export function aiSdkCapabilities(overrides: Partial<ProviderCapabilities> = {})
  *
  * const anthropic = createAnthropic({ apiKey: process.env.ANTHROPIC_API_KEY });
  * const provider = createAiSdkProvider({ model: anthropic.languageModel });
- * const run = runAgent({ provider, model: "claude-sonnet-4-5", input: "What is in package.json?", tools });
+ * const run = runAgent({ model: "claude-sonnet-4-5", input: "What is in package.json?" }, { provider, tools });
  * ```
  */
 export function createAiSdkProvider(options: AiSdkProviderOptions): Provider {
