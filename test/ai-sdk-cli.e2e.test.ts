@@ -21,6 +21,9 @@ afterEach(async () => {
   server = undefined;
 });
 
+/** Only a hang guard: each start of the CLI took 5-8 s at load average 23 on 2 cores. */
+const HANG_GUARD_MS = 45_000;
+
 function workspace(profile: Record<string, unknown>): string {
   const dir = mkdtempSync(join(tmpdir(), "eddy-ai-sdk-cli-"));
   writeFileSync(join(dir, "package.json"), '{ "name": "demo-app", "version": "1.2.3" }\n');
@@ -87,11 +90,15 @@ describe("eddy run with an ai-sdk profile", () => {
   }, 150_000);
 
   it("refuses a profile without a package, and a package that is not installed, before sending anything (exit 2)", async () => {
-    const noPackage = await runCli(["run", "hi"], { cwd: workspace({ api: "ai-sdk", default_model: "m" }) });
+    const noPackage = await runCli(["run", "hi"], {
+      cwd: workspace({ api: "ai-sdk", default_model: "m" }),
+      timeoutMs: HANG_GUARD_MS,
+    });
     expect(noPackage.code).toBe(2);
     expect(noPackage.stderr).toContain('an "ai-sdk" profile names its AI SDK provider package');
     const missing = await runCli(["run", "hi"], {
       cwd: workspace({ api: "ai-sdk", package: "@ai-sdk/not-installed-here", default_model: "m" }),
+      timeoutMs: HANG_GUARD_MS,
     });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(
@@ -99,6 +106,7 @@ describe("eddy run with an ai-sdk profile", () => {
     );
     const stray = await runCli(["run", "hi"], {
       cwd: workspace({ package: "@ai-sdk/anthropic", default_model: "m" }),
+      timeoutMs: HANG_GUARD_MS,
     });
     expect(stray.code).toBe(2);
     expect(stray.stderr).toContain('package belongs to an AI SDK profile: add "api": "ai-sdk"');
