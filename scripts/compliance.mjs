@@ -1,7 +1,8 @@
-// `npm run compliance [-- --filter ID --verbose --json]`: runs the official Open Responses
+// `npm run compliance [-- --strict --filter ID --verbose --json]`: runs the official Open Responses
 // compliance suite against `eddy mock`. Builds dist/ when a source file is newer, starts
-// `eddy mock --port 0` (the OS picks a free port; its first stdout line is the base URL), runs the
-// suite's runner against it, stops the mock, and exits with the runner's status.
+// `eddy mock --port 0` (the OS picks a free port; its first stdout line is the base URL; with
+// `--strict`, `eddy mock --strict`), runs the suite's runner against it, stops the mock, and exits
+// with the runner's status.
 //
 // The runner is the spec project's suite kept beside the repository (not vendored: it is
 // third-party code run as is): COMPLIANCE_RUNNER, else ../shared/compliance/run.sh or
@@ -33,7 +34,10 @@ if (newest(join(root, "src")) > newest(join(root, "dist"))) {
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 
-const mock = spawn(process.execPath, [join(root, "bin/eddy.js"), "mock", "--port", "0"], {
+const strict = process.argv.includes("--strict");
+const runnerArgs = process.argv.slice(2).filter((arg) => arg !== "--strict");
+const mockArgs = ["mock", "--port", "0", ...(strict ? ["--strict"] : [])];
+const mock = spawn(process.execPath, [join(root, "bin/eddy.js"), ...mockArgs], {
   cwd: root,
   stdio: ["ignore", "pipe", "pipe"],
 });
@@ -49,8 +53,8 @@ if (typeof url !== "string" || !url.startsWith("http")) {
   process.exit(2);
 }
 
-console.error(`compliance: eddy mock at ${url}; running ${runner}`);
-const suite = spawn(runner, [url, ...process.argv.slice(2)], { cwd: root, stdio: "inherit" });
+console.error(`compliance: eddy mock${strict ? " --strict" : ""} at ${url}; running ${runner}`);
+const suite = spawn(runner, [url, ...runnerArgs], { cwd: root, stdio: "inherit" });
 const status = await new Promise((done) => {
   suite.once("exit", (code, signal) => done(code ?? (signal === null ? 1 : 128)));
   suite.once("error", (error) => {

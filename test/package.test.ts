@@ -1,6 +1,7 @@
 /**
  * The package as users get it: `npm pack`, unpacked into a fresh consumer project, imported by
- * its public entries (`eddy`, `eddy/mock`, `eddy/replay`, `eddy/protocol`, `eddy/sse`, `eddy/mcp`) — type-checked
+ * its public entries (`eddy`, `eddy/mock`, `eddy/replay`, `eddy/protocol`, `eddy/sse`, `eddy/mcp`,
+ * `eddy/ai-sdk`) — type-checked
  * with the consumer's own strict tsconfig and run with node. Nothing is downloaded: the
  * package's dependencies are linked from this repository's node_modules.
  */
@@ -25,8 +26,17 @@ import { validateStreamingEvent, type CreateResponseBody } from "eddy/protocol";
 import { createSseDecoder, type SseMessage } from "eddy/sse";
 import { runBatch, type BatchResult } from "eddy/batch";
 import { createMcpTools, type McpTools } from "eddy/mcp";
+import { createAiSdkProvider, type AiSdkLanguageModel } from "eddy/ai-sdk";
 
 const mcp: McpTools = createMcpTools({ fs: { command: "node", args: ["server.js"] } }, { env: {} });
+// Any AI SDK 6 model fits the structural type; no AI SDK package is needed to type-check this.
+const model: AiSdkLanguageModel = {
+  specificationVersion: "v3",
+  provider: "test",
+  modelId: "m",
+  doStream: async () => ({ stream: new ReadableStream() }),
+};
+const aiSdk = createAiSdkProvider({ model, name: "test" });
 const scenario: Scenario = { turns: [{ items: [{ type: "message", text: "typed" }] }] };
 const body: CreateResponseBody = { model: "m", input: "hi" };
 const messages: SseMessage[] = [];
@@ -44,7 +54,7 @@ async function main(): Promise<RunResult> {
 }
 const verdict: ReplayVerdict | undefined = undefined;
 const finished: BatchResult[] = [];
-export { main, errors, mcp, verdict, finished, runBatch, createTapeHeader, createTapeRecorder, readTape, replayTape };
+export { main, errors, mcp, aiSdk, verdict, finished, runBatch, createTapeHeader, createTapeRecorder, readTape, replayTape };
 `;
 
 const CONSUMER_MJS = `
@@ -123,10 +133,11 @@ beforeAll(() => {
 }, 120_000);
 
 describe("the packed package in a fresh project", () => {
-  it("declares the seven entries", () => {
+  it("declares the entries", () => {
     expect(Object.keys(pkg.exports).sort()).toEqual(
       [
         ".",
+        "./ai-sdk",
         "./batch",
         "./mcp",
         "./mock",

@@ -91,7 +91,10 @@ function endpointRows(endpoint: Endpoint): Row[] {
   return [
     settingRow("base_url", {
       ...endpoint.baseURL,
-      value: describeWithCredentials(endpoint.baseURL.value, endpoint.credentials),
+      value:
+        endpoint.baseURL.value === "" && endpoint.profile.aiSdk !== undefined
+          ? `(${endpoint.profile.aiSdk.package}'s default)`
+          : describeWithCredentials(endpoint.baseURL.value, endpoint.credentials),
     }),
     settingRow(
       "api_key",
@@ -125,6 +128,7 @@ function jsonOrNone<T>(value: T | undefined, empty: (value: T) => boolean = () =
 
 function modeOf(config: EffectiveConfig): string {
   if (config.api.value === "chat-completions") return "stateless (Chat Completions)";
+  if (config.api.value === "ai-sdk") return "stateless (AI SDK)";
   if (config.target.kind !== "http") return "chained";
   const { capabilities } = config.target.profile;
   if (!capabilitiesWithEvidence(capabilities, config.doctor?.report).previousResponseId)

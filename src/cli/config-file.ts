@@ -12,7 +12,7 @@ import { historyConfigSchema } from "../history/options.js";
 import { APPROVE_MODES } from "../loop/policy.js";
 import { CAPABILITY_KEYS, type CapabilityKey, withCapabilities } from "../provider/capabilities.js";
 import type { ChatDialect } from "../provider/chat-completions/dialect.js";
-import { KNOWN_PROFILES, type ProviderProfile } from "../provider/profiles.js";
+import { type AiSdkProfile, KNOWN_PROFILES, type ProviderProfile } from "../provider/profiles.js";
 import { API_NAMES, STREAM_TRANSPORTS } from "../provider/wire-api.js";
 import { readRegularTextSync } from "../util/regular-file.js";
 import { EXTRA_CONFIG_KEYS, REQUEST_KEYS } from "./config-request.js";
@@ -51,8 +51,14 @@ const profileSchema = z
       .strict()
       .optional(),
     request: z.object(REQUEST_KEYS).strict().optional(),
+    // api "ai-sdk": the AI SDK provider package that makes the requests (src/cli/ai-sdk-target.ts).
+    package: z.string().optional(),
+    factory: z.string().optional(),
+    settings: z.record(z.string(), z.unknown()).optional(),
+    provider_options: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine(checkAiSdkKeys);
 
 const configSchema = z
   .object({
@@ -87,6 +93,29 @@ const configSchema = z
   })
   .strict();
 
+/** `package` and the keys beside it belong to `api: "ai-sdk"` profiles, which need a package. */
+function checkAiSdkKeys(
+  p: { api?: string | undefined; package?: string | undefined },
+  ctx: z.RefinementCtx,
+): void {
+  const keys = ["package", "factory", "settings", "provider_options"].filter(
+    (k) => (p as Record<string, unknown>)[k] !== undefined,
+  );
+  if (p.api === "ai-sdk" && p.package === undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["package"],
+      message: 'an "ai-sdk" profile names its AI SDK provider package, e.g. "package": "@ai-sdk/anthropic"',
+    });
+  } else if (p.api !== "ai-sdk" && keys.length > 0) {
+    ctx.addIssue({
+      code: "custom",
+      path: [keys[0] as string],
+      message: `${keys.join(", ")} ${keys.length === 1 ? "belongs" : "belong"} to an AI SDK profile: add "api": "ai-sdk"`,
+    });
+  }
+}
+
 /** The config file's content, validated. */
 export type ConfigFile = z.infer<typeof configSchema>;
 
@@ -96,6 +125,16 @@ function chatDialect(chat: NonNullable<ConfigProfile["chat"]>): Partial<ChatDial
   if (chat.instructions_role !== undefined) out.instructionsRole = chat.instructions_role;
   if (chat.max_tokens_field !== undefined) out.maxTokensField = chat.max_tokens_field;
   if (chat.stream_usage !== undefined) out.streamUsage = chat.stream_usage;
+  return out;
+}
+
+/** The AI SDK package settings of a profile, as `ProviderProfile.aiSdk` takes them. */
+function aiSdkProfile(p: ConfigProfile): AiSdkProfile | undefined {
+  if (p.package === undefined) return undefined;
+  const out: AiSdkProfile = { package: p.package };
+  if (p.factory !== undefined) out.factory = p.factory;
+  if (p.settings !== undefined) out.settings = p.settings;
+  if (p.provider_options !== undefined) out.providerOptions = p.provider_options;
   return out;
 }
 
@@ -203,6 +242,7 @@ function profileFromFile(name: string, p: ConfigProfile, base: ProviderProfile |
     api: p.api ?? base?.api,
     chat: p.chat === undefined ? base?.chat : { ...base?.chat, ...chatDialect(p.chat) },
     requestDefaults: p.request ?? base?.requestDefaults,
+    aiSdk: aiSdkProfile(p) ?? base?.aiSdk,
     description: p.description ?? base?.description ?? `profile "${name}" from the config file`,
   };
 }

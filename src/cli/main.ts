@@ -312,6 +312,10 @@ function defineMock(program: Command, io: CliIo, state: CliState): void {
     .addOption(numberOption("--port <n>", "port (default: any free port)", integer("--port", 0, 65535)))
     .option("--scenario <file>", "JSON or YAML scenario scripting the answers")
     .option("--api-key <key>", "require this bearer token")
+    .option(
+      "--strict",
+      "refuse the short forms real clients send (e.g. a message without type) with a 400 naming each, instead of applying the spec's defaults",
+    )
     .action(async (flags: MockFlags) => {
       const { mockCommand } = await import("./mock-command.js");
       state.exitCode = await mockCommand(flags, io);

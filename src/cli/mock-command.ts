@@ -1,6 +1,8 @@
 /**
- * `eddy mock [--port N] [--scenario FILE]`: serves the mock Open Responses server on 127.0.0.1,
- * prints its base URL on stdout, logs one line per request on stderr, stops cleanly on Ctrl-C.
+ * `eddy mock [--port N] [--scenario FILE] [--strict]`: serves the mock Open Responses server on
+ * 127.0.0.1, prints its base URL on stdout, logs one line per request on stderr, stops cleanly on
+ * Ctrl-C. `--strict` refuses the short forms real clients send instead of rewriting them
+ * (docs/interop.md).
  */
 import { createMockServer, formatRequestLog, type MockServer } from "../mock/index.js";
 import type { CliIo } from "./run-command.js";
@@ -9,6 +11,7 @@ export interface MockFlags {
   port?: number;
   scenario?: string;
   apiKey?: string;
+  strict?: boolean;
 }
 
 export async function mockCommand(flags: MockFlags, io: CliIo): Promise<number> {
@@ -22,7 +25,7 @@ export async function mockCommand(flags: MockFlags, io: CliIo): Promise<number> 
   });
   io.stdout.write(`${server.url}\n`);
   io.stderr.write(
-    `eddy mock: serving Open Responses at ${server.url}${flags.scenario === undefined ? " (demo model)" : ` (scenario ${flags.scenario})`}; Ctrl-C stops it\n`,
+    `eddy mock: serving Open Responses at ${server.url}${flags.scenario === undefined ? " (demo model)" : ` (scenario ${flags.scenario})`}${flags.strict === true ? ", strict" : ""}; Ctrl-C stops it\n`,
   );
   await stopped;
   await server.close();
@@ -38,5 +41,6 @@ function listen(flags: MockFlags, io: CliIo): Promise<MockServer> {
   if (flags.port !== undefined) options.port = flags.port;
   if (flags.scenario !== undefined) options.scenario = flags.scenario;
   if (flags.apiKey !== undefined) options.apiKey = flags.apiKey;
+  if (flags.strict === true) options.conformance = "strict";
   return createMockServer(options);
 }

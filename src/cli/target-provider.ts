@@ -26,6 +26,11 @@ export interface TargetProvider {
  * nothing for an HTTP endpoint.
  */
 export async function startTargetProvider(config: EffectiveConfig): Promise<TargetProvider> {
+  if (config.target.kind === "http" && config.api.value === "ai-sdk") {
+    // An AI SDK provider package, loaded only when a profile asks for it.
+    const { startAiSdkTarget } = await import("./ai-sdk-target.js");
+    return startAiSdkTarget(config);
+  }
   if (config.target.kind === "http") {
     const provider = httpProvider(config);
     const notice = evidenceNotice(config.target.profile.capabilities, config.doctor);

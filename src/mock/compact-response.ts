@@ -17,7 +17,7 @@ import { encodeCompaction } from "./compaction.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
 import { invalidRequest } from "./http-error.js";
 import type { IdGenerator } from "./ids.js";
-import { checkCreateBody, parseJsonBody, requireModel } from "./request.js";
+import { checkCreateBody, parseJsonBody, type RequestConformance, requireModel } from "./request.js";
 import { type ConversationItem, type ResponseStore, resolveConversation } from "./state.js";
 import { computeUsage } from "./usage.js";
 
@@ -31,6 +31,8 @@ export interface CompactContext {
   ids: IdGenerator;
   /** Milliseconds since the epoch. */
   clock: () => number;
+  /** Short forms rewritten to the spec's form, or refused (`MockOptions.conformance`). */
+  conformance: RequestConformance;
 }
 
 const FIELDS = ["model", "input", "previous_response_id", "instructions", "prompt_cache_key"];
@@ -53,7 +55,7 @@ export function compactResponse(
     }
   }
   // Every compact field is a CreateResponseBody field with the same schema, so the create checks apply.
-  const body = checkCreateBody(raw);
+  const body = checkCreateBody(raw, ctx.conformance);
   info.model = body.model;
   const { context } = resolveConversation(ctx.store, body);
   if (context.length === 0) {

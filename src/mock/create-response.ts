@@ -14,7 +14,7 @@ import { invalidRequest, jsonResponse } from "./http-error.js";
 import type { IdGenerator } from "./ids.js";
 import { assignIds } from "./plan.js";
 import type { MockRequestLog } from "./recording.js";
-import { type MockRequestBody, parseCreateBody } from "./request.js";
+import { checkCreateBody, type MockRequestBody, parseJsonBody, type RequestConformance } from "./request.js";
 import type { Scenario } from "./scenario.js";
 import { layeredStore, type ResponseStore, resolveConversation } from "./state.js";
 import {
@@ -42,6 +42,8 @@ export interface CreateContext {
   peekTurn: () => number;
   /** Milliseconds since the epoch. */
   clock: () => number;
+  /** Short forms rewritten to the spec's form, or refused (`MockOptions.conformance`). */
+  conformance: RequestConformance;
   /** Aborted when the server closes or the client goes away. */
   signal: AbortSignal;
   /** Headers every answer carries (`x-request-id`). */
@@ -84,9 +86,10 @@ export async function createResponse(
   ctx: CreateContext,
   info: CreateInfo,
 ): Promise<CreateResult> {
-  const body = parseCreateBody(text);
+  const sent = parseJsonBody(text);
+  const body = checkCreateBody(sent, ctx.conformance);
   info.stream = body.stream === true;
-  const prepared = await prepareResponse(body, ctx, info);
+  const prepared = await prepareResponse(body, ctx, info, sent);
   if (prepared.kind === "http_error") return answered(httpErrorResponse(prepared.fault, ctx.headers));
   if (body.stream !== true) return jsonAnswer(prepared, ctx);
   const { events, faults, keep, fail } = prepared;
@@ -96,18 +99,21 @@ export async function createResponse(
 /**
  * Resolves the conversation (in the connection's cache, then the server's store), lets `decideTurn`
  * pick the turn and plan the answer, and readies its events and where their snapshot is stored:
- * everything but the transport. Refusals are thrown as HTTP problems.
+ * everything but the transport. `sent` is the body as the client sent it, before its short forms
+ * were rewritten (a scenario's `expect.body` is matched against it). Refusals are thrown as HTTP
+ * problems.
  */
 export async function prepareResponse(
   body: MockRequestBody,
   ctx: CreateContext,
   info: CreateInfo,
+  sent: Record<string, unknown> = body,
 ): Promise<PreparedResponse> {
   info.model = body.model;
   const policy = toolPolicy(body);
   const lookup = ctx.connection === undefined ? ctx.store : layeredStore(ctx.connection, ctx.store);
   const conversation = resolveConversation(lookup, body);
-  const decision = await decideTurn({ api: "responses", body, sent: body, conversation, policy }, ctx, info);
+  const decision = await decideTurn({ api: "responses", body, sent, conversation, policy }, ctx, info);
   if (decision.kind === "http_error") return decision;
   const { faults } = decision;
   const target = body.store !== false ? ctx.store : ctx.connection;

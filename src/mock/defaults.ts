@@ -9,6 +9,8 @@ export const MOCK_DEFAULTS = {
   port: 0,
   /** Middle part of every generated id: `resp_mock_0001`, `call_mock_0001`, … */
   idPrefix: "mock",
+  /** Short forms in request bodies are rewritten to the spec's form (`"strict"` refuses them). */
+  conformance: "lenient",
   /** Largest request body accepted, in bytes (a bigger one is answered 413). */
   maxBodyBytes: 64 * 1024 * 1024,
   /** Output text is streamed in deltas of at most this many characters (cut after whitespace). */

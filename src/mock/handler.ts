@@ -23,6 +23,7 @@ import { MOCK_DEFAULTS } from "./defaults.js";
 import { httpProblem, jsonResponse, problemOf, problemResponse, serverProblem } from "./http-error.js";
 import { createIdGenerator } from "./ids.js";
 import { type MockRequestLog, type RecordedRequest, recordedBody, redactHeaders } from "./recording.js";
+import type { RequestConformance } from "./request.js";
 import type { Scenario } from "./scenario.js";
 import { parseScenario } from "./scenario-load.js";
 import { createResponseStore } from "./state.js";
@@ -51,6 +52,14 @@ export interface MockOptions {
   clock?: () => number;
   /** Middle part of generated ids (`resp_<idPrefix>_0001`). @defaultValue MOCK_DEFAULTS.idPrefix ("mock") */
   idPrefix?: string;
+  /**
+   * How short forms real clients send are treated (`src/protocol/shorthands.ts`, docs/interop.md):
+   * `"lenient"` rewrites each to the spec's canonical form before validation (a message sent as
+   * `{role, content}` gets `type: "message"`); `"strict"` answers 400 naming each one, e.g.
+   * `input[0].type is required (--strict)`.
+   * @defaultValue "lenient"
+   */
+  conformance?: RequestConformance;
   /**
    * Called once per request when its answer is complete (stream ended, dropped or cancelled).
    * @defaultValue none
@@ -89,7 +98,8 @@ export function createMockHandler(options: MockOptions = {}): MockHandler {
   const requests: RecordedRequest[] = [];
   const stats = { websocket: { connections: 0, open: 0, messages: 0 } };
   let turns = 0;
-  const server = { store, ids, scenario, clock, nextTurn: () => turns++, peekTurn: () => turns };
+  const conformance = options.conformance ?? MOCK_DEFAULTS.conformance;
+  const server = { store, ids, scenario, clock, conformance, nextTurn: () => turns++, peekTurn: () => turns };
 
   const state: HandlerState = { options, server, closed, requests, stats };
   const handle = (request: Request) => handleHttp(request, state);

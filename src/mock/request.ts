@@ -1,8 +1,10 @@
 /**
- * Reading a `POST /responses` body: JSON, then the checks a real provider makes, each refusal a
+ * Reading a `POST /responses` body: JSON, then the short forms real clients send rewritten to the
+ * spec's form (or refused, in strict mode), then the checks a real provider makes, each refusal a
  * 400 `invalid_request_error` whose `param` names the field (`model`, `max_tool_calls`,
  * `input[2].call_id`), then the vendored `CreateResponseBody` schema as the backstop.
  */
+import { canonicalCreateBody } from "../protocol/shorthands.js";
 import type { CreateResponseBody, ItemParam } from "../protocol/types.js";
 import { validateCreateResponseBody } from "../protocol/validate.js";
 import { isJsonObject } from "../util/json.js";
@@ -11,10 +13,12 @@ import { invalidRequest } from "./http-error.js";
 /** A request body that passed validation: a schema-valid `CreateResponseBody` with a `model`. */
 export type MockRequestBody = CreateResponseBody & { model: string };
 
-/** Parses and validates a request body; throws an HTTP 400 problem (see `http-error.ts`) when it is refused. */
-export function parseCreateBody(text: string): MockRequestBody {
-  return checkCreateBody(parseJsonBody(text));
-}
+/**
+ * How a server treats the short forms real clients send (`src/protocol/shorthands.ts`,
+ * docs/interop.md): `lenient` rewrites them to the spec's canonical form before validation;
+ * `strict` refuses each with a 400 that names it, for client authors testing conformance.
+ */
+export type RequestConformance = "lenient" | "strict";
 
 /**
  * `text` as a JSON object; a 400 `invalid_json` problem (ending with `hint`) otherwise. Every
@@ -48,8 +52,16 @@ export function requireModel(body: Record<string, unknown>): void {
   }
 }
 
-/** Validates a parsed `CreateResponseBody` (the WebSocket mode's `response.create` message minus its `type`, too). */
-export function checkCreateBody(body: Record<string, unknown>): MockRequestBody {
+/**
+ * Validates a parsed `CreateResponseBody` (the WebSocket mode's `response.create` message minus its
+ * `type`, too), after rewriting its short forms to the canonical form (`lenient`) or refusing them
+ * (`strict`). Returns the canonical body.
+ */
+export function checkCreateBody(
+  raw: Record<string, unknown>,
+  conformance: RequestConformance = "lenient",
+): MockRequestBody {
+  const body = canonicalBody(raw, conformance);
   requireModel(body);
   const maxToolCalls = body.max_tool_calls;
   if (typeof maxToolCalls === "number" && (!Number.isInteger(maxToolCalls) || maxToolCalls < 1)) {
@@ -72,6 +84,22 @@ export function checkCreateBody(body: Record<string, unknown>): MockRequestBody 
     throw invalidRequest(`Invalid request body: ${errors.join("; ")}`, paramOf(errors[0]), "invalid_value");
   }
   return body as MockRequestBody;
+}
+
+/** `raw` in canonical form (`lenient`), or a 400 naming every short form in it (`strict`). */
+function canonicalBody(
+  raw: Record<string, unknown>,
+  conformance: RequestConformance,
+): Record<string, unknown> {
+  const { body, departures } = canonicalCreateBody(raw);
+  const first = departures[0];
+  if (conformance === "lenient" || first === undefined) return body;
+  const problems = departures.map((d) => d.problem).join("; ");
+  throw invalidRequest(
+    `${problems} (--strict). Send the canonical form: without --strict the server fills in the spec's defaults.`,
+    first.param,
+    first.code,
+  );
 }
 
 /** The request's `input` as items: a string is one user message (spec §2). */

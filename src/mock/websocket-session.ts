@@ -42,7 +42,7 @@ import { type ErrorEventFault, errorEventPayload, httpErrorPayload } from "./fau
 import { httpProblem, invalidRequest, problemOf, serverProblem } from "./http-error.js";
 import type { MockRequestLog, RecordedRequest } from "./recording.js";
 import { recordedBody } from "./recording.js";
-import { checkCreateBody, type MockRequestBody, parseJsonBody } from "./request.js";
+import { checkCreateBody, type MockRequestBody, parseJsonBody, type RequestConformance } from "./request.js";
 import { createResponseStore } from "./state.js";
 import type { StreamOutcome } from "./stream-writer.js";
 
@@ -184,9 +184,10 @@ async function answer(text: string | undefined, busy: boolean, t: TurnContext): 
     if (busy) throw inProgress();
     const message = parseMessage(text);
     if (typeof message.previous_response_id === "string") previous = message.previous_response_id;
-    const body = createBody(message);
+    const { type: _type, ...sent } = message;
+    const body = createBody(sent, options.server.conformance);
     const ctx: CreateContext = { ...options.server, connection: t.cache, signal, headers: {} };
-    const prepared = await prepareResponse(body, ctx, info);
+    const prepared = await prepareResponse(body, ctx, info, sent);
     if (info.turn !== undefined) record.turn = info.turn;
     if (prepared.kind === "http_error") {
       await peer.send(errorMessage(prepared.fault.status, httpErrorPayload(prepared.fault)));
@@ -235,10 +236,10 @@ function parseMessage(text: string | undefined): Record<string, unknown> {
   return message;
 }
 
-/** The create body of a `response.create` message: its fields but `type`, checked as an HTTP body is. */
-function createBody(message: Record<string, unknown>): MockRequestBody {
+/** The create body of a `response.create` message (its fields but `type`), checked as an HTTP body is. */
+function createBody(fields: Record<string, unknown>, conformance: RequestConformance): MockRequestBody {
   for (const field of HTTP_ONLY) {
-    if (field in message) {
+    if (field in fields) {
       throw invalidRequest(
         `'${field}' is not allowed in a WebSocket response.create: ${field === "background" ? "background responses are HTTP only" : "responses always stream as messages on the socket"}. Remove it.`,
         field,
@@ -246,8 +247,7 @@ function createBody(message: Record<string, unknown>): MockRequestBody {
       );
     }
   }
-  const { type: _type, ...body } = message;
-  return checkCreateBody(body);
+  return checkCreateBody(fields, conformance);
 }
 
 /**

@@ -5,6 +5,7 @@ export {
   STREAMING_EVENT_TYPES,
   type StreamingEventType,
 } from "./generated/event-types.js";
+export { type CanonicalBody, canonicalCreateBody, type Departure } from "./shorthands.js";
 export type * from "./types.js";
 export {
   isExtensionType,

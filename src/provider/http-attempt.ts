@@ -358,7 +358,8 @@ function phaseOf(response: TransportResponse, contentType: string | null): Phase
   return { name: "not_a_stream", response, contentType: type };
 }
 
-function timeoutError(fired: WatchdogFired, url: string, cause: unknown): ProviderError {
+/** The error of a timeout the watchdog enforced (`url` names where the request went). */
+export function timeoutError(fired: WatchdogFired, url: string, cause: unknown): ProviderError {
   const what =
     fired.phase === "connect"
       ? { code: "connect_timeout" as const, text: `no response headers within ${fired.limitMs} ms` }

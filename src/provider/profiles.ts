@@ -54,10 +54,13 @@ export interface ProviderProfile {
   capabilities: ProviderCapabilities;
   /**
    * The API the endpoint speaks: `POST /responses` or `POST /chat/completions`. Servers that speak
-   * both (Ollama, vLLM, LM Studio) default to Open Responses; a run may choose the other.
+   * both (Ollama, vLLM, LM Studio) default to Open Responses; a run may choose the other. `ai-sdk`:
+   * an AI SDK provider package makes the requests (`aiSdk` says which).
    * @defaultValue "responses"
    */
   api?: ApiName;
+  /** The AI SDK provider package behind an `ai-sdk` profile, and how to make its provider. */
+  aiSdk?: AiSdkProfile;
   /** What a Chat Completions endpoint accepts (used when the API is `chat-completions`). @defaultValue DEFAULT_CHAT_DIALECT */
   chat?: Partial<ChatDialect>;
   /**
@@ -67,6 +70,22 @@ export interface ProviderProfile {
   requestDefaults?: Readonly<Record<string, unknown>>;
   /** What this profile is, for `eddy config` and errors. */
   description: string;
+}
+
+/**
+ * An `ai-sdk` profile's provider package: `eddy run` imports `package`, calls its `factory` (the
+ * package's one `create…` export unless named) with `settings` plus the profile's base URL, key
+ * and headers, and takes the run's model from it; `providerOptions` go with every call.
+ */
+export interface AiSdkProfile {
+  /** The npm package, e.g. `@ai-sdk/anthropic` (installed beside eddy or in the workspace). */
+  package: string;
+  /** The export that makes the provider, e.g. `createAnthropic`. @defaultValue the package's one `create…` function */
+  factory?: string;
+  /** More settings for the factory (JSON), e.g. `{"name": "local"}` for `@ai-sdk/openai-compatible`. @defaultValue none */
+  settings?: Readonly<Record<string, unknown>>;
+  /** Provider options sent with every call, by provider name (`{"anthropic": {…}}`). @defaultValue none */
+  providerOptions?: Readonly<Record<string, unknown>>;
 }
 
 /** Whether a profile's server needs an API key (`ProviderProfile.keyPolicy`). */
@@ -287,7 +306,8 @@ export function profileBaseURL(
     if (value !== undefined && value !== "")
       return `${value.replace(/\/+$/, "")}${profile.baseURLSuffix ?? ""}`;
   }
-  if (profile.baseURL === "") {
+  // An ai-sdk profile without a base URL uses its provider package's own (e.g. api.anthropic.com).
+  if (profile.baseURL === "" && profile.aiSdk === undefined) {
     const from = profile.baseURLEnv?.length ? `set ${profile.baseURLEnv.join(" or ")}` : "give --base-url";
     throw new EddyError("invalid_config", `provider "${profile.name}" has no base URL: ${from}`, {
       fault: "user",
@@ -311,8 +331,18 @@ export function profileApiKey(
 /** Options of `createHttpProvider`: every option of both HTTP providers. */
 export type HttpProviderOptions = ChatCompletionsProviderOptions;
 
-/** The HTTP provider of `api`: `createOpenResponsesProvider` or `createChatCompletionsProvider`. */
+/**
+ * The HTTP provider of `api`: `createOpenResponsesProvider` or `createChatCompletionsProvider`. An
+ * AI SDK model is not an HTTP endpoint: it is made with `createAiSdkProvider` (eddy/ai-sdk).
+ */
 export function createHttpProvider(api: ApiName, options: HttpProviderOptions): Provider {
+  if (api === "ai-sdk") {
+    throw new EddyError(
+      "invalid_config",
+      "an ai-sdk profile is not an HTTP endpoint: eddy run loads its AI SDK provider package (config profile keys package, factory, settings); in code, pass the model to createAiSdkProvider from eddy/ai-sdk",
+      { fault: "user" },
+    );
+  }
   if (api === "chat-completions" && options.streamTransport === "websocket") {
     throw new EddyError(
       "invalid_config",

@@ -1,5 +1,5 @@
 /**
- * The HTTP APIs eddy speaks to providers, and what a replay or a fallback chain needs to know of
+ * The APIs eddy speaks to providers, and what a replay or a fallback chain needs to know of
  * one to reproduce its frames: how an SSE message becomes frames, how events become Open
  * Responses events (a translator, for APIs whose events are not), and what body was really sent.
  * Everything above the provider layer looks an API up here by name; nothing else of the provider
@@ -8,6 +8,9 @@
 import type { SseFrameMapping } from "../frames/frame-decoder.js";
 import { framesFromSse } from "../frames/from-sse.js";
 import type { CreateResponseBody, JsonObject } from "../protocol/types.js";
+import { type AiSdkCallSettings, toCallOptions } from "./ai-sdk/call-options.js";
+import { createAiSdkTranslator } from "./ai-sdk/translator.js";
+import { aiSdkFramesFromSse } from "./ai-sdk/wire.js";
 import type { EventTranslator } from "./assembling-stream.js";
 import { type ChatDialect, chatDialect } from "./chat-completions/dialect.js";
 import { toChatRequest } from "./chat-completions/request.js";
@@ -15,11 +18,15 @@ import { createChatTranslator } from "./chat-completions/translator.js";
 import { chatFramesFromSse } from "./chat-completions/wire.js";
 import type { ProviderRequest } from "./provider.js";
 
-/** The HTTP APIs eddy speaks: Open Responses (`POST /responses`) and Chat Completions (`POST /chat/completions`). */
-export type ApiName = "responses" | "chat-completions";
+/**
+ * The APIs eddy speaks to providers: Open Responses (`POST /responses`) and Chat Completions
+ * (`POST /chat/completions`) over HTTP, and an AI SDK language model's stream (`ai-sdk`, through
+ * the model object: provider/ai-sdk/).
+ */
+export type ApiName = "responses" | "chat-completions" | "ai-sdk";
 
 /** Every `ApiName`, for option checks and help texts. */
-export const API_NAMES: readonly ApiName[] = ["responses", "chat-completions"];
+export const API_NAMES: readonly ApiName[] = ["responses", "chat-completions", "ai-sdk"];
 
 /**
  * How an Open Responses provider's responses stream back: SSE over one HTTP request each, or
@@ -35,6 +42,8 @@ export interface WireApi {
   api: ApiName;
   /** The request settings of a Chat Completions server (api `chat-completions` only). */
   chat?: ChatDialect;
+  /** The adapter settings that shape an AI SDK model's call options (api `ai-sdk` only). */
+  aiSdk?: AiSdkCallSettings;
   /**
    * A fallback chain's later candidates, in order, when they do not all speak Open Responses: a
    * replay follows the chain's `fallback:<name>` retries from one to the next. @defaultValue none
@@ -82,6 +91,14 @@ const RESPONSES_CODEC: WireCodec = {
 /** The codec of `wire` (Open Responses when it is undefined). */
 export function wireCodec(wire: WireApi | undefined): WireCodec {
   if (wire === undefined || wire.api === "responses") return RESPONSES_CODEC;
+  if (wire.api === "ai-sdk") {
+    const settings = wire.aiSdk ?? {};
+    return {
+      framesFromSse: aiSdkFramesFromSse,
+      createTranslator: createAiSdkTranslator,
+      wireBody: (body) => toCallOptions(body, settings),
+    };
+  }
   const dialect = chatDialect(wire.chat);
   return {
     framesFromSse: chatFramesFromSse,

@@ -4,7 +4,7 @@
  * usage in either. Only the fields eddy reads are typed; every chunk is kept verbatim in its
  * `provider_event` frame.
  */
-import type { JsonObject, Usage } from "../../protocol/types.js";
+import type { CreateResponseBody, JsonObject, Usage } from "../../protocol/types.js";
 import { isJsonObject } from "../../util/json.js";
 
 /** One fragment of a streamed tool call (`delta.tool_calls[i]`). */
@@ -99,6 +99,15 @@ export function chunkUsage(chunk: ChatChunk): JsonObject | undefined {
 
 /** Characters per token of the estimate used when a server reports no usage. */
 const CHARS_PER_TOKEN = 4;
+
+/** The characters a request sends the model (instructions and input), for `estimatedUsage`. */
+export function requestChars(body: CreateResponseBody): number {
+  const input = body.input;
+  return (
+    (body.instructions?.length ?? 0) +
+    (typeof input === "string" ? input.length : JSON.stringify(input ?? []).length)
+  );
+}
 
 /** Usage estimated from character counts, marked `estimated: true` (a server that sent none). */
 export function estimatedUsage(inputChars: number, outputChars: number): Usage {

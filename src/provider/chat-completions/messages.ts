@@ -149,7 +149,7 @@ function userPart(part: unknown): JsonObject {
 }
 
 /** The text of an assistant message: its output_text parts, then its refusals. */
-function assistantText(content: unknown): string {
+export function assistantText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   let text = "";

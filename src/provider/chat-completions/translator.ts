@@ -35,6 +35,7 @@ import {
   type ChatDelta,
   chunkUsage,
   estimatedUsage,
+  requestChars,
   type ToolCallDelta,
   toUsage,
 } from "./chunk.js";
@@ -370,15 +371,11 @@ class ChatTranslator implements EventTranslator {
 
   /** Usage from character counts when the server reported none. */
   private estimate(): Usage {
-    const body = this.request.body;
-    const inputChars =
-      (body.instructions?.length ?? 0) +
-      (typeof body.input === "string" ? body.input.length : JSON.stringify(body.input ?? []).length);
     const parts = this.message?.parts;
     let outputChars = this.reasoning?.text.length ?? 0;
     outputChars += (parts?.output_text?.text.length ?? 0) + (parts?.refusal?.text.length ?? 0);
     for (const call of this.calls.values()) outputChars += call.name.length + call.arguments.length;
-    return estimatedUsage(inputChars, outputChars);
+    return estimatedUsage(requestChars(this.request.body), outputChars);
   }
 
   private snapshot(status: string): JsonObject {

@@ -20,17 +20,24 @@ import { isJsonObject } from "../../util/json.js";
 import type { WireFormat } from "../http-attempt.js";
 import { checkChunk } from "./chunk.js";
 
-/** Maps one SSE message of a Chat Completions stream to its frame. */
-export function chatFramesFromSse(
-  message: SseMessage,
-  options: SseFrameOptions,
-  emit: (frame: SseFrame) => void,
-): void {
-  const data = sseData(message, options.turn, emit);
-  if (data === FRAMED) return;
-  const errors = options.validate === false ? undefined : checkChunk(data);
-  emit(providerFrame(options.turn, "event", message.event, data, undefined, errors));
+/**
+ * The mapping of a wire format whose messages are JSON but not Open Responses events: one
+ * `provider_event` per message, its data verbatim, `check` (with validation on) saying what is wrong
+ * with its shape. No frame is derived (a translator does that).
+ */
+export function checkedFramesFromSse(
+  check: (data: unknown) => string[] | undefined,
+): (message: SseMessage, options: SseFrameOptions, emit: (frame: SseFrame) => void) => void {
+  return (message, options, emit) => {
+    const data = sseData(message, options.turn, emit);
+    if (data === FRAMED) return;
+    const errors = options.validate === false ? undefined : check(data);
+    emit(providerFrame(options.turn, "event", message.event, data, undefined, errors));
+  };
 }
+
+/** Maps one SSE message of a Chat Completions stream to its frame. */
+export const chatFramesFromSse = checkedFramesFromSse(checkChunk);
 
 /** How Chat Completions bodies become frames. */
 export const CHAT_COMPLETIONS_WIRE: WireFormat = {
