@@ -148,6 +148,11 @@ export { PROVIDER_DEFAULTS } from "./provider/defaults.js";
 export { ProviderError, type ProviderErrorKind } from "./provider/errors.js";
 export { createFallbackProvider, type FallbackCandidate } from "./provider/fallback.js";
 export {
+  createHttpProvider,
+  createProfileProvider,
+  type HttpProviderOptions,
+} from "./provider/http-provider.js";
+export {
   type CallOptions,
   createLLMProvider,
   type LLMCompactRequest,
@@ -159,15 +164,7 @@ export {
   type TurnRequest,
 } from "./provider/llm-provider.js";
 export { createOpenResponsesProvider, type OpenResponsesProviderOptions } from "./provider/open-responses.js";
-export {
-  createHttpProvider,
-  createProfileProvider,
-  type HttpProviderOptions,
-  KNOWN_PROFILES,
-  type ProviderProfile,
-  type Route,
-  resolveRoute,
-} from "./provider/profiles.js";
+export { KNOWN_PROFILES, type ProviderProfile, type Route, resolveRoute } from "./provider/profiles.js";
 export type {
   CompactRequest,
   CompactResult,

@@ -9,10 +9,10 @@ import { join } from "node:path";
 import { z } from "zod";
 import { EddyError } from "../errors.js";
 import { historyConfigSchema } from "../history/options.js";
+import { API_NAMES, STREAM_TRANSPORTS } from "../provider/api-names.js";
 import { CAPABILITY_KEYS, type CapabilityKey, withCapabilities } from "../provider/capabilities.js";
 import type { ChatDialect } from "../provider/chat-completions/dialect.js";
 import { KNOWN_PROFILES, type ProviderProfile } from "../provider/profiles.js";
-import { API_NAMES, STREAM_TRANSPORTS } from "../provider/wire-api.js";
 import { EXTRA_CONFIG_KEYS, REQUEST_KEYS } from "./config-request.js";
 
 /** Environment variables as the CLI sees them (`process.env`, or a test's record). */

@@ -5,7 +5,7 @@
  * file > default, each value with its source, like every other setting.
  */
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
-import { type McpServerConfig, parseMcpFlag, parseMcpServers } from "../tools/mcp/index.js";
+import { type McpServerConfig, parseMcpFlag, parseMcpServers } from "../tools/mcp/config.js";
 import type { ConfigSources, Setting } from "./config.js";
 
 /** `--approve`: ask on the terminal, run every call (`auto`), or deny every call that needs approval. */

@@ -8,13 +8,7 @@
 import type { ApprovalHandler } from "../loop/approvals.js";
 import { type BuiltinTools, createBuiltinTools, probeBubblewrap } from "../tools/builtin/index.js";
 import { secretValuesFromEnv } from "../tools/execute.js";
-import {
-  createMcpTools,
-  type McpEvent,
-  type McpServerStatus,
-  type McpToolInfo,
-  type McpTools,
-} from "../tools/mcp/index.js";
+import type { McpEvent, McpServerStatus, McpToolInfo, McpTools } from "../tools/mcp/index.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import type { ToolDefinition } from "../tools/tool.js";
 import { untilAborted } from "../util/abort.js";
@@ -70,12 +64,19 @@ export async function prepareTools(
     shellEnv: { source: io.env },
     ...(sandboxed ? { shellSandbox: "bubblewrap" as const } : {}),
   });
+  return { builtins, mcp: await mcpTools(config, io, onEvent), envSecrets: secretValuesFromEnv(io.env) };
+}
+
+/** The MCP tool source, when servers are configured: the MCP SDK is loaded only then. */
+async function mcpTools(
+  config: EffectiveConfig,
+  io: CliIo,
+  onEvent: (event: McpEvent) => void,
+): Promise<McpTools | undefined> {
+  if (config.mcpServers.length === 0) return undefined;
+  const { createMcpTools } = await import("../tools/mcp/mcp-tools.js");
   const servers = Object.fromEntries(config.mcpServers.map((s) => [s.name, s.value]));
-  const mcp =
-    config.mcpServers.length === 0
-      ? undefined
-      : createMcpTools(servers, { env: io.env, cwd: config.workspace.value, onEvent });
-  return { builtins, mcp, envSecrets: secretValuesFromEnv(io.env) };
+  return createMcpTools(servers, { env: io.env, cwd: config.workspace.value, onEvent });
 }
 
 /** Options of `startTools`. */

@@ -8,6 +8,7 @@
 import type { SseFrameMapping } from "../frames/frame-decoder.js";
 import { framesFromSse } from "../frames/from-sse.js";
 import type { CreateResponseBody, JsonObject } from "../protocol/types.js";
+import type { ApiName } from "./api-names.js";
 import type { EventTranslator } from "./assembling-stream.js";
 import { type ChatDialect, chatDialect } from "./chat-completions/dialect.js";
 import { toChatRequest } from "./chat-completions/request.js";
@@ -15,20 +16,7 @@ import { createChatTranslator } from "./chat-completions/translator.js";
 import { chatFramesFromSse } from "./chat-completions/wire.js";
 import type { ProviderRequest } from "./provider.js";
 
-/** The HTTP APIs eddy speaks: Open Responses (`POST /responses`) and Chat Completions (`POST /chat/completions`). */
-export type ApiName = "responses" | "chat-completions";
-
-/** Every `ApiName`, for option checks and help texts. */
-export const API_NAMES: readonly ApiName[] = ["responses", "chat-completions"];
-
-/**
- * How an Open Responses provider's responses stream back: SSE over one HTTP request each, or
- * messages on a WebSocket connection kept across requests (WebSocket mode).
- */
-export type StreamTransport = "sse" | "websocket";
-
-/** Every `StreamTransport`, for option checks and help texts. */
-export const STREAM_TRANSPORTS: readonly StreamTransport[] = ["sse", "websocket"];
+export { API_NAMES, type ApiName, STREAM_TRANSPORTS, type StreamTransport } from "./api-names.js";
 
 /** Which API a provider speaks, with the settings that shape what it sends (tapes record it). */
 export interface WireApi {
