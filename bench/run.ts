@@ -15,6 +15,7 @@ import type { Benchmark } from "./harness.js";
 import { loopBenchmark } from "./loop/index.js";
 import { providerBenchmark } from "./provider/index.js";
 import { sseBenchmark } from "./sse/index.js";
+import { startupBenchmark } from "./startup/index.js";
 import { tokenizerBenchmark } from "./tokenizer/index.js";
 
 const BENCHMARKS: readonly Benchmark[] = [
@@ -25,6 +26,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   grepBenchmark,
   tokenizerBenchmark,
   batchBenchmark,
+  startupBenchmark,
 ];
 
 const RESULTS = join(dirname(fileURLToPath(import.meta.url)), "RESULTS.md");
