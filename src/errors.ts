@@ -31,6 +31,8 @@ export type EddyErrorCode =
   // configuration and usage
   | "invalid_config"
   | "invalid_argument"
+  | "invalid_run_spec"
+  | "policy_denied"
   // tools
   | "tool_input_invalid"
   | "tool_not_found"

@@ -111,16 +111,25 @@ export { LOOP_DEFAULTS } from "./loop/defaults.js";
 export type { FrameObserver } from "./loop/frame-channel.js";
 export { HOSTED_TOOL_NAMES, hostedTool } from "./loop/hosted-tools.js";
 export type {
-  OutputSchema,
-  RunContext,
+  RunDeps,
   RunHandle,
-  RunHistoryOptions,
-  RunOptions,
   RunResult,
   ToolExecutionPolicy,
   ToolExecutor,
   ToolsOnFollowUp,
 } from "./loop/options.js";
+export {
+  APPROVE_MODES,
+  type ApproveMode,
+  assertPolicy,
+  checkPolicy,
+  createPolicy,
+  DEFAULT_POLICY,
+  type Policy,
+  type PolicyProblem,
+  type ToolPermission,
+  toolPermission,
+} from "./loop/policy.js";
 export {
   allowedValues,
   REQUEST_OPTION_NAMES,
@@ -128,6 +137,19 @@ export {
   requestFields,
 } from "./loop/request-options.js";
 export { runAgent } from "./loop/run.js";
+export {
+  checkPartialRunSpec,
+  mergeRunSpecs,
+  type PartialRunSpec,
+  RUN_SPEC_VERSION,
+  type RunSpec,
+  type RunSpecHistory,
+  type RunSpecInput,
+  type RunSpecMode,
+  type RunSpecOutputSchema,
+  resolveRunSpec,
+  runSpecSchema,
+} from "./loop/run-spec.js";
 export { runAgentOnThread, type ThreadRunHandle, type ThreadRunSettings } from "./loop/thread-run.js";
 export type { HostedTool, NativeShell } from "./loop/tool-declarations.js";
 export type { CreateResponseBody, ItemParam, JsonObject, ToolChoiceParam, Usage } from "./protocol/types.js";

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Frame } from "../src/frames/frame.js";
-import type { RunOptions } from "../src/loop/options.js";
+
 import { runAgent } from "../src/loop/run.js";
 import type { Scenario } from "../src/mock/index.js";
 import { createChatCompletionsProvider } from "../src/provider/chat-completions/provider.js";
@@ -18,7 +18,7 @@ import { createFallbackProvider } from "../src/provider/fallback.js";
 import { createOpenResponsesProvider } from "../src/provider/open-responses.js";
 import type { Provider } from "../src/provider/provider.js";
 import { createTapeHeader } from "../src/replay/header.js";
-import { createTapeRecorder } from "../src/replay/recorder.js";
+import { createTapeRecorder, type TapeRecorder } from "../src/replay/recorder.js";
 import { replayTape } from "../src/replay/replay.js";
 import { parseTape, readTape } from "../src/replay/tape.js";
 import { createToolRegistry } from "../src/tools/registry.js";
@@ -54,22 +54,17 @@ const LOOP: Scenario = {
 
 /** Runs the weather question through `provider`, recording the tape at `tape`. */
 async function record(provider: Provider, tape: string) {
-  const options: RunOptions = {
-    provider,
-    model: "qwen3",
-    instructions: "Answer briefly.",
-    input: "What is the weather in Rome?",
-    tools: [weather],
-    workspace: dir,
-    runId: "run_chat_1",
-  };
-  const recorder = createTapeRecorder(
-    tape,
-    createTapeHeader(options, { runId: "run_chat_1", validate: true }),
-    ["sk-chat-tape-secret"],
+  let recorder: TapeRecorder | undefined;
+  const handle = runAgent(
+    {
+      model: "qwen3",
+      instructions: "Answer briefly.",
+      input: "What is the weather in Rome?",
+      run_id: "run_chat_1",
+    },
+    { provider, tools: [weather], workspace: dir, onFrame: (f) => recorder?.observer(f) },
   );
-  options.onFrame = recorder.observer;
-  const handle = runAgent(options);
+  recorder = createTapeRecorder(tape, createTapeHeader(handle.spec, { provider }), ["sk-chat-tape-secret"]);
   const frames: Frame[] = [];
   for await (const f of handle) frames.push(f);
   recorder.close();
@@ -194,13 +189,13 @@ describe("a tool loop over Chat Completions", () => {
       name: "dead",
     });
     const chat = createChatCompletionsProvider({ baseURL: server.url, name: "chat" });
-    const handle = runAgent({
-      provider: createFallbackProvider([{ provider: dead }, { provider: chat, model: "fallback-model" }]),
-      model: "m",
-      input: "hi",
-      mode: "stateless",
-      workspace: dir,
-    });
+    const handle = runAgent(
+      { model: "m", input: "hi", mode: "stateless" },
+      {
+        provider: createFallbackProvider([{ provider: dead }, { provider: chat, model: "fallback-model" }]),
+        workspace: dir,
+      },
+    );
     const frames: Frame[] = [];
     for await (const f of handle) frames.push(f);
     assertFrameInvariants(frames);
@@ -218,14 +213,10 @@ describe("a tool loop over Chat Completions", () => {
 
   it("a run forced into chained mode switches to stateless at its first follow-up (previous_response_not_found)", async () => {
     server = await startChatServer(LOOP);
-    const handle = runAgent({
-      provider: createChatCompletionsProvider({ baseURL: server.url }),
-      model: "qwen3",
-      input: "What is the weather in Rome?",
-      tools: [weather],
-      mode: "chained",
-      workspace: dir,
-    });
+    const handle = runAgent(
+      { model: "qwen3", input: "What is the weather in Rome?", mode: "chained" },
+      { provider: createChatCompletionsProvider({ baseURL: server.url }), tools: [weather], workspace: dir },
+    );
     const frames: Frame[] = [];
     for await (const f of handle) frames.push(f);
     assertFrameInvariants(frames);

@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Frame } from "../src/frames/frame.js";
-import type { RunOptions } from "../src/loop/options.js";
 import { runAgent } from "../src/loop/run.js";
+import type { RunSpecInput } from "../src/loop/run-spec.js";
 import { createMockServer, type MockServer, type Scenario } from "../src/mock/index.js";
 import type { JsonObject } from "../src/protocol/types.js";
 import { createOpenResponsesProvider } from "../src/provider/open-responses.js";
@@ -36,7 +36,7 @@ function workspace(): string {
 
 async function run(
   scenario: Scenario,
-  options: Partial<RunOptions> & { extraTools?: ToolDefinition[] } = {},
+  options: Partial<RunSpecInput> & { extraTools?: ToolDefinition[]; signal?: AbortSignal } = {},
 ) {
   server = await createMockServer({ scenario });
   const provider = createOpenResponsesProvider({
@@ -46,14 +46,11 @@ async function run(
   });
   const { tools, disabled } = createBuiltinTools({ allowWrite: true });
   const registry = createToolRegistry([...tools, ...(options.extraTools ?? [])], { disabled });
-  const handle = runAgent({
-    provider,
-    model: "m",
-    input: "go",
-    tools: registry,
-    workspace: workspace(),
-    ...options,
-  });
+  const { extraTools: _extra, signal, ...spec } = options;
+  const handle = runAgent(
+    { model: "m", input: "go", ...spec },
+    { provider, tools: registry, workspace: workspace(), ...(signal === undefined ? {} : { signal }) },
+  );
   const frames: Frame[] = [];
   for await (const f of handle) frames.push(f);
   assertFrameInvariants(frames);
@@ -270,7 +267,7 @@ describe("tool failures go back to the model", () => {
   it("structured output ends with the parsed value", async () => {
     const { result, bodies } = await run(
       { turns: [{ items: [msg('{"files": 2}')] }] },
-      { outputSchema: { name: "Count", schema: z.object({ files: z.number() }) } },
+      { output_schema: { name: "Count", schema: z.object({ files: z.number() }) } },
     );
     expect(result).toMatchObject({ reason: "completed", result: { files: 2 } });
     expect((bodies[0] as JsonObject).text).toMatchObject({
@@ -289,7 +286,7 @@ describe("limits and stops", () => {
           { items: [msg("x")] },
         ],
       },
-      { maxToolCalls: 1 },
+      { max_tool_calls: 1 },
     );
     expect(result.reason).toBe("max_tool_calls");
     expect(bodies[0]?.max_tool_calls).toBe(1);
@@ -315,7 +312,7 @@ describe("limits and stops", () => {
           { items: [fc("grep", { pattern: "a" })], repeat: true },
         ],
       },
-      { maxTurns: 3 },
+      { max_turns: 3 },
     );
     expect(maxTurns.result.reason).toBe("max_turns");
   });
@@ -390,7 +387,7 @@ describe("tool_choice enforced locally (docs/pitfalls.md S30)", () => {
           { items: [msg("ok")] },
         ],
       },
-      { toolChoice },
+      { tool_choice: toolChoice },
     );
     expect(ofType(frames, "tool_ended").map((f) => f.ok)).toEqual(oks);
     expect(output(frames).error.code).toBe("tool_not_allowed");
@@ -400,7 +397,7 @@ describe("tool_choice enforced locally (docs/pitfalls.md S30)", () => {
   it("a named choice is reset to auto after the first round", async () => {
     const { bodies } = await run(
       { turns: [{ items: [fc("list_dir", {})] }, { items: [msg("ok")] }] },
-      { toolChoice: { type: "function", name: "list_dir" } },
+      { tool_choice: { type: "function", name: "list_dir" } },
     );
     expect(bodies[1]?.tool_choice).toBe("auto");
   });
@@ -426,13 +423,10 @@ describe("file tools never leave the workspace", () => {
     const { tools, disabled } = createBuiltinTools({ allowWrite: true });
     const ws = workspace();
     symlinkSync(outside, join(ws, "link"));
-    const handle = runAgent({
-      provider,
-      model: "m",
-      input: "go",
-      tools: createToolRegistry(tools, { disabled }),
-      workspace: ws,
-    });
+    const handle = runAgent(
+      { model: "m", input: "go" },
+      { provider, tools: createToolRegistry(tools, { disabled }), workspace: ws },
+    );
     const frames: Frame[] = [];
     for await (const f of handle) frames.push(f);
     const out = output(frames);

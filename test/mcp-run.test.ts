@@ -69,7 +69,7 @@ describe("a run with MCP tools", () => {
         ],
       });
       const registry = createToolRegistry(await mcp.tools());
-      const handle = runAgent({ provider, model: "m", input: "go", tools: registry, workspace: tmp() });
+      const handle = runAgent({ model: "m", input: "go" }, { provider, tools: registry, workspace: tmp() });
       const frames: Frame[] = [];
       for await (const f of handle) frames.push(f);
       expect((await handle.result).reason).toBe("completed");
@@ -115,14 +115,10 @@ describe("a run with MCP tools", () => {
           { items: [{ type: "message", text: "never" }] },
         ],
       });
-      const handle = runAgent({
-        provider,
-        model: "m",
-        input: "go",
-        tools: registry,
-        workspace: tmp(),
-        signal: controller.signal,
-      });
+      const handle = runAgent(
+        { model: "m", input: "go" },
+        { provider, tools: registry, workspace: tmp(), signal: controller.signal },
+      );
       let grandchild = 0;
       for await (const f of handle) {
         if (f.type === "tool_ended" && grandchild === 0) grandchild = Number(JSON.parse(f.output).stdout);

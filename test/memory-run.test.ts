@@ -11,8 +11,10 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createThreadStore } from "../src/context/threads.js";
 import type { Frame } from "../src/frames/frame.js";
-import type { RunOptions } from "../src/loop/options.js";
+import type { RunDeps } from "../src/loop/options.js";
+import { createPolicy } from "../src/loop/policy.js";
 import { runAgent } from "../src/loop/run.js";
+import type { RunSpecInput } from "../src/loop/run-spec.js";
 import { runAgentOnThread } from "../src/loop/thread-run.js";
 import { createMockServer, type MockServer, type Scenario } from "../src/mock/index.js";
 import type { JsonObject } from "../src/protocol/types.js";
@@ -42,18 +44,26 @@ function registry(): ToolRegistry {
   return createToolRegistry(tools, { disabled });
 }
 
+/** A spec's fields (snake_case) with the run's live dependencies beside them. */
+type TestRun = Omit<Partial<RunSpecInput>, "tools"> &
+  Pick<RunDeps, "provider" | "workspace"> & { tools: ToolRegistry };
+
 /** Runs, then replays the tape the run would have written; the replay must match. */
-async function recordAndReplay(options: RunOptions) {
-  const runId = `run_memory_${Math.random().toString(36).slice(2)}`;
-  const header = createTapeHeader(options, { runId, validate: true });
-  const handle = runAgent({ ...options, runId });
+async function recordAndReplay(options: TestRun) {
+  const { provider, tools, workspace, ...spec } = options;
+  const run_id = `run_memory_${Math.random().toString(36).slice(2)}`;
+  const handle = runAgent(
+    { model: "m", input: "go", ...spec, run_id },
+    { provider, tools, ...(workspace === undefined ? {} : { workspace }) },
+  );
+  const header = createTapeHeader(handle.spec, { provider });
   const frames: Frame[] = [];
   for await (const f of handle) frames.push(f);
   const result = await handle.result;
   assertFrameInvariants(frames);
   const replay = await replayTape(
     { header: JSON.parse(JSON.stringify(header)), frames: JSON.parse(JSON.stringify(frames)) },
-    { registry: options.tools as ToolRegistry, workspace: options.workspace ?? process.cwd() },
+    { registry: tools, workspace: workspace ?? process.cwd() },
   );
   expect(replay.verdict, JSON.stringify(replay.verdict).slice(0, 3000)).toEqual({
     match: true,
@@ -62,7 +72,7 @@ async function recordAndReplay(options: RunOptions) {
   return { frames, result, header };
 }
 
-async function onMock(scenario: Scenario, options: Partial<RunOptions> = {}) {
+async function onMock(scenario: Scenario, options: Omit<Partial<RunSpecInput>, "tools"> = {}) {
   server = await createMockServer({ scenario });
   const provider = createOpenResponsesProvider({
     baseURL: server.url,
@@ -94,7 +104,7 @@ describe("the run's history settings take effect", () => {
   it("truncationThreshold and recentCallsToKeep: older calls are folded into one summary", async () => {
     const { frames, bodies } = await onMock(threeReads, {
       mode: "stateless",
-      history: { truncationThreshold: 60, recentCallsToKeep: 1 },
+      history: { truncation_threshold: 60, recent_calls_to_keep: 1 },
     });
     const folds = ofType(frames, "context_compacted");
     expect(folds.length).toBeGreaterThan(0);
@@ -134,7 +144,7 @@ describe("the run's history settings take effect", () => {
     };
     const { frames, bodies, header } = await onMock(scenario, {
       mode: "stateless",
-      history: { truncationThreshold: 40, recentCallsToKeep: 1, summarizationModel: "summarizer-1" },
+      history: { truncation_threshold: 40, recent_calls_to_keep: 1, summarization_model: "summarizer-1" },
     });
     expect(ofType(frames, "context_compacted")[0]).toMatchObject({
       method: "model_summary",
@@ -143,7 +153,7 @@ describe("the run's history settings take effect", () => {
     });
     expect(bodies[2]?.model).toBe("summarizer-1");
     expect(textOf(bodies.at(-1))).toContain("SUMMARY: a.txt says alpha.");
-    expect(header.options.history).toEqual({
+    expect(header.spec.history).toEqual({
       recent_calls_to_keep: 1,
       truncation_threshold: 40,
       strategy: "auto",
@@ -154,7 +164,7 @@ describe("the run's history settings take effect", () => {
 
 describe("a run started from a context", () => {
   it("sends the context before the prompt, with no previous_response_id, and says so after run_started", async () => {
-    const context: RunOptions["context"] = {
+    const context: RunSpecInput["context"] = {
       items: [
         { type: "message", role: "user", content: [{ type: "input_text", text: "My name is Ada." }] },
         {
@@ -371,23 +381,29 @@ describe("runAgentOnThread (the library face of eddy run --thread)", () => {
     const provider = createOpenResponsesProvider({ baseURL: server.url, name: "mock" });
     const dir = workspace();
     const store = createThreadStore({ workspace: dir });
-    const base = { provider, model: "eddy-demo", tools: registry(), workspace: dir };
-    const first = await runAgentOnThread({ ...base, input: "My name is Ada.", thread: { name: "t", store } });
+    const deps = { provider, tools: registry(), workspace: dir };
+    const first = await runAgentOnThread(
+      { model: "eddy-demo", input: "My name is Ada.", thread: "t" },
+      deps,
+      { store },
+    );
     for await (const _ of first) {
     }
     expect((await first.result).outputText).toBe("Noted: your name is Ada.");
 
-    const second = await runAgentOnThread({
-      ...base,
-      input: "What is my name?",
-      thread: { name: "t", store },
-    });
-    const header = createTapeHeader(second.runOptions, { runId: second.runId, validate: true });
+    const second = await runAgentOnThread(
+      { model: "eddy-demo", input: "What is my name?", thread: "t" },
+      deps,
+      {
+        store,
+      },
+    );
+    const header = createTapeHeader(second.spec, { provider });
     const frames: Frame[] = [];
     for await (const f of second) frames.push(f);
     expect((await second.result).outputText).toBe("Your name is Ada.");
     expect(frames[1]).toMatchObject({ type: "context_compiled", thread: "t", runs: 1, item_count: 2 });
-    expect(header.context?.items).toHaveLength(2);
+    expect(header.spec.context?.items).toHaveLength(2);
 
     const log = await store.read("t");
     expect(log.runs.map((r) => [r.prompt.prompt, r.outcome?.output_text])).toEqual([
@@ -407,18 +423,19 @@ describe("runAgentOnThread (the library face of eddy run --thread)", () => {
     const dir = workspace();
     const store = createThreadStore({ workspace: dir });
     await expect(
-      runAgentOnThread({ provider, model: "m", input: [], workspace: dir, thread: { name: "t", store } }),
+      runAgentOnThread(
+        { model: "m", input: [{ type: "message", role: "user", content: "hi" }], thread: "t" },
+        { provider, workspace: dir },
+        { store },
+      ),
     ).rejects.toThrow(/prompt as a string/);
     await expect(
-      runAgentOnThread({
-        provider,
-        model: "m",
-        input: "hi",
-        maxTurns: 0,
-        workspace: dir,
-        thread: { name: "t", store },
-      }),
-    ).rejects.toThrow(/maxTurns must be an integer/);
+      runAgentOnThread(
+        { model: "m", input: "hi", thread: "t" },
+        { provider, workspace: dir, tools: [], policy: createPolicy({ approve: "ask" }) },
+        { store },
+      ),
+    ).rejects.toThrow(/needs an onApproval handler/);
     const log = await store.read("t");
     expect(log.runs.map((r) => r.outcome?.reason)).toEqual(["not_started"]);
   });

@@ -11,11 +11,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Frame } from "../src/frames/frame.js";
-import type { RunOptions } from "../src/loop/options.js";
+import type { ApprovalRequest } from "../src/loop/approvals.js";
+import type { RunDeps } from "../src/loop/options.js";
+import { createPolicy } from "../src/loop/policy.js";
 import { runAgent } from "../src/loop/run.js";
+import type { RunSpecInput } from "../src/loop/run-spec.js";
 import type { JsonObject } from "../src/protocol/types.js";
 import { createTapeHeader } from "../src/replay/header.js";
-import { createTapeRecorder } from "../src/replay/recorder.js";
+import { createTapeRecorder, type TapeRecorder } from "../src/replay/recorder.js";
 import { replayTape } from "../src/replay/replay.js";
 import { readTape } from "../src/replay/tape.js";
 import { createBuiltinTools } from "../src/tools/builtin/index.js";
@@ -77,31 +80,31 @@ async function run(
   responses: CaptureResponse[],
   dir: string,
   tools: { allowWrite?: boolean; allowShell?: boolean },
-  options: Partial<RunOptions> = {},
+  options: Partial<RunSpecInput> & Pick<RunDeps, "onApproval"> = {},
 ): Promise<Ran> {
   const provider = createCaptureProvider(responses, { nativeTools: true });
   const { tools: defs, disabled } = createBuiltinTools(tools);
-  const runOptions: RunOptions = {
-    provider,
-    model: "gpt-5.1",
-    input: "Make me a shopping checklist",
-    tools: createToolRegistry(defs, { disabled }),
-    workspace: dir,
-    runId: "run_native",
-    ...options,
-  };
+  const { onApproval, ...spec } = options;
   const tape = join(dir, "..", `${dir.split("/").pop()}.tape`);
-  const recorder = createTapeRecorder(
+  let recorder: TapeRecorder | undefined;
+  const handle = runAgent(
+    { model: "gpt-5.1", input: "Make me a shopping checklist", run_id: "run_native", ...spec },
+    {
+      provider,
+      tools: createToolRegistry(defs, { disabled }),
+      workspace: dir,
+      ...(onApproval === undefined ? {} : { onApproval }),
+      onFrame: (f) => recorder?.observer(f),
+    },
+  );
+  recorder = createTapeRecorder(
     tape,
-    createTapeHeader(runOptions, {
-      runId: "run_native",
-      validate: true,
-      toolSet: { allow_write: tools.allowWrite === true, allow_shell: tools.allowShell === true },
+    createTapeHeader(handle.spec, {
+      provider,
+      policy: createPolicy({ allowWrite: tools.allowWrite === true, allowShell: tools.allowShell === true }),
     }),
     [],
   );
-  runOptions.onFrame = recorder.observer;
-  const handle = runAgent(runOptions);
   const frames: Frame[] = [];
   for await (const f of handle) frames.push(f);
   recorder.close();
@@ -276,7 +279,7 @@ describe("local_shell_call and custom_tool_call", () => {
         (item.action as JsonObject).command = ["ls", "-a", "."];
       }),
     );
-    const ran = await run([local, answer()], dir, { allowShell: true }, { nativeShell: "local_shell" });
+    const ran = await run([local, answer()], dir, { allowShell: true }, { native_shell: "local_shell" });
     expect(toolsOf(ran.requests[0])).toContainEqual({ type: "local_shell" });
     const output = inputOf(ran.requests[1] as JsonObject)[0] as JsonObject;
     expect(output).toMatchObject({
@@ -302,13 +305,10 @@ describe("local_shell_call and custom_tool_call", () => {
     const provider = createCaptureProvider([captureResponse("openai/openai-custom-tool.1"), answer()], {
       nativeTools: true,
     });
-    const handle = runAgent({
-      provider,
-      model: "gpt-5",
-      input: "users over 25?",
-      tools: [writeSql],
-      workspace: workspace(),
-    });
+    const handle = runAgent(
+      { model: "gpt-5", input: "users over 25?" },
+      { provider, tools: [writeSql], workspace: workspace() },
+    );
     for await (const _ of handle);
     expect(seen).toEqual(["SELECT * FROM users WHERE age > 25"]);
     expect(toolsOf(provider.requests[0])[0]).toEqual({
@@ -324,7 +324,7 @@ describe("local_shell_call and custom_tool_call", () => {
 
   it("without the capability the items stay provider items (xAI runs its own custom_tool_calls)", async () => {
     const provider = createCaptureProvider([captureResponse("openai/openai-custom-tool.1")], {});
-    const handle = runAgent({ provider, model: "m", input: "q", workspace: workspace() });
+    const handle = runAgent({ model: "m", input: "q" }, { provider, workspace: workspace() });
     const frames: Frame[] = [];
     for await (const f of handle) frames.push(f);
     expect(frames.some((f) => f.type === "tool_call")).toBe(false);
@@ -345,21 +345,21 @@ describe("mcp_approval_request (remote MCP through the provider)", () => {
       { nativeTools: true },
     );
     const asked: string[] = [];
-    const handle = runAgent({
-      provider,
-      model: "gpt-5",
-      input: "Shorten https://ai-sdk.dev/",
-      workspace: workspace(),
-      hostedTools: [zip],
-      ...(decision === undefined
-        ? {}
-        : {
-            onApproval: (request) => {
-              asked.push(`${request.itemType} ${request.name} ${request.arguments.slice(0, 10)}`);
-              return decision;
-            },
-          }),
-    });
+    const handle = runAgent(
+      { model: "gpt-5", input: "Shorten https://ai-sdk.dev/", hosted_tools: [zip] },
+      {
+        provider,
+        workspace: workspace(),
+        ...(decision === undefined
+          ? {}
+          : {
+              onApproval: (request: ApprovalRequest) => {
+                asked.push(`${request.itemType} ${request.name} ${request.arguments.slice(0, 10)}`);
+                return decision;
+              },
+            }),
+      },
+    );
     const frames: Frame[] = [];
     for await (const f of handle) frames.push(f);
     assertFrameInvariants(frames);

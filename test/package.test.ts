@@ -36,7 +36,7 @@ async function main(): Promise<RunResult> {
   const server = await createMockServer({ scenario });
   const provider = createOpenResponsesProvider({ baseURL: server.url });
   const { tools, disabled } = createBuiltinTools();
-  const run = runAgent({ provider, model: body.model ?? null, input: "hi", tools: createToolRegistry(tools, { disabled }) });
+  const run = runAgent({ model: body.model ?? null, input: "hi" }, { provider, tools: createToolRegistry(tools, { disabled }) });
   const frames: Frame[] = [];
   for await (const f of run) frames.push(f);
   await server.close();

@@ -158,7 +158,10 @@ const replaySubject: ProviderSubject = {
     return {
       async send(req, d) {
         const recorded = await drive(live, req, d);
-        const tape: Tape = { header: { options: { validate: true } } as TapeHeader, frames: recorded.frames };
+        const tape: Tape = {
+          header: { provider: { validate: true } } as unknown as TapeHeader,
+          frames: recorded.frames,
+        };
         const gate = createFrameGate({ stallMs: 1_000 });
         const replay = createReplayProvider(tape, gate, live.capabilities);
         return drive(replay, req, d, gate.observer);
@@ -226,7 +229,7 @@ const chatReplaySubject: ProviderSubject = {
     return {
       async send(req, d) {
         const recorded = await drive(live, req, d);
-        const header = { options: { validate: true }, provider: { wire: live.wire } } as TapeHeader;
+        const header = { provider: { validate: true, wire: live.wire } } as unknown as TapeHeader;
         const gate = createFrameGate({ stallMs: 1_000 });
         const replay = createReplayProvider({ header, frames: recorded.frames }, gate, live.capabilities);
         return drive(replay, req, d, gate.observer);

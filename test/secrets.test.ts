@@ -9,11 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Frame } from "../src/frames/frame.js";
-import type { RunOptions } from "../src/loop/options.js";
+
 import { runAgent } from "../src/loop/run.js";
 import { createOpenResponsesProvider } from "../src/provider/open-responses.js";
 import { createTapeHeader } from "../src/replay/header.js";
-import { createTapeRecorder } from "../src/replay/recorder.js";
+import { createTapeRecorder, type TapeRecorder } from "../src/replay/recorder.js";
 import { toSse } from "./support/captures.js";
 import { type RawReply, type RawServer, startRawServer } from "./support/raw-server.js";
 
@@ -117,19 +117,20 @@ describe("no secret in any channel", () => {
       retry: { maxRetries: 0 },
     });
     const tape = join(dir, `${name.replace(/\W/g, "_")}.tape`);
-    const options: RunOptions = { provider, model: "m", input: "hi", workspace: dir, runId: "run_secret" };
-    const recorder = createTapeRecorder(
-      tape,
-      createTapeHeader(options, { runId: "run_secret", validate: true }),
-    );
+    let recorder: TapeRecorder | undefined;
     const observed: Frame[] = [];
-    const handle = runAgent({
-      ...options,
-      onFrame: (f) => {
-        observed.push(f);
-        recorder.observer(f);
+    const handle = runAgent(
+      { model: "m", input: "hi", run_id: "run_secret" },
+      {
+        provider,
+        workspace: dir,
+        onFrame: (f) => {
+          observed.push(f);
+          recorder?.observer(f);
+        },
       },
-    });
+    );
+    recorder = createTapeRecorder(tape, createTapeHeader(handle.spec, { provider }));
     const iterated: Frame[] = [];
     for await (const f of handle) iterated.push(f);
     const result = await handle.result;
@@ -156,7 +157,7 @@ describe("no secret in any channel", () => {
     url.username = "me";
     url.password = PASSWORD;
     const provider = createOpenResponsesProvider({ baseURL: url.toString(), retry: { maxRetries: 0 } });
-    const handle = runAgent({ provider, model: "m", input: "hi", workspace: dir });
+    const handle = runAgent({ model: "m", input: "hi" }, { provider, workspace: dir });
     const frames: Frame[] = [];
     for await (const f of handle) frames.push(f);
     expect(server.requests[0]?.headers.authorization).toBe(

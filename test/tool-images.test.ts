@@ -8,11 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Frame } from "../src/frames/frame.js";
-import type { RunOptions } from "../src/loop/options.js";
+
 import { runAgent } from "../src/loop/run.js";
 import type { JsonObject } from "../src/protocol/types.js";
 import { createTapeHeader } from "../src/replay/header.js";
-import { createTapeRecorder } from "../src/replay/recorder.js";
+import { createTapeRecorder, type TapeRecorder } from "../src/replay/recorder.js";
 import { replayTape } from "../src/replay/replay.js";
 import { readTape } from "../src/replay/tape.js";
 import { createBuiltinTools } from "../src/tools/builtin/index.js";
@@ -35,22 +35,18 @@ async function readImage(toolOutputImages: boolean) {
     ],
     { capabilities: { toolOutputImages } },
   );
-  const options: RunOptions = {
-    provider,
-    model: "m",
-    input: "what is dot.png?",
-    tools: createToolRegistry(createBuiltinTools().tools),
-    workspace: dir,
-    runId: "run_img",
-  };
   const tape = join(dir, "run.tape");
-  const recorder = createTapeRecorder(
-    tape,
-    createTapeHeader(options, { runId: "run_img", validate: true }),
-    [],
+  let recorder: TapeRecorder | undefined;
+  const handle = runAgent(
+    { model: "m", input: "what is dot.png?", run_id: "run_img" },
+    {
+      provider,
+      tools: createToolRegistry(createBuiltinTools().tools),
+      workspace: dir,
+      onFrame: (f) => recorder?.observer(f),
+    },
   );
-  options.onFrame = recorder.observer;
-  const handle = runAgent(options);
+  recorder = createTapeRecorder(tape, createTapeHeader(handle.spec, { provider }), []);
   const frames: Frame[] = [];
   for await (const f of handle) frames.push(f);
   recorder.close();

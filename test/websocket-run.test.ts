@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Frame } from "../src/frames/frame.js";
 import { parseFrames } from "../src/frames/jsonl.js";
-import type { RunOptions } from "../src/loop/options.js";
 import { runAgent } from "../src/loop/run.js";
+import type { RunSpecInput } from "../src/loop/run-spec.js";
 import { createMockServer, type MockServer, type Scenario } from "../src/mock/index.js";
 import { createOpenResponsesProvider } from "../src/provider/open-responses.js";
 import type { Provider } from "../src/provider/provider.js";
@@ -52,18 +52,17 @@ function wsProvider(server: MockServer): Provider {
 }
 
 /** Runs the agent, then replays its tape; returns the frames and the replay's verdict. */
-async function runAndReplay(options: Omit<RunOptions, "tools">, dir: string) {
+async function runAndReplay(options: Partial<RunSpecInput> & { provider: Provider }, dir: string) {
   const { tools } = createBuiltinTools({});
-  const runOptions: RunOptions = { ...options, tools: createToolRegistry(tools), workspace: dir };
-  const handle = runAgent(runOptions);
+  const { provider, ...spec } = options;
+  const handle = runAgent(
+    { input: "hi", ...spec },
+    { provider, tools: createToolRegistry(tools), workspace: dir },
+  );
   const frames: Frame[] = [];
   for await (const f of handle) frames.push(f);
   const result = await handle.result;
-  const header = createTapeHeader(runOptions, {
-    runId: handle.runId,
-    validate: true,
-    toolSet: { allow_write: false, allow_shell: false },
-  });
+  const header = createTapeHeader(handle.spec, { provider });
   const replay = await replayTape(
     { header, frames },
     { registry: createToolRegistry(createBuiltinTools({}).tools), workspace: dir },

@@ -34,7 +34,10 @@ export interface CellResult {
 
 /** The tasks: `n` runs of the same question (ids differ, so each has its own tape). */
 export function benchTasks(n: number): BatchTask[] {
-  return Array.from({ length: n }, (_, i) => ({ id: `t${i}`, input: `What is in package.json? (${i})` }));
+  return Array.from({ length: n }, (_, i) => ({
+    id: `t${i}`,
+    spec: { input: `What is in package.json? (${i})` },
+  }));
 }
 
 /** CPU seconds (user + system) of a process, from /proc (Linux only; 0 elsewhere). */
@@ -108,7 +111,10 @@ export async function eddyBatch(
   let runs = 0;
   let completed = 0;
   const results = runBatch(tasks, {
-    run: { provider, model: MODEL, workspace, tools: registry },
+    provider,
+    spec: { model: MODEL },
+    workspace,
+    tools: registry,
     concurrency,
     tapes: batchDir.tapes,
   });
@@ -160,7 +166,7 @@ export function agentsPool(baseURL: string, workspace: string) {
       while (next < tasks.length) {
         const task = tasks[next++] as BatchTask;
         // A run that throws counts as not completed, as a failed eddy run does.
-        const result = await run(agent, task.input as string).catch(() => undefined);
+        const result = await run(agent, task.spec.input as string).catch(() => undefined);
         if (typeof result?.finalOutput === "string" && result.finalOutput.includes("bench-demo")) completed++;
       }
     };

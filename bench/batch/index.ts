@@ -138,7 +138,7 @@ async function queuedCell(
   const redis = await startRedis();
   const cwd = join(root, `queue-${workers}`);
   mkdirSync(cwd);
-  const lines = benchTasks(n).map((t) => JSON.stringify({ id: t.id, prompt: t.input }));
+  const lines = benchTasks(n).map((t) => JSON.stringify({ id: t.id, prompt: t.spec.input }));
   writeFileSync(join(cwd, "tasks.jsonl"), `${lines.join("\n")}\n`);
   const args = ["--queue", redis.url, "--base-url", url, "--model", MODEL, "--workspace", workspace];
   const pool = Array.from({ length: workers }, () =>

@@ -221,7 +221,7 @@ function eddyChatLoop(transport: Transport, validate: boolean) {
   const provider = createChatCompletionsProvider({ baseURL: ORIGIN, transport, validate });
   const workspace = tmpdir();
   return async (onDelta: (delta: string) => void): Promise<string> => {
-    const handle = runAgent({ provider, model: MODEL, input: PROMPT, tools: [eddyNoop], workspace });
+    const handle = runAgent({ model: MODEL, input: PROMPT }, { provider, tools: [eddyNoop], workspace });
     for await (const frame of handle) if (frame.type === "output_text_delta") onDelta(frame.delta);
     const result = await handle.result;
     if (result.reason !== "completed") throw new Error(`eddy chat: run ended ${result.reason}`);
@@ -271,7 +271,7 @@ export function chatTurnContenders(): LoopContender[] {
     {
       name: EDDY_CHAT_ON,
       version: "-",
-      what: "runAgent({provider: createChatCompletionsProvider({baseURL, transport}), tools: [noop (zod)]}) (stateless: the follow-up resends the history), every frame consumed, result awaited",
+      what: "runAgent({  }, { provider: createChatCompletionsProvider({baseURL, transport}), tools: [noop (zod)] }) (stateless: the follow-up resends the history), every frame consumed, result awaited",
       run: eddyChatLoop(transport, true),
     },
     {

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { Agent, run, setDefaultOpenAIClient, setTracingDisabled, tool } from "@openai/agents";
 import OpenAI from "openai";
 import { z } from "zod";
-import type { RunOptions } from "../../src/loop/options.js";
+import type { RunDeps } from "../../src/loop/options.js";
 import { runAgent } from "../../src/loop/run.js";
 import type { OpenResponsesProviderOptions } from "../../src/provider/open-responses.js";
 import { createOpenResponsesProvider } from "../../src/provider/open-responses.js";
@@ -151,12 +151,12 @@ function eddyTransportPoster(url: string): Poster {
 export function eddyLoop(
   options: OpenResponsesProviderOptions,
   tools: readonly ToolDefinition[] = [eddyNoop],
-  extra: Pick<RunOptions, "onFrame"> = {},
+  extra: Pick<RunDeps, "onFrame"> = {},
 ) {
   const provider = createOpenResponsesProvider(options);
   const workspace = tmpdir();
   return async (onDelta: (delta: string) => void): Promise<string> => {
-    const handle = runAgent({ provider, model: MODEL, input: PROMPT, tools, workspace, ...extra });
+    const handle = runAgent({ model: MODEL, input: PROMPT }, { provider, tools, workspace, ...extra });
     for await (const frame of handle) if (frame.type === "output_text_delta") onDelta(frame.delta);
     const result = await handle.result;
     if (result.reason !== "completed") throw new Error(`eddy: run ended ${result.reason}`);
@@ -257,7 +257,7 @@ export function loopContenders(origin: string): LoopContender[] {
     {
       name: EDDY_ON,
       version: "-",
-      what: "runAgent({provider: createOpenResponsesProvider({baseURL}), model, input, tools: [noop (zod)], workspace}) in chained mode, every frame consumed, result awaited; validation on (default)",
+      what: "runAgent({ model, input }, { provider: createOpenResponsesProvider({baseURL}), tools: [noop (zod)], workspace }) in chained mode, every frame consumed, result awaited; validation on (default)",
       run: eddyLoop({ baseURL: origin }),
     },
     {

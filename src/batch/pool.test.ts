@@ -37,7 +37,7 @@ function noteTool(runs: string[]) {
 }
 
 const tasks = (n: number): BatchTask[] =>
-  Array.from({ length: n }, (_, i) => ({ id: `t${i}`, input: `note the word w${i}` }));
+  Array.from({ length: n }, (_, i) => ({ id: `t${i}`, spec: { input: `note the word w${i}` } }));
 
 /** The provider, counting streams in flight. */
 function counting(provider: Provider): { provider: Provider; peak: () => number } {
@@ -72,7 +72,9 @@ describe("runBatch", () => {
     const dir = temp("tapes");
     const results = await collect(
       runBatch(tasks(12), {
-        run: { provider, model: "m", tools: [noteTool(runs)] },
+        provider,
+        spec: { model: "m" },
+        tools: [noteTool(runs)],
         concurrency: 3,
         tapes: fileTapeStore(dir),
       }),
@@ -102,7 +104,9 @@ describe("runBatch", () => {
     try {
       const results = await collect(
         runBatch(tasks(40), {
-          run: { provider: createScriptedProvider([noteThenAnswer]), model: "m", tools: [noteTool([])] },
+          provider: createScriptedProvider([noteThenAnswer]),
+          spec: { model: "m" },
+          tools: [noteTool([])],
           concurrency: 40,
         }),
       );
@@ -118,7 +122,9 @@ describe("runBatch", () => {
     const runs: string[] = [];
     const dir = temp("again");
     const options = (provider: Provider) => ({
-      run: { provider, model: "m", tools: [noteTool(runs)] },
+      provider,
+      spec: { model: "m" },
+      tools: [noteTool(runs)],
       tapes: fileTapeStore(dir),
     });
     const first = await collect(runBatch(tasks(5), options(createScriptedProvider([noteThenAnswer]))));
@@ -135,7 +141,7 @@ describe("runBatch", () => {
     const dir = temp("resume");
     const store = fileTapeStore(dir);
     const run = (provider: Provider) =>
-      collect(runBatch(tasks(3), { run: { provider, model: "m", tools: [noteTool(runs)] }, tapes: store }));
+      collect(runBatch(tasks(3), { provider, spec: { model: "m" }, tools: [noteTool(runs)], tapes: store }));
     await run(createScriptedProvider([noteThenAnswer]));
     // t1's process "died" after its tool call: its tape ends at the second request.
     const path = join(dir, "t1.tape");
@@ -172,7 +178,9 @@ describe("runBatch", () => {
     };
     const results = await collect(
       runBatch(tasks(4), {
-        run: { provider: createScriptedProvider([script]), model: "m", tools: [noteTool([])] },
+        provider: createScriptedProvider([script]),
+        spec: { model: "m" },
+        tools: [noteTool([])],
         concurrency: 4,
         // A generous limit: only the pause holds requests back.
         rpm: 6000,
@@ -197,11 +205,13 @@ describe("runBatch", () => {
     const results = await collect(
       runBatch(
         [
-          { id: "good", input: "work" },
-          { id: "bad", input: "fail please" },
+          { id: "good", spec: { input: "work" } },
+          { id: "bad", spec: { input: "fail please" } },
         ],
         {
-          run: { provider: createScriptedProvider([script], { retries: 0 }), model: "m", workspace: base },
+          provider: createScriptedProvider([script], { retries: 0 }),
+          spec: { model: "m" },
+          workspace: base,
           tools: (_task, workspace) => {
             seen.push(workspace);
             return createToolRegistry([]);
@@ -227,7 +237,8 @@ describe("runBatch", () => {
     const batch = (retry?: (r: BatchResult) => boolean) =>
       collect(
         runBatch(tasks(2), {
-          run: { provider: createScriptedProvider([script], { retries: 0 }), model: "m" },
+          provider: createScriptedProvider([script], { retries: 0 }),
+          spec: { model: "m" },
           tapes: fileTapeStore(dir),
           ...(retry === undefined ? {} : { retry }),
         }),
@@ -251,7 +262,7 @@ describe("runBatch", () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort("stop"), 100);
     const results = await collect(
-      runBatch(tasks(3), { run: { provider, model: "m" }, concurrency: 3, signal: controller.signal }),
+      runBatch(tasks(3), { provider, spec: { model: "m" }, concurrency: 3, signal: controller.signal }),
     );
     expect(Date.now() - started).toBeLessThan(3000);
     expect(results.map((r) => r.reason)).toEqual(["cancelled", "cancelled", "cancelled"]);

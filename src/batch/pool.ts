@@ -4,24 +4,48 @@
  * when the batch runs again (run-task.ts). Results come out as tasks finish.
  */
 import { setMaxListeners } from "node:events";
-import type { TapeHeaderExtras } from "../replay/header.js";
-import type { ToolRegistry } from "../tools/registry.js";
+import type { McpServerSummary } from "../frames/frame.js";
+import type { ApprovalHandler } from "../loop/approvals.js";
+import type { FrameObserver } from "../loop/frame-channel.js";
+import type { Policy } from "../loop/policy.js";
+import type { PartialRunSpec } from "../loop/run-spec.js";
+import type { Provider } from "../provider/provider.js";
+import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
+import type { ToolDefinition } from "../tools/tool.js";
 import { BATCH_DEFAULTS } from "./defaults.js";
 import { limitedProvider } from "./limited-provider.js";
 import { createRateLimiter, type RateLimiter } from "./limiter.js";
-import { type BatchResult, type BatchRunDefaults, runTask, type TaskContext } from "./run-task.js";
+import { type BatchResult, runTask, type TaskContext } from "./run-task.js";
 import type { TapeStore } from "./tape-store.js";
 import type { BatchTask } from "./task.js";
 
 /** Options of `runBatch`. */
 export interface BatchOptions {
-  /** What every task's run starts from (provider, model, tools, limits, …); a task's own fields win. */
-  run: BatchRunDefaults;
+  /** The provider every task's requests go through. */
+  provider: Provider;
+  /** What every task starts from (model, instructions, limits, …); a task's own fields win. @defaultValue {} */
+  spec?: PartialRunSpec;
   /**
-   * Makes each task's tools (a fresh registry per task: tools with per-run state, like `shell`'s
-   * background jobs, are released when the task ends). @defaultValue `run.tools`, shared
+   * What the batch's invocation allows: each task's tools are checked against it, and its
+   * `approve` mode decides calls that need approval. @defaultValue the tools as given, nothing asked
    */
-  tools?: (task: BatchTask, workspace: string) => ToolRegistry;
+  policy?: Policy;
+  /**
+   * The tools: one registry every task shares, or a factory making each task its own (tools with
+   * per-run state, like `shell`'s background jobs, are then released when the task ends).
+   * @defaultValue none
+   */
+  tools?: ToolRegistry | readonly ToolDefinition[] | ((task: BatchTask, workspace: string) => ToolRegistry);
+  /** Where the tasks run. @defaultValue process.cwd() */
+  workspace?: string;
+  /** Values masked in every frame (keys, tokens of tool servers). @defaultValue none */
+  secrets?: readonly string[];
+  /** Decides calls that need approval when the policy says `ask`. @defaultValue none */
+  onApproval?: ApprovalHandler;
+  /** The MCP servers the tools come from (`run_started.mcp_servers`). @defaultValue none */
+  mcpServers?: readonly McpServerSummary[];
+  /** Sees every frame of every task's run (a tracer, a live view). @defaultValue none */
+  onFrame?: FrameObserver;
   /** Runs at once. @defaultValue BATCH_DEFAULTS.concurrency (8) */
   concurrency?: number;
   /** Requests per minute, over the whole batch. @defaultValue no limit */
@@ -35,11 +59,11 @@ export interface BatchOptions {
    * read from the tape); one whose run was cut short is resumed from it. @defaultValue no tapes
    */
   tapes?: TapeStore;
-  /** Header facts for the tapes (the built-in tool set, validation, the provider's name). @defaultValue none */
-  tapeExtras?: Omit<TapeHeaderExtras, "runId"> & { providerName?: string };
+  /** Header facts for the tapes (validation, the provider's profile name, MCP tools). @defaultValue none */
+  tapeExtras?: TaskContext["tapeExtras"];
   /**
-   * Give each task its own copy of `run.workspace` in this folder (`FOLDER/ID`); a successful
-   * task's copy is removed, a failed one's kept. @defaultValue tasks share `run.workspace`
+   * Give each task its own copy of `workspace` in this folder (`FOLDER/ID`); a successful
+   * task's copy is removed, a failed one's kept. @defaultValue tasks share `workspace`
    */
   workspaces?: string;
   /**
@@ -60,7 +84,7 @@ export interface BatchOptions {
  * @example
  * ```ts
  * const tasks = [{ id: "a", input: "What is in package.json?" }, { id: "b", input: "List the files" }];
- * for await (const r of runBatch(tasks, { run: { provider, model: "gpt-5-mini", tools }, concurrency: 4, rpm: 60 })) {
+ * for await (const r of runBatch(tasks, { provider, spec: { model: "gpt-5-mini" }, tools, concurrency: 4, rpm: 60 })) {
  *   console.log(r.id, r.reason, r.outputText);
  * }
  * ```
@@ -140,15 +164,28 @@ function taskContext(options: BatchOptions, signal: AbortSignal): TaskContext {
           ...(options.tpm === undefined ? {} : { tpm: options.tpm }),
         }));
   const ctx: TaskContext = {
-    run: options.run,
-    provider: limiter === undefined ? options.run.provider : limitedProvider(options.run.provider, limiter),
+    spec: options.spec ?? {},
+    provider: limiter === undefined ? options.provider : limitedProvider(options.provider, limiter),
     signal,
   };
-  if (options.tools !== undefined) ctx.tools = options.tools;
-  if (options.tapes !== undefined) ctx.tapes = options.tapes;
-  if (options.tapeExtras !== undefined) ctx.tapeExtras = options.tapeExtras;
-  if (options.workspaces !== undefined) ctx.workspaces = options.workspaces;
-  if (options.retry !== undefined) ctx.retry = options.retry;
+  const { tools } = options;
+  if (typeof tools === "function") ctx.tools = tools;
+  else if (Array.isArray(tools)) ctx.sharedTools = createToolRegistry(tools);
+  else if (tools !== undefined) ctx.sharedTools = tools as ToolRegistry;
+  const optional = [
+    "policy",
+    "workspace",
+    "secrets",
+    "onApproval",
+    "mcpServers",
+    "onFrame",
+    "tapes",
+    "tapeExtras",
+    "workspaces",
+    "retry",
+  ] as const;
+  for (const key of optional)
+    if (options[key] !== undefined) (ctx as unknown as Record<string, unknown>)[key] = options[key];
   return ctx;
 }
 

@@ -18,25 +18,69 @@
  * requested again. BullMQ completes a job once, so each task has exactly one result.
  */
 import { createHash } from "node:crypto";
-import { type Job, Queue, QueueEvents, WaitingError, Worker } from "bullmq";
+import { type Job, Queue, QueueEvents, UnrecoverableError, WaitingError, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { EddyError } from "../errors.js";
+import type { McpServerSummary } from "../frames/frame.js";
+import type { FrameObserver } from "../loop/frame-channel.js";
+import type { Policy } from "../loop/policy.js";
+import { checkPartialRunSpec, type PartialRunSpec } from "../loop/run-spec.js";
+import type { Provider } from "../provider/provider.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { BATCH_DEFAULTS } from "./defaults.js";
 import { limitedProvider } from "./limited-provider.js";
 import { createRateLimiter, type RateLimiter } from "./limiter.js";
 import { dropTape, readTapeText, redisTapeStore } from "./redis-tapes.js";
-import { type BatchResult, type BatchRunDefaults, runTask, succeeded, type TaskContext } from "./run-task.js";
-import type { BatchTask } from "./task.js";
+import { type BatchResult, runTask, succeeded, type TaskContext } from "./run-task.js";
+import { type BatchTask, parseTaskLine } from "./task.js";
 
-/** The data of one job. */
+/** The data of one job: a task's spec and nothing else that could steer a path or a permission. */
 export interface QueuedTask {
+  /** The batch's id (`[a-z0-9]{8,40}`, as batch-dir.ts makes them): names Redis keys and temp folders. */
   batch: string;
   task: BatchTask;
   /** Run again even when the task's tape shows it ended (a failure being retried). */
   retry: boolean;
   /** The task gets its own copy of the worker's workspace. */
   workspacePerTask: boolean;
+}
+
+/** A batch id: the only job field that names anything on disk or in Redis. */
+const BATCH_ID = /^[a-z0-9]{8,40}$/;
+
+/**
+ * A job's data, checked as the untrusted input it is (anyone who can write to the Redis can add
+ * jobs): the batch id a safe name, the task's id and spec valid (`checkPartialRunSpec`, no field a
+ * batch owns), the flags booleans. Throws `invalid_argument` naming the field; the job then fails
+ * with that reason and the worker goes on.
+ */
+export function checkQueuedTask(data: unknown): QueuedTask {
+  const problem = (message: string) =>
+    new EddyError("invalid_argument", `queue job: ${message}`, { fault: "user" });
+  if (data === null || typeof data !== "object" || Array.isArray(data)) throw problem("expected an object");
+  const { batch, task, retry, workspacePerTask, ...rest } = data as Record<string, unknown>;
+  const extra = Object.keys(rest);
+  if (extra.length > 0) throw problem(`${extra[0]}: is not a known field`);
+  if (typeof batch !== "string" || !BATCH_ID.test(batch))
+    throw problem(
+      `batch: must be 8–40 lowercase letters and digits (got ${JSON.stringify(batch)?.slice(0, 60)})`,
+    );
+  if (typeof retry !== "boolean") throw problem("retry: expected a boolean");
+  if (typeof workspacePerTask !== "boolean") throw problem("workspacePerTask: expected a boolean");
+  if (task === null || typeof task !== "object" || Array.isArray(task))
+    throw problem("task: expected an object");
+  const { id, spec, metadata, ...taskRest } = task as Record<string, unknown>;
+  const taskExtra = Object.keys(taskRest);
+  if (taskExtra.length > 0) throw problem(`task.${taskExtra[0]}: is not a known field`);
+  if (spec === null || typeof spec !== "object" || Array.isArray(spec))
+    throw problem("task.spec: expected an object");
+  checkPartialRunSpec(spec, "queue job: task.spec");
+  // The task's id and spec are checked as a tasks-file line would be.
+  const line = parseTaskLine(
+    JSON.stringify({ ...(spec as object), id, ...(metadata === undefined ? {} : { metadata }) }),
+  );
+  if (typeof line === "string") throw problem(`task: ${line}`);
+  return { batch, task: line, retry, workspacePerTask };
 }
 
 /** Redis key prefix of a batch's own keys. */
@@ -235,14 +279,24 @@ function untilAborted(done: Promise<void>, signal: AbortSignal | undefined): Pro
   ]);
 }
 
-/** Options of `startBatchWorker`. */
+/** Options of `startBatchWorker`: this worker's own provider, tools, settings and policy. */
 export interface BatchWorkerOptions {
   /** `redis://HOST:PORT[/DB]`. */
   url: string;
-  /** What every task's run starts from (this worker's provider, model, limits, …). */
-  run: BatchRunDefaults;
+  /** This worker's provider (keys never travel through Redis). */
+  provider: Provider;
+  /** This worker's settings; a job's task spec is merged over them. @defaultValue {} */
+  spec?: PartialRunSpec;
+  /** What this worker allows: every job's tools are checked against it. @defaultValue the tools as given */
+  policy?: Policy;
   /** A fresh registry for each task. */
   tools: (task: BatchTask, workspace: string) => ToolRegistry;
+  /** Where tasks run (copied per task when the batch asks). @defaultValue process.cwd() */
+  workspace?: string;
+  /** The MCP servers the tools come from (`run_started.mcp_servers`). @defaultValue none */
+  mcpServers?: readonly McpServerSummary[];
+  /** Sees every frame of every task this worker runs (a tracer). @defaultValue none */
+  onFrame?: FrameObserver;
   /** Runs at once in this worker. @defaultValue BATCH_DEFAULTS.workerConcurrency (8) */
   concurrency?: number;
   /** How long before a dead worker's tasks go to another. @defaultValue BATCH_DEFAULTS.stallTimeoutMs (30000) */
@@ -270,7 +324,7 @@ export interface BatchWorker {
  *
  * @example
  * ```ts
- * const worker = await startBatchWorker({ url: "redis://127.0.0.1:6379", run: { provider, model: "gpt-5-mini" }, tools: () => registry });
+ * const worker = await startBatchWorker({ url: "redis://127.0.0.1:6379", provider, spec: { model: "gpt-5-mini" }, tools: () => registry });
  * process.on("SIGTERM", () => worker.close());
  * ```
  */
@@ -292,12 +346,19 @@ export async function startBatchWorker(options: BatchWorkerOptions): Promise<Bat
   const worker = new Worker<QueuedTask, BatchResult>(
     name,
     async (job, token) => {
+      let data: QueuedTask;
+      try {
+        data = checkQueuedTask(job.data);
+      } catch (err) {
+        // Nothing of a job that fails its check is used: it fails now, with the reason, never retried.
+        throw new UnrecoverableError((err as Error).message);
+      }
       const controller = new AbortController();
       running.set(job.id as string, controller);
       try {
-        const result = await processJob(job.data, options, {
+        const result = await processJob(data, options, {
           redis,
-          limiter: await limiterFor(job.data.batch),
+          limiter: await limiterFor(data.batch),
           signal: controller.signal,
         });
         if (result.reason === "cancelled" && stopping) {
@@ -338,13 +399,18 @@ async function processJob(
 ): Promise<BatchResult> {
   options.onTask?.({ type: "started", id: data.task.id });
   const ctx: TaskContext = {
-    run: options.run,
-    provider: limitedProvider(options.run.provider, deps.limiter),
+    spec: options.spec ?? {},
+    provider: limitedProvider(options.provider, deps.limiter),
     tools: options.tools,
     tapes: redisTapeStore(deps.redis, batchPrefix(data.batch), options.secrets ?? []),
     retry: (previous) => data.retry && !succeeded(previous.reason),
     signal: deps.signal,
   };
+  if (options.policy !== undefined) ctx.policy = options.policy;
+  if (options.workspace !== undefined) ctx.workspace = options.workspace;
+  if (options.secrets !== undefined) ctx.secrets = options.secrets;
+  if (options.mcpServers !== undefined) ctx.mcpServers = options.mcpServers;
+  if (options.onFrame !== undefined) ctx.onFrame = options.onFrame;
   if (options.tapeExtras !== undefined) ctx.tapeExtras = options.tapeExtras;
   if (data.workspacePerTask && options.workspaces !== undefined)
     ctx.workspaces = options.workspaces(data.batch);

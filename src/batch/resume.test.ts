@@ -5,14 +5,16 @@ import { describe, expect, it } from "vitest";
 import { assertFrameInvariants } from "../../test/support/frames.js";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
 import type { Frame } from "../frames/frame.js";
-import type { RunOptions } from "../loop/options.js";
+import type { RunDeps } from "../loop/options.js";
+import { createPolicy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
+import type { RunSpecInput } from "../loop/run-spec.js";
 import { createTapeHeader } from "../replay/header.js";
 import { replayTape } from "../replay/replay.js";
 import type { Tape } from "../replay/tape.js";
 import { createToolRegistry } from "../tools/registry.js";
 import { defineTool } from "../tools/tool.js";
-import { planResume, resumeRun } from "./resume.js";
+import { planResume, type ResumeOptions, resumeRun } from "./resume.js";
 
 const dir = mkdtempSync(join(tmpdir(), "eddy-resume-"));
 
@@ -41,20 +43,19 @@ const text = (t: string) => ({ type: "message", text: t }) as const;
 async function record(
   scripts: Script[],
   tools: ReturnType<typeof counter>,
-  options: Partial<RunOptions> = {},
+  spec: Partial<RunSpecInput> = {},
+  deps: Partial<RunDeps> = {},
 ) {
-  const runOptions: RunOptions = {
-    provider: createScriptedProvider(scripts),
-    model: "m",
-    input: "go",
-    tools: tools.registry(),
-    workspace: dir,
-    runId: "run_resume_test",
-    ...options,
-  };
-  const header = createTapeHeader(runOptions, { runId: "run_resume_test", validate: true });
+  const provider = createScriptedProvider(scripts);
   const frames: Frame[] = [];
-  const run = runAgent(runOptions);
+  const run = runAgent(
+    { model: "m", input: "go", run_id: "run_resume_test", ...spec },
+    { provider, tools: tools.registry(), workspace: dir, ...deps },
+  );
+  const header = createTapeHeader(run.spec, {
+    provider,
+    ...(deps.policy === undefined ? {} : { policy: deps.policy }),
+  });
   for await (const f of run) frames.push(f);
   return { header, frames } satisfies Tape;
 }
@@ -67,7 +68,13 @@ function cutAfter(tape: Tape, test: (f: Frame) => boolean, nth = 1): Tape {
   return { header: tape.header, frames: tape.frames.slice(0, index + 1) };
 }
 
-async function resume(tape: Tape, scripts: Script[], tools: ReturnType<typeof counter>, capabilities = {}) {
+async function resume(
+  tape: Tape,
+  scripts: Script[],
+  tools: ReturnType<typeof counter>,
+  capabilities = {},
+  more: Partial<ResumeOptions> = {},
+) {
   const provider = createScriptedProvider(scripts, { capabilities });
   const frames: Frame[] = [];
   const observed: Frame[] = [];
@@ -76,6 +83,7 @@ async function resume(tape: Tape, scripts: Script[], tools: ReturnType<typeof co
     provider,
     registry: tools.registry(),
     workspace: dir,
+    ...more,
     onFrame: (f) => observed.push(f),
     onResumed: () => {
       resumedAt = observed.length;
@@ -158,11 +166,12 @@ describe("resuming a run from its tape", () => {
   it("inside an unfinished turn whose response had ended: the response is not requested again, its unrun call runs", async () => {
     const scripts: Script[] = [{ items: [call("a", "c1"), call("b", "c2")] }, { items: [text("done")] }];
     const full = await record(scripts, counter());
-    // Killed while the second call of the first response ran.
-    const crashed = cutAfter(full, (f) => f.type === "tool_started" && f.call_id === "c2");
+    // Killed after the first call ended, before the second one started.
+    const crashed = cutAfter(full, (f) => f.type === "tool_ended" && f.call_id === "c1");
+    expect(crashed.frames.some((f) => f.type === "tool_started" && f.call_id === "c2")).toBe(false);
     expect(planResume(crashed)).toMatchObject({
       status: "resumable",
-      point: { turn: 0, reused_tool_outputs: 1 },
+      point: { turn: 0, reused_tool_outputs: 1, interrupted_calls: 0 },
     });
     const tools = counter();
     const resumed = await resume(crashed, scripts.slice(1), tools);
@@ -206,15 +215,218 @@ describe("resuming a run from its tape", () => {
     expect(planResume(cancelled)).toMatchObject({ status: "resumable", point: { at_seq: frames.length } });
   });
 
-  it("refuses to go on when the tape does not reproduce (other tools than recorded)", async () => {
+  it("refuses to start without the tools the recorded run offered, naming them", async () => {
     const full = await record(threeTurns, counter());
     const crashed = cutAfter(full, (f) => f.type === "request_started", 2);
+    expect(() =>
+      resumeRun(crashed, {
+        provider: createScriptedProvider(threeTurns.slice(1)),
+        registry: createToolRegistry([]),
+        workspace: dir,
+      }),
+    ).toThrow(/"note" is not one of the run's tools/);
+  });
+
+  it("refuses to go on when the tape does not reproduce (a tool described differently)", async () => {
+    const full = await record(threeTurns, counter());
+    const crashed = cutAfter(full, (f) => f.type === "request_started", 2);
+    const other = defineTool({
+      name: "note",
+      description: "Not the recorded description",
+      parameters: { type: "object", properties: {} },
+      execute: () => "x",
+    });
     const run = resumeRun(crashed, {
       provider: createScriptedProvider(threeTurns.slice(1)),
-      registry: createToolRegistry([]),
+      registry: createToolRegistry([other]),
       workspace: dir,
     });
     for await (const _ of run);
-    await expect(run.result).rejects.toThrow(/does not reproduce at frame 0/);
+    await expect(run.result).rejects.toThrow(/does not reproduce at frame 1/);
+  });
+});
+
+/** The tape as a process killed while its first call ran (everything before its `tool_ended`). */
+function beforeToolEnded(tape: Tape): Tape {
+  const index = tape.frames.findIndex((f) => f.type === "tool_ended");
+  const frames = tape.frames.slice(0, index);
+  const ended = frames.some(
+    (f) => f.type === "provider_event" && (f.data as { type?: string }).type === "response.completed",
+  );
+  if (!ended) throw new Error("the response had not ended before the tool did: make the tool slower");
+  return { header: tape.header, frames };
+}
+
+describe("resuming: at most once (a call a crash interrupted is not run twice)", () => {
+  it("a call that had started is answered as interrupted, not run again; the run goes on", async () => {
+    const scripts: Script[] = [{ items: [call("a", "c1")] }, { items: [text("done")] }];
+    const full = await record(scripts, counter());
+    // Killed while the call ran: tool_started recorded (and the response's end), tool_ended not.
+    const crashed = beforeToolEnded(full);
+    const plan = planResume(crashed);
+    expect(plan).toMatchObject({ status: "resumable", point: { interrupted_calls: 1 } });
+    const tools = counter();
+    const resumed = await resume(crashed, scripts.slice(1), tools);
+    expect(tools.runs.get("a")).toBeUndefined();
+    const ended = resumed.frames.find((f) => f.type === "tool_ended");
+    expect(ended).toMatchObject({ call_id: "c1", ok: false });
+    expect(JSON.parse((ended as { output: string }).output).error.code).toBe("interrupted");
+    expect(resumed.result.reason).toBe("completed");
+  });
+
+  it("--rerun-interrupted runs it again, and so does an idempotent tool", async () => {
+    const scripts: Script[] = [{ items: [call("a", "c1")] }, { items: [text("done")] }];
+    const crashed = beforeToolEnded(await record(scripts, counter()));
+    const rerun = counter();
+    await resume(crashed, scripts.slice(1), rerun, {}, { policy: createPolicy({ rerunInterrupted: true }) });
+    expect(rerun.runs.get("a")).toBe(1);
+
+    const runs = new Map<string, number>();
+    const idempotent = defineTool({
+      name: "note",
+      description: "Notes a word",
+      parameters: { type: "object", properties: { word: { type: "string" } }, required: ["word"] },
+      idempotent: true,
+      execute: async (args) => {
+        const word = (args as { word: string }).word;
+        runs.set(word, (runs.get(word) ?? 0) + 1);
+        return `noted ${word}`;
+      },
+    });
+    await resume(crashed, scripts.slice(1), { runs, registry: () => createToolRegistry([idempotent]) });
+    expect(runs.get("a")).toBe(1);
+  });
+
+  it("when the interrupted call's response was cut off too, the same call asked again is not run", async () => {
+    const slow: Script = { items: [call("a", "c1"), text("and more")] };
+    const scripts: Script[] = [slow, { items: [text("done")] }];
+    const full = await record(scripts, counter());
+    // Killed after the call started but before the response ended.
+    const started = full.frames.findIndex((f) => f.type === "tool_started");
+    const crashed: Tape = { header: full.header, frames: full.frames.slice(0, started + 1) };
+    expect(crashed.frames.some((f) => f.type === "turn_ended")).toBe(false);
+    const tools = counter();
+    const resumed = await resume(crashed, [{ items: [call("a", "c9")] }, { items: [text("done")] }], tools);
+    expect(tools.runs.get("a")).toBeUndefined();
+    const ended = resumed.frames.find((f) => f.type === "tool_ended" && f.call_id === "c9");
+    expect(ended).toMatchObject({ ok: false });
+    expect(resumed.result.reason).toBe("completed");
+  });
+});
+
+describe("resuming: permissions come from the local policy", () => {
+  const shellLike = (runs: string[]) =>
+    defineTool({
+      name: "shell",
+      description: "Runs a command",
+      parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
+      execute: (args) => {
+        runs.push((args as { command: string }).command);
+        return "ran";
+      },
+    });
+  const shellCall = (command: string, call_id: string) =>
+    ({ type: "function_call", name: "shell", arguments: JSON.stringify({ command }), call_id }) as const;
+
+  it("a tape whose run offers shell is refused without allowShell, naming --allow-shell; nothing runs", async () => {
+    const recorded: string[] = [];
+    const scripts: Script[] = [{ items: [shellCall("touch /tmp/x", "s1")] }, { items: [text("done")] }];
+    const full = await record(
+      scripts,
+      { runs: new Map(), registry: () => createToolRegistry([shellLike(recorded)]) },
+      {},
+      { policy: createPolicy({ allowShell: true }) },
+    );
+    const runs: string[] = [];
+    const registry = () => createToolRegistry([shellLike(runs)]);
+    const crashed = cutAfter(full, (f) => f.type === "tool_call");
+    // The unanswered call, edited as an attacker would.
+    const edited: Tape = {
+      header: crashed.header,
+      frames: crashed.frames.map((f) =>
+        f.type === "tool_call" ? { ...f, arguments: '{"command":"rm -rf ~"}' } : f,
+      ),
+    };
+    expect(() =>
+      resumeRun(edited, { provider: createScriptedProvider([]), registry: registry(), workspace: dir }),
+    ).toThrow(/shell needs --allow-shell/);
+    expect(runs).toEqual([]);
+  });
+});
+
+describe("deferred approvals", () => {
+  const guarded = (runs: string[]) =>
+    defineTool({
+      name: "write_note",
+      description: "Writes a note",
+      parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+      needsApproval: true,
+      execute: (args) => {
+        runs.push((args as { text: string }).text);
+        return "written";
+      },
+    });
+  const write = (t: string, call_id: string) =>
+    ({ type: "function_call", name: "write_note", arguments: JSON.stringify({ text: t }), call_id }) as const;
+
+  async function deferred(runs: string[]) {
+    const registry = () => createToolRegistry([guarded(runs)]);
+    const scripts: Script[] = [{ items: [write("hello", "w1")] }, { items: [text("done")] }];
+    const tape = await record(
+      scripts,
+      { runs: new Map(), registry },
+      {},
+      { policy: createPolicy({ approve: "defer" }) },
+    );
+    return { tape, registry, scripts };
+  }
+
+  it("approve defer ends the run awaiting_approval with the pending call named; nothing ran", async () => {
+    const runs: string[] = [];
+    const { tape } = await deferred(runs);
+    const ended = tape.frames.at(-1);
+    expect(ended).toMatchObject({ type: "run_ended", reason: "awaiting_approval", pending_calls: ["w1"] });
+    expect(tape.frames.some((f) => f.type === "approval_requested" && f.call_id === "w1")).toBe(true);
+    expect(tape.frames.some((f) => f.type === "tool_started")).toBe(false);
+    expect(runs).toEqual([]);
+    // The deferred tape replays as it was.
+    const outcome = await replayTape(tape, { registry: createToolRegistry([guarded([])]), workspace: dir });
+    expect(outcome.verdict).toEqual({ match: true, frames: tape.frames.length });
+  });
+
+  it("resumed with allow, the call runs once and the run completes; the resumed tape replays", async () => {
+    const runs: string[] = [];
+    const { tape, scripts } = await deferred(runs);
+    const later: string[] = [];
+    const resumed = await resume(
+      tape,
+      scripts.slice(1),
+      { runs: new Map(), registry: () => createToolRegistry([guarded(later)]) },
+      {},
+      { decide: { w1: "allow" } },
+    );
+    expect(later).toEqual(["hello"]);
+    expect(resumed.result.reason).toBe("completed");
+    expect(resumed.frames.find((f) => f.type === "approval_decided")).toMatchObject({ decision: "allow" });
+    const outcome = await replayTape(
+      { header: resumed.header, frames: resumed.frames },
+      { registry: createToolRegistry([guarded([])]), workspace: dir },
+    );
+    expect(outcome.verdict).toEqual({ match: true, frames: resumed.frames.length });
+  });
+
+  it("resumed with deny, nothing runs and the run completes", async () => {
+    const { tape, scripts } = await deferred([]);
+    const later: string[] = [];
+    const resumed = await resume(
+      tape,
+      scripts.slice(1),
+      { runs: new Map(), registry: () => createToolRegistry([guarded(later)]) },
+      {},
+      { decide: { all: "deny" } },
+    );
+    expect(later).toEqual([]);
+    expect(resumed.result.reason).toBe("completed");
+    expect(resumed.frames.find((f) => f.type === "tool_ended")).toMatchObject({ call_id: "w1", ok: false });
   });
 });

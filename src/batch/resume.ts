@@ -14,47 +14,76 @@
  * - the resumed tape is the run's whole tape: the reproduced frames, then the live ones, so it
  *   replays like any other (`eddy replay`); its header's `resumes` says where it was resumed.
  *
- * A call that was running when the process died has no recorded output and runs again if the
- * model asks again: at-least-once for that call, exactly-once for every recorded one.
+ * At most once (docs/architecture.md, "Resuming a run"): a call that had started when the process
+ * died (`tool_started` recorded, no `tool_ended`) may have had its effects, so it is not run again
+ * — it is answered `ok:false`, saying it was interrupted — unless its tool is idempotent (the
+ * read-only built-ins are) or the local policy says `rerunInterrupted`. When the interrupted call's
+ * response was cut off too, the turn is requested again; a call the model then makes with the same
+ * tool and arguments is answered the same way. Calls that had not started run under the local
+ * policy and approval mode, never with permissions taken from the tape.
+ *
+ * A run that ended `awaiting_approval` (`approve: "defer"`) resumes inside its last turn: the
+ * deferred calls are decided (`decide`, else the local approval mode) once every recorded frame is
+ * reproduced, then run or answered as denied, and the run goes on.
  */
 import { EddyError } from "../errors.js";
 import type { Frame, RunEndReason } from "../frames/frame.js";
+import type { ApprovalHandler } from "../loop/approvals.js";
 import type { FrameObserver } from "../loop/frame-channel.js";
 import type { RunHandle, ToolExecutor } from "../loop/options.js";
+import { assertPolicy, DEFAULT_POLICY, type Policy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
+import type { RunSpec } from "../loop/run-spec.js";
 import type { Provider } from "../provider/provider.js";
 import { createFrameGate } from "../replay/gate.js";
-import { compareFrames, recordedToolExecutor, runOptionsFromTape } from "../replay/replay.js";
+import { askedForApprovals, compareFrames, recordedToolExecutor, runFromTape } from "../replay/replay.js";
 import { createReplayProvider, providerSegments } from "../replay/replay-provider.js";
 import type { Tape, TapeHeader, TapeResume } from "../replay/tape.js";
-import { executeToolCall } from "../tools/execute.js";
+import { executeToolCall, refusedToolOutput } from "../tools/execute.js";
 import type { ToolRegistry } from "../tools/registry.js";
 
 /** End reasons that leave a run worth resuming: it was stopped from outside, not by its model or a limit. */
-const RESUMABLE_ENDS: ReadonlySet<RunEndReason> = new Set(["cancelled", "provider_error"]);
+const RESUMABLE_ENDS: ReadonlySet<RunEndReason> = new Set([
+  "cancelled",
+  "provider_error",
+  "awaiting_approval",
+]);
 /** `turn_ended` statuses of a turn that did not get its response (it is requested again). */
 const UNFINISHED_TURNS: ReadonlySet<string> = new Set(["error", "cancelled"]);
 /** Terminal events after which a response is complete (a `failed` one is retried, so it is not). */
 const COMPLETE_RESPONSES: ReadonlySet<string> = new Set(["response.completed", "response.incomplete"]);
 
+/** A call that had started when the process died (no `tool_ended` recorded). */
+export interface InterruptedCall {
+  turn: number;
+  callId: string;
+  name: string;
+  arguments: string;
+  /** Its frames are kept (its response had ended): it is answered in place. Else its turn is requested again. */
+  kept: boolean;
+}
+
 /** Where a tape can be resumed, or why it cannot. */
 export type ResumePlan =
-  | { status: "resumable"; point: Omit<TapeResume, "ts"> }
+  | { status: "resumable"; point: Omit<TapeResume, "ts">; interrupted: InterruptedCall[] }
   | { status: "ended"; reason: RunEndReason };
 
 /**
  * Where the run of `tape` would be resumed: after the last complete turn, or after everything
- * recorded when the unfinished turn's response had ended. A run that ended by itself (any reason
- * but `cancelled` or `provider_error`) is not resumable.
+ * recorded when the unfinished turn's response had ended (inside the last turn for a run awaiting
+ * approval). A run that ended by itself (any reason but `cancelled`, `provider_error` or
+ * `awaiting_approval`) is not resumable.
  */
 export function planResume(tape: Tape): ResumePlan {
   const { frames } = tape;
   const ended = frames.find((f) => f.type === "run_ended");
   if (ended !== undefined && ended.type === "run_ended" && !RESUMABLE_ENDS.has(ended.reason))
     return { status: "ended", reason: ended.reason };
-  // Nothing from the cancellation on is reusable: outputs after it say "cancelled".
+  // Nothing from the cancellation on is reusable: outputs after it say "cancelled". A run awaiting
+  // approval is cut before its last turn ended: the deferred calls are answered inside that turn.
   let cut = frames.findIndex((f) => f.type === "cancel_requested" || f.type === "run_ended");
   if (cut === -1) cut = frames.length;
+  if (ended?.type === "run_ended" && ended.reason === "awaiting_approval") cut = lastTurnEnd(frames, cut);
   let lastTurn = -1;
   let turns = 0;
   for (let i = 0; i < cut; i++) {
@@ -69,6 +98,7 @@ export function planResume(tape: Tape): ResumePlan {
   if (firstRequest !== -1 && responseEnded(frames, lastTurn, cut)) at = cut;
   const count = (from: number, to: number) =>
     frames.slice(from, to).filter((f) => f.type === "tool_ended").length;
+  const interrupted = interruptedCalls(frames, cut, at);
   return {
     status: "resumable",
     point: {
@@ -77,8 +107,38 @@ export function planResume(tape: Tape): ResumePlan {
       reused_tool_outputs: count(0, at),
       dropped_frames: frames.length - at,
       dropped_tool_outputs: count(at, cut),
+      interrupted_calls: interrupted.length,
     },
+    interrupted,
   };
+}
+
+/** The index of the last `turn_ended` before `cut` (the turn a deferred run stopped in), else `cut`. */
+function lastTurnEnd(frames: readonly Frame[], cut: number): number {
+  for (let i = cut - 1; i >= 0; i--) if (frames[i]?.type === "turn_ended") return i;
+  return cut;
+}
+
+/** Calls started before `cut` without a `tool_ended`: kept when started before `at`. */
+function interruptedCalls(frames: readonly Frame[], cut: number, at: number): InterruptedCall[] {
+  const calls = new Map<string, { name: string; arguments: string }>();
+  const started = new Map<string, InterruptedCall>();
+  for (let i = 0; i < cut; i++) {
+    const f = frames[i] as Frame;
+    const key = `${"turn" in f ? f.turn : -1}:${"call_id" in f ? f.call_id : ""}`;
+    if (f.type === "tool_call") calls.set(key, { name: f.name, arguments: f.arguments });
+    else if (f.type === "tool_started") {
+      const call = calls.get(key);
+      started.set(key, {
+        turn: f.turn,
+        callId: f.call_id,
+        name: f.name,
+        arguments: call?.arguments ?? "",
+        kept: i < at,
+      });
+    } else if (f.type === "tool_ended") started.delete(key);
+  }
+  return [...started.values()];
 }
 
 /** True when the last attempt after `from` got a complete response before `to`. */
@@ -104,9 +164,23 @@ function indexAfter(frames: readonly Frame[], from: number, to: number, test: (f
 export interface ResumeOptions {
   /** The live provider for the requests after the resume point. */
   provider: Provider;
-  /** The tools the recorded run offered (the same names, so the requests match). */
+  /** The tools, as the local policy allows them (the same names the recorded run offered). */
   registry: ToolRegistry;
   workspace: string;
+  /**
+   * What the local invocation allows: the tape's tools must fit it (`policy_denied` otherwise),
+   * its `approve` mode decides live calls that need approval, `rerunInterrupted` re-runs calls a
+   * crash interrupted. @defaultValue DEFAULT_POLICY (read-only; nothing asked)
+   */
+  policy?: Policy;
+  /** Asks about live calls that need approval when the policy says `ask`. @defaultValue none */
+  onApproval?: ApprovalHandler;
+  /**
+   * Decisions for calls awaiting approval, by call id (`all` for every one not named), given once
+   * every recorded frame is reproduced. Calls not decided here go to the approval mode.
+   * @defaultValue none
+   */
+  decide?: Readonly<Record<string, "allow" | "deny">>;
   /** @defaultValue none */
   signal?: AbortSignal;
   /** More values to mask in every frame. @defaultValue none */
@@ -130,8 +204,9 @@ export interface ResumeHandle extends RunHandle {
 
 /**
  * Resumes the run of `tape` (see the module comment). Throws a user error when the run already
- * ended by itself. `result` rejects with `replay_mismatch` when the tape does not reproduce (the
- * tools or settings differ from the recorded run's); the old tape is then still the truth.
+ * ended by itself, or when its tools need a permission the local policy does not grant (naming
+ * the flag). `result` rejects with `replay_mismatch` when the tape does not reproduce (the tools
+ * or settings differ from the recorded run's); the old tape is then still the truth.
  *
  * @example
  * ```ts
@@ -150,6 +225,12 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
       { fault: "user" },
     );
   }
+  const policy = options.policy ?? DEFAULT_POLICY;
+  assertPolicy(
+    tape.header.spec.tools ?? [],
+    policy,
+    "the tape's run offers tools this invocation does not allow",
+  );
   const point: TapeResume = { ...plan.point, ts: Date.now() };
   const prefix: Tape = { header: tape.header, frames: tape.frames.slice(0, point.at_seq) };
   const gate = createFrameGate();
@@ -158,7 +239,7 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener("abort", onAbort, { once: true });
 
-  const runOptions = runOptionsFromTape(prefix, {
+  const { spec, deps } = runFromTape(prefix, {
     provider: resumingProvider(prefix, gate, options.provider),
     gate,
     registry: options.registry,
@@ -166,12 +247,17 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
     signal: controller.signal,
     executeTool: recordedToolExecutor(prefix, gate, {
       registry: options.registry,
-      onMissing: liveExecutor(tape.header, options.registry),
+      onMissing: atMostOnce(plan.interrupted, options.registry, tape.header.spec, policy, () =>
+        gate.wait(point.at_seq),
+      ),
     }),
+    ...(policy.approve === "auto" && options.decide === undefined && !askedForApprovals(tape)
+      ? {}
+      : { onUnrecordedApproval: liveApprovals(options, policy, () => gate.wait(point.at_seq)) }),
   });
-  if (options.secrets !== undefined) runOptions.secrets = options.secrets;
+  if (options.secrets !== undefined) deps.secrets = options.secrets;
   let diverged: ReturnType<typeof compareFrames> | undefined;
-  runOptions.onFrame = (frame) => {
+  deps.onFrame = (frame) => {
     gate.observer(frame);
     let complete = false;
     if (frame.seq < point.at_seq && diverged === undefined) {
@@ -185,7 +271,7 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
     // After the observer: the new tape holds the last reproduced frame before it replaces the old one.
     if (complete) options.onResumed?.(point);
   };
-  const handle = runAgent(runOptions);
+  const handle = runAgent(spec, deps);
   const result = handle.result.then((r) => {
     options.signal?.removeEventListener("abort", onAbort);
     if (diverged !== undefined && !diverged.match) {
@@ -201,12 +287,81 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
   result.catch(() => {});
   return {
     runId: handle.runId,
+    spec: handle.spec,
     result,
     point,
     header: { ...tape.header, resumes: [...(tape.header.resumes ?? []), point] },
     cancel: (reason) => controller.abort(reason ?? "cancelled"),
     [Symbol.asyncIterator]: () => handle[Symbol.asyncIterator](),
   };
+}
+
+/**
+ * Decides live calls that need approval: a `decide` entry (once the recorded frames are all
+ * reproduced, so the decision lands after them), else the local approval mode.
+ */
+function liveApprovals(
+  options: ResumeOptions,
+  policy: Policy,
+  reproduced: () => Promise<void>,
+): ApprovalHandler {
+  return async (request) => {
+    const given = options.decide?.[request.callId] ?? options.decide?.all;
+    if (given !== undefined) {
+      await reproduced();
+      return given;
+    }
+    switch (policy.approve) {
+      case "ask":
+        return options.onApproval === undefined ? "deny" : options.onApproval(request);
+      case "deny":
+        return "deny";
+      case "defer":
+        await reproduced();
+        return "defer";
+      default:
+        return "allow";
+    }
+  };
+}
+
+/**
+ * Runs a call the tape has no output for — at most once: a call that had started when the process
+ * died (kept in the prefix, or repeated with the same tool and arguments after its turn was
+ * requested again) is answered as interrupted unless its tool is idempotent or the policy says
+ * `rerunInterrupted`; anything else runs with the recorded run's tool settings.
+ */
+function atMostOnce(
+  interrupted: readonly InterruptedCall[],
+  registry: ToolRegistry,
+  spec: RunSpec,
+  policy: Policy,
+  reproduced: () => Promise<void>,
+): ToolExecutor {
+  const kept = new Set(interrupted.filter((c) => c.kept).map((c) => `${c.turn}:${c.callId}`));
+  const repeated = interrupted.filter((c) => !c.kept).map((c) => `${c.name}\u0000${c.arguments}`);
+  const live = liveExecutor(spec, registry);
+  return async (call, context) => {
+    // Live work starts once every recorded frame is reproduced, so it lands after them.
+    await reproduced();
+    const sameCall = `${call.name}\u0000${call.arguments}`;
+    const repeat = repeated.indexOf(sameCall);
+    const wasInterrupted = kept.has(`${context.turn}:${call.callId}`) || repeat !== -1;
+    if (repeat !== -1) repeated.splice(repeat, 1);
+    if (!wasInterrupted || policy.rerunInterrupted || isIdempotent(registry, call.name))
+      return live(call, context);
+    return refusedToolOutput(
+      call.name,
+      "interrupted",
+      "The process running this call died before it finished, so it may have had some or all of its effects. It was not run again: check its effects before repeating it.",
+      spec.tool_output_cap_bytes === undefined ? {} : { outputCapBytes: spec.tool_output_cap_bytes },
+    );
+  };
+}
+
+function isIdempotent(registry: ToolRegistry, name: string): boolean {
+  const definition = registry.resolve(name)?.definition;
+  return definition?.idempotent ?? definition?.readOnly ?? false;
 }
 
 /** The recorded requests of `prefix` first (played from the tape), then `live` ones. */
@@ -225,15 +380,14 @@ function resumingProvider(prefix: Tape, gate: ReturnType<typeof createFrameGate>
 }
 
 /** Runs a call the tape has no output for, with the recorded run's tool settings. */
-function liveExecutor(header: TapeHeader, registry: ToolRegistry): ToolExecutor {
+function liveExecutor(spec: RunSpec, registry: ToolRegistry): ToolExecutor {
   return (call, context) => {
     const options: Parameters<typeof executeToolCall>[2] = {
       signal: context.signal,
       workspace: context.workspace,
     };
-    if (header.options.tool_timeout_ms !== undefined) options.timeoutMs = header.options.tool_timeout_ms;
-    if (header.options.tool_output_cap_bytes !== undefined)
-      options.outputCapBytes = header.options.tool_output_cap_bytes;
+    if (spec.tool_timeout_ms !== undefined) options.timeoutMs = spec.tool_timeout_ms;
+    if (spec.tool_output_cap_bytes !== undefined) options.outputCapBytes = spec.tool_output_cap_bytes;
     return executeToolCall(registry, call, options);
   };
 }

@@ -7,9 +7,14 @@
 import { randomUUID } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { Frame, FrameError, RunEndedFrame, RunEndReason } from "../frames/frame.js";
-import type { RunOptions } from "../loop/options.js";
+import { EddyError } from "../errors.js";
+import type { Frame, FrameError, McpServerSummary, RunEndedFrame, RunEndReason } from "../frames/frame.js";
+import type { ApprovalHandler } from "../loop/approvals.js";
+import type { FrameObserver } from "../loop/frame-channel.js";
+import type { RunDeps, RunHandle } from "../loop/options.js";
+import type { Policy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
+import { mergeRunSpecs, type PartialRunSpec, type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
 import type { Usage } from "../protocol/types.js";
 import type { Provider } from "../provider/provider.js";
 import { createTapeHeader, type TapeHeaderExtras } from "../replay/header.js";
@@ -42,18 +47,30 @@ export interface BatchResult {
   resumes?: TapeResume[];
 }
 
-/** The run settings every task starts from; a task's own fields win. */
-export type BatchRunDefaults = Omit<RunOptions, "input" | "runId" | "signal" | "onFrame" | "executeTool">;
-
 /** What running a task needs (the pool's options, made concrete). */
 export interface TaskContext {
-  run: BatchRunDefaults;
+  /** The batch's spec: every task's own fields are merged over it (`mergeRunSpecs`). */
+  spec: PartialRunSpec;
+  /** What the batch's invocation allows (checked for every task's tools). @defaultValue the tools as given */
+  policy?: Policy;
   /** The provider every request goes through (rate-limited when the batch is). */
   provider: Provider;
   /** A fresh registry for one task, so a tool's per-run state and `dispose` stay with it. */
   tools?: (task: BatchTask, workspace: string) => ToolRegistry;
+  /** One registry every task shares (never disposed by a task). @defaultValue none */
+  sharedTools?: ToolRegistry;
+  /** Where tasks run (each task's own copy with `workspaces`). @defaultValue process.cwd() */
+  workspace?: string;
+  /** Values masked in every frame. @defaultValue none */
+  secrets?: readonly string[];
+  /** Decides calls that need approval when the policy says `ask`. @defaultValue none */
+  onApproval?: ApprovalHandler;
+  /** The MCP servers the tools come from (`run_started.mcp_servers`). @defaultValue none */
+  mcpServers?: readonly McpServerSummary[];
+  /** Sees every frame of every task's run (a tracer, a live view). @defaultValue none */
+  onFrame?: FrameObserver;
   tapes?: TapeStore;
-  tapeExtras?: Omit<TapeHeaderExtras, "runId"> & { providerName?: string };
+  tapeExtras?: Omit<TapeHeaderExtras, "provider" | "policy" | "mcpServers">;
   workspaces?: string;
   retry?: (previous: BatchResult) => boolean;
   signal?: AbortSignal;
@@ -70,40 +87,35 @@ export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchR
   const decision = decide(task, previous, ctx);
   if (decision.kind === "reuse") return decision.result;
   const workspace = taskWorkspace(task, ctx, decision.kind === "resume");
-  const own = ctx.tools?.(task, workspace ?? process.cwd());
-  const registry = own ?? toRegistry(ctx.run.tools);
+  const own = ctx.tools?.(task, workspace ?? ctx.workspace ?? process.cwd());
+  const registry = own ?? ctx.sharedTools ?? createToolRegistry([]);
   const seen: { started?: Frame; ended?: RunEndedFrame } = {};
   let writer: TapeWriter | undefined;
   const onFrame = (frame: Frame) => {
     if (frame.type === "run_started") seen.started = frame;
     else if (frame.type === "run_ended") seen.ended = frame;
     writer?.write(frame);
+    ctx.onFrame?.(frame);
   };
   let header: TapeHeader | undefined;
   try {
+    let handle: RunHandle;
     if (decision.kind === "resume") {
-      const handle = resumeRun(decision.tape, {
-        provider: ctx.provider,
-        registry,
-        workspace: workspace ?? process.cwd(),
-        ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
-        ...(ctx.run.secrets === undefined ? {} : { secrets: ctx.run.secrets }),
-        onFrame,
-        onResumed: () => writer?.commit(),
-      });
-      header = handle.header;
-      // Frames only flow from the next tick on, so the tape is open before the first one.
-      writer = ctx.tapes?.open(task.id, header, "on_commit");
-      for await (const _ of handle);
-      await handle.result;
+      const resumed = resumeTask(decision.tape, ctx, registry, workspace, onFrame, () => writer?.commit());
+      header = resumed.header;
+      handle = resumed;
     } else {
-      const options = runOptionsFor(task, ctx, workspace, registry, onFrame);
-      header = tapeHeader(options, ctx);
-      writer = ctx.tapes?.open(task.id, header, "now");
-      const handle = runAgent(options);
-      for await (const _ of handle);
-      await handle.result;
+      handle = startTask(task, ctx, registry, workspace, onFrame);
+      header = tapeHeader(handle.spec, ctx);
     }
+    // Frames only flow from the next tick on, so the tape is open before the first one.
+    writer = ctx.tapes?.open(task.id, header, decision.kind === "resume" ? "on_commit" : "now");
+    for await (const _ of handle);
+    await handle.result;
+  } catch (err) {
+    // A task whose spec the batch's policy refuses, or that is invalid once merged: its own failure.
+    if (!EddyError.isInstance(err) || err.fault !== "user") throw err;
+    return refusedTask(task, err);
   } finally {
     await writer?.close();
     // Only a registry made for this task is released: a shared one still serves the others.
@@ -111,6 +123,65 @@ export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchR
   }
   const result = resultOf(task, seen.started, seen.ended, ctx.tapes?.location(task.id), header?.resumes);
   return finishWorkspace(result, ctx, workspace);
+}
+
+/** A fresh run of the task: the batch's spec with the task's over it. */
+function startTask(
+  task: BatchTask,
+  ctx: TaskContext,
+  registry: ToolRegistry,
+  workspace: string | undefined,
+  onFrame: (frame: Frame) => void,
+): RunHandle {
+  // The run id is the tape's name in every frame; fixing it here lets the header carry it.
+  const spec = resolveRunSpec(
+    { ...mergeRunSpecs(ctx.spec, task.spec), run_id: `run_${randomId()}` },
+    `task ${task.id}`,
+  );
+  return runAgent(spec, { ...runDeps(ctx, registry, workspace), onFrame });
+}
+
+/** The task's run resumed from its tape, under the batch's policy. */
+function resumeTask(
+  tape: Tape,
+  ctx: TaskContext,
+  registry: ToolRegistry,
+  workspace: string | undefined,
+  onFrame: (frame: Frame) => void,
+  onResumed: () => void,
+): RunHandle & { header: TapeHeader } {
+  const deps = runDeps(ctx, registry, workspace);
+  return resumeRun(tape, {
+    provider: deps.provider,
+    registry,
+    workspace: deps.workspace ?? process.cwd(),
+    ...(ctx.policy === undefined ? {} : { policy: ctx.policy }),
+    ...(ctx.onApproval === undefined ? {} : { onApproval: ctx.onApproval }),
+    ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
+    ...(ctx.secrets === undefined ? {} : { secrets: ctx.secrets }),
+    onFrame,
+    onResumed,
+  });
+}
+
+function runDeps(ctx: TaskContext, registry: ToolRegistry, workspace: string | undefined): RunDeps {
+  const deps: RunDeps = { provider: ctx.provider, tools: registry };
+  const root = workspace ?? ctx.workspace;
+  if (root !== undefined) deps.workspace = root;
+  if (ctx.policy !== undefined) deps.policy = ctx.policy;
+  if (ctx.onApproval !== undefined) deps.onApproval = ctx.onApproval;
+  if (ctx.signal !== undefined) deps.signal = ctx.signal;
+  if (ctx.secrets !== undefined) deps.secrets = ctx.secrets;
+  if (ctx.mcpServers !== undefined) deps.mcpServers = ctx.mcpServers;
+  return deps;
+}
+
+/** The result of a task refused before it ran (its spec is invalid, or beyond the batch's policy). */
+function refusedTask(task: BatchTask, err: EddyError): BatchResult {
+  const result = resultOf(task, undefined, undefined, undefined, undefined);
+  result.reason = "invalid_request";
+  result.error = { code: err.code, message: err.message };
+  return result;
 }
 
 type Decision = { kind: "reuse"; result: BatchResult } | { kind: "resume"; tape: Tape } | { kind: "start" };
@@ -142,41 +213,13 @@ async function readPrevious(id: string, tapes: TapeStore | undefined): Promise<T
   }
 }
 
-function runOptionsFor(
-  task: BatchTask,
-  ctx: TaskContext,
-  workspace: string | undefined,
-  registry: ToolRegistry,
-  onFrame: (frame: Frame) => void,
-): RunOptions {
-  const options: RunOptions = {
-    ...ctx.run,
+function tapeHeader(spec: RunSpec, ctx: TaskContext): TapeHeader {
+  return createTapeHeader(spec, {
+    ...ctx.tapeExtras,
     provider: ctx.provider,
-    input: task.input,
-    onFrame,
-    tools: registry,
-  };
-  if (workspace !== undefined) options.workspace = workspace;
-  if (ctx.signal !== undefined) options.signal = ctx.signal;
-  if (task.model !== undefined) options.model = task.model;
-  if (task.instructions !== undefined) options.instructions = task.instructions;
-  if (task.outputSchema !== undefined) options.outputSchema = task.outputSchema;
-  if (task.maxTurns !== undefined) options.maxTurns = task.maxTurns;
-  if (task.maxToolCalls !== undefined) options.maxToolCalls = task.maxToolCalls;
-  // The run id is the tape's name in every frame; fixing it here lets the header carry it.
-  options.runId = `run_${randomId()}`;
-  return options;
-}
-
-function tapeHeader(options: RunOptions, ctx: TaskContext): TapeHeader {
-  const { providerName, ...extras } = ctx.tapeExtras ?? {};
-  const header = createTapeHeader(options, {
-    validate: true,
-    ...extras,
-    runId: options.runId as string,
+    ...(ctx.policy === undefined ? {} : { policy: ctx.policy }),
+    ...(ctx.mcpServers === undefined ? {} : { mcpServers: ctx.mcpServers }),
   });
-  if (providerName !== undefined) header.provider.name = providerName;
-  return header;
 }
 
 function randomId(): string {
@@ -216,13 +259,13 @@ export function resultOf(
  * start gets a new copy.
  */
 function taskWorkspace(task: BatchTask, ctx: TaskContext, resuming: boolean): string | undefined {
-  if (ctx.workspaces === undefined) return ctx.run.workspace;
+  if (ctx.workspaces === undefined) return ctx.workspace;
   const dir = join(ctx.workspaces, tapeFileName(task.id).replace(/\.tape$/, ""));
   if (resuming && existsSync(dir)) return dir;
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(ctx.workspaces, { recursive: true });
   // Symlinks are copied as they are: the file tools refuse any that lead out of the copy.
-  cpSync(ctx.run.workspace ?? process.cwd(), dir, { recursive: true, verbatimSymlinks: true });
+  cpSync(ctx.workspace ?? process.cwd(), dir, { recursive: true, verbatimSymlinks: true });
   return dir;
 }
 
@@ -232,10 +275,4 @@ function finishWorkspace(result: BatchResult, ctx: TaskContext, workspace: strin
   if (succeeded(result.reason)) rmSync(workspace, { recursive: true, force: true });
   else result.workspace = workspace;
   return result;
-}
-
-function toRegistry(tools: RunOptions["tools"]): ToolRegistry {
-  if (tools === undefined) return createToolRegistry([]);
-  if (Array.isArray(tools)) return createToolRegistry(tools);
-  return tools as ToolRegistry;
 }

@@ -20,13 +20,15 @@ describe("the tasks file", () => {
     expect(tasks.map((t) => t.id)).toEqual(["a", "7", "c"]);
     expect(tasks[1]).toEqual({
       id: "7",
-      input: [{ role: "user", content: "hi" }],
-      model: "m2",
-      instructions: "Be brief.",
-      maxTurns: 3,
+      spec: {
+        input: [{ role: "user", content: "hi" }],
+        model: "m2",
+        instructions: "Be brief.",
+        max_turns: 3,
+      },
       metadata: { k: 1 },
     });
-    expect(tasks[2]?.outputSchema).toEqual({
+    expect(tasks[2]?.spec.output_schema).toEqual({
       name: "An_Answer",
       schema: { type: "object", title: "An Answer" },
     });
@@ -35,9 +37,29 @@ describe("the tasks file", () => {
       { line: 4, message: 'no "prompt" (or "input" items)' },
       { line: 5, message: 'duplicate id "a" (first on line 1)' },
       { line: 7, message: 'no "id"' },
-      { line: 9, message: '"max_tool_calls" must be an integer ≥ 1' },
+      { line: 9, message: "max_tool_calls: must be ≥ 1 (got 0)" },
       { line: 10, message: 'give "prompt" or "input", not both' },
       { line: 11, message: "expected a JSON object" },
+    ]);
+  });
+
+  it("a task is a partial spec: any spec field it sets is checked, fields a batch owns are refused", () => {
+    const text = [
+      '{"id": "a", "prompt": "x", "request": {"temperature": 0.2}, "history": {"strategy": "text-embed"}}',
+      '{"id": "b", "prompt": "x", "max_turns": "many"}',
+      '{"id": "c", "prompt": "x", "thread": "t"}',
+      '{"id": "d", "prompt": "x", "run_id": "run_x"}',
+      '{"id": "e", "prompt": "x", "request": {"tools": []}}',
+    ].join("\n");
+    const { tasks, bad } = parseTasks(text);
+    expect(tasks.map((t) => t.spec)).toEqual([
+      { input: "x", request: { temperature: 0.2 }, history: { strategy: "text-embed" } },
+    ]);
+    expect(bad.map((b) => b.message)).toEqual([
+      'max_turns: expected a number (got "many")',
+      '"thread" cannot be set by a task (the batch sets it for every task)',
+      '"run_id" cannot be set by a task (the batch sets it for every task)',
+      expect.stringMatching(/^request\.tools: is set by the loop/),
     ]);
   });
 

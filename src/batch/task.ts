@@ -1,34 +1,55 @@
 /**
  * Batch tasks: one JSON object per line of a TASKS.jsonl file — `{"id", "prompt" | "input",
- * "model"?, "instructions"?, "schema"?, "metadata"?, "max_turns"?, "max_tool_calls"?}`. Other
- * fields are ignored (a dataset's expected answers may ride along). A bad line (invalid JSON, no
- * prompt, a duplicate id, a bad field) is reported with its line number and skipped; it never stops
- * the batch.
+ * "schema"?, "metadata"?, …}` plus any `RunSpec` field a task may set for itself (`model`,
+ * `instructions`, `max_turns`, `max_tool_calls`, `output_schema`, `request`, `history`, …): a task
+ * is a partial spec merged over the batch's. Fields that are neither are ignored (a dataset's
+ * expected answers may ride along). A bad line (invalid JSON, no prompt, a duplicate id, a bad
+ * field) is reported with its line number and skipped; it never stops the batch.
  */
 import { createHash } from "node:crypto";
-import type { OutputSchema } from "../loop/options.js";
-import type { ItemParam } from "../protocol/types.js";
+import { EddyError } from "../errors.js";
+import { checkPartialRunSpec, type PartialRunSpec } from "../loop/run-spec.js";
 import { compileSchema } from "../util/schema.js";
 
-/** One task of a batch: a run's input and the options it sets for itself (they beat the batch's). */
+/** One task of a batch: its id, its own spec fields (they win over the batch's) and its metadata. */
 export interface BatchTask {
   /** Unique within the batch; names the task's result line and tape. */
   id: string;
-  /** The prompt, or input items. */
-  input: string | ItemParam[];
-  /** @defaultValue the batch's model */
-  model?: string | null;
-  /** @defaultValue the batch's instructions */
-  instructions?: string;
-  /** Structured output for this task. @defaultValue the batch's */
-  outputSchema?: OutputSchema;
+  /** The task's input and the spec fields it sets for itself (merged over the batch's spec). */
+  spec: PartialRunSpec;
   /** Copied to the task's result as is (never sent to the provider). @defaultValue none */
   metadata?: Record<string, unknown>;
-  /** @defaultValue the batch's */
-  maxTurns?: number;
-  /** @defaultValue the batch's */
-  maxToolCalls?: number;
 }
+
+/** Spec fields a task cannot set: the batch owns run ids and the provider; threads are `eddy run`'s. */
+const BATCH_OWNED = ["run_id", "thread", "context", "transport", "version"] as const;
+
+/** The RunSpec fields a task line may carry (the rest of its fields are ignored). */
+const SPEC_FIELDS = new Set([
+  "model",
+  "input",
+  "instructions",
+  "mode",
+  "max_tool_calls",
+  "max_turns",
+  "tools",
+  "tool_choice",
+  "reset_tool_choice",
+  "tools_on_follow_up",
+  "tool_execution",
+  "parallel_tool_calls",
+  "tool_concurrency",
+  "tool_timeout_ms",
+  "tool_output_cap_bytes",
+  "native_tools",
+  "native_shell",
+  "hosted_tools",
+  "continue_incomplete",
+  "request",
+  "history",
+  "output_schema",
+  ...BATCH_OWNED,
+]);
 
 /** A line of the tasks file that was skipped, and why. */
 export interface BadTaskLine {
@@ -89,10 +110,16 @@ export function parseTaskLine(raw: string): BatchTask | string {
   const record = value as Record<string, unknown>;
   const id = taskId(record.id);
   if (!id.ok) return id.message;
-  const input = taskInput(record);
-  if (!input.ok) return input.message;
-  const task: BatchTask = { id: id.value, input: input.value };
-  return readOptions(record, task) ?? task;
+  const spec = taskSpec(record);
+  if (!spec.ok) return spec.message;
+  const task: BatchTask = { id: id.value, spec: spec.value };
+  const { metadata } = record;
+  if (metadata !== undefined) {
+    if (metadata === null || typeof metadata !== "object" || Array.isArray(metadata))
+      return '"metadata" must be an object';
+    task.metadata = metadata as Record<string, unknown>;
+  }
+  return task;
 }
 
 function taskId(value: unknown): Checked<string> {
@@ -106,57 +133,35 @@ function taskId(value: unknown): Checked<string> {
   return { ok: true, value };
 }
 
-function taskInput(record: Record<string, unknown>): Checked<string | ItemParam[]> {
-  const { prompt, input } = record;
+/** The line's spec fields (with `prompt` as `input` and `schema` as `output_schema`), checked. */
+function taskSpec(record: Record<string, unknown>): Checked<PartialRunSpec> {
+  const { prompt, input, schema } = record;
   if (prompt !== undefined && input !== undefined) return bad('give "prompt" or "input", not both');
-  if (prompt !== undefined) {
-    if (typeof prompt !== "string") return bad('"prompt" must be a string');
-    return prompt.trim() === "" ? bad('"prompt" is empty') : { ok: true, value: prompt };
-  }
-  if (input === undefined) return bad('no "prompt" (or "input" items)');
-  if (typeof input === "string")
-    return input.trim() === "" ? bad('"input" is empty') : { ok: true, value: input };
-  if (!Array.isArray(input) || input.length === 0)
-    return bad('"input" must be a string or a non-empty array of input items');
-  if (!input.every((item) => item !== null && typeof item === "object" && !Array.isArray(item)))
-    return bad('every "input" item must be an object');
-  return { ok: true, value: input as ItemParam[] };
-}
-
-/** Reads the optional fields into `task`; returns what is wrong, if anything. */
-function readOptions(record: Record<string, unknown>, task: BatchTask): string | undefined {
-  const { model, instructions, schema, metadata } = record;
-  if (model !== undefined) {
-    if (model !== null && typeof model !== "string") return '"model" must be a string';
-    task.model = model;
-  }
-  if (instructions !== undefined) {
-    if (typeof instructions !== "string") return '"instructions" must be a string';
-    task.instructions = instructions;
-  }
-  if (metadata !== undefined) {
-    if (metadata === null || typeof metadata !== "object" || Array.isArray(metadata))
-      return '"metadata" must be an object';
-    task.metadata = metadata as Record<string, unknown>;
-  }
-  for (const [key, field] of [
-    ["max_turns", "maxTurns"],
-    ["max_tool_calls", "maxToolCalls"],
-  ] as const) {
-    const n = record[key];
-    if (n === undefined) continue;
-    if (typeof n !== "number" || !Number.isInteger(n) || n < 1) return `"${key}" must be an integer ≥ 1`;
-    task[field] = n;
-  }
+  if (prompt === undefined && input === undefined) return bad('no "prompt" (or "input" items)');
+  if (prompt !== undefined && typeof prompt !== "string") return bad('"prompt" must be a string');
+  if (typeof (prompt ?? input) === "string" && String(prompt ?? input).trim() === "")
+    return bad(`"${prompt !== undefined ? "prompt" : "input"}" is empty`);
+  if (schema !== undefined && record.output_schema !== undefined)
+    return bad('give "schema" or "output_schema", not both');
+  const fields: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(record)) if (SPEC_FIELDS.has(key)) fields[key] = value;
+  for (const key of BATCH_OWNED)
+    if (key in fields) return bad(`"${key}" cannot be set by a task (the batch sets it for every task)`);
+  fields.input = prompt ?? input;
   if (schema !== undefined) {
     const outputSchema = taskSchema(schema);
-    if (!outputSchema.ok) return outputSchema.message;
-    task.outputSchema = outputSchema.value;
+    if (!outputSchema.ok) return outputSchema;
+    fields.output_schema = outputSchema.value;
   }
-  return undefined;
+  try {
+    return { ok: true, value: checkPartialRunSpec(fields, "task") };
+  } catch (err) {
+    // "task: max_turns: expected an integer (got …)" → the field's own words.
+    return bad(EddyError.isInstance(err) ? err.message.replace(/^task: /, "") : String(err));
+  }
 }
 
-function taskSchema(schema: unknown): Checked<OutputSchema> {
+function taskSchema(schema: unknown): Checked<{ name: string; schema: Record<string, unknown> }> {
   if (schema === null || typeof schema !== "object" || Array.isArray(schema))
     return bad('"schema" must be a JSON Schema object');
   const title = (schema as { title?: unknown }).title;

@@ -14,13 +14,16 @@ import { join, relative, resolve } from "node:path";
 import { type BatchDir, type BatchSummary, isFailure, openBatchDir, summarize } from "../batch/batch-dir.js";
 import { runBatch } from "../batch/pool.js";
 import { type BatchTask, parseTasks } from "../batch/task.js";
+import type { McpToolInfo } from "../tools/mcp/index.js";
 import { type BatchProgress, batchProgress } from "./batch-progress.js";
-import { batchRunDefaults, toolRegistryFor } from "./batch-run.js";
+import { startBatchRuntime } from "./batch-run.js";
 import type { EffectiveConfig, RunFlags } from "./config.js";
 import { resolveConfig } from "./config.js";
 import { CANCELLED, RUN_FAILED, SUCCESS } from "./exit-codes.js";
+import { otelRequested, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
 import { type CliIo, cancelOnSignal, readSchema } from "./run-command.js";
+import { mcpEventLine } from "./run-view.js";
 import { secretsOf, startTargetProvider } from "./target-provider.js";
 import { formatDuration, stylesFor } from "./terminal.js";
 
@@ -122,26 +125,47 @@ function readTasks(path: string): ReturnType<typeof parseTasks> {
 /** The configuration as preflight should see it: a model is not missing when every task names one. */
 function withTaskModels(config: EffectiveConfig, tasks: readonly BatchTask[]): EffectiveConfig {
   if (config.model.value !== null || tasks.length === 0) return config;
-  const model = tasks.every((t) => typeof t.model === "string") ? tasks[0]?.model : undefined;
+  const model = tasks.every((t) => typeof t.spec.model === "string") ? tasks[0]?.spec.model : undefined;
   return typeof model === "string" ? { ...config, model: { value: model, source: "flag" } } : config;
 }
 
 /** Runs the pending tasks in this process. */
 async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
   const { config, flags, dir, progress, signal } = plan;
+  const styles = stylesFor(io.stderr, io.env);
+  const runtime = await startBatchRuntime({
+    config,
+    io,
+    styles,
+    command: "batch",
+    signal,
+    onMcpEvent: (event) => progress.note(mcpEventLine(event, styles)),
+  });
+  if (runtime === undefined) return;
   const target = await startTargetProvider(config);
-  if (target.notice !== undefined) io.stderr.write(`${stylesFor(io.stderr, io.env).dim(target.notice)}\n`);
+  if (target.notice !== undefined) progress.note(styles.dim(target.notice));
+  const otel = otelRequested(flags.otel, io.env)
+    ? await startOtelExport({ env: io.env, providerName: target.provider.name })
+    : undefined;
   try {
-    const outputSchema = flags.schema === undefined ? undefined : readSchema(flags.schema);
-    const run = batchRunDefaults(config, io.env, target.provider, signal, outputSchema);
+    const spec =
+      flags.schema === undefined
+        ? runtime.spec
+        : { ...runtime.spec, output_schema: readSchema(flags.schema) };
     const results = runBatch(plan.pending, {
-      run,
-      tools: () => toolRegistryFor(config, io.env),
+      provider: target.provider,
+      spec,
+      policy: runtime.policy,
+      tools: runtime.tools,
+      workspace: config.workspace.value,
+      secrets: [...secretsOf(config), ...runtime.secrets],
+      mcpServers: runtime.mcpServers,
+      ...(otel === undefined ? {} : { onFrame: otel.observer }),
       ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
       ...(flags.rpm === undefined ? {} : { rpm: flags.rpm }),
       ...(flags.tpm === undefined ? {} : { tpm: flags.tpm }),
       tapes: dir.tapes,
-      tapeExtras: tapeExtrasFor(config),
+      tapeExtras: tapeExtrasFor(config, runtime.mcpTools),
       ...(flags.workspacePerTask === true ? { workspaces: taskWorkspaces(dir) } : {}),
       retry: (previous) => plan.retrying.has(previous.id),
       signal,
@@ -153,16 +177,18 @@ async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
       progress.finished(dir.append(result));
     }
   } finally {
+    await otel?.shutdown();
     await target.close();
+    await runtime.close();
   }
 }
 
-/** What a tape header says about the CLI's tools and provider (so `eddy replay` can rebuild them). */
-export function tapeExtrasFor(config: EffectiveConfig) {
+/** What a task's tape header says besides its spec: validation, the provider's profile, the MCP tools. */
+export function tapeExtrasFor(config: EffectiveConfig, mcpTools: readonly McpToolInfo[]) {
   return {
     validate: config.validate.value,
-    toolSet: { allow_write: config.allowWrite.value, allow_shell: config.allowShell.value },
     providerName: config.target.kind === "mock" ? "mock" : config.target.profile.name,
+    mcpTools,
   };
 }
 

@@ -15,6 +15,8 @@ export interface BatchProgress {
   finished(line: ResultLine): void;
   /** Counts a task that already had its result (it is not run again). */
   skipped(count: number): void;
+  /** A notice (the demo-model line, an MCP server event): on its own line, above the bar. */
+  note(text: string): void;
   stop(): void;
 }
 
@@ -57,6 +59,11 @@ export function batchProgress(io: CliIo, total: number, styles: Styles): BatchPr
     skipped(count) {
       done += count;
       bar?.update(done, payload());
+    },
+    note(text) {
+      // Clear the bar's line, write the notice, draw the bar again under it.
+      io.stderr.write(bar === undefined ? `${text}\n` : `\r\u001b[2K${text}\n`);
+      bar?.update(payload());
     },
     stop() {
       bar?.stop();

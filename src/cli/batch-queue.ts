@@ -1,16 +1,19 @@
 /**
- * `eddy batch … --queue redis://HOST:PORT`: the coordinator. The tasks go on the BullMQ queue
- * (with the run settings given as flags here; the rest comes from each worker's own flags,
- * environment and config file, its provider and keys included); each result and tape that comes
- * back is written into the batch folder as on one machine.
+ * `eddy batch … --queue redis://HOST:PORT`: the coordinator. The tasks go on the BullMQ queue,
+ * each a partial spec: the task's own fields over the spec fields given here as flags; the rest
+ * comes from each worker's own flags, environment and config file, its provider, keys and policy
+ * included (permissions never travel through the queue). Each result and tape that comes back is
+ * written into the batch folder as on one machine.
  */
 import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { enqueueBatch } from "../batch/queue.js";
 import { type BatchTask, tapeFileName } from "../batch/task.js";
+import { mergeRunSpecs } from "../loop/run-spec.js";
 import type { BatchPlan } from "./batch-command.js";
 import type { CliIo } from "./run-command.js";
 import { readSchema } from "./run-command.js";
+import { specOf } from "./run-settings.js";
 
 /** Runs the plan's pending tasks on the queue at `url`; returns when each has a result or on Ctrl-C. */
 export async function queuedBatch(plan: BatchPlan, url: string, io: CliIo): Promise<void> {
@@ -21,7 +24,7 @@ export async function queuedBatch(plan: BatchPlan, url: string, io: CliIo): Prom
   await enqueueBatch({
     url,
     batch: dir.id,
-    tasks: plan.pending.map((task) => withFlagSettings(task, plan)),
+    tasks: plan.pending.map((task) => withFlagSpec(task, plan)),
     retrying: plan.retrying,
     ...(flags.rpm === undefined ? {} : { rpm: flags.rpm }),
     ...(flags.tpm === undefined ? {} : { tpm: flags.tpm }),
@@ -42,21 +45,13 @@ export async function queuedBatch(plan: BatchPlan, url: string, io: CliIo): Prom
   });
 }
 
-/** The task with the run settings this command was given as flags (the task's own win). */
-function withFlagSettings(task: BatchTask, plan: BatchPlan): BatchTask {
-  const { config, flags } = plan;
-  const out: BatchTask = { ...task };
-  if (out.model === undefined && config.model.source === "flag") out.model = config.model.value;
-  if (
-    out.instructions === undefined &&
-    config.instructions.source === "flag" &&
-    config.instructions.value !== undefined
-  )
-    out.instructions = config.instructions.value;
-  if (out.maxTurns === undefined && config.maxTurns.source === "flag") out.maxTurns = config.maxTurns.value;
-  if (out.maxToolCalls === undefined && config.maxToolCalls.source === "flag")
-    out.maxToolCalls = config.maxToolCalls.value;
-  if (out.outputSchema === undefined && flags.schema !== undefined)
-    out.outputSchema = readSchema(flags.schema);
-  return out;
+/**
+ * The task with the settings this command was given as flags merged under it (the task's own
+ * win): a worker merges the job's spec over its own settings, so the coordinator's flags beat a
+ * worker's config file, as they would on one machine.
+ */
+function withFlagSpec(task: BatchTask, plan: BatchPlan): BatchTask {
+  const flags = specOf(plan.config, { onlyFlags: true });
+  if (plan.flags.schema !== undefined) flags.output_schema = readSchema(plan.flags.schema);
+  return { ...task, spec: mergeRunSpecs(flags, task.spec) };
 }

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { EddyError } from "../errors.js";
 import { historyConfigSchema } from "../history/options.js";
+import { APPROVE_MODES } from "../loop/policy.js";
 import { API_NAMES, STREAM_TRANSPORTS } from "../provider/api-names.js";
 import { CAPABILITY_KEYS, type CapabilityKey, withCapabilities } from "../provider/capabilities.js";
 import type { ChatDialect } from "../provider/chat-completions/dialect.js";
@@ -80,7 +81,7 @@ const configSchema = z
     mcp_servers: z.record(z.string(), z.unknown()).optional(),
     parallel_tool_calls: z.boolean().optional(),
     tool_concurrency: z.number().int().min(1).optional(),
-    approve: z.enum(["ask", "auto", "deny"]).optional(),
+    approve: z.enum(APPROVE_MODES).optional(),
     sandbox: z.boolean().optional(),
   })
   .strict();

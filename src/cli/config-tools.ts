@@ -5,11 +5,15 @@
  * file > default, each value with its source, like every other setting.
  */
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
+import type { ApproveMode } from "../loop/policy.js";
 import { type McpServerConfig, parseMcpFlag, parseMcpServers } from "../tools/mcp/config.js";
 import type { ConfigSources, Setting } from "./config.js";
 
-/** `--approve`: ask on the terminal, run every call (`auto`), or deny every call that needs approval. */
-export type ApproveMode = "ask" | "auto" | "deny";
+/**
+ * `--approve`: ask on the terminal, run every call (`auto`), deny every call that needs approval,
+ * or defer it (the run ends `awaiting_approval`, exit 4; `eddy resume --decide` goes on).
+ */
+export type { ApproveMode } from "../loop/policy.js";
 
 /** One configured MCP server and where it was configured. */
 export interface McpServerSetting extends Setting<McpServerConfig> {

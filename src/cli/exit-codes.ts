@@ -9,6 +9,8 @@ export const RUN_FAILED = 1;
 export const USAGE_ERROR = 2;
 /** Stopped by a limit. */
 export const LIMIT_REACHED = 3;
+/** The run waits for a decision on a deferred approval (`--approve defer`; `eddy resume --decide`). */
+export const AWAITING_APPROVAL = 4;
 /** Cancelled by SIGINT/SIGTERM. */
 export const CANCELLED = 130;
 
@@ -26,6 +28,8 @@ export function exitCodeFor(reason: RunEndReason): number {
     case "max_turns":
     case "no_progress":
       return LIMIT_REACHED;
+    case "awaiting_approval":
+      return AWAITING_APPROVAL;
     case "cancelled":
       return CANCELLED;
     default:

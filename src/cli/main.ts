@@ -11,6 +11,7 @@ import { EddyError } from "../errors.js";
 import { HISTORY_DEFAULTS, HISTORY_STRATEGIES } from "../history/defaults.js";
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { ToolsOnFollowUp } from "../loop/options.js";
+import { APPROVE_MODES } from "../loop/policy.js";
 import { API_NAMES, type ApiName, STREAM_TRANSPORTS, type StreamTransport } from "../provider/api-names.js";
 import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
 import { KNOWN_PROFILES } from "../provider/profiles.js";
@@ -48,7 +49,7 @@ Environment:
   EDDY_MODEL                                model
   NO_COLOR                                  no colours
 
-Exit codes: 0 completed, 1 failed, 2 bad usage, 3 stopped by a limit, 130 cancelled.`;
+Exit codes: 0 completed, 1 failed, 2 bad usage, 3 stopped by a limit, 4 awaiting approval (--approve defer), 130 cancelled.`;
 
 /** The `--tools-on-follow-up` value of each `toolsOnFollowUp` setting (for the default in the help). */
 const FOLLOW_UP_FLAG: Record<ToolsOnFollowUp, ToolsOnFollowUpFlag> = {
@@ -197,8 +198,8 @@ function addToolPolicyOptions(command: Command): void {
     .addOption(
       new Option(
         "--approve <mode>",
-        "ask before calls that write, run commands or use MCP tools not marked read-only: ask (on a terminal, the default there), auto (run them; the default when piped), deny",
-      ).argParser(oneOf<ApproveMode>("--approve", ["ask", "auto", "deny"])),
+        "ask before calls that write, run commands or use MCP tools not marked read-only: ask (on a terminal, the default there), auto (run them; the default when piped), deny, or defer (end the run awaiting approval, exit 4; decide later with eddy resume --decide)",
+      ).argParser(oneOf<ApproveMode>("--approve", APPROVE_MODES)),
     );
 }
 
@@ -238,12 +239,9 @@ interface CliState {
   debug: boolean;
 }
 
-function defineRun(program: Command, io: CliIo, state: CliState): void {
-  const run = program
-    .command("run")
-    .description("run the agent on a prompt (from the argument or stdin)")
-    .argument("[prompt]", "the task; read from stdin when omitted");
-  addRequestOptions(addPolicyOptions(addTargetOptions(run)))
+/** Every option of `eddy run`: the commands that start runs (batch, worker, resume) take them all (flag-scope.ts). */
+function addRunOptions(command: Command): Command {
+  return addRequestOptions(addPolicyOptions(addTargetOptions(command)))
     .option(
       "--context <tape>",
       "continue from earlier runs: their prompts, answers and a summary of their tool calls become context (repeatable)",
@@ -263,7 +261,23 @@ function defineRun(program: Command, io: CliIo, state: CliState): void {
       "--otel",
       "export OpenTelemetry GenAI spans over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318; on by itself when that variable is set)",
     )
-    .option("--debug", "show stack traces for internal errors")
+    .option("--debug", "show stack traces for internal errors");
+}
+
+/** `--rerun-interrupted`, for the commands that resume runs (resume, batch, worker). */
+function addRerunOption(command: Command): Command {
+  return command.option(
+    "--rerun-interrupted",
+    "run again the calls a crash interrupted (default: they are answered as interrupted, not run twice; read-only tools always run again)",
+  );
+}
+
+function defineRun(program: Command, io: CliIo, state: CliState): void {
+  const run = program
+    .command("run")
+    .description("run the agent on a prompt (from the argument or stdin)")
+    .argument("[prompt]", "the task; read from stdin when omitted");
+  addRunOptions(run)
     .addHelpText("after", RUN_EXAMPLES)
     .action(async (prompt: string | undefined, flags: RunFlags) => {
       state.debug = flags.debug === true;
@@ -339,7 +353,7 @@ function defineBatch(program: Command, io: CliIo, state: CliState): void {
       "--out <dir>",
       "folder for results.jsonl, tapes/ and summary.json (running again skips finished tasks)",
     );
-  addPolicyOptions(addTargetOptions(batch))
+  addRerunOption(addRunOptions(batch))
     .addOption(
       numberOption(
         "--concurrency <n>",
@@ -355,10 +369,11 @@ function defineBatch(program: Command, io: CliIo, state: CliState): void {
       "--queue <redis-url>",
       "put the tasks on a BullMQ queue (redis://HOST:PORT) for eddy worker to run",
     )
-    .option("--schema <file>", "JSON Schema file for tasks that give none (structured output)")
-    .option("--debug", "show stack traces for internal errors")
     .action(async (tasks: string, flags: BatchFlags) => {
       state.debug = flags.debug === true;
+      const { assertFlagsApply, NOT_APPLICABLE, NOT_WITH_QUEUE } = await import("./flag-scope.js");
+      assertFlagsApply(batch, "batch", NOT_APPLICABLE.batch);
+      if (flags.queue !== undefined) assertFlagsApply(batch, "batch --queue", NOT_WITH_QUEUE);
       const { batchCommand } = await import("./batch-command.js");
       state.exitCode = await batchCommand(tasks, flags, io);
     });
@@ -369,7 +384,7 @@ function defineWorker(program: Command, io: CliIo, state: CliState): void {
     .command("worker")
     .description("run the tasks eddy batch --queue puts on a queue, with this machine's provider and tools")
     .requiredOption("--queue <redis-url>", "the queue's Redis (redis://HOST:PORT)");
-  addPolicyOptions(addTargetOptions(worker))
+  addRerunOption(addRunOptions(worker))
     .addOption(
       numberOption(
         "--concurrency <n>",
@@ -384,9 +399,10 @@ function defineWorker(program: Command, io: CliIo, state: CliState): void {
         integer("--stall-timeout", 500),
       ),
     )
-    .option("--debug", "show stack traces for internal errors")
     .action(async (flags: WorkerFlags) => {
       state.debug = flags.debug === true;
+      const { assertFlagsApply, NOT_APPLICABLE } = await import("./flag-scope.js");
+      assertFlagsApply(worker, "worker", NOT_APPLICABLE.worker);
       const { workerCommand } = await import("./worker-command.js");
       state.exitCode = await workerCommand(flags, io);
     });
@@ -397,23 +413,20 @@ function defineResume(program: Command, io: CliIo, state: CliState): void {
     .command("resume")
     .description("continue a run whose process died from its tape: recorded tool calls are not run again")
     .argument("<tape>", "the tape (eddy run --record, or DIR/tapes/ID.tape of a batch)");
-  addTargetOptions(resume)
-    .addOption(
-      numberOption(
-        "--max-retries <n>",
-        `retries of a failed request (default ${PROVIDER_DEFAULTS.maxRetries})`,
-        integer("--max-retries", 0),
-      ),
+  addRerunOption(addRunOptions(resume))
+    .option(
+      "--decide <call=decision>",
+      "answer a deferred approval: CALL_ID=allow|deny, or all=allow|deny (repeatable)",
+      (value: string, previous: string[] = []) => [...previous, value],
     )
-    .option("--json", "write frames as JSONL to stdout, nothing else")
-    .option("--record <file>", "write the resumed tape here instead of continuing TAPE in place")
-    .option("--debug", "show stack traces for internal errors")
     .addHelpText(
       "after",
-      "\nExit codes as eddy run: 0 completed, 1 failed, 2 bad usage or tape, 3 limit, 130 cancelled.",
+      "\nPermissions come from this invocation, never from the tape: a tape whose tools need --allow-write,\n--allow-shell or an MCP server is refused (exit 2) unless you grant them. A call that had started\nwhen the process died is answered as interrupted, not run again (unless --rerun-interrupted; read-only\ntools always run again).\n\nExit codes as eddy run: 0 completed, 1 failed, 2 bad usage or tape, 3 limit, 4 awaiting approval, 130 cancelled.",
     )
     .action(async (tape: string, flags: ResumeFlags) => {
       state.debug = flags.debug === true;
+      const { assertFlagsApply, NOT_APPLICABLE } = await import("./flag-scope.js");
+      assertFlagsApply(resume, "resume", NOT_APPLICABLE.resume);
       const { resumeCommand } = await import("./resume-command.js");
       state.exitCode = await resumeCommand(tape, flags, io);
     });

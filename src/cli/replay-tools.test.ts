@@ -15,10 +15,9 @@ const info = (tool: string, readOnly: boolean): McpToolInfo => ({
 
 function header(tools: string[], mcp_tools?: McpToolInfo[]): TapeHeader {
   return {
-    tools,
-    tool_set: { allow_write: false, allow_shell: false },
+    spec: { tools },
     ...(mcp_tools === undefined ? {} : { mcp_tools }),
-  } as TapeHeader;
+  } as unknown as TapeHeader;
 }
 
 const requestStarted = (turn: number, tools: unknown[]) =>

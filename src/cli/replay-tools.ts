@@ -23,21 +23,25 @@ export interface ReplayTools {
   refreshTools: (() => ToolRegistry | undefined) | undefined;
 }
 
-/** Rebuilds the recorded run's tools. Throws `tape_invalid`/`invalid_config` (exit 2) when it cannot. */
+/**
+ * Rebuilds the recorded run's tools. Nothing runs unless the replay runs tools live, so every
+ * built-in is built (the spec's `tools` selects the recorded ones), `shell` as the recorded policy
+ * described it (under `--sandbox` its description differs). Throws `tape_invalid`/`invalid_config`
+ * (exit 2) when it cannot.
+ */
 export function replayTools(
   header: TapeHeader,
   frames: readonly Frame[],
   env: Env,
   path: string,
 ): ReplayTools {
-  const toolSet = header.tool_set ?? { allow_write: false, allow_shell: false };
   let builtins: ReturnType<typeof createBuiltinTools>;
   try {
     builtins = createBuiltinTools({
-      allowWrite: toolSet.allow_write,
-      allowShell: toolSet.allow_shell,
+      allowWrite: true,
+      allowShell: true,
       shellEnv: { source: env },
-      ...(toolSet.sandbox === true ? { shellSandbox: "bubblewrap" as const } : {}),
+      ...(header.policy?.sandbox === true ? { shellSandbox: "bubblewrap" as const } : {}),
     });
   } catch (error) {
     throw new EddyError(
@@ -49,7 +53,7 @@ export function replayTools(
   const infos = header.mcp_tools ?? [];
   const secrets = secretValuesFromEnv(env);
   const registry = registryOf(builtins, offlineMcpTools(infos), secrets);
-  const missing = header.tools.filter((name) => registry.resolve(name) === undefined);
+  const missing = (header.spec.tools ?? []).filter((name) => registry.resolve(name) === undefined);
   if (missing.length > 0) {
     throw new EddyError(
       "tape_invalid",

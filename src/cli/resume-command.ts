@@ -1,10 +1,13 @@
 /**
- * `eddy resume TAPE`: continues a run whose process died (or was cancelled) from its tape — the
- * recorded turns and tool outputs are reproduced, not redone, and the run goes on live (see
- * src/batch/resume.ts). The model, instructions, tools and limits come from the tape; the provider
- * from the flags, environment and config file as for `eddy run`. The tape is continued in place
- * (`--record FILE` writes the resumed tape elsewhere); until the reproduced part is written, the
- * old tape stays as it was.
+ * `eddy resume TAPE`: continues a run whose process died, was cancelled, or waits for a deferred
+ * approval, from its tape — the recorded turns and tool outputs are reproduced, not redone, and
+ * the run goes on live (see src/batch/resume.ts). What to run (the spec) comes from the tape;
+ * where requests go and what may run — `--allow-write`, `--allow-shell`, `--sandbox`, `--mcp`,
+ * `--approve`, `--rerun-interrupted` — only from this invocation, as for `eddy run`: a tape whose
+ * tools need a permission this invocation does not grant is refused (exit 2, naming the flag)
+ * before anything runs. `--decide CALL_ID=allow|deny` answers deferred approvals. The tape is
+ * continued in place (`--record FILE` writes the resumed tape elsewhere); until the reproduced
+ * part is written, the old tape stays as it was.
  *
  * Exit codes as `eddy run`; a run that already ended by itself is reported with its own code.
  */
@@ -13,20 +16,25 @@ import { planResume, resumeRun } from "../batch/resume.js";
 import { createTapeFileWriter, type TapeWriter } from "../batch/tape-store.js";
 import type { Frame } from "../frames/frame.js";
 import { readTape, type Tape } from "../replay/tape.js";
-import { type RunFlags, resolveConfig } from "./config.js";
-import { exitCodeFor } from "./exit-codes.js";
+import { type EffectiveConfig, type RunFlags, resolveConfig } from "./config.js";
+import { CANCELLED, exitCodeFor } from "./exit-codes.js";
 import { ImageSaver } from "./hosted-items.js";
-import { assertReadyToRun, checkWorkspace } from "./preflight.js";
-import { replayTools } from "./replay-tools.js";
+import { type OtelExport, otelRequested, startOtelExport } from "./otel.js";
+import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
 import { type CliIo, cancelOnSignal, humanRenderer } from "./run-command.js";
-import { RunView } from "./run-view.js";
-import { secretsOf, startTargetProvider } from "./target-provider.js";
+import { policyOf } from "./run-settings.js";
+import { closeTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
+import { mcpEventLine, RunView } from "./run-view.js";
+import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
 import { stylesFor } from "./terminal.js";
 
-/** Flags of `eddy resume`: where requests go (as `eddy run`), and output. */
+/** Flags of `eddy resume`: where requests go and what this invocation allows (as `eddy run`), and output. */
 export interface ResumeFlags extends RunFlags {
   json?: boolean;
   record?: string;
+  /** `CALL_ID=allow|deny` or `all=allow|deny`, repeatable. */
+  decide?: string[];
+  rerunInterrupted?: boolean;
 }
 
 export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo): Promise<number> {
@@ -36,59 +44,121 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     io.stderr.write(`eddy: ${path}: the run already ended (${plan.reason}); there is nothing to resume\n`);
     return exitCodeFor(plan.reason);
   }
-  // The recorded run's tools, rebuilt as for a replay (MCP tools offline: their recorded outputs are reused).
-  const { registry } = replayTools(tape.header, tape.frames, io.env, path);
+  const decide = parseDecisions(flags.decide ?? [], tape);
   // The tape's model names the provider route too (`profile/model`), unless --model says otherwise.
+  const { spec } = tape.header;
   const config = resolveConfig(
-    {
-      ...flags,
-      ...(flags.model === undefined && tape.header.model !== null ? { model: tape.header.model } : {}),
-    },
+    { ...flags, ...(flags.model === undefined && spec.model !== null ? { model: spec.model } : {}) },
     io.env,
     io.cwd,
   );
   checkWorkspace(config.workspace.value);
   assertReadyToRun(config, io.env);
+  checkSandboxMatches(tape, config, path);
   const styles = stylesFor(io.stderr, io.env);
+  const images = new ImageSaver(config.workspace.value);
+  const view =
+    flags.json === true
+      ? RunView.json(io.stdout, io.stderr)
+      : RunView.human(humanRenderer(io, styles, config, images));
+  const prepared = await prepareTools(config, io, (event) => view.say(mcpEventLine(event, styles)));
   const controller = new AbortController();
-  const target = await startTargetProvider(config);
-  const out = resolve(io.cwd, flags.record ?? path);
-  let writer: TapeWriter | undefined;
   const removeSignal = cancelOnSignal(io, controller);
+  let tools: RunTools | undefined;
+  let target: TargetProvider | undefined;
+  let writer: TapeWriter | undefined;
+  let otel: OtelExport | undefined;
   try {
-    const images = new ImageSaver(config.workspace.value);
-    const view =
-      flags.json === true
-        ? RunView.json(io.stdout, io.stderr)
-        : RunView.human(humanRenderer(io, styles, config, images));
+    tools = await startTools(prepared, {
+      config,
+      io,
+      styles,
+      signal: controller.signal,
+      hold: view,
+      secrets: secretsOf(config),
+    });
+    if (tools === undefined) return CANCELLED;
+    target = await startTargetProvider(config);
+    if (otelRequested(flags.otel, io.env))
+      otel = await startOtelExport({ env: io.env, providerName: target.provider.name });
+    const secrets = [...secretsOf(config), ...tools.secrets];
+    const out = resolve(io.cwd, flags.record ?? path);
+    const inPlace = out === resolve(io.cwd, path);
     const handle = resumeRun(tape, {
       provider: target.provider,
-      registry,
+      registry: tools.registry,
       workspace: config.workspace.value,
+      policy: policyOf(config, tools.approveMode, { rerunInterrupted: flags.rerunInterrupted === true }),
+      ...(tools.onApproval === undefined ? {} : { onApproval: tools.onApproval }),
+      ...(Object.keys(decide).length === 0 ? {} : { decide }),
       signal: controller.signal,
-      secrets: secretsOf(config),
-      onFrame: (frame: Frame) => writer?.write(frame),
+      secrets,
+      onFrame: (frame: Frame) => {
+        writer?.write(frame);
+        otel?.observer(frame);
+        images.observe(frame);
+        view.render(frame);
+      },
       onResumed: () => writer?.commit(),
     });
     // In place: the new tape is written beside the old one and replaces it once it holds its frames.
     writer = createTapeFileWriter(
-      out === resolve(io.cwd, path) ? `${out}.resuming` : out,
+      inPlace ? `${out}.resuming` : out,
       handle.header,
-      secretsOf(config),
-      out === resolve(io.cwd, path) ? out : undefined,
+      secrets,
+      inPlace ? out : undefined,
     );
     if (target.notice !== undefined) io.stderr.write(`${styles.dim(target.notice)}\n`);
     io.stderr.write(`${styles.dim(describeResume(path, tape, handle.point))}\n`);
-    for await (const frame of handle) {
-      images.observe(frame);
-      view.render(frame);
+    for await (const _frame of handle) {
+      // Rendered and recorded by onFrame.
     }
     return exitCodeFor((await handle.result).reason);
   } finally {
     removeSignal();
     await writer?.close();
-    await target.close();
+    await otel?.shutdown();
+    await target?.close();
+    await closeTools(prepared, tools?.registry);
   }
+}
+
+/**
+ * `--decide CALL_ID=allow|deny` (and `all=…`): each id must be a call the tape's run is waiting
+ * for, each decision allow or deny.
+ */
+function parseDecisions(specs: readonly string[], tape: Tape): Record<string, "allow" | "deny"> {
+  const ended = tape.frames.find((f) => f.type === "run_ended");
+  const pending = ended?.type === "run_ended" ? (ended.pending_calls ?? []) : [];
+  const out: Record<string, "allow" | "deny"> = {};
+  for (const spec of specs) {
+    const eq = spec.lastIndexOf("=");
+    const id = spec.slice(0, eq);
+    const decision = spec.slice(eq + 1);
+    if (eq <= 0 || (decision !== "allow" && decision !== "deny"))
+      throw usageError(
+        `--decide must be CALL_ID=allow or CALL_ID=deny (or all=…), got ${JSON.stringify(spec)}`,
+      );
+    if (id !== "all" && !pending.includes(id))
+      throw usageError(
+        `--decide ${id}: the tape's run is not waiting for that call (${pending.length === 0 ? "it waits for none" : `it waits for ${pending.join(", ")}`})`,
+      );
+    out[id] = decision;
+  }
+  return out;
+}
+
+/** `shell` is described differently under `--sandbox`: the resumed run must declare it as recorded. */
+function checkSandboxMatches(tape: Tape, config: EffectiveConfig, path: string): void {
+  const offersShell = (tape.header.spec.tools ?? []).includes("shell");
+  const recorded = tape.header.policy?.sandbox === true;
+  const local = config.sandbox.value && config.allowShell.value;
+  if (!offersShell || recorded === local) return;
+  throw usageError(
+    recorded
+      ? `${path} ran its shell under --sandbox: resume it with --sandbox too`
+      : `${path} ran its shell without --sandbox: resume it without --sandbox (or start a new run)`,
+  );
 }
 
 function describeResume(

@@ -10,15 +10,16 @@ import { checkThreadName, createThreadStore } from "../context/threads.js";
 import { renderCompiledContext } from "../context/threads-run.js";
 import type { Frame } from "../frames/frame.js";
 import { type Attachment, userMessageWithAttachments } from "../history/attachments.js";
-import type { RunContext, RunHandle, RunHistoryOptions, RunOptions } from "../loop/options.js";
+import type { RunDeps, RunHandle } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
 import { createRunHistory } from "../loop/run-history.js";
+import { type RunSpec, type RunSpecInput, resolveRunSpec } from "../loop/run-spec.js";
 import { runAgentOnThread } from "../loop/thread-run.js";
 import type { ItemParam } from "../protocol/types.js";
 import type { Provider } from "../provider/provider.js";
 import { createTapeHeader } from "../replay/header.js";
 import { createTapeRecorder, type TapeRecorder } from "../replay/recorder.js";
-import { readTape } from "../replay/tape.js";
+import { readTape, type TapeHeader } from "../replay/tape.js";
 import { compileSchema } from "../util/schema.js";
 import type { TerminalInput } from "./approval-prompt.js";
 import { type EffectiveConfig, type Env, type RunFlags, resolveConfig } from "./config.js";
@@ -27,6 +28,7 @@ import { ImageSaver } from "./hosted-items.js";
 import { type OtelExport, otelRequested, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, keyHint, usageError } from "./preflight.js";
 import { HumanRenderer } from "./render-human.js";
+import { policyOf, specOf } from "./run-settings.js";
 import { closeTools, type PreparedTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
 import { mcpEventLine, RunView } from "./run-view.js";
 import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
@@ -49,12 +51,13 @@ export interface CliIo {
 /** A run with every input read and checked: nothing is started, nothing sent. */
 export interface PreparedRun {
   config: EffectiveConfig;
-  /** The prompt, or one user message with the prompt and its `--image`/`--file` attachments. */
-  input: string | ItemParam[];
+  /**
+   * The run's spec as the configuration, the prompt (with its `--image`/`--file` attachments),
+   * `--schema` and `--thread` give it (defaults are applied when the run starts).
+   */
+  spec: RunSpecInput;
   /** The frames of `--context` tapes (read and checked, compiled once the provider is known). */
   contextRuns: Frame[][] | undefined;
-  thread: string | undefined;
-  outputSchema: RunOptions["outputSchema"];
   tools: PreparedTools;
 }
 
@@ -82,7 +85,7 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     const servers = prepared.config.mcpServers.map((server) => server.name);
     if (servers.length > 0) view.say(styles.dim(`⚙ starting MCP servers: ${servers.join(", ")}…`));
     tools = await startTools(prepared.tools, {
-      ...prepared,
+      config: prepared.config,
       io,
       styles,
       signal: controller.signal,
@@ -96,20 +99,21 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     started = await startTargetProvider(prepared.config);
     if (otelRequested(flags.otel, io.env))
       otel = await startOtelExport({ env: io.env, providerName: started.provider.name });
-    const options = runOptionsFor(prepared, tools, started.provider, controller.signal);
+    const deps = runDepsOf(prepared.config, tools, started.provider, controller.signal);
     // Rendered as each frame is emitted, so an approval prompt comes after everything before it.
-    options.onFrame = (frame) => {
+    deps.onFrame = (frame) => {
       if (recorder !== undefined) recorder.observer(frame);
       else if (flags.record !== undefined) unrecorded.push(frame);
       otel?.observer(frame);
       images.observe(frame);
       view.render(frame);
     };
-    // Bad options throw here, before any request and before the demo-model notice: exit 2.
-    const { handle, runOptions } = await startRun(prepared, options, flags);
+    // Bad settings throw here, before any request and before the demo-model notice: exit 2.
+    const handle = await startRun(prepared, deps, flags.record);
     if (started.notice !== undefined) io.stderr.write(`${styles.dim(started.notice)}\n`);
     if (flags.record !== undefined) {
-      recorder = recordTape(flags.record, runOptions, handle, prepared.config, tools);
+      const header = tapeHeaderOf(handle.spec, deps, prepared.config, tools);
+      recorder = createTapeRecorder(flags.record, header, deps.secrets ?? []);
       // A thread's or a context's run starts while its context is compiled: record what came first.
       for (const frame of unrecorded.splice(0)) recorder.observer(frame);
     }
@@ -146,108 +150,86 @@ async function prepareRun(
   ];
   const message =
     attachments.length === 0 ? undefined : await userMessageWithAttachments(text, attachments, io.cwd);
+  const spec: RunSpecInput = {
+    ...specOf(config),
+    input: message === undefined ? text : [message as ItemParam],
+  };
+  if (flags.schema !== undefined) spec.output_schema = readSchema(flags.schema);
+  if (flags.thread !== undefined) spec.thread = flags.thread;
+  // Checked now, so a bad setting is exit 2 before any server starts.
+  resolveRunSpec(spec, "the run's settings");
   return {
     config,
-    input: message === undefined ? text : [message as ItemParam],
+    spec,
     contextRuns: flags.context?.map((path) => readTape(path).frames),
-    thread: flags.thread,
-    outputSchema: flags.schema === undefined ? undefined : readSchema(flags.schema),
     tools: await prepareTools(config, io, onMcpEvent),
   };
 }
 
 /**
- * Starts the run: on its thread (`--thread`: context compiled from the thread, outcome appended
- * when it ends), from `--context` tapes, or plain. Returns the options the run got (for the tape).
+ * The live side of a run of this configuration: the provider, the started tools, the policy
+ * (whose approval mode the tools decided), the workspace, cancellation and the secrets to mask.
  */
-async function startRun(
-  prepared: PreparedRun,
-  options: RunOptions,
-  flags: RunFlags,
-): Promise<{ handle: RunHandle; runOptions: RunOptions }> {
-  if (prepared.thread !== undefined) {
-    const thread = { name: prepared.thread, ...(flags.record === undefined ? {} : { tape: flags.record }) };
-    const handle = await runAgentOnThread({ ...options, thread });
-    return { handle, runOptions: handle.runOptions };
-  }
-  if (prepared.contextRuns === undefined) return { handle: runAgent(options), runOptions: options };
-  const history = createRunHistory(options);
-  const runOptions: RunOptions = {
-    ...options,
-    history,
-    context: await contextFromRuns(prepared.contextRuns, options, history),
+export function runDepsOf(
+  config: EffectiveConfig,
+  tools: RunTools,
+  provider: Provider,
+  signal: AbortSignal,
+): RunDeps {
+  const deps: RunDeps = {
+    provider,
+    tools: tools.registry,
+    policy: policyOf(config, tools.approveMode),
+    workspace: config.workspace.value,
+    signal,
+    secrets: [...secretsOf(config), ...tools.secrets],
   };
-  return { handle: runAgent(runOptions), runOptions };
+  if (tools.onApproval !== undefined) deps.onApproval = tools.onApproval;
+  if (tools.refreshTools !== undefined) deps.refreshTools = tools.refreshTools;
+  if (tools.mcpServers.length > 0) deps.mcpServers = tools.mcpServers;
+  return deps;
+}
+
+/**
+ * Starts the run: on its thread (`--thread`: context compiled from the thread, outcome appended
+ * when it ends), from `--context` tapes, or plain.
+ */
+async function startRun(prepared: PreparedRun, deps: RunDeps, tape: string | undefined): Promise<RunHandle> {
+  const { spec } = prepared;
+  if (spec.thread !== undefined) return runAgentOnThread(spec, deps, tape === undefined ? {} : { tape });
+  if (prepared.contextRuns === undefined) return runAgent(spec, deps);
+  const history = createRunHistory(resolveRunSpec(spec), deps);
+  const context = await contextFromRuns(prepared.contextRuns, deps.workspace ?? process.cwd(), history);
+  return runAgent({ ...spec, context }, { ...deps, history });
 }
 
 /** `--context`: the tapes' runs compiled into a bundle (stored under `.eddy/bundles`), rendered by the run's manager. */
 async function contextFromRuns(
   runs: Frame[][],
-  options: RunOptions,
+  workspace: string,
   history: ReturnType<typeof createRunHistory>,
-): Promise<RunContext> {
+): Promise<NonNullable<RunSpec["context"]>> {
   const bundle = await compileContextBundle(runs, { manager: history });
-  const store = createThreadStore({ workspace: options.workspace ?? process.cwd() });
+  const store = createThreadStore({ workspace });
   const { rendered, compiled } = await renderCompiledContext(bundle, await store.saveBundle(bundle), history);
   return { items: rendered.items, compiled };
 }
 
-/** The run options of a prepared run (also the defaults `eddy batch` and `eddy worker` give their tasks). */
-export function runOptionsFor(
-  prepared: PreparedRun,
-  tools: RunTools,
-  provider: Provider,
-  signal: AbortSignal,
-): RunOptions {
-  const { config } = prepared;
-  const options: RunOptions = {
-    provider,
-    model: config.model.value,
-    input: prepared.input,
-    tools: tools.registry,
-    workspace: config.workspace.value,
-    signal,
-    maxToolCalls: config.maxToolCalls.value,
-    maxTurns: config.maxTurns.value,
-    toolsOnFollowUp: config.toolsOnFollowUp.value,
-    secrets: [...secretsOf(config), ...tools.secrets],
-    history: historyOptionsOf(config),
-    parallelToolCalls: config.parallelToolCalls.value,
-  };
-  if (config.parallelToolCalls.value) options.toolConcurrency = config.toolConcurrency.value;
-  if (tools.onApproval !== undefined) options.onApproval = tools.onApproval;
-  if (tools.refreshTools !== undefined) options.refreshTools = tools.refreshTools;
-  if (tools.mcpServers.length > 0) options.mcpServers = tools.mcpServers;
-  if (config.stateless.value) options.mode = "stateless";
-  if (config.instructions.value !== undefined) options.instructions = config.instructions.value;
-  if (prepared.outputSchema !== undefined) options.outputSchema = prepared.outputSchema;
-  if (Object.keys(config.request.value).length > 0) options.request = config.request.value;
-  if (config.nativeTools.value !== undefined) options.nativeTools = config.nativeTools.value;
-  if (config.hostedTools.value.length > 0) options.hostedTools = config.hostedTools.value;
-  if (config.continueIncomplete.value) options.continueIncomplete = true;
-  return options;
-}
-
-function recordTape(
-  path: string,
-  options: RunOptions,
-  handle: RunHandle,
+/** The tape header of a CLI run: its spec as run, the provider and profile, the policy, the MCP tools. */
+export function tapeHeaderOf(
+  spec: RunSpec,
+  deps: RunDeps,
   config: EffectiveConfig,
-  tools: RunTools,
-): TapeRecorder {
-  const toolSet: NonNullable<Parameters<typeof createTapeHeader>[1]["toolSet"]> = {
-    allow_write: config.allowWrite.value,
-    allow_shell: config.allowShell.value,
-  };
-  if (config.sandbox.value && config.allowShell.value) toolSet.sandbox = true;
-  const header = createTapeHeader(options, {
-    runId: handle.runId,
+  tools: Pick<RunTools, "mcpServers" | "mcpTools">,
+): TapeHeader {
+  return createTapeHeader(spec, {
+    provider: deps.provider,
+    providerName: config.target.kind === "mock" ? "mock" : config.target.profile.name,
     validate: config.validate.value,
-    toolSet,
+    ...(deps.policy === undefined ? {} : { policy: deps.policy }),
+    mcpServers: tools.mcpServers,
     mcpTools: tools.mcpTools,
   });
-  header.provider.name = config.target.kind === "mock" ? "mock" : config.target.profile.name;
-  return createTapeRecorder(path, header, options.secrets ?? []);
 }
 
 /** The first SIGINT/SIGTERM cancels the run (tools killed, `run_ended` written); a second one exits now. */
@@ -289,7 +271,7 @@ async function readPrompt(prompt: string | undefined, io: CliIo): Promise<string
 }
 
 /** Reads and checks a `--schema` file. */
-export function readSchema(path: string): NonNullable<RunOptions["outputSchema"]> {
+export function readSchema(path: string): NonNullable<RunSpecInput["output_schema"]> {
   let schema: unknown;
   try {
     schema = JSON.parse(readFileSync(path, "utf8"));
@@ -309,17 +291,4 @@ export function readSchema(path: string): NonNullable<RunOptions["outputSchema"]
   // Checked now, so a schema the loop would refuse exits 2 before anything starts (compiled once: cached).
   compileSchema(`the --schema file ${path}`, outputSchema.schema);
   return outputSchema;
-}
-
-/** The run's tool-history settings (`history` in the config file, the `--history-*` flags). */
-function historyOptionsOf(config: EffectiveConfig): RunHistoryOptions {
-  const { history } = config;
-  const options: RunHistoryOptions = {
-    strategy: history.strategy.value,
-    recentCallsToKeep: history.recentCallsToKeep.value,
-    truncationThreshold: history.truncationThreshold.value,
-  };
-  if (history.summarizationModel.value !== undefined)
-    options.summarizationModel = history.summarizationModel.value;
-  return options;
 }

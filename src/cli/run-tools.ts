@@ -6,14 +6,19 @@
  * everything a tool started: background jobs of `shell` (`ToolRegistry.dispose`) and the servers.
  */
 import type { ApprovalHandler } from "../loop/approvals.js";
-import { type BuiltinTools, createBuiltinTools, probeBubblewrap } from "../tools/builtin/index.js";
+import {
+  type BuiltinTools,
+  type BuiltinToolsOptions,
+  createBuiltinTools,
+  probeBubblewrap,
+} from "../tools/builtin/index.js";
 import { secretValuesFromEnv } from "../tools/execute.js";
 import type { McpEvent, McpServerStatus, McpToolInfo, McpTools } from "../tools/mcp/index.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import type { ToolDefinition } from "../tools/tool.js";
 import { untilAborted } from "../util/abort.js";
 import { assertCanAsk, chooseApproveMode, createApprovalPrompter, type Ttys } from "./approval-prompt.js";
-import type { EffectiveConfig } from "./config.js";
+import type { EffectiveConfig, Env } from "./config.js";
 import type { ApproveMode } from "./config-tools.js";
 import { usageError } from "./preflight.js";
 import type { CliIo } from "./run-command.js";
@@ -32,7 +37,7 @@ export interface PreparedTools {
 export interface RunTools {
   registry: ToolRegistry;
   approveMode: ApproveMode;
-  /** Undefined in `auto` mode (nothing is asked). */
+  /** The terminal prompt in `ask` mode; undefined otherwise (the policy's mode applies). */
   onApproval: ApprovalHandler | undefined;
   /** Set when MCP servers may change their tools. */
   refreshTools: (() => Promise<ToolRegistry | undefined>) | undefined;
@@ -53,17 +58,11 @@ export async function prepareTools(
   onEvent: (event: McpEvent) => void,
 ): Promise<PreparedTools> {
   assertCanAsk(config.approve, ttysOf(io));
-  const sandboxed = config.sandbox.value && config.allowShell.value;
-  if (sandboxed) {
+  if (config.sandbox.value && config.allowShell.value) {
     const probe = await probeBubblewrap(io.env.PATH);
     if (!probe.ok) throw usageError(`--sandbox: ${probe.reason}`);
   }
-  const builtins = createBuiltinTools({
-    allowWrite: config.allowWrite.value,
-    allowShell: config.allowShell.value,
-    shellEnv: { source: io.env },
-    ...(sandboxed ? { shellSandbox: "bubblewrap" as const } : {}),
-  });
+  const builtins = createBuiltinTools(builtinOptionsOf(config, io.env));
   return { builtins, mcp: await mcpTools(config, io, onEvent), envSecrets: secretValuesFromEnv(io.env) };
 }
 
@@ -77,6 +76,16 @@ async function mcpTools(
   const { createMcpTools } = await import("../tools/mcp/mcp-tools.js");
   const servers = Object.fromEntries(config.mcpServers.map((s) => [s.name, s.value]));
   return createMcpTools(servers, { env: io.env, cwd: config.workspace.value, onEvent });
+}
+
+/** The built-ins as the configuration's policy allows them (`shell` gets the CLI's environment). */
+export function builtinOptionsOf(config: EffectiveConfig, env: Env): BuiltinToolsOptions {
+  return {
+    allowWrite: config.allowWrite.value,
+    allowShell: config.allowShell.value,
+    shellEnv: { source: env },
+    ...(config.sandbox.value && config.allowShell.value ? { shellSandbox: "bubblewrap" as const } : {}),
+  };
 }
 
 /** Options of `startTools`. */
@@ -153,8 +162,8 @@ function approvalHandler(
   o: StartToolsOptions,
   secrets: readonly string[],
 ): ApprovalHandler | undefined {
-  if (mode === "auto") return undefined;
-  if (mode === "deny") return () => "deny";
+  // `auto`, `deny` and `defer` are the policy's to apply (loop/policy.ts); only `ask` needs a person.
+  if (mode !== "ask") return undefined;
   const input = o.io.terminal;
   if (input === undefined) throw usageError("--approve ask needs a terminal to read the answers from");
   return createApprovalPrompter({

@@ -11,12 +11,14 @@ import { toResultLine } from "../batch/batch-dir.js";
 import { checkRedis, startBatchWorker } from "../batch/queue.js";
 import { tapeExtrasFor } from "./batch-command.js";
 import { describeLine } from "./batch-progress.js";
-import { batchRunDefaults, toolRegistryFor } from "./batch-run.js";
+import { startBatchRuntime, unattendedApproveMode } from "./batch-run.js";
 import type { EffectiveConfig, RunFlags } from "./config.js";
 import { resolveConfig } from "./config.js";
 import { CANCELLED } from "./exit-codes.js";
+import { otelRequested, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace } from "./preflight.js";
 import type { CliIo } from "./run-command.js";
+import { mcpEventLine } from "./run-view.js";
 import { secretsOf, startTargetProvider } from "./target-provider.js";
 import { stylesFor } from "./terminal.js";
 
@@ -31,21 +33,38 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
   const config = resolveConfig(flags, io.env, io.cwd);
   checkWorkspace(config.workspace.value);
   assertReadyToRun(taskModelsAllowed(config), io.env);
+  unattendedApproveMode(config, "worker");
   await checkRedis(flags.queue);
   const styles = stylesFor(io.stdout, io.env);
-  const target = await startTargetProvider(config);
   const controller = new AbortController();
+  const runtime = await startBatchRuntime({
+    config,
+    io,
+    styles,
+    command: "worker",
+    signal: controller.signal,
+    onMcpEvent: (event) => io.stderr.write(`${mcpEventLine(event, styles)}\n`),
+  });
+  if (runtime === undefined) return CANCELLED;
+  const target = await startTargetProvider(config);
+  const otel = otelRequested(flags.otel, io.env)
+    ? await startOtelExport({ env: io.env, providerName: target.provider.name })
+    : undefined;
   try {
-    const run = batchRunDefaults(config, io.env, target.provider, controller.signal, undefined);
     const worker = await startBatchWorker({
       url: flags.queue,
-      run,
-      tools: () => toolRegistryFor(config, io.env),
+      provider: target.provider,
+      spec: runtime.spec,
+      policy: runtime.policy,
+      tools: runtime.tools,
+      workspace: config.workspace.value,
+      mcpServers: runtime.mcpServers,
+      ...(otel === undefined ? {} : { onFrame: otel.observer }),
       ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
       ...(flags.stallTimeout === undefined ? {} : { stallTimeoutMs: flags.stallTimeout }),
-      tapeExtras: tapeExtrasFor(config),
+      tapeExtras: tapeExtrasFor(config, runtime.mcpTools),
       workspaces: (batch) => join(tmpdir(), `eddy-batch-${batch}`),
-      secrets: secretsOf(config),
+      secrets: [...secretsOf(config), ...runtime.secrets],
       onTask: (event) => {
         if (event.type === "finished" && !(event.result.reason === "cancelled" && controller.signal.aborted))
           io.stdout.write(`${describeLine(toResultLine(event.result, io.cwd), styles)}\n`);
@@ -64,7 +83,9 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
     io.stderr.write("eddy worker: stopped (tasks in flight went back to the queue)\n");
     return CANCELLED;
   } finally {
+    await otel?.shutdown();
     await target.close();
+    await runtime.close();
   }
 }
 

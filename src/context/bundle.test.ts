@@ -24,13 +24,10 @@ async function frames(prompt: string, answer: string, withTool = false): Promise
         { items: [{ type: "message" as const, text: answer }] },
       ]
     : [{ items: [{ type: "message" as const, text: answer }] }];
-  const run = runAgent({
-    provider: createScriptedProvider(scripts),
-    model: "m",
-    input: prompt,
-    tools: [echo],
-    workspace: tmpdir(),
-  });
+  const run = runAgent(
+    { model: "m", input: prompt },
+    { provider: createScriptedProvider(scripts), tools: [echo], workspace: tmpdir() },
+  );
   const out: Frame[] = [];
   for await (const f of run) out.push(f);
   return out;

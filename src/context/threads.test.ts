@@ -170,16 +170,16 @@ describe("a thread across runs", () => {
       const manager = new ToolHistoryManager({ provider, model: "m", tokenCounter: estimateCounter });
       const prepared = await prepareThreadRun({ store, thread: "demo", prompt, runId, model: "m", manager });
       for (const item of prepared.input) expect(validateInputItem(item)).toBeUndefined();
-      const run = runAgent({
-        provider,
-        model: "m",
-        input: prepared.input,
-        runId,
-        workspace: ws,
-        onFrame: (f) => {
-          if (f.type === "run_started") compiled.push(frame("context_compiled", prepared.compiled));
+      const run = runAgent(
+        { model: "m", input: prepared.input, run_id: runId },
+        {
+          provider,
+          workspace: ws,
+          onFrame: (f) => {
+            if (f.type === "run_started") compiled.push(frame("context_compiled", prepared.compiled));
+          },
         },
-      });
+      );
       for await (const _ of run);
       const result = await run.result;
       await finishThreadRun(store, prepared, result, { tape: `${runId}.tape` });

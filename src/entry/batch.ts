@@ -29,6 +29,7 @@ export { type BatchOptions, runBatch } from "../batch/pool.js";
 export {
   type BatchWorker,
   type BatchWorkerOptions,
+  checkQueuedTask,
   type EnqueueOptions,
   enqueueBatch,
   type QueuedTask,
@@ -41,6 +42,6 @@ export {
   type ResumePlan,
   resumeRun,
 } from "../batch/resume.js";
-export type { BatchResult, BatchRunDefaults } from "../batch/run-task.js";
+export type { BatchResult } from "../batch/run-task.js";
 export { fileTapeStore, type TapeStore, type TapeWriter } from "../batch/tape-store.js";
 export { type BadTaskLine, type BatchTask, type ParsedTasks, parseTasks } from "../batch/task.js";

@@ -1,5 +1,5 @@
 /**
- * `eddy/replay`: tapes. A tape is the JSONL record of a run (a header with the run's options, then
+ * `eddy/replay`: tapes. A tape is the JSONL record of a run (a header with the run's spec, then
  * every frame); `replayTape` re-runs it offline through the same loop and reports the first frame
  * that differs, if any.
  *
@@ -8,9 +8,9 @@
  * import { runAgent } from "eddy";
  * import { createTapeHeader, createTapeRecorder, readTape, replayTape } from "eddy/replay";
  *
- * const options = { provider, model: "gpt-5-mini", input: "hi", runId: "run_1" };
- * const recorder = createTapeRecorder("run.tape", createTapeHeader(options, { runId: "run_1", validate: true }));
- * const run = runAgent({ ...options, onFrame: recorder.observer });
+ * let recorder: TapeRecorder | undefined;
+ * const run = runAgent({ model: "gpt-5-mini", input: "hi" }, { provider, onFrame: (f) => recorder?.observer(f) });
+ * recorder = createTapeRecorder("run.tape", createTapeHeader(run.spec, { provider }));
  * for await (const _ of run);
  * recorder.close();
  * const { verdict } = await replayTape(readTape("run.tape"), { registry, workspace: "." });
@@ -27,4 +27,12 @@ export {
   type ReplayVerdict,
   replayTape,
 } from "../replay/replay.js";
-export { parseTape, readTape, TAPE_FORMAT, type Tape, type TapeHeader } from "../replay/tape.js";
+export {
+  parseTape,
+  readTape,
+  TAPE_FORMAT,
+  type Tape,
+  type TapeHeader,
+  type TapeProvider,
+  type TapeResume,
+} from "../replay/tape.js";

@@ -35,7 +35,8 @@ export type RunEndReason =
   | "failed"
   | "provider_error"
   | "invalid_request"
-  | "cancelled";
+  | "cancelled"
+  | "awaiting_approval";
 
 /** `{code, message}` as it appears in frames: secret-free, one line. */
 export interface FrameError {
@@ -102,6 +103,11 @@ export interface RunEndedFrame extends FrameEnvelope {
   error?: FrameError;
   /** The terminal tool's parsed arguments or the parsed structured output. */
   result?: unknown;
+  /**
+   * With reason `awaiting_approval`: the calls whose approval was deferred (`approve: "defer"`),
+   * each named in an `approval_requested` frame; `eddy resume --decide CALL_ID=allow|deny` goes on.
+   */
+  pending_calls?: string[];
 }
 
 /** The run switched continuation mode (e.g. `previous_response_not_found` → stateless). */

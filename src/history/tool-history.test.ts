@@ -67,14 +67,10 @@ describe("ToolHistoryManager: the native strategy is a pass-through", () => {
       },
       { items: [{ type: "message", text: "Done.", phase: "final_answer" }] },
     ]);
-    const run = runAgent({
-      provider,
-      model: "m",
-      input: "go",
-      tools: [echo],
-      mode: "stateless",
-      workspace: tmpdir(),
-    });
+    const run = runAgent(
+      { model: "m", input: "go", mode: "stateless" },
+      { provider, tools: [echo], workspace: tmpdir() },
+    );
     for await (const _ of run);
     const { items } = await run.result;
     expect(items.map((i) => i.type)).toEqual([

@@ -11,8 +11,12 @@ import type { AssembledCall } from "../provider/assembler/index.js";
 import { customArguments } from "../tools/native-calls.js";
 import type { ToolRegistry } from "../tools/registry.js";
 
-/** What the approver answers. `allow_always` also approves later calls of the same tool in this run. */
-export type ApprovalDecision = "allow" | "deny" | "allow_always";
+/**
+ * What the approver answers. `allow_always` also approves later calls of the same tool in this
+ * run; `defer` leaves the call unanswered and ends the run `awaiting_approval` once the turn's
+ * other calls are done (`approve: "defer"`: a later process decides, `eddy resume --decide`).
+ */
+export type ApprovalDecision = "allow" | "deny" | "allow_always" | "defer";
 
 /** A call waiting for approval. */
 export interface ApprovalRequest {

@@ -8,7 +8,7 @@ import { createScriptedProvider } from "../../test/support/scripted.js";
 import type { Frame } from "../frames/frame.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { defineTool } from "../tools/tool.js";
-import type { RunOptions } from "./options.js";
+import type { RunDeps } from "./options.js";
 import { runAgent } from "./run.js";
 
 const tool = (name: string, answer: string) =>
@@ -19,8 +19,8 @@ const tool = (name: string, answer: string) =>
     execute: () => answer,
   });
 
-async function collect(options: Partial<RunOptions>, provider: ReturnType<typeof createScriptedProvider>) {
-  const handle = runAgent({ provider, model: "m", input: "go", workspace: tmpdir(), ...options });
+async function collect(deps: Partial<RunDeps>, provider: ReturnType<typeof createScriptedProvider>) {
+  const handle = runAgent({ model: "m", input: "go" }, { provider, workspace: tmpdir(), ...deps });
   const frames: Frame[] = [];
   for await (const f of handle) frames.push(f);
   return { frames, result: await handle.result };

@@ -102,6 +102,46 @@ function shown(value: unknown): string {
   return typeof value === "number" ? String(value) : JSON.stringify(value);
 }
 
+/**
+ * The first problem of a request-fields object (a spec's `request`, body-shaped: `reasoning.effort`,
+ * `temperature`, …): its path and what is wrong, or undefined. Only the options eddy knows are
+ * checked; other fields pass through to the provider as given.
+ */
+export function requestProblem(
+  request: Record<string, unknown>,
+): { path: (string | number)[]; message: string } | undefined {
+  const reasoning = isObject(request.reasoning) ? request.reasoning : {};
+  const text = isObject(request.text) ? request.text : {};
+  const checks: [string[], keyof RequestOptions, unknown][] = [
+    [["reasoning", "effort"], "reasoningEffort", reasoning.effort],
+    [["reasoning", "summary"], "reasoningSummary", reasoning.summary],
+    [["text", "verbosity"], "verbosity", text.verbosity],
+    [["max_output_tokens"], "maxOutputTokens", request.max_output_tokens],
+    [["temperature"], "temperature", request.temperature],
+    [["top_p"], "topP", request.top_p],
+    [["service_tier"], "serviceTier", request.service_tier],
+    [["prompt_cache_key"], "promptCacheKey", request.prompt_cache_key],
+  ];
+  for (const [path, option, value] of checks) {
+    if (value === undefined || value === null) continue;
+    const problem = requestOptionProblem(option, value);
+    if (problem !== undefined) return { path, message: problem.replace(/ \(got .*\)$/, "") };
+  }
+  if (request.include !== undefined && request.include !== null) {
+    if (!Array.isArray(request.include)) return { path: ["include"], message: "must be an array" };
+    for (const [i, entry] of request.include.entries()) {
+      const problem = requestOptionProblem("include", entry);
+      if (problem !== undefined)
+        return { path: ["include", i], message: problem.replace(/ \(got .*\)$/, "") };
+    }
+  }
+  return undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
 /** `k=v` → `[k, v]` for `--metadata`; a problem message when it is not one. */
 export function parseMetadataPair(text: string): [string, string] | string {
   const eq = text.indexOf("=");

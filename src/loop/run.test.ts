@@ -6,8 +6,9 @@ import { createScriptedProvider, type Script } from "../../test/support/scripted
 import type { Frame } from "../frames/frame.js";
 import type { JsonObject } from "../protocol/types.js";
 import { defineTool, type ToolDefinition } from "../tools/tool.js";
-import type { RunOptions } from "./options.js";
+import type { RunDeps } from "./options.js";
 import { runAgent } from "./run.js";
+import type { RunSpecInput } from "./run-spec.js";
 
 const echo = defineTool({
   name: "echo",
@@ -59,20 +60,17 @@ const submit = defineTool({
   terminal: true,
 });
 
-async function run(
-  scripts: Script[],
-  options: Partial<RunOptions> & { tools?: ToolDefinition[] } = {},
-  capabilities = {},
-) {
+/** A spec's fields, with the run's tool definitions and live dependencies beside them. */
+type TestRun = Omit<Partial<RunSpecInput>, "tools"> &
+  Pick<RunDeps, "signal" | "onApproval"> & { tools?: ToolDefinition[] };
+
+async function run(scripts: Script[], options: TestRun = {}, capabilities = {}) {
   const provider = createScriptedProvider(scripts, { capabilities });
-  const handle = runAgent({
-    provider,
-    model: "test-model",
-    input: "hello",
-    workspace: tmpdir(),
-    tools: [echo, add, boom, slow, submit],
-    ...options,
-  });
+  const { tools, signal, onApproval, ...spec } = options;
+  const deps: RunDeps = { provider, workspace: tmpdir(), tools: tools ?? [echo, add, boom, slow, submit] };
+  if (signal !== undefined) deps.signal = signal;
+  if (onApproval !== undefined) deps.onApproval = onApproval;
+  const handle = runAgent({ model: "test-model", input: "hello", ...spec }, deps);
   const frames: Frame[] = [];
   for await (const f of handle) frames.push(f);
   const result = await handle.result;
@@ -207,7 +205,7 @@ describe("runAgent: the chained loop", () => {
   it("ends with structured output parsed and validated", async () => {
     const schema = z.object({ answer: z.number() });
     const { result, requests } = await run([{ items: [text('{"answer": 42}')] }], {
-      outputSchema: { name: "Answer", schema },
+      output_schema: { name: "Answer", schema },
     });
     expect(result.reason).toBe("completed");
     expect(result.result).toEqual({ answer: 42 });
@@ -218,7 +216,7 @@ describe("runAgent: the chained loop", () => {
 
   it("fails structured output that does not match its schema", async () => {
     const { end } = await run([{ items: [text('{"answer": "no"}')] }], {
-      outputSchema: { name: "Answer", schema: z.object({ answer: z.number() }) },
+      output_schema: { name: "Answer", schema: z.object({ answer: z.number() }) },
     });
     expect(end).toMatchObject({ reason: "failed", error: { code: "output_schema_mismatch" } });
   });
@@ -226,7 +224,7 @@ describe("runAgent: the chained loop", () => {
   it("stops at the tool-call budget: the call over it is not run", async () => {
     const { end, frames, requests } = await run(
       [{ items: [call("echo", { text: "1" }, "c1"), call("echo", { text: "2" }, "c2")] }],
-      { maxToolCalls: 1 },
+      { max_tool_calls: 1 },
     );
     expect(end.reason).toBe("max_tool_calls");
     expect(requests[0]?.max_tool_calls).toBe(1);
@@ -243,7 +241,7 @@ describe("runAgent: the chained loop", () => {
 
   it("stops a loop that never ends at max_turns", async () => {
     const { end, requests } = await run([(_b, i) => ({ items: [call("echo", { text: `n${i}` })] })], {
-      maxTurns: 4,
+      max_turns: 4,
     });
     expect(end.reason).toBe("max_turns");
     expect(end.error?.code).toBe("max_turns");
@@ -306,8 +304,8 @@ describe("runAgent: the chained loop", () => {
 
   it("can send tools on the first request only; the other tool fields stay on follow-ups", async () => {
     const { requests } = await run([{ items: [call("echo", { text: "x" })] }, { items: [text("ok")] }], {
-      toolsOnFollowUp: "first_request",
-      toolChoice: "auto",
+      tools_on_follow_up: "first_request",
+      tool_choice: "auto",
     });
     expect(requests[0]?.tools).toBeDefined();
     expect(requests[1]?.tools).toBeUndefined();
@@ -372,7 +370,7 @@ describe("runAgent: when calls run (docs/decisions.md #3)", () => {
 
   it("after_response: calls wait for the terminal event, then run in output order", async () => {
     const { frames, requests } = await run([twoCalls, { items: [text("ok")] }], {
-      toolExecution: "after_response",
+      tool_execution: "after_response",
     });
     const completed = frames.findIndex(
       (f) => f.type === "provider_event" && (f.data as JsonObject).type === "response.completed",
@@ -386,7 +384,7 @@ describe("runAgent: when calls run (docs/decisions.md #3)", () => {
   it("after_response: calls of a response that did not complete never run", async () => {
     const { frames, end } = await run(
       [{ items: [call("echo", { text: "x" }, "c1"), text("cut")], status: "incomplete" }],
-      { toolExecution: "after_response" },
+      { tool_execution: "after_response" },
     );
     expect(ofType(frames, "tool_call")).toEqual([]);
     expect(end.reason).toBe("incomplete");
@@ -506,7 +504,7 @@ describe("runAgent: previous_response_not_found (docs/pitfalls.md S28)", () => {
 describe("runAgent: tool_choice (docs/pitfalls.md S30)", () => {
   it("none: a call is refused locally and not run", async () => {
     const { frames } = await run([{ items: [call("echo", { text: "x" })] }, { items: [text("ok")] }], {
-      toolChoice: "none",
+      tool_choice: "none",
     });
     const out = JSON.parse(ofType(frames, "tool_ended")[0]?.output ?? "{}");
     expect(out).toMatchObject({ ok: false, error: { code: "tool_not_allowed" } });
@@ -518,7 +516,7 @@ describe("runAgent: tool_choice (docs/pitfalls.md S30)", () => {
         { items: [call("echo", { text: "x" }, "c1"), call("add", { a: 1, b: 1 }, "c2")] },
         { items: [text("ok")] },
       ],
-      { toolChoice: { type: "function", name: "echo" } },
+      { tool_choice: { type: "function", name: "echo" } },
     );
     expect(ofType(frames, "tool_ended").map((f) => f.ok)).toEqual([true, false]);
     expect(requests[0]?.tool_choice).toEqual({ type: "function", name: "echo" });
@@ -529,7 +527,7 @@ describe("runAgent: tool_choice (docs/pitfalls.md S30)", () => {
     const { frames, requests } = await run(
       [{ items: [call("add", { a: 1, b: 1 })] }, { items: [text("ok")] }],
       {
-        toolChoice: { type: "allowed_tools", tools: [{ type: "function", name: "echo" }], mode: "required" },
+        tool_choice: { type: "allowed_tools", tools: [{ type: "function", name: "echo" }], mode: "required" },
       },
     );
     expect(ofType(frames, "tool_ended")[0]?.ok).toBe(false);
@@ -578,7 +576,7 @@ describe("runAgent: cancellation", () => {
 
   it("breaking out of the frames cancels the run", async () => {
     const provider = createScriptedProvider([{ items: [text("slow")], pauses: { 3: 2000 } }]);
-    const handle = runAgent({ provider, model: "m", input: "x", workspace: tmpdir() });
+    const handle = runAgent({ model: "m", input: "x" }, { provider, workspace: tmpdir() });
     for await (const f of handle) if (f.type === "request_started") break;
     expect((await handle.result).reason).toBe("cancelled");
   });
@@ -604,7 +602,7 @@ describe("runAgent: parallel tool calls (issue 13)", () => {
     const started = performance.now();
     const { frames, requests, result } = await run([three("nap"), { items: [text("ok")] }], {
       tools: [nap("nap", 300)],
-      parallelToolCalls: true,
+      parallel_tool_calls: true,
     });
     const elapsed = performance.now() - started;
     expect(result.reason).toBe("completed");
@@ -623,8 +621,8 @@ describe("runAgent: parallel tool calls (issue 13)", () => {
   it("honours the concurrency limit", async () => {
     const { frames } = await run([three("nap"), { items: [text("ok")] }], {
       tools: [nap("nap", 50)],
-      parallelToolCalls: true,
-      toolConcurrency: 2,
+      parallel_tool_calls: true,
+      tool_concurrency: 2,
     });
     const firstEnd = frames.findIndex((f) => f.type === "tool_ended");
     expect(frames.slice(0, firstEnd).filter((f) => f.type === "tool_started")).toHaveLength(2);
@@ -633,7 +631,7 @@ describe("runAgent: parallel tool calls (issue 13)", () => {
   it("a tool that is not parallel-safe runs alone", async () => {
     const { frames } = await run([three("solo"), { items: [text("ok")] }], {
       tools: [nap("solo", 30, false)],
-      parallelToolCalls: true,
+      parallel_tool_calls: true,
     });
     const kinds = frames
       .filter((f) => f.type === "tool_started" || f.type === "tool_ended")
@@ -669,8 +667,8 @@ describe("runAgent: parallel tool calls (issue 13)", () => {
   it("the run-wide budget counts parallel calls too", async () => {
     const { end, frames } = await run([three("nap"), { items: [text("ok")] }], {
       tools: [nap("nap", 10)],
-      parallelToolCalls: true,
-      maxToolCalls: 2,
+      parallel_tool_calls: true,
+      max_tool_calls: 2,
     });
     expect(end.reason).toBe("max_tool_calls");
     expect(ofType(frames, "tool_ended").filter((f) => f.ok)).toHaveLength(2);
@@ -691,7 +689,7 @@ describe("runAgent: parallel tool calls (issue 13)", () => {
             ),
         }),
       ],
-      parallelToolCalls: true,
+      parallel_tool_calls: true,
       signal: controller.signal,
     });
     expect(end.reason).toBe("cancelled");
@@ -780,7 +778,7 @@ describe("runAgent: approvals (issue 13)", () => {
       ],
       {
         tools: [guarded],
-        parallelToolCalls: true,
+        parallel_tool_calls: true,
         onApproval: async () => {
           open++;
           most = Math.max(most, open);

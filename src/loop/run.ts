@@ -17,15 +17,17 @@ import type { executeToolCall } from "../tools/execute.js";
 import { executeCall } from "../tools/native-calls.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
-import { Approvals } from "./approvals.js";
+import { type ApprovalHandler, Approvals } from "./approvals.js";
 import { Conversation } from "./conversation.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
 import { FrameChannel } from "./frame-channel.js";
 import { liveRegistry } from "./live-registry.js";
-import type { RunHandle, RunOptions, RunResult, ToolExecutor } from "./options.js";
+import type { RunDeps, RunHandle, RunResult, ToolExecutor } from "./options.js";
 import { compactAfterOverflow, isContextOverflow, overflowError } from "./overflow.js";
+import { assertPolicy } from "./policy.js";
 import { buildRequestBody } from "./request.js";
 import { createRunHistory } from "./run-history.js";
+import { type RunSpec, type RunSpecInput, type RunSpecOutputSchema, resolveRunSpec } from "./run-spec.js";
 import {
   callsSignature,
   decideAfterTurn,
@@ -36,55 +38,84 @@ import { ToolBudget } from "./tool-budget.js";
 import { relaxToolChoice } from "./tool-choice.js";
 import { toolDeclarations } from "./tool-declarations.js";
 import { ToolRunner } from "./tool-runner.js";
+import { unselectedTools, withoutTools } from "./tool-selection.js";
 import { streamTurn, type TurnInput, type TurnOutcome } from "./turn.js";
 import { addUsage, emptyUsage } from "./usage.js";
 
 /**
- * Starts a run. Bad options (an unknown workspace, a bad tool) throw here, before anything is sent;
- * everything after — provider failures included — is an outcome: frames say what happened and
- * `result` settles with the end reason.
+ * Starts a run of `spec` (data: what to run, see `RunSpec`) with `deps` (live objects: what to run
+ * it with, see `RunDeps`). A bad spec, a spec beyond `deps.policy`, an unknown workspace or a bad
+ * tool throw here, before anything is sent; everything after — provider failures included — is an
+ * outcome: frames say what happened and `result` settles with the end reason.
  *
  * @example
  * ```ts
- * const run = runAgent({ provider, model: "gpt-5-mini", input: "What is in package.json?", tools: registry });
+ * const run = runAgent({ model: "gpt-5-mini", input: "What is in package.json?" }, { provider, tools });
  * for await (const frame of run) if (frame.type === "output_text_delta") process.stdout.write(frame.delta);
  * const { reason, outputText, usage } = await run.result;
  * ```
  */
-export function runAgent(options: RunOptions): RunHandle {
-  const runId = options.runId ?? `run_${randomUUID().replace(/-/g, "")}`;
-  const workspace = resolveWorkspace(options.workspace ?? process.cwd());
-  const tools = liveRegistry(toRegistry(options.tools));
-  const structured = options.outputSchema === undefined ? undefined : structuredCheck(options.outputSchema);
+export function runAgent(input: RunSpecInput | RunSpec, deps: RunDeps): RunHandle {
+  const resolved = resolveRunSpec(input);
+  const runId = resolved.run_id ?? `run_${randomUUID().replace(/-/g, "")}`;
+  const workspace = resolveWorkspace(deps.workspace ?? process.cwd());
+  const base = toRegistry(deps.tools);
+  if (deps.policy !== undefined) assertPolicy(resolved.tools ?? base.names(), deps.policy, "the run");
+  const left = resolved.tools === undefined ? new Set<string>() : unselectedTools(base, resolved.tools);
+  const select = (registry: ToolRegistry) => withoutTools(registry, left);
+  const tools = liveRegistry(select(base));
+  const spec: RunSpec = { ...resolved, run_id: runId, tools: tools.registry.names() };
+  const structured = spec.output_schema === undefined ? undefined : structuredCheck(spec.output_schema);
   const channel = new FrameChannel({
     runId,
-    secrets: [...(options.provider.secrets ?? []), ...(options.secrets ?? [])],
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    secrets: [...(deps.provider.secrets ?? []), ...(deps.secrets ?? [])],
+    ...(deps.clock === undefined ? {} : { clock: deps.clock }),
   });
-  if (options.onFrame !== undefined) channel.observe(options.onFrame);
+  if (deps.onFrame !== undefined) channel.observe(deps.onFrame);
   const controller = new AbortController();
-  const onUserAbort = () => controller.abort(options.signal?.reason ?? "cancelled");
-  if (options.signal?.aborted) onUserAbort();
-  else options.signal?.addEventListener("abort", onUserAbort, { once: true });
+  const onUserAbort = () => controller.abort(deps.signal?.reason ?? "cancelled");
+  if (deps.signal?.aborted) onUserAbort();
+  else deps.signal?.addEventListener("abort", onUserAbort, { once: true });
   channel.onConsumerExit = () => controller.abort("the consumer stopped reading frames");
 
-  const loop = new AgentLoop(options, {
+  const loop = new AgentLoop(spec, deps, {
     channel,
     controller,
     registry: tools.registry,
-    replaceTools: tools.replace,
+    replaceTools: (next) => tools.replace(select(next)),
     workspace,
     structured,
+    onApproval: approvalHandler(deps),
   });
   const result = Promise.resolve()
     .then(() => loop.run())
-    .finally(() => options.signal?.removeEventListener("abort", onUserAbort));
+    .finally(() => deps.signal?.removeEventListener("abort", onUserAbort));
   return {
     runId,
+    spec,
     result,
     cancel: (reason?: string) => controller.abort(reason ?? "cancelled"),
     [Symbol.asyncIterator]: () => channel[Symbol.asyncIterator](),
   };
+}
+
+/** The run's approval handler: the one given, else the policy's mode (`ask` needs one given). */
+function approvalHandler(deps: RunDeps): ApprovalHandler | undefined {
+  if (deps.onApproval !== undefined) return deps.onApproval;
+  switch (deps.policy?.approve ?? "auto") {
+    case "auto":
+      return undefined;
+    case "deny":
+      return () => "deny";
+    case "ask":
+      throw new EddyError(
+        "invalid_argument",
+        'policy.approve "ask" needs an onApproval handler in RunDeps (or approve "auto", "deny", "defer")',
+        { fault: "user" },
+      );
+    case "defer":
+      return () => "defer";
+  }
 }
 
 interface LoopDeps {
@@ -95,6 +126,7 @@ interface LoopDeps {
   replaceTools: (next: ToolRegistry) => void;
   workspace: string;
   structured: { check: StructuredOutputCheck; format: JsonObject } | undefined;
+  onApproval: ApprovalHandler | undefined;
 }
 
 /** The turn loop: streams a turn, records it, decides what comes next. State lives in its parts. */
@@ -122,50 +154,46 @@ class AgentLoop {
   private continuedText: string | undefined;
 
   constructor(
-    private readonly options: RunOptions,
+    private readonly spec: RunSpec,
+    private readonly runDeps: RunDeps,
     private readonly deps: LoopDeps,
   ) {
     this.channel = deps.channel;
     this.signal = deps.controller.signal;
-    const { capabilities } = options.provider;
-    this.history = createRunHistory(options);
-    this.nativeTools = options.nativeTools ?? capabilities.nativeTools;
+    const { capabilities } = runDeps.provider;
+    this.history = createRunHistory(spec, runDeps);
+    this.nativeTools = spec.native_tools === "auto" ? capabilities.nativeTools : spec.native_tools;
     // A remote MCP server's approval requests must be answered wherever the tool is declared.
-    this.nativeCalls = this.nativeTools || (options.hostedTools ?? []).some((t) => t.type === "mcp");
+    this.nativeCalls = this.nativeTools || spec.hosted_tools.some((t) => t.type === "mcp");
     this.conversation = new Conversation({
-      input: options.input,
-      context: options.context?.items,
-      mode: options.mode ?? (capabilities.previousResponseId ? "chained" : "stateless"),
+      input: spec.input,
+      context: spec.context?.items,
+      mode: spec.mode === "auto" ? (capabilities.previousResponseId ? "chained" : "stateless") : spec.mode,
       keepItemIds: capabilities.keepItemIds,
       history: this.history,
       nativeCalls: this.nativeCalls,
     });
-    this.toolChoice = options.toolChoice;
-    this.budget = new ToolBudget(
-      positive(options.maxToolCalls, LOOP_DEFAULTS.maxToolCalls, "maxToolCalls"),
-      deps.registry,
-    );
-    this.maxTurns = positive(options.maxTurns, LOOP_DEFAULTS.maxTurns, "maxTurns");
-    this.executor = options.executeTool ?? registryExecutor(options, deps);
-    this.approvals = new Approvals(deps.registry, options.onApproval);
+    this.toolChoice = spec.tool_choice;
+    this.budget = new ToolBudget(spec.max_tool_calls, deps.registry);
+    this.maxTurns = spec.max_turns;
+    this.executor = runDeps.executeTool ?? registryExecutor(spec, runDeps, deps);
+    this.approvals = new Approvals(deps.registry, deps.onApproval);
   }
 
   async run(): Promise<RunResult> {
-    const { channel, options } = this;
+    const { channel, spec } = this;
     const started: Parameters<FrameChannel["emit"]>[0] = frame("run_started", {
-      model: options.model,
+      model: spec.model,
       mode: this.conversation.mode,
-      input: startInput(options),
+      input: startInput(spec),
       tools: this.deps.registry.names(),
     });
-    if (options.hostedTools !== undefined && options.hostedTools.length > 0)
-      started.hosted_tools = options.hostedTools.map((t) => t.type);
-    if (options.instructions !== undefined) started.instructions = options.instructions;
-    if (options.mcpServers !== undefined && options.mcpServers.length > 0)
-      started.mcp_servers = options.mcpServers.map((s) => ({ ...s }));
+    if (spec.hosted_tools.length > 0) started.hosted_tools = spec.hosted_tools.map((t) => t.type);
+    if (spec.instructions !== undefined) started.instructions = spec.instructions;
+    const servers = this.runDeps.mcpServers;
+    if (servers !== undefined && servers.length > 0) started.mcp_servers = servers.map((s) => ({ ...s }));
     channel.emit(started);
-    if (options.context !== undefined)
-      channel.emit(frame("context_compiled", { ...options.context.compiled }));
+    if (spec.context !== undefined) channel.emit(frame("context_compiled", { ...spec.context.compiled }));
     const onCancel = () => {
       channel.emit(
         frame("cancel_requested", { turn: this.turn, reason: describeReason(this.signal.reason) }),
@@ -187,7 +215,7 @@ class AgentLoop {
   private async turns(): Promise<RunResult> {
     for (;;) {
       if (this.signal.aborted) return this.end("cancelled", cancelledError());
-      const refreshed = await this.options.refreshTools?.();
+      const refreshed = await this.runDeps.refreshTools?.();
       if (refreshed !== undefined) this.deps.replaceTools(refreshed);
       this.budget.startTurn();
       const runner = this.newRunner();
@@ -208,6 +236,7 @@ class AgentLoop {
           );
       }
       const decision = this.recordTurn(runner, streamed);
+      if (runner.deferred.length > 0 && !this.signal.aborted) return this.endAwaitingApproval(runner);
       if (decision.next === "end" && overflowed && isContextOverflow(streamed.outcome))
         return this.end(
           decision.reason === "incomplete" ? "incomplete" : "invalid_request",
@@ -243,15 +272,15 @@ class AgentLoop {
 
   /** Compacts the history after an overflow and says so in a `context_compacted` frame (overflow.ts). */
   private async compactAfterOverflow(streamed: TurnOutcome): Promise<ContextCompaction | undefined> {
-    const { options } = this;
+    const { spec, runDeps } = this;
     const done = await compactAfterOverflow({
-      provider: options.provider,
-      model: options.model,
-      instructions: options.instructions,
+      provider: runDeps.provider,
+      model: spec.model,
+      instructions: spec.instructions,
       history: this.history,
       items: this.conversation.items as JsonObject[],
       outcome: streamed.outcome,
-      keepItemIds: options.provider.capabilities.keepItemIds,
+      keepItemIds: runDeps.provider.capabilities.keepItemIds,
       signal: this.signal,
     });
     if (done === undefined) return undefined;
@@ -268,8 +297,8 @@ class AgentLoop {
   }
 
   private newRunner(): ToolRunner {
-    const { options, deps } = this;
-    const parallel = options.parallelToolCalls ?? LOOP_DEFAULTS.parallelToolCalls;
+    const { spec, deps } = this;
+    const parallel = spec.parallel_tool_calls;
     const turn = this.turn;
     return new ToolRunner({
       channel: this.channel,
@@ -277,10 +306,8 @@ class AgentLoop {
       executor: this.executor,
       workspace: deps.workspace,
       signal: this.signal,
-      outputCapBytes: options.toolOutputCapBytes,
-      concurrency: parallel
-        ? positive(options.toolConcurrency, LOOP_DEFAULTS.toolConcurrency, "toolConcurrency")
-        : 1,
+      outputCapBytes: spec.tool_output_cap_bytes,
+      concurrency: parallel ? spec.tool_concurrency : 1,
       policy: (call) => ({
         exclusive: deps.registry.resolve(call.name)?.definition.parallel === false,
         needsApproval: this.approvals.needs(call),
@@ -292,12 +319,12 @@ class AgentLoop {
   private turnInput(runner: ToolRunner, body: CreateResponseBody, firstAttempt: number): TurnInput {
     return {
       channel: this.channel,
-      provider: this.options.provider,
+      provider: this.runDeps.provider,
       turn: this.turn,
       body,
       firstAttempt,
       signal: this.signal,
-      toolExecution: this.options.toolExecution ?? LOOP_DEFAULTS.toolExecution,
+      toolExecution: this.spec.tool_execution,
       runner,
       admit: (call: AssembledCall) => this.budget.admit(call, this.toolChoice),
       nativeCalls: this.nativeCalls,
@@ -306,31 +333,30 @@ class AgentLoop {
 
   /** The next request body; the pairing check's repairs and a threshold fold are reported first. */
   private async nextBody(): Promise<CreateResponseBody> {
-    const { options } = this;
+    const { spec } = this;
     const next = await this.conversation.nextInput(this.signal);
     if (next.repairs.length > 0)
       this.channel.emit(frame("history_repaired", { turn: this.turn, repairs: next.repairs }));
     if (next.compaction !== undefined)
       this.channel.emit(frame("context_compacted", { turn: this.turn, ...next.compaction }));
-    const toolsOnFollowUp = options.toolsOnFollowUp ?? LOOP_DEFAULTS.toolsOnFollowUp;
     return buildRequestBody({
-      model: options.model,
-      instructions: options.instructions,
+      model: spec.model,
+      instructions: spec.instructions,
       input: next.input,
       mode: this.conversation.mode,
       previousResponseId: next.previousResponseId,
       tools: toolDeclarations(this.deps.registry, {
         native: this.nativeTools,
-        ...(options.nativeShell === undefined ? {} : { shell: options.nativeShell }),
-        ...(options.hostedTools === undefined ? {} : { hosted: options.hostedTools }),
+        shell: spec.native_shell,
+        hosted: spec.hosted_tools,
       }),
-      sendTools: this.turn === 0 || toolsOnFollowUp === "every_request",
+      sendTools: this.turn === 0 || spec.tools_on_follow_up === "every_request",
       toolChoice: this.toolChoice,
-      parallelToolCalls: options.parallelToolCalls ?? LOOP_DEFAULTS.parallelToolCalls,
+      parallelToolCalls: spec.parallel_tool_calls,
       remainingToolCalls: this.budget.remaining,
-      capabilities: options.provider.capabilities,
+      capabilities: this.runDeps.provider.capabilities,
       textFormat: this.deps.structured?.format,
-      extra: options.request,
+      extra: spec.request,
     });
   }
 
@@ -372,7 +398,7 @@ class AgentLoop {
   private continuesCutAnswer(decision: TurnDecision, runner: ToolRunner): boolean {
     const response = this.lastResponse;
     if (
-      this.options.continueIncomplete !== true ||
+      !this.spec.continue_incomplete ||
       this.continuedText !== undefined ||
       decision.next !== "end" ||
       decision.reason !== "incomplete" ||
@@ -389,12 +415,25 @@ class AgentLoop {
   }
 
   private prepareFollowUp(): void {
-    if (this.options.resetToolChoice ?? LOOP_DEFAULTS.resetToolChoice)
-      this.toolChoice = relaxToolChoice(this.toolChoice);
+    if (this.spec.reset_tool_choice) this.toolChoice = relaxToolChoice(this.toolChoice);
     if (!this.conversation.followUp()) this.switchToStateless("the response had no id to continue from");
   }
 
-  private end(reason: RunEndReason, error?: FrameError, result?: unknown): RunResult {
+  /** The turn's deferred calls wait for a decision from a later process (`eddy resume --decide`). */
+  private endAwaitingApproval(runner: ToolRunner): RunResult {
+    const pending = runner.deferred.map((call) => call.callId);
+    return this.end(
+      "awaiting_approval",
+      {
+        code: "awaiting_approval",
+        message: `${pending.length} call${pending.length === 1 ? "" : "s"} await${pending.length === 1 ? "s" : ""} approval: ${pending.join(", ")}`,
+      },
+      undefined,
+      pending,
+    );
+  }
+
+  private end(reason: RunEndReason, error?: FrameError, result?: unknown, pending?: string[]): RunResult {
     const outputText = (this.continuedText ?? "") + (this.lastResponse?.outputText ?? "");
     const ended = frame("run_ended", {
       reason,
@@ -406,6 +445,7 @@ class AgentLoop {
     });
     if (error !== undefined && reason !== "completed" && reason !== "terminal_tool") ended.error = error;
     if (result !== undefined) ended.result = result;
+    if (pending !== undefined) ended.pending_calls = pending;
     // The result says what the (masked) frame says.
     const sent = this.channel.emit(ended);
     this.channel.close();
@@ -421,16 +461,17 @@ class AgentLoop {
     };
     if (sent.error !== undefined) out.error = sent.error;
     if (sent.result !== undefined) out.result = sent.result;
+    if (sent.pending_calls !== undefined) out.pendingCalls = sent.pending_calls;
     return out;
   }
 }
 
 /** `run_started.input`: the input as given, after the context items when the run starts from a context. */
-function startInput(options: RunOptions): string | ItemParam[] {
-  const input = typeof options.input === "string" ? options.input : [...options.input];
-  if (options.context === undefined) return input;
+function startInput(spec: RunSpec): string | ItemParam[] {
+  const input = typeof spec.input === "string" ? spec.input : [...spec.input];
+  if (spec.context === undefined) return input;
   const own = typeof input === "string" ? [userMessageItem(input) as ItemParam] : input;
-  return [...options.context.items, ...own];
+  return [...spec.context.items, ...own];
 }
 
 /** `turn_ended.status`: the response status, `cancelled`, or `error` when no terminal event came. */
@@ -441,15 +482,15 @@ function turnStatus(outcome: TurnOutcome["outcome"]): string {
 }
 
 /** Executes calls with the run's registry, in its workspace, with its timeouts and output cap. */
-function registryExecutor(options: RunOptions, deps: LoopDeps): ToolExecutor {
+function registryExecutor(spec: RunSpec, runDeps: RunDeps, deps: LoopDeps): ToolExecutor {
   return (call, context) => {
     const execOptions: Parameters<typeof executeToolCall>[2] = {
       signal: context.signal,
       workspace: deps.workspace,
     };
-    if (options.toolTimeoutMs !== undefined) execOptions.timeoutMs = options.toolTimeoutMs;
-    if (options.toolOutputCapBytes !== undefined) execOptions.outputCapBytes = options.toolOutputCapBytes;
-    if (options.provider.capabilities.toolOutputImages) execOptions.imagesInOutput = true;
+    if (spec.tool_timeout_ms !== undefined) execOptions.timeoutMs = spec.tool_timeout_ms;
+    if (spec.tool_output_cap_bytes !== undefined) execOptions.outputCapBytes = spec.tool_output_cap_bytes;
+    if (runDeps.provider.capabilities.toolOutputImages) execOptions.imagesInOutput = true;
     return executeCall(deps.registry, call, execOptions);
   };
 }
@@ -472,16 +513,6 @@ function describeReason(reason: unknown): string {
   return "cancelled";
 }
 
-function positive(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) {
-    throw new EddyError("invalid_argument", `${name} must be an integer ≥ 1 (got ${String(value)})`, {
-      fault: "user",
-    });
-  }
-  return value;
-}
-
 /** The workspace's real path; a missing one (or a file) is a usage error before anything is sent. */
 function resolveWorkspace(path: string): string {
   try {
@@ -497,13 +528,13 @@ function resolveWorkspace(path: string): string {
   );
 }
 
-function toRegistry(tools: RunOptions["tools"]): ToolRegistry {
+function toRegistry(tools: RunDeps["tools"]): ToolRegistry {
   if (tools === undefined) return createToolRegistry([]);
   if (Array.isArray(tools)) return createToolRegistry(tools);
   return tools as ToolRegistry;
 }
 
-function structuredCheck(schema: NonNullable<RunOptions["outputSchema"]>): {
+function structuredCheck(schema: RunSpecOutputSchema): {
   check: StructuredOutputCheck;
   format: JsonObject;
 } {
@@ -511,7 +542,7 @@ function structuredCheck(schema: NonNullable<RunOptions["outputSchema"]>): {
   const format: JsonObject = { type: "json_schema", name: schema.name };
   if (schema.description !== undefined) format.description = schema.description;
   format.schema = compiled.jsonSchema;
-  format.strict = schema.strict ?? true;
+  format.strict = schema.strict;
   return {
     format,
     check(text) {

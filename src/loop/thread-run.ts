@@ -2,7 +2,7 @@
  * `runAgentOnThread`: a run that continues a named thread (context/threads.ts). Before the run the
  * thread's past runs are compiled into a context bundle (stored content-addressed under `.eddy/`)
  * and rendered by the run's `ToolHistoryManager`; the run starts from that context
- * (`RunOptions.context`: a `context_compiled` frame right after `run_started`, no
+ * (`RunSpec.context`: a `context_compiled` frame right after `run_started`, no
  * `previous_response_id` from earlier runs); when it ends, its outcome is appended to the thread's
  * log. `eddy run --thread NAME` is this function.
  */
@@ -11,15 +11,14 @@ import type { ContextStrategy } from "../context/bundle.js";
 import { createThreadStore, type ThreadStore } from "../context/threads.js";
 import { finishThreadRun, type PreparedThreadRun, prepareThreadRun } from "../context/threads-run.js";
 import { EddyError } from "../errors.js";
-import type { RunHandle, RunOptions, RunResult } from "./options.js";
+import type { RunDeps, RunHandle, RunResult } from "./options.js";
 import { runAgent } from "./run.js";
 import { createRunHistory } from "./run-history.js";
+import { type RunSpec, type RunSpecInput, resolveRunSpec } from "./run-spec.js";
 
-/** Which thread a run continues, and how its context is compiled. */
+/** How a thread's context is compiled and where the thread lives (its name is `RunSpec.thread`). */
 export interface ThreadRunSettings {
-  /** The thread's name (1–64 letters, digits, `.`, `_`, `-`). */
-  name: string;
-  /** Where threads and bundles live. @defaultValue createThreadStore({ workspace: options.workspace ?? process.cwd() }) */
+  /** Where threads and bundles live. @defaultValue createThreadStore({ workspace: deps.workspace ?? process.cwd() }) */
   store?: ThreadStore;
   /** @defaultValue CONTEXT_DEFAULTS.strategy ("recent_messages_v1") */
   strategy?: ContextStrategy;
@@ -29,63 +28,71 @@ export interface ThreadRunSettings {
   tape?: string;
 }
 
-/** A run on a thread: the run, what it started from, and the options it was started with. */
+/** A run on a thread: the run, and what it started from. */
 export interface ThreadRunHandle extends RunHandle {
   /** The compiled context: bundle, bundle id, the `context_compiled` payload. */
   readonly prepared: PreparedThreadRun;
-  /** The options `runAgent` was given (with `context` and the run's manager): build a tape header from them. */
-  readonly runOptions: RunOptions;
   /** Settles once the run has ended and its outcome is in the thread's log. */
   readonly result: Promise<RunResult>;
 }
 
 /**
- * Runs `options.input` (the prompt, a string) as the next run of `options.thread.name`. Bad
- * options throw before anything is written or sent.
+ * Runs `spec.input` (the prompt, a string) as the next run of the thread `spec.thread`. Bad
+ * input throws before anything is written or sent. The handle's `spec` carries the compiled
+ * context (`spec.context`), so a tape header built from it replays without the thread.
  *
  * @example
  * ```ts
- * const run = await runAgentOnThread({ provider, model, input: "What did we decide?", thread: { name: "design" } });
+ * const run = await runAgentOnThread({ model, input: "What did we decide?", thread: "design" }, { provider });
  * for await (const frame of run) if (frame.type === "output_text_delta") process.stdout.write(frame.delta);
  * await run.result; // the outcome is in .eddy/threads/design.jsonl
  * ```
  */
 export async function runAgentOnThread(
-  options: RunOptions & { thread: ThreadRunSettings },
+  input: RunSpecInput | RunSpec,
+  deps: RunDeps,
+  thread: ThreadRunSettings = {},
 ): Promise<ThreadRunHandle> {
-  const { thread, ...rest } = options;
-  if (typeof rest.input !== "string")
-    throw new EddyError("invalid_argument", "a run on a thread takes its prompt as a string `input`", {
+  const spec = resolveRunSpec(input);
+  const name = spec.thread;
+  if (name === undefined)
+    throw new EddyError("invalid_run_spec", "run spec: thread: is required for a run on a thread", {
       fault: "user",
+      details: { field: "thread" },
     });
-  if (rest.context !== undefined)
-    throw new EddyError("invalid_argument", "a run on a thread compiles its own context: drop `context`", {
+  if (typeof spec.input !== "string")
+    throw new EddyError(
+      "invalid_run_spec",
+      "run spec: input: a run on a thread takes its prompt as a string",
+      {
+        fault: "user",
+        details: { field: "input" },
+      },
+    );
+  if (spec.context !== undefined)
+    throw new EddyError("invalid_run_spec", "run spec: context: a run on a thread compiles its own context", {
       fault: "user",
+      details: { field: "context" },
     });
-  const store = thread.store ?? createThreadStore({ workspace: rest.workspace ?? process.cwd() });
-  const history = createRunHistory(rest);
-  const runId = rest.runId ?? `run_${randomUUID().replace(/-/g, "")}`;
+  const store = thread.store ?? createThreadStore({ workspace: deps.workspace ?? process.cwd() });
+  const runId = spec.run_id ?? `run_${randomUUID().replace(/-/g, "")}`;
+  const history = createRunHistory(spec, deps);
   const prepareOptions: Parameters<typeof prepareThreadRun>[0] = {
     store,
-    thread: thread.name,
-    prompt: rest.input,
+    thread: name,
+    prompt: spec.input,
     runId,
-    model: rest.model,
+    model: spec.model,
     manager: history,
   };
   if (thread.strategy !== undefined) prepareOptions.strategy = thread.strategy;
   if (thread.budget !== undefined) prepareOptions.budget = thread.budget;
-  if (rest.signal !== undefined) prepareOptions.signal = rest.signal;
+  if (deps.signal !== undefined) prepareOptions.signal = deps.signal;
   const prepared = await prepareThreadRun(prepareOptions);
-  const runOptions: RunOptions = {
-    ...rest,
-    runId,
-    history,
-    context: { items: prepared.input.slice(0, prepared.contextItems), compiled: prepared.compiled },
-  };
+  const context = { items: prepared.input.slice(0, prepared.contextItems), compiled: prepared.compiled };
   let handle: RunHandle;
   try {
-    handle = runAgent(runOptions);
+    handle = runAgent({ ...spec, run_id: runId, context }, { ...deps, history });
   } catch (err) {
     // The prompt is in the log already: say the run never started.
     await finishThreadRun(store, prepared, { reason: "not_started", outputText: "", items: [], usage: null });
@@ -98,8 +105,8 @@ export async function runAgentOnThread(
   });
   return {
     runId: handle.runId,
+    spec: handle.spec,
     prepared,
-    runOptions,
     result,
     cancel: (reason) => handle.cancel(reason),
     [Symbol.asyncIterator]: () => handle[Symbol.asyncIterator](),

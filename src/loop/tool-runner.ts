@@ -63,6 +63,9 @@ export interface ToolRunnerOptions {
   approve: (call: AssembledCall) => Promise<ApprovalDecision>;
 }
 
+/** `askApproval`'s answer for a call whose decision is deferred to a later process. */
+const DEFERRED = Symbol("deferred");
+
 export class ToolRunner {
   private readonly queue: Task[] = [];
   /** Calls started and not yet ended (approvals included). */
@@ -74,6 +77,11 @@ export class ToolRunner {
   readonly answered: AnsweredCall[] = [];
   /** A tool really executed in this turn (so the request must not be retried). */
   ranAny = false;
+  /**
+   * Calls whose approval was deferred (`approve: "defer"`): not run, not answered; the run ends
+   * `awaiting_approval` once the turn's other calls are done.
+   */
+  readonly deferred: AssembledCall[] = [];
   /** Set by `stopPending`: calls not started yet are answered with this refusal instead of running. */
   private stopReason: Refusal | undefined;
 
@@ -148,6 +156,11 @@ export class ToolRunner {
   private async run(task: Task): Promise<void> {
     let result: ToolCallResult;
     const denial = task.policy.needsApproval ? await this.askApproval(task) : undefined;
+    if (denial === DEFERRED) {
+      this.deferred.push(task.call);
+      this.release(task);
+      return;
+    }
     this.emitStarted(task);
     if (denial !== undefined) result = this.refused(task, denial);
     else {
@@ -162,13 +175,18 @@ export class ToolRunner {
       );
     }
     this.finish(task, result);
+    this.release(task);
+  }
+
+  /** The call no longer holds its slot. */
+  private release(task: Task): void {
     this.running--;
     if (task.policy.exclusive) this.alone = false;
     this.pump();
   }
 
-  /** Asks for approval; the refusal to answer with when the call must not run. */
-  private async askApproval(task: Task): Promise<Refusal | undefined> {
+  /** Asks for approval; the refusal to answer with when the call must not run, or `DEFERRED`. */
+  private async askApproval(task: Task): Promise<Refusal | typeof DEFERRED | undefined> {
     const { channel, turn, signal } = this.options;
     const { call } = task;
     channel.emit(
@@ -180,6 +198,8 @@ export class ToolRunner {
     } catch {
       decision = "deny";
     }
+    if (decision === "defer" && !signal.aborted) return DEFERRED;
+    if (decision === "defer") decision = "deny";
     channel.emit(frame("approval_decided", { turn, call_id: call.callId, name: call.name, decision }));
     if (signal.aborted)
       return {

@@ -1,100 +1,64 @@
-/** Building a tape header from run options (never secrets: keys and headers are not run options). */
-
-import { LOOP_DEFAULTS } from "../loop/defaults.js";
-import type { RunOptions } from "../loop/options.js";
-import { isDefaultHistory, runHistorySettings } from "../loop/run-history.js";
+/**
+ * The tape header of a run: its spec as it runs (`RunHandle.spec`: every default applied, the
+ * tools it offers), the provider it streams from, and — for audit — the policy it had. Never
+ * secrets: keys and headers are neither spec nor provider capabilities.
+ */
+import type { McpServerSummary } from "../frames/frame.js";
+import type { Policy } from "../loop/policy.js";
+import type { RunSpec } from "../loop/run-spec.js";
+import type { Provider } from "../provider/provider.js";
 import { chainWire } from "../provider/wire-api.js";
 import type { McpToolInfo } from "../tools/mcp/index.js";
-import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
-import { compileSchema } from "../util/schema.js";
 import { EDDY_VERSION } from "../version.js";
-import { TAPE_FORMAT, type TapeHeader } from "./tape.js";
+import { TAPE_FORMAT, type TapeHeader } from "./tape-header.js";
 
-/** What a tape header needs besides the run options. */
+/** What a tape header needs besides the spec. */
 export interface TapeHeaderExtras {
-  runId: string;
-  /** Schema validation of provider events was on. */
-  validate: boolean;
-  /** The built-in tool set's switches, when the run used the built-ins. */
-  toolSet?: { allow_write: boolean; allow_shell: boolean; sandbox?: boolean };
+  /** The provider the run streams from (its name, capabilities and wire API are recorded). */
+  provider: Provider;
+  /** The provider profile's name, when it differs from the provider's own (`mock` for the demo model). */
+  providerName?: string;
+  /** Schema validation of provider events was on. @defaultValue true */
+  validate?: boolean;
+  /** The policy the run had (recorded for audit). @defaultValue none */
+  policy?: Policy;
+  /** The MCP servers the run's tools came from (`run_started.mcp_servers`). @defaultValue none */
+  mcpServers?: readonly McpServerSummary[];
   /** The MCP tools offered (`McpTools.toolInfo()`), so a replay can declare them without the servers. */
   mcpTools?: readonly McpToolInfo[];
 }
 
-/** The tape header of a run with these options. */
-export function createTapeHeader(options: RunOptions, extras: TapeHeaderExtras): TapeHeader {
-  const registry: ToolRegistry =
-    options.tools === undefined
-      ? createToolRegistry([])
-      : Array.isArray(options.tools)
-        ? createToolRegistry(options.tools)
-        : (options.tools as ToolRegistry);
+/**
+ * The tape header of a run of `spec` (pass `RunHandle.spec`: its `run_id` and `tools` are the
+ * run's own).
+ *
+ * @example
+ * ```ts
+ * const run = runAgent(spec, { provider, tools, onFrame: (f) => recorder?.observer(f) });
+ * const recorder = createTapeRecorder("run.tape", createTapeHeader(run.spec, { provider }));
+ * ```
+ */
+export function createTapeHeader(spec: RunSpec, extras: TapeHeaderExtras): TapeHeader {
+  const runId = spec.run_id ?? "";
   const header: TapeHeader = {
     type: "tape_header",
     format: TAPE_FORMAT,
     eddy_version: EDDY_VERSION,
-    run_id: extras.runId,
-    model: options.model,
-    mode: options.mode ?? (options.provider.capabilities.previousResponseId ? "chained" : "stateless"),
-    input: typeof options.input === "string" ? options.input : [...options.input],
-    tools: registry.names(),
-    limits: {
-      max_tool_calls: options.maxToolCalls ?? LOOP_DEFAULTS.maxToolCalls,
-      max_turns: options.maxTurns ?? LOOP_DEFAULTS.maxTurns,
-    },
-    provider: { name: options.provider.name, capabilities: options.provider.capabilities },
-    options: {
-      reset_tool_choice: options.resetToolChoice ?? LOOP_DEFAULTS.resetToolChoice,
-      tools_on_follow_up: options.toolsOnFollowUp ?? LOOP_DEFAULTS.toolsOnFollowUp,
-      tool_execution: options.toolExecution ?? LOOP_DEFAULTS.toolExecution,
-      parallel_tool_calls: options.parallelToolCalls ?? LOOP_DEFAULTS.parallelToolCalls,
-      validate: extras.validate,
+    run_id: runId,
+    spec,
+    provider: {
+      name: extras.providerName ?? extras.provider.name,
+      capabilities: extras.provider.capabilities,
+      validate: extras.validate ?? true,
     },
     workspace: ".",
   };
-  const wire = chainWire([options.provider.wire]);
+  const wire = chainWire([extras.provider.wire]);
   if (wire !== undefined) header.provider.wire = wire;
-  if (options.instructions !== undefined) header.instructions = options.instructions;
-  if (options.context !== undefined)
-    header.context = { items: [...options.context.items], compiled: { ...options.context.compiled } };
-  const history = runHistorySettings(options);
-  if (!isDefaultHistory(history)) {
-    header.options.history = {
-      recent_calls_to_keep: history.recentCallsToKeep,
-      truncation_threshold: history.truncationThreshold,
-      strategy: history.strategy,
-    };
-    if (history.summarizationModel !== undefined)
-      header.options.history.summarization_model = history.summarizationModel;
-  }
-  if (extras.toolSet !== undefined) header.tool_set = extras.toolSet;
-  if (options.mcpServers !== undefined && options.mcpServers.length > 0)
-    header.mcp_servers = options.mcpServers.map((s) => ({ ...s }));
+  if (extras.policy !== undefined)
+    header.policy = { ...extras.policy, mcpServers: [...extras.policy.mcpServers] };
+  if (extras.mcpServers !== undefined && extras.mcpServers.length > 0)
+    header.mcp_servers = extras.mcpServers.map((s) => ({ ...s }));
   if (extras.mcpTools !== undefined && extras.mcpTools.length > 0) header.mcp_tools = [...extras.mcpTools];
-  if (options.toolChoice !== undefined) header.options.tool_choice = options.toolChoice;
-  if (options.request !== undefined) header.options.request = options.request;
-  if (options.toolTimeoutMs !== undefined) header.options.tool_timeout_ms = options.toolTimeoutMs;
-  if (options.toolConcurrency !== undefined) header.options.tool_concurrency = options.toolConcurrency;
-  if (options.onApproval !== undefined) header.options.approvals = true;
-  if (options.toolOutputCapBytes !== undefined)
-    header.options.tool_output_cap_bytes = options.toolOutputCapBytes;
-  if (options.nativeTools !== undefined) header.options.native_tools = options.nativeTools;
-  if (options.nativeShell !== undefined) header.options.native_shell = options.nativeShell;
-  if (options.hostedTools !== undefined && options.hostedTools.length > 0)
-    header.options.hosted_tools = [...options.hostedTools];
-  if (options.continueIncomplete === true) header.options.continue_incomplete = true;
-  if (options.outputSchema !== undefined) {
-    const schema = compileSchema(
-      `output schema "${options.outputSchema.name}"`,
-      options.outputSchema.schema,
-    ).jsonSchema;
-    header.options.output_schema = {
-      name: options.outputSchema.name,
-      schema,
-      strict: options.outputSchema.strict ?? true,
-    };
-    if (options.outputSchema.description !== undefined)
-      header.options.output_schema.description = options.outputSchema.description;
-  }
   return header;
 }

@@ -61,7 +61,7 @@ export function createReplayProvider(
   capabilities: ProviderCapabilities,
 ): Provider {
   const segments = providerSegments(tape);
-  const validate = tape.header.options.validate;
+  const validate = tape.header.provider.validate;
   // Hand-built headers (tests) may lack `provider`: the API is then Open Responses.
   const wire = tape.header.provider?.wire;
   const chain = wireChain(wire).map(wireCodec);

@@ -5,12 +5,12 @@ import { describe, expect, it } from "vitest";
 import { assertFrameInvariants } from "../../test/support/frames.js";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
 import type { Frame } from "../frames/frame.js";
-import type { RunOptions } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
+import type { RunSpecInput } from "../loop/run-spec.js";
 import { createToolRegistry } from "../tools/registry.js";
 import { defineTool } from "../tools/tool.js";
 import { createTapeHeader } from "./header.js";
-import { createTapeRecorder } from "./recorder.js";
+import { createTapeRecorder, type TapeRecorder } from "./recorder.js";
 import { replayTape } from "./replay.js";
 import { parseTape, readTape } from "./tape.js";
 
@@ -35,28 +35,17 @@ const wait = defineTool({
 });
 const tools = [echo, wait];
 
-async function record(scripts: Script[], options: Partial<RunOptions> = {}, cancelAfterMs?: number) {
+async function record(scripts: Script[], spec: Partial<RunSpecInput> = {}, cancelAfterMs?: number) {
   const path = join(dir, `tape-${n++}.jsonl`);
   const provider = createScriptedProvider(scripts);
   const controller = new AbortController();
   if (cancelAfterMs !== undefined) setTimeout(() => controller.abort("SIGINT"), cancelAfterMs);
-  const runOptions: RunOptions = {
-    provider,
-    model: "m",
-    input: "go",
-    tools,
-    workspace: dir,
-    signal: controller.signal,
-    runId: `run_test_${n}`,
-    ...options,
-  };
-  const recorder = createTapeRecorder(
-    path,
-    createTapeHeader(runOptions, { runId: `run_test_${n}`, validate: true }),
-    ["sk-secret"],
+  let recorder: TapeRecorder | undefined;
+  const handle = runAgent(
+    { model: "m", input: "go", run_id: `run_test_${n}`, ...spec },
+    { provider, tools, workspace: dir, signal: controller.signal, onFrame: (f) => recorder?.observer(f) },
   );
-  runOptions.onFrame = recorder.observer;
-  const handle = runAgent(runOptions);
+  recorder = createTapeRecorder(path, createTapeHeader(handle.spec, { provider }), ["sk-secret"]);
   const frames: Frame[] = [];
   for await (const f of handle) frames.push(f);
   recorder.close();
@@ -64,8 +53,8 @@ async function record(scripts: Script[], options: Partial<RunOptions> = {}, canc
   return { path, frames };
 }
 
-async function roundTrip(scripts: Script[], options: Partial<RunOptions> = {}, cancelAfterMs?: number) {
-  const { path, frames } = await record(scripts, options, cancelAfterMs);
+async function roundTrip(scripts: Script[], spec: Partial<RunSpecInput> = {}, cancelAfterMs?: number) {
+  const { path, frames } = await record(scripts, spec, cancelAfterMs);
   const outcome = await replayTape(readTape(path), { registry: createToolRegistry(tools), workspace: dir });
   expect(outcome.verdict, JSON.stringify(outcome.verdict).slice(0, 2000)).toEqual({
     match: true,
@@ -157,21 +146,18 @@ describe("record → replay round trips", () => {
       },
       { items: [text("done")] },
     ]);
-    const runOptions: RunOptions = {
-      provider,
-      model: "m",
-      input: "go",
-      tools: [sleepy],
-      workspace: dir,
-      runId: "run_parallel",
-      parallelToolCalls: true,
-      onApproval: async (request) => (request.callId === "p3" ? "deny" : "allow"),
-    };
-    const recorder = createTapeRecorder(
-      path,
-      createTapeHeader(runOptions, { runId: "run_parallel", validate: true }),
+    let recorder: TapeRecorder | undefined;
+    const handle = runAgent(
+      { model: "m", input: "go", run_id: "run_parallel", parallel_tool_calls: true },
+      {
+        provider,
+        tools: [sleepy],
+        workspace: dir,
+        onApproval: async (request) => (request.callId === "p3" ? "deny" : "allow"),
+        onFrame: (f) => recorder?.observer(f),
+      },
     );
-    const handle = runAgent({ ...runOptions, onFrame: recorder.observer });
+    recorder = createTapeRecorder(path, createTapeHeader(handle.spec, { provider }));
     const frames: Frame[] = [];
     for await (const f of handle) frames.push(f);
     recorder.close();
@@ -231,7 +217,7 @@ describe("record → replay round trips", () => {
   it("a run stopped by the tool-call budget", async () => {
     const { outcome } = await roundTrip(
       [{ items: [call("echo", { text: "a" }), call("echo", { text: "b" })] }],
-      { maxToolCalls: 1 },
+      { max_tool_calls: 1 },
     );
     expect(outcome.result.reason).toBe("max_tool_calls");
   });
@@ -251,7 +237,7 @@ describe("replay verification", () => {
   it("reports a request body that differs", async () => {
     const { path } = await record([{ items: [text("hi")] }]);
     const tape = readTape(path);
-    tape.header.model = "other-model";
+    tape.header.spec.model = "other-model";
     const outcome = await replayTape(tape, { registry: createToolRegistry(tools), workspace: dir });
     expect(outcome.verdict.match).toBe(false);
     if (!outcome.verdict.match) expect(outcome.verdict.index).toBe(0);

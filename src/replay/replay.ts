@@ -6,8 +6,9 @@
 import type { ApprovalDecidedFrame, Frame, ToolEndedFrame } from "../frames/frame.js";
 import { recordedSummaries, recordedSummarizer } from "../history/summarizer.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
-import type { RunHistoryOptions, RunOptions, RunResult, ToolExecutor } from "../loop/options.js";
+import type { RunDeps, RunResult, ToolExecutor } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
+import type { RunSpec } from "../loop/run-spec.js";
 import type { Provider } from "../provider/provider.js";
 import { refusedToolOutput, type ToolCallResult } from "../tools/execute.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -29,10 +30,10 @@ export interface ReplayOptions {
   stallMs?: number;
   /**
    * The tools of each later turn, when the recorded run's tools changed between turns (an MCP
-   * server's `tools/list_changed`): passed to the run as `RunOptions.refreshTools`.
+   * server's `tools/list_changed`): passed to the run as `RunDeps.refreshTools`.
    * @defaultValue none (the registry's tools throughout)
    */
-  refreshTools?: RunOptions["refreshTools"];
+  refreshTools?: RunDeps["refreshTools"];
 }
 
 /** Whether the replayed frames match the tape, and where they first differ when not. */
@@ -64,7 +65,7 @@ export async function replayTape(tape: Tape, options: ReplayOptions): Promise<Re
   const cancel = tape.frames.find((f) => f.type === "cancel_requested");
   if (cancel !== undefined && cancel.type === "cancel_requested")
     gate.at(cancel.seq, () => controller.abort(cancel.reason));
-  const runOptions = runOptionsFromTape(tape, {
+  const { spec, deps } = runFromTape(tape, {
     provider: createReplayProvider(tape, gate, tape.header.provider.capabilities),
     gate,
     registry: options.registry,
@@ -73,7 +74,7 @@ export async function replayTape(tape: Tape, options: ReplayOptions): Promise<Re
     executeTool: recordedToolExecutor(tape, gate, options),
     ...(options.refreshTools === undefined ? {} : { refreshTools: options.refreshTools }),
   });
-  const run = runAgent(runOptions);
+  const run = runAgent(spec, deps);
   const frames: Frame[] = [];
   for await (const frame of run) frames.push(frame);
   const result = await run.result;
@@ -90,85 +91,64 @@ export interface TapeRunParts {
   signal: AbortSignal;
   executeTool: ToolExecutor;
   /** The tools of each later turn (`ReplayOptions.refreshTools`). @defaultValue none */
-  refreshTools?: RunOptions["refreshTools"];
+  refreshTools?: RunDeps["refreshTools"];
+  /**
+   * Decides calls the tape has no decision for (a resumed run's live part). @defaultValue such a
+   * call is denied
+   */
+  onUnrecordedApproval?: ApprovalHandler;
 }
 
 /**
- * The run options a tape's header describes (model, input, mode, limits, tool settings, run id),
- * driven by `parts`. Frames get the tape's timestamps while the tape has frames, the clock's after.
+ * The run a tape records: its spec, as the header carries it, and dependencies driven by `parts`.
+ * Frames get the tape's timestamps while the tape has frames, the clock's after; recorded approval
+ * decisions are given where the tape has them.
  */
-export function runOptionsFromTape(tape: Tape, parts: TapeRunParts): RunOptions {
+export function runFromTape(tape: Tape, parts: TapeRunParts): { spec: RunSpec; deps: RunDeps } {
   const { header } = tape;
   const { gate } = parts;
-  const runOptions: RunOptions = {
+  const deps: RunDeps = {
     provider: parts.provider,
-    model: header.model,
-    input: header.input,
     tools: parts.registry,
-    mode: header.mode,
     workspace: parts.workspace,
     signal: parts.signal,
-    maxToolCalls: header.limits.max_tool_calls,
-    maxTurns: header.limits.max_turns,
-    resetToolChoice: header.options.reset_tool_choice,
-    toolsOnFollowUp: header.options.tools_on_follow_up,
-    toolExecution: header.options.tool_execution,
-    parallelToolCalls: header.options.parallel_tool_calls,
-    runId: header.run_id,
     // Recorded timestamps, so a replayed frame is the recorded one in every field.
     clock: () => tape.frames[gate.emitted]?.ts ?? Date.now(),
     onFrame: gate.observer,
     executeTool: parts.executeTool,
   };
-  if (header.instructions !== undefined) runOptions.instructions = header.instructions;
-  if (header.mcp_servers !== undefined) runOptions.mcpServers = header.mcp_servers;
-  if (parts.refreshTools !== undefined) runOptions.refreshTools = parts.refreshTools;
-  if (header.options.tool_choice !== undefined) runOptions.toolChoice = header.options.tool_choice;
-  if (header.options.request !== undefined) runOptions.request = header.options.request;
-  if (header.options.output_schema !== undefined) runOptions.outputSchema = header.options.output_schema;
-  if (header.options.tool_timeout_ms !== undefined) runOptions.toolTimeoutMs = header.options.tool_timeout_ms;
-  if (header.options.tool_concurrency !== undefined)
-    runOptions.toolConcurrency = header.options.tool_concurrency;
-  if (header.options.approvals === true) runOptions.onApproval = recordedApprovals(tape, gate);
-  if (header.options.tool_output_cap_bytes !== undefined)
-    runOptions.toolOutputCapBytes = header.options.tool_output_cap_bytes;
-  if (header.context !== undefined) runOptions.context = header.context;
-  const history = replayHistory(tape);
-  if (history !== undefined) runOptions.history = history;
-  if (header.options.native_tools !== undefined) runOptions.nativeTools = header.options.native_tools;
-  if (header.options.native_shell !== undefined) runOptions.nativeShell = header.options.native_shell;
-  if (header.options.hosted_tools !== undefined) runOptions.hostedTools = header.options.hosted_tools;
-  if (header.options.continue_incomplete === true) runOptions.continueIncomplete = true;
+  if (header.mcp_servers !== undefined) deps.mcpServers = header.mcp_servers;
+  if (parts.refreshTools !== undefined) deps.refreshTools = parts.refreshTools;
+  if (askedForApprovals(tape)) deps.onApproval = recordedApprovals(tape, gate, parts.onUnrecordedApproval);
+  else if (parts.onUnrecordedApproval !== undefined) deps.onApproval = parts.onUnrecordedApproval;
+  // A summarization model is never asked again: the summaries come from the tape's frames, in order.
+  if (header.spec.history.summarization_model !== undefined)
+    deps.summarizer = recordedSummarizer(recordedSummaries(tape.frames));
+  return { spec: header.spec, deps };
+}
 
-  return runOptions;
+/** The recorded run had an approval handler: its policy asked, denied or deferred, or a decision is on the tape. */
+export function askedForApprovals(tape: Tape): boolean {
+  const approve = tape.header.policy?.approve;
+  if (approve !== undefined && approve !== "auto") return true;
+  return tape.frames.some((f) => f.type === "approval_requested");
 }
 
 /**
- * The recorded run's history settings. A summarization model is never asked again: the summaries
- * come from the tape's `context_compacted` frames, in order.
+ * The recorded approval decisions, each given where the tape has it. A call the tape never decided
+ * goes to `unrecorded` (a resumed run's live calls), else it is denied.
  */
-function replayHistory(tape: Tape): RunHistoryOptions | undefined {
-  const recorded = tape.header.options.history;
-  if (recorded === undefined) return undefined;
-  const options: RunHistoryOptions = {
-    recentCallsToKeep: recorded.recent_calls_to_keep,
-    truncationThreshold: recorded.truncation_threshold,
-    strategy: recorded.strategy,
-  };
-  if (recorded.summarization_model !== undefined) {
-    options.summarizationModel = recorded.summarization_model;
-    options.summarizer = recordedSummarizer(recordedSummaries(tape.frames));
-  }
-  return options;
-}
-
-/** The recorded approval decisions, each given where the tape has it (a call the tape never decided is denied). */
-function recordedApprovals(tape: Tape, gate: FrameGate): ApprovalHandler {
+function recordedApprovals(tape: Tape, gate: FrameGate, unrecorded?: ApprovalHandler): ApprovalHandler {
   const decided = new Map<string, ApprovalDecidedFrame>();
-  for (const f of tape.frames) if (f.type === "approval_decided") decided.set(`${f.turn}:${f.call_id}`, f);
+  const deferred = new Set<string>();
+  for (const f of tape.frames) {
+    if (f.type === "approval_decided") decided.set(`${f.turn}:${f.call_id}`, f);
+    else if (f.type === "run_ended") for (const id of f.pending_calls ?? []) deferred.add(id);
+  }
   return async (request) => {
     const frame = decided.get(`${request.turn}:${request.callId}`);
-    if (frame === undefined) return "deny";
+    if (frame === undefined && deferred.has(request.callId)) return "defer";
+    if (frame === undefined) return unrecorded === undefined ? "deny" : unrecorded(request);
     await gate.wait(frame.seq);
     return frame.decision;
   };

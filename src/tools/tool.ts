@@ -65,6 +65,7 @@ export type ToolErrorCode =
   | "tool_timeout"
   | "path_outside_workspace"
   | "cancelled"
+  | "interrupted"
   | (string & {});
 
 /** A model-readable error: a stable code and a message that says what to do differently. */
@@ -117,6 +118,13 @@ export interface ToolDefinition<Args = unknown> {
    * @defaultValue false
    */
   readOnly?: boolean;
+  /**
+   * Running a call twice has the effect of running it once, so a call a crash interrupted may run
+   * again on resume (`eddy resume`, batch workers); any other interrupted call is answered as
+   * interrupted instead (at most once, docs/architecture.md "Resuming a run").
+   * @defaultValue the tool's `readOnly`
+   */
+  idempotent?: boolean;
   /** Other names the model may use for this tool. Accepted, never advertised (docs/decisions.md #7). */
   aliases?: string[];
   /**

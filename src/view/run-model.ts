@@ -191,7 +191,7 @@ class RunBuilder {
       .find((i) => i.kind === "message");
     const view: RunView = {
       run_id: started?.run_id ?? header?.run_id ?? tape.frames[0]?.run_id ?? "",
-      model: started?.model ?? header?.model ?? null,
+      model: started?.model ?? header?.spec.model ?? null,
       mode_changes: this.modeChanges,
       reason: ended?.reason ?? "unfinished",
       turns: ended?.turns ?? turnViews.length,
@@ -200,8 +200,8 @@ class RunBuilder {
       start,
       end,
       duration_ms: end - start,
-      input: inputText(started?.input ?? header?.input ?? ""),
-      tools: started?.tools ?? header?.tools ?? [],
+      input: inputText(started?.input ?? header?.spec.input ?? ""),
+      tools: started?.tools ?? header?.spec.tools ?? [],
       answer: ended?.output_text ?? (lastMessage?.kind === "message" ? lastMessage.text : ""),
       turn_views: turnViews,
       tool_spans: this.spans,
@@ -211,13 +211,13 @@ class RunBuilder {
       frames: tape.frames.length,
       partial: tape.cut || ended === undefined,
     };
-    const mode = started?.mode ?? header?.mode;
+    const mode = started?.mode ?? (header?.spec.mode === "auto" ? undefined : header?.spec.mode);
     if (mode !== undefined) view.mode = mode;
     if (header !== undefined) {
       view.provider = header.provider.name;
       view.eddy_version = header.eddy_version;
     }
-    const instructions = started?.instructions ?? header?.instructions;
+    const instructions = started?.instructions ?? header?.spec.instructions;
     if (instructions !== undefined) view.instructions = instructions;
     const mcp = (started as Record<string, unknown> | undefined)?.mcp_servers;
     if (mcp !== undefined) view.mcp_servers = mcpServers(mcp);

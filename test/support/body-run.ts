@@ -25,7 +25,7 @@ export async function runOver(chunks: Uint8Array[], maxMessageSize?: number): Pr
     sleep: async () => {},
     ...(maxMessageSize === undefined ? {} : { maxMessageSize }),
   });
-  const handle = runAgent({ provider, model: "m", input: "hi", runId: "run_p", maxTurns: 1 });
+  const handle = runAgent({ model: "m", input: "hi", run_id: "run_p", max_turns: 1 }, { provider });
   const frames: Frame[] = [];
   for await (const frame of handle) frames.push(frame);
   return frames;

@@ -4,8 +4,10 @@
  * tape or a real run's frames (the viewer, the OpenTelemetry observer).
  */
 import type { Frame } from "../../src/frames/frame.js";
-import type { RunOptions, RunResult } from "../../src/loop/options.js";
+import type { RunResult } from "../../src/loop/options.js";
+import { createPolicy } from "../../src/loop/policy.js";
 import { runAgent } from "../../src/loop/run.js";
+import type { RunSpecInput } from "../../src/loop/run-spec.js";
 import { createMockServer, type Scenario } from "../../src/mock/index.js";
 import { createOpenResponsesProvider } from "../../src/provider/open-responses.js";
 import { createTapeHeader } from "../../src/replay/header.js";
@@ -45,25 +47,22 @@ export async function recordMockRun(
       ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
     });
     const { tools, disabled } = createBuiltinTools({ allowWrite: options.allowWrite === true });
-    const runOptions: RunOptions = {
+    const spec: RunSpecInput = { model: options.model ?? "eddy-demo", input: options.prompt };
+    if (options.runId !== undefined) spec.run_id = options.runId;
+    if (options.instructions !== undefined) spec.instructions = options.instructions;
+    const handle = runAgent(spec, {
       provider,
-      model: options.model ?? "eddy-demo",
-      input: options.prompt,
       tools: createToolRegistry(tools, { disabled }),
       workspace: options.workspace,
-    };
-    if (options.runId !== undefined) runOptions.runId = options.runId;
-    if (options.instructions !== undefined) runOptions.instructions = options.instructions;
-    const handle = runAgent(runOptions);
+    });
     const recorder =
       options.tape === undefined
         ? undefined
         : createTapeRecorder(
             options.tape,
-            createTapeHeader(runOptions, {
-              runId: handle.runId,
-              validate: true,
-              toolSet: { allow_write: options.allowWrite === true, allow_shell: false },
+            createTapeHeader(handle.spec, {
+              provider,
+              policy: createPolicy({ allowWrite: options.allowWrite === true }),
             }),
             [options.apiKey],
           );

@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Frame } from "../../src/frames/frame.js";
-import type { RunOptions } from "../../src/loop/options.js";
+
 import { runAgent } from "../../src/loop/run.js";
 import { createMockServer, type MockFaults, type Scenario, type ScenarioTurn } from "../../src/mock/index.js";
 import { createChatCompletionsProvider } from "../../src/provider/chat-completions/provider.js";
@@ -160,24 +160,18 @@ export async function soakRun(p: SoakPlan): Promise<SoakRun> {
   const target = provider(p.api, mock.url);
   try {
     const registry = createToolRegistry(soakTools());
-    const options: RunOptions = {
-      provider: target,
-      model: "m",
-      input: "soak",
-      tools: registry,
-      workspace: dir,
-      toolTimeoutMs: TOOL_TIMEOUT_MS,
-      secrets: [KEY],
-      toolExecution: p.toolExecution,
-      ...(p.stateless ? { mode: "stateless" as const } : {}),
-    };
     const tape = join(dir, "run.tape");
-    const handle = runAgent(options);
-    const recorder = createTapeRecorder(
-      tape,
-      createTapeHeader(options, { runId: handle.runId, validate: true }),
-      [KEY],
+    const handle = runAgent(
+      {
+        model: "m",
+        input: "soak",
+        tool_timeout_ms: TOOL_TIMEOUT_MS,
+        tool_execution: p.toolExecution,
+        ...(p.stateless ? { mode: "stateless" as const } : {}),
+      },
+      { provider: target, tools: registry, workspace: dir, secrets: [KEY] },
     );
+    const recorder = createTapeRecorder(tape, createTapeHeader(handle.spec, { provider: target }), [KEY]);
     const frames: Frame[] = [];
     const collect = (async () => {
       for await (const frame of handle) {

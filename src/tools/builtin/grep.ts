@@ -29,6 +29,7 @@ export interface GrepArgs {
 /** The `grep` tool. */
 export const grepTool: ToolDefinition<GrepArgs> = {
   name: "grep",
+  readOnly: true,
   description:
     "Search text files in the workspace. Prints one 'path:line:text' line per matching line. The pattern is literal text " +
     "unless regex is true (JavaScript regular expression syntax, run in linear time: no lookahead or backreferences). " +

@@ -28,6 +28,7 @@ export interface ListDirArgs {
 /** The `list_dir` tool. */
 export const listDirTool: ToolDefinition<ListDirArgs> = {
   name: "list_dir",
+  readOnly: true,
   description:
     "List a directory in the workspace: one path per line, relative to the workspace root, directories end with '/'. " +
     `Recursive listing goes max_depth levels deep (default ${TOOL_DEFAULTS.listMaxDepth}); include/exclude are globs ` +

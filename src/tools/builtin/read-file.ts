@@ -28,6 +28,7 @@ const CHUNK_BYTES = 64 * 1024;
 /** The `read_file` tool. */
 export const readFileTool: ToolDefinition<ReadFileArgs> = {
   name: "read_file",
+  readOnly: true,
   description:
     "Read a text file in the workspace. Returns the file's lines start_line..end_line (1-based, inclusive) as they are, " +
     `up to max_bytes (default ${TOOL_DEFAULTS.readMaxBytes}); when it stops early, stderr says which start_line to continue from. ` +

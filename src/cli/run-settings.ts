@@ -1,0 +1,92 @@
+/**
+ * The one path from the CLI's settings to a run: the effective configuration (flags > env >
+ * config file > profile > defaults, each value with its source, config.ts) becomes a partial
+ * `RunSpec` — what to run — and a `Policy` — what this invocation allows (docs/architecture.md,
+ * "One home for a run's settings"). `eddy run`, `batch`, `worker`, `resume`, `chat` and `serve`
+ * all take their runs' settings from here; defaults are not applied here (`resolveRunSpec` does
+ * that once).
+ */
+import { APPROVE_MODES, type ApproveMode, createPolicy, type Policy } from "../loop/policy.js";
+import type { PartialRunSpec } from "../loop/run-spec.js";
+import type { EffectiveConfig, Setting } from "./config.js";
+
+/** Which settings go into the spec: all of them, or only those given as flags (a queue coordinator's). */
+export interface SpecOfOptions {
+  /** @defaultValue false */
+  onlyFlags?: boolean;
+}
+
+/**
+ * The spec fields the configuration sets. Values still at their defaults are left out, so a spec
+ * merged over another (a batch task over its batch, a queue job over a worker) only overrides what
+ * was asked for.
+ */
+export function specOf(config: EffectiveConfig, options: SpecOfOptions = {}): PartialRunSpec {
+  const spec: PartialRunSpec = {};
+  const take = <T>(setting: Setting<T>, set: (value: T) => void, includeDefault = false) => {
+    if (options.onlyFlags === true && setting.source !== "flag") return;
+    if (setting.source === "default" && !includeDefault) return;
+    set(setting.value);
+  };
+  // The model is the run's whatever its source (the demo model on the mock is a default too).
+  take(config.model, (v) => (spec.model = v), options.onlyFlags !== true);
+  take(config.instructions, (v) => {
+    if (v !== undefined) spec.instructions = v;
+  });
+  take(config.stateless, (v) => {
+    if (v) spec.mode = "stateless";
+  });
+  take(config.maxToolCalls, (v) => (spec.max_tool_calls = v));
+  take(config.maxTurns, (v) => (spec.max_turns = v));
+  take(config.toolsOnFollowUp, (v) => (spec.tools_on_follow_up = v));
+  take(config.parallelToolCalls, (v) => (spec.parallel_tool_calls = v));
+  take(config.toolConcurrency, (v) => (spec.tool_concurrency = v));
+  take(config.request, (v) => {
+    if (Object.keys(v).length > 0) spec.request = v;
+  });
+  take(config.nativeTools, (v) => {
+    if (v !== undefined) spec.native_tools = v;
+  });
+  take(config.hostedTools, (v) => {
+    if (v.length > 0) spec.hosted_tools = v;
+  });
+  take(config.continueIncomplete, (v) => {
+    if (v) spec.continue_incomplete = true;
+  });
+  take(config.transport, (v) => (spec.transport = v));
+  const history: NonNullable<PartialRunSpec["history"]> = {};
+  const h = config.history;
+  take(h.strategy, (v) => (history.strategy = v));
+  take(h.recentCallsToKeep, (v) => (history.recent_calls_to_keep = v));
+  take(h.truncationThreshold, (v) => (history.truncation_threshold = v));
+  take(h.summarizationModel, (v) => {
+    if (v !== undefined) history.summarization_model = v;
+  });
+  if (Object.keys(history).length > 0) spec.history = history;
+  return spec;
+}
+
+/**
+ * What this invocation allows: `--allow-write`, `--allow-shell`, `--sandbox` (with the shell),
+ * `--approve` (`approve` is the mode the command decided: `ask` on a terminal when a tool needs it,
+ * else the configured mode or `auto`), the configured MCP servers, `--rerun-interrupted`.
+ */
+export function policyOf(
+  config: EffectiveConfig,
+  approve: ApproveMode,
+  extra: { rerunInterrupted?: boolean } = {},
+): Policy {
+  return createPolicy({
+    allowWrite: config.allowWrite.value,
+    allowShell: config.allowShell.value,
+    sandbox: config.sandbox.value && config.allowShell.value,
+    approve,
+    mcpServers: config.mcpServers.map((server) => server.name),
+    rerunInterrupted: extra.rerunInterrupted === true,
+  });
+}
+
+/** Whether `value` is an approval mode (for the config file and flags). */
+export function isApproveMode(value: unknown): value is ApproveMode {
+  return (APPROVE_MODES as readonly unknown[]).includes(value);
+}

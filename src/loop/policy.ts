@@ -1,0 +1,141 @@
+/**
+ * `Policy`: what this machine allows a run to do — write files, run shell commands (under a
+ * sandbox or not), which MCP servers may be started, how calls that need approval are approved —
+ * taken only from the local invocation (CLI flags and config file, a library argument, the
+ * server's own settings), never from a spec, a tape or a queue job (docs/architecture.md, "One
+ * home for a run's settings"). A tape records the policy a run had, for audit only.
+ *
+ * `checkPolicy` is the one place that decides whether a spec's tools fit a policy: `eddy run`,
+ * `batch`, `worker`, `resume`, `chat` and `serve` all go through it (via `runAgent`, or before
+ * anything starts). Each problem names the flag that grants the permission.
+ */
+import { EddyError } from "../errors.js";
+
+/**
+ * How calls that need approval (writers, `shell`, MCP tools not marked read-only) are decided:
+ * `ask` (the `RunDeps.onApproval` handler — a terminal prompt in the CLI), `auto` (they run),
+ * `deny` (they are refused with a reason the model reads), `defer` (the run ends
+ * `awaiting_approval`; a later process decides, `eddy resume --decide`).
+ */
+export type ApproveMode = "ask" | "auto" | "deny" | "defer";
+
+/** Every approval mode, for flag and config validation. */
+export const APPROVE_MODES = ["ask", "auto", "deny", "defer"] as const satisfies readonly ApproveMode[];
+
+/** What the local invocation allows (see the module comment). */
+export interface Policy {
+  /** `write_file` and `apply_patch` may run (CLI `--allow-write`). @defaultValue false */
+  allowWrite: boolean;
+  /** `shell` may run (CLI `--allow-shell`). @defaultValue false */
+  allowShell: boolean;
+  /** `shell` runs under bubblewrap: read-only system, writable workspace, no network (CLI `--sandbox`). @defaultValue false */
+  sandbox: boolean;
+  /** @defaultValue "auto" */
+  approve: ApproveMode;
+  /** Names of the MCP servers the run may start; their tools are offered as `NAME__TOOL`. @defaultValue [] */
+  mcpServers: readonly string[];
+  /**
+   * On resume, a call that had started when the process died runs again (else it is answered as
+   * interrupted; tools declared idempotent always run again). CLI `--rerun-interrupted`.
+   * @defaultValue false
+   */
+  rerunInterrupted: boolean;
+}
+
+/** The policy of a library call that gives none: read-only, nothing asked, no MCP server. */
+export const DEFAULT_POLICY: Readonly<Policy> = Object.freeze({
+  allowWrite: false,
+  allowShell: false,
+  sandbox: false,
+  approve: "auto",
+  mcpServers: Object.freeze([]) as readonly string[],
+  rerunInterrupted: false,
+});
+
+/** A policy with the given fields over `DEFAULT_POLICY`. */
+export function createPolicy(fields: Partial<Policy> = {}): Policy {
+  return { ...DEFAULT_POLICY, ...fields, mcpServers: [...(fields.mcpServers ?? DEFAULT_POLICY.mcpServers)] };
+}
+
+/** The permission a tool needs, and the flag that grants it. */
+export interface ToolPermission {
+  permission: "allowWrite" | "allowShell" | "mcpServer";
+  /** The CLI flag that grants it (`--allow-write`, `--allow-shell`, `--mcp NAME=…`). */
+  flag: string;
+  /** The MCP server, for `mcpServer`. */
+  server?: string;
+}
+
+const WRITERS = new Set(["write_file", "apply_patch"]);
+const SHELLS = new Set(["shell", "bash"]);
+
+/**
+ * What a tool of this name needs beyond the read-only default: the writers `--allow-write`,
+ * `shell` (alias `bash`) `--allow-shell`, an MCP tool (`NAME__TOOL`) its server `NAME`; undefined
+ * for the read-only built-ins and the run's own tools.
+ */
+export function toolPermission(name: string): ToolPermission | undefined {
+  if (WRITERS.has(name)) return { permission: "allowWrite", flag: "--allow-write" };
+  if (SHELLS.has(name)) return { permission: "allowShell", flag: "--allow-shell" };
+  const separator = name.indexOf("__");
+  if (separator > 0) {
+    const server = name.slice(0, separator);
+    return { permission: "mcpServer", flag: `--mcp ${server}=…`, server };
+  }
+  return undefined;
+}
+
+/** One way a spec or a run goes beyond its policy. */
+export interface PolicyProblem {
+  /** The tool that needs the permission. */
+  tool: string;
+  permission: ToolPermission;
+  /** `shell needs --allow-shell`-style, one line. */
+  message: string;
+}
+
+/**
+ * Whether `policy` allows each of `tools` (the tools a spec selects, or the tools a run would offer
+ * or call): the problems, one per tool that needs a permission the policy does not grant. MCP
+ * tools are checked only against servers: a tool name with `__` whose server the policy does not
+ * list is refused.
+ */
+export function checkPolicy(tools: readonly string[], policy: Policy): PolicyProblem[] {
+  const problems: PolicyProblem[] = [];
+  for (const tool of tools) {
+    const permission = toolPermission(tool);
+    if (permission === undefined || allows(policy, permission)) continue;
+    const what =
+      permission.permission === "mcpServer"
+        ? `the MCP server ${JSON.stringify(permission.server)}, which this invocation does not start`
+        : permission.flag;
+    problems.push({ tool, permission, message: `${tool} needs ${what}` });
+  }
+  return problems;
+}
+
+/**
+ * Throws `policy_denied` (fault `user`) when `checkPolicy` finds problems: one line naming each
+ * tool and the flag to add, prefixed by `context` ("the tape's run offers …").
+ */
+export function assertPolicy(tools: readonly string[], policy: Policy, context: string): void {
+  const problems = checkPolicy(tools, policy);
+  if (problems.length === 0) return;
+  const flags = [...new Set(problems.map((p) => p.permission.flag))];
+  throw new EddyError(
+    "policy_denied",
+    `${context}: ${problems.map((p) => p.message).join("; ")} — run with ${flags.join(" and ")} to allow it, or leave the tool out`,
+    { fault: "user", details: { tools: problems.map((p) => p.tool), flags } },
+  );
+}
+
+function allows(policy: Policy, permission: ToolPermission): boolean {
+  switch (permission.permission) {
+    case "allowWrite":
+      return policy.allowWrite;
+    case "allowShell":
+      return policy.allowShell;
+    case "mcpServer":
+      return permission.server !== undefined && policy.mcpServers.includes(permission.server);
+  }
+}

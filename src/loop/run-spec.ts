@@ -1,0 +1,271 @@
+/**
+ * `RunSpec`: a run described as plain, JSON-serialisable data (docs/architecture.md, "One home for
+ * a run's settings") — the model, the input, the instructions, limits, tool selection, request and
+ * history options, structured output, continuation mode, transport, thread and context. Its live
+ * dependencies (provider, tools, signal, clock, observers) are `RunDeps` (run-deps.ts), and what
+ * the machine allows (write, shell, sandbox, approvals, MCP servers) is a local `Policy`
+ * (policy.ts), never part of a spec.
+ *
+ * One zod schema is the source of truth: the TypeScript types, the exported JSON Schema
+ * (`runSpecSchema`, versioned) and every check of untrusted specs (tapes, task files, queue jobs,
+ * HTTP requests) come from it. `resolveRunSpec` applies every default once — nothing downstream
+ * falls back to `LOOP_DEFAULTS` again. Keys are snake_case, like the Open Responses request body.
+ */
+import { type ZodType, z } from "zod";
+import { EddyError } from "../errors.js";
+import type { ContextCompilation } from "../frames/frame.js";
+import { HISTORY_DEFAULTS, HISTORY_STRATEGIES } from "../history/options.js";
+import type { CreateResponseBody, ItemParam, ToolChoiceParam } from "../protocol/types.js";
+import { compileSchema, isZodSchema, type JsonSchema } from "../util/schema.js";
+import { firstProblemField, zodProblems } from "../util/zod-problems.js";
+import { LOOP_DEFAULTS } from "./defaults.js";
+import { requestProblem } from "./request-options.js";
+import type { HostedTool } from "./tool-declarations.js";
+
+/** The version of the RunSpec schema (`runSpecSchema.$id` names it). */
+export const RUN_SPEC_VERSION = 1;
+
+/** A thread name: 1–64 letters, digits, `.`, `_`, `-`, not starting with `.` (context/threads.ts). */
+const THREAD_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
+/** A run id: safe as a file-name component. */
+const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;
+/** A structured-output name (the Open Responses `text.format.name` pattern). */
+const OUTPUT_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+const jsonObject = z.record(z.string(), z.unknown());
+
+const historyShape = z.strictObject({
+  /** `native` (function_call items), `text-embed` (results as text) or `auto` (by the provider). */
+  strategy: z.enum(HISTORY_STRATEGIES).default(HISTORY_DEFAULTS.strategy),
+  /** Tool calls kept verbatim when older ones are folded into a summary. */
+  recent_calls_to_keep: z.int().min(0).max(100_000).default(HISTORY_DEFAULTS.recentCallsToKeep),
+  /** History size (tokens) past which older calls are folded. */
+  truncation_threshold: z.int().min(1).default(HISTORY_DEFAULTS.truncationThreshold),
+  /** The model that writes summaries; absent: extractive summaries, no model call. */
+  summarization_model: z.string().min(1).max(256).optional(),
+});
+
+const outputSchemaShape = z.strictObject({
+  name: z.string().regex(OUTPUT_NAME, "must be 1–64 letters, digits, _ or -"),
+  schema: jsonObject,
+  strict: z.boolean().default(true),
+  description: z.string().max(4096).optional(),
+});
+
+const contextShape = z.strictObject({
+  items: z.array(jsonObject),
+  compiled: z.looseObject({
+    bundle_id: z.string().regex(/^[0-9a-f]{64}$/, "must be a sha256 hex digest"),
+    strategy: z.string(),
+    item_count: z.int().min(0),
+    token_estimate: z.number().min(0),
+    tokenizer: z.string(),
+    runs: z.int().min(0),
+    thread: z.string().regex(THREAD_NAME).optional(),
+    summary_method: z.string().optional(),
+  }),
+});
+
+const toolChoiceShape = z.union([z.enum(["none", "auto", "required"]), z.looseObject({ type: z.string() })]);
+
+/** The request body fields the loop owns: a spec's `request` cannot set them. */
+const LOOP_OWNED = [
+  "model",
+  "instructions",
+  "input",
+  "previous_response_id",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "max_tool_calls",
+  "stream",
+] as const;
+
+const requestShape = jsonObject.superRefine((request, ctx) => {
+  for (const key of LOOP_OWNED) {
+    if (key in request)
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: `is set by the loop, not by request (use the spec's own ${key === "tools" ? "tools / hosted_tools" : key} field)`,
+      });
+  }
+  const problem = requestProblem(request);
+  if (problem !== undefined) ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
+});
+
+/** The fields of a RunSpec, each with its default (see the `RunSpec` doc comments). */
+const specShape = z.strictObject({
+  /** The version of this schema the spec was written against. */
+  version: z.literal(RUN_SPEC_VERSION).default(RUN_SPEC_VERSION),
+  model: z.string().min(1).max(256).nullable().default(null),
+  input: z.union([z.string().min(1, "must not be empty"), z.array(jsonObject).min(1)]),
+  instructions: z.string().optional(),
+  mode: z.enum(["auto", "chained", "stateless"]).default("auto"),
+  max_tool_calls: z.int().min(1).max(1_000_000).default(LOOP_DEFAULTS.maxToolCalls),
+  max_turns: z.int().min(1).max(100_000).default(LOOP_DEFAULTS.maxTurns),
+  tools: z.array(z.string().min(1).max(128)).max(4096).optional(),
+  tool_choice: toolChoiceShape.optional(),
+  reset_tool_choice: z.boolean().default(LOOP_DEFAULTS.resetToolChoice),
+  tools_on_follow_up: z.enum(["every_request", "first_request"]).default(LOOP_DEFAULTS.toolsOnFollowUp),
+  tool_execution: z.enum(["eager", "after_response"]).default(LOOP_DEFAULTS.toolExecution),
+  parallel_tool_calls: z.boolean().default(LOOP_DEFAULTS.parallelToolCalls),
+  tool_concurrency: z.int().min(1).max(1024).default(LOOP_DEFAULTS.toolConcurrency),
+  tool_timeout_ms: z.int().min(1).max(86_400_000).optional(),
+  tool_output_cap_bytes: z
+    .int()
+    .min(256)
+    .max(1 << 30)
+    .optional(),
+  native_tools: z.union([z.boolean(), z.literal("auto")]).default("auto"),
+  native_shell: z.enum(["shell", "local_shell"]).default("shell"),
+  hosted_tools: z
+    .array(z.looseObject({ type: z.string().min(1) }))
+    .max(64)
+    .default([]),
+  continue_incomplete: z.boolean().default(false),
+  request: requestShape.default({}),
+  history: historyShape.prefault({}),
+  output_schema: outputSchemaShape.optional(),
+  transport: z.enum(["sse", "websocket"]).optional(),
+  thread: z
+    .string()
+    .regex(THREAD_NAME, "must be 1–64 letters, digits, ., _ or - (not starting with .)")
+    .optional(),
+  context: contextShape.optional(),
+  run_id: z.string().regex(RUN_ID, "must be 1–128 letters, digits, _ or -").optional(),
+});
+
+/**
+ * A run as data, every default applied (what `resolveRunSpec` returns, what a tape's header
+ * carries as `spec`):
+ * - `model`: the model, or null to let the server choose. Default null.
+ * - `input`: the prompt, or input items. Required.
+ * - `instructions`: sent on every request. Default none.
+ * - `mode`: `chained` (previous_response_id), `stateless` (the whole history, store:false) or
+ *   `auto` (chained unless the provider cannot chain). Default `auto`.
+ * - `max_tool_calls` (32), `max_turns` (20): the run's limits (`LOOP_DEFAULTS`).
+ * - `tools`: names of the tools offered, a selection of what the run's tools (`RunDeps.tools`)
+ *   and the local policy allow. Default: every tool the run has.
+ * - `tool_choice`, `reset_tool_choice` (true), `tools_on_follow_up` (`every_request`),
+ *   `tool_execution` (`eager`), `parallel_tool_calls` (false), `tool_concurrency` (4),
+ *   `tool_timeout_ms`, `tool_output_cap_bytes`: how tools are offered and run.
+ * - `native_tools` (`auto`: the provider's capability), `native_shell` (`shell`), `hosted_tools`
+ *   ([]): OpenAI's native tool types and the provider's own tools.
+ * - `continue_incomplete` (false): continue an answer cut off by max_output_tokens once.
+ * - `request` ({}): extra request fields (reasoning, temperature, metadata, …; not the loop's own).
+ * - `history`: the run's ToolHistoryManager settings (`HISTORY_DEFAULTS`).
+ * - `output_schema`: structured output (a JSON Schema the final answer must match).
+ * - `transport`: `sse` or `websocket`, for whoever builds the provider (the CLI, `eddy serve`);
+ *   `runAgent` streams through the provider it is given.
+ * - `thread`: the thread the run continues (`runAgentOnThread`), `context`: the compiled context it
+ *   starts from (items + the `context_compiled` payload); `run_id`: fixed run id.
+ */
+export type RunSpec = Omit<z.output<typeof specShape>, ProtocolTyped> & ProtocolFields;
+
+/** Fields the schema checks loosely (their items are the Open Responses request's) and types by the protocol. */
+type ProtocolTyped = "input" | "context" | "tool_choice" | "hosted_tools" | "request";
+
+/** The protocol types of those fields. */
+interface ProtocolFields {
+  input: string | ItemParam[];
+  context?: { items: ItemParam[]; compiled: ContextCompilation };
+  tool_choice?: ToolChoiceParam;
+  hosted_tools: HostedTool[];
+  request: Partial<CreateResponseBody>;
+}
+
+/** A RunSpec as written by hand or received: every field optional except `input`, defaults not yet applied. */
+export type RunSpecInput = Omit<z.input<typeof specShape>, ProtocolTyped | "output_schema"> &
+  Pick<ProtocolFields, "input" | "context" | "tool_choice"> &
+  Partial<Pick<ProtocolFields, "hosted_tools" | "request">> & {
+    /** Structured output; `schema` may be a zod schema in a program (converted to JSON Schema once). */
+    output_schema?: Omit<z.input<typeof outputSchemaShape>, "schema"> & { schema: JsonSchema | ZodType };
+  };
+
+/** A spec without its input yet (a batch's shared settings, a session's, a server's defaults). */
+export type PartialRunSpec = Partial<RunSpecInput>;
+
+/** The continuation mode a spec asks for. */
+export type RunSpecMode = RunSpec["mode"];
+
+/** The history settings of a resolved spec. */
+export type RunSpecHistory = RunSpec["history"];
+
+/** The structured-output settings of a resolved spec. */
+export type RunSpecOutputSchema = NonNullable<RunSpec["output_schema"]>;
+
+/**
+ * The JSON Schema (draft 2020-12) of a RunSpec as accepted on input — what `eddy serve` validates
+ * `POST /v1/runs` against and its `/openapi.json` describes, what a tape header's `spec` and a
+ * queue job's spec are checked with. Generated from the same zod schema `resolveRunSpec` uses.
+ */
+export const runSpecSchema: Readonly<Record<string, unknown>> = Object.freeze({
+  $id: `https://eddy.dev/schemas/run-spec.v${RUN_SPEC_VERSION}.json`,
+  title: "RunSpec",
+  ...(z.toJSONSchema(specShape, { io: "input", unrepresentable: "any" }) as Record<string, unknown>),
+});
+
+/**
+ * Checks a spec (untrusted: a tape, a task line, a queue job, an HTTP body, a program's object)
+ * and applies every default once. Throws `EddyError` `invalid_run_spec` (fault `user`) whose
+ * message names each bad field and what was given — `max_turns: expected an integer (got "many")`
+ * — and whose `details.field` is the first one. `source` prefixes the message (a file, a job id).
+ *
+ * @example
+ * ```ts
+ * const spec = resolveRunSpec({ model: "gpt-5-mini", input: "What is in package.json?", max_turns: 5 });
+ * spec.max_tool_calls; // 32: the default, applied here once
+ * ```
+ */
+export function resolveRunSpec(input: unknown, source?: string): RunSpec {
+  const given = withJsonOutputSchema(input);
+  const parsed = specShape.safeParse(given);
+  if (!parsed.success) throw specError(parsed.error, given, source);
+  return parsed.data as RunSpec;
+}
+
+/** Like `resolveRunSpec` for a spec without its input (a batch's or a server's shared settings). */
+export function checkPartialRunSpec(input: unknown, source?: string): PartialRunSpec {
+  const given = withJsonOutputSchema(input);
+  const parsed = specShape.partial().safeParse(given);
+  if (!parsed.success) throw specError(parsed.error, given, source);
+  // The given fields only: defaults are applied once, by resolveRunSpec, after merging.
+  return given as PartialRunSpec;
+}
+
+/**
+ * `over` merged over `base`: a field `over` sets wins; `request` and `history` are merged one level
+ * deep (a task's `temperature` keeps the batch's `reasoning`). Neither is checked here.
+ */
+export function mergeRunSpecs(base: PartialRunSpec, over: PartialRunSpec): PartialRunSpec {
+  const merged: PartialRunSpec = { ...base, ...over };
+  if (base.request !== undefined && over.request !== undefined)
+    merged.request = { ...base.request, ...over.request };
+  if (base.history !== undefined && over.history !== undefined)
+    merged.history = { ...base.history, ...over.history };
+  return merged;
+}
+
+/** A zod output schema in a program's spec becomes its JSON Schema (a spec is data). */
+function withJsonOutputSchema(input: unknown): unknown {
+  if (input === null || typeof input !== "object") return input;
+  const spec = input as { output_schema?: { schema?: unknown; name?: unknown } };
+  const schema = spec.output_schema?.schema;
+  if (!isZodSchema(schema)) return input;
+  const owner = `output schema ${JSON.stringify(spec.output_schema?.name ?? "")}`;
+  return {
+    ...spec,
+    output_schema: { ...spec.output_schema, schema: compileSchema(owner, schema).jsonSchema },
+  };
+}
+
+function specError(error: z.ZodError, given: unknown, source: string | undefined): EddyError {
+  const problems = zodProblems(error, given);
+  const where = source === undefined ? "run spec" : source;
+  const field = firstProblemField(error);
+  return new EddyError("invalid_run_spec", `${where}: ${problems.join("; ")}`, {
+    fault: "user",
+    details: { field: field ?? "", problems },
+  });
+}
