@@ -17,6 +17,7 @@ import { providerBenchmark } from "./provider/index.js";
 import { scalingBenchmark } from "./scaling/index.js";
 import { shutdownBenchmark } from "./shutdown/index.js";
 import { sseBenchmark } from "./sse/index.js";
+import { startupBenchmark } from "./startup/index.js";
 import { tokenizerBenchmark } from "./tokenizer/index.js";
 
 const BENCHMARKS: readonly Benchmark[] = [
@@ -29,6 +30,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   batchBenchmark,
   scalingBenchmark,
   shutdownBenchmark,
+  startupBenchmark,
 ];
 
 const RESULTS = join(dirname(fileURLToPath(import.meta.url)), "RESULTS.md");

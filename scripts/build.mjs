@@ -1,6 +1,7 @@
-// Compiles src/ to dist/ with tsc, copies the generated ajv validators (plain JS + .d.ts) next to
-// their compiled importers, and bundles the run viewer's browser code (src/view/client/, with
-// marked, DOMPurify and jsdiff) into the one script and stylesheet `eddy view` inlines in its pages.
+// Compiles src/ to dist/ with tsc, copies the generated ajv validators (plain JS + .d.ts: the
+// protocol's and the built-in tools') next to their compiled importers, and bundles the run
+// viewer's browser code (src/view/client/, with marked, DOMPurify and jsdiff) into the one script
+// and stylesheet `eddy view` inlines in its pages.
 // Used by `npm run build` (and so by `npm ci` through `prepare`) and by the test suite's global
 // setup. Exits non-zero when tsc reports errors (the JS is emitted anyway) or the bundle fails.
 import { spawnSync } from "node:child_process";
@@ -17,10 +18,14 @@ const tsc = spawnSync(
     stdio: "inherit",
   },
 );
-const generated = "protocol/generated";
-mkdirSync(join(root, "dist", generated), { recursive: true });
-for (const file of ["validators.js", "validators.d.ts"]) {
-  copyFileSync(join(root, "src", generated, file), join(root, "dist", generated, file));
+for (const file of [
+  "protocol/generated/validators.cjs",
+  "protocol/generated/validators.d.cts",
+  "tools/builtin/generated/validators.js",
+  "tools/builtin/generated/validators.d.ts",
+]) {
+  mkdirSync(dirname(join(root, "dist", file)), { recursive: true });
+  copyFileSync(join(root, "src", file), join(root, "dist", file));
 }
 
 const { build } = await import("esbuild");

@@ -2,8 +2,10 @@
 //   src/protocol/generated/openapi.ts      TypeScript types (openapi-typescript, OpenAPI 3.1)
 //   src/protocol/generated/event-types.ts  the streaming event `type` literal union + runtime array
 //   src/protocol/generated/enums.ts        every string enum of the spec (`*Enum` schemas) + input size limits
-//   src/protocol/generated/validators.js   ajv (draft 2020-12) standalone validators, compiled once here
-//   src/protocol/generated/validators.d.ts their declarations
+//   src/protocol/generated/validators.cjs   ajv (draft 2020-12) standalone validators, compiled once here
+//                                          (CommonJS, so src/protocol/validate.ts can require() them on
+//                                          first use: a run without validation never loads them)
+//   src/protocol/generated/validators.d.cts their declarations
 //
 // Usage:
 //   scripts/update-openresponses-types [PATH_OR_URL]   copy PATH_OR_URL byte-exact into schemas/, regenerate
@@ -219,7 +221,7 @@ export const INPUT_FILE_DATA_MAX_LENGTH = ${maxLength("InputFileContentParam", "
   for (const [name, def] of Object.entries(spec.components.schemas))
     defs[name] = toJsonSchema(def, spec.components.schemas);
   const ajv = new Ajv2020({
-    code: { source: true, esm: true, lines: false, optimize: 1 },
+    code: { source: true, esm: false, lines: false, optimize: 1 },
     strict: true,
     strictRequired: false,
     strictTypes: false,
@@ -253,8 +255,7 @@ export const INPUT_FILE_DATA_MAX_LENGTH = ${maxLength("InputFileContentParam", "
     refs[`validate${name}`] = id;
   }
   const code = standaloneCode(ajv, refs);
-  // ajv's standalone output reaches its small runtime helpers (ucs2length, equal) through require().
-  const validatorsJs = `${banner}// @ts-nocheck\nimport { createRequire } from "node:module";\nconst require = createRequire(import.meta.url);\n${code}\n`;
+  const validatorsJs = `${banner}${code}\n`;
   const validatorsDts = `${banner}
 /** An ajv standalone validator: returns true when valid; otherwise \`errors\` holds what failed. */
 export interface CompiledValidator {
@@ -270,8 +271,8 @@ ${Object.keys(refs)
     [join(outDir, "openapi.ts"), typesTs],
     [join(outDir, "event-types.ts"), eventTypesTs],
     [join(outDir, "enums.ts"), enumsTs],
-    [join(outDir, "validators.js"), validatorsJs],
-    [join(outDir, "validators.d.ts"), validatorsDts],
+    [join(outDir, "validators.cjs"), validatorsJs],
+    [join(outDir, "validators.d.cts"), validatorsDts],
   ]);
 }
 

@@ -176,6 +176,11 @@ export { PROVIDER_DEFAULTS } from "./provider/defaults.js";
 export { ProviderError, type ProviderErrorKind } from "./provider/errors.js";
 export { createFallbackProvider, type FallbackCandidate } from "./provider/fallback.js";
 export {
+  createHttpProvider,
+  createProfileProvider,
+  type HttpProviderOptions,
+} from "./provider/http-provider.js";
+export {
   type CallOptions,
   createLLMProvider,
   type LLMCompactRequest,
@@ -206,15 +211,7 @@ export {
   runProbes,
   type ToolFollowUp,
 } from "./provider/probe/index.js";
-export {
-  createHttpProvider,
-  createProfileProvider,
-  type HttpProviderOptions,
-  KNOWN_PROFILES,
-  type ProviderProfile,
-  type Route,
-  resolveRoute,
-} from "./provider/profiles.js";
+export { KNOWN_PROFILES, type ProviderProfile, type Route, resolveRoute } from "./provider/profiles.js";
 export type {
   CompactRequest,
   CompactResult,

@@ -6,7 +6,6 @@
  * the run). Ctrl-C at the prompt is an ordinary SIGINT: the run is cancelled (exit 130).
  */
 import type { ApprovalDecision, ApprovalHandler } from "../loop/approvals.js";
-import { describeApproval } from "./approval-view.js";
 import type { Setting } from "./config.js";
 import type { ApproveMode } from "./config-tools.js";
 import { usageError } from "./preflight.js";
@@ -75,6 +74,8 @@ export function createApprovalPrompter(options: ApprovalPromptOptions): Approval
   return async (request) => {
     options.hold.pause();
     try {
+      // The view (and jsdiff) loads with the first prompt, not with every run.
+      const { describeApproval } = await import("./approval-view.js");
       const view = await describeApproval(request, options);
       // The call's name and id come from the provider: shown, never obeyed by the terminal.
       const name = terminalSafe(request.name, { oneLine: true });

@@ -10,10 +10,10 @@ import { z } from "zod";
 import { EddyError } from "../errors.js";
 import { historyConfigSchema } from "../history/options.js";
 import { APPROVE_MODES } from "../loop/policy.js";
+import { API_NAMES, STREAM_TRANSPORTS } from "../provider/api-names.js";
 import { CAPABILITY_KEYS, type CapabilityKey, withCapabilities } from "../provider/capabilities.js";
 import type { ChatDialect } from "../provider/chat-completions/dialect.js";
 import { type AiSdkProfile, KNOWN_PROFILES, type ProviderProfile } from "../provider/profiles.js";
-import { API_NAMES, STREAM_TRANSPORTS } from "../provider/wire-api.js";
 import { readRegularTextSync } from "../util/regular-file.js";
 import { EXTRA_CONFIG_KEYS, REQUEST_KEYS } from "./config-request.js";
 

@@ -6,7 +6,7 @@
  */
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { ApproveMode } from "../loop/policy.js";
-import { type McpServerConfig, parseMcpFlag, parseMcpServers } from "../tools/mcp/index.js";
+import { type McpServerConfig, parseMcpFlag, parseMcpServers } from "../tools/mcp/config.js";
 import type { ConfigSources, Setting } from "./config.js";
 
 /**

@@ -4,17 +4,18 @@
  * (unknown flags, missing or non-numeric values, unreadable files, a missing workspace, a tape of a
  * newer format) exit 2 before any request is sent (docs/architecture.md, "The CLI contract").
  */
+import { isatty } from "node:tty";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { BATCH_DEFAULTS } from "../batch/defaults.js";
 import { EddyError } from "../errors.js";
-import { HISTORY_DEFAULTS, HISTORY_STRATEGIES } from "../history/options.js";
+import { HISTORY_DEFAULTS, HISTORY_STRATEGIES } from "../history/defaults.js";
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { ToolsOnFollowUp } from "../loop/options.js";
 import { APPROVE_MODES } from "../loop/policy.js";
+import { API_NAMES, type ApiName, STREAM_TRANSPORTS, type StreamTransport } from "../provider/api-names.js";
 import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
 import { PROBE_DEFAULTS } from "../provider/probe/types.js";
 import { KNOWN_PROFILES } from "../provider/profiles.js";
-import { API_NAMES, type ApiName, STREAM_TRANSPORTS, type StreamTransport } from "../provider/wire-api.js";
 import { EDDY_VERSION } from "../version.js";
 import type { BatchFlags } from "./batch-command.js";
 import type { RunFlags, ToolsOnFollowUpFlag } from "./config.js";
@@ -577,7 +578,11 @@ export function processIo(): CliIo {
   return {
     stdout: process.stdout,
     stderr: process.stderr,
-    stdinIsTTY: process.stdin.isTTY === true,
+    // Asked of the file descriptor: opening process.stdin (a TTY or pipe stream) is work that most
+    // runs never need.
+    get stdinIsTTY() {
+      return isatty(0);
+    },
     readStdin: async () => {
       const chunks: Buffer[] = [];
       for await (const chunk of process.stdin) chunks.push(chunk as Buffer);

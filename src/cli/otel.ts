@@ -15,7 +15,6 @@
  */
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import type { Frame } from "../frames/frame.js";
-import { createOtelObserver } from "../telemetry/otel-observer.js";
 import { redactSecrets } from "../util/redact.js";
 import { EDDY_VERSION } from "../version.js";
 import type { Env } from "./config.js";
@@ -86,11 +85,13 @@ export function otlpHeaders(env: Env): Record<string, string> {
 /** Sets up the OTLP/HTTP export and returns the frame observer and its shutdown. */
 export async function startOtelExport(options: OtelExportOptions): Promise<OtelExport> {
   const { env } = options;
-  const [{ TracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] =
+  // OpenTelemetry, and eddy's observer of it, load only when a run exports spans.
+  const [{ TracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }, otel] =
     await Promise.all([
       import("@opentelemetry/sdk-trace"),
       import("@opentelemetry/exporter-trace-otlp-http"),
       import("@opentelemetry/resources"),
+      import("../telemetry/otel-observer.js"),
     ]);
   const url = tracesEndpoint(env);
   const endpoint = withoutCredentials(url);
@@ -107,7 +108,7 @@ export async function startOtelExport(options: OtelExportOptions): Promise<OtelE
     }),
     spanProcessors: [new BatchSpanProcessor({ exporter })],
   });
-  const observer = await createOtelObserver({
+  const observer = await otel.createOtelObserver({
     tracer: provider.getTracer("eddy", EDDY_VERSION),
     captureContent:
       options.captureContent ?? env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT === "true",

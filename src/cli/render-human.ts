@@ -14,6 +14,7 @@ import type { Frame, FrameOf, RunEndedFrame } from "../frames/frame.js";
 import { describeHostedItem } from "./hosted-items.js";
 import {
   clip,
+  formatCount,
   formatDuration,
   type Output,
   Spinner,
@@ -373,7 +374,7 @@ export function usageText(
 ): string {
   if (seen.reported + seen.estimated === 0) return "tokens unknown";
   const approx = seen.estimated > 0 ? "~" : "";
-  const counts = `${approx}${usage.input_tokens.toLocaleString("en-US")} in / ${approx}${usage.output_tokens.toLocaleString("en-US")} out tokens`;
+  const counts = `${approx}${formatCount(usage.input_tokens)} in / ${approx}${formatCount(usage.output_tokens)} out tokens`;
   const notes = [
     ...(seen.estimated > 0 ? ["estimated"] : []),
     ...(seen.unreported > 0 ? [`${seen.unreported} turn${seen.unreported === 1 ? "" : "s"} unreported`] : []),

@@ -13,13 +13,7 @@ import {
   probeBubblewrap,
 } from "../tools/builtin/index.js";
 import { secretValuesFromEnv } from "../tools/execute.js";
-import {
-  createMcpTools,
-  type McpEvent,
-  type McpServerStatus,
-  type McpToolInfo,
-  type McpTools,
-} from "../tools/mcp/index.js";
+import type { McpEvent, McpServerStatus, McpToolInfo, McpTools } from "../tools/mcp/index.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import type { ToolDefinition } from "../tools/tool.js";
 import { untilAborted } from "../util/abort.js";
@@ -69,12 +63,19 @@ export async function prepareTools(
     if (!probe.ok) throw usageError(`--sandbox: ${probe.reason}`);
   }
   const builtins = createBuiltinTools(builtinOptionsOf(config, io.env));
+  return { builtins, mcp: await mcpTools(config, io, onEvent), envSecrets: secretValuesFromEnv(io.env) };
+}
+
+/** The MCP tool source, when servers are configured: the MCP SDK is loaded only then. */
+async function mcpTools(
+  config: EffectiveConfig,
+  io: CliIo,
+  onEvent: (event: McpEvent) => void,
+): Promise<McpTools | undefined> {
+  if (config.mcpServers.length === 0) return undefined;
+  const { createMcpTools } = await import("../tools/mcp/mcp-tools.js");
   const servers = Object.fromEntries(config.mcpServers.map((s) => [s.name, s.value]));
-  const mcp =
-    config.mcpServers.length === 0
-      ? undefined
-      : createMcpTools(servers, { env: io.env, cwd: config.workspace.value, onEvent });
-  return { builtins, mcp, envSecrets: secretValuesFromEnv(io.env) };
+  return createMcpTools(servers, { env: io.env, cwd: config.workspace.value, onEvent });
 }
 
 /** The built-ins as the configuration's policy allows them (`shell` gets the CLI's environment). */

@@ -2,11 +2,11 @@
  * The provider a run's configuration describes: the HTTP provider for its endpoint (with its
  * fallbacks), or the embedded mock server. Also the list of secrets the run must never show.
  */
-import { createMockServer, type MockServer } from "../mock/index.js";
+import type { MockServer } from "../mock/listener.js";
 import { createFallbackProvider } from "../provider/fallback.js";
+import { createHttpProvider, type HttpProviderOptions } from "../provider/http-provider.js";
 import type { OpenResponsesProviderOptions } from "../provider/open-responses.js";
 import { capabilitiesWithEvidence } from "../provider/probe/evidence.js";
-import { createHttpProvider, type HttpProviderOptions } from "../provider/profiles.js";
 import type { Provider } from "../provider/provider.js";
 import type { ApiName } from "../provider/wire-api.js";
 import type { EffectiveConfig, Endpoint } from "./config.js";
@@ -37,6 +37,8 @@ export async function startTargetProvider(config: EffectiveConfig): Promise<Targ
     // Closing the provider closes its WebSocket connections (none over SSE).
     return { provider, ...(notice === undefined ? {} : { notice }), close: async () => provider.close?.() };
   }
+  // The embedded mock loads only when a run uses it (the demo model).
+  const { createMockServer } = await import("../mock/listener.js");
   const mock: MockServer = await createMockServer({});
   const provider = createHttpProvider(config.api.value, {
     baseURL: mock.url,

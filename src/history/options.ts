@@ -8,6 +8,7 @@
  */
 import { z } from "zod";
 import { EddyError } from "../errors.js";
+import { HISTORY_DEFAULTS, HISTORY_STRATEGIES } from "./defaults.js";
 import type { ToolHistoryStrategySetting } from "./strategies.js";
 
 /**
@@ -39,20 +40,8 @@ export interface ToolHistoryOptions {
   strategy?: ToolHistoryStrategySetting;
 }
 
-/** The defaults of `ToolHistoryOptions`, read by the library and the CLI alike. */
-export const HISTORY_DEFAULTS = {
-  recentCallsToKeep: 6,
-  truncationThreshold: 100_000,
-  summarizationModel: undefined,
-  strategy: "auto",
-} as const satisfies ToolHistoryOptions;
-
-/** Every strategy setting, for flag and config validation. */
-export const HISTORY_STRATEGIES = [
-  "auto",
-  "native",
-  "text-embed",
-] as const satisfies readonly ToolHistoryStrategySetting[];
+// The defaults live apart from the zod schema below, so the CLI's help (which prints them) does not load zod.
+export { HISTORY_DEFAULTS, HISTORY_STRATEGIES };
 
 /** The config file's `history` object (snake_case, like the rest of the file). */
 export const historyConfigSchema = z

@@ -5,7 +5,8 @@
  * differs from the declared one); for an `input_file`, its name, MIME type and size. A part given
  * by URL is not downloaded (the mock never reaches the network): the answer says so.
  */
-import { imageSize } from "image-size";
+import { createRequire } from "node:module";
+import type * as ImageSize from "image-size";
 
 /** A content part of a user message, as the demo model reads it. */
 export type AttachmentPart =
@@ -36,6 +37,8 @@ function describeImage(url: string | undefined): string {
   if (payload === undefined) return `an image at ${clip(url)} (not downloaded: I work offline)`;
   const facts = [payload.mime ?? "no MIME type given", bytes(payload.bytes.length)];
   try {
+    // image-size (26 modules) loads with the first image, not with every demo run.
+    const { imageSize } = createRequire(import.meta.url)("image-size") as typeof ImageSize;
     const size = imageSize(payload.bytes);
     facts.push(`${size.width}×${size.height} pixels`);
     const actual = size.type === undefined ? undefined : mimeOf(size.type);

@@ -16,7 +16,6 @@
  * `invalid_api_key`. Every answer carries a deterministic `x-request-id` (`req_mock_0001`, …).
  */
 import type { EddyError } from "../errors.js";
-import { createChatCompletion } from "./chat/create-chat.js";
 import { compactResponse } from "./compact-response.js";
 import { type CreateContext, type CreateInfo, createResponse } from "./create-response.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
@@ -182,7 +181,12 @@ interface IncomingRequest {
 async function route(r: IncomingRequest, state: HandlerState): Promise<Response> {
   const { request, path, text, headers, info, log } = r;
   const server = state.server;
-  const create = CREATE.test(path) ? createResponse : CHAT.test(path) ? createChatCompletion : undefined;
+  // The Chat Completions half (and the zod schema of its bodies) loads with the first chat request.
+  const create = CREATE.test(path)
+    ? createResponse
+    : CHAT.test(path)
+      ? (await import("./chat/create-chat.js")).createChatCompletion
+      : undefined;
   if (create !== undefined) {
     allow(request.method, "POST", path);
     const result = await create(

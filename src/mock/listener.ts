@@ -17,14 +17,13 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import { type WebSocket, WebSocketServer } from "ws";
+import type { WebSocket, WebSocketServer } from "ws";
 import { EddyError } from "../errors.js";
 import { drained } from "../util/stream.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
 import { createMockHandler, type MockHandler, type MockOptions } from "./handler.js";
 import type { RecordedRequest } from "./recording.js";
 import type { Scenario } from "./scenario.js";
-import { loadScenario } from "./scenario-load.js";
 import type { WebSocketPeer, WebSocketStats } from "./websocket-session.js";
 
 /** Options of `createMockServer`: the handler's, plus where to listen. */
@@ -69,16 +68,15 @@ export interface MockServerStats {
  */
 export async function createMockServer(options: MockServerOptions = {}): Promise<MockServer> {
   const { scenario, port = MOCK_DEFAULTS.port, ...rest } = options;
-  const loaded = typeof scenario === "string" ? await loadScenario(scenario) : scenario;
+  const loaded =
+    typeof scenario === "string"
+      ? await (await import("./scenario-load.js")).loadScenario(scenario)
+      : scenario;
   const handler = createMockHandler(loaded === undefined ? rest : { ...rest, scenario: loaded });
   const server = createServer({ noDelay: true, keepAliveTimeout: 5_000 }, (req, res) => {
     serve(req, res, handler).catch(() => res.destroy());
   });
-  const sockets = new WebSocketServer({
-    noServer: true,
-    maxPayload: MOCK_DEFAULTS.maxBodyBytes,
-    perMessageDeflate: false,
-  });
+  const sockets = webSocketServer();
   let connections = 0;
   server.on("connection", () => connections++);
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -109,7 +107,6 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
     close() {
       closing ??= new Promise<void>((resolve) => {
         handler.close();
-        for (const ws of sockets.clients) ws.terminate();
         sockets.close();
         server.close(() => resolve());
         server.closeAllConnections();
@@ -179,13 +176,51 @@ function toRequest(req: IncomingMessage, body: Buffer, signal: AbortSignal): Req
   });
 }
 
+/**
+ * The listener's `ws` server, created (and `ws` loaded) by the first upgrade request, so a mock
+ * that serves only HTTP never loads it. Once closed, it terminates every connection and refuses
+ * new ones.
+ */
+interface LazyWebSocketServer {
+  get(): Promise<WebSocketServer | undefined>;
+  close(): void;
+}
+
+function webSocketServer(): LazyWebSocketServer {
+  let server: Promise<WebSocketServer> | undefined;
+  let closed = false;
+  const shut = (s: WebSocketServer) => {
+    for (const ws of s.clients) ws.terminate();
+    s.close();
+  };
+  return {
+    async get() {
+      if (closed) return undefined;
+      server ??= import("ws").then(
+        ({ WebSocketServer }) =>
+          new WebSocketServer({
+            noServer: true,
+            maxPayload: MOCK_DEFAULTS.maxBodyBytes,
+            perMessageDeflate: false,
+          }),
+      );
+      const s = await server;
+      return closed ? undefined : s;
+    },
+    close() {
+      closed = true;
+      void server?.then(shut);
+    },
+  };
+}
+
 /** An upgrade request: refused with the handler's HTTP answer, or handed to `ws` and given a session. */
 async function upgrade(
   req: IncomingMessage,
   socket: Duplex,
   head: Buffer,
   handler: MockHandler,
-  sockets: WebSocketServer,
+  lazySockets: LazyWebSocketServer,
 ): Promise<void> {
   const admission = handler.websocket(toRequest(req, Buffer.alloc(0), new AbortController().signal));
   if ("refused" in admission) {
@@ -197,6 +232,11 @@ async function upgrade(
     });
     lines.push(`content-length: ${body.length}`, "connection: close", "", "");
     socket.end(Buffer.concat([Buffer.from(lines.join("\r\n")), body]));
+    return;
+  }
+  const sockets = await lazySockets.get();
+  if (sockets === undefined) {
+    socket.destroy(); // the server is closing
     return;
   }
   sockets.handleUpgrade(req, socket, head, (ws) => {

@@ -58,3 +58,19 @@ export const CAPABILITY_KEYS = Object.keys(GENERIC_CAPABILITIES) as readonly Cap
 export function withCapabilities(overrides: Partial<ProviderCapabilities> = {}): ProviderCapabilities {
   return { ...GENERIC_CAPABILITIES, ...overrides };
 }
+
+/**
+ * What no Chat Completions server can do, whatever the options say: chain on a stored response,
+ * return encrypted reasoning, take `max_tool_calls`, or keep item ids (messages have none).
+ */
+const CHAT_COMPLETIONS_LIMITS: Partial<ProviderCapabilities> = {
+  previousResponseId: false,
+  encryptedReasoning: false,
+  maxToolCalls: false,
+  keepItemIds: false,
+};
+
+/** The capabilities of a Chat Completions server: `overrides`, within what the API allows. */
+export function chatCapabilities(overrides: Partial<ProviderCapabilities> = {}): ProviderCapabilities {
+  return withCapabilities({ strictTools: false, ...overrides, ...CHAT_COMPLETIONS_LIMITS });
+}

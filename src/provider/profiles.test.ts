@@ -4,9 +4,9 @@ import { type RawServer, startRawServer } from "../../test/support/raw-server.js
 import type { ProviderFrame } from "../frames/frame.js";
 import { GENERIC_CAPABILITIES } from "./capabilities.js";
 import { createFallbackProvider } from "./fallback.js";
+import { createProfileProvider } from "./http-provider.js";
 import { createOpenResponsesProvider } from "./open-responses.js";
 import {
-  createProfileProvider,
   KNOWN_PROFILES,
   keyRequired,
   modelRequired,

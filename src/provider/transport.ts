@@ -5,7 +5,8 @@
  * (any WHATWG `fetch`, injectable: tests, proxies, other runtimes).
  */
 import * as http from "node:http";
-import * as https from "node:https";
+import type * as https from "node:https";
+import { createRequire } from "node:module";
 import { iterateBytes } from "../sse/decoder.js";
 
 /** One POST a transport sends. */
@@ -66,7 +67,16 @@ export interface NodeHttpTransportOptions {
  */
 export function nodeHttpTransport(options: NodeHttpTransportOptions = {}): Transport {
   const httpAgent = options.httpAgent ?? new http.Agent({ keepAlive: true });
-  const httpsAgent = options.httpsAgent ?? new https.Agent({ keepAlive: true });
+  // node:https (and TLS with it) loads with the first https:// request: a run on a local server,
+  // the demo model among them, never needs it.
+  let secure: { https: typeof https; agent: https.Agent } | undefined;
+  const tls = () => {
+    if (secure === undefined) {
+      const loaded = createRequire(import.meta.url)("node:https") as typeof https;
+      secure = { https: loaded, agent: options.httpsAgent ?? new loaded.Agent({ keepAlive: true }) };
+    }
+    return secure;
+  };
   const targets = new Map<string, { https: boolean; hostname: string; port: string; path: string }>();
   return (request) =>
     new Promise<TransportResponse>((resolve, reject) => {
@@ -92,10 +102,10 @@ export function nodeHttpTransport(options: NodeHttpTransportOptions = {}): Trans
         hostname: target.hostname,
         path: target.path,
         headers: { ...request.headers, "content-length": String(body.length) },
-        agent: target.https ? httpsAgent : httpAgent,
+        agent: target.https ? tls().agent : httpAgent,
       };
       if (target.port !== "") requestOptions.port = target.port;
-      const req = (target.https ? https : http).request(requestOptions, (res) => {
+      const req = (target.https ? tls().https : http).request(requestOptions, (res) => {
         resolve({
           status: res.statusCode ?? 0,
           headers: {

@@ -11,6 +11,7 @@ import type { CreateResponseBody, JsonObject } from "../protocol/types.js";
 import { type AiSdkCallSettings, toCallOptions } from "./ai-sdk/call-options.js";
 import { createAiSdkTranslator } from "./ai-sdk/translator.js";
 import { aiSdkFramesFromSse } from "./ai-sdk/wire.js";
+import type { ApiName } from "./api-names.js";
 import type { EventTranslator } from "./assembling-stream.js";
 import { type ChatDialect, chatDialect } from "./chat-completions/dialect.js";
 import { toChatRequest } from "./chat-completions/request.js";
@@ -18,24 +19,7 @@ import { createChatTranslator } from "./chat-completions/translator.js";
 import { chatFramesFromSse } from "./chat-completions/wire.js";
 import type { ProviderRequest } from "./provider.js";
 
-/**
- * The APIs eddy speaks to providers: Open Responses (`POST /responses`) and Chat Completions
- * (`POST /chat/completions`) over HTTP, and an AI SDK language model's stream (`ai-sdk`, through
- * the model object: provider/ai-sdk/).
- */
-export type ApiName = "responses" | "chat-completions" | "ai-sdk";
-
-/** Every `ApiName`, for option checks and help texts. */
-export const API_NAMES: readonly ApiName[] = ["responses", "chat-completions", "ai-sdk"];
-
-/**
- * How an Open Responses provider's responses stream back: SSE over one HTTP request each, or
- * messages on a WebSocket connection kept across requests (WebSocket mode).
- */
-export type StreamTransport = "sse" | "websocket";
-
-/** Every `StreamTransport`, for option checks and help texts. */
-export const STREAM_TRANSPORTS: readonly StreamTransport[] = ["sse", "websocket"];
+export { API_NAMES, type ApiName, STREAM_TRANSPORTS, type StreamTransport } from "./api-names.js";
 
 /** Which API a provider speaks, with the settings that shape what it sends (tapes record it). */
 export interface WireApi {

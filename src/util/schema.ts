@@ -3,8 +3,14 @@
  * with ajv, draft 2020-12) or a zod schema (converted with zod's own `z.toJSONSchema`, validated
  * with zod so transforms and defaults apply). Each schema is compiled once. Messages name the bad
  * field. Generic (a leaf of `util/`): the tools layer and the loop both use it.
+ *
+ * ajv is loaded by the first JSON Schema compiled at run time: importing it costs more than most
+ * runs spend validating (bench/README.md, "startup"), and the built-in tools' validators are
+ * compiled ahead of time (`registerPrecompiled`).
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import { createRequire } from "node:module";
+import type * as AjvModule from "ajv/dist/2020.js";
+import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import { type ZodType, z } from "zod";
 import { EddyError } from "../errors.js";
 import { isJsonObject } from "./json.js";
@@ -24,20 +30,28 @@ export type SchemaCheck = { ok: true; value: unknown } | { ok: false; problems: 
 
 const MAX_PROBLEMS = 6;
 
+/**
+ * ajv's options, here and for the validators compiled ahead of time (`registerPrecompiled`).
+ * `addUsedSchema: false` keeps compiled schemas out of ajv's registry, so two tools whose schemas
+ * share an `$id` do not collide; formats are annotations only.
+ */
+export const AJV_OPTIONS = {
+  allErrors: true,
+  strict: false,
+  addUsedSchema: false,
+  validateFormats: false,
+  logger: false,
+} as const;
+
 let sharedAjv: Ajv2020 | undefined;
 
-/**
- * One ajv instance for all registries. `addUsedSchema: false` keeps compiled schemas out of its
- * registry, so two tools whose schemas share an `$id` do not collide; formats are annotations only.
- */
+/** One ajv instance for all registries, created (and ajv loaded) by the first JSON Schema compiled. */
 function ajv(): Ajv2020 {
-  sharedAjv ??= new Ajv2020({
-    allErrors: true,
-    strict: false,
-    addUsedSchema: false,
-    validateFormats: false,
-    logger: false,
-  });
+  if (sharedAjv === undefined) {
+    // ajv is a CommonJS package: require() gives the same instance an import would.
+    const { Ajv2020 } = createRequire(import.meta.url)("ajv/dist/2020.js") as typeof AjvModule;
+    sharedAjv = new Ajv2020(AJV_OPTIONS);
+  }
   return sharedAjv;
 }
 
@@ -80,6 +94,16 @@ function compileJsonSchema(owner: string, parameters: JsonSchema): CompiledSchem
   } catch (error) {
     throw invalid(owner, `the schema is not a valid JSON Schema: ${(error as Error).message}`, error);
   }
+  return checkedBy(jsonSchema, validator);
+}
+
+/** An ajv validator, compiled at run time or ahead of time: true when valid, else `errors`. */
+export interface PrecompiledValidator {
+  (value: unknown): boolean;
+  errors?: ErrorObject[] | null;
+}
+
+function checkedBy(jsonSchema: JsonSchema, validator: PrecompiledValidator): CompiledSchema {
   return {
     jsonSchema,
     validate(value) {
@@ -87,6 +111,23 @@ function compileJsonSchema(owner: string, parameters: JsonSchema): CompiledSchem
       return { ok: false, problems: formatAjvErrors(validator.errors ?? []) };
     },
   };
+}
+
+/**
+ * Makes `validate`, an ajv standalone validator compiled ahead of time with `AJV_OPTIONS` from a
+ * schema whose JSON was `source`, the compiled form of `schema`: `compileSchema(owner, schema)`
+ * then needs no ajv (the built-in tools: src/tools/builtin/precompiled.ts). Does nothing when
+ * `schema` no longer serializes to `source` (the validator is stale: ajv compiles the schema as
+ * any other) or was compiled already.
+ */
+export function registerPrecompiled(
+  schema: JsonSchema,
+  source: string,
+  validate: PrecompiledValidator,
+): void {
+  if (compiled.has(schema) || JSON.stringify(schema) !== source) return;
+  const { $schema: _ignored, ...jsonSchema } = schema;
+  compiled.set(schema, checkedBy(jsonSchema, validate));
 }
 
 function compileZod(owner: string, schema: ZodType): CompiledSchema {

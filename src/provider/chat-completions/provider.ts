@@ -14,7 +14,7 @@
 import type { JsonObject } from "../../protocol/types.js";
 import { createAssemblingStream } from "../assembling-stream.js";
 import { type Attempt, abortableSleep, retryingSource } from "../attempts.js";
-import { type ProviderCapabilities, withCapabilities } from "../capabilities.js";
+import { chatCapabilities } from "../capabilities.js";
 import { ProviderError } from "../errors.js";
 import { createHttpAttempt } from "../http-attempt.js";
 import { httpAttemptConfig, type OpenResponsesProviderOptions } from "../open-responses.js";
@@ -34,21 +34,8 @@ export interface ChatCompletionsProviderOptions extends OpenResponsesProviderOpt
   dialect?: Partial<ChatDialect>;
 }
 
-/**
- * What no Chat Completions server can do, whatever the options say: chain on a stored response,
- * return encrypted reasoning, take `max_tool_calls`, or keep item ids (messages have none).
- */
-const STATELESS: Partial<ProviderCapabilities> = {
-  previousResponseId: false,
-  encryptedReasoning: false,
-  maxToolCalls: false,
-  keepItemIds: false,
-};
-
-/** The capabilities of a Chat Completions server: `overrides`, within what the API allows. */
-export function chatCapabilities(overrides: Partial<ProviderCapabilities> = {}): ProviderCapabilities {
-  return withCapabilities({ strictTools: false, ...overrides, ...STATELESS });
-}
+// chatCapabilities lives in capabilities.ts, so the profile table does not load this module.
+export { chatCapabilities };
 
 /**
  * A provider for any server with the Chat Completions API.

@@ -5,7 +5,7 @@
  */
 import type { JsonObject } from "../../protocol/types.js";
 import { type ProviderCapabilities, withCapabilities } from "../capabilities.js";
-import { createHttpProvider } from "../profiles.js";
+import { createHttpProvider } from "../http-provider.js";
 import type { Provider } from "../provider.js";
 import type { ApiName } from "../wire-api.js";
 import type { Failure } from "./exchange.js";

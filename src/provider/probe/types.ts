@@ -5,7 +5,7 @@
  * and model; `capabilitiesWithEvidence` (evidence.ts) turns it into capabilities.
  */
 import type { JsonObject } from "../../protocol/types.js";
-import type { HttpProviderOptions } from "../profiles.js";
+import type { HttpProviderOptions } from "../http-provider.js";
 import type { ApiName, StreamTransport } from "../wire-api.js";
 
 /** The probes, in the order they run. */

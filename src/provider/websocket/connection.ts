@@ -9,7 +9,7 @@
  * process alive, as node:http's keep-alive agent does with its idle sockets.
  */
 import type { Socket } from "node:net";
-import WebSocket from "ws";
+import type WebSocket from "ws";
 
 /** A refused opening handshake: the server answered the upgrade with an ordinary HTTP response. */
 export class HandshakeRefused extends Error {
@@ -51,9 +51,11 @@ const REMEMBERED_RESPONSES = 256;
 
 /**
  * Opens a connection. Rejects with a `HandshakeRefused` (non-101 answer), the socket error
- * (connection refused, TLS, …), or the signal's reason.
+ * (connection refused, TLS, …), or the signal's reason. `ws` is loaded by the first connection,
+ * so runs over SSE never load it.
  */
-export function connectWebSocket(options: ConnectOptions): Promise<WebSocketConnection> {
+export async function connectWebSocket(options: ConnectOptions): Promise<WebSocketConnection> {
+  const { default: WebSocket } = await import("ws");
   return new Promise((resolve, reject) => {
     const { signal } = options;
     if (signal.aborted) {
@@ -150,7 +152,7 @@ export class WebSocketConnection {
   /** Sends one text message; rejects when the socket cannot take it (closed, broken). */
   send(text: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      if (this.ended !== undefined || this.ws.readyState !== WebSocket.OPEN) {
+      if (this.ended !== undefined || this.ws.readyState !== this.ws.OPEN) {
         reject(new Error("the connection is closed"));
         return;
       }

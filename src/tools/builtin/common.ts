@@ -2,7 +2,8 @@
  * Small helpers shared by the built-in tools: typed failures, file-system error messages, binary
  * sniffing and glob matching. Nothing here touches a path the workspace check has not approved.
  */
-import picomatch from "picomatch";
+import { createRequire } from "node:module";
+import type picomatch from "picomatch";
 import { EddyError } from "../../errors.js";
 import { TOOL_DEFAULTS } from "../defaults.js";
 import type { ToolError } from "../tool.js";
@@ -70,8 +71,10 @@ export function globMatcher(globs: Globs): ((path: string) => boolean) | undefin
   // them), so the two kinds are split here.
   const full = list.filter((g) => g.includes("/"));
   const base = list.filter((g) => !g.includes("/"));
-  const matchFull = full.length === 0 ? undefined : picomatch(full, { dot: true });
-  const matchBase = base.length === 0 ? undefined : picomatch(base, { dot: true });
+  // picomatch loads with the first glob, not with every run.
+  const glob = createRequire(import.meta.url)("picomatch") as typeof picomatch;
+  const matchFull = full.length === 0 ? undefined : glob(full, { dot: true });
+  const matchBase = base.length === 0 ? undefined : glob(base, { dot: true });
   return (path) => {
     if (matchFull?.(path)) return true;
     if (matchBase === undefined) return false;

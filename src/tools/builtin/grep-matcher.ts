@@ -18,7 +18,9 @@
  * In multi-line mode every line match is also a block match (`^`/`$` match at line ends, a
  * lookbehind sees a newline before the line), except for RE2's `\A`/`\z`, which skip that test.
  */
-import { RE2JS } from "re2js";
+import { createRequire } from "node:module";
+import type * as Re2js from "re2js";
+import type { RE2JS } from "re2js";
 import { toolFailure } from "./common.js";
 
 /** What a line must contain. */
@@ -51,6 +53,9 @@ export function compileScanner(spec: PatternSpec): LineScanner {
 }
 
 function compileRe2(spec: PatternSpec): RE2JS {
+  // re2js (260 kB of JavaScript) loads with the first regular expression, not with every run; its
+  // CommonJS build, so that compiling stays synchronous.
+  const { RE2JS } = createRequire(import.meta.url)("re2js") as typeof Re2js;
   const flags = RE2JS.MULTILINE | RE2JS.LOOKBEHINDS | (spec.caseSensitive ? 0 : RE2JS.CASE_INSENSITIVE);
   try {
     return RE2JS.compile(RE2JS.translateRegExp(spec.pattern), flags);

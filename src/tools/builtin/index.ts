@@ -9,6 +9,7 @@ import type { ToolDefinition } from "../tool.js";
 import { applyPatchTool } from "./apply-patch.js";
 import { grepTool } from "./grep.js";
 import { listDirTool } from "./list-dir.js";
+import { registerBuiltinValidators } from "./precompiled.js";
 import { readFileTool } from "./read-file.js";
 import type { ShellSandbox } from "./sandbox.js";
 import { createShellTool, type ShellEnvOptions } from "./shell.js";
@@ -59,6 +60,7 @@ export const BUILTIN_TOOL_NAMES = [
  * ```
  */
 export function createBuiltinTools(options: BuiltinToolsOptions = {}): BuiltinTools {
+  registerBuiltinValidators();
   const tools: ToolDefinition[] = [readFileTool, listDirTool, grepTool];
   const disabled: DisabledTool[] = [];
   const writeTools: ToolDefinition[] = [changesThings(writeFileTool), changesThings(applyPatchTool)];

@@ -7,7 +7,6 @@
  * image where the provider takes images in tool output, and described in a note where not.
  */
 import type { FileHandle } from "node:fs/promises";
-import { fileTypeFromBuffer } from "file-type";
 import { INPUT_IMAGE_URL_MAX_LENGTH } from "../../protocol/generated/enums.js";
 import { TOOL_DEFAULTS } from "../defaults.js";
 import { type ToolContext, type ToolDefinition, type ToolResult, toolResult } from "../tool.js";
@@ -151,6 +150,8 @@ async function imageResult(
   const { size } = await handle.stat();
   const head = Buffer.alloc(Math.min(size, 4100));
   await handle.read(head, 0, head.length, 0);
+  // file-type loads with the first binary file, not with every read.
+  const { fileTypeFromBuffer } = await import("file-type");
   const mime = (await fileTypeFromBuffer(head))?.mime;
   if (mime === undefined || !IMAGE_TYPES.has(mime)) return undefined;
   const artifacts = { path: display, mime_type: mime, bytes: size };

@@ -71,6 +71,25 @@ export interface ShellToolOptions {
   sandbox?: ShellSandbox;
 }
 
+/** The parameters of `shell`: one object for every shell tool (its validator is compiled ahead of time). */
+export const SHELL_PARAMETERS = {
+  type: "object",
+  properties: {
+    command: { type: "string", minLength: 1, description: "The bash command line to run." },
+    cwd: {
+      type: "string",
+      description: "Working directory relative to the workspace root. Default: the root.",
+    },
+    timeout_ms: {
+      type: "integer",
+      minimum: 1,
+      description: `Kill the command after this many milliseconds. Default ${TOOL_DEFAULTS.shellTimeoutMs}; larger values are capped at ${TOOL_DEFAULTS.shellMaxTimeoutMs}.`,
+    },
+  },
+  required: ["command"],
+  additionalProperties: false,
+};
+
 /**
  * Creates the `shell` tool (alias `bash`) with a fixed environment. Its `dispose()` kills what
  * its commands left running in the background; call it (or `ToolRegistry.dispose()`) when the
@@ -92,23 +111,7 @@ export function createShellTool(options: ShellToolOptions = {}): ToolDefinition<
       `The command is killed after timeout_ms (default ${TOOL_DEFAULTS.shellTimeoutMs}, at most ${TOOL_DEFAULTS.shellMaxTimeoutMs}). ` +
       "stdin is empty; a non-zero exit status is reported as a failure with its exit_code. Only a few environment variables " +
       "(PATH, HOME, LANG, …) are set.",
-    parameters: {
-      type: "object",
-      properties: {
-        command: { type: "string", minLength: 1, description: "The bash command line to run." },
-        cwd: {
-          type: "string",
-          description: "Working directory relative to the workspace root. Default: the root.",
-        },
-        timeout_ms: {
-          type: "integer",
-          minimum: 1,
-          description: `Kill the command after this many milliseconds. Default ${TOOL_DEFAULTS.shellTimeoutMs}; larger values are capped at ${TOOL_DEFAULTS.shellMaxTimeoutMs}.`,
-        },
-      },
-      required: ["command"],
-      additionalProperties: false,
-    },
+    parameters: SHELL_PARAMETERS,
     // The command's own timeout (≤ shellMaxTimeoutMs) fires first and keeps the partial output.
     timeoutMs: TOOL_DEFAULTS.shellMaxTimeoutMs + 10_000,
     truncationHint: "filter the output (grep, head, tail) or redirect it to a file and read that in parts",

@@ -5,7 +5,9 @@
  * synchronous computation if need be. A finished worker is kept (unreferenced, so it never keeps
  * the process alive) for the next task: starting one costs tens of milliseconds.
  */
-import { Worker } from "node:worker_threads";
+import { createRequire } from "node:module";
+import type * as WorkerThreads from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { EddyError, type EddyErrorCode, type ErrorFault } from "../../errors.js";
 
 /** The tasks `tools-worker.ts` knows. */
@@ -92,6 +94,8 @@ function startWorker(): Worker {
   // Running from the TypeScript sources (tests, `npm run bench`): load the worker through tsx,
   // as the parent process was.
   const bootstrap = `import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`;
+  // node:worker_threads loads with the first worker, not with every run.
+  const { Worker } = createRequire(import.meta.url)("node:worker_threads") as typeof WorkerThreads;
   const worker = fromSources ? new Worker(bootstrap, { eval: true }) : new Worker(url);
   // An idle worker that dies is never handed out again.
   worker.on("exit", () => {

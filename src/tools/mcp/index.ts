@@ -8,13 +8,8 @@ export {
   parseMcpServers,
 } from "./config.js";
 export { MCP_DEFAULTS } from "./defaults.js";
-export {
-  createMcpTools,
-  type McpToolInfo,
-  type McpTools,
-  type McpToolsOptions,
-  offlineMcpTools,
-} from "./mcp-tools.js";
+export { createMcpTools, type McpToolInfo, type McpTools, type McpToolsOptions } from "./mcp-tools.js";
 export { mcpToolName } from "./names.js";
+export { offlineMcpTools } from "./offline.js";
 export { mcpResultToToolResult } from "./result.js";
 export type { McpEvent, McpServerState, McpServerStatus } from "./status.js";

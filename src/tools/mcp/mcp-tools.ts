@@ -10,8 +10,7 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { EddyError } from "../../errors.js";
 import { compileSchema } from "../../util/schema.js";
 import { EDDY_VERSION } from "../../version.js";
-import { exitCodeFor } from "../execute.js";
-import { type JsonSchema, type ToolDefinition, toolResult } from "../tool.js";
+import type { JsonSchema, ToolDefinition } from "../tool.js";
 import { parseMcpServers } from "./config.js";
 import { createMcpConnection, type McpConnection } from "./connection.js";
 import { MCP_DEFAULTS } from "./defaults.js";
@@ -229,31 +228,6 @@ class EntryCache {
     this.built.set(connection, { from: listed, entries, byTool });
     return entries;
   }
-}
-
-/**
- * Definitions for MCP tools recorded with `toolInfo()` (e.g. in a tape header), without their
- * servers: the same names, descriptions, schemas and read-only hints, so request bodies come out
- * identical when the tool outputs come from a recording. Calling one ends `ok:false`.
- */
-export function offlineMcpTools(infos: readonly McpToolInfo[]): ToolDefinition[] {
-  return infos.map((info) => ({
-    name: info.name,
-    description: info.description,
-    parameters: info.parameters,
-    strict: false,
-    readOnly: info.readOnly,
-    needsApproval: !info.readOnly,
-    execute: () =>
-      toolResult({
-        ok: false,
-        exitCode: exitCodeFor("mcp_server_unavailable"),
-        error: {
-          code: "mcp_server_unavailable",
-          message: `MCP server "${info.server}" is not connected (its tools were loaded from a recording)`,
-        },
-      }),
-  }));
 }
 
 interface Entry {

@@ -20,13 +20,8 @@ import {
 import { executeToolCall } from "../execute.js";
 import type { ToolOutput } from "../output.js";
 import { createToolRegistry, type ToolRegistry } from "../registry.js";
-import {
-  createMcpTools,
-  type McpToolInfo,
-  type McpTools,
-  type McpToolsOptions,
-  offlineMcpTools,
-} from "./mcp-tools.js";
+import { createMcpTools, type McpToolInfo, type McpTools, type McpToolsOptions } from "./mcp-tools.js";
+import { offlineMcpTools } from "./offline.js";
 import type { McpEvent } from "./status.js";
 
 const execFileAsync = promisify(execFile);
