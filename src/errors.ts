@@ -39,6 +39,8 @@ export type EddyErrorCode =
   | "tool_failed"
   | "tool_timeout"
   | "path_outside_workspace"
+  // undo (a file changed since the change to undo)
+  | "undo_conflict"
   // loop
   | "output_schema_mismatch"
   | "replay_mismatch"

@@ -35,6 +35,7 @@ const ENTRY_POINTS = [
   "createSseDecoder",
   "runBatch",
   "resumeRun",
+  "createSession",
   "enqueueBatch",
   "startBatchWorker",
 ];
