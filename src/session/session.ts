@@ -277,6 +277,11 @@ export class Session {
     };
   }
 
+  /** Resolves once no turn runs and none is queued. */
+  async whenIdle(): Promise<void> {
+    while (this.draining !== undefined) await this.draining;
+  }
+
   /** Cancels the running turn, drops the queue and ends the event iterators once the turn is recorded. */
   async close(): Promise<void> {
     this.closed = true;
