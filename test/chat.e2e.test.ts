@@ -31,7 +31,7 @@ async function serve(scenario: Scenario): Promise<string> {
   return server.url;
 }
 
-describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", () => {
+describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", { timeout: 240_000 }, () => {
   it("remembers what the user said across turns (demo model); /exit leaves; eddy threads lists the session", async () => {
     const cwd = workspace();
     term = runInTmux(["chat"], { cwd, env: env() });
