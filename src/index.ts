@@ -87,7 +87,12 @@ export { type CompactHistoryOptions, type CompactHistoryResult, compactHistory }
 export type { ForeignChatMessage, HistoryNote } from "./history/foreign.js";
 export { HISTORY_DEFAULTS, type ToolHistoryOptions } from "./history/options.js";
 export {
+  type BuiltinStrategy,
+  type FormattedToolEntry,
+  NativeStrategy,
   nativeStrategy,
+  TextEmbedStrategy,
+  type ToolCallRecord,
   type ToolHistoryStrategy,
   type ToolHistoryStrategyName,
   type ToolHistoryStrategySetting,
@@ -102,6 +107,7 @@ export {
 export { type ToResponsesInputOptions, toResponsesInput } from "./history/to-responses-input.js";
 export { createTokenCounter, type TokenCounter } from "./history/tokens.js";
 export {
+  type CompactedHistory,
   type HistorySource,
   type RenderedHistory,
   ToolHistoryManager,
@@ -182,6 +188,25 @@ export {
   type TurnRequest,
 } from "./provider/llm-provider.js";
 export { createOpenResponsesProvider, type OpenResponsesProviderOptions } from "./provider/open-responses.js";
+export {
+  capabilitiesWithEvidence,
+  type DoctorReport,
+  type EvidenceChange,
+  evidenceChanges,
+  evidenceOf,
+  PROBE_DEFAULTS,
+  PROBE_NAMES,
+  type ProbeName,
+  type ProbeResult,
+  type ProbeStatus,
+  type ProbeTarget,
+  type ProbeToolRecord,
+  parseDoctorReport,
+  type RenderToolResult,
+  type RunProbesOptions,
+  runProbes,
+  type ToolFollowUp,
+} from "./provider/probe/index.js";
 export {
   createHttpProvider,
   createProfileProvider,

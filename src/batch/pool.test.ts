@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -95,6 +95,34 @@ describe("runBatch", () => {
     const tape = readTape(join(dir, "t3.tape"));
     expect(tape.frames.at(-1)).toMatchObject({ type: "run_ended", reason: "completed" });
     expect(results.find((r) => r.id === "t3")?.tape).toBe(join(dir, "t3.tape"));
+  });
+
+  it("onEnd comes before the worker's next onStart: started minus ended never exceeds `concurrency`", async () => {
+    // The results are yielded when the consumer asks; counting them instead of onEnd showed up to
+    // twice `concurrency` runs (a worker starts its next task before its last result is consumed).
+    const provider = createScriptedProvider([() => ({ items: [{ type: "message", text: "ok" }] })]);
+    let running = 0;
+    let peak = 0;
+    const ended: string[] = [];
+    const results = await collect(
+      runBatch(tasks(40), {
+        provider,
+        spec: { model: "m" },
+        tools: [],
+        concurrency: 3,
+        onStart: () => {
+          running++;
+          peak = Math.max(peak, running);
+        },
+        onEnd: (result) => {
+          running--;
+          ended.push(result.id);
+        },
+      }),
+    );
+    expect(peak).toBe(3);
+    expect(running).toBe(0);
+    expect(ended.sort()).toEqual(results.map((r) => r.id).sort());
   });
 
   it("many runs sharing the batch's signal raise no listener-leak warning", async () => {
@@ -225,6 +253,26 @@ describe("runBatch", () => {
     expect(bad).toMatchObject({ reason: "failed", workspace: join(copies, "bad") });
     expect(readFileSync(join(copies, "bad", "data.txt"), "utf8")).toBe("shared\n");
     expect(existsSync(join(copies, "good"))).toBe(false);
+  });
+
+  it("never removes through a symlink planted where a task's copy goes", async () => {
+    const base = temp("ws2");
+    writeFileSync(join(base, "data.txt"), "shared\n");
+    const copies = temp("copies2");
+    const outside = temp("outside");
+    writeFileSync(join(outside, "precious.txt"), "keep me\n");
+    symlinkSync(outside, join(copies, "t1"));
+    const results = await collect(
+      runBatch([{ id: "t1", spec: { input: "work" } }], {
+        provider: createScriptedProvider([() => ({ items: [{ type: "message", text: "fine" }] })]),
+        spec: { model: "m" },
+        workspace: base,
+        tools: () => createToolRegistry([]),
+        workspaces: copies,
+      }),
+    );
+    expect(readFileSync(join(outside, "precious.txt"), "utf8")).toBe("keep me\n");
+    expect(results[0]?.reason).not.toBe("completed");
   });
 
   it("re-runs failed tasks only when asked to", async () => {
