@@ -5,7 +5,7 @@
  * a directory swapped for a symlink meanwhile cannot redirect the write outside. `append: true` adds to the end instead (also atomically), which is how the model
  * writes a file too large for one call (docs/pitfalls.md #39).
  */
-import { fileChangeRecord } from "../file-changes.js";
+import { FILE_CHANGE_CONTENT_CAP, fileChangeRecord } from "../file-changes.js";
 import { type ToolDefinition, toolResult } from "../tool.js";
 import { outsideWorkspace, resolveInWorkspace, workspaceRoot } from "../workspace.js";
 import {
@@ -63,7 +63,9 @@ export const writeFileTool: ToolDefinition<WriteFileArgs> = {
         }
         const append = args.append === true;
         // Read before the write whenever it exists: the change record (undo) keeps what it was.
-        const original = existing === undefined ? null : await readChildFile(dir, name);
+        // (A file over the record's cap is not read just for that: its change is recorded as omitted.)
+        const readIt = existing !== undefined && (append || existing.size <= FILE_CHANGE_CONTENT_CAP);
+        const original = readIt ? await readChildFile(dir, name) : existing === undefined ? null : undefined;
         const previous = append ? (original ?? undefined) : undefined;
         const added = Buffer.from(args.content, "utf8");
         const mode = existing === undefined ? undefined : existing.mode & 0o7777;
@@ -82,7 +84,11 @@ export const writeFileTool: ToolDefinition<WriteFileArgs> = {
             created,
             append,
           },
-          fileChanges: [fileChangeRecord(target.display, original, written)],
+          fileChanges: [
+            original === undefined
+              ? { path: target.display, encoding: "utf8", omitted: "too_large" }
+              : fileChangeRecord(target.display, original, written),
+          ],
         });
       } finally {
         await dir.close();
