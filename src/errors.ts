@@ -43,6 +43,8 @@ export type EddyErrorCode =
   | "path_outside_workspace"
   // batch
   | "workspace_copy_failed"
+  // undo (a file changed since the change to undo)
+  | "undo_conflict"
   // loop
   | "output_schema_mismatch"
   | "replay_mismatch"

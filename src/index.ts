@@ -47,6 +47,7 @@ export type {
   ContextCompilation,
   ContextCompiledFrame,
   ContinuationMode,
+  FileChangeRecord,
   Frame,
   FrameEnvelope,
   FrameError,
@@ -232,6 +233,18 @@ export {
 export type { WatchdogLimits } from "./provider/watchdog.js";
 export { WEBSOCKET_DEFAULTS, type WebSocketOptions } from "./provider/websocket/mode.js";
 export type { ApiName, StreamTransport } from "./provider/wire-api.js";
+// ── sessions: turns on one thread (eddy chat) ─────────────────────────────────────────────
+export {
+  createSession,
+  newThreadName,
+  Session,
+  type SessionEvent,
+  type SessionOptions,
+  type SessionSpec,
+  type TurnResult,
+  type TurnUsage,
+} from "./session/session.js";
+export { fileChangesOf, undoTape } from "./session/undo.js";
 // ── tools ─────────────────────────────────────────────────────────────────────────────────
 export {
   BUILTIN_TOOL_NAMES,
@@ -241,6 +254,7 @@ export {
 } from "./tools/builtin/index.js";
 export { TOOL_DEFAULTS } from "./tools/defaults.js";
 export type { ToolCall, ToolCallResult } from "./tools/execute.js";
+export { checkFileChanges, undoFileChanges } from "./tools/file-undo.js";
 export {
   createToolRegistry,
   type DisabledTool,

@@ -36,6 +36,7 @@ const ENTRY_POINTS = [
   "createSseDecoder",
   "runBatch",
   "resumeRun",
+  "createSession",
   "enqueueBatch",
   "startBatchWorker",
 ];

@@ -27,6 +27,8 @@ const ALLOWED: Record<string, string[]> = {
   mock: ["protocol", "sse"],
   // Batches: a pool of runs, a rate limit, resuming from tapes, a BullMQ adapter (above loop/ and replay/).
   batch: ["protocol", "frames", "provider", "tools", "history", "context", "loop", "replay"],
+  // Sessions: turns on one thread, each a run recorded as a tape; deferred calls resumed (batch/resume.ts).
+  session: ["protocol", "frames", "provider", "tools", "history", "context", "loop", "replay", "batch"],
   // view/ renders tapes: it reads them through replay/ and knows frames; client/ is its browser half.
   view: ["frames", "replay"],
   // telemetry/ observes frames only.
@@ -43,6 +45,7 @@ const ALLOWED: Record<string, string[]> = {
     "replay",
     "mock",
     "batch",
+    "session",
     "view",
     "telemetry",
   ],
@@ -59,6 +62,7 @@ const ALLOWED: Record<string, string[]> = {
     "replay",
     "mock",
     "batch",
+    "session",
     "telemetry",
   ],
   util: [],

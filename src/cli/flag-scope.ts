@@ -10,7 +10,7 @@ import type { Command } from "commander";
 import { usageError } from "./preflight.js";
 
 /** A command that starts runs besides `eddy run`. */
-export type RunningCommand = "batch" | "worker" | "resume";
+export type RunningCommand = "batch" | "worker" | "resume" | "chat";
 
 const ATTACHMENTS =
   "attachments belong to a task's input: give each task input items with input_image/input_file parts";
@@ -65,6 +65,14 @@ export const NOT_APPLICABLE: Readonly<Record<RunningCommand, Readonly<Record<str
     "--image": ATTACHMENTS,
     "--file": ATTACHMENTS,
     "--schema": "a batch's schema travels with its tasks: give it to eddy batch --queue",
+  },
+  chat: {
+    "--context": "a chat continues its thread: use --thread NAME",
+    "--json": "eddy chat is a terminal; each turn's frames are in its tape (.eddy/tapes/THREAD/)",
+    "--record": "eddy chat records every turn's tape under .eddy/tapes/THREAD/",
+    "--image": "a chat's messages are typed lines: attach files with eddy run --image/--file",
+    "--file": "a chat's messages are typed lines: attach files with eddy run --image/--file",
+    "--schema": "a chat's answers are for a person: use eddy run --schema for structured output",
   },
   resume: {
     ...Object.fromEntries(SPEC_FLAGS.map((flag) => [flag, SPEC_FROM_TAPE])),

@@ -288,6 +288,40 @@ function defineRun(program: Command, io: CliIo, state: CliState): void {
     });
 }
 
+function defineChat(program: Command, io: CliIo, state: CliState): void {
+  const chat = program
+    .command("chat")
+    .description(
+      "an interactive session: each message is a run on the session's thread (new unless --thread NAME); /help inside",
+    );
+  addRunOptions(chat)
+    .addHelpText(
+      "after",
+      "\nEvery turn is recorded as a tape (.eddy/tapes/THREAD/RUN_ID.tape). Ctrl-C cancels the running turn;\nCtrl-C twice or Ctrl-D at the prompt leaves. A message typed while a turn runs is sent when it ends.",
+    )
+    .action(async (flags: RunFlags) => {
+      state.debug = flags.debug === true;
+      const { assertFlagsApply, NOT_APPLICABLE } = await import("./flag-scope.js");
+      assertFlagsApply(chat, "chat", NOT_APPLICABLE.chat);
+      const { chatCommand } = await import("./chat-command.js");
+      state.exitCode = await chatCommand(flags, io);
+    });
+}
+
+function defineUndo(program: Command, io: CliIo, state: CliState): void {
+  program
+    .command("undo")
+    .description(
+      "restore the files a recorded run's write_file/apply_patch calls changed (refused if one changed since)",
+    )
+    .argument("<tape>", "the run's tape (eddy run --record, or a chat turn's under .eddy/tapes)")
+    .option("--workspace <dir>", "the workspace the run wrote in (default: the current directory)")
+    .action(async (tape: string, flags: { workspace?: string }) => {
+      const { undoCommand } = await import("./undo-command.js");
+      state.exitCode = await undoCommand(tape, flags, io);
+    });
+}
+
 function defineReplay(program: Command, io: CliIo, state: CliState): void {
   program
     .command("replay")
@@ -517,6 +551,8 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: () => {} })
     .showSuggestionAfterError(true);
   defineRun(program, io, state);
+  defineChat(program, io, state);
+  defineUndo(program, io, state);
   defineReplay(program, io, state);
   defineMock(program, io, state);
   defineThreads(program, io, state);
@@ -578,8 +614,11 @@ export function processIo(): CliIo {
   return {
     stdout: process.stdout,
     stderr: process.stderr,
-    // Asked of the file descriptor: opening process.stdin (a TTY or pipe stream) is work that most
-    // runs never need.
+    // A getter: opening process.stdin (a TTY or pipe stream) is work that most commands never need.
+    get stdin() {
+      return process.stdin;
+    },
+    // Asked of the file descriptor, for the same reason.
     get stdinIsTTY() {
       return isatty(0);
     },

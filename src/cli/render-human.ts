@@ -37,7 +37,7 @@ export interface HumanRendererOptions {
 
 export class HumanRenderer {
   private readonly spinner: Spinner | undefined;
-  private readonly started: number;
+  private started: number;
   private firstToken: number | undefined;
   private textItem: string | undefined;
   private stdoutAtLineStart = true;
@@ -70,6 +70,11 @@ export class HumanRenderer {
   }
 
   onFrame(frame: Frame): void {
+    // A renderer may show several runs in turn (eddy chat): each is timed from its own start.
+    if (frame.type === "run_started" && frame.seq === 0) {
+      this.started = this.options.now();
+      this.firstToken = undefined;
+    }
     switch (frame.type) {
       case "output_text_delta":
         this.text(frame);

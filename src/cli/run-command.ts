@@ -45,6 +45,8 @@ export interface CliIo {
   cwd: string;
   /** Registers a handler for SIGINT/SIGTERM; returns a function that removes it. */
   onSignal: (handler: (signal: string) => void) => () => void;
+  /** The standard input stream (`eddy chat` reads its lines from it). @defaultValue none */
+  stdin?: NodeJS.ReadableStream;
   /** Answers typed on the terminal (`--approve ask`); absent when there is none to read from. */
   terminal?: TerminalInput;
 }

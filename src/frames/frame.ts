@@ -405,6 +405,25 @@ export interface ToolEndedFrame extends FrameEnvelope {
   full_output?: string;
   /** An image the tool showed the model (a `data:` URL), sent as an `input_image` part after `output`. */
   image_url?: string;
+  /**
+   * The files the call changed (`write_file`, `apply_patch`), content before and after: what
+   * `/undo` and `eddy undo TAPE` restore. Never sent to the model. Absent when nothing changed.
+   */
+  file_changes?: FileChangeRecord[];
+}
+
+/**
+ * One file a call changed, as the workspace-relative `path`: its content `before` and `after`
+ * (`null`: the file did not exist), both in `encoding` (`utf8` text, or `base64` for bytes that
+ * are not UTF-8). `omitted: "too_large"` (no contents) when either side is over 1 MiB: such a
+ * change cannot be undone.
+ */
+export interface FileChangeRecord {
+  path: string;
+  encoding: "utf8" | "base64";
+  before?: string | null;
+  after?: string | null;
+  omitted?: "too_large";
 }
 
 /** A call needs approval before it runs; the run waits for the decision. */

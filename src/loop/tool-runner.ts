@@ -247,6 +247,8 @@ export class ToolRunner {
       if (result.fullOutput !== undefined) ended.full_output = result.fullOutput;
     }
     if (result.imageUrl !== undefined) ended.image_url = result.imageUrl;
+    if (result.fileChanges !== undefined && result.fileChanges.length > 0)
+      ended.file_changes = result.fileChanges;
     this.options.channel.emit(ended);
     this.answered.push({ call: task.call, result });
   }

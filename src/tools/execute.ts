@@ -7,6 +7,7 @@
 import { assertNever, EddyError } from "../errors.js";
 import { redactSecrets as redact } from "../util/redact.js";
 import { TOOL_DEFAULTS } from "./defaults.js";
+import type { FileChangeRecord } from "./file-changes.js";
 import { encodeToolOutput, toToolOutput } from "./output.js";
 import type { ToolLookup, ToolRegistry } from "./registry.js";
 import { isToolResult, type ToolError, type ToolErrorCode, type ToolResult, toolResult } from "./tool.js";
@@ -67,6 +68,8 @@ export interface ToolCallResult {
   durationMs: number;
   /** An image the tool returned (a `data:` URL), sent as an `input_image` part after `output`. */
   imageUrl?: string;
+  /** The files the call changed (`ToolResult.fileChanges`), for the `tool_ended` frame. */
+  fileChanges?: FileChangeRecord[];
 }
 
 /**
@@ -310,5 +313,6 @@ function finish(
   if (result.error !== undefined) out.error = { code: result.error.code, message: result.error.message };
   if (options.terminalResult !== undefined) out.terminalResult = options.terminalResult;
   if (result.imageUrl !== undefined) out.imageUrl = result.imageUrl;
+  if (result.fileChanges !== undefined) out.fileChanges = result.fileChanges;
   return out;
 }

@@ -5,6 +5,8 @@
  */
 import type { z } from "zod";
 
+import type { FileChangeRecord } from "./file-changes.js";
+
 /** A JSON Schema object (the tool's `parameters`). */
 export type { JsonSchema } from "../util/schema.js";
 
@@ -47,6 +49,11 @@ export interface ToolResult {
    * `function_call_output` (only when `ToolContext.imagesInOutput`).
    */
   imageUrl?: string;
+  /**
+   * The files the call changed, content before and after (`write_file`, `apply_patch`): kept in
+   * the `tool_ended` frame (never sent to the model) so a turn can be undone (file-changes.ts).
+   */
+  fileChanges?: FileChangeRecord[];
 }
 
 /**
@@ -185,6 +192,7 @@ export function toolResult(
   if (fields.artifacts !== undefined) result.artifacts = fields.artifacts;
   if (fields.error !== undefined) result.error = fields.error;
   if (fields.imageUrl !== undefined) result.imageUrl = fields.imageUrl;
+  if (fields.fileChanges !== undefined) result.fileChanges = fields.fileChanges;
   return result;
 }
 

@@ -6,6 +6,7 @@
  */
 import { dirname, relative } from "node:path";
 import { EddyError } from "../../errors.js";
+import { fileChangeRecord } from "../file-changes.js";
 import { type ToolDefinition, toolResult } from "../tool.js";
 import { resolveInWorkspace, toDisplay, type WorkspacePath, workspaceRoot } from "../workspace.js";
 import {
@@ -181,6 +182,7 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
       ok: true,
       stdout: `Applied the patch:\n${summary.join("\n")}`,
       artifacts: { changed_files: changed.map((c) => c.display) },
+      fileChanges: changed.map((c) => fileChangeRecord(c.display, c.original, c.next)),
     });
   },
 };

@@ -5,6 +5,7 @@
  * a directory swapped for a symlink meanwhile cannot redirect the write outside. `append: true` adds to the end instead (also atomically), which is how the model
  * writes a file too large for one call (docs/pitfalls.md #39).
  */
+import { FILE_CHANGE_CONTENT_CAP, fileChangeRecord } from "../file-changes.js";
 import { type ToolDefinition, toolResult } from "../tool.js";
 import { outsideWorkspace, resolveInWorkspace, workspaceRoot } from "../workspace.js";
 import {
@@ -61,16 +62,16 @@ export const writeFileTool: ToolDefinition<WriteFileArgs> = {
           throw toolFailure("tool_failed", `write_file: ${target.display} is a directory`);
         }
         const append = args.append === true;
-        const previous = existing !== undefined && append ? await readChildFile(dir, name) : undefined;
+        // Read before the write whenever it exists: the change record (undo) keeps what it was.
+        // (A file over the record's cap is not read just for that: its change is recorded as omitted.)
+        const readIt = existing !== undefined && (append || existing.size <= FILE_CHANGE_CONTENT_CAP);
+        const original = readIt ? await readChildFile(dir, name) : existing === undefined ? null : undefined;
+        const previous = append ? (original ?? undefined) : undefined;
         const added = Buffer.from(args.content, "utf8");
         const mode = existing === undefined ? undefined : existing.mode & 0o7777;
-        await writeChildAtomic(
-          dir,
-          name,
-          previous === undefined ? added : Buffer.concat([previous, added]),
-          mode,
-        );
-        const total = (previous?.length ?? 0) + added.length;
+        const written = previous === undefined ? added : Buffer.concat([previous, added]);
+        await writeChildAtomic(dir, name, written, mode);
+        const total = written.length;
         const created = existing === undefined;
         const verb = created ? "created" : append ? "appended to" : "overwrote";
         return toolResult({
@@ -83,6 +84,11 @@ export const writeFileTool: ToolDefinition<WriteFileArgs> = {
             created,
             append,
           },
+          fileChanges: [
+            original === undefined
+              ? { path: target.display, encoding: "utf8", omitted: "too_large" }
+              : fileChangeRecord(target.display, original, written),
+          ],
         });
       } finally {
         await dir.close();

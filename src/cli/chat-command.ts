@@ -1,0 +1,385 @@
+/**
+ * `eddy chat [--thread NAME]`: an interactive session in the terminal — a thin terminal over the
+ * session API (src/session/session.ts), on the same flags, configuration and policy as `eddy run`
+ * (run-settings.ts). Each message is a turn on the session's thread, rendered as `eddy run`
+ * renders a run (the answer streams; tool calls, approvals with diffs and reasoning show).
+ *
+ * Line editing and history come from `node:readline` (docs/decisions.md, "eddy chat reads lines
+ * with node:readline"): Node's own, no dependency, no native module, and it gives what a line chat
+ * needs — editing, up/down history, Ctrl-C and Ctrl-D as events — on a TTY and on a pipe alike.
+ *
+ * Ctrl-C during a turn cancels it (and drops queued messages) and returns to the prompt; Ctrl-C
+ * twice or Ctrl-D at the prompt leaves. A line typed while a turn runs is queued; `/steer TEXT`
+ * sends it at the turn's next safe point. While an approval prompt is open, the next line is its answer.
+ */
+import { createInterface, type Interface } from "node:readline";
+import { checkThreadName } from "../context/threads.js";
+import { EddyError } from "../errors.js";
+import type { ApprovalHandler } from "../loop/approvals.js";
+import { APPROVE_MODES, type ApproveMode } from "../loop/policy.js";
+import { createSession, type Session, type SessionEvent } from "../session/session.js";
+import type { TerminalInput } from "./approval-prompt.js";
+import { createApprovalPrompter } from "./approval-prompt.js";
+import { type RunFlags, resolveConfig } from "./config.js";
+import { CANCELLED, SUCCESS } from "./exit-codes.js";
+import { ImageSaver } from "./hosted-items.js";
+import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
+import { type CliIo, humanRenderer, runDepsOf, tapeHeaderOf } from "./run-command.js";
+import { specOf } from "./run-settings.js";
+import { closeTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
+import { mcpEventLine, RunView } from "./run-view.js";
+import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
+import { type Styles, stylesFor } from "./terminal.js";
+
+/** `eddy chat`'s flags: `eddy run`'s that apply to a session. */
+export type ChatFlags = RunFlags;
+
+export const CHAT_HELP = [
+  "/help               this list",
+  "/exit               leave (also Ctrl-D, or Ctrl-C twice at the prompt)",
+  "/new                start a new thread",
+  "/model NAME         the model of the next turns",
+  "/approve MODE       ask, auto, deny or defer for the next turns",
+  "/decide ID=allow|deny  decide a call the last turn deferred (all=… for every one)",
+  "/steer TEXT         interrupt the running turn at its next safe point and send TEXT",
+  "/tools              the tools the turns may use",
+  "/undo               restore the files the last turn changed",
+  "/usage              tokens so far, per turn",
+  "/view               write the session's page (its tapes) and open it",
+].join("\n");
+
+/** Where the chat's lines go: to an open approval prompt first, else to the session. */
+class LineRouter implements TerminalInput {
+  private waiter: ((line: string | null) => void) | undefined;
+
+  get asking(): boolean {
+    return this.waiter !== undefined;
+  }
+
+  readLine(signal: AbortSignal): Promise<string | null> {
+    if (signal.aborted) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const done = (line: string | null) => {
+        this.waiter = undefined;
+        signal.removeEventListener("abort", onAbort);
+        resolve(line);
+      };
+      const onAbort = () => done(null);
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.waiter = done;
+    });
+  }
+
+  /** True when the line answered a prompt. */
+  answer(line: string | null): boolean {
+    if (this.waiter === undefined) return false;
+    this.waiter(line);
+    return true;
+  }
+}
+
+/** `eddy chat`: returns 0 when the user leaves (130 when cancelled while starting). */
+export async function chatCommand(flags: ChatFlags, io: CliIo): Promise<number> {
+  const config = resolveConfig(flags, io.env, io.cwd);
+  checkWorkspace(config.workspace.value);
+  assertReadyToRun(config, io.env);
+  if (flags.thread !== undefined) checkThreadName(flags.thread);
+  if (io.stdin === undefined) throw usageError("eddy chat needs a terminal or a pipe to read messages from");
+  const styles = stylesFor(io.stderr, io.env);
+  const images = new ImageSaver(config.workspace.value);
+  const view = RunView.human(humanRenderer(io, styles, config, images));
+  const router = new LineRouter();
+  const chatIo: CliIo = { ...io, terminal: router };
+  const prepared = await prepareTools(config, chatIo, (event) => view.say(mcpEventLine(event, styles)));
+  const starting = new AbortController();
+  const removeSignal = io.onSignal(() => starting.abort());
+  let tools: RunTools | undefined;
+  let target: TargetProvider | undefined;
+  try {
+    tools = await startTools(prepared, {
+      config,
+      io: chatIo,
+      styles,
+      signal: starting.signal,
+      hold: view,
+      secrets: secretsOf(config),
+    });
+    removeSignal();
+    if (tools === undefined) return CANCELLED;
+    target = await startTargetProvider(config);
+    const {
+      signal: _signal,
+      onApproval: _asked,
+      ...deps
+    } = runDepsOf(config, tools, target.provider, starting.signal);
+    const onApproval: ApprovalHandler | undefined = io.stdinIsTTY
+      ? createApprovalPrompter({
+          input: router,
+          output: io.stderr,
+          styles,
+          workspace: config.workspace.value,
+          secrets: deps.secrets ?? [],
+          hold: view,
+        })
+      : undefined;
+    const runTools = tools;
+    const session = createSession({
+      spec: specOf(config),
+      deps,
+      ...(flags.thread === undefined ? {} : { thread: flags.thread }),
+      tapeHeader: (spec) => tapeHeaderOf(spec, { ...deps, policy: deps.policy }, config, runTools),
+      ...(onApproval === undefined ? {} : { onApproval }),
+    });
+    if (target.notice !== undefined) io.stderr.write(`${styles.dim(target.notice)}\n`);
+    return await chatLoop(session, { io, styles, view, router, images });
+  } finally {
+    removeSignal();
+    await target?.close();
+    await closeTools(prepared, tools?.registry);
+  }
+}
+
+interface ChatContext {
+  io: CliIo;
+  styles: Styles;
+  view: RunView;
+  router: LineRouter;
+  images: ImageSaver;
+}
+
+/** Reads lines until the user leaves; renders the session's events. */
+async function chatLoop(session: Session, ctx: ChatContext): Promise<number> {
+  const { io, styles } = ctx;
+  const rl = createInterface({
+    input: io.stdin as NodeJS.ReadableStream,
+    output: io.stderr as unknown as NodeJS.WritableStream,
+    terminal: io.stdinIsTTY,
+    historySize: 1000,
+    prompt: `${styles.bold("›")} `,
+  });
+  io.stderr.write(
+    `${styles.dim(`eddy chat — thread ${session.thread} (model ${session.model ?? "default"}, approve ${session.approve}). /help for commands; Ctrl-D leaves.`)}\n`,
+  );
+  const left = new Promise<void>((resolve) => {
+    const leave = leaver(session, rl, resolve);
+    renderEvents(session, rl, ctx);
+    wireKeys(session, rl, ctx, leave);
+    rl.on("line", (line) => {
+      if (ctx.router.answer(line)) return;
+      onLine(line, session, rl, ctx, leave).catch((err: unknown) => say(ctx, errorLine(err, styles)));
+    });
+  });
+  rl.prompt();
+  await left;
+  return SUCCESS;
+}
+
+/** Leaving: once the turns sent so far ended (a pipe that ends), or now (/exit, Ctrl-D at the prompt). */
+function leaver(session: Session, rl: Interface, resolve: () => void): (now: boolean) => void {
+  let leaving = false;
+  return (now) => {
+    if (leaving) return;
+    leaving = true;
+    (async () => {
+      if (!now) await session.whenIdle();
+      await session.close();
+      rl.close();
+      resolve();
+    })();
+  };
+}
+
+/** Ctrl-C: cancels the running turn, or clears the line; twice at an empty prompt (or Ctrl-D) leaves. */
+function wireKeys(session: Session, rl: Interface, ctx: ChatContext, leave: (now: boolean) => void): void {
+  let interrupts = 0;
+  const interrupt = () => {
+    if (ctx.router.answer(null) || session.busy) {
+      const dropped = session.clearQueue();
+      session.cancel();
+      say(
+        ctx,
+        ctx.styles.dim(
+          `cancelling the turn…${dropped.length > 0 ? ` (dropped ${dropped.length} queued)` : ""}`,
+        ),
+      );
+      interrupts = 0;
+      return;
+    }
+    if (rl.line !== "" || ++interrupts < 2) {
+      rl.write(null, { ctrl: true, name: "u" });
+      ctx.io.stderr.write(`\n${ctx.styles.dim("(Ctrl-C again or Ctrl-D to leave)")}\n`);
+      rl.prompt();
+      return;
+    }
+    leave(true);
+  };
+  rl.on("SIGINT", interrupt);
+  // On a pipe readline sees no keys: the signal comes to the process.
+  const removeSignal = ctx.io.onSignal(interrupt);
+  rl.on("close", () => {
+    removeSignal();
+    leave(false);
+  });
+  rl.on("line", () => {
+    interrupts = 0;
+  });
+}
+
+/** Renders each turn's frames as `eddy run` does; the prompt comes back when the session is idle. */
+function renderEvents(session: Session, rl: Interface, ctx: ChatContext): void {
+  (async () => {
+    for await (const event of session.events()) renderEvent(event, session, rl, ctx);
+  })();
+}
+
+function renderEvent(event: SessionEvent, session: Session, rl: Interface, ctx: ChatContext): void {
+  const { styles } = ctx;
+  switch (event.type) {
+    case "frame":
+      ctx.images.observe(event.frame);
+      ctx.view.render(event.frame);
+      return;
+    case "turn_started":
+      return;
+    case "turn_failed":
+      say(ctx, errorLine(event.error, styles));
+      break;
+    case "turn_ended": {
+      const pending = event.result.run.pendingCalls ?? [];
+      if (event.result.run.reason === "awaiting_approval")
+        say(
+          ctx,
+          styles.yellow(
+            `waiting for a decision on ${pending.join(", ")}: /decide ID=allow|deny (all=… for every one)`,
+          ),
+        );
+      if (event.result.fileChanges.length > 0)
+        say(
+          ctx,
+          styles.dim(
+            `changed ${[...new Set(event.result.fileChanges.map((c) => c.path))].join(", ")} (/undo restores)`,
+          ),
+        );
+      break;
+    }
+  }
+  if (!session.busy && session.queued.length === 0) rl.prompt();
+}
+
+/** One typed line: a slash command, or a message (queued while a turn runs). */
+async function onLine(
+  line: string,
+  session: Session,
+  rl: Interface,
+  ctx: ChatContext,
+  leave: (now: boolean) => void,
+): Promise<void> {
+  const text = line.trim();
+  if (text === "") {
+    if (!session.busy) rl.prompt();
+    return;
+  }
+  if (text.startsWith("/")) {
+    const stay = await slashCommand(text, session, ctx, leave);
+    if (stay && !session.busy) rl.prompt();
+    return;
+  }
+  if (session.busy) say(ctx, ctx.styles.dim("queued: sent when this turn ends (/steer TEXT sends now)"));
+  session.send(text).catch(() => {});
+}
+
+async function slashCommand(
+  text: string,
+  session: Session,
+  ctx: ChatContext,
+  leave: (now: boolean) => void,
+): Promise<boolean> {
+  if (/^\/(exit|quit)$/.test(text)) {
+    leave(true);
+    return false;
+  }
+  await runSlashCommand(text, session, ctx);
+  return true;
+}
+
+async function runSlashCommand(text: string, session: Session, ctx: ChatContext): Promise<void> {
+  const [command = "", ...rest] = text.split(/\s+/);
+  const arg = text.slice(command.length).trim();
+  try {
+    switch (command) {
+      case "/help":
+        return say(ctx, CHAT_HELP);
+      case "/new":
+        return say(ctx, `new thread ${session.newThread()}`);
+      case "/model":
+        if (arg !== "") session.setModel(arg);
+        return say(ctx, `model ${session.model ?? "default"}`);
+      case "/approve":
+        if (arg !== "") session.setApprove(approveMode(arg));
+        return say(ctx, `approve ${session.approve}`);
+      case "/decide":
+        session.decide(decisions(rest)).catch(() => {});
+        return;
+      case "/steer":
+        if (arg === "") throw usageError("/steer needs the message to send");
+        session.steer(arg).catch(() => {});
+        return;
+      case "/tools":
+        return say(ctx, session.tools.join(", ") || "(no tools)");
+      case "/undo": {
+        const { turn, restored } = await session.undo();
+        return say(ctx, `restored ${restored.join(", ")} (turn ${turn + 1})`);
+      }
+      case "/usage":
+        return say(ctx, usageText(session));
+      case "/view":
+        return await viewSession(session, ctx);
+      default:
+        throw usageError(`unknown command ${command} (/help lists them)`);
+    }
+  } catch (err) {
+    say(ctx, errorLine(err, ctx.styles));
+  }
+}
+
+function approveMode(value: string): ApproveMode {
+  if (!(APPROVE_MODES as readonly string[]).includes(value))
+    throw usageError(`/approve takes ${APPROVE_MODES.join(", ")} (got ${JSON.stringify(value)})`);
+  return value as ApproveMode;
+}
+
+function decisions(words: string[]): Record<string, "allow" | "deny"> {
+  if (words.length === 0) throw usageError("/decide needs CALL_ID=allow|deny (or all=allow|deny)");
+  const out: Record<string, "allow" | "deny"> = {};
+  for (const word of words) {
+    const eq = word.lastIndexOf("=");
+    const decision = word.slice(eq + 1);
+    if (eq <= 0 || (decision !== "allow" && decision !== "deny"))
+      throw usageError(`/decide takes CALL_ID=allow or CALL_ID=deny, got ${JSON.stringify(word)}`);
+    out[word.slice(0, eq)] = decision;
+  }
+  return out;
+}
+
+function usageText(session: Session): string {
+  const { turns, total } = session.usage();
+  const line = (label: string, u: { input_tokens: number; output_tokens: number; total_tokens: number }) =>
+    `${label}: ${u.input_tokens} in, ${u.output_tokens} out, ${u.total_tokens} total`;
+  return [...turns.map((t) => line(`turn ${t.turn + 1}`, t)), line("session", total)].join("\n");
+}
+
+async function viewSession(session: Session, ctx: ChatContext): Promise<void> {
+  const tapes = [...new Set(session.turns.map((t) => t.tape))];
+  if (tapes.length === 0) throw usageError("no turn yet: nothing to view");
+  const { viewCommand } = await import("./view-command.js");
+  await viewCommand(tapes, {}, { ...ctx.io, stdout: ctx.io.stderr });
+}
+
+function say(ctx: ChatContext, text: string): void {
+  ctx.view.say(text);
+}
+
+function errorLine(err: unknown, styles: Styles): string {
+  const message = EddyError.isInstance(err) || err instanceof Error ? err.message : String(err);
+  return `${styles.red("eddy:")} ${message.split("\n")[0]}`;
+}

@@ -1,0 +1,243 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createScriptedProvider, type ScriptedResponse } from "../../test/support/scripted.js";
+import { createThreadStore } from "../context/threads.js";
+import type { Frame } from "../frames/frame.js";
+import { createPolicy } from "../loop/policy.js";
+import type { JsonObject } from "../protocol/types.js";
+import { readTape } from "../replay/tape.js";
+import { createBuiltinTools } from "../tools/builtin/index.js";
+import { createToolRegistry } from "../tools/registry.js";
+import { defineTool } from "../tools/tool.js";
+import { createSession, type SessionEvent } from "./session.js";
+
+const say = (text: string): ScriptedResponse => ({ items: [{ type: "message", text }] });
+const call = (name: string, args: JsonObject, id: string): ScriptedResponse => ({
+  items: [{ type: "function_call", name, arguments: JSON.stringify(args), call_id: id }],
+});
+
+/** A tool that waits until released (or its call is cancelled). */
+function gatedTool(name = "wait") {
+  let release: () => void = () => {};
+  let started: () => void = () => {};
+  const running = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const calls: string[] = [];
+  const tool = defineTool({
+    name,
+    description: "waits",
+    parameters: { type: "object", properties: {}, additionalProperties: false },
+    execute: async (_args, { signal }) => {
+      calls.push(name);
+      started();
+      await new Promise<void>((resolve, reject) => {
+        gate.then(resolve);
+        signal.addEventListener("abort", () => reject(new Error("cancelled")), { once: true });
+      });
+      return "done";
+    },
+  });
+  return { tool, release: () => release(), running, calls };
+}
+
+function workspace(): string {
+  return mkdtempSync(join(tmpdir(), "eddy-session-"));
+}
+
+/** The text of every user message a request sent. */
+function userTexts(body: JsonObject): string[] {
+  const input = body.input;
+  if (typeof input === "string") return [input];
+  return (input as JsonObject[])
+    .filter((i) => i.type === "message" && i.role === "user")
+    .map((i) => JSON.stringify(i.content));
+}
+
+function collect(events: AsyncIterableIterator<SessionEvent>): SessionEvent[] {
+  const out: SessionEvent[] = [];
+  (async () => {
+    for await (const e of events) out.push(e);
+  })();
+  return out;
+}
+
+describe("a session", () => {
+  it("runs each message as a turn on its thread, recorded as a tape; the next turn sees the earlier one", async () => {
+    const cwd = workspace();
+    const provider = createScriptedProvider([say("Hello Ada."), say("Your name is Ada.")]);
+    const session = createSession({ spec: { model: "m" }, deps: { provider, workspace: cwd } });
+    const first = await session.send("My name is Ada.");
+    const second = await session.send("What is my name?");
+    expect(second.run.reason).toBe("completed");
+    expect(userTexts(provider.requests[1] as JsonObject).join(" ")).toContain("My name is Ada.");
+    expect(readTape(first.tape).frames.at(-1)?.type).toBe("run_ended");
+    expect(readTape(second.tape).header.run_id).toBe(second.run.runId);
+    const log = await createThreadStore({ workspace: cwd }).read(session.thread);
+    expect(log.runs.map((r) => r.outcome?.tape)).toEqual([first.tape, second.tape]);
+    expect(session.usage().turns).toHaveLength(2);
+    expect(session.usage().total.total_tokens).toBe(30);
+    await session.close();
+  });
+
+  it("queues a message sent while a turn runs and sends it when the turn ends", async () => {
+    const gated = gatedTool();
+    const provider = createScriptedProvider([call("wait", {}, "c1"), say("waited"), say("second")]);
+    const session = createSession({
+      spec: { model: "m" },
+      deps: { provider, tools: [gated.tool], workspace: workspace() },
+    });
+    const events = collect(session.events());
+    const a = session.send("first");
+    await gated.running;
+    const b = session.send("second");
+    expect(session.busy).toBe(true);
+    expect(session.queued).toEqual(["second"]);
+    gated.release();
+    expect((await a).run.outputText).toBe("waited");
+    expect((await b).run.outputText).toBe("second");
+    const starts = events
+      .filter((e) => e.type === "turn_started")
+      .map((e) => (e as { message: string }).message);
+    expect(starts).toEqual(["first", "second"]);
+    await session.close();
+  });
+
+  it("cancel stops the running turn (every started call answered, recorded) and the session takes the next message", async () => {
+    const gated = gatedTool();
+    const provider = createScriptedProvider([call("wait", {}, "c1"), say("after cancel")]);
+    const session = createSession({
+      spec: { model: "m" },
+      deps: { provider, tools: [gated.tool], workspace: workspace() },
+    });
+    const turn = session.send("go");
+    await gated.running;
+    expect(session.cancel()).toBe(true);
+    const cancelled = await turn;
+    expect(cancelled.run.reason).toBe("cancelled");
+    const frames = readTape(cancelled.tape).frames;
+    const ended = frames.filter((f) => f.type === "tool_ended") as Extract<Frame, { type: "tool_ended" }>[];
+    expect(ended.map((f) => f.call_id)).toEqual(["c1"]);
+    expect(frames.at(-1)).toMatchObject({ type: "run_ended", reason: "cancelled" });
+    expect(session.cancel()).toBe(false);
+    expect((await session.send("again")).run.outputText).toBe("after cancel");
+    await session.close();
+  });
+
+  it("steer interrupts at the next safe point (after the calls are answered) and sends its message before the queue", async () => {
+    const gated = gatedTool();
+    const provider = createScriptedProvider([
+      call("wait", {}, "c1"),
+      // The steered turn's answer: the first turn ends before its follow-up request.
+      say("steered"),
+      say("from the queue"),
+    ]);
+    const session = createSession({
+      spec: { model: "m" },
+      deps: { provider, tools: [gated.tool], workspace: workspace() },
+    });
+    const first = session.send("long task");
+    await gated.running;
+    const queued = session.send("queued");
+    const steered = session.steer("stop, do this instead");
+    gated.release();
+    const r1 = await first;
+    expect(r1.run.reason).toBe("cancelled");
+    const frames = readTape(r1.tape).frames;
+    // The call ran to its end (its output is the tool's, not a cancellation).
+    expect(frames.find((f) => f.type === "tool_ended")).toMatchObject({ ok: true });
+    const r2 = await steered;
+    expect(r2.message).toBe("stop, do this instead");
+    expect(r2.run.outputText).toBe("steered");
+    expect(JSON.stringify(provider.requests[1])).toContain("stop, do this instead");
+    expect((await queued).turn).toBe(2);
+    await session.close();
+  });
+
+  it("changes the model between turns", async () => {
+    const provider = createScriptedProvider([say("one"), say("two")]);
+    const session = createSession({ spec: { model: "m1" }, deps: { provider, workspace: workspace() } });
+    await session.send("a");
+    session.setModel("m2");
+    await session.send("b");
+    expect(provider.requests.map((r) => r.model)).toEqual(["m1", "m2"]);
+    expect(() => session.setApprove("ask")).toThrow(/approval handler/);
+    await session.close();
+  });
+
+  it("decides a deferred call later in the session: the turn resumes from its tape and the call runs once", async () => {
+    let runs = 0;
+    const guarded = defineTool({
+      name: "launch",
+      description: "needs approval",
+      parameters: { type: "object", properties: {}, additionalProperties: false },
+      needsApproval: true,
+      execute: () => {
+        runs++;
+        return "launched";
+      },
+    });
+    const provider = createScriptedProvider([call("launch", {}, "c9"), say("Launched.")]);
+    const session = createSession({
+      spec: { model: "m" },
+      deps: {
+        provider,
+        tools: createToolRegistry([guarded]),
+        workspace: workspace(),
+        policy: createPolicy({ approve: "defer" }),
+      },
+    });
+    const deferred = await session.send("launch it");
+    expect(deferred.run.reason).toBe("awaiting_approval");
+    expect(session.pending()).toEqual(["c9"]);
+    expect(runs).toBe(0);
+    await expect(session.decide({ nope: "allow" })).rejects.toThrow(/not waiting/);
+    const decided = await session.decide({ c9: "allow" });
+    expect(decided.run.reason).toBe("completed");
+    expect(decided.run.outputText).toBe("Launched.");
+    expect(runs).toBe(1);
+    expect(session.pending()).toEqual([]);
+    // The resumed tape replaced the deferred one in place.
+    expect(readTape(deferred.tape).frames.at(-1)).toMatchObject({ type: "run_ended", reason: "completed" });
+    await session.close();
+  });
+
+  it("undoes the files the last turn wrote, and refuses when one changed since", async () => {
+    const cwd = workspace();
+    writeFileSync(join(cwd, "notes.txt"), "old\n");
+    const { tools, disabled } = createBuiltinTools({ allowWrite: true });
+    const write = (content: string, id: string) => call("write_file", { path: "notes.txt", content }, id);
+    const provider = createScriptedProvider([
+      write("new\n", "w1"),
+      say("written"),
+      write("newer\n", "w2"),
+      say("again"),
+    ]);
+    const session = createSession({
+      spec: { model: "m" },
+      deps: {
+        provider,
+        tools: createToolRegistry(tools, { disabled }),
+        workspace: cwd,
+        policy: createPolicy({ allowWrite: true }),
+      },
+    });
+    const turn = await session.send("write it");
+    expect(turn.fileChanges).toEqual([
+      { path: "notes.txt", encoding: "utf8", before: "old\n", after: "new\n" },
+    ]);
+    expect(await session.undo()).toEqual({ turn: 0, restored: ["notes.txt"] });
+    expect(readFileSync(join(cwd, "notes.txt"), "utf8")).toBe("old\n");
+    await expect(session.undo()).rejects.toThrow(/nothing to undo/);
+    await session.send("write it again");
+    writeFileSync(join(cwd, "notes.txt"), "edited by hand\n");
+    await expect(session.undo()).rejects.toThrow(/notes\.txt \(it changed since\)/);
+    expect(readFileSync(join(cwd, "notes.txt"), "utf8")).toBe("edited by hand\n");
+    await session.close();
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * `eddy chat` in a real terminal (tmux, test/support/tmux.ts): the demo model remembers a name
+ * across turns and `eddy threads` lists the session; against a scripted mock whose first answer is
+ * a slow shell call, Ctrl-C cancels the turn and the session takes another message; `/undo`
+ * restores what a turn wrote and refuses once the file changed since. `eddy undo TAPE` refuses a
+ * hostile tape with one line (exit 2). Every wait is for screen content; timeouts only guard hangs.
+ */
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createMockServer, type MockServer } from "../src/mock/index.js";
+import type { Scenario } from "../src/mock/scenario.js";
+import { cleanEnv, runCli } from "./support/cli.js";
+import { HAS_TMUX, runInTmux, type TmuxRun } from "./support/tmux.js";
+
+let server: MockServer | undefined;
+let term: TmuxRun | undefined;
+afterEach(async () => {
+  term?.close();
+  term = undefined;
+  await server?.close();
+  server = undefined;
+});
+
+const env = () => cleanEnv({ NO_COLOR: "1", TERM: "xterm" });
+const workspace = () => mkdtempSync(join(tmpdir(), "eddy-chat-"));
+
+async function serve(scenario: Scenario): Promise<string> {
+  server = await createMockServer({ scenario });
+  return server.url;
+}
+
+describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", { timeout: 240_000 }, () => {
+  it("remembers what the user said across turns (demo model); /exit leaves; eddy threads lists the session", async () => {
+    const cwd = workspace();
+    term = runInTmux(["chat"], { cwd, env: env() });
+    await term.waitFor("/help for commands");
+    term.line("My name is Ada.");
+    await term.waitFor("✓ completed");
+    term.line("What is my name?");
+    await term.waitFor("✓ completed", { count: 2 });
+    expect(term.screen()).toMatch(/What is my name\?[\s\S]*Ada/);
+    term.line("/exit");
+    expect(await term.exited()).toBe(0);
+    const thread = /thread (chat-[\w-]+)/.exec(term.screen())?.[1] as string;
+    const listed = await runCli(["threads"], { cwd });
+    expect(listed.stdout).toMatch(new RegExp(`${thread}\\s+2\\s`));
+    // Every turn is a tape.
+    expect(readdirSync(join(cwd, ".eddy", "tapes", thread))).toHaveLength(2);
+  });
+
+  it("Ctrl-C cancels a turn running a slow shell call; the session stays and takes another message", async () => {
+    const url = await serve({
+      turns: [
+        {
+          items: [
+            { type: "function_call", name: "shell", arguments: { command: "sleep 300" }, call_id: "call_s" },
+          ],
+        },
+        { items: [{ type: "message", text: "Still here." }] },
+      ],
+    });
+    const cwd = workspace();
+    term = runInTmux(["chat", "--base-url", url, "--model", "m", "--allow-shell", "--approve", "auto"], {
+      cwd,
+      env: env(),
+    });
+    await term.waitFor("/help for commands");
+    term.line("run something slow");
+    await term.waitFor("sleep 300");
+    term.keys("C-c");
+    await term.waitFor("cancelled");
+    term.line("are you there?");
+    await term.waitFor("Still here.");
+    term.line("/exit");
+    expect(await term.exited()).toBe(0);
+  });
+
+  it("/undo restores the file a turn wrote, and refuses once the file changed since", async () => {
+    const write = (content: string, id: string) => ({
+      items: [
+        {
+          type: "function_call" as const,
+          name: "write_file",
+          arguments: { path: "notes.txt", content },
+          call_id: id,
+        },
+      ],
+    });
+    const url = await serve({
+      turns: [
+        write("new\n", "w1"),
+        { items: [{ type: "message", text: "Written." }] },
+        write("newer\n", "w2"),
+        { items: [{ type: "message", text: "Written again." }] },
+      ],
+    });
+    const cwd = workspace();
+    writeFileSync(join(cwd, "notes.txt"), "old\n");
+    term = runInTmux(["chat", "--base-url", url, "--model", "m", "--allow-write", "--approve", "auto"], {
+      cwd,
+      env: env(),
+    });
+    await term.waitFor("/help for commands");
+    term.line("write the notes");
+    await term.waitFor("(/undo restores)");
+    expect(readFileSync(join(cwd, "notes.txt"), "utf8")).toBe("new\n");
+    term.line("/undo");
+    await term.waitFor("restored notes.txt");
+    expect(readFileSync(join(cwd, "notes.txt"), "utf8")).toBe("old\n");
+    term.line("write them again");
+    await term.waitFor("(/undo restores)", { count: 2 });
+    writeFileSync(join(cwd, "notes.txt"), "edited by hand\n");
+    term.line("/undo");
+    await term.waitFor("undo refused");
+    expect(term.screen()).toMatch(/notes\.txt \(it changed since\)/);
+    expect(readFileSync(join(cwd, "notes.txt"), "utf8")).toBe("edited by hand\n");
+    term.keys("C-d");
+    expect(await term.exited()).toBe(0);
+  });
+});
+
+describe("eddy undo TAPE", () => {
+  it("refuses a tape whose change leaves the workspace: one line, exit 2, nothing written", async () => {
+    const cwd = workspace();
+    const tape = join(cwd, "evil.tape");
+    const header = {
+      type: "tape_header",
+      format: 2,
+      eddy_version: "0.1.0",
+      run_id: "run_x",
+      spec: { version: 1, model: "m", input: "x" },
+      provider: { name: "mock", capabilities: {}, validate: true },
+      workspace: ".",
+    };
+    const ended = {
+      type: "tool_ended",
+      seq: 0,
+      ts: 0,
+      run_id: "run_x",
+      turn: 0,
+      call_id: "c",
+      name: "write_file",
+      ok: true,
+      output: "{}",
+      duration_ms: 1,
+      file_changes: [{ path: "../escaped.txt", encoding: "utf8", before: "x", after: null }],
+    };
+    writeFileSync(tape, `${JSON.stringify(header)}\n${JSON.stringify(ended)}\n`);
+    const r = await runCli(["undo", tape], { cwd });
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toMatch(/outside the workspace|tape/);
+    expect(r.code).toBe(2);
+  });
+});
