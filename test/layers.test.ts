@@ -29,6 +29,20 @@ const ALLOWED: Record<string, string[]> = {
   batch: ["protocol", "frames", "provider", "tools", "history", "context", "loop", "replay"],
   // view/ renders tapes: it reads them through replay/ and knows frames; client/ is its browser half.
   view: ["frames", "replay"],
+  // serve/ (eddy serve): runs over HTTP, above batch/ (tapes, resume) and replay/; mock/ lends its HTTP error shape.
+  serve: [
+    "protocol",
+    "sse",
+    "frames",
+    "provider",
+    "tools",
+    "history",
+    "context",
+    "loop",
+    "replay",
+    "mock",
+    "batch",
+  ],
   // telemetry/ observes frames only.
   telemetry: ["frames"],
   cli: [
@@ -45,6 +59,7 @@ const ALLOWED: Record<string, string[]> = {
     "batch",
     "view",
     "telemetry",
+    "serve",
   ],
   // The public subpath entries (package.json "exports"): re-exports only.
   entry: [
@@ -60,6 +75,7 @@ const ALLOWED: Record<string, string[]> = {
     "mock",
     "batch",
     "telemetry",
+    "serve",
   ],
   util: [],
 };
