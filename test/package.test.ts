@@ -25,6 +25,7 @@ import { validateStreamingEvent, type CreateResponseBody } from "eddy/protocol";
 import { createSseDecoder, type SseMessage } from "eddy/sse";
 import { runBatch, type BatchResult } from "eddy/batch";
 import { createMcpTools, type McpTools } from "eddy/mcp";
+import { createServeClient, type RunEvent, type ServeClient } from "eddy/client";
 
 const mcp: McpTools = createMcpTools({ fs: { command: "node", args: ["server.js"] } }, { env: {} });
 const scenario: Scenario = { turns: [{ items: [{ type: "message", text: "typed" }] }] };
@@ -42,9 +43,15 @@ async function main(): Promise<RunResult> {
   await server.close();
   return run.result;
 }
+const client: ServeClient = createServeClient({ baseUrl: "http://127.0.0.1:7341", token: "t" });
+async function follow(id: string): Promise<RunEvent[]> {
+  const seen: RunEvent[] = [];
+  for await (const e of client.events(id, { after: 3 })) seen.push(e);
+  return seen;
+}
 const verdict: ReplayVerdict | undefined = undefined;
 const finished: BatchResult[] = [];
-export { main, errors, mcp, verdict, finished, runBatch, createTapeHeader, createTapeRecorder, readTape, replayTape };
+export { main, follow, errors, mcp, verdict, finished, runBatch, createTapeHeader, createTapeRecorder, readTape, replayTape };
 `;
 
 const CONSUMER_MJS = `
@@ -128,6 +135,7 @@ describe("the packed package in a fresh project", () => {
       [
         ".",
         "./batch",
+        "./client",
         "./mcp",
         "./mock",
         "./package.json",
