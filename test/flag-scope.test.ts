@@ -64,6 +64,7 @@ const POSITIONAL: Record<RunningCommand, string[]> = {
   batch: ["batch", "/nonexistent/tasks.jsonl", "--out", "/nonexistent/out"],
   worker: ["worker", "--queue", "redis://127.0.0.1:9"],
   resume: ["resume", "/nonexistent/run.tape"],
+  serve: ["serve"],
 };
 
 function argsFor(flag: string, takesValue: boolean): string[] {
@@ -71,7 +72,7 @@ function argsFor(flag: string, takesValue: boolean): string[] {
 }
 
 describe("eddy run's flags on the other commands that start runs", () => {
-  const commands: RunningCommand[] = ["batch", "worker", "resume"];
+  const commands: RunningCommand[] = ["batch", "worker", "resume", "serve"];
 
   it.each(commands)("eddy %s accepts every eddy run flag (applied or refused by name)", async (command) => {
     const run = await flagsOf("run");
