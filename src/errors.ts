@@ -49,7 +49,9 @@ export type EddyErrorCode =
   | "output_schema_mismatch"
   | "replay_mismatch"
   // mock server
-  | "scenario_invalid";
+  | "scenario_invalid"
+  // eddy serve (its client: the server answered 4xx/5xx)
+  | "serve_error";
 
 /** Who has to act on an error: the caller (configuration), the provider, the model, or eddy itself. */
 export type ErrorFault = "user" | "provider" | "model" | "system";

@@ -65,6 +65,7 @@ const POSITIONAL: Record<RunningCommand, string[]> = {
   worker: ["worker", "--queue", "redis://127.0.0.1:9"],
   resume: ["resume", "/nonexistent/run.tape"],
   chat: ["chat"],
+  serve: ["serve"],
 };
 
 function argsFor(flag: string, takesValue: boolean): string[] {
@@ -72,7 +73,7 @@ function argsFor(flag: string, takesValue: boolean): string[] {
 }
 
 describe("eddy run's flags on the other commands that start runs", () => {
-  const commands: RunningCommand[] = ["batch", "worker", "resume", "chat"];
+  const commands: RunningCommand[] = ["batch", "worker", "resume", "chat", "serve"];
 
   it.each(commands)("eddy %s accepts every eddy run flag (applied or refused by name)", async (command) => {
     const run = await flagsOf("run");

@@ -31,6 +31,20 @@ const ALLOWED: Record<string, string[]> = {
   session: ["protocol", "frames", "provider", "tools", "history", "context", "loop", "replay", "batch"],
   // view/ renders tapes: it reads them through replay/ and knows frames; client/ is its browser half.
   view: ["frames", "replay"],
+  // serve/ (eddy serve): runs over HTTP, above batch/ (tapes, resume) and replay/; mock/ lends its HTTP error shape.
+  serve: [
+    "protocol",
+    "sse",
+    "frames",
+    "provider",
+    "tools",
+    "history",
+    "context",
+    "loop",
+    "replay",
+    "mock",
+    "batch",
+  ],
   // telemetry/ observes frames only.
   telemetry: ["frames"],
   cli: [
@@ -48,6 +62,7 @@ const ALLOWED: Record<string, string[]> = {
     "session",
     "view",
     "telemetry",
+    "serve",
   ],
   // The public subpath entries (package.json "exports"): re-exports only.
   entry: [
@@ -64,6 +79,7 @@ const ALLOWED: Record<string, string[]> = {
     "batch",
     "session",
     "telemetry",
+    "serve",
   ],
   util: [],
 };

@@ -27,6 +27,7 @@ import { createSseDecoder, type SseMessage } from "eddy/sse";
 import { runBatch, type BatchResult } from "eddy/batch";
 import { createMcpTools, type McpTools } from "eddy/mcp";
 import { createAiSdkProvider, type AiSdkLanguageModel } from "eddy/ai-sdk";
+import { createServeClient, type RunEvent, type ServeClient } from "eddy/client";
 
 const mcp: McpTools = createMcpTools({ fs: { command: "node", args: ["server.js"] } }, { env: {} });
 // Any AI SDK 6 model fits the structural type; no AI SDK package is needed to type-check this.
@@ -52,9 +53,15 @@ async function main(): Promise<RunResult> {
   await server.close();
   return run.result;
 }
+const client: ServeClient = createServeClient({ baseUrl: "http://127.0.0.1:7341", token: "t" });
+async function follow(id: string): Promise<RunEvent[]> {
+  const seen: RunEvent[] = [];
+  for await (const e of client.events(id, { after: 3 })) seen.push(e);
+  return seen;
+}
 const verdict: ReplayVerdict | undefined = undefined;
 const finished: BatchResult[] = [];
-export { main, errors, mcp, aiSdk, verdict, finished, runBatch, createTapeHeader, createTapeRecorder, readTape, replayTape };
+export { main, follow, errors, mcp, aiSdk, verdict, finished, runBatch, createTapeHeader, createTapeRecorder, readTape, replayTape };
 `;
 
 const CONSUMER_MJS = `
@@ -139,6 +146,7 @@ describe("the packed package in a fresh project", () => {
         ".",
         "./ai-sdk",
         "./batch",
+        "./client",
         "./mcp",
         "./mock",
         "./package.json",

@@ -10,7 +10,7 @@ import type { Command } from "commander";
 import { usageError } from "./preflight.js";
 
 /** A command that starts runs besides `eddy run`. */
-export type RunningCommand = "batch" | "worker" | "resume" | "chat";
+export type RunningCommand = "batch" | "worker" | "resume" | "chat" | "serve";
 
 const ATTACHMENTS =
   "attachments belong to a task's input: give each task input items with input_image/input_file parts";
@@ -73,6 +73,14 @@ export const NOT_APPLICABLE: Readonly<Record<RunningCommand, Readonly<Record<str
     "--image": "a chat's messages are typed lines: attach files with eddy run --image/--file",
     "--file": "a chat's messages are typed lines: attach files with eddy run --image/--file",
     "--schema": "a chat's answers are for a person: use eddy run --schema for structured output",
+  },
+  serve: {
+    "--thread": "a client names the thread: POST /v1/threads/NAME/messages",
+    "--context": "each request is its own run; continue a conversation with POST /v1/threads/NAME/messages",
+    "--json": "eddy serve streams every run's frames over HTTP (GET /v1/runs/ID/events)",
+    "--record": "eddy serve records every run's tape in its data folder (--data-dir)",
+    "--image": "attachments belong to a request's input: send input items with input_image/input_file parts",
+    "--file": "attachments belong to a request's input: send input items with input_image/input_file parts",
   },
   resume: {
     ...Object.fromEntries(SPEC_FLAGS.map((flag) => [flag, SPEC_FROM_TAPE])),

@@ -27,6 +27,7 @@ import type { ReplayFlags } from "./replay-command.js";
 import { addRequestOptions } from "./request-flags.js";
 import type { ResumeFlags } from "./resume-command.js";
 import type { CliIo } from "./run-command.js";
+import type { ServeFlags } from "./serve-command.js";
 import { readTerminalLine, stylesFor } from "./terminal.js";
 import type { ThreadsFlags } from "./threads-command.js";
 import type { ViewFlags } from "./view-command.js";
@@ -472,6 +473,44 @@ function defineResume(program: Command, io: CliIo, state: CliState): void {
     });
 }
 
+function defineServe(program: Command, io: CliIo, state: CliState): void {
+  const serve = program
+    .command("serve")
+    .description(
+      "serve the runtime over HTTP: start, watch, cancel and decide runs (/v1/runs), threads, /openapi.json",
+    );
+  addRunOptions(serve)
+    .option("--host <host>", "address to listen on (default 127.0.0.1; another needs --token)")
+    .addOption(
+      numberOption(
+        "--port <n>",
+        "port to listen on (default: a free one, printed)",
+        integer("--port", 0, 65_535),
+      ),
+    )
+    .option("--token <token>", "require Authorization: Bearer TOKEN on every request (or EDDY_SERVE_TOKEN)")
+    .option("--data-dir <dir>", "where run tapes are kept (default WORKSPACE/.eddy/serve)")
+    .addOption(
+      numberOption(
+        "--max-runs <n>",
+        "runs at once; more get 429 (default 4)",
+        integer("--max-runs", 1, 10_000),
+      ),
+    )
+    .option("--cors-origin <origin>", "allow this browser origin (CORS; default: none)")
+    .addHelpText(
+      "after",
+      "\nRuns use this invocation's provider, tools and permissions (the eddy run flags and config); a request\nnever widens them (403). --approve ask means: ask the client (runs end awaiting_approval; POST\n/v1/runs/ID/decisions answers). Ctrl-C/SIGTERM cancels running runs and records their tapes.",
+    )
+    .action(async (flags: ServeFlags) => {
+      state.debug = flags.debug === true;
+      const { assertFlagsApply, NOT_APPLICABLE } = await import("./flag-scope.js");
+      assertFlagsApply(serve, "serve", NOT_APPLICABLE.serve);
+      const { serveCommand } = await import("./serve-command.js");
+      state.exitCode = await serveCommand(flags, io);
+    });
+}
+
 function defineView(program: Command, io: CliIo, state: CliState): void {
   program
     .command("view")
@@ -559,6 +598,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   defineBatch(program, io, state);
   defineWorker(program, io, state);
   defineResume(program, io, state);
+  defineServe(program, io, state);
   defineView(program, io, state);
   defineConfig(program, io, state);
   defineDoctor(program, io, state);

@@ -1,0 +1,122 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
+import { EddyError } from "../errors.js";
+import { createPolicy } from "../loop/policy.js";
+import { createToolRegistry } from "../tools/registry.js";
+import { defineTool } from "../tools/tool.js";
+import { createServeClient, type RunEvent } from "./client.js";
+import { createServeHandler } from "./handler.js";
+import { listen, type ServeListener } from "./listener.js";
+import { createRunService } from "./runs.js";
+
+const servers: ServeListener[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.close();
+});
+
+function service(scripts: Script[], approve: "auto" | "defer" = "auto") {
+  const dir = mkdtempSync(join(tmpdir(), "eddy-client-"));
+  const note = defineTool({
+    name: "note",
+    description: "Notes",
+    parameters: { type: "object", properties: {} },
+    needsApproval: true,
+    execute: () => "noted",
+  });
+  return createRunService({
+    provider: createScriptedProvider(scripts),
+    spec: { model: "m" },
+    policy: createPolicy({ approve }),
+    tools: () => createToolRegistry([note]),
+    workspace: dir,
+    dataDir: dir,
+  });
+}
+
+async function collect(events: AsyncIterable<RunEvent>): Promise<RunEvent[]> {
+  const out: RunEvent[] = [];
+  for await (const e of events) out.push(e);
+  return out;
+}
+
+describe("eddy/client over real HTTP", () => {
+  it("starts a run, follows its events, reads it back; a wrong token is a serve_error", async () => {
+    const runs = service([{ items: [{ type: "message", text: "hi there" }] }]);
+    const server = await listen(createServeHandler(runs, { token: "tok-12345" }), { authenticated: true });
+    servers.push(server);
+    const client = createServeClient({ baseUrl: `${server.url}/v1`, token: "tok-12345" });
+    const { id } = await client.start({ input: "hello" });
+    const events = await collect(client.events(id));
+    expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i));
+    expect(events.at(-1)?.frame).toMatchObject({ type: "run_ended", reason: "completed" });
+    expect((await client.get(id)).output_text).toBe("hi there");
+    expect((await client.list()).map((r) => r.id)).toEqual([id]);
+    const wrong = createServeClient({ baseUrl: server.url, token: "nope" });
+    const err = await wrong.list().catch((e: unknown) => e);
+    expect(EddyError.isInstance(err) && err.code === "serve_error" && err.details.status === 401).toBe(true);
+  });
+
+  it("decides a deferred approval; the iterator goes on after the decision", async () => {
+    const runs = service(
+      [
+        { items: [{ type: "function_call", name: "note", arguments: "{}", call_id: "c1" }] },
+        { items: [{ type: "message", text: "ok" }] },
+      ],
+      "defer",
+    );
+    const server = await listen(createServeHandler(runs), { authenticated: false });
+    servers.push(server);
+    const client = createServeClient({ baseUrl: server.url });
+    const { id } = await client.start({ input: "note it" });
+    const first = await collect(client.events(id));
+    const ended = first.at(-1)?.frame;
+    expect(ended).toMatchObject({ type: "run_ended", reason: "awaiting_approval", pending_calls: ["c1"] });
+    expect(await client.decide(id, "c1", "allow")).toMatchObject({ pending_calls: [] });
+    const rest = await collect(client.events(id, { after: first.at(-1)?.id as number }));
+    expect(rest[0]?.id).toBe((first.at(-1)?.id as number) + 1);
+    expect(rest.at(-1)?.frame).toMatchObject({ type: "run_ended", reason: "completed" });
+  });
+});
+
+describe("eddy/client reconnects", () => {
+  it("a stream cut mid-way is resumed with Last-Event-ID: every event once, in order", async () => {
+    const runs = service([{ items: [{ type: "message", text: "a fairly long answer to cut" }] }]);
+    const handler = createServeHandler(runs);
+    const seenIds: (string | null)[] = [];
+    let cuts = 0;
+    // A fetch whose first event stream breaks after its first chunk (the connection dropped).
+    const flaky: typeof fetch = async (input, init) => {
+      const request = new Request(input as string, init);
+      if (request.url.endsWith("/events")) seenIds.push(request.headers.get("last-event-id"));
+      const response = await handler(request);
+      if (!request.url.endsWith("/events") || cuts++ > 0 || response.body === null) return response;
+      const reader = response.body.getReader();
+      let sent = false;
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          if (sent) {
+            await reader.cancel();
+            controller.error(new TypeError("terminated"));
+            return;
+          }
+          const { value } = await reader.read();
+          sent = true;
+          // Half of the first chunk: some whole events, then one cut in the middle.
+          controller.enqueue((value as Uint8Array).slice(0, Math.floor((value as Uint8Array).length / 2)));
+        },
+      });
+      return new Response(body, { status: 200, headers: response.headers });
+    };
+    const client = createServeClient({ baseUrl: "http://127.0.0.1", fetch: flaky });
+    const { id } = await client.start({ input: "go" });
+    await runs.get(id)?.done;
+    const events = await collect(client.events(id, { reconnectDelayMs: 1 }));
+    expect(cuts).toBe(2);
+    expect(seenIds[0]).toBeNull();
+    expect(seenIds[1]).toMatch(/^\d+$/);
+    expect(events.map((e) => e.id)).toEqual(runs.get(id)?.log.frames.map((_, i) => i));
+  });
+});

@@ -1,0 +1,154 @@
+/**
+ * A small typed client for `eddy serve`'s runs API (api.ts), over `fetch`: no Node-only import,
+ * so it runs in browsers too. `events()` is an async iterator of a run's frames that reconnects
+ * with `Last-Event-ID` when the connection drops, so a client loses no frame and sees none twice.
+ */
+
+import type { ThreadLog, ThreadSummary } from "../context/threads.js";
+import { EddyError } from "../errors.js";
+import type { Frame } from "../frames/frame.js";
+import type { PartialRunSpec } from "../loop/run-spec.js";
+import { decodeSse } from "../sse/decoder.js";
+import type { RunView } from "./runs.js";
+
+/** Options of `createServeClient`. */
+export interface ServeClientOptions {
+  /** The server's address, e.g. `http://127.0.0.1:7341` (with or without a trailing `/v1`). */
+  baseUrl: string;
+  /** The server's bearer token, when it has one. @defaultValue none */
+  token?: string;
+  /** @defaultValue globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+/** One event of a run: its id (for `Last-Event-ID`) and the frame. */
+export interface RunEvent {
+  id: number;
+  frame: Frame;
+}
+
+/** Options of `events()`. */
+export interface RunEventsOptions {
+  /** Start after this event id. @defaultValue -1 (from the first) */
+  after?: number;
+  signal?: AbortSignal;
+  /** Reconnections in a row without a new event before giving up. @defaultValue 5 */
+  maxReconnects?: number;
+  /** Milliseconds before a reconnection (doubled each time, up to 8×). @defaultValue 250 */
+  reconnectDelayMs?: number;
+}
+
+/** The client (see the module comment). Every method throws `EddyError` `serve_error` with the server's message on a 4xx/5xx. */
+export interface ServeClient {
+  /** Starts a run (`POST /v1/runs`). */
+  start(spec: PartialRunSpec): Promise<{ id: string; status: string }>;
+  get(id: string): Promise<RunView>;
+  list(): Promise<RunView[]>;
+  /** The run's frames until its stream ends (the run ended, or awaits a decision). */
+  events(id: string, options?: RunEventsOptions): AsyncIterable<RunEvent>;
+  cancel(id: string): Promise<{ id: string; status: string }>;
+  /** Decides a deferred approval; `pending_calls` are those still undecided. */
+  decide(
+    id: string,
+    callId: string,
+    decision: "allow" | "deny",
+  ): Promise<{ id: string; status: string; pending_calls: string[] }>;
+  threads(): Promise<ThreadSummary[]>;
+  thread(name: string): Promise<ThreadLog>;
+  /** Sends a message on a thread: a run on it (`POST /v1/threads/NAME/messages`). */
+  send(thread: string, input: string, spec?: PartialRunSpec): Promise<{ id: string; status: string }>;
+}
+
+/**
+ * Creates a client.
+ *
+ * @example
+ * ```ts
+ * const eddy = createServeClient({ baseUrl: "http://127.0.0.1:7341", token });
+ * const { id } = await eddy.start({ input: "What is in package.json?" });
+ * for await (const { frame } of eddy.events(id)) if (frame.type === "output_text_delta") process.stdout.write(frame.delta);
+ * ```
+ */
+export function createServeClient(options: ServeClientOptions): ServeClient {
+  const base = options.baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
+  const doFetch = options.fetch ?? globalThis.fetch;
+  const headers = (extra: Record<string, string> = {}) => ({
+    ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
+    ...extra,
+  });
+  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const res = await doFetch(`${base}${path}`, {
+      method,
+      headers: headers(body === undefined ? {} : { "content-type": "application/json" }),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    if (!res.ok) throw await serveError(res);
+    return (await res.json()) as T;
+  };
+  const run = (id: string) => `/v1/runs/${encodeURIComponent(id)}`;
+  return {
+    start: (spec) => call("POST", "/v1/runs", spec),
+    get: (id) => call("GET", run(id)),
+    list: async () => (await call<{ data: RunView[] }>("GET", "/v1/runs")).data,
+    events: (id, o = {}) => runEvents(doFetch, `${base}${run(id)}/events`, headers(), o),
+    cancel: (id) => call("POST", `${run(id)}/cancel`, {}),
+    decide: (id, callId, decision) => call("POST", `${run(id)}/decisions`, { call_id: callId, decision }),
+    threads: async () => (await call<{ data: ThreadSummary[] }>("GET", "/v1/threads")).data,
+    thread: (name) => call("GET", `/v1/threads/${encodeURIComponent(name)}`),
+    send: (thread, input, spec = {}) =>
+      call("POST", `/v1/threads/${encodeURIComponent(thread)}/messages`, { ...spec, input }),
+  };
+}
+
+async function serveError(res: Response): Promise<EddyError> {
+  let message = `HTTP ${res.status}`;
+  let code: string | undefined;
+  try {
+    const body = (await res.json()) as { error?: { message?: string; code?: string } };
+    if (body.error?.message !== undefined) message = `HTTP ${res.status}: ${body.error.message}`;
+    code = body.error?.code;
+  } catch {
+    // Not JSON: the status says enough.
+  }
+  return new EddyError("serve_error", `eddy serve: ${message}`, {
+    fault: res.status >= 500 ? "system" : "user",
+    details: { status: res.status, ...(code === undefined ? {} : { code }) },
+  });
+}
+
+/** Follows the event stream, reconnecting after the last id seen until the stream ends cleanly. */
+async function* runEvents(
+  doFetch: typeof fetch,
+  url: string,
+  headers: Record<string, string>,
+  options: RunEventsOptions,
+): AsyncGenerator<RunEvent> {
+  let last = options.after ?? -1;
+  let failures = 0;
+  const max = options.maxReconnects ?? 5;
+  const delay = options.reconnectDelayMs ?? 250;
+  for (;;) {
+    let progressed = false;
+    try {
+      const res = await doFetch(url, {
+        headers: { ...headers, ...(last >= 0 ? { "last-event-id": String(last) } : {}) },
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      });
+      if (!res.ok) throw await serveError(res);
+      if (res.body === null) return;
+      for await (const message of decodeSse(res.body)) {
+        if (message.id === undefined) continue;
+        last = Number(message.id);
+        progressed = true;
+        failures = 0;
+        yield { id: last, frame: JSON.parse(message.data) as Frame };
+      }
+      return; // the server ended the stream: the run ended (or awaits a decision)
+    } catch (err) {
+      if (options.signal?.aborted === true || EddyError.isInstance(err)) throw err;
+      if (!progressed) failures++;
+      if (failures > max) throw err;
+      await new Promise((r) => setTimeout(r, delay * 2 ** Math.min(3, failures)));
+    }
+  }
+}

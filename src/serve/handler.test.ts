@@ -1,0 +1,307 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
+import { createPolicy, type Policy } from "../loop/policy.js";
+import { createToolRegistry } from "../tools/registry.js";
+import { defineTool } from "../tools/tool.js";
+import { ROUTES } from "./api.js";
+import { createServeHandler, type ServeHandlerOptions } from "./handler.js";
+import { createRunService, type RunService } from "./runs.js";
+
+const text = (t: string) => ({ items: [{ type: "message", text: t }] }) as Script;
+
+function note(runs: string[]) {
+  return defineTool({
+    name: "write_note",
+    description: "Writes a note",
+    parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+    needsApproval: true,
+    execute: (args) => {
+      runs.push((args as { text: string }).text);
+      return "written";
+    },
+  });
+}
+
+interface Setup {
+  scripts?: Script[];
+  policy?: Policy;
+  handler?: ServeHandlerOptions;
+  dataDir?: string;
+  notes?: string[];
+  maxConcurrentRuns?: number;
+}
+
+function setup(o: Setup = {}) {
+  const dataDir = o.dataDir ?? mkdtempSync(join(tmpdir(), "eddy-serve-"));
+  const notes = o.notes ?? [];
+  const service = createRunService({
+    provider: createScriptedProvider(o.scripts ?? [text("hello")]),
+    spec: { model: "m" },
+    policy: o.policy ?? createPolicy(),
+    tools: () => createToolRegistry([note(notes)]),
+    workspace: dataDir,
+    dataDir,
+    secrets: ["sk-very-secret"],
+    ...(o.maxConcurrentRuns === undefined ? {} : { maxConcurrentRuns: o.maxConcurrentRuns }),
+  });
+  const handler = createServeHandler(service, o.handler);
+  const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    handler(
+      new Request(`http://127.0.0.1${path}`, {
+        method,
+        headers: { "content-type": "application/json", ...headers },
+        ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+      }),
+    );
+  return { service, handler, call, dataDir, notes };
+}
+
+interface SseEvent {
+  id: string;
+  event: string;
+  data: { type: string; seq: number; [k: string]: unknown };
+}
+
+async function sse(response: Response): Promise<SseEvent[]> {
+  const textBody = await response.text();
+  return textBody
+    .split("\n\n")
+    .filter((block) => block.startsWith("id:") || block.startsWith("event:"))
+    .map((block) => {
+      const field = (name: string) =>
+        block
+          .split("\n")
+          .find((l) => l.startsWith(`${name}: `))
+          ?.slice(name.length + 2) ?? "";
+      return { id: field("id"), event: field("event"), data: JSON.parse(field("data")) };
+    });
+}
+
+async function finished(service: RunService, id: string) {
+  await service.get(id)?.done;
+  return service.get(id);
+}
+
+describe("eddy serve handler: runs", () => {
+  it("POST /v1/runs starts a run: 201 {id, status}; its events stream run_started … run_ended with id = seq", async () => {
+    const { call, service } = setup();
+    const res = await call("POST", "/v1/runs", { input: "hi" });
+    expect(res.status).toBe(201);
+    const { id, status } = (await res.json()) as { id: string; status: string };
+    expect(status).toBe("running");
+    expect(id).toMatch(/^run_/);
+    const events = await sse(await call("GET", `/v1/runs/${id}/events`));
+    expect(events[0]?.event).toBe("run_started");
+    expect(events.at(-1)?.event).toBe("run_ended");
+    for (const e of events) expect(Number(e.id)).toBe(e.data.seq);
+    await finished(service, id);
+    const view = (await (await call("GET", `/v1/runs/${id}`)).json()) as Record<string, unknown>;
+    expect(view).toMatchObject({ id, status: "completed", output_text: "hello", model: "m" });
+    const list = (await (await call("GET", "/v1/runs")).json()) as { data: { id: string }[] };
+    expect(list.data.map((r) => r.id)).toContain(id);
+  });
+
+  it("Last-Event-ID k resumes with exactly the frames after k; several watchers see the same frames", async () => {
+    const { call, service } = setup();
+    const { id } = (await (await call("POST", "/v1/runs", { input: "hi" })).json()) as { id: string };
+    const [a, b] = await Promise.all([
+      sse(await call("GET", `/v1/runs/${id}/events`)),
+      sse(await call("GET", `/v1/runs/${id}/events`)),
+    ]);
+    expect(b).toEqual(a);
+    await finished(service, id);
+    const k = 3;
+    const rest = await sse(
+      await call("GET", `/v1/runs/${id}/events`, undefined, { "last-event-id": String(k) }),
+    );
+    expect(rest.map((e) => e.id)).toEqual(a.slice(k + 1).map((e) => e.id));
+    expect(rest[0]?.data.seq).toBe(k + 1);
+  });
+
+  it("an invalid spec is 400 naming the field; run_id is the server's", async () => {
+    const { call } = setup();
+    const res = await call("POST", "/v1/runs", { input: "hi", max_turns: "many" });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { message: string; param: string | null } };
+    expect(body.error.message).toContain("max_turns");
+    expect(body.error.param).toBe("max_turns");
+    const own = await call("POST", "/v1/runs", { input: "hi", run_id: "run_mine" });
+    expect(own.status).toBe(400);
+    expect(((await own.json()) as { error: { param: string } }).error.param).toBe("run_id");
+  });
+
+  it("a request beyond the server's policy is 403 with the reason", async () => {
+    const { call } = setup();
+    const res = await call("POST", "/v1/runs", { input: "hi", tools: ["shell"] });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(
+      /shell needs --allow-shell/,
+    );
+  });
+
+  it("cancel ends a running run cancelled, and its tape is recorded", async () => {
+    const { call, service } = setup({
+      scripts: [{ items: [{ type: "message", text: "slow" }], pauses: { 2: 600_000 } }],
+    });
+    const { id } = (await (await call("POST", "/v1/runs", { input: "hi" })).json()) as { id: string };
+    const res = await call("POST", `/v1/runs/${id}/cancel`);
+    expect(res.status).toBe(202);
+    expect((await finished(service, id))?.status).toBe("cancelled");
+    expect((await call("POST", `/v1/runs/${id}/cancel`)).status).toBe(409);
+  });
+
+  it("a deferred approval is decided over HTTP and the run completes", async () => {
+    const scripts: Script[] = [
+      {
+        items: [{ type: "function_call", name: "write_note", arguments: '{"text":"hello"}', call_id: "w1" }],
+      },
+      text("done"),
+    ];
+    const { call, service, notes } = setup({ scripts, policy: createPolicy({ approve: "defer" }) });
+    const { id } = (await (await call("POST", "/v1/runs", { input: "hi" })).json()) as { id: string };
+    const first = await sse(await call("GET", `/v1/runs/${id}/events`));
+    expect(first.at(-1)?.data).toMatchObject({
+      type: "run_ended",
+      reason: "awaiting_approval",
+      pending_calls: ["w1"],
+    });
+    expect(
+      (await call("POST", `/v1/runs/${id}/decisions`, { call_id: "nope", decision: "allow" })).status,
+    ).toBe(400);
+    expect(
+      (await call("POST", `/v1/runs/${id}/decisions`, { call_id: "w1", decision: "maybe" })).status,
+    ).toBe(400);
+    const decided = await call("POST", `/v1/runs/${id}/decisions`, { call_id: "w1", decision: "allow" });
+    expect(decided.status).toBe(202);
+    expect(await decided.json()).toMatchObject({ status: "running", pending_calls: [] });
+    const last = first.at(-1)?.id as string;
+    const rest = await sse(await call("GET", `/v1/runs/${id}/events`, undefined, { "last-event-id": last }));
+    expect(rest.at(-1)?.data).toMatchObject({ type: "run_ended", reason: "completed" });
+    expect(rest.map((e) => Number(e.id))).toEqual(rest.map((_, i) => Number(last) + 1 + i));
+    expect(notes).toEqual(["hello"]);
+    expect((await finished(service, id))?.status).toBe("completed");
+  });
+
+  it("too many runs at once is 429 with Retry-After", async () => {
+    const { call } = setup({
+      scripts: [{ items: [{ type: "message", text: "slow" }], pauses: { 2: 600_000 } }],
+      maxConcurrentRuns: 1,
+    });
+    const { id } = (await (await call("POST", "/v1/runs", { input: "a" })).json()) as { id: string };
+    const res = await call("POST", "/v1/runs", { input: "b" });
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
+    await call("POST", `/v1/runs/${id}/cancel`);
+  });
+
+  it("a restarted server lists its runs from their tapes; a tape without run_ended is interrupted", async () => {
+    const first = setup();
+    const { id } = (await (await first.call("POST", "/v1/runs", { input: "hi" })).json()) as { id: string };
+    await finished(first.service, id);
+    const events = await sse(await first.call("GET", `/v1/runs/${id}/events`));
+    const header = {
+      type: "tape_header",
+      format: 2,
+      eddy_version: "0",
+      run_id: "run_dead",
+      spec: { model: "m", input: "x" },
+      provider: { name: "p", capabilities: {}, validate: true },
+      workspace: ".",
+    };
+    writeFileSync(join(first.dataDir, "runs", "run_dead.tape"), `${JSON.stringify(header)}\n`);
+    const again = setup({ dataDir: first.dataDir });
+    const view = (await (await again.call("GET", `/v1/runs/${id}`)).json()) as { status: string };
+    expect(view.status).toBe("completed");
+    expect(await sse(await again.call("GET", `/v1/runs/${id}/events`))).toEqual(events);
+    const list = (await (await again.call("GET", "/v1/runs")).json()) as {
+      data: { id: string; status: string }[];
+    };
+    expect(list.data.find((r) => r.id === "run_dead")?.status).toBe("interrupted");
+  });
+});
+
+describe("eddy serve handler: hostile input", () => {
+  it("a token is required when set (401), and checked", async () => {
+    const { call } = setup({ handler: { token: "t0ken" } });
+    expect((await call("GET", "/v1/runs")).status).toBe(401);
+    expect((await call("GET", "/v1/runs", undefined, { authorization: "Bearer wrong" })).status).toBe(401);
+    expect((await call("GET", "/v1/runs", undefined, { authorization: "Bearer t0ken" })).status).toBe(200);
+  });
+
+  it.each([
+    ["oversized body", "POST", "/v1/runs", `{"input":"${"x".repeat(2048)}"}`, 413],
+    ["bad JSON", "POST", "/v1/runs", "{nope", 400],
+    ["an array", "POST", "/v1/runs", "[1,2]", 400],
+    ["wrong types", "POST", "/v1/runs", { input: 42, tools: "shell" }, 400],
+    ["unknown field", "POST", "/v1/runs", { input: "x", allow_shell: true }, 400],
+    ["path trick in an id", "GET", "/v1/runs/..%2F..%2Fetc%2Fpasswd", undefined, 404],
+    ["dots as an id", "GET", "/v1/runs/../events", undefined, 404],
+    ["an id that is not the server's", "GET", "/v1/runs/run_x%00y/events", undefined, 404],
+    ["path trick in a thread", "GET", "/v1/threads/..%2Fsecrets", undefined, 404],
+    ["a bad thread for a message", "POST", "/v1/threads/-x/messages", { input: "x" }, 400],
+    ["dots as a thread", "POST", "/v1/threads/%2E%2E/messages", { input: "x" }, 404],
+    ["an unknown run", "GET", "/v1/runs/run_abc/events", undefined, 404],
+    ["an unknown route", "GET", "/v1/nothing", undefined, 404],
+    ["a wrong method", "DELETE", "/v1/runs", undefined, 405],
+  ])("%s", async (_name, method, path, body, status) => {
+    const { call } = setup({ handler: { maxBodyBytes: 1024 } });
+    const res = await call(method as string, path as string, body);
+    expect(res.status).toBe(status);
+    const answer = await res.text();
+    expect(answer).not.toContain("sk-very-secret");
+    expect(JSON.parse(answer)).toHaveProperty("error.message");
+  });
+
+  it("no CORS header unless configured", async () => {
+    const plain = setup();
+    expect((await plain.call("GET", "/v1/runs")).headers.get("access-control-allow-origin")).toBeNull();
+    const cors = setup({ handler: { corsOrigin: "https://app.example" } });
+    expect((await cors.call("GET", "/v1/runs")).headers.get("access-control-allow-origin")).toBe(
+      "https://app.example",
+    );
+  });
+
+  it("watchers beyond the cap get 429; a closed watcher frees its place", async () => {
+    const { call, service } = setup({ handler: { maxWatchers: 2 } });
+    const { id } = (await (await call("POST", "/v1/runs", { input: "hi" })).json()) as { id: string };
+    await finished(service, id);
+    const a = await call("GET", `/v1/runs/${id}/events`);
+    const b = await call("GET", `/v1/runs/${id}/events`);
+    expect((await call("GET", `/v1/runs/${id}/events`)).status).toBe(429);
+    await a.body?.cancel();
+    await b.text();
+    expect((await call("GET", `/v1/runs/${id}/events`)).status).toBe(200);
+  });
+
+  it("a malformed Last-Event-ID is 400", async () => {
+    const { call, service } = setup();
+    const { id } = (await (await call("POST", "/v1/runs", { input: "hi" })).json()) as { id: string };
+    await finished(service, id);
+    const res = await call("GET", `/v1/runs/${id}/events`, undefined, { "last-event-id": "1; rm" });
+    expect(res.status).toBe(400);
+  });
+});
+
+describe("GET /openapi.json", () => {
+  it("is OpenAPI 3.1 and describes every route the handler serves, the RunSpec included", async () => {
+    const { call } = setup();
+    const doc = (await (await call("GET", "/openapi.json")).json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, unknown>>;
+      components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+    };
+    expect(doc.openapi).toMatch(/^3\.1/);
+    for (const route of ROUTES) expect(doc.paths[route.path]?.[route.method.toLowerCase()]).toBeDefined();
+    expect(doc.paths["/v1/runs"]?.post).toBeDefined();
+    expect(doc.components.schemas.RunSpec?.properties).toHaveProperty("max_turns");
+    // Every path the document lists answers something other than "no such route".
+    for (const path of Object.keys(doc.paths)) {
+      const concrete = path.replace("{id}", "run_abc").replace("{name}", "t1");
+      const res = await call("GET", concrete);
+      expect(((await res.json()) as { error?: { code?: string } }).error?.code).not.toBe("not_found");
+    }
+  });
+});

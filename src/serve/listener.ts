@@ -1,0 +1,139 @@
+/**
+ * `eddy serve` on a real socket: a thin `node:http` adapter around the fetch-style handler. The
+ * request body is handed over as a stream (the handler stops reading at its limit); a response
+ * body is written chunk by chunk, waiting for `'drain'` when the socket is full, so a slow client
+ * holds back only its own stream; a client that goes away cancels its stream.
+ *
+ * Without a token the server listens on a loopback address only: anyone who can reach it can run
+ * the server's tools.
+ */
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
+import { EddyError } from "../errors.js";
+import { drained } from "../util/stream.js";
+import type { ServeHandler } from "./handler.js";
+
+/** Options of `listen`. */
+export interface ListenOptions {
+  /** @defaultValue "127.0.0.1" */
+  host?: string;
+  /** @defaultValue 0 (the OS picks a free port) */
+  port?: number;
+  /** Whether the handler requires a token: without one, only a loopback host is accepted. */
+  authenticated: boolean;
+}
+
+/** A listening server. */
+export interface ServeListener {
+  /** `http://HOST:PORT` */
+  readonly url: string;
+  readonly port: number;
+  /** Stops listening and closes every connection (open event streams included). */
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+/** Whether `host` is a loopback address. */
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Serves `handler` on HOST:PORT (see the module comment). */
+export async function listen(handler: ServeHandler, options: ListenOptions): Promise<ServeListener> {
+  const host = options.host ?? "127.0.0.1";
+  if (!options.authenticated && !isLoopback(host))
+    throw new EddyError(
+      "invalid_config",
+      `eddy serve: refusing to listen on ${host} without a token — set --token (or EDDY_SERVE_TOKEN), or listen on 127.0.0.1`,
+      { fault: "user" },
+    );
+  const server = createServer({ noDelay: true, keepAliveTimeout: 5_000 }, (req, res) => {
+    serve(req, res, handler, host).catch(() => res.destroy());
+  });
+  server.listen(options.port ?? 0, host);
+  try {
+    await once(server, "listening");
+  } catch (error) {
+    throw new EddyError(
+      "invalid_config",
+      `eddy serve: cannot listen on ${host}:${options.port ?? 0} (${error instanceof Error ? error.message : String(error)})`,
+      { fault: "user", cause: error },
+    );
+  }
+  const address = server.address() as AddressInfo;
+  const shown = host.includes(":") ? `[${host}]` : host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${shown}:${address.port}`,
+    port: address.port,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+async function serve(req: IncomingMessage, res: ServerResponse, handler: ServeHandler, host: string) {
+  const gone = new AbortController();
+  res.once("close", () => gone.abort());
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers))
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+  const method = req.method ?? "GET";
+  const hasBody = method !== "GET" && method !== "HEAD";
+  const request = new Request(`http://${host.includes(":") ? `[${host}]` : host}${req.url ?? "/"}`, {
+    method,
+    headers,
+    signal: gone.signal,
+    ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: "half" } : {}),
+  } as RequestInit);
+  const response = await handler(request);
+  const out: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    out[name] = value;
+  });
+  if (response.body === null) {
+    res.writeHead(response.status, out).end();
+    return;
+  }
+  if (!out["content-type"]?.startsWith("text/event-stream")) {
+    const bytes = Buffer.from(await response.arrayBuffer());
+    // A body the handler did not read (refused early): close the connection rather than drain it.
+    if (hasBody && !req.readableEnded) out.connection = "close";
+    res.writeHead(response.status, { ...out, "content-length": String(bytes.length) }).end(bytes);
+    return;
+  }
+  res.writeHead(response.status, out);
+  res.flushHeaders();
+  await pipe(response.body, res);
+}
+
+/** Writes each chunk, honouring backpressure; a client that leaves cancels the stream. */
+async function pipe(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
+  const reader = body.getReader();
+  const cancel = () => void reader.cancel().catch(() => {});
+  if (res.destroyed) {
+    cancel();
+    return;
+  }
+  res.once("close", cancel);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (res.destroyed) return;
+      if (!res.write(value)) await drained(res);
+    }
+    res.end();
+  } catch {
+    res.destroy();
+  } finally {
+    res.off("close", cancel);
+  }
+}

@@ -1,0 +1,378 @@
+/**
+ * The runs `eddy serve` holds: started from a partial RunSpec merged over the server's own, checked
+ * against the server's Policy (a request never widens it), recorded as tapes in the server's data
+ * folder (`DATA/runs/ID.tape`), watched through their event logs (run-log.ts), cancelled, and —
+ * when the policy defers approvals — decided and resumed from their tapes (batch/resume.ts). A
+ * server started again finds its runs from their tapes: finished ones are readable, one whose
+ * tape has no `run_ended` (the process died) is listed `interrupted`.
+ */
+import { randomUUID } from "node:crypto";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { resumeRun } from "../batch/resume.js";
+import { fileTapeStore, type TapeStore, type TapeWriter } from "../batch/tape-store.js";
+import { createThreadStore, type ThreadStore } from "../context/threads.js";
+import type { EddyError } from "../errors.js";
+import type { Frame, McpServerSummary, RunEndedFrame, RunEndReason } from "../frames/frame.js";
+import type { RunDeps, RunHandle } from "../loop/options.js";
+import { assertPolicy, type Policy } from "../loop/policy.js";
+import { runAgent } from "../loop/run.js";
+import { mergeRunSpecs, type PartialRunSpec, type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
+import { runAgentOnThread } from "../loop/thread-run.js";
+import { httpProblem } from "../mock/http-error.js";
+import type { Usage } from "../protocol/types.js";
+import type { Provider } from "../provider/provider.js";
+import { createTapeHeader, type TapeHeaderExtras } from "../replay/header.js";
+import { readTape, type Tape, type TapeHeader } from "../replay/tape.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import { createRunLog, type RunLog } from "./run-log.js";
+
+/** What the server's runs run with: its provider, tools, spec and policy (from its own invocation). */
+export interface ServeRuntime {
+  provider: Provider;
+  /** The server's spec: a request's fields are merged over it. @defaultValue {} */
+  spec?: PartialRunSpec;
+  /** What the server allows; a request asking for more is refused (403). */
+  policy: Policy;
+  /** A fresh tool registry for one run (disposed when the run ends). */
+  tools: () => ToolRegistry;
+  /** Where runs work, and whose `.eddy/threads` the thread endpoints read. */
+  workspace: string;
+  /** The server's data folder: tapes go to `DATA/runs/ID.tape`. */
+  dataDir: string;
+  /** Values masked in every frame and tape. @defaultValue none */
+  secrets?: readonly string[];
+  mcpServers?: readonly McpServerSummary[];
+  /** Recorded in every tape header (validation flag, provider profile name, MCP tools). @defaultValue none */
+  tapeExtras?: Omit<TapeHeaderExtras, "provider" | "policy" | "mcpServers">;
+  /** Runs going on at once; one more is refused with 429. @defaultValue 4 */
+  maxConcurrentRuns?: number;
+  /** @defaultValue Date.now */
+  clock?: () => number;
+}
+
+/** How a served run stands: going on, ended (its `run_ended.reason`), or cut off by a server that died. */
+export type RunStatus = "running" | "interrupted" | RunEndReason;
+
+/** One run as the server holds it. */
+export interface ServedRun {
+  readonly id: string;
+  status: RunStatus;
+  readonly createdAt: number;
+  spec: RunSpec | undefined;
+  readonly log: RunLog;
+  ended?: RunEndedFrame;
+  handle?: RunHandle;
+  /** Decisions given so far for the pending calls (resumes once every one has one). */
+  decisions: Record<string, "allow" | "deny">;
+  /** Settles once the current segment of the run has ended and its tape is closed. */
+  done: Promise<void>;
+}
+
+/** The public view of a run (`GET /v1/runs/ID`): no spec internals, no secrets. */
+export interface RunView {
+  id: string;
+  status: RunStatus;
+  created_at: number;
+  model: string | null;
+  thread: string | null;
+  events: number;
+  usage: Usage | null;
+  turns: number;
+  tool_calls: number;
+  output_text: string;
+  result?: unknown;
+  error?: { code: string; message: string };
+  pending_calls?: string[];
+}
+
+/** The server's runs (see the module comment). */
+export interface RunService {
+  readonly runtime: ServeRuntime;
+  readonly threads: ThreadStore;
+  /** Starts a run from a request's partial spec (already checked by the caller). */
+  start(request: PartialRunSpec): Promise<ServedRun>;
+  get(id: string): ServedRun | undefined;
+  list(): ServedRun[];
+  cancel(id: string): ServedRun;
+  /** Records a decision for a pending call; the run resumes once every pending call has one. */
+  decide(id: string, callId: string, decision: "allow" | "deny"): ServedRun;
+  view(run: ServedRun): RunView;
+  /** Runs going on now. */
+  running(): number;
+  /** Cancels every running run and waits until their tapes are closed. */
+  shutdown(reason?: string): Promise<void>;
+}
+
+/** Run ids the server makes (and the only ones its routes accept). */
+export const RUN_ID_PATTERN = /^run_[A-Za-z0-9]{1,64}$/;
+
+/** The server's runs, with those its data folder's tapes hold already. */
+export function createRunService(runtime: ServeRuntime): RunService {
+  const tapes = fileTapeStore(join(runtime.dataDir, "runs"), runtime.secrets ?? []);
+  const threads = createThreadStore({ workspace: runtime.workspace });
+  const runs = new Map<string, ServedRun>();
+  for (const run of restoreRuns(join(runtime.dataDir, "runs"))) runs.set(run.id, run);
+  const clock = runtime.clock ?? Date.now;
+  const running = () => [...runs.values()].filter((r) => r.status === "running").length;
+  const ctx: ServiceContext = { runtime, tapes, threads, runs, clock, running };
+  return {
+    runtime,
+    threads,
+    start: (request) => startRun(ctx, request),
+    get: (id) => (RUN_ID_PATTERN.test(id) ? runs.get(id) : undefined),
+    list: () => [...runs.values()].sort((a, b) => b.createdAt - a.createdAt),
+    cancel: (id) => cancelRun(ctx, id),
+    decide: (id, callId, decision) => decideCall(ctx, id, callId, decision),
+    view: viewOf,
+    running,
+    async shutdown(reason = "the server is shutting down") {
+      const going = [...runs.values()].filter((r) => r.status === "running");
+      for (const run of going) run.handle?.cancel(reason);
+      await Promise.all(going.map((r) => r.done));
+    },
+  };
+}
+
+interface ServiceContext {
+  runtime: ServeRuntime;
+  tapes: TapeStore;
+  threads: ThreadStore;
+  runs: Map<string, ServedRun>;
+  clock: () => number;
+  running: () => number;
+}
+
+/** 429 when the server runs as many runs as it may, 403 beyond its policy, else the run, started. */
+async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<ServedRun> {
+  const { runtime } = ctx;
+  const max = runtime.maxConcurrentRuns ?? 4;
+  if (ctx.running() >= max)
+    throw httpProblem({
+      status: 429,
+      error: {
+        type: "rate_limit_error",
+        code: "too_many_runs",
+        message: `this server runs at most ${max} runs at once; retry when one has ended`,
+        param: null,
+      },
+      headers: { "retry-after": "2" },
+    });
+  const id = `run_${randomUUID().replace(/-/g, "")}`;
+  const spec = resolveRunSpec({ ...mergeRunSpecs(runtime.spec ?? {}, request), run_id: id }, "request body");
+  const registry = runtime.tools();
+  try {
+    assertPolicy(spec.tools ?? registry.names(), runtime.policy, "this server does not allow it");
+  } catch (err) {
+    await registry.dispose();
+    throw err;
+  }
+  const run: ServedRun = {
+    id,
+    status: "running",
+    createdAt: ctx.clock(),
+    spec,
+    log: createRunLog(),
+    decisions: {},
+    done: Promise.resolve(),
+  };
+  let writer: TapeWriter | undefined;
+  const deps: RunDeps = { ...depsOf(runtime, registry), onFrame: (f) => deliver(run, writer, f) };
+  let handle: RunHandle;
+  try {
+    handle =
+      spec.thread === undefined
+        ? runAgent(spec, deps)
+        : await runAgentOnThread(spec, deps, { store: ctx.threads, tape: ctx.tapes.location(id) });
+  } catch (err) {
+    await registry.dispose();
+    throw err;
+  }
+  run.spec = handle.spec;
+  // Frames flow from the next tick on: the tape is open before the first one.
+  writer = ctx.tapes.open(id, headerOf(runtime, handle.spec), "now");
+  ctx.runs.set(id, run);
+  run.done = drive(run, handle, writer, registry);
+  return run;
+}
+
+function depsOf(runtime: ServeRuntime, registry: ToolRegistry): RunDeps {
+  const deps: RunDeps = {
+    provider: runtime.provider,
+    tools: registry,
+    policy: runtime.policy,
+    workspace: runtime.workspace,
+  };
+  if (runtime.secrets !== undefined) deps.secrets = runtime.secrets;
+  if (runtime.mcpServers !== undefined) deps.mcpServers = runtime.mcpServers;
+  return deps;
+}
+
+function headerOf(runtime: ServeRuntime, spec: RunSpec): TapeHeader {
+  return createTapeHeader(spec, {
+    ...runtime.tapeExtras,
+    provider: runtime.provider,
+    policy: runtime.policy,
+    ...(runtime.mcpServers === undefined ? {} : { mcpServers: runtime.mcpServers }),
+  });
+}
+
+function deliver(run: ServedRun, writer: TapeWriter | undefined, frame: Frame, skipBelow = 0): void {
+  writer?.write(frame);
+  if (frame.seq < skipBelow) return;
+  if (frame.type === "run_ended") run.ended = frame;
+  run.log.append(frame);
+}
+
+/** Runs the handle to its end, then records how it ended and closes the tape. */
+async function drive(run: ServedRun, handle: RunHandle, writer: TapeWriter, registry: ToolRegistry) {
+  run.handle = handle;
+  try {
+    for await (const _ of handle);
+    await handle.result;
+  } catch {
+    // The run's own failure is in its frames (run_ended); a resume that does not reproduce is too.
+  } finally {
+    await writer.close().catch(() => {});
+    await registry.dispose();
+    delete run.handle;
+    run.status = run.ended?.reason ?? "failed";
+    run.decisions = {};
+    run.log.close();
+  }
+}
+
+function mustGet(ctx: ServiceContext, id: string): ServedRun {
+  const run = RUN_ID_PATTERN.test(id) ? ctx.runs.get(id) : undefined;
+  if (run === undefined)
+    throw httpProblem({
+      status: 404,
+      error: {
+        type: "not_found",
+        code: "run_not_found",
+        message: `no run ${JSON.stringify(id)} on this server`,
+        param: null,
+      },
+    });
+  return run;
+}
+
+function conflict(message: string): EddyError {
+  return httpProblem({
+    status: 409,
+    error: { type: "invalid_request_error", code: "conflict", message, param: null },
+  });
+}
+
+function cancelRun(ctx: ServiceContext, id: string): ServedRun {
+  const run = mustGet(ctx, id);
+  if (run.status !== "running") throw conflict(`run ${id} is not running (it is ${run.status})`);
+  run.handle?.cancel("cancelled by a client of eddy serve");
+  return run;
+}
+
+/** Records a decision; once every pending call has one, the run goes on from its tape. */
+function decideCall(ctx: ServiceContext, id: string, callId: string, decision: "allow" | "deny"): ServedRun {
+  const run = mustGet(ctx, id);
+  const pending = run.ended?.pending_calls ?? [];
+  if (run.status !== "awaiting_approval")
+    throw conflict(`run ${id} is not awaiting approval (it is ${run.status})`);
+  if (!pending.includes(callId))
+    throw httpProblem({
+      status: 400,
+      error: {
+        type: "invalid_request_error",
+        code: "unknown_call",
+        message: `call_id: run ${id} has no call ${JSON.stringify(callId)} awaiting approval (pending: ${pending.join(", ")})`,
+        param: "call_id",
+      },
+    });
+  run.decisions[callId] = decision;
+  if (pending.every((c) => run.decisions[c] !== undefined)) resume(ctx, run);
+  return run;
+}
+
+/** The run of an `awaiting_approval` tape, resumed with its decisions under the server's policy. */
+function resume(ctx: ServiceContext, run: ServedRun): void {
+  const { runtime } = ctx;
+  const tape = readTape(ctx.tapes.location(run.id));
+  const registry = runtime.tools();
+  let writer: TapeWriter | undefined;
+  let skipBelow = Number.POSITIVE_INFINITY;
+  const handle = resumeRun(tape, {
+    provider: runtime.provider,
+    registry,
+    workspace: runtime.workspace,
+    policy: runtime.policy,
+    decide: { ...run.decisions },
+    ...(runtime.secrets === undefined ? {} : { secrets: runtime.secrets }),
+    onFrame: (f) => deliver(run, writer, f, skipBelow),
+    onResumed: () => writer?.commit(),
+  });
+  // Reproduced frames (below the resume point) are in the log already.
+  skipBelow = handle.point.at_seq;
+  writer = ctx.tapes.open(run.id, handle.header, "on_commit");
+  run.status = "running";
+  delete run.ended;
+  run.log.reopen();
+  run.done = drive(run, handle, writer, registry);
+}
+
+function viewOf(run: ServedRun): RunView {
+  const ended = run.ended;
+  const view: RunView = {
+    id: run.id,
+    status: run.status,
+    created_at: run.createdAt,
+    model: run.spec?.model ?? null,
+    thread: run.spec?.thread ?? null,
+    events: run.log.frames.length,
+    usage: ended?.usage ?? null,
+    turns: ended?.turns ?? 0,
+    tool_calls: ended?.tool_calls ?? 0,
+    output_text: ended?.output_text ?? "",
+  };
+  if (ended?.result !== undefined) view.result = ended.result;
+  if (ended?.error !== undefined) view.error = { code: ended.error.code, message: ended.error.message };
+  if (ended?.pending_calls !== undefined) view.pending_calls = ended.pending_calls;
+  return view;
+}
+
+/** The runs whose tapes are in `dir` (a tape that cannot be read is left out). */
+function restoreRuns(dir: string): ServedRun[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith(".tape"));
+  } catch {
+    return [];
+  }
+  const found: ServedRun[] = [];
+  for (const name of names) {
+    const id = name.slice(0, -".tape".length);
+    if (!RUN_ID_PATTERN.test(id)) continue;
+    let tape: Tape;
+    try {
+      tape = readTape(join(dir, name));
+    } catch {
+      continue;
+    }
+    found.push(restoredRun(id, tape));
+  }
+  return found;
+}
+
+function restoredRun(id: string, tape: Tape): ServedRun {
+  let ended: RunEndedFrame | undefined;
+  for (const f of tape.frames) if (f.type === "run_ended") ended = f;
+  const run: ServedRun = {
+    id,
+    status: ended?.reason ?? "interrupted",
+    createdAt: tape.frames[0]?.ts ?? 0,
+    spec: tape.header.spec,
+    log: createRunLog([...tape.frames], false),
+    decisions: {},
+    done: Promise.resolve(),
+  };
+  if (ended !== undefined) run.ended = ended;
+  return run;
+}

@@ -1,0 +1,209 @@
+/**
+ * `eddy serve` end to end: the built CLI in front of a real mock server, over real HTTP on
+ * 127.0.0.1 — the token, a run's SSE events and their resumption, validation, cancel, a deferred
+ * approval decided over HTTP, SIGTERM mid-run and a restart that finds the run again.
+ */
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createMockServer } from "../src/mock/index.js";
+import type { Scenario } from "../src/mock/scenario.js";
+import { startCli, until } from "./support/cli-process.js";
+
+const TOKEN = "serve-test-token-1234";
+const AUTH = { authorization: `Bearer ${TOKEN}` };
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function mock(scenario: Scenario) {
+  const server = await createMockServer({ scenario });
+  cleanups.push(() => server.close());
+  return server;
+}
+
+async function serve(mockUrl: string, dataDir: string, extra: string[] = []) {
+  const cwd = mkdtempSync(join(tmpdir(), "eddy-serve-ws-"));
+  const proc = startCli(
+    ["serve", "--base-url", mockUrl, "--model", "m", "--token", TOKEN, "--data-dir", dataDir, ...extra],
+    { cwd },
+  );
+  cleanups.push(async () => {
+    if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
+    await proc.exited;
+  });
+  await until(
+    () => /listening on (http:\S+)/.test(proc.stderr) || proc.child.exitCode !== null,
+    "eddy serve to listen",
+    60_000,
+  );
+  const url = /listening on (http:\S+)/.exec(proc.stderr)?.[1];
+  if (url === undefined) throw new Error(`eddy serve did not start: ${proc.stderr}`);
+  return { proc, url, cwd };
+}
+
+interface SseEvent {
+  id: number;
+  event: string;
+  data: { type: string; seq: number; reason?: string };
+}
+
+function parse(text: string): SseEvent[] {
+  return text
+    .split("\n\n")
+    .filter((b) => b.includes("\ndata: ") || b.startsWith("id:") || b.startsWith("event:"))
+    .map((block) => {
+      const f = (n: string) =>
+        block
+          .split("\n")
+          .find((l) => l.startsWith(`${n}: `))
+          ?.slice(n.length + 2) ?? "";
+      return { id: Number(f("id")), event: f("event"), data: JSON.parse(f("data")) };
+    });
+}
+
+async function events(url: string, id: string, after?: number): Promise<SseEvent[]> {
+  const headers: Record<string, string> = {
+    ...AUTH,
+    ...(after === undefined ? {} : { "last-event-id": String(after) }),
+  };
+  const res = await fetch(`${url}/v1/runs/${id}/events`, { headers });
+  expect(res.headers.get("content-type")).toContain("text/event-stream");
+  return parse(await res.text());
+}
+
+/** Reads events until `count` arrived, then drops the connection (a client killed mid-stream). */
+async function firstEvents(url: string, id: string, count: number): Promise<SseEvent[]> {
+  const controller = new AbortController();
+  const res = await fetch(`${url}/v1/runs/${id}/events`, { headers: AUTH, signal: controller.signal });
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  while (parse(text).length < count) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  controller.abort();
+  return parse(text).slice(0, count);
+}
+
+async function post(url: string, path: string, body: unknown, headers: Record<string, string> = AUTH) {
+  const res = await fetch(`${url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+  return {
+    status: res.status,
+    body: (await res.json()) as Record<string, unknown> & { id: string; status: string },
+  };
+}
+
+async function runView(url: string, id: string) {
+  return (await (await fetch(`${url}/v1/runs/${id}`, { headers: AUTH })).json()) as {
+    status: string;
+    output_text: string;
+  };
+}
+
+describe("eddy serve (slow: spawns the CLI)", () => {
+  it("401 without the token; a run streams run_started … run_ended with id = seq; Last-Event-ID resumes exactly; 400 names max_turns; /openapi.json", async () => {
+    const server = await mock({
+      turns: [{ items: [{ type: "message", text: "hello there" }], repeat: true }],
+    });
+    const { url } = await serve(server.url, mkdtempSync(join(tmpdir(), "eddy-serve-data-")));
+    expect((await fetch(`${url}/v1/runs`)).status).toBe(401);
+    expect((await post(url, "/v1/runs", { input: "hi" }, {})).status).toBe(401);
+    const started = await post(url, "/v1/runs", { input: "hi" });
+    expect(started.status).toBe(201);
+    const all = await events(url, started.body.id);
+    expect(all[0]?.event).toBe("run_started");
+    expect(all.at(-1)?.data).toMatchObject({ type: "run_ended", reason: "completed" });
+    for (const e of all) expect(e.id).toBe(e.data.seq);
+    const k = 2;
+    const rest = await events(url, started.body.id, k);
+    expect(rest.map((e) => e.id)).toEqual(all.slice(k + 1).map((e) => e.id));
+    expect((await runView(url, started.body.id)).output_text).toBe("hello there");
+    const bad = await post(url, "/v1/runs", { input: "hi", max_turns: "many" });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain("max_turns");
+    const doc = (await (await fetch(`${url}/openapi.json`, { headers: AUTH })).json()) as {
+      openapi: string;
+      paths: Record<string, unknown>;
+    };
+    expect(doc.openapi).toMatch(/^3\./);
+    expect(Object.keys(doc.paths)).toContain("/v1/runs");
+  }, 120_000);
+
+  it("a deferred approval is decided over HTTP and the run completes", async () => {
+    const server = await mock({
+      turns: [
+        {
+          items: [
+            {
+              type: "function_call",
+              name: "write_file",
+              call_id: "w1",
+              arguments: { path: "notes.txt", content: "approved\n" },
+            },
+          ],
+        },
+        { items: [{ type: "message", text: "written" }] },
+      ],
+    });
+    const { url, cwd } = await serve(server.url, mkdtempSync(join(tmpdir(), "eddy-serve-data-")), [
+      "--allow-write",
+      "--approve",
+      "defer",
+    ]);
+    const started = await post(url, "/v1/runs", { input: "write the notes" });
+    const first = await events(url, started.body.id);
+    expect(first.at(-1)?.data).toMatchObject({ type: "run_ended", reason: "awaiting_approval" });
+    expect((await runView(url, started.body.id)).status).toBe("awaiting_approval");
+    const decided = await post(url, `/v1/runs/${started.body.id}/decisions`, {
+      call_id: "w1",
+      decision: "allow",
+    });
+    expect(decided.status).toBe(202);
+    const rest = await events(url, started.body.id, first.at(-1)?.id);
+    expect(rest.at(-1)?.data).toMatchObject({ type: "run_ended", reason: "completed" });
+    expect((await runView(url, started.body.id)).status).toBe("completed");
+    expect(readFileSync(join(cwd, "notes.txt"), "utf8")).toBe("approved\n");
+  }, 120_000);
+
+  it("cancel ends a run cancelled; SIGTERM mid-run cancels and records it; a restarted server lists it and its events, nothing lost", async () => {
+    const stall = {
+      faults: { stallAfterEvents: { afterEvents: 2, ms: 600_000 } },
+      items: [{ type: "message" as const, text: "slow" }],
+    };
+    const server = await mock({ turns: [{ ...stall, repeat: true }] });
+    const dataDir = mkdtempSync(join(tmpdir(), "eddy-serve-data-"));
+    const first = await serve(server.url, dataDir);
+    const a = await post(first.url, "/v1/runs", { input: "one" });
+    await firstEvents(first.url, a.body.id, 3);
+    expect((await post(first.url, `/v1/runs/${a.body.id}/cancel`, {})).status).toBe(202);
+    const aEvents = await events(first.url, a.body.id);
+    expect(aEvents.at(-1)?.data).toMatchObject({ type: "run_ended", reason: "cancelled" });
+    const b = await post(first.url, "/v1/runs", { input: "two" });
+    // A client reads a few frames and is killed mid-stream.
+    const seen = await firstEvents(first.url, b.body.id, 3);
+    first.proc.child.kill("SIGTERM");
+    const exit = await first.proc.exited;
+    expect(exit.code).toBe(130);
+    const again = await serve(server.url, dataDir);
+    const list = (await (await fetch(`${again.url}/v1/runs`, { headers: AUTH })).json()) as {
+      data: { id: string; status: string }[];
+    };
+    expect(list.data.find((r) => r.id === b.body.id)?.status).toBe("cancelled");
+    expect(list.data.find((r) => r.id === a.body.id)?.status).toBe("cancelled");
+    // The killed client reconnects with its last id: the rest, nothing repeated or lost.
+    const last = seen.at(-1)?.id as number;
+    const rest = await events(again.url, b.body.id, last);
+    expect(rest[0]?.id).toBe(last + 1);
+    expect(rest.map((e) => e.id)).toEqual(rest.map((_, i) => last + 1 + i));
+    expect(rest.at(-1)?.data).toMatchObject({ type: "run_ended", reason: "cancelled" });
+  }, 180_000);
+});
