@@ -32,6 +32,8 @@ const SPEC_FIELDS = new Set([
   "mode",
   "max_tool_calls",
   "max_turns",
+  "on_limit",
+  "stop_when",
   "tools",
   "tool_choice",
   "reset_tool_choice",

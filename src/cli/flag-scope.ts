@@ -24,6 +24,8 @@ const SPEC_FLAGS = [
   "--tools-on-follow-up",
   "--max-tool-calls",
   "--max-turns",
+  "--on-limit",
+  "--no-agents-md",
   "--history-strategy",
   "--truncation-threshold",
   "--recent-calls-to-keep",

@@ -36,7 +36,9 @@ export type RunEndReason =
   | "provider_error"
   | "invalid_request"
   | "cancelled"
-  | "awaiting_approval";
+  | "awaiting_approval"
+  | "stop_condition"
+  | "guardrail";
 
 /** `{code, message}` as it appears in frames: secret-free, one line. */
 export interface FrameError {
@@ -108,6 +110,13 @@ export interface RunEndedFrame extends FrameEnvelope {
    * each named in an `approval_requested` frame; `eddy resume --decide CALL_ID=allow|deny` goes on.
    */
   pending_calls?: string[];
+  /** With reason `stop_condition`: the label of the condition that held (`turn_count_is(3)`, `has_tool_call(submit)`, a function's name). */
+  stop_condition?: string;
+  /**
+   * With `on_limit: "answer"`: the run reached a limit and made one last request with no tools
+   * (the reason stays the limit; `output_text` is that request's answer).
+   */
+  limit_answer?: true;
 }
 
 /** The run switched continuation mode (e.g. `previous_response_not_found` → stateless). */

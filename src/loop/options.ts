@@ -12,6 +12,7 @@ import type { ApprovalHandler } from "./approvals.js";
 import type { FrameObserver } from "./frame-channel.js";
 import type { Policy } from "./policy.js";
 import type { RunSpec } from "./run-spec.js";
+import type { StopCondition } from "./stop-when.js";
 
 /** When a completed call runs: as soon as its item is done, or once the response has ended. */
 export type ToolExecutionPolicy = "eager" | "after_response";
@@ -94,6 +95,13 @@ export interface RunDeps {
    * the extractive one
    */
   summarizer?: Summarizer;
+  /**
+   * Stop conditions, asked in order after every turn whose calls were answered; the first that
+   * holds ends the run `stop_condition` (stop-when.ts). Data ones (`turnCountIs`, `hasToolCall`)
+   * join `RunSpec.stop_when`, so the spec and a tape carry them; functions stay the program's own.
+   * @defaultValue none (the limits alone stop the run)
+   */
+  stopWhen?: StopCondition | readonly StopCondition[];
 }
 
 /** How a run ended (the `run_ended` frame's facts), with the conversation to continue from. */
@@ -116,6 +124,8 @@ export interface RunResult {
   toolCalls: number;
   /** With reason `awaiting_approval`: the ids of the calls waiting for a decision. */
   pendingCalls?: string[];
+  /** With reason `stop_condition`: the label of the condition that held. */
+  stopCondition?: string;
 }
 
 /** A running agent: iterate it for frames (once), await `result` for the outcome. */

@@ -34,10 +34,11 @@ import {
   type StructuredOutputCheck,
   type TurnDecision,
 } from "./stop-condition.js";
+import { firstStop, isStopConditionData, type StopCondition } from "./stop-when.js";
 import { ToolBudget } from "./tool-budget.js";
 import { relaxToolChoice } from "./tool-choice.js";
 import { toolDeclarations } from "./tool-declarations.js";
-import { ToolRunner } from "./tool-runner.js";
+import { type AnsweredCall, ToolRunner } from "./tool-runner.js";
 import { unselectedTools, withoutTools } from "./tool-selection.js";
 import { streamTurn, type TurnInput, type TurnOutcome } from "./turn.js";
 import { addUsage, emptyUsage } from "./usage.js";
@@ -64,7 +65,12 @@ export function runAgent(input: RunSpecInput | RunSpec, deps: RunDeps): RunHandl
   const left = resolved.tools === undefined ? new Set<string>() : unselectedTools(base, resolved.tools);
   const select = (registry: ToolRegistry) => withoutTools(registry, left);
   const tools = liveRegistry(select(base));
-  const spec: RunSpec = { ...resolved, run_id: runId, tools: tools.registry.names() };
+  const spec: RunSpec = {
+    ...resolved,
+    run_id: runId,
+    tools: tools.registry.names(),
+    ...stopWhenData(resolved, deps),
+  };
   const structured = spec.output_schema === undefined ? undefined : structuredCheck(spec.output_schema);
   const channel = new FrameChannel({
     runId,
@@ -97,6 +103,19 @@ export function runAgent(input: RunSpecInput | RunSpec, deps: RunDeps): RunHandl
     cancel: (reason?: string) => controller.abort(reason ?? "cancelled"),
     [Symbol.asyncIterator]: () => channel[Symbol.asyncIterator](),
   };
+}
+
+/** `RunDeps.stopWhen`'s data conditions join `RunSpec.stop_when`, so the spec (and a tape) carries them. */
+function stopWhenData(spec: RunSpec, deps: RunDeps): Pick<RunSpec, "stop_when"> {
+  const data = [deps.stopWhen ?? []].flat().filter(isStopConditionData);
+  if (data.length === 0) return spec.stop_when === undefined ? {} : { stop_when: spec.stop_when };
+  return { stop_when: [...(spec.stop_when ?? []), ...data] };
+}
+
+/** The run's stop conditions: the spec's (data) first, then the functions of `RunDeps.stopWhen`. */
+function stopConditions(spec: RunSpec, deps: RunDeps): StopCondition[] {
+  const functions = [deps.stopWhen ?? []].flat().filter((c) => !isStopConditionData(c));
+  return [...(spec.stop_when ?? []), ...functions];
 }
 
 /** The run's approval handler: the one given, else the policy's mode (`ask` needs one given). */
@@ -152,6 +171,14 @@ class AgentLoop {
   private readonly nativeCalls: boolean;
   /** The cut-off answer a `continueIncomplete` follow-up continues. */
   private continuedText: string | undefined;
+  /** The run's stop conditions (stop-when.ts). */
+  private readonly stopWhen: StopCondition[];
+  /** Names of every call answered so far (for stop conditions). */
+  private readonly allCalls: string[] = [];
+  /** The calls answered in the last turn. */
+  private lastAnswered: readonly AnsweredCall[] = [];
+  /** The `on_limit: "answer"` request: no tools are offered and no call runs. */
+  private toolsOff = false;
 
   constructor(
     private readonly spec: RunSpec,
@@ -178,6 +205,7 @@ class AgentLoop {
     this.maxTurns = spec.max_turns;
     this.executor = runDeps.executeTool ?? registryExecutor(spec, runDeps, deps);
     this.approvals = new Approvals(deps.registry, deps.onApproval);
+    this.stopWhen = stopConditions(spec, runDeps);
   }
 
   async run(): Promise<RunResult> {
@@ -242,10 +270,46 @@ class AgentLoop {
           decision.reason === "incomplete" ? "incomplete" : "invalid_request",
           overflowError(streamed.outcome, compacted),
         );
-      if (decision.next === "end" && !this.continuesCutAnswer(decision, runner))
-        return this.end(decision.reason, decision.error, decision.result);
+      if (decision.next === "end" && !this.continuesCutAnswer(decision, runner)) {
+        if (isLimit(decision.reason) && this.spec.on_limit === "answer" && !this.signal.aborted)
+          return this.answerOnLimit(decision.reason, decision.error);
+        return this.end(decision.reason, decision.error, { result: decision.result });
+      }
+      const stop = decision.next === "continue" ? await this.stopCondition(streamed) : undefined;
+      if (stop !== undefined) return this.end("stop_condition", undefined, { stopCondition: stop });
       this.prepareFollowUp();
     }
+  }
+
+  /**
+   * `on_limit: "answer"`: the run reached a limit; one last request, with no tools and a note
+   * asking for a final answer, so the user gets one. The reason stays the limit.
+   */
+  private async answerOnLimit(reason: RunEndReason, error: FrameError | undefined): Promise<RunResult> {
+    this.conversation.addUserMessage(LOOP_DEFAULTS.limitAnswerPrompt);
+    this.prepareFollowUp();
+    this.toolsOff = true;
+    const runner = this.newRunner();
+    const streamed = await streamTurn(this.turnInput(runner, await this.nextBody(), 1));
+    this.recordTurn(runner, streamed);
+    if (this.signal.aborted) return this.end("cancelled", cancelledError());
+    return this.end(reason, error, { limitAnswer: true });
+  }
+
+  /** The label of the first stop condition that holds after this turn (stop-when.ts), if any. */
+  private async stopCondition(streamed: TurnOutcome): Promise<string | undefined> {
+    if (this.stopWhen.length === 0) return undefined;
+    return firstStop(this.stopWhen, {
+      turns: this.turn,
+      calls: this.lastAnswered.map((a) => ({
+        name: a.call.name,
+        arguments: a.call.arguments,
+        ok: a.result.ok,
+      })),
+      allCalls: [...this.allCalls],
+      outputText: streamed.outcome.response.outputText,
+      usage: { ...this.usage },
+    });
   }
 
   /** A chained follow-up whose response the server lost, before anything happened in the turn. */
@@ -326,7 +390,10 @@ class AgentLoop {
       signal: this.signal,
       toolExecution: this.spec.tool_execution,
       runner,
-      admit: (call: AssembledCall) => this.budget.admit(call, this.toolChoice),
+      admit: (call: AssembledCall) =>
+        this.toolsOff
+          ? { code: "tool_not_allowed", message: "No tools are offered in this request; answer in text." }
+          : this.budget.admit(call, this.toolChoice),
       nativeCalls: this.nativeCalls,
     };
   }
@@ -345,11 +412,13 @@ class AgentLoop {
       input: next.input,
       mode: this.conversation.mode,
       previousResponseId: next.previousResponseId,
-      tools: toolDeclarations(this.deps.registry, {
-        native: this.nativeTools,
-        shell: spec.native_shell,
-        hosted: spec.hosted_tools,
-      }),
+      tools: this.toolsOff
+        ? []
+        : toolDeclarations(this.deps.registry, {
+            native: this.nativeTools,
+            shell: spec.native_shell,
+            hosted: spec.hosted_tools,
+          }),
       sendTools: this.turn === 0 || spec.tools_on_follow_up === "every_request",
       toolChoice: this.toolChoice,
       parallelToolCalls: spec.parallel_tool_calls,
@@ -377,6 +446,8 @@ class AgentLoop {
     );
     this.turn++;
     const answered = runner.answered;
+    this.lastAnswered = answered;
+    for (const a of answered) this.allCalls.push(a.call.name);
     this.conversation.record(response, answered);
     if (answered.length > 0) this.signatures.push(callsSignature(answered));
     return decideAfterTurn({
@@ -428,12 +499,12 @@ class AgentLoop {
         code: "awaiting_approval",
         message: `${pending.length} call${pending.length === 1 ? "" : "s"} await${pending.length === 1 ? "s" : ""} approval: ${pending.join(", ")}`,
       },
-      undefined,
-      pending,
+      { pending },
     );
   }
 
-  private end(reason: RunEndReason, error?: FrameError, result?: unknown, pending?: string[]): RunResult {
+  private end(reason: RunEndReason, error?: FrameError, extra: EndExtra = {}): RunResult {
+    const { result, pending } = extra;
     const outputText = (this.continuedText ?? "") + (this.lastResponse?.outputText ?? "");
     const ended = frame("run_ended", {
       reason,
@@ -446,6 +517,8 @@ class AgentLoop {
     if (error !== undefined && reason !== "completed" && reason !== "terminal_tool") ended.error = error;
     if (result !== undefined) ended.result = result;
     if (pending !== undefined) ended.pending_calls = pending;
+    if (extra.stopCondition !== undefined) ended.stop_condition = extra.stopCondition;
+    if (extra.limitAnswer === true) ended.limit_answer = true;
     // The result says what the (masked) frame says.
     const sent = this.channel.emit(ended);
     this.channel.close();
@@ -462,8 +535,22 @@ class AgentLoop {
     if (sent.error !== undefined) out.error = sent.error;
     if (sent.result !== undefined) out.result = sent.result;
     if (sent.pending_calls !== undefined) out.pendingCalls = sent.pending_calls;
+    if (sent.stop_condition !== undefined) out.stopCondition = sent.stop_condition;
     return out;
   }
+}
+
+/** What `run_ended` carries besides the reason and error. */
+interface EndExtra {
+  result?: unknown;
+  pending?: string[];
+  stopCondition?: string;
+  limitAnswer?: boolean;
+}
+
+/** The limits `on_limit: "answer"` applies to. */
+function isLimit(reason: RunEndReason): boolean {
+  return reason === "max_turns" || reason === "max_tool_calls";
 }
 
 /** `run_started.input`: the input as given, after the context items when the run starts from a context. */

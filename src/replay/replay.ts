@@ -9,6 +9,7 @@ import type { ApprovalHandler } from "../loop/approvals.js";
 import type { RunDeps, RunResult, ToolExecutor } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
 import type { RunSpec } from "../loop/run-spec.js";
+import { recordedStop } from "../loop/stop-when.js";
 import type { Provider } from "../provider/provider.js";
 import { refusedToolOutput, type ToolCallResult } from "../tools/execute.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -118,6 +119,10 @@ export function runFromTape(tape: Tape, parts: TapeRunParts): { spec: RunSpec; d
     executeTool: parts.executeTool,
   };
   if (header.mcp_servers !== undefined) deps.mcpServers = header.mcp_servers;
+  // A program's own stop condition is not on the tape: the run stops where the tape says it stopped.
+  const ended = tape.frames[tape.frames.length - 1];
+  if (ended?.type === "run_ended" && ended.stop_condition !== undefined)
+    deps.stopWhen = recordedStop(ended.turns, ended.stop_condition);
   if (parts.refreshTools !== undefined) deps.refreshTools = parts.refreshTools;
   if (askedForApprovals(tape)) deps.onApproval = recordedApprovals(tape, gate, parts.onUnrecordedApproval);
   else if (parts.onUnrecordedApproval !== undefined) deps.onApproval = parts.onUnrecordedApproval;
