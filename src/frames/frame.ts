@@ -384,6 +384,29 @@ export interface ApprovalDecidedFrame extends FrameEnvelope {
   decision: "allow" | "deny" | "allow_always";
 }
 
+/**
+ * A tool-call hook decided on a call (`RunDeps.hooks`, config `hooks`): `before_tool_call` comes
+ * after `tool_call` and before any approval question; `after_tool_call` right before `tool_ended`.
+ * A replay gives the recorded decision back instead of calling the hook.
+ */
+export interface HookDecidedFrame extends FrameEnvelope {
+  type: "hook_decided";
+  turn: number;
+  call_id: string;
+  name: string;
+  hook: "before_tool_call" | "after_tool_call";
+  /** `allow`; `deny` (before: the call is not run; after: its output is withheld); `rewrite`. */
+  decision: "allow" | "deny" | "rewrite";
+  /** With `deny`: the reason, as the model reads it in the call's output. */
+  reason?: string;
+  /** With a `before_tool_call` `rewrite`: the arguments the call runs with. */
+  arguments?: string;
+  /** With an `after_tool_call` `rewrite`: the output the model gets (also `tool_ended.output`). */
+  output?: string;
+  /** How the decision came about when the hook itself failed (a timeout, a crash: fail closed). */
+  note?: string;
+}
+
 /** Every frame type. */
 export type Frame =
   | RunStartedFrame
@@ -401,6 +424,7 @@ export type Frame =
   | ToolCallFrame
   | ApprovalRequestedFrame
   | ApprovalDecidedFrame
+  | HookDecidedFrame
   | ToolStartedFrame
   | ToolEndedFrame
   | TurnEndedFrame
@@ -443,6 +467,7 @@ export const FRAME_TYPES = [
   "tool_call",
   "approval_requested",
   "approval_decided",
+  "hook_decided",
   "tool_started",
   "tool_ended",
   "turn_ended",

@@ -10,6 +10,7 @@ import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolDefinition } from "../tools/tool.js";
 import type { ApprovalHandler } from "./approvals.js";
 import type { FrameObserver } from "./frame-channel.js";
+import type { ToolHooks } from "./hooks.js";
 import type { Policy } from "./policy.js";
 import type { RunSpec } from "./run-spec.js";
 import type { StopCondition } from "./stop-when.js";
@@ -102,6 +103,13 @@ export interface RunDeps {
    * @defaultValue none (the limits alone stop the run)
    */
   stopWhen?: StopCondition | readonly StopCondition[];
+  /**
+   * Tool-call hooks (hooks.ts): `beforeToolCall` allows a call, denies it with a reason the model
+   * reads, or rewrites its arguments, before any approval question; `afterToolCall` may rewrite
+   * (or withhold) the output of a call that ran. Each decision is a `hook_decided` frame.
+   * @defaultValue none
+   */
+  hooks?: ToolHooks;
 }
 
 /** How a run ended (the `run_ended` frame's facts), with the conversation to continue from. */

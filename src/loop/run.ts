@@ -377,6 +377,7 @@ class AgentLoop {
         needsApproval: this.approvals.needs(call),
       }),
       approve: (call) => this.approvals.decide(call, turn, this.signal),
+      ...(this.runDeps.hooks === undefined ? {} : { hooks: this.runDeps.hooks }),
     });
   }
 

@@ -6,6 +6,7 @@
 import type { ApprovalDecidedFrame, Frame, ToolEndedFrame } from "../frames/frame.js";
 import { recordedSummaries, recordedSummarizer } from "../history/summarizer.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
+import { recordedHooks } from "../loop/hooks.js";
 import type { RunDeps, RunResult, ToolExecutor } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
 import type { RunSpec } from "../loop/run-spec.js";
@@ -119,6 +120,8 @@ export function runFromTape(tape: Tape, parts: TapeRunParts): { spec: RunSpec; d
     executeTool: parts.executeTool,
   };
   if (header.mcp_servers !== undefined) deps.mcpServers = header.mcp_servers;
+  // Hook decisions come from the tape: no hook (no command) runs again.
+  if (tape.frames.some((f) => f.type === "hook_decided")) deps.hooks = recordedHooks(tape.frames, gate.wait);
   // A program's own stop condition is not on the tape: the run stops where the tape says it stopped.
   const ended = tape.frames[tape.frames.length - 1];
   if (ended?.type === "run_ended" && ended.stop_condition !== undefined)
@@ -175,7 +178,12 @@ export function recordedToolExecutor(
   options: RecordedToolOptions,
 ): ToolExecutor {
   const recorded = new Map<string, ToolEndedFrame[]>();
+  // A call's output is released where the first frame after its execution is: its after-hook's
+  // decision, else its tool_ended.
+  const releaseAt = new Map<string, number>();
   for (const f of tape.frames) {
+    if (f.type === "hook_decided" && f.hook === "after_tool_call")
+      releaseAt.set(`${f.turn}:${f.call_id}`, f.seq);
     if (f.type !== "tool_ended") continue;
     const key = `${f.turn}:${f.call_id}`;
     const list = recorded.get(key) ?? [];
@@ -183,7 +191,8 @@ export function recordedToolExecutor(
     recorded.set(key, list);
   }
   return async (call, context) => {
-    const frame = recorded.get(`${context.turn}:${call.callId}`)?.shift();
+    const key = `${context.turn}:${call.callId}`;
+    const frame = recorded.get(key)?.shift();
     if (frame === undefined) {
       if (options.onMissing !== undefined) return options.onMissing(call, context);
       return refusedToolOutput(
@@ -198,10 +207,10 @@ export function recordedToolExecutor(
         signal: context.signal,
         workspace: context.workspace,
       });
-      await gate.wait(frame.seq);
+      await gate.wait(releaseAt.get(key) ?? frame.seq);
       return live;
     }
-    await gate.wait(frame.seq);
+    await gate.wait(releaseAt.get(key) ?? frame.seq);
     return resultFrom(frame);
   };
 }

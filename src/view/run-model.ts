@@ -110,6 +110,7 @@ class RunBuilder {
       case "history_repaired":
       case "approval_requested":
       case "approval_decided":
+      case "hook_decided":
       case "context_compiled":
       case "context_compacted":
         this.note(record, true);
