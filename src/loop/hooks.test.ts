@@ -38,7 +38,6 @@ async function hooked(hooks: ToolHooks) {
   ran.length = 0;
   const run = await composedRun(scripts, {}, [read], { hooks });
   const replay = await replayComposed(run.tape, [read]);
-  if (!replay.verdict.match) console.log(JSON.stringify(replay.verdict));
   expect(replay.verdict).toMatchObject({ match: true });
   return run;
 }
@@ -53,7 +52,7 @@ describe("tool-call hooks", () => {
       { hook: "before_tool_call", decision: "deny", reason: "blocked by policy", call_id: "c1" },
     ]);
     const types = run.frames
-      .filter((f) => f.call_id === "c1" || f.type === "hook_decided")
+      .filter((f) => ("call_id" in f && f.call_id === "c1") || f.type === "hook_decided")
       .map((f) => f.type);
     expect(types).toEqual(["tool_call", "hook_decided", "tool_started", "tool_ended"]);
   });
@@ -73,7 +72,7 @@ describe("tool-call hooks", () => {
     expect(sentOutput(run.requests)).not.toContain("abc123");
     const ended = run.frames.find((f) => f.type === "tool_ended");
     expect(ended?.type === "tool_ended" && ended.output).toContain("token=***");
-    const types = run.frames.filter((f) => f.call_id === "c1").map((f) => f.type);
+    const types = run.frames.filter((f) => "call_id" in f && f.call_id === "c1").map((f) => f.type);
     expect(types).toEqual(["tool_call", "tool_started", "hook_decided", "tool_ended"]);
   });
 
