@@ -167,3 +167,23 @@ describe("config hooks", { timeout: 90_000 }, () => {
     });
   });
 });
+
+describe("AGENTS.md", { timeout: 90_000 }, () => {
+  it("reaches request 1 and is listed in run_started.instruction_files; --no-agents-md leaves it out", async () => {
+    const url = await serve({
+      turns: [{ items: [{ type: "message", text: "ok" }] }, { items: [{ type: "message", text: "ok" }] }],
+    });
+    const cwd = workspace({ "AGENTS.md": "Always answer in haiku." });
+    const run = await runJson(["--base-url", url, "--model", "m", "--instructions", "Be kind.", "hi"], cwd);
+    expect(run.code).toBe(0);
+    expect(bodies()[0]?.instructions).toBe(
+      "Instructions from AGENTS.md:\n\nAlways answer in haiku.\n\nBe kind.",
+    );
+    expect(run.frames[0]).toMatchObject({ type: "run_started", instruction_files: ["AGENTS.md"] });
+
+    const off = await runJson(["--base-url", url, "--model", "m", "--no-agents-md", "hi"], cwd);
+    expect(off.code).toBe(0);
+    expect(bodies()[1]?.instructions).toBeUndefined();
+    expect(off.frames[0]).not.toHaveProperty("instruction_files");
+  });
+});

@@ -29,6 +29,7 @@ const SPEC_FIELDS = new Set([
   "model",
   "input",
   "instructions",
+  "instruction_files",
   "mode",
   "max_tool_calls",
   "max_turns",

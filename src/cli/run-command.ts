@@ -10,6 +10,7 @@ import { checkThreadName, createThreadStore } from "../context/threads.js";
 import { renderCompiledContext } from "../context/threads-run.js";
 import type { Frame } from "../frames/frame.js";
 import { type Attachment, userMessageWithAttachments } from "../history/attachments.js";
+import { findInstructionFiles, withInstructionFiles } from "../loop/instruction-files.js";
 import type { RunDeps, RunHandle } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
 import { createRunHistory } from "../loop/run-history.js";
@@ -155,6 +156,11 @@ async function prepareRun(
     ...specOf(config),
     input: message === undefined ? text : [message as ItemParam],
   };
+  if (config.agentsMd.value)
+    Object.assign(
+      spec,
+      withInstructionFiles(spec.instructions, findInstructionFiles(config.workspace.value)),
+    );
   if (flags.schema !== undefined) spec.output_schema = readSchema(flags.schema);
   if (flags.thread !== undefined) spec.thread = flags.thread;
   // Checked now, so a bad setting is exit 2 before any server starts.

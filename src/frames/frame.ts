@@ -61,6 +61,8 @@ export interface RunStartedFrame extends FrameEnvelope {
   /** Types of the hosted tools the provider runs itself (`web_search`, `mcp`, …), when there are any. */
   hosted_tools?: string[];
   instructions?: string;
+  /** The AGENTS.md files (paths relative to the workspace) whose text the instructions include, root first. */
+  instruction_files?: string[];
   /** The MCP servers the run's tools come from, when there are any (their tools are in `tools`). */
   mcp_servers?: McpServerSummary[];
 }

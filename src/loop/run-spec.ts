@@ -101,6 +101,7 @@ const specShape = z.strictObject({
   model: z.string().min(1).max(256).nullable().default(null),
   input: z.union([z.string().min(1, "must not be empty"), z.array(jsonObject).min(1)]),
   instructions: z.string().optional(),
+  instruction_files: z.array(z.string().min(1).max(4096)).max(256).optional(),
   mode: z.enum(["auto", "chained", "stateless"]).default("auto"),
   max_tool_calls: z.int().min(1).max(1_000_000).default(LOOP_DEFAULTS.maxToolCalls),
   max_turns: z.int().min(1).max(100_000).default(LOOP_DEFAULTS.maxTurns),
@@ -152,6 +153,8 @@ const specShape = z.strictObject({
  * - `model`: the model, or null to let the server choose. Default null.
  * - `input`: the prompt, or input items. Required.
  * - `instructions`: sent on every request. Default none.
+ * - `instruction_files`: the AGENTS.md files whose text `instructions` includes (instruction-files.ts),
+ *   listed in `run_started.instruction_files`. Default none.
  * - `mode`: `chained` (previous_response_id), `stateless` (the whole history, store:false) or
  *   `auto` (chained unless the provider cannot chain). Default `auto`.
  * - `max_tool_calls` (32), `max_turns` (20): the run's limits (`LOOP_DEFAULTS`).

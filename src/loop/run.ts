@@ -218,6 +218,7 @@ class AgentLoop {
     });
     if (spec.hosted_tools.length > 0) started.hosted_tools = spec.hosted_tools.map((t) => t.type);
     if (spec.instructions !== undefined) started.instructions = spec.instructions;
+    if (spec.instruction_files !== undefined) started.instruction_files = [...spec.instruction_files];
     const servers = this.runDeps.mcpServers;
     if (servers !== undefined && servers.length > 0) started.mcp_servers = servers.map((s) => ({ ...s }));
     channel.emit(started);
