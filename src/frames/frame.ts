@@ -9,7 +9,7 @@
  * in the JSON and costs no copy per frame; stamping at emission keeps `seq` in emission order even
  * when tool execution and streaming interleave.
  */
-import type { CreateResponseBody, ItemParam, JsonObject, Usage } from "../protocol/types.js";
+import type { CreateResponseBody, ItemParam, JsonObject, ToolChoiceParam, Usage } from "../protocol/types.js";
 
 /** The envelope every frame carries. */
 export interface FrameEnvelope {
@@ -409,6 +409,27 @@ export interface HookDecidedFrame extends FrameEnvelope {
   note?: string;
 }
 
+/** `RunDeps.prepareTurn` changed this turn's settings (only what it changed is present). */
+export interface TurnPreparedFrame extends FrameEnvelope {
+  type: "turn_prepared";
+  turn: number;
+  model?: string;
+  /** The tools offered in this turn (calls to others are refused). */
+  tools?: string[];
+  tool_choice?: ToolChoiceParam;
+  instructions?: string;
+}
+
+/** A guardrail checked the run's input (before the first request) or its final answer. */
+export interface GuardrailCheckedFrame extends FrameEnvelope {
+  type: "guardrail_checked";
+  stage: "input" | "output";
+  name: string;
+  /** A tripped guardrail ends the run with reason `guardrail`. */
+  tripped: boolean;
+  reason?: string;
+}
+
 /** Every frame type. */
 export type Frame =
   | RunStartedFrame
@@ -427,6 +448,8 @@ export type Frame =
   | ApprovalRequestedFrame
   | ApprovalDecidedFrame
   | HookDecidedFrame
+  | TurnPreparedFrame
+  | GuardrailCheckedFrame
   | ToolStartedFrame
   | ToolEndedFrame
   | TurnEndedFrame
@@ -470,6 +493,8 @@ export const FRAME_TYPES = [
   "approval_requested",
   "approval_decided",
   "hook_decided",
+  "turn_prepared",
+  "guardrail_checked",
   "tool_started",
   "tool_ended",
   "turn_ended",

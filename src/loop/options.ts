@@ -10,8 +10,10 @@ import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolDefinition } from "../tools/tool.js";
 import type { ApprovalHandler } from "./approvals.js";
 import type { FrameObserver } from "./frame-channel.js";
+import type { Guardrails } from "./guardrails.js";
 import type { ToolHooks } from "./hooks.js";
 import type { Policy } from "./policy.js";
+import type { PrepareTurn } from "./prepare-turn.js";
 import type { RunSpec } from "./run-spec.js";
 import type { StopCondition } from "./stop-when.js";
 
@@ -110,6 +112,17 @@ export interface RunDeps {
    * @defaultValue none
    */
   hooks?: ToolHooks;
+  /**
+   * Asked before each turn's request (prepare-turn.ts): may change the model, the tools offered,
+   * `tool_choice` and the instructions for that turn only; a `turn_prepared` frame records it.
+   * @defaultValue none
+   */
+  prepareTurn?: PrepareTurn;
+  /**
+   * Input checks (on the input, before the first request) and output checks (on the final answer);
+   * a tripped one ends the run with reason `guardrail` (guardrails.ts). @defaultValue none
+   */
+  guardrails?: Guardrails;
 }
 
 /** How a run ended (the `run_ended` frame's facts), with the conversation to continue from. */

@@ -21,10 +21,12 @@ import { type ApprovalHandler, Approvals } from "./approvals.js";
 import { Conversation } from "./conversation.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
 import { FrameChannel } from "./frame-channel.js";
+import { checkGuardrails } from "./guardrails.js";
 import { liveRegistry } from "./live-registry.js";
 import type { RunDeps, RunHandle, RunResult, ToolExecutor } from "./options.js";
 import { compactAfterOverflow, isContextOverflow, overflowError } from "./overflow.js";
 import { assertPolicy } from "./policy.js";
+import { preparedSettings, type TurnSettings } from "./prepare-turn.js";
 import { buildRequestBody } from "./request.js";
 import { createRunHistory } from "./run-history.js";
 import { type RunSpec, type RunSpecInput, type RunSpecOutputSchema, resolveRunSpec } from "./run-spec.js";
@@ -179,6 +181,8 @@ class AgentLoop {
   private lastAnswered: readonly AnsweredCall[] = [];
   /** The `on_limit: "answer"` request: no tools are offered and no call runs. */
   private toolsOff = false;
+  /** This turn's `prepareTurn` settings. */
+  private prepared: TurnSettings | undefined;
 
   constructor(
     private readonly spec: RunSpec,
@@ -231,6 +235,8 @@ class AgentLoop {
     if (this.signal.aborted) onCancel();
     else this.signal.addEventListener("abort", onCancel, { once: true });
     try {
+      const tripped = await this.guardrails("input", inputText(spec.input));
+      if (tripped !== undefined) return tripped;
       return await this.turns();
     } catch (err) {
       // A summary or compaction request the cancellation aborted.
@@ -247,6 +253,7 @@ class AgentLoop {
       const refreshed = await this.runDeps.refreshTools?.();
       if (refreshed !== undefined) this.deps.replaceTools(refreshed);
       this.budget.startTurn();
+      await this.prepareTurn();
       const runner = this.newRunner();
       let streamed = await streamTurn(this.turnInput(runner, await this.nextBody(), 1));
       if (this.shouldResendStateless(runner, streamed)) {
@@ -271,6 +278,10 @@ class AgentLoop {
           decision.reason === "incomplete" ? "incomplete" : "invalid_request",
           overflowError(streamed.outcome, compacted),
         );
+      if (decision.next === "end" && decision.reason === "completed") {
+        const tripped = await this.guardrails("output", this.lastResponse?.outputText ?? "");
+        if (tripped !== undefined) return tripped;
+      }
       if (decision.next === "end" && !this.continuesCutAnswer(decision, runner)) {
         if (isLimit(decision.reason) && this.spec.on_limit === "answer" && !this.signal.aborted)
           return this.answerOnLimit(decision.reason, decision.error);
@@ -295,6 +306,38 @@ class AgentLoop {
     this.recordTurn(runner, streamed);
     if (this.signal.aborted) return this.end("cancelled", cancelledError());
     return this.end(reason, error, { limitAnswer: true });
+  }
+
+  /** `RunDeps.prepareTurn`'s settings for this turn (a `turn_prepared` frame when it changed any). */
+  private async prepareTurn(): Promise<void> {
+    this.prepared = undefined;
+    const prepare = this.runDeps.prepareTurn;
+    if (prepare === undefined) return;
+    const settings = preparedSettings(
+      await prepare({
+        turn: this.turn,
+        spec: this.spec,
+        items: [...this.conversation.items],
+        calls: [...this.allCalls],
+        usage: { ...this.usage },
+      }),
+    );
+    if (settings === undefined || Object.keys(settings).length === 0) return;
+    this.prepared = settings;
+    this.channel.emit(frame("turn_prepared", { turn: this.turn, ...settings }));
+  }
+
+  /** Runs a stage's guardrails; the run's end when one tripped. */
+  private async guardrails(stage: "input" | "output", text: string): Promise<RunResult | undefined> {
+    const list = this.runDeps.guardrails?.[stage];
+    if (list === undefined || list.length === 0) return undefined;
+    const tripped = await checkGuardrails(stage, list, text, this.channel, this.signal);
+    if (tripped === undefined) return undefined;
+    const why = tripped.reason === undefined ? "" : `: ${tripped.reason}`;
+    return this.end("guardrail", {
+      code: "guardrail_tripped",
+      message: `the ${stage} guardrail ${tripped.name} tripped${why}`,
+    });
   }
 
   /** The label of the first stop condition that holds after this turn (stop-when.ts), if any. */
@@ -392,12 +435,19 @@ class AgentLoop {
       signal: this.signal,
       toolExecution: this.spec.tool_execution,
       runner,
-      admit: (call: AssembledCall) =>
-        this.toolsOff
-          ? { code: "tool_not_allowed", message: "No tools are offered in this request; answer in text." }
-          : this.budget.admit(call, this.toolChoice),
+      admit: (call: AssembledCall) => this.admit(call),
       nativeCalls: this.nativeCalls,
     };
+  }
+
+  /** Whether a call may run: tools on, offered in this turn, within the budget and `tool_choice`. */
+  private admit(call: AssembledCall) {
+    if (this.toolsOff)
+      return { code: "tool_not_allowed", message: "No tools are offered in this request; answer in text." };
+    const offered = this.prepared?.tools;
+    if (offered !== undefined && !offered.includes(call.name))
+      return { code: "tool_not_allowed", message: `The tool ${call.name} is not offered in this turn.` };
+    return this.budget.admit(call, this.prepared?.tool_choice ?? this.toolChoice);
   }
 
   /** The next request body; the pairing check's repairs and a threshold fold are reported first. */
@@ -408,21 +458,22 @@ class AgentLoop {
       this.channel.emit(frame("history_repaired", { turn: this.turn, repairs: next.repairs }));
     if (next.compaction !== undefined)
       this.channel.emit(frame("context_compacted", { turn: this.turn, ...next.compaction }));
+    const turn = this.prepared;
     return buildRequestBody({
-      model: spec.model,
-      instructions: spec.instructions,
+      model: turn?.model ?? spec.model,
+      instructions: turn?.instructions ?? spec.instructions,
       input: next.input,
       mode: this.conversation.mode,
       previousResponseId: next.previousResponseId,
       tools: this.toolsOff
         ? []
-        : toolDeclarations(this.deps.registry, {
+        : toolDeclarations(turnRegistry(this.deps.registry, turn?.tools), {
             native: this.nativeTools,
             shell: spec.native_shell,
             hosted: spec.hosted_tools,
           }),
       sendTools: this.turn === 0 || spec.tools_on_follow_up === "every_request",
-      toolChoice: this.toolChoice,
+      toolChoice: turn?.tool_choice ?? this.toolChoice,
       parallelToolCalls: spec.parallel_tool_calls,
       remainingToolCalls: this.budget.remaining,
       capabilities: this.runDeps.provider.capabilities,
@@ -548,6 +599,25 @@ interface EndExtra {
   pending?: string[];
   stopCondition?: string;
   limitAnswer?: boolean;
+}
+
+/** The run's tools narrowed to a turn's selection (`prepareTurn`). */
+function turnRegistry(registry: ToolRegistry, names: readonly string[] | undefined): ToolRegistry {
+  if (names === undefined) return registry;
+  return withoutTools(registry, new Set(registry.names().filter((n) => !names.includes(n))));
+}
+
+/** The input's text, for input guardrails (the text parts of input items, one per line). */
+function inputText(input: RunSpec["input"]): string {
+  if (typeof input === "string") return input;
+  const texts: string[] = [];
+  for (const item of input as unknown as JsonObject[]) {
+    const content = item.content;
+    if (typeof content === "string") texts.push(content);
+    else if (Array.isArray(content))
+      for (const part of content as JsonObject[]) if (typeof part.text === "string") texts.push(part.text);
+  }
+  return texts.join("\n");
 }
 
 /** The limits `on_limit: "answer"` applies to. */

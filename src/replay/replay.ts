@@ -6,8 +6,10 @@
 import type { ApprovalDecidedFrame, Frame, ToolEndedFrame } from "../frames/frame.js";
 import { recordedSummaries, recordedSummarizer } from "../history/summarizer.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
+import { recordedGuardrails } from "../loop/guardrails.js";
 import { recordedHooks } from "../loop/hooks.js";
 import type { RunDeps, RunResult, ToolExecutor } from "../loop/options.js";
+import { recordedPrepareTurn } from "../loop/prepare-turn.js";
 import { runAgent } from "../loop/run.js";
 import type { RunSpec } from "../loop/run-spec.js";
 import { recordedStop } from "../loop/stop-when.js";
@@ -122,6 +124,11 @@ export function runFromTape(tape: Tape, parts: TapeRunParts): { spec: RunSpec; d
   if (header.mcp_servers !== undefined) deps.mcpServers = header.mcp_servers;
   // Hook decisions come from the tape: no hook (no command) runs again.
   if (tape.frames.some((f) => f.type === "hook_decided")) deps.hooks = recordedHooks(tape.frames, gate.wait);
+  // Per-turn settings and guardrail verdicts come from the tape: the program's functions are not on it.
+  const prepareTurn = recordedPrepareTurn(tape.frames);
+  if (prepareTurn !== undefined) deps.prepareTurn = prepareTurn;
+  const guardrails = recordedGuardrails(tape.frames);
+  if (guardrails !== undefined) deps.guardrails = guardrails;
   // A program's own stop condition is not on the tape: the run stops where the tape says it stopped.
   const ended = tape.frames[tape.frames.length - 1];
   if (ended?.type === "run_ended" && ended.stop_condition !== undefined)

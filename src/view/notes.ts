@@ -16,6 +16,8 @@ const TITLES: Readonly<Record<string, string>> = {
   approval_requested: "Approval requested",
   approval_decided: "Approval decided",
   hook_decided: "Hook decided",
+  turn_prepared: "Turn prepared",
+  guardrail_checked: "Guardrail checked",
 };
 
 const ENVELOPE = new Set(["run_id", "seq", "ts", "type"]);

@@ -111,6 +111,8 @@ class RunBuilder {
       case "approval_requested":
       case "approval_decided":
       case "hook_decided":
+      case "turn_prepared":
+      case "guardrail_checked":
       case "context_compiled":
       case "context_compacted":
         this.note(record, true);
