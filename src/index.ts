@@ -86,7 +86,12 @@ export { type CompactHistoryOptions, type CompactHistoryResult, compactHistory }
 export type { ForeignChatMessage, HistoryNote } from "./history/foreign.js";
 export { HISTORY_DEFAULTS, type ToolHistoryOptions } from "./history/options.js";
 export {
+  type BuiltinStrategy,
+  type FormattedToolEntry,
+  NativeStrategy,
   nativeStrategy,
+  TextEmbedStrategy,
+  type ToolCallRecord,
   type ToolHistoryStrategy,
   type ToolHistoryStrategyName,
   type ToolHistoryStrategySetting,
@@ -101,6 +106,7 @@ export {
 export { type ToResponsesInputOptions, toResponsesInput } from "./history/to-responses-input.js";
 export { createTokenCounter, type TokenCounter } from "./history/tokens.js";
 export {
+  type CompactedHistory,
   type HistorySource,
   type RenderedHistory,
   ToolHistoryManager,

@@ -368,10 +368,10 @@ describe("bad input exits 2 with one line", () => {
 
   it("a tape of a newer format", async () => {
     const cwd = workspace();
-    writeFileSync(join(cwd, "new.tape"), '{"type":"tape_header","format":2}\n');
+    writeFileSync(join(cwd, "new.tape"), '{"type":"tape_header","format":3}\n');
     const r = await runCli(["replay", "new.tape"], { cwd });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/tape format 2 is newer than this eddy reads/);
+    expect(r.stderr).toMatch(/tape format 3 is newer than this eddy reads/);
   });
 
   it("--help and --version exit 0", async () => {

@@ -61,6 +61,30 @@ describe("tool history: one path", () => {
     expect(manager.match(/\bresolveStrategy\(/g)).toHaveLength(1);
   });
 
+  it("has one implementation of each strategy: the classes, their one instance each, chosen in one place", () => {
+    // The strategies are the classes NativeStrategy and TextEmbedStrategy; the objects the manager
+    // renders with are their instances, made once, beside the one switch that picks between them.
+    expect(filesMatching(/\bimplements ToolHistoryStrategy\b/)).toEqual(["history/strategies.ts"]);
+    expect(filesMatching(/\bnew (NativeStrategy|TextEmbedStrategy)\(/)).toEqual(["history/strategies.ts"]);
+    const strategies = sources().find((f) => f.path === "history/strategies.ts")?.code ?? "";
+    expect(strategies.match(/\bnew (NativeStrategy|TextEmbedStrategy)\(/g)).toHaveLength(2);
+    // No second strategy shape: nothing else defines a renderEntry or a renderSummary.
+    expect(filesMatching(/^\s*(renderEntry|renderSummary)\s*[(:]/m)).toEqual(["history/strategies.ts"]);
+  });
+
+  it("offers the RFC's addToolCall / getCompactedHistory / renderAsItems on the one manager only", () => {
+    // The RFC's methods are members of the loop's ToolHistoryManager (a view over its fold and its
+    // strategies), not a second manager: one class, and the methods defined in its file alone.
+    expect(filesMatching(/\bclass \w*ToolHistory\w*/)).toEqual(["history/tool-history.ts"]);
+    expect(
+      filesMatching(/\b(getCompactedHistory|renderAsItems)\s*\(|\baddToolCall\s*\(\s*callId\s*:/),
+    ).toEqual(["history/tool-history.ts"]);
+    // The fold is selected by one function, for render() and getCompactedHistory() alike.
+    const manager = sources().find((f) => f.path === "history/tool-history.ts")?.code ?? "";
+    expect(manager.match(/\bselectFold\(/g)).toHaveLength(1);
+    expect(filesMatching(/\bselectFold\(/)).toEqual(["history/compact.ts", "history/tool-history.ts"]);
+  });
+
   it("builds tool-history input items only in history/", () => {
     const builders = filesMatching(/type:\s*"function_call(_output)?"/);
     const allowed: Record<string, string> = {

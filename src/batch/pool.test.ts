@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -225,6 +225,26 @@ describe("runBatch", () => {
     expect(bad).toMatchObject({ reason: "failed", workspace: join(copies, "bad") });
     expect(readFileSync(join(copies, "bad", "data.txt"), "utf8")).toBe("shared\n");
     expect(existsSync(join(copies, "good"))).toBe(false);
+  });
+
+  it("never removes through a symlink planted where a task's copy goes", async () => {
+    const base = temp("ws2");
+    writeFileSync(join(base, "data.txt"), "shared\n");
+    const copies = temp("copies2");
+    const outside = temp("outside");
+    writeFileSync(join(outside, "precious.txt"), "keep me\n");
+    symlinkSync(outside, join(copies, "t1"));
+    const results = await collect(
+      runBatch([{ id: "t1", spec: { input: "work" } }], {
+        provider: createScriptedProvider([() => ({ items: [{ type: "message", text: "fine" }] })]),
+        spec: { model: "m" },
+        workspace: base,
+        tools: () => createToolRegistry([]),
+        workspaces: copies,
+      }),
+    );
+    expect(readFileSync(join(outside, "precious.txt"), "utf8")).toBe("keep me\n");
+    expect(results[0]?.reason).not.toBe("completed");
   });
 
   it("re-runs failed tasks only when asked to", async () => {

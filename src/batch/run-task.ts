@@ -5,8 +5,8 @@
  * ended. Used by the in-process pool (pool.ts) and by queue workers alike.
  */
 import { randomUUID } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { cpSync, existsSync, lstatSync, mkdirSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { EddyError } from "../errors.js";
 import type { Frame, FrameError, McpServerSummary, RunEndedFrame, RunEndReason } from "../frames/frame.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
@@ -20,6 +20,7 @@ import type { Provider } from "../provider/provider.js";
 import { createTapeHeader, type TapeHeaderExtras } from "../replay/header.js";
 import type { Tape, TapeHeader, TapeResume } from "../replay/tape.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
+import { isInside } from "../tools/workspace.js";
 import { planResume, resumeRun } from "./resume.js";
 import type { TapeStore, TapeWriter } from "./tape-store.js";
 import { type BatchTask, tapeFileName } from "./task.js";
@@ -86,7 +87,13 @@ export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchR
   const previous = await readPrevious(task.id, ctx.tapes);
   const decision = decide(task, previous, ctx);
   if (decision.kind === "reuse") return decision.result;
-  const workspace = taskWorkspace(task, ctx, decision.kind === "resume");
+  let workspace: string | undefined;
+  try {
+    workspace = taskWorkspace(task, ctx, decision.kind === "resume");
+  } catch (err) {
+    if (!EddyError.isInstance(err) || err.fault !== "user") throw err;
+    return refusedTask(task, err);
+  }
   const own = ctx.tools?.(task, workspace ?? ctx.workspace ?? process.cwd());
   const registry = own ?? ctx.sharedTools ?? createToolRegistry([]);
   const seen: { started?: Frame; ended?: RunEndedFrame } = {};
@@ -262,7 +269,7 @@ function taskWorkspace(task: BatchTask, ctx: TaskContext, resuming: boolean): st
   if (ctx.workspaces === undefined) return ctx.workspace;
   const dir = join(ctx.workspaces, tapeFileName(task.id).replace(/\.tape$/, ""));
   if (resuming && existsSync(dir)) return dir;
-  rmSync(dir, { recursive: true, force: true });
+  removeCopy(ctx.workspaces, dir);
   mkdirSync(ctx.workspaces, { recursive: true });
   // Symlinks are copied as they are: the file tools refuse any that lead out of the copy.
   cpSync(ctx.workspace ?? process.cwd(), dir, { recursive: true, verbatimSymlinks: true });
@@ -272,7 +279,38 @@ function taskWorkspace(task: BatchTask, ctx: TaskContext, resuming: boolean): st
 /** A successful task's copy is removed; a failed one's is kept and named in its result. */
 function finishWorkspace(result: BatchResult, ctx: TaskContext, workspace: string | undefined): BatchResult {
   if (ctx.workspaces === undefined || workspace === undefined) return result;
-  if (succeeded(result.reason)) rmSync(workspace, { recursive: true, force: true });
+  if (succeeded(result.reason)) removeCopy(ctx.workspaces, workspace);
   else result.workspace = workspace;
   return result;
+}
+
+/**
+ * Removes a task's copy — only a directory strictly below `workspaces` (never `workspaces` itself,
+ * a path that climbs out, or a symlink: the ids that build the path come from a task file or a
+ * queue job, docs/architecture.md "One home for a run's settings").
+ */
+function removeCopy(workspaces: string, dir: string): void {
+  const parent = resolve(workspaces);
+  const target = resolve(dir);
+  if (target === parent || !isInside(parent, target)) {
+    throw new EddyError(
+      "path_outside_workspace",
+      `refusing to remove ${target}: it is not a task copy inside ${parent}`,
+      {
+        fault: "user",
+      },
+    );
+  }
+  const stat = lstatSync(target, { throwIfNoEntry: false });
+  if (stat === undefined) return;
+  if (!stat.isDirectory()) {
+    throw new EddyError(
+      "path_outside_workspace",
+      `refusing to remove ${target}: a task copy is a directory, this is not`,
+      {
+        fault: "user",
+      },
+    );
+  }
+  rmSync(target, { recursive: true, force: true });
 }

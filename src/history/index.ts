@@ -11,8 +11,12 @@ export {
 } from "./options.js";
 export { orderOutputs, type RepairedHistory, repairChainedOutputs, repairHistory } from "./pairing.js";
 export {
+  type BuiltinStrategy,
+  type FormattedToolEntry,
+  NativeStrategy,
   nativeStrategy,
   resolveStrategy,
+  TextEmbedStrategy,
   type ToolCallRecord,
   type ToolHistoryStrategy,
   type ToolHistoryStrategyName,
@@ -39,6 +43,7 @@ export {
   TokenMeter,
 } from "./tokens.js";
 export {
+  type CompactedHistory,
   type HistorySource,
   type RenderedHistory,
   ToolHistoryManager,

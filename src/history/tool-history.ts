@@ -17,6 +17,12 @@
  * With the native strategy and nothing to repair or fold, `render` returns the very items it was
  * given: eddy's stateless requests and their replays stay byte-identical.
  *
+ * The tool-history RFC's surface (docs/decisions.md #17) is a view over the same steps: calls fed
+ * one by one with `addToolCall` are kept as native item pairs; `getCompactedHistory` folds those
+ * older than the `recentCallsToKeep` newest with the same fold selection (whatever the threshold,
+ * the summary written by rule, as the API is synchronous), and `renderAsItems` renders the summary
+ * and each kept pair through a strategy (`NativeStrategy`, `TextEmbedStrategy`: strategies.ts).
+ *
  * One manager per conversation: it remembers its fold and caches token counts per item.
  */
 import { EddyError } from "../errors.js";
@@ -32,13 +38,20 @@ import {
   takenItems,
 } from "./compact.js";
 import { type ForeignChatMessage, type HistoryNote, parseForeignMessages } from "./foreign.js";
+import { functionCallItem, functionCallOutputItem } from "./items.js";
 import {
   type ResolvedToolHistoryOptions,
   resolveHistoryOptions,
   type ToolHistoryOptions,
 } from "./options.js";
 import { orderOutputs, repairHistory } from "./pairing.js";
-import { resolveStrategy, type ToolHistoryStrategy, type ToolHistoryStrategyName } from "./strategies.js";
+import {
+  type BuiltinStrategy,
+  type FormattedToolEntry,
+  resolveStrategy,
+  type ToolHistoryStrategy,
+  type ToolHistoryStrategyName,
+} from "./strategies.js";
 import {
   createModelSummarizer,
   extractiveSummarizer,
@@ -47,7 +60,15 @@ import {
   type SummaryResult,
 } from "./summarizer.js";
 import { createTokenCounter, type TokenCounter, TokenMeter } from "./tokens.js";
-import { callRecords, dropDanglingReasoning, dropReasoning, splitUnits } from "./units.js";
+import { failedResultText } from "./tool-text.js";
+import {
+  callRecords,
+  dropDanglingReasoning,
+  dropReasoning,
+  type HistoryUnit,
+  isFailedOutput,
+  splitUnits,
+} from "./units.js";
 
 /** What to render: conversation items (eddy's own, a bundle's, any Open Responses items) or a foreign chat. */
 export type HistorySource =
@@ -117,10 +138,25 @@ export interface RenderedHistory {
   compaction?: ContextCompaction;
 }
 
+/**
+ * What `getCompactedHistory` returns: the calls added with `addToolCall`, those older than the
+ * `recentCallsToKeep` newest folded into one summary.
+ */
+export interface CompactedHistory {
+  /** The summary standing for the folded calls; null when none was folded. */
+  summary: string | null;
+  /** The calls kept verbatim, each with its result, oldest first. */
+  recentCalls: FormattedToolEntry[];
+  /** How many calls the summary stands for. */
+  truncatedCount: number;
+  /** How many calls were added. */
+  originalCount: number;
+}
+
 /** The manager of tool history (see the module comment). */
 export class ToolHistoryManager {
   /** The strategy every render uses, chosen once from the settings and the provider's capabilities. */
-  readonly strategy: ToolHistoryStrategy;
+  readonly strategy: BuiltinStrategy;
   readonly recentCallsToKeep: number;
   readonly truncationThreshold: number;
   /** The settings as given, defaults filled in (a tape header records them so a replay rebuilds this manager). */
@@ -133,6 +169,8 @@ export class ToolHistoryManager {
   private fold: { removed: ReadonlySet<JsonObject>; summary: JsonObject } | undefined;
   /** A meter for the cheap bound (needs no tokenizer). */
   private readonly bound = new TokenMeter({ name: "bound", count: (t) => t.length });
+  /** The calls given to `addToolCall`: a `function_call` and its `function_call_output` each. */
+  private readonly toolCalls: JsonObject[] = [];
 
   constructor(options: ToolHistoryManagerOptions = {}) {
     const resolved = resolveHistoryOptions(options);
@@ -220,6 +258,60 @@ export class ToolHistoryManager {
   }
 
   /**
+   * Adds a finished tool call to the history `getCompactedHistory` and `renderAsItems` read: a
+   * `function_call` item (`args` as JSON, or the arguments string as the model wrote it) and its
+   * `function_call_output`. With `isError`, the result is marked as a failure (`Error: …`), which
+   * the text forms and the summary report.
+   */
+  addToolCall(
+    callId: string,
+    name: string,
+    args: Readonly<Record<string, unknown>> | string,
+    result: string,
+    isError = false,
+  ): void {
+    if (typeof callId !== "string" || callId === "") throw badToolCall("callId must be a non-empty string");
+    if (typeof name !== "string" || name === "") throw badToolCall("name must be a non-empty string");
+    if (typeof result !== "string") throw badToolCall(`result of ${callId} must be a string`);
+    const output = isError === true && !isFailedOutput(result) ? failedResultText(result) : result;
+    this.toolCalls.push(
+      functionCallItem(callId, name, argumentsText(callId, args)),
+      functionCallOutputItem(callId, output),
+    );
+  }
+
+  /**
+   * The calls added with `addToolCall`, those older than the `recentCallsToKeep` newest folded into
+   * one summary — the fold `render` makes, by count here whatever `truncationThreshold` says, and
+   * summarized by rule (a configured summarization model is asked only by `render`). Repeated call
+   * ids are renamed as `render` renames them.
+   */
+  getCompactedHistory(): CompactedHistory {
+    const items = repairHistory(this.toolCalls).items;
+    const { chosen, taken } = this.selectOlder(items);
+    const folded = new Set(taken);
+    return {
+      summary: chosen.size === 0 ? null : extractiveSummary(taken),
+      recentCalls: toolEntries(items.filter((item) => !folded.has(item))),
+      truncatedCount: countCalls(taken),
+      originalCount: countCalls(items),
+    };
+  }
+
+  /**
+   * The calls added with `addToolCall` as `input` items: the summary of the older ones, then each
+   * recent call with its result, rendered by `strategy` (`renderSummary`, `renderEntry`); without
+   * one, by the manager's own `strategy` (chosen once from the setting and the capability).
+   */
+  renderAsItems(strategy: ToolHistoryStrategy = this.strategy): ItemParam[] {
+    const compacted = this.getCompactedHistory();
+    const items: ItemParam[] = [];
+    if (compacted.summary !== null) items.push(...strategy.renderSummary(compacted.summary));
+    for (const entry of compacted.recentCalls) items.push(...strategy.renderEntry(entry));
+    return items;
+  }
+
+  /**
    * Makes `items` fit `budget` tokens after the provider said the context is too long: whole oldest
    * turns are summarized (by the configured summarizer, extractive as the fallback) or dropped
    * (compact.ts `compactHistory`). `fits: false` means even that was not enough.
@@ -297,10 +389,8 @@ export class ToolHistoryManager {
     const meter = await this.meter();
     const before = meter.items(items);
     if (before <= this.truncationThreshold) return { items };
-    const units = splitUnits(items);
-    const chosen = selectFold(items, units, this.recentCallsToKeep);
+    const { units, chosen, taken } = this.selectOlder(items);
     if (chosen.size === 0) return { items };
-    const taken = takenItems(items, units, chosen);
     const summary = await this.summarizer(taken, withSignal(signal));
     const [summaryItem] = this.strategy.renderSummary(summary.text) as JsonObject[];
     if (summaryItem === undefined) return { items };
@@ -321,6 +411,17 @@ export class ToolHistoryManager {
     };
     describeSummary(compaction, summary);
     return { items, compaction };
+  }
+
+  /** The units of `items` holding calls older than the `recentCallsToKeep` newest, and their items. */
+  private selectOlder(items: readonly JsonObject[]): {
+    units: HistoryUnit[];
+    chosen: Set<number>;
+    taken: JsonObject[];
+  } {
+    const units = splitUnits(items);
+    const chosen = selectFold(items, units, this.recentCallsToKeep);
+    return { units, chosen, taken: takenItems(items, units, chosen) };
   }
 
   /** The source with the last fold applied again, when every item it removed is still there. */
@@ -361,4 +462,36 @@ function sameItems(a: readonly JsonObject[], b: readonly JsonObject[]): boolean 
 
 function withSignal(signal: AbortSignal | undefined): { signal?: AbortSignal } {
   return signal === undefined ? {} : { signal };
+}
+
+/** Each `function_call_output` of `items` with the call it answers, in order. */
+function toolEntries(items: readonly JsonObject[]): FormattedToolEntry[] {
+  const records = callRecords(items);
+  const calls = new Map<unknown, JsonObject>();
+  const out: FormattedToolEntry[] = [];
+  for (const item of items) {
+    if (item.type === "function_call") calls.set(item.call_id, item);
+    const record = records.get(item);
+    const call = calls.get(item.call_id);
+    if (item.type === "function_call_output" && record !== undefined && call !== undefined)
+      out.push({ call, output: item, record });
+  }
+  return out;
+}
+
+/** The arguments string of a call given to `addToolCall`. */
+function argumentsText(callId: string, args: Readonly<Record<string, unknown>> | string): string {
+  if (typeof args === "string") return args;
+  if (args === null || typeof args !== "object" || Array.isArray(args))
+    throw badToolCall(`args of ${callId} must be an object (or the arguments JSON string)`);
+  try {
+    return JSON.stringify(args);
+  } catch (err) {
+    const reason = (err instanceof Error ? err.message : String(err)).split("\n")[0];
+    throw badToolCall(`args of ${callId} cannot be written as JSON (${reason}): pass plain JSON data`);
+  }
+}
+
+function badToolCall(problem: string): EddyError {
+  return new EddyError("invalid_argument", `addToolCall: ${problem}`, { fault: "user" });
 }

@@ -1,0 +1,117 @@
+import Ajv2020 from "ajv/dist/2020.js";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { EddyError } from "../errors.js";
+import { LOOP_DEFAULTS } from "./defaults.js";
+import { checkPartialRunSpec, mergeRunSpecs, resolveRunSpec, runSpecSchema } from "./run-spec.js";
+
+function problem(input: unknown): EddyError {
+  try {
+    resolveRunSpec(input);
+  } catch (err) {
+    if (err instanceof EddyError) return err;
+    throw err;
+  }
+  throw new Error("expected the spec to be refused");
+}
+
+describe("resolveRunSpec", () => {
+  it("applies every default once, from loop/defaults.ts", () => {
+    const spec = resolveRunSpec({ model: "m", input: "hi" });
+    expect(spec.max_tool_calls).toBe(LOOP_DEFAULTS.maxToolCalls);
+    expect(spec.max_turns).toBe(LOOP_DEFAULTS.maxTurns);
+    expect(spec.tool_concurrency).toBe(LOOP_DEFAULTS.toolConcurrency);
+    expect(spec.tools_on_follow_up).toBe(LOOP_DEFAULTS.toolsOnFollowUp);
+    expect(spec.mode).toBe("auto");
+  });
+
+  it("is plain data: a resolved spec survives JSON and resolves to itself", () => {
+    const spec = resolveRunSpec({
+      model: "m",
+      input: [{ type: "message", role: "user", content: "hi" }],
+      instructions: "be brief",
+      max_turns: 3,
+      request: { temperature: 0.5 },
+      history: { strategy: "text-embed" },
+      output_schema: { name: "answer", schema: { type: "object" } },
+    });
+    const copy = JSON.parse(JSON.stringify(spec));
+    expect(copy).toEqual(spec);
+    expect(resolveRunSpec(copy)).toEqual(spec);
+  });
+
+  it("names the bad field and what was given", () => {
+    const err = problem({ model: "m", input: "hi", max_turns: "many" });
+    expect(err.code).toBe("invalid_run_spec");
+    expect(err.fault).toBe("user");
+    expect(err.message).toContain("max_turns");
+    expect(err.message).toContain('"many"');
+    expect(err.details?.field).toBe("max_turns");
+  });
+
+  it.each([
+    ["an unknown key", { model: "m", input: "hi", allow_shell: true }, "allow_shell"],
+    ["an empty input", { model: "m", input: "" }, "input"],
+    ["a negative limit", { model: "m", input: "hi", max_tool_calls: -1 }, "max_tool_calls"],
+    ["a thread name with a path", { model: "m", input: "hi", thread: "../etc" }, "thread"],
+    ["a run id with a slash", { model: "m", input: "hi", run_id: "a/b" }, "run_id"],
+    ["a loop-owned request key", { model: "m", input: "hi", request: { tools: [] } }, "tools"],
+    ["a mode that does not exist", { model: "m", input: "hi", mode: "sometimes" }, "mode"],
+  ])("refuses %s", (_label, input, field) => {
+    expect(problem(input).message).toContain(field);
+  });
+
+  it.each([null, 42, "a string", [], undefined])("refuses %j as a whole", (input) => {
+    expect(problem(input).code).toBe("invalid_run_spec");
+  });
+
+  it("turns a zod output schema into JSON Schema (a spec stays data)", () => {
+    const spec = resolveRunSpec({
+      model: "m",
+      input: "hi",
+      output_schema: { name: "city", schema: z.object({ name: z.string() }) },
+    });
+    expect(spec.output_schema?.schema).toMatchObject({
+      type: "object",
+      properties: { name: { type: "string" } },
+    });
+    expect(JSON.parse(JSON.stringify(spec))).toEqual(spec);
+  });
+});
+
+describe("runSpecSchema", () => {
+  const ajv = new Ajv2020.default({ strict: false });
+  const validate = ajv.compile(runSpecSchema);
+
+  it("is versioned and accepts what resolveRunSpec resolves", () => {
+    expect(String(runSpecSchema.$id)).toMatch(/run-spec\.v1\.json$/);
+    const spec = resolveRunSpec({ model: "m", input: "hi", max_turns: 2 });
+    expect(validate(JSON.parse(JSON.stringify(spec)))).toBe(true);
+  });
+
+  it("refuses what resolveRunSpec refuses", () => {
+    expect(validate({ model: "m", input: "hi", max_turns: "many" })).toBe(false);
+    expect(validate({ model: "m", input: "hi", allow_shell: true })).toBe(false);
+  });
+});
+
+describe("partial specs", () => {
+  it("keeps only the given fields (defaults wait for the merge)", () => {
+    expect(checkPartialRunSpec({ max_turns: 2 })).toEqual({ max_turns: 2 });
+    expect(() => checkPartialRunSpec({ max_turns: 0.5 }, "tasks.jsonl:3")).toThrow(
+      /tasks\.jsonl:3.*max_turns/,
+    );
+  });
+
+  it("merges request and history one level deep; the task wins", () => {
+    const merged = mergeRunSpecs(
+      { model: "a", request: { temperature: 1, top_p: 0.5 }, history: { strategy: "native" } },
+      { model: "b", request: { temperature: 0 } },
+    );
+    expect(merged).toEqual({
+      model: "b",
+      request: { temperature: 0, top_p: 0.5 },
+      history: { strategy: "native" },
+    });
+  });
+});

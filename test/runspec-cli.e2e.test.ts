@@ -1,0 +1,254 @@
+/**
+ * End-to-end: every way of starting a run honours the local invocation's settings and policy, and
+ * only those (docs/architecture.md, "One home for a run's settings"). `eddy batch --sandbox` runs
+ * a task's shell call under bubblewrap; `eddy batch --mcp` offers the server's tools to each task;
+ * `--approve defer` ends a run awaiting approval (exit 4) and `eddy resume --decide` continues it in
+ * another process with the permissions that process grants — never those of the tape.
+ */
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ResultLine } from "../src/batch/batch-dir.js";
+import { parseFrames } from "../src/frames/jsonl.js";
+import { createMockServer, type MockServer } from "../src/mock/index.js";
+import type { Scenario } from "../src/mock/scenario.js";
+import { readTape } from "../src/replay/tape.js";
+import { probeBubblewrap } from "../src/tools/builtin/index.js";
+import { runCli } from "./support/cli.js";
+import { MCP_TEST_SERVER, newMarker } from "./support/mcp.js";
+
+const HAS_BWRAP = (await probeBubblewrap(process.env.PATH)).ok;
+
+let mock: MockServer | undefined;
+afterEach(async () => {
+  await mock?.close();
+  mock = undefined;
+});
+
+async function startMock(scenario: Scenario): Promise<string> {
+  mock = await createMockServer({ scenario });
+  return mock.url;
+}
+
+function workspace(): string {
+  return mkdtempSync(join(tmpdir(), "eddy-runspec-e2e-"));
+}
+
+const call = (name: string, args: Record<string, unknown>, call_id: string) => ({
+  type: "function_call" as const,
+  name,
+  arguments: args,
+  call_id,
+});
+const say = (text: string) => ({ items: [{ type: "message" as const, text }] });
+
+function results(dir: string): ResultLine[] {
+  return readFileSync(join(dir, "out", "results.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as ResultLine);
+}
+
+describe("eddy batch applies the run flags", () => {
+  it.skipIf(!HAS_BWRAP)("--allow-shell --sandbox: a task's shell call cannot touch the host", async () => {
+    const outside = join(homedir(), `eddy-batch-sandbox-${process.pid}-${Date.now()}`);
+    const url = await startMock({
+      turns: [
+        {
+          items: [
+            call("shell", { command: `echo inside > made.txt; touch ${outside}; echo "touch=$?"` }, "c1"),
+          ],
+        },
+        say("done"),
+      ],
+    });
+    const cwd = workspace();
+    writeFileSync(join(cwd, "tasks.jsonl"), `${JSON.stringify({ id: "t1", input: "go" })}\n`);
+    const r = await runCli(
+      [
+        "batch",
+        "tasks.jsonl",
+        "--out",
+        "out",
+        "--base-url",
+        url,
+        "--model",
+        "m",
+        "--allow-shell",
+        "--sandbox",
+      ],
+      { cwd },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(outside)).toBe(false);
+    expect(readFileSync(join(cwd, "made.txt"), "utf8")).toBe("inside\n");
+    const tape = readTape(join(cwd, "out", "tapes", "t1.tape"));
+    const ended = tape.frames.find((f) => f.type === "tool_ended");
+    expect(ended?.type === "tool_ended" && ended.output).toMatch(/touch=1/);
+    expect(tape.header.policy).toMatchObject({ allowShell: true, sandbox: true });
+  });
+
+  it("--mcp: each task is offered the server's tools and calls them", async () => {
+    const url = await startMock({
+      turns: [
+        { items: [call("local__echo", { text: "from the batch" }, "c1")] },
+        { expect: { functionCallOutputs: "c1" }, items: [{ type: "message", text: "echoed" }] },
+      ],
+    });
+    const cwd = workspace();
+    writeFileSync(join(cwd, "tasks.jsonl"), `${JSON.stringify({ id: "t1", input: "echo it" })}\n`);
+    const server = `local=${process.execPath} ${MCP_TEST_SERVER} --marker ${newMarker()}`;
+    const r = await runCli(
+      ["batch", "tasks.jsonl", "--out", "out", "--base-url", url, "--model", "m", "--mcp", server],
+      { cwd },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(results(cwd)[0]).toMatchObject({ id: "t1", reason: "completed" });
+    const body = mock?.requests[0]?.body as { tools?: { name: string }[] } | undefined;
+    const tools = body?.tools ?? [];
+    expect(tools.map((t) => t.name)).toContain("local__echo");
+    const ended = readTape(join(cwd, "out", "tapes", "t1.tape")).frames.find((f) => f.type === "tool_ended");
+    expect(ended?.type === "tool_ended" && ended.ok).toBe(true);
+    expect(JSON.stringify(ended)).toContain("from the batch");
+  });
+
+  it("--approve ask is refused: nobody is there to answer (exit 2, nothing sent)", async () => {
+    const url = await startMock({ turns: [say("never")] });
+    const cwd = workspace();
+    writeFileSync(join(cwd, "tasks.jsonl"), `${JSON.stringify({ id: "t1", input: "x" })}\n`);
+    const r = await runCli(
+      [
+        "batch",
+        "tasks.jsonl",
+        "--out",
+        "out",
+        "--base-url",
+        url,
+        "--model",
+        "m",
+        "--allow-write",
+        "--approve",
+        "ask",
+      ],
+      { cwd },
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--approve ask/);
+    expect(mock?.requests).toHaveLength(0);
+  });
+});
+
+describe("--approve defer, then eddy resume --decide in another process", () => {
+  const writeScenario = (): Scenario => ({
+    turns: [
+      { items: [call("write_file", { path: "notes.txt", content: "hello\n" }, "call_w")] },
+      { expect: { functionCallOutputs: "call_w" }, items: [{ type: "message", text: "wrote it" }] },
+    ],
+  });
+
+  async function deferred(cwd: string, url: string) {
+    const r = await runCli(
+      [
+        "run",
+        "--json",
+        "--allow-write",
+        "--approve",
+        "defer",
+        "--record",
+        "t.tape",
+        "--base-url",
+        url,
+        "--model",
+        "m",
+        "write notes",
+      ],
+      { cwd },
+    );
+    expect(r.code, r.stderr).toBe(4);
+    const frames = parseFrames(r.stdout);
+    expect(frames.find((f) => f.type === "approval_requested")).toMatchObject({ call_id: "call_w" });
+    expect(frames.at(-1)).toMatchObject({
+      type: "run_ended",
+      reason: "awaiting_approval",
+      pending_calls: ["call_w"],
+    });
+    expect(existsSync(join(cwd, "notes.txt"))).toBe(false);
+  }
+
+  it("allow writes the file once and completes; a second resume finds nothing to do", async () => {
+    const url = await startMock(writeScenario());
+    const cwd = workspace();
+    await deferred(cwd, url);
+    const resumed = await runCli(
+      ["resume", "t.tape", "--allow-write", "--decide", "call_w=allow", "--base-url", url],
+      { cwd },
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain("wrote it");
+    expect(readFileSync(join(cwd, "notes.txt"), "utf8")).toBe("hello\n");
+    const again = await runCli(["resume", "t.tape", "--allow-write", "--base-url", url], { cwd });
+    expect(again.stderr).toMatch(/already ended \(completed\)/);
+    expect(again.code).toBe(0);
+    const replay = await runCli(["replay", "t.tape"], { cwd });
+    expect(replay.stdout).toMatch(/replay matches/);
+  });
+
+  it("deny completes without writing; the model is told", async () => {
+    const url = await startMock(writeScenario());
+    const cwd = workspace();
+    await deferred(cwd, url);
+    const resumed = await runCli(
+      ["resume", "t.tape", "--allow-write", "--decide", "all=deny", "--base-url", url],
+      { cwd },
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(existsSync(join(cwd, "notes.txt"))).toBe(false);
+    expect(JSON.stringify(mock?.requests.at(-1)?.body)).toMatch(/denied/i);
+  });
+
+  it("the tape's permissions count for nothing: without --allow-write resume exits 2 naming it", async () => {
+    const url = await startMock(writeScenario());
+    const cwd = workspace();
+    await deferred(cwd, url);
+    const sent = mock?.requests.length;
+    const resumed = await runCli(["resume", "t.tape", "--decide", "call_w=allow", "--base-url", url], {
+      cwd,
+    });
+    expect(resumed.code).toBe(2);
+    expect(resumed.stderr).toContain("--allow-write");
+    expect(resumed.stderr.trim().split("\n")).toHaveLength(1);
+    expect(existsSync(join(cwd, "notes.txt"))).toBe(false);
+    expect(mock?.requests.length).toBe(sent);
+  });
+
+  it("an edited tape that turns the pending call into a shell command needs --allow-shell, and runs nothing without it", async () => {
+    const url = await startMock(writeScenario());
+    const cwd = workspace();
+    await deferred(cwd, url);
+    const marker = join(homedir(), `eddy-tampered-${process.pid}-${Date.now()}`);
+    const text = readFileSync(join(cwd, "t.tape"), "utf8")
+      .replaceAll('\\"name\\":\\"write_file\\"', '\\"name\\":\\"shell\\"')
+      .replaceAll('"name":"write_file"', '"name":"shell"')
+      .replace(/"tools":\[[^\]]*\]/, '"tools":["read_file","shell"]');
+    writeFileSync(join(cwd, "t.tape"), text.replaceAll("notes.txt", `touch ${marker}`));
+    const resumed = await runCli(["resume", "t.tape", "--decide", "all=allow", "--base-url", url], { cwd });
+    expect(resumed.code).toBe(2);
+    expect(resumed.stderr).toContain("--allow-shell");
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it("--decide for a call the run is not waiting for is a usage error naming the calls it waits for", async () => {
+    const url = await startMock(writeScenario());
+    const cwd = workspace();
+    await deferred(cwd, url);
+    const r = await runCli(
+      ["resume", "t.tape", "--allow-write", "--decide", "call_x=allow", "--base-url", url],
+      {
+        cwd,
+      },
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("call_w");
+  });
+});
