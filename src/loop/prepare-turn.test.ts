@@ -34,9 +34,9 @@ describe("prepareTurn", () => {
       instructions: "first turn",
       tool_choice: "required",
     });
-    expect((first?.tools as { name: string }[]).map((t) => t.name)).toEqual(["search"]);
+    expect(((first?.tools ?? []) as { name: string }[]).map((t) => t.name)).toEqual(["search"]);
     expect(second).toMatchObject({ model: "test-model", instructions: "base" });
-    expect((second?.tools as { name: string }[]).map((t) => t.name)).toEqual(["search", "write"]);
+    expect(((second?.tools ?? []) as { name: string }[]).map((t) => t.name)).toEqual(["search", "write"]);
     // write was not offered in turn 0: the call is refused.
     const ended = run.frames.find((f) => f.type === "tool_ended");
     expect(ended?.type === "tool_ended" && ended.ok).toBe(false);
