@@ -148,6 +148,7 @@ export {
   type ToolPermission,
   toolPermission,
 } from "./loop/policy.js";
+export type { PrepareTurn, TurnContext, TurnSettings } from "./loop/prepare-turn.js";
 export {
   allowedValues,
   REQUEST_OPTION_NAMES,
