@@ -1,9 +1,9 @@
 /**
  * Composition through the built CLI against scripted mock servers on 127.0.0.1 (the "done when"
- * checks of docs/architecture.md, "Composing runs"): `--on-limit answer`, config hook commands,
- * AGENTS.md and config `agents` — each run recorded and replayed with `eddy replay`.
+ * checks of docs/architecture.md, "Composing runs"): `--on-limit answer`, config hook commands and
+ * AGENTS.md — runs recorded and replayed with `eddy replay`.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
