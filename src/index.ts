@@ -209,6 +209,25 @@ export {
 } from "./provider/llm-provider.js";
 export { createOpenResponsesProvider, type OpenResponsesProviderOptions } from "./provider/open-responses.js";
 export {
+  capabilitiesWithEvidence,
+  type DoctorReport,
+  type EvidenceChange,
+  evidenceChanges,
+  evidenceOf,
+  PROBE_DEFAULTS,
+  PROBE_NAMES,
+  type ProbeName,
+  type ProbeResult,
+  type ProbeStatus,
+  type ProbeTarget,
+  type ProbeToolRecord,
+  parseDoctorReport,
+  type RenderToolResult,
+  type RunProbesOptions,
+  runProbes,
+  type ToolFollowUp,
+} from "./provider/probe/index.js";
+export {
   createHttpProvider,
   createProfileProvider,
   type HttpProviderOptions,

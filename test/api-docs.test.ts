@@ -27,6 +27,7 @@ const ENTRY_POINTS = [
   "createFallbackProvider",
   "createProfileProvider",
   "createLLMProvider",
+  "runProbes",
   "createToolRegistry",
   "createBuiltinTools",
   "defineTool",

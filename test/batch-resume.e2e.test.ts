@@ -62,9 +62,19 @@ async function killedAfterFirstTool() {
 }
 
 describe("eddy resume TAPE after SIGKILL (slow: spawns the CLI)", () => {
+  it("takes its permissions from this invocation, not the tape: without --allow-shell it exits 2 naming it", async () => {
+    const { cwd, log, tape, server, gate } = await killedAfterFirstTool();
+    const sent = server.requests.length;
+    const resumed = await runCli(["resume", tape, "--base-url", gate.url], { cwd });
+    expect(resumed.code).toBe(2);
+    expect(resumed.stderr).toContain("--allow-shell");
+    expect(server.requests.length).toBe(sent);
+    expect(readFileSync(log, "utf8")).toBe("ran\n");
+  });
+
   it("continues chained on the same provider without running the recorded tool again", async () => {
     const { cwd, log, tape, server, gate } = await killedAfterFirstTool();
-    const resumed = await runCli(["resume", tape, "--base-url", gate.url], { cwd });
+    const resumed = await runCli(["resume", tape, "--allow-shell", "--base-url", gate.url], { cwd });
     expect(resumed.stderr).toMatch(
       /resuming .*run\.tape at turn 1 \(\d+ of \d+ frames kept, 1 tool output reused, \d+ dropped\)/,
     );
@@ -87,7 +97,7 @@ describe("eddy resume TAPE after SIGKILL (slow: spawns the CLI)", () => {
     expect(replay.stdout).toMatch(/replay matches/);
     expect(replay.code).toBe(0);
     // Nothing left to resume.
-    const again = await runCli(["resume", tape, "--base-url", gate.url], { cwd });
+    const again = await runCli(["resume", tape, "--allow-shell", "--base-url", gate.url], { cwd });
     expect(again.stderr).toContain("the run already ended (completed)");
   }, 60_000);
 
@@ -95,9 +105,12 @@ describe("eddy resume TAPE after SIGKILL (slow: spawns the CLI)", () => {
     const { cwd, log, tape } = await killedAfterFirstTool();
     const fresh = await mock({ turns: [done] });
     const out = join(cwd, "resumed.tape");
-    const resumed = await runCli(["resume", tape, "--base-url", fresh.url, "--record", out, "--json"], {
-      cwd,
-    });
+    const resumed = await runCli(
+      ["resume", tape, "--allow-shell", "--base-url", fresh.url, "--record", out, "--json"],
+      {
+        cwd,
+      },
+    );
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toContain('"type":"mode_changed"');
     expect(readFileSync(log, "utf8")).toBe("ran\n");

@@ -159,6 +159,12 @@ describe("eddy batch in one process (slow: 200 runs)", () => {
     expect(Object.values(reasons()).every((r) => r === "completed")).toBe(true);
     const summary = JSON.parse(readFileSync(join(cwd, "out", "summary.json"), "utf8"));
     expect(summary).toMatchObject({ tasks: 6, finished: 6, failed: 0, by_reason: { completed: 6 } });
+    // Each of the three invocations kept: what it ran and its wall time, added up in wall_ms.
+    expect(summary.runs.map((r: { tasks_run: number }) => r.tasks_run)).toEqual([6, 0, 3]);
+    expect(summary.wall_ms).toBe(
+      summary.runs.reduce((n: number, r: { wall_ms: number }) => n + r.wall_ms, 0),
+    );
+    expect(retried.stderr).toMatch(/ over 3 runs\) → /);
     // eddy view reads the folder: a row per task, each task's tape found.
     const view = await runCli(["view", "out", "--out", "page.html", "--no-open"], { cwd });
     expect(view.code, view.stderr).toBe(0);

@@ -194,6 +194,6 @@ describe("--approve without a terminal", () => {
   it("--approve is checked: an unknown mode is a usage error", async () => {
     const r = await runCli(["run", "--approve", "sometimes", "x"], { cwd: workspace() });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--approve must be ask or auto or deny \(got "sometimes"\)/);
+    expect(r.stderr).toMatch(/--approve must be ask or auto or deny or defer \(got "sometimes"\)/);
   });
 });

@@ -97,6 +97,9 @@ describe("tool history: one path", () => {
       // LLMProvider.generateResponsesTurn sends the caller's outputs for the previous response
       // (chained follow-up); it renders no history.
       "provider/llm-provider.ts": "chained outputs of a one-turn API",
+      // eddy doctor's probes send one fixed call and output to see whether a server accepts such
+      // items (and the tool round trip's output); their text form comes from history/ (strategies.ts).
+      "provider/probe/": "fixed probe requests, no history",
     };
     const elsewhere = builders.filter(
       (path) =>

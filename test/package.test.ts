@@ -48,7 +48,7 @@ export { main, errors, mcp, verdict, finished, runBatch, createTapeHeader, creat
 `;
 
 const CONSUMER_MJS = `
-import { createBuiltinTools, createOpenResponsesProvider, createToolRegistry, runAgent } from "eddy";
+import { createBuiltinTools, createOpenResponsesProvider, createToolRegistry, resolveRunSpec, runAgent } from "eddy";
 import { createMockServer } from "eddy/mock";
 import { createTapeHeader, createTapeRecorder, readTape, replayTape } from "eddy/replay";
 import { validateStreamingEvent } from "eddy/protocol";
@@ -58,9 +58,9 @@ const server = await createMockServer();
 const provider = createOpenResponsesProvider({ baseURL: server.url, name: "mock" });
 const { tools, disabled } = createBuiltinTools();
 const registry = createToolRegistry(tools, { disabled });
-const options = { provider, model: "eddy-demo", input: "What is in package.json?", tools: registry, workspace: process.cwd(), runId: "run_pack" };
-const recorder = createTapeRecorder("run.tape", createTapeHeader(options, { runId: "run_pack", validate: true }));
-const run = runAgent({ ...options, onFrame: recorder.observer });
+const spec = resolveRunSpec({ model: "eddy-demo", input: "What is in package.json?", run_id: "run_pack" });
+const recorder = createTapeRecorder("run.tape", createTapeHeader(spec, { provider, validate: true }));
+const run = runAgent(spec, { provider, tools: registry, workspace: process.cwd(), onFrame: recorder.observer });
 for await (const _ of run);
 recorder.close();
 const result = await run.result;

@@ -280,10 +280,20 @@ describe("eddy view in Chromium", () => {
     writeFileSync(
       join(batch, "summary.json"),
       JSON.stringify({
-        counts: { completed: 2, failed: 1, provider_error: 1 },
-        tokens: { in: 800, out: 345 },
-        p50_ms: 750,
+        tasks: 4,
+        finished: 4,
+        pending: 0,
+        by_reason: { completed: 2, failed: 1, provider_error: 1 },
+        failed: 2,
+        usage: { input_tokens: 800, output_tokens: 345, total_tokens: 1145 },
+        duration_ms: { p50: 750, p95: 4500, max: 4500 },
         wall_ms: 5100,
+        runs: [
+          { started_at: "2026-01-01T00:00:00.000Z", wall_ms: 4000, tasks_run: 3 },
+          { started_at: "2026-01-02T00:00:00.000Z", wall_ms: 1100, tasks_run: 1 },
+        ],
+        bad_lines: 0,
+        finished_at: "2026-01-02T00:00:01.100Z",
       }),
     );
     const opened = await viewPage([batch], "batch", "batch");
@@ -292,7 +302,31 @@ describe("eddy view in Chromium", () => {
     const ids = () => page.locator("#batch-table tbody tr td:first-child").allInnerTexts();
     expect(await ids()).toEqual(["t2", "t1", "t3", "t4 (no tape)"]);
     expect(await text(page, ".problems")).toContain("results.jsonl line 4: not valid JSON");
-    expect(await source(page, ".facts")).toContain("wall_ms5100");
+    // The tiles say what they count in words, never as JSON keys.
+    const labels = await page.locator(".facts dt").allTextContents();
+    expect(labels).toEqual([
+      "Tasks",
+      "Completed",
+      "Failed",
+      "Provider error",
+      "Tasks in the file",
+      "Finished",
+      "Pending",
+      "Not completed",
+      "Tokens in",
+      "Tokens out",
+      "Tokens in total",
+      "Duration p50",
+      "Duration p95",
+      "Longest task",
+      "Wall time",
+      "Runs",
+      "Bad lines skipped",
+      "Finished at",
+    ]);
+    expect(labels.join(" ")).not.toMatch(/[._]/);
+    expect(await source(page, ".facts")).toContain("Wall time5.10 s");
+    expect(await source(page, ".facts")).toContain("Runs2 (4.00 s + 1.10 s)");
     expect(await page.locator("#hist-duration .bar").count()).toBe(4);
     expect(await page.locator("#hist-tokens .bar").count()).toBe(3);
 

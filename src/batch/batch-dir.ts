@@ -1,8 +1,9 @@
 /**
  * A batch's folder: `results.jsonl` (one line per finished task, appended as each finishes),
- * `tapes/ID.tape`, `summary.json` (counts by reason, tokens, duration percentiles, wall time) and
- * `batch.json` (the batch's id, so a queue and per-task workspaces find it again). Running the
- * same batch into the same folder again skips the tasks that have a result line.
+ * `tapes/ID.tape`, `summary.json` (counts by reason, tokens, duration percentiles, wall time of
+ * every invocation) and `batch.json` (the batch's id, so a queue and per-task workspaces find it
+ * again). Running the same batch into the same folder again skips the tasks that have a result
+ * line, and adds its own wall time to the summary's (`runs`).
  */
 import { randomUUID } from "node:crypto";
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
@@ -33,6 +34,15 @@ export interface ResultLine {
   resumed?: number;
 }
 
+/** One invocation of the batch on its folder (`summary.json` `runs`). */
+export interface BatchRunRecord {
+  /** When it started (ISO 8601); null when an older summary did not say. */
+  started_at: string | null;
+  wall_ms: number;
+  /** Tasks that got their result in this invocation (not skipped ones). */
+  tasks_run: number;
+}
+
 /** `summary.json`. */
 export interface BatchSummary {
   /** Tasks in the tasks file (good lines). */
@@ -46,8 +56,10 @@ export interface BatchSummary {
   failed: number;
   usage: { input_tokens: number; output_tokens: number; total_tokens: number };
   duration_ms: { p50: number; p95: number; max: number };
-  /** This invocation's wall time. */
+  /** The wall time of every invocation on this folder, added up. */
   wall_ms: number;
+  /** Every invocation, oldest first: a rerun keeps the earlier ones and adds its own. */
+  runs: BatchRunRecord[];
   /** Lines of the tasks file that were skipped. */
   bad_lines: number;
   finished_at: string;
@@ -61,6 +73,8 @@ export interface BatchDir {
   readonly tapes: TapeStore;
   /** The result lines so far, by task id. */
   readonly results: Map<string, ResultLine>;
+  /** The `summary.json` an earlier invocation wrote, if any (unreadable: none). */
+  readonly summary: BatchSummary | undefined;
   /** Appends a task's result line (and remembers it). */
   append(result: BatchResult): ResultLine;
   /** Drops these tasks' result lines (before running them again). */
@@ -87,6 +101,7 @@ export function openBatchDir(path: string, secrets: readonly string[] = []): Bat
     id: batchId(path),
     tapes,
     results,
+    summary: readSummary(join(path, "summary.json")),
     append(result) {
       const line = toResultLine(result, path);
       appendFileSync(resultsPath, `${JSON.stringify(line)}\n`);
@@ -132,6 +147,17 @@ function readResults(path: string): Map<string, ResultLine> {
   return out;
 }
 
+/** An earlier `summary.json`; one that is missing or not JSON is none (the new summary starts afresh). */
+function readSummary(path: string): BatchSummary | undefined {
+  if (!existsSync(path)) return undefined;
+  try {
+    const value: unknown = JSON.parse(readFileSync(path, "utf8"));
+    return value !== null && typeof value === "object" ? (value as BatchSummary) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function batchId(path: string): string {
   const file = join(path, "batch.json");
   if (existsSync(file)) {
@@ -170,11 +196,19 @@ export function isFailure(line: ResultLine): boolean {
   return !succeeded(line.reason);
 }
 
-/** `summary.json` from the result lines. */
-export function summarize(
-  lines: readonly ResultLine[],
-  facts: { tasks: number; badLines: number; wallMs: number },
-): BatchSummary {
+/** What `summarize` needs besides the result lines. */
+export interface SummaryFacts {
+  /** Tasks in the tasks file. */
+  tasks: number;
+  badLines: number;
+  /** This invocation. */
+  run: BatchRunRecord;
+  /** The summary an earlier invocation wrote: its runs are kept. @defaultValue none */
+  previous?: BatchSummary | undefined;
+}
+
+/** `summary.json` from the result lines: this invocation's run added to the earlier ones. */
+export function summarize(lines: readonly ResultLine[], facts: SummaryFacts): BatchSummary {
   const byReason: Partial<Record<RunEndReason, number>> = {};
   const usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
   for (const line of lines) {
@@ -184,6 +218,7 @@ export function summarize(
     usage.total_tokens += line.usage?.total_tokens ?? 0;
   }
   const durations = lines.map((l) => l.duration_ms).sort((a, b) => a - b);
+  const runs = [...earlierRuns(facts.previous), { ...facts.run, wall_ms: Math.round(facts.run.wall_ms) }];
   return {
     tasks: facts.tasks,
     finished: lines.length,
@@ -196,10 +231,38 @@ export function summarize(
       p95: percentile(durations, 0.95),
       max: durations.at(-1) ?? 0,
     },
-    wall_ms: Math.round(facts.wallMs),
+    wall_ms: runs.reduce((sum, r) => sum + r.wall_ms, 0),
+    runs,
     bad_lines: facts.badLines,
     finished_at: new Date().toISOString(),
   };
+}
+
+/**
+ * The runs an earlier summary recorded; a summary from before `runs` existed counts as one run
+ * (its `wall_ms`, started `wall_ms` before its `finished_at`). Entries that are not runs are dropped.
+ */
+function earlierRuns(previous: BatchSummary | undefined): BatchRunRecord[] {
+  if (previous === undefined) return [];
+  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : undefined);
+  if (Array.isArray(previous.runs)) {
+    return previous.runs.flatMap((r: Partial<BatchRunRecord> | null) => {
+      const wall = num(r?.wall_ms);
+      if (r === null || typeof r !== "object" || wall === undefined) return [];
+      return [
+        {
+          started_at: typeof r.started_at === "string" ? r.started_at : null,
+          wall_ms: wall,
+          tasks_run: num(r.tasks_run) ?? 0,
+        },
+      ];
+    });
+  }
+  const wall = num(previous.wall_ms);
+  if (wall === undefined) return [];
+  const finished = typeof previous.finished_at === "string" ? Date.parse(previous.finished_at) : Number.NaN;
+  const started = Number.isNaN(finished) ? null : new Date(finished - wall).toISOString();
+  return [{ started_at: started, wall_ms: wall, tasks_run: num(previous.finished) ?? 0 }];
 }
 
 /** Nearest-rank percentile of sorted values (0 for none). */

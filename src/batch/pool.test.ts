@@ -97,6 +97,34 @@ describe("runBatch", () => {
     expect(results.find((r) => r.id === "t3")?.tape).toBe(join(dir, "t3.tape"));
   });
 
+  it("onEnd comes before the worker's next onStart: started minus ended never exceeds `concurrency`", async () => {
+    // The results are yielded when the consumer asks; counting them instead of onEnd showed up to
+    // twice `concurrency` runs (a worker starts its next task before its last result is consumed).
+    const provider = createScriptedProvider([() => ({ items: [{ type: "message", text: "ok" }] })]);
+    let running = 0;
+    let peak = 0;
+    const ended: string[] = [];
+    const results = await collect(
+      runBatch(tasks(40), {
+        provider,
+        spec: { model: "m" },
+        tools: [],
+        concurrency: 3,
+        onStart: () => {
+          running++;
+          peak = Math.max(peak, running);
+        },
+        onEnd: (result) => {
+          running--;
+          ended.push(result.id);
+        },
+      }),
+    );
+    expect(peak).toBe(3);
+    expect(running).toBe(0);
+    expect(ended.sort()).toEqual(results.map((r) => r.id).sort());
+  });
+
   it("many runs sharing the batch's signal raise no listener-leak warning", async () => {
     const warnings: string[] = [];
     const onWarning = (w: Error) => warnings.push(w.name);

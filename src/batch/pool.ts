@@ -75,6 +75,12 @@ export interface BatchOptions {
   signal?: AbortSignal;
   /** Told when each task starts (for progress). @defaultValue none */
   onStart?: (task: BatchTask) => void;
+  /**
+   * Told when each task's run ends, before its worker takes the next task (the result is yielded
+   * later, when the consumer asks for it): a progress count of `onStart` minus `onEnd` never
+   * exceeds `concurrency`. @defaultValue none
+   */
+  onEnd?: (result: BatchResult) => void;
 }
 
 /**
@@ -121,7 +127,9 @@ async function* pool(
       const next = await source.next();
       if (next.done === true) return;
       options.onStart?.(next.value);
-      done.push(await runTask(next.value, ctx));
+      const result = await runTask(next.value, ctx);
+      options.onEnd?.(result);
+      done.push(result);
       wake?.();
     }
   };

@@ -52,6 +52,7 @@ export interface BatchPlan {
 
 export async function batchCommand(tasksPath: string, flags: BatchFlags, io: CliIo): Promise<number> {
   const startedAt = performance.now();
+  const startedIso = new Date().toISOString();
   const styles = stylesFor(io.stderr, io.env);
   const { tasks, bad } = readTasks(tasksPath);
   for (const b of bad) io.stderr.write(`eddy: ${tasksPath} line ${b.line}: ${b.message}; skipped\n`);
@@ -84,7 +85,7 @@ export async function batchCommand(tasksPath: string, flags: BatchFlags, io: Cli
     if (pending.length > 0) {
       if (flags.queue !== undefined) {
         const { queuedBatch } = await import("./batch-queue.js");
-        await queuedBatch(plan, flags.queue, io);
+        await queuedBatch(plan, flags.queue);
       } else await localBatch(plan, io);
     }
   } finally {
@@ -93,7 +94,16 @@ export async function batchCommand(tasksPath: string, flags: BatchFlags, io: Cli
   }
   const summary = summarize(
     [...dir.results.values()].filter((l) => tasks.some((t) => t.id === l.id)),
-    { tasks: tasks.length, badLines: bad.length, wallMs: performance.now() - startedAt },
+    {
+      tasks: tasks.length,
+      badLines: bad.length,
+      run: {
+        started_at: startedIso,
+        wall_ms: performance.now() - startedAt,
+        tasks_run: pending.filter((t) => dir.results.has(t.id)).length,
+      },
+      previous: dir.summary,
+    },
   );
   dir.writeSummary(summary);
   io.stderr.write(`${closingLine(summary, dir, io.cwd)}\n`);
@@ -139,11 +149,11 @@ async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
     styles,
     command: "batch",
     signal,
-    onMcpEvent: (event) => progress.note(mcpEventLine(event, styles)),
+    onMcpEvent: (event) => progress.notice(mcpEventLine(event, styles)),
   });
   if (runtime === undefined) return;
   const target = await startTargetProvider(config);
-  if (target.notice !== undefined) progress.note(styles.dim(target.notice));
+  if (target.notice !== undefined) progress.notice(styles.dim(target.notice));
   const otel = otelRequested(flags.otel, io.env)
     ? await startOtelExport({ env: io.env, providerName: target.provider.name })
     : undefined;
@@ -170,6 +180,7 @@ async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
       retry: (previous) => plan.retrying.has(previous.id),
       signal,
       onStart: (task) => progress.started(task.id),
+      onEnd: (result) => progress.ended(result.id),
     });
     for await (const result of results) {
       // Cancelled by Ctrl-C: not a result; its tape resumes next time.
@@ -204,7 +215,10 @@ function closingLine(summary: BatchSummary, dir: BatchDir, cwd: string): string 
     `${completed} completed`,
     `${summary.failed} failed`,
     `${summary.usage.input_tokens.toLocaleString("en-US")} in / ${summary.usage.output_tokens.toLocaleString("en-US")} out tokens`,
-    formatDuration(summary.wall_ms),
+    formatDuration(summary.runs.at(-1)?.wall_ms ?? summary.wall_ms) +
+      (summary.runs.length > 1
+        ? ` (${formatDuration(summary.wall_ms)} over ${summary.runs.length} runs)`
+        : ""),
   ];
   if (summary.bad_lines > 0)
     parts.push(`${summary.bad_lines} bad line${summary.bad_lines === 1 ? "" : "s"} skipped`);

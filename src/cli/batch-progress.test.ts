@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { ResultLine } from "../batch/batch-dir.js";
-import { batchProgress } from "./batch-progress.js";
+import { batchProgress, formatEta } from "./batch-progress.js";
 import type { CliIo } from "./run-command.js";
 import { stylesFor } from "./terminal.js";
 
@@ -17,6 +17,20 @@ function terminal(): PassThrough & { isTTY: boolean; columns: number; text: () =
   stream.text = () => text;
   return stream;
 }
+
+/** What a terminal shows for `text`: `\r` + erase-line starts a line over, `\n` ends it. */
+function screen(text: string): string[] {
+  const lines = [""];
+  for (const [i, part] of text.split("\n").entries()) {
+    if (i > 0) lines.push("");
+    const shown = part.split("\r\x1b[2K").at(-1) ?? "";
+    lines[lines.length - 1] = shown;
+  }
+  return lines;
+}
+
+/** Lets the stream's `data` events run. */
+const flush = () => new Promise((r) => setImmediate(r));
 
 function io(stderr: CliIo["stderr"], stdout: CliIo["stdout"]): CliIo {
   return {
@@ -43,23 +57,119 @@ const line = (id: string, reason: ResultLine["reason"], tokens: number): ResultL
   error: null,
 });
 
-describe("eddy batch's progress", () => {
-  it("on a terminal: a bar with done/total, running, failed and tokens; no lines on stdout", async () => {
-    const stderr = terminal();
-    const stdout = terminal();
-    const progress = batchProgress(io(stderr, stdout), 3, stylesFor(stdout, {}));
-    progress.skipped(1);
-    progress.started("a");
-    progress.started("b");
-    progress.finished(line("a", "completed", 1200));
-    progress.finished(line("b", "failed", 34));
-    progress.stop();
-    await new Promise((r) => setImmediate(r));
-    expect(stderr.text()).toMatch(/3\/3 · 0 running · 1 failed · 1,234 tokens · ETA/);
-    expect(stdout.text()).toBe("");
+/** A progress display on a fake terminal, with a clock the test moves (100 ms per step by default). */
+function onTerminal(total: number) {
+  const stderr = terminal();
+  const stdout = terminal();
+  let now = 0;
+  const progress = batchProgress(io(stderr, stdout), total, stylesFor(stdout, {}), {
+    now: () => now,
+    refreshMs: 0,
+  });
+  return {
+    progress,
+    stdout,
+    at(ms: number) {
+      now = ms;
+    },
+    /** The status line as the terminal shows it now. */
+    async status(): Promise<string> {
+      await flush();
+      return screen(stderr.text()).at(-1) ?? "";
+    },
+    async screen(): Promise<string[]> {
+      await flush();
+      return screen(stderr.text());
+    },
+  };
+}
+
+describe("eddy batch's progress on a terminal", () => {
+  it("one status line: done/total, running, failed and tokens; no lines on stdout", async () => {
+    const t = onTerminal(3);
+    t.at(50);
+    t.progress.skipped(1);
+    t.at(100);
+    t.progress.started("a");
+    t.at(200);
+    t.progress.started("b");
+    t.at(300);
+    t.progress.finished(line("a", "completed", 1200));
+    t.at(400);
+    t.progress.finished(line("b", "failed", 34));
+    t.progress.stop();
+    expect(await t.screen()).toEqual(["████████████████████ 3/3 · 0 running · 1 failed · 1,234 tokens", ""]);
+    expect(t.stdout.text()).toBe("");
   });
 
-  it("piped: one line per finished task on stdout, no bar", () => {
+  it("shows no ETA until a task of this run finished, then the real one, counting down", async () => {
+    const t = onTerminal(10);
+    t.at(100);
+    t.progress.skipped(2); // finished earlier: says nothing about speed
+    expect(await t.status()).toBe("████░░░░░░░░░░░░░░░░ 2/10 · 0 running · 0 failed · 0 tokens");
+    t.at(1000);
+    t.progress.started("a");
+    t.progress.started("b");
+    expect(await t.status()).not.toContain("ETA");
+    t.at(5000);
+    t.progress.finished(line("a", "completed", 10)); // 4 s for 1 task, 7 to go: 28 s
+    expect(await t.status()).toBe("██████░░░░░░░░░░░░░░ 3/10 · 1 running · 0 failed · 10 tokens · ETA 28 s");
+    t.at(8000);
+    t.progress.started("c"); // any redraw: 3 s later
+    expect(await t.status()).toMatch(/ETA 25 s$/);
+    t.at(9000);
+    t.progress.finished(line("b", "completed", 10)); // 8 s for 2 tasks, 6 to go: 24 s
+    expect(await t.status()).toMatch(/ETA 24 s$/);
+    const text = (await t.screen()).join("\n");
+    expect(text).not.toMatch(/NFs|INF|NULL|NaN/);
+  });
+
+  it("running counts tasks in flight by id: never a task twice, never one whose run ended", async () => {
+    const t = onTerminal(4);
+    t.progress.started("a");
+    t.at(100);
+    t.progress.started("b");
+    t.at(200);
+    t.progress.started("b"); // the queue handed it out again (a retry): still one
+    expect(await t.status()).toContain(" · 2 running · ");
+    t.at(300);
+    t.progress.ended("a"); // its run ended; its result line comes later
+    t.at(400);
+    t.progress.started("c");
+    expect(await t.status()).toContain(" · 2 running · ");
+    t.at(500);
+    t.progress.finished(line("a", "completed", 1));
+    expect(await t.status()).toContain(" · 2 running · ");
+  });
+
+  it("prints a notice above the status line, which goes on below it", async () => {
+    const t = onTerminal(2);
+    t.at(100);
+    t.progress.started("a");
+    t.at(200);
+    t.progress.notice("eddy: no provider configured — using the built-in offline demo model");
+    t.at(300);
+    t.progress.finished(line("a", "completed", 5));
+    t.progress.stop();
+    expect(await t.screen()).toEqual([
+      "eddy: no provider configured — using the built-in offline demo model",
+      "██████████░░░░░░░░░░ 1/2 · 0 running · 0 failed · 5 tokens · ETA 1 s",
+      "",
+    ]);
+  });
+
+  it("fits the line to the terminal's width", async () => {
+    const stderr = terminal();
+    stderr.columns = 30;
+    const narrow = batchProgress(io(stderr, terminal()), 2, stylesFor(stderr, {}), { refreshMs: 0 });
+    narrow.stop();
+    await flush();
+    expect(screen(stderr.text())[0]).toHaveLength(29);
+  });
+});
+
+describe("eddy batch's progress without a terminal", () => {
+  it("piped: one line per finished task on stdout, notices on stderr, no status line", () => {
     const out: string[] = [];
     const err: string[] = [];
     const progress = batchProgress(
@@ -67,6 +177,7 @@ describe("eddy batch's progress", () => {
       2,
       stylesFor({ write: () => true }, { NO_COLOR: "1" }),
     );
+    progress.notice("eddy: a notice");
     progress.started("a");
     progress.finished(line("a", "completed", 10));
     progress.finished(line("b", "max_turns", 10));
@@ -74,6 +185,18 @@ describe("eddy batch's progress", () => {
     expect(out.join("")).toBe(
       "✓ a completed · 1 turn · 0 tool calls · 5 ms\n✗ b max_turns · 1 turn · 0 tool calls · 5 ms\n",
     );
-    expect(err.join("")).toBe("");
+    expect(err.join("")).toBe("eddy: a notice\n");
+  });
+});
+
+describe("formatEta", () => {
+  it.each([
+    [0, "1 s"],
+    [400, "1 s"],
+    [42_000, "42 s"],
+    [185_000, "3 min 05 s"],
+    [7_800_000, "2 h 10 min"],
+  ])("%d ms → %s", (ms, text) => {
+    expect(formatEta(ms)).toBe(text);
   });
 });

@@ -1,9 +1,20 @@
 /**
- * What `eddy batch` shows while it runs: on an interactive stderr a progress bar (`cli-progress`:
- * done/total, running, failed, tokens, ETA); when stdout is piped, one line per finished task
- * there (`✓ ID completed · 2 turns · 1 tool call · 812 ms`), so `eddy batch … | grep ✗` works.
+ * What `eddy batch` shows while it runs: on an interactive stderr one status line, redrawn in
+ * place (`████░░░░ 12/40 · 3 running · 1 failed · 8,120 tokens · ETA 42 s`); when stdout is
+ * piped, one line per finished task there (`✓ ID completed · 2 turns · 1 tool call · 812 ms`), so
+ * `eddy batch … | grep ✗` works.
+ *
+ * - **running** counts the tasks between `started` and `ended` (or `finished`), by id: a task the
+ *   queue hands out twice (a retry, a stalled job taken over) counts once, and a task counts as
+ *   ended when its run ends, not when its result line is written, so it never shows more than the
+ *   runs actually in flight.
+ * - **ETA**: none until a task of this invocation has finished (skipped tasks say nothing about
+ *   speed); then the remaining tasks at the rate finished so far, counting down between finishes.
+ * - **Notices** (`notice`) are printed above the line, which is redrawn under them.
+ *
+ * The line is drawn by hand (carriage return, erase line) rather than with a progress-bar library:
+ * a notice must land above it at once, and a test drives it with a fake terminal and clock.
  */
-import { Presets, SingleBar } from "cli-progress";
 import type { ResultLine } from "../batch/batch-dir.js";
 import { isFailure } from "../batch/batch-dir.js";
 import type { CliIo } from "./run-command.js";
@@ -12,63 +23,173 @@ import { clip, formatDuration, type Styles } from "./terminal.js";
 /** The batch's progress display. */
 export interface BatchProgress {
   started(id: string): void;
+  /** The task's run ended (its result line follows with `finished`). */
+  ended(id: string): void;
   finished(line: ResultLine): void;
-  /** Counts a task that already had its result (it is not run again). */
+  /** Counts tasks that already had their result (they are not run again). */
   skipped(count: number): void;
-  /** A notice (the demo-model line, an MCP server event): on its own line, above the bar. */
-  note(text: string): void;
+  /** A line for the user: above the status line on a terminal, else on stderr. */
+  notice(text: string): void;
   stop(): void;
 }
 
+/** Options of `batchProgress`. */
+export interface BatchProgressOptions {
+  /** Milliseconds, for the ETA. @defaultValue performance.now */
+  now?: () => number;
+  /** Redraw the ETA this often without events (ms; 0: only on events). @defaultValue 1000 */
+  refreshMs?: number;
+}
+
+/** Redraws closer together than this are coalesced (the last state is drawn). */
+const MIN_REDRAW_MS = 50;
+const BAR_WIDTH = 20;
+
 /** A progress display for `total` tasks on the CLI's streams. */
-export function batchProgress(io: CliIo, total: number, styles: Styles): BatchProgress {
-  let running = 0;
-  let failed = 0;
-  let done = 0;
-  let tokens = 0;
-  const stderr = io.stderr as NodeJS.WritableStream & { isTTY?: boolean };
-  const bar =
-    io.stderr.isTTY === true && typeof stderr.on === "function"
-      ? new SingleBar(
-          {
-            stream: stderr,
-            format: `{bar} {value}/{total} · {running} running · {failed} failed · {tokens} tokens · ETA {eta_formatted}`,
-            hideCursor: true,
-            etaBuffer: 50,
-          },
-          Presets.shades_classic,
-        )
-      : undefined;
-  const payload = () => ({ running, failed, tokens: tokens.toLocaleString("en-US") });
-  bar?.start(total, 0, payload());
-  // A line per task where nobody watches a bar: piped stdout, or a terminal without one.
-  const lines = io.stdout.isTTY !== true || bar === undefined;
+export function batchProgress(
+  io: CliIo,
+  total: number,
+  styles: Styles,
+  options: BatchProgressOptions = {},
+): BatchProgress {
+  const now = options.now ?? (() => performance.now());
+  const state: Counts = { total, done: 0, failed: 0, tokens: 0, running: new Set(), ran: 0 };
+  const stderr = io.stderr as CliIo["stderr"] & { isTTY?: boolean; columns?: number };
+  const line = stderr.isTTY === true ? statusLine(stderr, state, now, options.refreshMs ?? 1000) : undefined;
+  // A line per task where nobody watches the status line: piped stdout, or no terminal for it.
+  const lines = io.stdout.isTTY !== true || line === undefined;
   return {
-    started() {
-      running++;
-      bar?.update(payload());
+    started(id) {
+      state.firstStart ??= now();
+      state.running.add(id);
+      line?.draw();
     },
-    finished(line) {
-      running = Math.max(0, running - 1);
-      done++;
-      tokens += line.usage?.total_tokens ?? 0;
-      if (isFailure(line)) failed++;
-      bar?.update(done, payload());
-      if (lines) io.stdout.write(`${describeLine(line, styles)}\n`);
+    ended(id) {
+      state.running.delete(id);
+      line?.draw();
+    },
+    finished(result) {
+      state.running.delete(result.id);
+      state.done++;
+      state.ran++;
+      state.lastFinish = now();
+      state.tokens += result.usage?.total_tokens ?? 0;
+      if (isFailure(result)) state.failed++;
+      line?.draw();
+      if (lines) io.stdout.write(`${describeLine(result, styles)}\n`);
     },
     skipped(count) {
-      done += count;
-      bar?.update(done, payload());
+      state.done += count;
+      line?.draw();
     },
-    note(text) {
-      // Clear the bar's line, write the notice, draw the bar again under it.
-      io.stderr.write(bar === undefined ? `${text}\n` : `\r\u001b[2K${text}\n`);
-      bar?.update(payload());
+    notice(text) {
+      if (line === undefined) io.stderr.write(`${text}\n`);
+      else line.above(text);
     },
     stop() {
-      bar?.stop();
+      line?.stop();
     },
   };
+}
+
+interface Counts {
+  total: number;
+  done: number;
+  failed: number;
+  tokens: number;
+  running: Set<string>;
+  /** Tasks finished by this invocation (not skipped). */
+  ran: number;
+  firstStart?: number;
+  lastFinish?: number;
+}
+
+interface StatusLine {
+  draw(): void;
+  above(text: string): void;
+  stop(): void;
+}
+
+/** The status line on a terminal: drawn at once, redrawn on events (coalesced) and for the ETA. */
+function statusLine(
+  stream: CliIo["stderr"] & { columns?: number },
+  state: Counts,
+  now: () => number,
+  refreshMs: number,
+): StatusLine {
+  let lastDraw = Number.NEGATIVE_INFINITY;
+  let pending: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const render = () => {
+    clearTimeout(pending);
+    pending = undefined;
+    lastDraw = now();
+    // One column short of the width: a line that wraps could not be redrawn in place.
+    const text = renderStatus(state, now());
+    const columns = stream.columns ?? 0;
+    stream.write(`\r\x1b[2K${columns > 0 ? clip(text, Math.max(20, columns - 1)) : text}`);
+  };
+  const draw = () => {
+    if (stopped) return;
+    if (now() - lastDraw >= MIN_REDRAW_MS) render();
+    else pending ??= setTimeout(render, MIN_REDRAW_MS).unref();
+  };
+  const refresh = refreshMs > 0 ? setInterval(draw, refreshMs).unref() : undefined;
+  render();
+  return {
+    draw,
+    above(text) {
+      if (stopped) {
+        stream.write(`${text}\n`);
+        return;
+      }
+      stream.write(`\r\x1b[2K${text}\n`);
+      render();
+    },
+    stop() {
+      if (stopped) return;
+      render();
+      stopped = true;
+      clearInterval(refresh);
+      stream.write("\n");
+    },
+  };
+}
+
+/** `████░░░░ 12/40 · 3 running · 1 failed · 8,120 tokens · ETA 42 s` (no ETA until one can be estimated). */
+export function renderStatus(state: Counts, at: number): string {
+  const share = state.total === 0 ? 1 : Math.min(1, state.done / state.total);
+  const filled = Math.round(share * BAR_WIDTH);
+  const bar = `${"█".repeat(filled)}${"░".repeat(BAR_WIDTH - filled)}`;
+  const parts = [
+    `${bar} ${state.done}/${state.total}`,
+    `${state.running.size} running`,
+    `${state.failed} failed`,
+    `${state.tokens.toLocaleString("en-US")} tokens`,
+  ];
+  const eta = etaMs(state, at);
+  if (eta !== undefined) parts.push(`ETA ${formatEta(eta)}`);
+  return parts.join(" · ");
+}
+
+/**
+ * The time left: the remaining tasks at this invocation's rate, estimated at its last finish and
+ * counting down since; undefined before anything finished here, or when nothing remains.
+ */
+function etaMs(state: Counts, at: number): number | undefined {
+  const remaining = state.total - state.done;
+  if (remaining <= 0 || state.ran === 0 || state.firstStart === undefined || state.lastFinish === undefined)
+    return undefined;
+  const perTask = (state.lastFinish - state.firstStart) / state.ran;
+  return Math.max(0, remaining * perTask - (at - state.lastFinish));
+}
+
+/** `42 s`, `3 min 05 s`, `2 h 10 min` (at least `1 s`). */
+export function formatEta(ms: number): string {
+  const s = Math.max(1, Math.ceil(ms / 1000));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, "0")} s`;
+  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, "0")} min`;
 }
 
 /** One line for a finished task: `✓ ID completed · 2 turns · 1 tool call · 812 ms`. */

@@ -11,15 +11,14 @@ import { enqueueBatch } from "../batch/queue.js";
 import { type BatchTask, tapeFileName } from "../batch/task.js";
 import { mergeRunSpecs } from "../loop/run-spec.js";
 import type { BatchPlan } from "./batch-command.js";
-import type { CliIo } from "./run-command.js";
 import { readSchema } from "./run-command.js";
 import { specOf } from "./run-settings.js";
 
 /** Runs the plan's pending tasks on the queue at `url`; returns when each has a result or on Ctrl-C. */
-export async function queuedBatch(plan: BatchPlan, url: string, io: CliIo): Promise<void> {
+export async function queuedBatch(plan: BatchPlan, url: string): Promise<void> {
   const { dir, progress, flags } = plan;
-  io.stderr.write(
-    `eddy batch: ${plan.pending.length} task${plan.pending.length === 1 ? "" : "s"} queued for eddy worker (batch ${dir.id})\n`,
+  progress.notice(
+    `eddy batch: ${plan.pending.length} task${plan.pending.length === 1 ? "" : "s"} queued for eddy worker (batch ${dir.id})`,
   );
   await enqueueBatch({
     url,

@@ -2,6 +2,7 @@
  * `eddy config`: the effective configuration of a run and where each value came from (keys and
  * URL passwords redacted), and what the run would lack to start (see preflight.ts).
  */
+import { capabilitiesWithEvidence, evidenceChanges } from "../provider/probe/evidence.js";
 import {
   type EffectiveConfig,
   type Endpoint,
@@ -11,6 +12,7 @@ import {
   type Setting,
 } from "./config.js";
 import type { McpServerSetting } from "./config-tools.js";
+import { doctorCachePath, formatAge } from "./doctor-cache.js";
 import { missingSettings } from "./preflight.js";
 import type { CliIo } from "./run-command.js";
 import { describeWithCredentials } from "./url-credentials.js";
@@ -63,6 +65,7 @@ export function configCommand(flags: RunFlags, io: CliIo): number {
   for (const server of config.mcpServers)
     rows.push(settingRow(`mcp_servers.${server.name}`, { ...server, value: describeServer(server.value) }));
   rows.push(["config_file", config.configFile ?? "(none found)", ""]);
+  rows.push(doctorRow(config, io));
   for (const problem of missingSettings(config, io.env)) rows.push(["missing", problem, ""]);
   const width = Math.max(...rows.map((r) => r[0].length));
   for (const [name, value, source] of rows)
@@ -122,9 +125,30 @@ function jsonOrNone<T>(value: T | undefined, empty: (value: T) => boolean = () =
 
 function modeOf(config: EffectiveConfig): string {
   if (config.api.value === "chat-completions") return "stateless (Chat Completions)";
-  if (config.target.kind === "http" && !config.target.profile.capabilities.previousResponseId)
-    return "stateless (provider cannot chain)";
+  if (config.target.kind !== "http") return "chained";
+  const { capabilities } = config.target.profile;
+  if (!capabilitiesWithEvidence(capabilities, config.doctor?.report).previousResponseId)
+    return capabilities.previousResponseId
+      ? "stateless (eddy doctor: the server cannot chain)"
+      : "stateless (provider cannot chain)";
   return "chained";
+}
+
+/** What eddy doctor's cached report changes for runs here (doctor-cache.ts). */
+function doctorRow(config: EffectiveConfig, io: CliIo): Row {
+  const evidence = config.doctor;
+  const path = doctorCachePath(io.env) ?? "";
+  if (config.target.kind !== "http") return ["doctor", "(not used with the embedded mock)", ""];
+  if (evidence?.report === undefined || evidence.ageMs === undefined)
+    return ["doctor", evidence?.note ?? "(no report for this endpoint and model: run eddy doctor)", path];
+  const changes = evidenceChanges(config.target.profile.capabilities, evidence.report)
+    .map((c) => `${c.capability} ${c.value}`)
+    .join(", ");
+  return [
+    "doctor",
+    `report from ${formatAge(evidence.ageMs)} ago: ${changes || "no change to the profile"}`,
+    path,
+  ];
 }
 
 function sourceOf(setting: Setting<unknown>): string {

@@ -31,6 +31,7 @@ import { type ComposeFlags, type ComposeSettings, resolveComposeSettings } from 
 import { type ConfigFile, configError, type Env, loadConfigFile, profilesFrom } from "./config-file.js";
 import { type RequestFlags, type RequestSettings, resolveRequestSettings } from "./config-request.js";
 import { type ApproveMode, resolveToolSettings, type ToolSettings } from "./config-tools.js";
+import { type DoctorEvidence, doctorEvidence } from "./doctor-cache.js";
 import { splitUrlCredentials, type UrlCredentials } from "./url-credentials.js";
 
 export type { Env } from "./config-file.js";
@@ -148,6 +149,8 @@ export interface EffectiveConfig extends RequestSettings, ToolSettings, ComposeS
   validate: Setting<boolean>;
   /** The tool-history settings (`history` in the config file). */
   history: HistorySettings;
+  /** eddy doctor's cached findings for the run's endpoint and model (doctor-cache.ts), if any. */
+  doctor?: DoctorEvidence | undefined;
 }
 
 /** The tool-history settings of a run, each with its source. */
@@ -189,11 +192,12 @@ export function resolveConfig(flags: RunFlags, env: Env, cwd: string): Effective
   const routing = resolveRouting(sources, profiles);
   const target = resolveTarget(sources, profiles, routing);
   const api = resolveApi(sources, target);
+  const model = resolveModel(routing, target);
   return {
     target,
     api,
     transport: resolveTransport(sources, api),
-    model: resolveModel(routing, target),
+    model,
     workspace,
     configFile: path,
     ...resolveLimits(sources, target.kind === "http" ? target.profile : undefined),
@@ -202,6 +206,8 @@ export function resolveConfig(flags: RunFlags, env: Env, cwd: string): Effective
     ...resolveRequestSettings(sources, target.kind === "http" ? target.profile : undefined),
     ...resolveToolSettings(sources),
     ...resolveComposeSettings(flags, file, path),
+    // eddy doctor: the cached evidence for this endpoint (applied in target-provider.ts).
+    doctor: doctorEvidence(env, target, api.value, model.value),
   };
 }
 

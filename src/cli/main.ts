@@ -12,6 +12,7 @@ import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { ToolsOnFollowUp } from "../loop/options.js";
 import { APPROVE_MODES } from "../loop/policy.js";
 import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
+import { PROBE_DEFAULTS } from "../provider/probe/types.js";
 import { KNOWN_PROFILES } from "../provider/profiles.js";
 import { API_NAMES, type ApiName, STREAM_TRANSPORTS, type StreamTransport } from "../provider/wire-api.js";
 import { EDDY_VERSION } from "../version.js";
@@ -19,6 +20,7 @@ import type { BatchFlags } from "./batch-command.js";
 import type { RunFlags, ToolsOnFollowUpFlag } from "./config.js";
 import type { OnLimit } from "./config-compose.js";
 import type { ApproveMode } from "./config-tools.js";
+import type { DoctorFlags } from "./doctor-command.js";
 import { RUN_FAILED, SUCCESS, USAGE_ERROR } from "./exit-codes.js";
 import type { MockFlags } from "./mock-command.js";
 import type { ReplayFlags } from "./replay-command.js";
@@ -459,6 +461,46 @@ function defineView(program: Command, io: CliIo, state: CliState): void {
     });
 }
 
+const DOCTOR_HELP = `
+Probes (each ok, failed, unsupported or skipped, with a hint when not ok):
+  auth, model, streaming     the smallest request a run makes, streamed and validated
+  previous_response_id       a stored response continued by a follow-up (store + previous_response_id)
+  function_call_input        function_call / function_call_output items in a stateless request's input
+  tool_call                  a forced function call, its output sent back, an answer after it
+  encrypted_reasoning        include reasoning.encrypted_content with store:false (skipped if the model does not reason)
+  websocket, compaction      WebSocket mode; POST /responses/compact
+  chat_completions           POST /chat/completions, streaming
+
+The report is cached ($XDG_CACHE_HOME/eddy/doctor.json, else ~/.cache/eddy/doctor.json) per provider,
+base URL, model and API; runs whose settings are left on auto (--history-strategy auto, the
+continuation mode) follow it.
+
+Exit codes: 0 auth and streaming pass, 1 they do not, 2 bad usage, 130 cancelled.`;
+
+function defineDoctor(program: Command, io: CliIo, state: CliState): void {
+  const doctor = program
+    .command("doctor")
+    .description(
+      "probe the provider a run would use: what works, what does not, and what to do (cached for auto settings)",
+    );
+  addTargetOptions(doctor)
+    .addOption(
+      numberOption(
+        "--probe-timeout <ms>",
+        `longest one probe may take (default ${PROBE_DEFAULTS.timeoutMs})`,
+        integer("--probe-timeout", 1),
+      ),
+    )
+    .option("--json", "print the report as one JSON object, nothing else")
+    .option("--debug", "show stack traces for internal errors")
+    .addHelpText("after", DOCTOR_HELP)
+    .action(async (flags: DoctorFlags) => {
+      state.debug = flags.debug === true;
+      const { doctorCommand } = await import("./doctor-command.js");
+      state.exitCode = await doctorCommand(flags, io);
+    });
+}
+
 function defineConfig(program: Command, io: CliIo, state: CliState): void {
   const config = program
     .command("config")
@@ -489,6 +531,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   defineResume(program, io, state);
   defineView(program, io, state);
   defineConfig(program, io, state);
+  defineDoctor(program, io, state);
   try {
     if (argv.length === 0) {
       program.outputHelp();

@@ -39,7 +39,17 @@ describe("replayTools", () => {
       {},
       "t.tape",
     );
-    expect(registry.names()).toEqual(["read_file", "list_dir", "grep", "fs__read", "fs__write"]);
+    // Every built-in is rebuilt (the tape's spec.tools selects which the replayed run offers), plus the recorded MCP tools.
+    expect(registry.names()).toEqual([
+      "read_file",
+      "list_dir",
+      "grep",
+      "write_file",
+      "apply_patch",
+      "shell",
+      "fs__read",
+      "fs__write",
+    ]);
     expect(registry.resolve("fs__write")?.definition.needsApproval).toBe(true);
     expect(registry.resolve("fs__read")?.definition.needsApproval).toBe(false);
   });

@@ -55,12 +55,7 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
   checkWorkspace(config.workspace.value);
   assertReadyToRun(config, io.env);
   checkSandboxMatches(tape, config, path);
-  const styles = stylesFor(io.stderr, io.env);
-  const images = new ImageSaver(config.workspace.value);
-  const view =
-    flags.json === true
-      ? RunView.json(io.stdout, io.stderr)
-      : RunView.human(humanRenderer(io, styles, config, images));
+  const { styles, images, view } = resumeView(flags, io, config);
   const prepared = await prepareTools(config, io, (event) => view.say(mcpEventLine(event, styles)));
   const controller = new AbortController();
   const removeSignal = cancelOnSignal(io, controller);
@@ -121,6 +116,17 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     await target?.close();
     await closeTools(prepared, tools?.registry);
   }
+}
+
+/** The resumed run's view: frames as JSONL with --json, else the human view (images saved to the workspace). */
+function resumeView(flags: ResumeFlags, io: CliIo, config: EffectiveConfig) {
+  const styles = stylesFor(io.stderr, io.env);
+  const images = new ImageSaver(config.workspace.value);
+  const view =
+    flags.json === true
+      ? RunView.json(io.stdout, io.stderr)
+      : RunView.human(humanRenderer(io, styles, config, images));
+  return { styles, images, view };
 }
 
 /**

@@ -5,10 +5,12 @@
 import { createMockServer, type MockServer } from "../mock/index.js";
 import { createFallbackProvider } from "../provider/fallback.js";
 import type { OpenResponsesProviderOptions } from "../provider/open-responses.js";
+import { capabilitiesWithEvidence } from "../provider/probe/evidence.js";
 import { createHttpProvider, type HttpProviderOptions } from "../provider/profiles.js";
 import type { Provider } from "../provider/provider.js";
 import type { ApiName } from "../provider/wire-api.js";
 import type { EffectiveConfig, Endpoint } from "./config.js";
+import { evidenceNotice } from "./doctor-cache.js";
 import { basicAuthorization, credentialSecrets } from "./url-credentials.js";
 
 /** A started provider and what stopping it takes. */
@@ -26,8 +28,9 @@ export interface TargetProvider {
 export async function startTargetProvider(config: EffectiveConfig): Promise<TargetProvider> {
   if (config.target.kind === "http") {
     const provider = httpProvider(config);
+    const notice = evidenceNotice(config.target.profile.capabilities, config.doctor);
     // Closing the provider closes its WebSocket connections (none over SSE).
-    return { provider, close: async () => provider.close?.() };
+    return { provider, ...(notice === undefined ? {} : { notice }), close: async () => provider.close?.() };
   }
   const mock: MockServer = await createMockServer({});
   const provider = createHttpProvider(config.api.value, {
@@ -68,7 +71,11 @@ export function policyOptions(config: EffectiveConfig): Partial<OpenResponsesPro
 export function httpProvider(config: EffectiveConfig): Provider {
   const target = config.target;
   if (target.kind !== "http") throw new TypeError("httpProvider needs an HTTP target");
-  const primary = endpointProvider(target, config, config.api.value, transportOption(config));
+  const primary = endpointProvider(target, config, config.api.value, {
+    ...transportOption(config),
+    // eddy doctor's evidence (doctor-cache.ts) decides the capabilities settings left on auto follow.
+    capabilities: capabilitiesWithEvidence(target.profile.capabilities, config.doctor?.report),
+  });
   if (target.fallbacks.length === 0) return primary;
   return createFallbackProvider([
     { provider: primary },
@@ -85,6 +92,15 @@ function endpointProvider(
   api: ApiName,
   extra: Partial<HttpProviderOptions> = {},
 ): Provider {
+  return createHttpProvider(api, endpointOptions(endpoint, config, extra));
+}
+
+/** The HTTP provider options of an endpoint: URL, key, headers, dialect, the config's policy, `extra` over them. */
+export function endpointOptions(
+  endpoint: Endpoint,
+  config: EffectiveConfig,
+  extra: Partial<HttpProviderOptions> = {},
+): HttpProviderOptions {
   const { profile, credentials } = endpoint;
   const options: HttpProviderOptions = {
     baseURL: endpoint.baseURL.value,
@@ -99,7 +115,7 @@ function endpointProvider(
   if (credentials !== undefined) headers.authorization = basicAuthorization(credentials);
   if (Object.keys(headers).length > 0) options.headers = headers;
   if (profile.chat !== undefined) options.dialect = profile.chat;
-  return createHttpProvider(api, options);
+  return options;
 }
 
 /** Every key and URL password of the run's endpoints: never in a tape, a frame or an error line. */

@@ -7,6 +7,8 @@
  * and values) or as text.
  */
 import { isJsonObject } from "../util/json.js";
+import { describeShell } from "./demo-act.js";
+import { clip, codeBlock, firstLines, type ParsedOutput, parseOutput, plural } from "./demo-output.js";
 import { EDDY_TOOLS } from "./demo-tools.js";
 
 /** One answered call: what was called and what came back. */
@@ -18,15 +20,6 @@ export interface AnsweredCall {
   output: string;
 }
 
-interface ParsedOutput {
-  ok: boolean;
-  exitCode?: number;
-  stdout: string;
-  stderr: string;
-  artifacts: Record<string, unknown>;
-  error?: string;
-}
-
 const PREVIEW_LINES = 12;
 
 /** The reply for all answered calls of a turn, in call order. */
@@ -35,6 +28,8 @@ export function answerCalls(calls: AnsweredCall[]): string {
 }
 
 function answerOne(call: AnsweredCall): string {
+  if (call.name === "shell" || call.name === "bash")
+    return describeShell(String(call.args.command ?? ""), call.output);
   const parsed = parseOutput(call.output);
   const path = typeof call.args.path === "string" ? call.args.path : undefined;
   if (parsed === undefined && !EDDY_TOOLS.has(call.name)) return describeForeign(call);
@@ -52,6 +47,8 @@ function answerOne(call: AnsweredCall): string {
     case "grep":
       return describeMatches(String(call.args.pattern ?? ""), parsed);
     default: {
+      // Another tool (an MCP server's `SERVER__TOOL`) in eddy's wrapper: read what it returned.
+      if (!EDDY_TOOLS.has(call.name)) return describeForeign({ ...call, output: parsed.stdout });
       const out = parsed.stdout.trim();
       const head = `\`${call.name}\` finished successfully${parsed.exitCode === undefined ? "" : ` (exit code ${parsed.exitCode})`}`;
       return out === ""
@@ -59,31 +56,6 @@ function answerOne(call: AnsweredCall): string {
         : `${head}. Its output:\n\n${codeBlock(firstLines(out, PREVIEW_LINES), "")}`;
     }
   }
-}
-
-function parseOutput(output: string): ParsedOutput | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(output);
-  } catch {
-    return undefined;
-  }
-  if (value === null || typeof value !== "object" || typeof (value as { ok?: unknown }).ok !== "boolean")
-    return undefined;
-  const o = value as Record<string, unknown>;
-  const parsed: ParsedOutput = {
-    ok: o.ok === true,
-    stdout: typeof o.stdout === "string" ? o.stdout : "",
-    stderr: typeof o.stderr === "string" ? o.stderr : "",
-    artifacts:
-      o.artifacts !== null && typeof o.artifacts === "object" ? (o.artifacts as Record<string, unknown>) : {},
-  };
-  if (typeof o.exit_code === "number") parsed.exitCode = o.exit_code;
-  const error = o.error as { message?: unknown; code?: unknown } | undefined;
-  if (error !== null && typeof error === "object") {
-    parsed.error = typeof error.message === "string" ? error.message : String(error.code ?? "unknown error");
-  }
-  return parsed;
 }
 
 function describeFile(path: string, out: ParsedOutput): string {
@@ -239,16 +211,6 @@ function numberIn(o: Record<string, unknown>, keys: string[]): number | undefine
   return undefined;
 }
 
-function firstLines(text: string, n: number): string {
-  const lines = text.split("\n");
-  return lines.length > n ? `${lines.slice(0, n).join("\n")}\n…` : text;
-}
-
-function codeBlock(text: string, lang: string): string {
-  const fence = text.includes("```") ? "````" : "```";
-  return `${fence}${lang}\n${text}\n${fence}`;
-}
-
 function language(path: string): string {
   const ext = /\.([A-Za-z0-9]+)$/.exec(path)?.[1]?.toLowerCase() ?? "";
   const known: Record<string, string> = {
@@ -264,15 +226,6 @@ function language(path: string): string {
     sh: "sh",
   };
   return known[ext] ?? "";
-}
-
-function clip(text: string, max: number): string {
-  const points = Array.from(text);
-  return points.length > max ? `${points.slice(0, max - 1).join("")}…` : text;
-}
-
-function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
 }
 
 function list(items: string[], max: number): string {

@@ -73,9 +73,34 @@ describe("describeAttachments", () => {
     ).toEqual([
       "an image at https://example.com/cat.png (not downloaded: I work offline)",
       "a file `report.pdf`: application/pdf, 2,048 bytes",
-      "a file `notes.txt`: no MIME type given, 5 bytes",
+      "a file `notes.txt`: no MIME type given, 5 bytes, 1 line of text starting “hello”",
       "a file without a name at https://example.com/a.pdf (not downloaded: I work offline)",
-      "a file without a name: text/plain, 11 bytes",
+      "a file without a name: text/plain, 11 bytes, 1 line of text starting “hello world”",
+    ]);
+  });
+
+  it("reads what a file's bytes show: a PDF's version and pages, a text's lines (not binary data)", () => {
+    const pdf = Buffer.from(
+      "%PDF-1.7\n1 0 obj <</Type /Pages /Count 2>>\n2 0 obj <</Type /Page>>\n3 0 obj <</Type/Page>>\n%%EOF\n",
+    );
+    expect(
+      describeAttachments([
+        { type: "input_file", filename: "a.pdf", file_data: dataUrl("application/pdf", pdf) },
+        {
+          type: "input_file",
+          filename: "a.csv",
+          file_data: dataUrl("text/csv", Buffer.from("x,y\n1,2\n3,4\n")),
+        },
+        {
+          type: "input_file",
+          filename: "a.bin",
+          file_data: dataUrl("text/plain", Buffer.from([104, 0, 105])),
+        },
+      ]),
+    ).toEqual([
+      `a file \`a.pdf\`: application/pdf, ${pdf.length} bytes, a PDF 1.7 document of 2 pages`,
+      "a file `a.csv`: text/csv, 12 bytes, 3 lines of text starting “x,y”",
+      "a file `a.bin`: text/plain, 3 bytes",
     ]);
   });
 });

@@ -53,10 +53,30 @@ function describeFile(part: Extract<AttachmentPart, { type: "input_file" }>): st
   if (part.file_data) {
     const payload = decodeDataUrl(part.file_data) ?? decodeBase64(part.file_data);
     const type = payload.mime ?? "no MIME type given";
-    return `a file ${name}: ${type}, ${bytes(payload.bytes.length)}`;
+    const content = describeContent(payload);
+    return `a file ${name}: ${type}, ${bytes(payload.bytes.length)}${content === undefined ? "" : `, ${content}`}`;
   }
   if (part.file_url) return `a file ${name} at ${clip(part.file_url)} (not downloaded: I work offline)`;
   return `a file ${name} with no content`;
+}
+
+/** What a file's bytes show without a model: a PDF's version and page count, a text's lines and first line. */
+function describeContent({ mime, bytes: data }: Payload): string | undefined {
+  const buffer = Buffer.from(data);
+  const pdf = /^%PDF-(\d\.\d)/.exec(buffer.subarray(0, 16).toString("latin1"));
+  if (pdf !== null) {
+    const pages = buffer.toString("latin1").match(/\/Type\s*\/Page(?![a-zA-Z])/g)?.length ?? 0;
+    return `a PDF ${pdf[1]} document${pages > 0 ? ` of ${pages === 1 ? "1 page" : `${pages} pages`}` : ""}`;
+  }
+  const textual = mime === undefined || /^text\/|[/+](?:json|xml|yaml|csv|javascript|markdown)$/.test(mime);
+  if (!textual || data.length === 0 || buffer.includes(0)) return undefined;
+  const text = new TextDecoder("utf-8", { fatal: false }).decode(data);
+  if (text.includes("\uFFFD")) return undefined;
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  const first = lines.find((l) => l.trim() !== "")?.trim() ?? "";
+  const head = first.length > 60 ? `${first.slice(0, 59)}…` : first;
+  return `${lines.length === 1 ? "1 line" : `${lines.length} lines`} of text${head === "" ? "" : ` starting “${head}”`}`;
 }
 
 /** `data:image/png;base64,…` or `data:text/plain,hello%20there` → MIME type and bytes. */

@@ -16,6 +16,9 @@ const LIST_VERB =
 const WHAT_IS_IN =
   /\bwhat(?:'s| is| are)?\s+(?:in|inside)\s+(?:the\s+|this\s+|my\s+)?(?:current\s+)?([\w./-]+)/i;
 const PLACES = /^(?:folder|directory|dir|repo|repository|project|workspace|here|cwd)$/i;
+/** "What is in this image?" asks about an attachment, not a folder named "image". */
+const ATTACHED =
+  /^(?:images?|pictures?|photos?|screenshots?|attachments?|attached|pdfs?|documents?|scans?)$/i;
 const FILE =
   /(?:^|[\s"'`(<[])((?:[\w@.-]+\/)*[\w@-][\w@.-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?=$|[\s"'`),:;!?>\]]|\.(?:\s|$))/g;
 const NOT_FILES = /^(?:e\.g|i\.e|etc|vs|a\.m|p\.m|(?:node|next|nuxt|vue|react|express|three|d3|deno)\.js)$/i;
@@ -38,7 +41,10 @@ export function detectCalls(text: string): DemoCall[] {
   }
   const whatIsIn = WHAT_IS_IN.exec(text);
   const inFolder =
-    whatIsIn?.[1] !== undefined && !/\.[A-Za-z]/.test(whatIsIn[1]) && !STOP.has(whatIsIn[1].toLowerCase());
+    whatIsIn?.[1] !== undefined &&
+    !/\.[A-Za-z]/.test(whatIsIn[1]) &&
+    !STOP.has(whatIsIn[1].toLowerCase()) &&
+    !ATTACHED.test(whatIsIn[1]);
   if (LIST_VERB.test(text) || inFolder) {
     const named =
       inFolder && whatIsIn?.[1] !== undefined && !PLACES.test(whatIsIn[1]) ? whatIsIn[1] : undefined;
@@ -67,7 +73,13 @@ function folderMention(text: string): string | undefined {
     /\b(?:in|under|inside)\s+(?:the\s+)?`?([\w@-]+(?:\/[\w@.-]+)*)`?\s*(?:folder|directory|dir)?(?=$|[\s,.;:!?])/i.exec(
       text,
     )?.[1];
-  if (named === undefined || STOP.has(named.toLowerCase()) || PLACES.test(named) || /\.[A-Za-z]/.test(named))
+  if (
+    named === undefined ||
+    STOP.has(named.toLowerCase()) ||
+    PLACES.test(named) ||
+    ATTACHED.test(named) ||
+    /\.[A-Za-z]/.test(named)
+  )
     return undefined;
   return named;
 }

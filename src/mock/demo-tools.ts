@@ -54,9 +54,15 @@ export function bestForeignTool(
   return best?.tool;
 }
 
-/** Arguments for `tool` built from its parameters schema and the message (see the module comment). */
-export function argumentsFromSchema(schema: unknown, text: string): Record<string, unknown> {
-  const value = build(schema, { root: schema, text, depth: 0 }, "");
+/**
+ * Arguments for a tool built from its parameters schema and the message (see the module comment);
+ * `toolName` (an MCP tool's `SERVER__TOOL` too) lets free text start after the tool's own name
+ * ("echo hello" → `hello`).
+ */
+export function argumentsFromSchema(schema: unknown, text: string, toolName = ""): Record<string, unknown> {
+  const used: Used = { quotes: 0, numbers: new Set() };
+  const tool = toolName.includes("__") ? toolName.slice(toolName.lastIndexOf("__") + 2) : toolName;
+  const value = build(schema, { root: schema, text, depth: 0, tool, used }, "");
   return isJsonObject(value) ? (value as Record<string, unknown>) : {};
 }
 
@@ -64,6 +70,16 @@ interface BuildContext {
   root: unknown;
   text: string;
   depth: number;
+  /** The tool's own name (without an MCP server prefix). */
+  tool: string;
+  /** What earlier properties took from the message, so the next one takes the next quote or number. */
+  used: Used;
+}
+
+interface Used {
+  quotes: number;
+  /** Offsets in the message of the numbers already given to a property. */
+  numbers: Set<number>;
 }
 
 type Schema = Record<string, unknown>;
@@ -93,7 +109,13 @@ function build(raw: unknown, ctx: BuildContext, name: string): unknown {
       const required = Array.isArray(schema.required)
         ? schema.required.filter((k) => typeof k === "string")
         : [];
-      return Object.fromEntries(required.map((key) => [key, build(properties[key] ?? {}, inner, key)]));
+      // Optional properties too, when the message gives them a value ("limit: 5", "lang=fr").
+      const named = Object.keys(properties).filter(
+        (k) => !required.includes(k) && k !== "" && namedValue(k, ctx.text) !== undefined,
+      );
+      return Object.fromEntries(
+        [...required, ...named].map((key) => [key, build(properties[key] ?? {}, inner, key)]),
+      );
     }
     case "array": {
       const min = typeof schema.minItems === "number" ? schema.minItems : 1;
@@ -104,13 +126,13 @@ function build(raw: unknown, ctx: BuildContext, name: string): unknown {
     }
     case "integer":
     case "number":
-      return numberFor(schema, name, ctx.text);
+      return numberFor(schema, name, ctx);
     case "boolean":
       return words(ctx.text).some((w) => words(name).includes(w));
     case "null":
       return null;
     default:
-      return stringFor(schema, name, ctx.text);
+      return stringFor(schema, name, ctx);
   }
 }
 
@@ -138,19 +160,17 @@ const FREE_TEXT =
   /^(?:q|query|search|term|keywords?|prompt|question|text|message|input|content|body|topic|description)$/i;
 const NAMEISH = /(?:^|_)(?:name|title|person|user|username|author)$/i;
 
-function stringFor(schema: Schema, name: string, text: string): string {
-  const value = stringFromText(schema, name, text) ?? stringFromSchema(schema, name);
+function stringFor(schema: Schema, name: string, ctx: BuildContext): string {
+  const value = stringFromText(schema, name, ctx) ?? stringFromSchema(schema, name);
   const max = typeof schema.maxLength === "number" ? schema.maxLength : undefined;
   return max === undefined ? value : Array.from(value).slice(0, max).join("");
 }
 
 /** A value the message gives for the property, when its name (or format) says which. */
-function stringFromText(schema: Schema, name: string, text: string): string | undefined {
-  const pair =
-    name === ""
-      ? null
-      : new RegExp(`\\b${escapeRegExp(name)}\\s*(?:[:=]|is)\\s*("[^"]+"|[^\\s,;]+)`, "i").exec(text);
-  if (pair?.[1] !== undefined) return pair[1].replace(/^"|"$/g, "");
+function stringFromText(schema: Schema, name: string, ctx: BuildContext): string | undefined {
+  const { text } = ctx;
+  const pair = name === "" ? undefined : namedValue(name, text);
+  if (pair !== undefined) return pair;
   const format = typeof schema.format === "string" ? schema.format : "";
   const description = typeof schema.description === "string" ? schema.description : "";
   if (/uri|url/i.test(format) || /(?:^|_)(?:url|uri|link)$/i.test(name))
@@ -159,9 +179,10 @@ function stringFromText(schema: Schema, name: string, text: string): string | un
   if (format === "date" || format === "date-time") return /\d{4}-\d{2}-\d{2}(?:T[\d:.]+Z?)?/.exec(text)?.[0];
   if (/(?:^|_)(?:path|file|filename|filepath)$/i.test(name)) return fileMentions(text)[0];
   if (PLACE.test(name) || PLACE.test(description)) return place(text);
-  if (FREE_TEXT.test(name)) return quoted(text) ?? (text.trim() === "" ? undefined : text.trim());
-  if (NAMEISH.test(name)) return quoted(text) ?? capitalized(text);
-  return quoted(text);
+  if (FREE_TEXT.test(name))
+    return nextQuote(ctx) ?? afterToolName(text, ctx.tool) ?? (text.trim() === "" ? undefined : text.trim());
+  if (NAMEISH.test(name)) return nextQuote(ctx) ?? capitalized(text);
+  return nextQuote(ctx) ?? wordAfterName(name, text);
 }
 
 /** A value from the schema alone: its format, an example, or a placeholder naming the property. */
@@ -190,19 +211,47 @@ function stringFromSchema(schema: Schema, name: string): string {
   return name === "" ? "example" : `example ${name.replace(/_/g, " ")}`;
 }
 
-function numberFor(schema: Schema, name: string, text: string): number {
+function numberFor(schema: Schema, name: string, ctx: BuildContext): number {
   const integer = typeOf(schema) === "integer";
   const min = typeof schema.minimum === "number" ? schema.minimum : undefined;
   const max = typeof schema.maximum === "number" ? schema.maximum : undefined;
-  let value: number | undefined;
-  if (/count|limit|number|num|amount|quantity|max|size|top|n$|days|hours|minutes|age|year/i.test(name)) {
-    const found = /(?:^|[^\w.])(-?\d+(?:\.\d+)?)(?![\w.])/.exec(text)?.[1];
-    if (found !== undefined) value = Number(found);
-  }
+  let value = numberFromText(name, ctx);
   value ??= min ?? (max !== undefined && max < 1 ? max : 1);
   if (min !== undefined) value = Math.max(value, min);
   if (max !== undefined) value = Math.min(value, max);
   return integer ? Math.round(value) : value;
+}
+
+const NUMBER = /(?:^|[^\w.])(-?\d+(?:\.\d+)?)(?![\w.])/g;
+
+/**
+ * A number of the message for the property: one next to its name ("3 days", "ms: 50", "a=2"),
+ * else the next number no other property took ("add 2 and 3" → a 2, b 3).
+ */
+function numberFromText(name: string, ctx: BuildContext): number | undefined {
+  const numbers = [...ctx.text.matchAll(NUMBER)].map((m) => ({
+    at: m.index + m[0].indexOf(m[1] as string),
+    value: Number(m[1]),
+  }));
+  if (name !== "") {
+    const n = escapeRegExp(name.replace(/_/g, " "));
+    const near = new RegExp(
+      `\\b${n}\\b\\s*(?:[:=]|is|of)?\\s*(-?\\d+(?:\\.\\d+)?)(?![\\w.])|(?:^|[^\\w.])(-?\\d+(?:\\.\\d+)?)\\s*${n}\\b`,
+      "i",
+    ).exec(ctx.text);
+    const found =
+      near === null
+        ? undefined
+        : numbers.find((x) => x.at >= near.index && x.at < near.index + near[0].length);
+    if (found !== undefined) {
+      ctx.used.numbers.add(found.at);
+      return found.value;
+    }
+  }
+  const next = numbers.find((x) => !ctx.used.numbers.has(x.at));
+  if (next === undefined) return undefined;
+  ctx.used.numbers.add(next.at);
+  return next.value;
 }
 
 /** A place named after "in", "at", "near", "for", "from" or "to": "in San Francisco, CA" → "San Francisco, CA". */
@@ -218,9 +267,45 @@ function capitalized(text: string): string | undefined {
   return /(?<=[a-z0-9,]\s+)((?:[A-Z][\w'-]*)(?:\s+[A-Z][\w'-]*)*)/.exec(text)?.[1];
 }
 
-function quoted(text: string): string | undefined {
-  const m = /"([^"]+)"|`([^`]+)`|“([^”]+)”/.exec(text);
-  return m?.slice(1).find((g) => g !== undefined);
+const QUOTES = /"([^"]+)"|`([^`]+)`|“([^”]+)”/g;
+
+/** The next quoted text no other property took (the first again once all are taken). */
+function nextQuote(ctx: BuildContext): string | undefined {
+  const quotes = [...ctx.text.matchAll(QUOTES)].map((m) => m.slice(1).find((g) => g !== undefined) as string);
+  const quote = quotes[ctx.used.quotes] ?? quotes[0];
+  if (quote !== undefined) ctx.used.quotes++;
+  return quote;
+}
+
+/** A value the message gives the property by name: `name: value`, `name=value`, `name is value`. */
+function namedValue(name: string, text: string): string | undefined {
+  const pair = new RegExp(`\\b${escapeRegExp(name)}\\s*(?:[:=]|\\bis\\b)\\s*("[^"]+"|[^\\s,;]+)`, "i").exec(
+    text,
+  );
+  return pair?.[1]?.replace(/^"|"$/g, "");
+}
+
+/** What follows the tool's own name in the message: "Echo hello world" → "hello world". */
+function afterToolName(text: string, tool: string): string | undefined {
+  if (tool === "") return undefined;
+  const name = escapeRegExp(tool).replace(/[_-]/g, "[\\s_-]");
+  const at = new RegExp(`\\b${name}\\b`, "i").exec(text);
+  if (at === null) return undefined;
+  const rest = text
+    .slice(at.index + at[0].length)
+    .replace(/^\s*(?:[:,]\s*)?(?:(?:back|for|about|with|me|the|text|message|words?)\s+)*/i, "")
+    .trim()
+    .replace(/[.!?]$/, "");
+  return rest === "" ? undefined : rest;
+}
+
+/** The word after the property's name: "repo eddy" → "eddy", "for user ada" → "ada". */
+function wordAfterName(name: string, text: string): string | undefined {
+  if (name === "") return undefined;
+  const n = escapeRegExp(name).replace(/_/g, "[\\s_]");
+  const m = new RegExp(`\\b${n}\\s+(?:named\\s+|called\\s+)?([\\w@./:#-]*\\w)`, "i").exec(text);
+  const word = m?.[1];
+  return word === undefined || STOP.has(word.toLowerCase()) ? undefined : word;
 }
 
 /** Lower-case content words, split at non-letters and camelCase/snake_case boundaries, plural `s` dropped. */

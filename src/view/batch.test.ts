@@ -124,9 +124,34 @@ describe("readBatchFolder", () => {
       "results.jsonl line 10: not valid JSON",
     ]);
     expect(view.summary).toEqual([
-      ["counts.completed", "2"],
-      ["wall_ms", "900"],
-      ["p95", "[1,2]"],
+      ["Counts completed", "2"],
+      ["Wall time", "900 ms"],
+      ["P95", "[1,2]"],
+    ]);
+  });
+
+  it("labels eddy's summary.json in words; reasons come from the rows, so by_reason is left out", () => {
+    const dir = batchDir();
+    writeFileSync(
+      join(dir, "summary.json"),
+      JSON.stringify({
+        tasks: 5,
+        by_reason: { completed: 2 },
+        usage: { input_tokens: 1200 },
+        duration_ms: { p50: 80 },
+        wall_ms: 1500,
+        runs: [
+          { started_at: "2026-01-01T00:00:00.000Z", wall_ms: 1000, tasks_run: 4 },
+          { started_at: "2026-01-02T00:00:00.000Z", wall_ms: 500, tasks_run: 1 },
+        ],
+      }),
+    );
+    expect(readBatchFolder(dir).view.summary).toEqual([
+      ["Tasks in the file", "5"],
+      ["Tokens in", "1,200"],
+      ["Duration p50", "80 ms"],
+      ["Wall time", "1.50 s"],
+      ["Runs", "2 (1.00 s + 500 ms)"],
     ]);
   });
 

@@ -10,8 +10,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { EddyError } from "../errors.js";
 import { isJsonObject as isObject } from "../util/json.js";
+import { durationText, summaryLabel } from "./labels.js";
 import { shortValue } from "./notes.js";
-
 import { tokenCounts } from "./turn-state.js";
 import type { BatchRowView, BatchView } from "./view-data.js";
 
@@ -44,7 +44,7 @@ export function readBatchFolder(dir: string): BatchFolder {
   } else {
     problems.push("no results.jsonl in the folder");
   }
-  const summary = readSummary(join(dir, "summary.json"), problems);
+  const summary = readSummary(join(dir, "summary.json"), problems, byId.size > 0);
   const entries = [...byId.values()];
   return {
     view: { dir, rows: entries.map((e) => e.row), summary, problems },
@@ -96,7 +96,12 @@ function tapePath(field: unknown, id: string, dir: string): string | undefined {
   return existsSync(conventional) ? conventional : undefined;
 }
 
-function readSummary(path: string, problems: string[]): Array<[string, string]> {
+/**
+ * `summary.json` as the page's tiles: `[label, value]` in words (`labels.ts`), durations as
+ * durations, `runs` as their count and wall times. `by_reason.*` is left out when the folder has
+ * result lines: the page counts reasons from them.
+ */
+function readSummary(path: string, problems: string[], withRows: boolean): Array<[string, string]> {
   if (!existsSync(path)) return [];
   let value: unknown;
   try {
@@ -105,18 +110,31 @@ function readSummary(path: string, problems: string[]): Array<[string, string]> 
     problems.push(`summary.json: ${err instanceof SyntaxError ? "not valid JSON" : (err as Error).message}`);
     return [];
   }
-  const pairs: Array<[string, string]> = [];
+  const pairs: Array<[string, unknown]> = [];
   flatten(value, "", pairs);
-  return pairs;
+  return pairs
+    .filter(([key]) => !(withRows && key.startsWith("by_reason.")))
+    .map(([key, v]) => [summaryLabel(key), summaryValue(key, v)]);
 }
 
-/** `{a: {b: 1}}` → `[["a.b", "1"]]`; arrays and scalars as short JSON. */
-function flatten(value: unknown, prefix: string, out: Array<[string, string]>): void {
+/** `{a: {b: 1}}` → `[["a.b", 1]]`; arrays and scalars as they are. */
+function flatten(value: unknown, prefix: string, out: Array<[string, unknown]>): void {
   if (isObject(value)) {
     for (const [k, v] of Object.entries(value)) flatten(v, prefix === "" ? k : `${prefix}.${k}`, out);
   } else {
-    out.push([prefix === "" ? "summary" : prefix, shortValue(value, 200)]);
+    out.push([prefix === "" ? "summary" : prefix, value]);
   }
+}
+
+function summaryValue(key: string, value: unknown): string {
+  const isMs = key.endsWith("_ms") || key.startsWith("duration_ms.");
+  if (typeof value === "number") return isMs ? durationText(value) : value.toLocaleString("en-US");
+  if (key === "runs" && Array.isArray(value)) {
+    const walls = value.map((r) => (isObject(r) && typeof r.wall_ms === "number" ? r.wall_ms : undefined));
+    if (walls.every((w) => w !== undefined))
+      return `${value.length}${value.length > 0 ? ` (${walls.map((w) => durationText(w as number)).join(" + ")})` : ""}`;
+  }
+  return shortValue(value, 200);
 }
 
 /** Thrown when a folder has neither batch results nor tapes. */

@@ -209,7 +209,7 @@ export interface BatchRowView {
 export interface BatchView {
   dir: string;
   rows: BatchRowView[];
-  /** `summary.json` flattened to `[key, value]` pairs, when present. */
+  /** `summary.json` as `[label, value]` tiles in words ("Wall time", "5.10 s"), when present. */
   summary: Array<[string, string]>;
   /** Lines of results.jsonl that were skipped, and why. */
   problems: string[];

@@ -1,5 +1,7 @@
 /** Spawning the built CLI (dist/, built by the global setup) the way a user's shell would. */
 import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -25,9 +27,15 @@ export interface CliOptions {
   timeoutMs?: number;
 }
 
-/** A clean environment: no provider keys or URLs leak in from the machine running the tests. */
+/**
+ * An empty cache directory for every CLI the tests start: `eddy run` reads eddy doctor's cache
+ * (src/cli/doctor-cache.ts), and the machine's own must not steer a test's run.
+ */
+const CACHE_HOME = mkdtempSync(join(tmpdir(), "eddy-test-cache-"));
+
+/** A clean environment: no provider keys or URLs, nor eddy doctor's cache, leak in from the machine running the tests. */
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = { XDG_CACHE_HOME: CACHE_HOME };
   for (const key of ["PATH", "HOME", "LANG", "TMPDIR", "SystemRoot"]) {
     const v = process.env[key];
     if (v !== undefined) env[key] = v;
@@ -67,10 +75,10 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
       child.kill("SIGKILL");
       reject(
         new Error(
-          `eddy ${args.join(" ")} did not exit within ${options.timeoutMs ?? 20000} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+          `eddy ${args.join(" ")} did not exit within ${options.timeoutMs ?? 60_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
         ),
       );
-    }, options.timeoutMs ?? 20000);
+    }, options.timeoutMs ?? 60_000);
     child.on("error", reject);
     child.on("close", (code, signal) => {
       clearTimeout(timer);

@@ -2,6 +2,8 @@
  * A batch folder: the summary, histograms of durations and tokens, and a sortable, filterable table
  * of tasks, each linking to its run in the same page. Also the run list of a page with several tapes.
  */
+
+import { reasonLabel } from "../labels.js";
 import type { BatchRowView, BatchView, RunIndexEntry } from "../view-data.js";
 import { h } from "./dom.js";
 import { count, isSuccess, ms } from "./format.js";
@@ -82,9 +84,9 @@ function batchFacts(batch: BatchView, title: string): HTMLElement {
     h(
       "dl",
       { class: "facts" },
-      h("div", { class: "fact" }, h("dt", null, "tasks"), h("dd", null, count(rows.length))),
+      h("div", { class: "fact" }, h("dt", null, "Tasks"), h("dd", null, count(rows.length))),
       ...[...byReason].map(([reason, n]) =>
-        h("div", { class: "fact" }, h("dt", null, reason), h("dd", null, count(n))),
+        h("div", { class: "fact" }, h("dt", null, reasonLabel(reason)), h("dd", null, count(n))),
       ),
       ...batch.summary.map(([k, v]) => h("div", { class: "fact" }, h("dt", null, k), h("dd", null, v))),
     ),

@@ -1,13 +1,9 @@
 /** Number and time formatting for the page. */
+import { durationText } from "../labels.js";
 
-/** `345 ms`, `1.23 s`, `2 min 03 s`. */
+/** `345 ms`, `1.23 s`, `2 min 03 s` (or `—`). */
 export function ms(value: number | null | undefined): string {
-  if (value === null || value === undefined || !Number.isFinite(value)) return "—";
-  if (value < 1000) return `${Math.round(value)} ms`;
-  if (value < 60_000) return `${(value / 1000).toFixed(value < 10_000 ? 2 : 1)} s`;
-  const minutes = Math.floor(value / 60_000);
-  const seconds = Math.round((value % 60_000) / 1000);
-  return `${minutes} min ${String(seconds).padStart(2, "0")} s`;
+  return value === null || value === undefined ? "—" : durationText(value);
 }
 
 /** `12,345` (or `—`). */

@@ -1,0 +1,116 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { type BatchSummary, openBatchDir, type ResultLine, summarize } from "./batch-dir.js";
+
+const line = (id: string, reason: ResultLine["reason"], ms: number): ResultLine => ({
+  id,
+  reason,
+  output_text: "",
+  result: null,
+  usage: { input_tokens: 10, output_tokens: 2, total_tokens: 12 } as ResultLine["usage"],
+  turns: 1,
+  tool_calls: 0,
+  duration_ms: ms,
+  tape: null,
+  error: null,
+});
+
+const run = (started_at: string, wall_ms: number, tasks_run: number) => ({ started_at, wall_ms, tasks_run });
+
+describe("summarize", () => {
+  it("counts, tokens and percentiles from the lines; the run's wall time", () => {
+    const summary = summarize([line("a", "completed", 100), line("b", "max_turns", 300)], {
+      tasks: 3,
+      badLines: 1,
+      run: run("2026-01-01T00:00:00.000Z", 1234.4, 2),
+    });
+    expect(summary).toMatchObject({
+      tasks: 3,
+      finished: 2,
+      pending: 1,
+      by_reason: { completed: 1, max_turns: 1 },
+      failed: 1,
+      usage: { input_tokens: 20, output_tokens: 4, total_tokens: 24 },
+      duration_ms: { p50: 100, p95: 300, max: 300 },
+      wall_ms: 1234,
+      runs: [run("2026-01-01T00:00:00.000Z", 1234, 2)],
+      bad_lines: 1,
+    });
+  });
+
+  it("a rerun keeps the earlier runs and adds its own: wall_ms is their total", () => {
+    const first = summarize([line("a", "completed", 1)], {
+      tasks: 2,
+      badLines: 0,
+      run: run("2026-01-01T00:00:00.000Z", 5000, 1),
+    });
+    const second = summarize([line("a", "completed", 1), line("b", "completed", 1)], {
+      tasks: 2,
+      badLines: 0,
+      run: run("2026-01-02T00:00:00.000Z", 700, 1),
+      previous: first,
+    });
+    expect(second.runs).toEqual([
+      run("2026-01-01T00:00:00.000Z", 5000, 1),
+      run("2026-01-02T00:00:00.000Z", 700, 1),
+    ]);
+    expect(second.wall_ms).toBe(5700);
+  });
+
+  it("a summary from before runs were recorded counts as one run; junk entries are dropped", () => {
+    const old = {
+      wall_ms: 2000,
+      finished: 4,
+      finished_at: "2026-01-01T00:00:02.000Z",
+    } as unknown as BatchSummary;
+    const next = summarize([], {
+      tasks: 4,
+      badLines: 0,
+      run: run("2026-01-03T00:00:00.000Z", 10, 0),
+      previous: old,
+    });
+    expect(next.runs).toEqual([
+      run("2026-01-01T00:00:00.000Z", 2000, 4),
+      run("2026-01-03T00:00:00.000Z", 10, 0),
+    ]);
+    const junk = { runs: [null, { wall_ms: "x" }, { wall_ms: 30 }] } as unknown as BatchSummary;
+    const kept = summarize([], {
+      tasks: 0,
+      badLines: 0,
+      run: run("2026-01-03T00:00:00.000Z", 10, 0),
+      previous: junk,
+    });
+    expect(kept.runs).toEqual([
+      { started_at: null, wall_ms: 30, tasks_run: 0 },
+      run("2026-01-03T00:00:00.000Z", 10, 0),
+    ]);
+    expect(kept.wall_ms).toBe(40);
+  });
+});
+
+describe("openBatchDir", () => {
+  it("reads the summary an earlier invocation wrote, so the next one merges it", () => {
+    const path = mkdtempSync(join(tmpdir(), "eddy-batch-dir-"));
+    const first = openBatchDir(path);
+    expect(first.summary).toBeUndefined();
+    first.writeSummary(
+      summarize([], { tasks: 1, badLines: 0, run: run("2026-01-01T00:00:00.000Z", 900, 0) }),
+    );
+    const again = openBatchDir(path);
+    again.writeSummary(
+      summarize([], {
+        tasks: 1,
+        badLines: 0,
+        run: run("2026-01-02T00:00:00.000Z", 100, 0),
+        previous: again.summary,
+      }),
+    );
+    const written = JSON.parse(readFileSync(join(path, "summary.json"), "utf8")) as BatchSummary;
+    expect(written.runs.map((r) => r.wall_ms)).toEqual([900, 100]);
+    expect(written.wall_ms).toBe(1000);
+    writeFileSync(join(path, "summary.json"), "{not json");
+    expect(openBatchDir(path).summary).toBeUndefined();
+  });
+});
