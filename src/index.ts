@@ -116,7 +116,19 @@ export {
 // ── the loop ──────────────────────────────────────────────────────────────────────────────
 export { LOOP_DEFAULTS } from "./loop/defaults.js";
 export type { FrameObserver } from "./loop/frame-channel.js";
+export type {
+  AfterToolCallDecision,
+  BeforeToolCallDecision,
+  HookCall,
+  ToolHooks,
+} from "./loop/hooks.js";
 export { HOSTED_TOOL_NAMES, hostedTool } from "./loop/hosted-tools.js";
+export {
+  findInstructionFiles,
+  INSTRUCTION_FILE_NAME,
+  type InstructionFile,
+  withInstructionFiles,
+} from "./loop/instruction-files.js";
 export type {
   RunDeps,
   RunHandle,
@@ -137,6 +149,7 @@ export {
   type ToolPermission,
   toolPermission,
 } from "./loop/policy.js";
+export type { PrepareTurn, TurnContext, TurnSettings } from "./loop/prepare-turn.js";
 export {
   allowedValues,
   REQUEST_OPTION_NAMES,
@@ -157,6 +170,14 @@ export {
   resolveRunSpec,
   runSpecSchema,
 } from "./loop/run-spec.js";
+export {
+  hasToolCall,
+  type StopCondition,
+  type StopConditionData,
+  type StopConditionFunction,
+  type StopContext,
+  turnCountIs,
+} from "./loop/stop-when.js";
 export { runAgentOnThread, type ThreadRunHandle, type ThreadRunSettings } from "./loop/thread-run.js";
 export type { HostedTool, NativeShell } from "./loop/tool-declarations.js";
 export type { CreateResponseBody, ItemParam, JsonObject, ToolChoiceParam, Usage } from "./protocol/types.js";

@@ -82,7 +82,7 @@ export interface TaskContext {
 
 /** Whether a task that ended so has succeeded (anything else is a failure `retry` may run again). */
 export function succeeded(reason: RunEndReason): boolean {
-  return reason === "completed" || reason === "terminal_tool";
+  return reason === "completed" || reason === "terminal_tool" || reason === "stop_condition";
 }
 
 /** Runs one task (see the module comment). Never throws for the run's own failures. */

@@ -111,7 +111,7 @@ export async function chatCommand(flags: ChatFlags, io: CliIo): Promise<number> 
       signal: _signal,
       onApproval: _asked,
       ...deps
-    } = runDepsOf(config, tools, target.provider, starting.signal);
+    } = runDepsOf(config, tools, target.provider, starting.signal, io.env);
     const onApproval: ApprovalHandler | undefined = io.stdinIsTTY
       ? createApprovalPrompter({
           input: router,

@@ -15,6 +15,7 @@ import { CAPABILITY_KEYS, type CapabilityKey, withCapabilities } from "../provid
 import type { ChatDialect } from "../provider/chat-completions/dialect.js";
 import { type AiSdkProfile, KNOWN_PROFILES, type ProviderProfile } from "../provider/profiles.js";
 import { readRegularTextSync } from "../util/regular-file.js";
+import { COMPOSE_CONFIG_KEYS } from "./config-compose.js";
 import { EXTRA_CONFIG_KEYS, REQUEST_KEYS } from "./config-request.js";
 
 /** Environment variables as the CLI sees them (`process.env`, or a test's record). */
@@ -83,6 +84,7 @@ const configSchema = z
     history: historyConfigSchema.optional(),
     profiles: z.record(z.string(), profileSchema).optional(),
     ...EXTRA_CONFIG_KEYS,
+    ...COMPOSE_CONFIG_KEYS,
     // Tools beyond the built-ins and how they run (config-tools.ts). mcp_servers is checked there,
     // with messages naming the server and field (src/tools/mcp/config.ts).
     mcp_servers: z.record(z.string(), z.unknown()).optional(),

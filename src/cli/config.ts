@@ -27,6 +27,7 @@ import {
   resolveRoute,
 } from "../provider/profiles.js";
 import type { ApiName, StreamTransport } from "../provider/wire-api.js";
+import { type ComposeFlags, type ComposeSettings, resolveComposeSettings } from "./config-compose.js";
 import { type ConfigFile, configError, type Env, loadConfigFile, profilesFrom } from "./config-file.js";
 import { type RequestFlags, type RequestSettings, resolveRequestSettings } from "./config-request.js";
 import { type ApproveMode, resolveToolSettings, type ToolSettings } from "./config-tools.js";
@@ -39,7 +40,7 @@ export type { Env } from "./config-file.js";
 export type ToolsOnFollowUpFlag = "first" | "every";
 
 /** Flags of `eddy run` (and `eddy config`), as commander parsed them. */
-export interface RunFlags extends RequestFlags {
+export interface RunFlags extends RequestFlags, ComposeFlags {
   baseUrl?: string;
   /** `--api`: the API the endpoint speaks. */
   api?: ApiName;
@@ -123,7 +124,7 @@ export type ProviderTarget =
     });
 
 /** Everything a run is configured with, each value with its source. */
-export interface EffectiveConfig extends RequestSettings, ToolSettings {
+export interface EffectiveConfig extends RequestSettings, ToolSettings, ComposeSettings {
   target: ProviderTarget;
   /** The API the run's own endpoint speaks (fallbacks speak their profile's). */
   api: Setting<ApiName>;
@@ -204,6 +205,7 @@ export function resolveConfig(flags: RunFlags, env: Env, cwd: string): Effective
     history: resolveHistory(sources),
     ...resolveRequestSettings(sources, target.kind === "http" ? target.profile : undefined),
     ...resolveToolSettings(sources),
+    ...resolveComposeSettings(flags, file, path),
     // eddy doctor: the cached evidence for this endpoint (applied in target-provider.ts).
     doctor: doctorEvidence(env, target, api.value, model.value),
   };

@@ -18,11 +18,13 @@ export function exitCodeFor(reason: RunEndReason): number {
   switch (reason) {
     case "completed":
     case "terminal_tool":
+    case "stop_condition":
       return SUCCESS;
     case "failed":
     case "provider_error":
     case "incomplete":
     case "invalid_request":
+    case "guardrail":
       return RUN_FAILED;
     case "max_tool_calls":
     case "max_turns":

@@ -24,6 +24,8 @@ const SPEC_FLAGS = [
   "--tools-on-follow-up",
   "--max-tool-calls",
   "--max-turns",
+  "--on-limit",
+  "--no-agents-md",
   "--history-strategy",
   "--truncation-threshold",
   "--recent-calls-to-keep",
@@ -49,6 +51,7 @@ const SPEC_FLAGS = [
 /** For each command, the `eddy run` flags that do not apply to it, with the reason. */
 export const NOT_APPLICABLE: Readonly<Record<RunningCommand, Readonly<Record<string, string>>>> = {
   batch: {
+    "--no-agents-md": "AGENTS.md is read by eddy run only (this command does not add instruction files)",
     "--thread": "a batch's tasks are independent runs; continue a thread with eddy run --thread",
     "--context": "a batch's tasks start fresh; continue from earlier runs with eddy run --context",
     "--json": "eddy batch writes every result to DIR/results.jsonl (--out)",
@@ -57,6 +60,7 @@ export const NOT_APPLICABLE: Readonly<Record<RunningCommand, Readonly<Record<str
     "--file": ATTACHMENTS,
   },
   worker: {
+    "--no-agents-md": "AGENTS.md is read by eddy run only (this command does not add instruction files)",
     "--thread": "queued tasks are independent runs",
     "--context": "queued tasks start fresh",
     "--json":
@@ -67,6 +71,7 @@ export const NOT_APPLICABLE: Readonly<Record<RunningCommand, Readonly<Record<str
     "--schema": "a batch's schema travels with its tasks: give it to eddy batch --queue",
   },
   chat: {
+    "--no-agents-md": "AGENTS.md is read by eddy run only (this command does not add instruction files)",
     "--context": "a chat continues its thread: use --thread NAME",
     "--json": "eddy chat is a terminal; each turn's frames are in its tape (.eddy/tapes/THREAD/)",
     "--record": "eddy chat records every turn's tape under .eddy/tapes/THREAD/",
@@ -75,6 +80,7 @@ export const NOT_APPLICABLE: Readonly<Record<RunningCommand, Readonly<Record<str
     "--schema": "a chat's answers are for a person: use eddy run --schema for structured output",
   },
   serve: {
+    "--no-agents-md": "AGENTS.md is read by eddy run only (this command does not add instruction files)",
     "--thread": "a client names the thread: POST /v1/threads/NAME/messages",
     "--context": "each request is its own run; continue a conversation with POST /v1/threads/NAME/messages",
     "--json": "eddy serve streams every run's frames over HTTP (GET /v1/runs/ID/events)",

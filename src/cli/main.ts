@@ -19,6 +19,7 @@ import { KNOWN_PROFILES } from "../provider/profiles.js";
 import { EDDY_VERSION } from "../version.js";
 import type { BatchFlags } from "./batch-command.js";
 import type { RunFlags, ToolsOnFollowUpFlag } from "./config.js";
+import type { OnLimit } from "./config-compose.js";
 import type { ApproveMode } from "./config-tools.js";
 import type { DoctorFlags } from "./doctor-command.js";
 import { RUN_FAILED, SUCCESS, USAGE_ERROR } from "./exit-codes.js";
@@ -147,6 +148,12 @@ function addLimitOptions(command: Command): void {
       ),
     )
     .addOption(
+      new Option(
+        "--on-limit <what>",
+        "at --max-turns or --max-tool-calls: stop (the default), or answer — one last request with no tools so you get an answer (the exit code stays 3)",
+      ).argParser(oneOf<OnLimit>("--on-limit", ["stop", "answer"])),
+    )
+    .addOption(
       numberOption(
         "--max-retries <n>",
         `retries of a failed request (default ${P.maxRetries})`,
@@ -257,6 +264,10 @@ function addRunOptions(command: Command): Command {
     .option(
       "--schema <file>",
       "JSON Schema file: the final answer must be JSON matching it (structured output)",
+    )
+    .option(
+      "--no-agents-md",
+      "do not add AGENTS.md files (the workspace's and its parents' up to the repository root) to the instructions",
     )
     .option("--json", "write frames as JSONL to stdout, nothing else")
     .option("--record <file>", "write the run's tape (replay it with eddy replay)")

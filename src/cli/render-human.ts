@@ -348,6 +348,7 @@ function hintFor(frame: RunEndedFrame): string {
     case "max_turns":
     case "no_progress":
     case "cancelled":
+    case "guardrail":
       return "";
     case "incomplete":
       return code === "max_output_tokens"

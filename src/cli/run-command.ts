@@ -9,6 +9,7 @@ import { checkThreadName, createThreadStore } from "../context/threads.js";
 import { renderCompiledContext } from "../context/threads-run.js";
 import type { Frame } from "../frames/frame.js";
 import { type Attachment, userMessageWithAttachments } from "../history/attachments.js";
+import { findInstructionFiles, withInstructionFiles } from "../loop/instruction-files.js";
 import type { RunDeps, RunHandle } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
 import { createRunHistory } from "../loop/run-history.js";
@@ -24,6 +25,7 @@ import { compileSchema } from "../util/schema.js";
 import type { TerminalInput } from "./approval-prompt.js";
 import { type EffectiveConfig, type Env, type RunFlags, resolveConfig } from "./config.js";
 import { CANCELLED, exitCodeFor } from "./exit-codes.js";
+import { commandHooks } from "./hook-commands.js";
 import { ImageSaver } from "./hosted-items.js";
 import { type OtelExport, otelRequested, silentCollectorLine, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, keyHint, usageError } from "./preflight.js";
@@ -106,7 +108,7 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     started = await startTargetProvider(prepared.config);
     if (otelRequested(flags.otel, io.env))
       otel = await startOtelExport({ env: io.env, providerName: started.provider.name });
-    const deps = runDepsOf(prepared.config, tools, started.provider, controller.signal);
+    const deps = runDepsOf(prepared.config, tools, started.provider, controller.signal, io.env);
     // Rendered as each frame is emitted, so an approval prompt comes after everything before it.
     deps.onFrame = (frame) => {
       if (recorder !== undefined) recorder.observer(frame);
@@ -190,6 +192,11 @@ async function prepareRun(
     ...specOf(config),
     input: message === undefined ? text : [message as ItemParam],
   };
+  if (config.agentsMd.value)
+    Object.assign(
+      spec,
+      withInstructionFiles(spec.instructions, findInstructionFiles(config.workspace.value)),
+    );
   if (flags.schema !== undefined) spec.output_schema = readSchema(flags.schema);
   if (flags.thread !== undefined) spec.thread = flags.thread;
   // Checked now, so a bad setting is exit 2 before any server starts.
@@ -204,13 +211,15 @@ async function prepareRun(
 
 /**
  * The live side of a run of this configuration: the provider, the started tools, the policy
- * (whose approval mode the tools decided), the workspace, cancellation and the secrets to mask.
+ * (whose approval mode the tools decided), the workspace, cancellation, the secrets to mask and
+ * the config file's hook commands (run with `env`).
  */
 export function runDepsOf(
   config: EffectiveConfig,
   tools: RunTools,
   provider: Provider,
   signal: AbortSignal,
+  env: Env,
 ): RunDeps {
   const deps: RunDeps = {
     provider,
@@ -223,6 +232,7 @@ export function runDepsOf(
   if (tools.onApproval !== undefined) deps.onApproval = tools.onApproval;
   if (tools.refreshTools !== undefined) deps.refreshTools = tools.refreshTools;
   if (tools.mcpServers.length > 0) deps.mcpServers = tools.mcpServers;
+  if (config.hooks !== undefined) deps.hooks = commandHooks(config.hooks, config.workspace.value, env);
   return deps;
 }
 

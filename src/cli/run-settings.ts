@@ -54,6 +54,7 @@ export function specOf(config: EffectiveConfig, options: SpecOfOptions = {}): Pa
     if (v) spec.continue_incomplete = true;
   });
   take(config.transport, (v) => (spec.transport = v));
+  take(config.onLimit, (v) => (spec.on_limit = v));
   const history: NonNullable<PartialRunSpec["history"]> = {};
   const h = config.history;
   take(h.strategy, (v) => (history.strategy = v));

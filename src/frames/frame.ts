@@ -9,7 +9,7 @@
  * in the JSON and costs no copy per frame; stamping at emission keeps `seq` in emission order even
  * when tool execution and streaming interleave.
  */
-import type { CreateResponseBody, ItemParam, JsonObject, Usage } from "../protocol/types.js";
+import type { CreateResponseBody, ItemParam, JsonObject, ToolChoiceParam, Usage } from "../protocol/types.js";
 
 /** The envelope every frame carries. */
 export interface FrameEnvelope {
@@ -36,7 +36,9 @@ export type RunEndReason =
   | "provider_error"
   | "invalid_request"
   | "cancelled"
-  | "awaiting_approval";
+  | "awaiting_approval"
+  | "stop_condition"
+  | "guardrail";
 
 /** `{code, message}` as it appears in frames: secret-free, one line. */
 export interface FrameError {
@@ -59,6 +61,8 @@ export interface RunStartedFrame extends FrameEnvelope {
   /** Types of the hosted tools the provider runs itself (`web_search`, `mcp`, …), when there are any. */
   hosted_tools?: string[];
   instructions?: string;
+  /** The AGENTS.md files (paths relative to the workspace) whose text the instructions include, root first. */
+  instruction_files?: string[];
   /** The MCP servers the run's tools come from, when there are any (their tools are in `tools`). */
   mcp_servers?: McpServerSummary[];
 }
@@ -108,6 +112,13 @@ export interface RunEndedFrame extends FrameEnvelope {
    * each named in an `approval_requested` frame; `eddy resume --decide CALL_ID=allow|deny` goes on.
    */
   pending_calls?: string[];
+  /** With reason `stop_condition`: the label of the condition that held (`turn_count_is(3)`, `has_tool_call(submit)`, a function's name). */
+  stop_condition?: string;
+  /**
+   * With `on_limit: "answer"`: the run reached a limit and made one last request with no tools
+   * (the reason stays the limit; `output_text` is that request's answer).
+   */
+  limit_answer?: true;
 }
 
 /** The run switched continuation mode (e.g. `previous_response_not_found` → stateless). */
@@ -445,6 +456,50 @@ export interface ApprovalDecidedFrame extends FrameEnvelope {
   decision: "allow" | "deny" | "allow_always";
 }
 
+/**
+ * A tool-call hook decided on a call (`RunDeps.hooks`, config `hooks`): `before_tool_call` comes
+ * after `tool_call` and before any approval question; `after_tool_call` right before `tool_ended`.
+ * A replay gives the recorded decision back instead of calling the hook.
+ */
+export interface HookDecidedFrame extends FrameEnvelope {
+  type: "hook_decided";
+  turn: number;
+  call_id: string;
+  name: string;
+  hook: "before_tool_call" | "after_tool_call";
+  /** `allow`; `deny` (before: the call is not run; after: its output is withheld); `rewrite`. */
+  decision: "allow" | "deny" | "rewrite";
+  /** With `deny`: the reason, as the model reads it in the call's output. */
+  reason?: string;
+  /** With a `before_tool_call` `rewrite`: the arguments the call runs with. */
+  arguments?: string;
+  /** With an `after_tool_call` `rewrite`: the output the model gets (also `tool_ended.output`). */
+  output?: string;
+  /** How the decision came about when the hook itself failed (a timeout, a crash: fail closed). */
+  note?: string;
+}
+
+/** `RunDeps.prepareTurn` changed this turn's settings (only what it changed is present). */
+export interface TurnPreparedFrame extends FrameEnvelope {
+  type: "turn_prepared";
+  turn: number;
+  model?: string;
+  /** The tools offered in this turn (calls to others are refused). */
+  tools?: string[];
+  tool_choice?: ToolChoiceParam;
+  instructions?: string;
+}
+
+/** A guardrail checked the run's input (before the first request) or its final answer. */
+export interface GuardrailCheckedFrame extends FrameEnvelope {
+  type: "guardrail_checked";
+  stage: "input" | "output";
+  name: string;
+  /** A tripped guardrail ends the run with reason `guardrail`. */
+  tripped: boolean;
+  reason?: string;
+}
+
 /** Every frame type. */
 export type Frame =
   | RunStartedFrame
@@ -465,6 +520,9 @@ export type Frame =
   | ToolCallFrame
   | ApprovalRequestedFrame
   | ApprovalDecidedFrame
+  | HookDecidedFrame
+  | TurnPreparedFrame
+  | GuardrailCheckedFrame
   | ToolStartedFrame
   | ToolEndedFrame
   | TurnEndedFrame
@@ -522,6 +580,9 @@ export const FRAME_TYPES = [
   "tool_call",
   "approval_requested",
   "approval_decided",
+  "hook_decided",
+  "turn_prepared",
+  "guardrail_checked",
   "tool_started",
   "tool_ended",
   "turn_ended",

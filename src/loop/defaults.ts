@@ -24,4 +24,7 @@ export const LOOP_DEFAULTS = {
   /** The follow-up `continueIncomplete` sends when a final answer was cut off by `max_output_tokens`. */
   continuePrompt:
     "Your previous answer was cut off by the output token limit. Continue exactly where it stopped, without repeating anything.",
+  /** The note `on_limit: "answer"` adds before its last, tool-less request. */
+  limitAnswerPrompt:
+    "You have reached this run's limit of model requests or tool calls, so no more tools can be used. Answer now, as well as you can with what you have found so far, and say what is left undone.",
 } as const;

@@ -10,8 +10,12 @@ import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolDefinition } from "../tools/tool.js";
 import type { ApprovalHandler } from "./approvals.js";
 import type { FrameObserver } from "./frame-channel.js";
+import type { Guardrails } from "./guardrails.js";
+import type { ToolHooks } from "./hooks.js";
 import type { Policy } from "./policy.js";
+import type { PrepareTurn } from "./prepare-turn.js";
 import type { RunSpec } from "./run-spec.js";
+import type { StopCondition } from "./stop-when.js";
 
 /** When a completed call runs: as soon as its item is done, or once the response has ended. */
 export type ToolExecutionPolicy = "eager" | "after_response";
@@ -94,6 +98,31 @@ export interface RunDeps {
    * the extractive one
    */
   summarizer?: Summarizer;
+  /**
+   * Stop conditions, asked in order after every turn whose calls were answered; the first that
+   * holds ends the run `stop_condition` (stop-when.ts). Data ones (`turnCountIs`, `hasToolCall`)
+   * join `RunSpec.stop_when`, so the spec and a tape carry them; functions stay the program's own.
+   * @defaultValue none (the limits alone stop the run)
+   */
+  stopWhen?: StopCondition | readonly StopCondition[];
+  /**
+   * Tool-call hooks (hooks.ts): `beforeToolCall` allows a call, denies it with a reason the model
+   * reads, or rewrites its arguments, before any approval question; `afterToolCall` may rewrite
+   * (or withhold) the output of a call that ran. Each decision is a `hook_decided` frame.
+   * @defaultValue none
+   */
+  hooks?: ToolHooks;
+  /**
+   * Asked before each turn's request (prepare-turn.ts): may change the model, the tools offered,
+   * `tool_choice` and the instructions for that turn only; a `turn_prepared` frame records it.
+   * @defaultValue none
+   */
+  prepareTurn?: PrepareTurn;
+  /**
+   * Input checks (on the input, before the first request) and output checks (on the final answer);
+   * a tripped one ends the run with reason `guardrail` (guardrails.ts). @defaultValue none
+   */
+  guardrails?: Guardrails;
 }
 
 /** How a run ended (the `run_ended` frame's facts), with the conversation to continue from. */
@@ -116,6 +145,8 @@ export interface RunResult {
   toolCalls: number;
   /** With reason `awaiting_approval`: the ids of the calls waiting for a decision. */
   pendingCalls?: string[];
+  /** With reason `stop_condition`: the label of the condition that held. */
+  stopCondition?: string;
 }
 
 /** A running agent: iterate it for frames (once), await `result` for the outcome. */

@@ -101,6 +101,7 @@ const specShape = z.strictObject({
   model: z.string().min(1).max(256).nullable().default(null),
   input: z.union([z.string().min(1, "must not be empty"), z.array(jsonObject).min(1)]),
   instructions: z.string().optional(),
+  instruction_files: z.array(z.string().min(1).max(4096)).max(256).optional(),
   mode: z.enum(["auto", "chained", "stateless"]).default("auto"),
   max_tool_calls: z.int().min(1).max(1_000_000).default(LOOP_DEFAULTS.maxToolCalls),
   max_turns: z.int().min(1).max(100_000).default(LOOP_DEFAULTS.maxTurns),
@@ -124,6 +125,16 @@ const specShape = z.strictObject({
     .max(64)
     .default([]),
   continue_incomplete: z.boolean().default(false),
+  on_limit: z.enum(["stop", "answer"]).default("stop"),
+  stop_when: z
+    .array(
+      z.discriminatedUnion("type", [
+        z.strictObject({ type: z.literal("turn_count_is"), count: z.int().min(1).max(100_000) }),
+        z.strictObject({ type: z.literal("has_tool_call"), name: z.string().min(1).max(128) }),
+      ]),
+    )
+    .max(64)
+    .optional(),
   request: requestShape.default({}),
   history: historyShape.prefault({}),
   output_schema: outputSchemaShape.optional(),
@@ -142,6 +153,8 @@ const specShape = z.strictObject({
  * - `model`: the model, or null to let the server choose. Default null.
  * - `input`: the prompt, or input items. Required.
  * - `instructions`: sent on every request. Default none.
+ * - `instruction_files`: the AGENTS.md files whose text `instructions` includes (instruction-files.ts),
+ *   listed in `run_started.instruction_files`. Default none.
  * - `mode`: `chained` (previous_response_id), `stateless` (the whole history, store:false) or
  *   `auto` (chained unless the provider cannot chain). Default `auto`.
  * - `max_tool_calls` (32), `max_turns` (20): the run's limits (`LOOP_DEFAULTS`).
@@ -153,6 +166,10 @@ const specShape = z.strictObject({
  * - `native_tools` (`auto`: the provider's capability), `native_shell` (`shell`), `hosted_tools`
  *   ([]): OpenAI's native tool types and the provider's own tools.
  * - `continue_incomplete` (false): continue an answer cut off by max_output_tokens once.
+ * - `on_limit` (`stop`): what a run that reaches `max_turns` or `max_tool_calls` does — `stop`, or
+ *   `answer`: one last request with no tools, so the user gets an answer (the reason stays the limit).
+ * - `stop_when`: stop conditions that are data (`turnCountIs`, `hasToolCall`, stop-when.ts); the
+ *   first that holds after a turn ends the run `stop_condition`. Default none.
  * - `request` ({}): extra request fields (reasoning, temperature, metadata, …; not the loop's own).
  * - `history`: the run's ToolHistoryManager settings (`HISTORY_DEFAULTS`).
  * - `output_schema`: structured output (a JSON Schema the final answer must match).

@@ -21,10 +21,12 @@ import { type ApprovalHandler, Approvals } from "./approvals.js";
 import { Conversation } from "./conversation.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
 import { FrameChannel } from "./frame-channel.js";
+import { checkGuardrails } from "./guardrails.js";
 import { liveRegistry } from "./live-registry.js";
 import type { RunDeps, RunHandle, RunResult, ToolExecutor } from "./options.js";
 import { compactAfterOverflow, isContextOverflow, overflowError } from "./overflow.js";
 import { assertPolicy } from "./policy.js";
+import { preparedSettings, type TurnSettings } from "./prepare-turn.js";
 import { buildRequestBody } from "./request.js";
 import { createRunHistory } from "./run-history.js";
 import { type RunSpec, type RunSpecInput, type RunSpecOutputSchema, resolveRunSpec } from "./run-spec.js";
@@ -34,10 +36,11 @@ import {
   type StructuredOutputCheck,
   type TurnDecision,
 } from "./stop-condition.js";
+import { firstStop, isStopConditionData, type StopCondition } from "./stop-when.js";
 import { ToolBudget } from "./tool-budget.js";
 import { relaxToolChoice } from "./tool-choice.js";
 import { toolDeclarations } from "./tool-declarations.js";
-import { ToolRunner } from "./tool-runner.js";
+import { type AnsweredCall, ToolRunner } from "./tool-runner.js";
 import { unselectedTools, withoutTools } from "./tool-selection.js";
 import { streamTurn, type TurnInput, type TurnOutcome } from "./turn.js";
 import { addUsage, emptyUsage } from "./usage.js";
@@ -64,7 +67,12 @@ export function runAgent(input: RunSpecInput | RunSpec, deps: RunDeps): RunHandl
   const left = resolved.tools === undefined ? new Set<string>() : unselectedTools(base, resolved.tools);
   const select = (registry: ToolRegistry) => withoutTools(registry, left);
   const tools = liveRegistry(select(base));
-  const spec: RunSpec = { ...resolved, run_id: runId, tools: tools.registry.names() };
+  const spec: RunSpec = {
+    ...resolved,
+    run_id: runId,
+    tools: tools.registry.names(),
+    ...stopWhenData(resolved, deps),
+  };
   const structured = spec.output_schema === undefined ? undefined : structuredCheck(spec.output_schema);
   const channel = new FrameChannel({
     runId,
@@ -97,6 +105,19 @@ export function runAgent(input: RunSpecInput | RunSpec, deps: RunDeps): RunHandl
     cancel: (reason?: string) => controller.abort(reason ?? "cancelled"),
     [Symbol.asyncIterator]: () => channel[Symbol.asyncIterator](),
   };
+}
+
+/** `RunDeps.stopWhen`'s data conditions join `RunSpec.stop_when`, so the spec (and a tape) carries them. */
+function stopWhenData(spec: RunSpec, deps: RunDeps): Pick<RunSpec, "stop_when"> {
+  const data = [deps.stopWhen ?? []].flat().filter(isStopConditionData);
+  if (data.length === 0) return spec.stop_when === undefined ? {} : { stop_when: spec.stop_when };
+  return { stop_when: [...(spec.stop_when ?? []), ...data] };
+}
+
+/** The run's stop conditions: the spec's (data) first, then the functions of `RunDeps.stopWhen`. */
+function stopConditions(spec: RunSpec, deps: RunDeps): StopCondition[] {
+  const functions = [deps.stopWhen ?? []].flat().filter((c) => !isStopConditionData(c));
+  return [...(spec.stop_when ?? []), ...functions];
 }
 
 /** The run's approval handler: the one given, else the policy's mode (`ask` needs one given). */
@@ -152,6 +173,16 @@ class AgentLoop {
   private readonly nativeCalls: boolean;
   /** The cut-off answer a `continueIncomplete` follow-up continues. */
   private continuedText: string | undefined;
+  /** The run's stop conditions (stop-when.ts). */
+  private readonly stopWhen: StopCondition[];
+  /** Names of every call answered so far (for stop conditions). */
+  private readonly allCalls: string[] = [];
+  /** The calls answered in the last turn. */
+  private lastAnswered: readonly AnsweredCall[] = [];
+  /** The `on_limit: "answer"` request: no tools are offered and no call runs. */
+  private toolsOff = false;
+  /** This turn's `prepareTurn` settings. */
+  private prepared: TurnSettings | undefined;
 
   constructor(
     private readonly spec: RunSpec,
@@ -178,6 +209,7 @@ class AgentLoop {
     this.maxTurns = spec.max_turns;
     this.executor = runDeps.executeTool ?? registryExecutor(spec, runDeps, deps);
     this.approvals = new Approvals(deps.registry, deps.onApproval);
+    this.stopWhen = stopConditions(spec, runDeps);
   }
 
   async run(): Promise<RunResult> {
@@ -190,6 +222,7 @@ class AgentLoop {
     });
     if (spec.hosted_tools.length > 0) started.hosted_tools = spec.hosted_tools.map((t) => t.type);
     if (spec.instructions !== undefined) started.instructions = spec.instructions;
+    if (spec.instruction_files !== undefined) started.instruction_files = [...spec.instruction_files];
     const servers = this.runDeps.mcpServers;
     if (servers !== undefined && servers.length > 0) started.mcp_servers = servers.map((s) => ({ ...s }));
     channel.emit(started);
@@ -202,6 +235,8 @@ class AgentLoop {
     if (this.signal.aborted) onCancel();
     else this.signal.addEventListener("abort", onCancel, { once: true });
     try {
+      const tripped = await this.guardrails("input", inputText(spec.input));
+      if (tripped !== undefined) return tripped;
       return await this.turns();
     } catch (err) {
       // A summary or compaction request the cancellation aborted.
@@ -218,6 +253,7 @@ class AgentLoop {
       const refreshed = await this.runDeps.refreshTools?.();
       if (refreshed !== undefined) this.deps.replaceTools(refreshed);
       this.budget.startTurn();
+      await this.prepareTurn();
       const runner = this.newRunner();
       let streamed = await streamTurn(this.turnInput(runner, await this.nextBody(), 1));
       if (this.shouldResendStateless(runner, streamed)) {
@@ -242,10 +278,82 @@ class AgentLoop {
           decision.reason === "incomplete" ? "incomplete" : "invalid_request",
           overflowError(streamed.outcome, compacted),
         );
-      if (decision.next === "end" && !this.continuesCutAnswer(decision, runner))
-        return this.end(decision.reason, decision.error, decision.result);
+      if (decision.next === "end" && decision.reason === "completed") {
+        const tripped = await this.guardrails("output", this.lastResponse?.outputText ?? "");
+        if (tripped !== undefined) return tripped;
+      }
+      if (decision.next === "end" && !this.continuesCutAnswer(decision, runner)) {
+        if (isLimit(decision.reason) && this.spec.on_limit === "answer" && !this.signal.aborted)
+          return this.answerOnLimit(decision.reason, decision.error);
+        return this.end(decision.reason, decision.error, { result: decision.result });
+      }
+      const stop = decision.next === "continue" ? await this.stopCondition(streamed) : undefined;
+      if (stop !== undefined) return this.end("stop_condition", undefined, { stopCondition: stop });
       this.prepareFollowUp();
     }
+  }
+
+  /**
+   * `on_limit: "answer"`: the run reached a limit; one last request, with no tools and a note
+   * asking for a final answer, so the user gets one. The reason stays the limit.
+   */
+  private async answerOnLimit(reason: RunEndReason, error: FrameError | undefined): Promise<RunResult> {
+    this.conversation.addUserMessage(LOOP_DEFAULTS.limitAnswerPrompt);
+    this.prepareFollowUp();
+    this.toolsOff = true;
+    const runner = this.newRunner();
+    const streamed = await streamTurn(this.turnInput(runner, await this.nextBody(), 1));
+    this.recordTurn(runner, streamed);
+    if (this.signal.aborted) return this.end("cancelled", cancelledError());
+    return this.end(reason, error, { limitAnswer: true });
+  }
+
+  /** `RunDeps.prepareTurn`'s settings for this turn (a `turn_prepared` frame when it changed any). */
+  private async prepareTurn(): Promise<void> {
+    this.prepared = undefined;
+    const prepare = this.runDeps.prepareTurn;
+    if (prepare === undefined) return;
+    const settings = preparedSettings(
+      await prepare({
+        turn: this.turn,
+        spec: this.spec,
+        items: [...this.conversation.items],
+        calls: [...this.allCalls],
+        usage: { ...this.usage },
+      }),
+    );
+    if (settings === undefined || Object.keys(settings).length === 0) return;
+    this.prepared = settings;
+    this.channel.emit(frame("turn_prepared", { turn: this.turn, ...settings }));
+  }
+
+  /** Runs a stage's guardrails; the run's end when one tripped. */
+  private async guardrails(stage: "input" | "output", text: string): Promise<RunResult | undefined> {
+    const list = this.runDeps.guardrails?.[stage];
+    if (list === undefined || list.length === 0) return undefined;
+    const tripped = await checkGuardrails(stage, list, text, this.channel, this.signal);
+    if (tripped === undefined) return undefined;
+    const why = tripped.reason === undefined ? "" : `: ${tripped.reason}`;
+    return this.end("guardrail", {
+      code: "guardrail_tripped",
+      message: `the ${stage} guardrail ${tripped.name} tripped${why}`,
+    });
+  }
+
+  /** The label of the first stop condition that holds after this turn (stop-when.ts), if any. */
+  private async stopCondition(streamed: TurnOutcome): Promise<string | undefined> {
+    if (this.stopWhen.length === 0) return undefined;
+    return firstStop(this.stopWhen, {
+      turns: this.turn,
+      calls: this.lastAnswered.map((a) => ({
+        name: a.call.name,
+        arguments: a.call.arguments,
+        ok: a.result.ok,
+      })),
+      allCalls: [...this.allCalls],
+      outputText: streamed.outcome.response.outputText,
+      usage: { ...this.usage },
+    });
   }
 
   /** A chained follow-up whose response the server lost, before anything happened in the turn. */
@@ -313,6 +421,7 @@ class AgentLoop {
         needsApproval: this.approvals.needs(call),
       }),
       approve: (call) => this.approvals.decide(call, turn, this.signal),
+      ...(this.runDeps.hooks === undefined ? {} : { hooks: this.runDeps.hooks }),
     });
   }
 
@@ -326,10 +435,20 @@ class AgentLoop {
       signal: this.signal,
       toolExecution: this.spec.tool_execution,
       runner,
-      admit: (call: AssembledCall) => this.budget.admit(call, this.toolChoice),
+      admit: (call: AssembledCall) => this.admit(call),
       nativeCalls: this.nativeCalls,
       remainingToolCalls: this.budget.remaining,
     };
+  }
+
+  /** Whether a call may run: tools on, offered in this turn, within the budget and `tool_choice`. */
+  private admit(call: AssembledCall) {
+    if (this.toolsOff)
+      return { code: "tool_not_allowed", message: "No tools are offered in this request; answer in text." };
+    const offered = this.prepared?.tools;
+    if (offered !== undefined && !offered.includes(call.name))
+      return { code: "tool_not_allowed", message: `The tool ${call.name} is not offered in this turn.` };
+    return this.budget.admit(call, this.prepared?.tool_choice ?? this.toolChoice);
   }
 
   /** The next request body; the pairing check's repairs and a threshold fold are reported first. */
@@ -340,19 +459,22 @@ class AgentLoop {
       this.channel.emit(frame("history_repaired", { turn: this.turn, repairs: next.repairs }));
     if (next.compaction !== undefined)
       this.channel.emit(frame("context_compacted", { turn: this.turn, ...next.compaction }));
+    const turn = this.prepared;
     return buildRequestBody({
-      model: spec.model,
-      instructions: spec.instructions,
+      model: turn?.model ?? spec.model,
+      instructions: turn?.instructions ?? spec.instructions,
       input: next.input,
       mode: this.conversation.mode,
       previousResponseId: next.previousResponseId,
-      tools: toolDeclarations(this.deps.registry, {
-        native: this.nativeTools,
-        shell: spec.native_shell,
-        hosted: spec.hosted_tools,
-      }),
+      tools: this.toolsOff
+        ? []
+        : toolDeclarations(turnRegistry(this.deps.registry, turn?.tools), {
+            native: this.nativeTools,
+            shell: spec.native_shell,
+            hosted: spec.hosted_tools,
+          }),
       sendTools: this.turn === 0 || spec.tools_on_follow_up === "every_request",
-      toolChoice: this.toolChoice,
+      toolChoice: turn?.tool_choice ?? this.toolChoice,
       parallelToolCalls: spec.parallel_tool_calls,
       remainingToolCalls: this.budget.remaining,
       capabilities: this.runDeps.provider.capabilities,
@@ -379,6 +501,8 @@ class AgentLoop {
     );
     this.turn++;
     const answered = runner.answered;
+    this.lastAnswered = answered;
+    for (const a of answered) this.allCalls.push(a.call.name);
     this.conversation.record(response, answered);
     if (answered.length > 0) this.signatures.push(callsSignature(answered));
     return decideAfterTurn({
@@ -434,12 +558,12 @@ class AgentLoop {
         code: "awaiting_approval",
         message: `${pending.length} call${pending.length === 1 ? "" : "s"} await${pending.length === 1 ? "s" : ""} approval: ${pending.join(", ")}`,
       },
-      undefined,
-      pending,
+      { pending },
     );
   }
 
-  private end(reason: RunEndReason, error?: FrameError, result?: unknown, pending?: string[]): RunResult {
+  private end(reason: RunEndReason, error?: FrameError, extra: EndExtra = {}): RunResult {
+    const { result, pending } = extra;
     const outputText = (this.continuedText ?? "") + (this.lastResponse?.outputText ?? "");
     const ended = frame("run_ended", {
       reason,
@@ -452,6 +576,8 @@ class AgentLoop {
     if (error !== undefined && reason !== "completed" && reason !== "terminal_tool") ended.error = error;
     if (result !== undefined) ended.result = result;
     if (pending !== undefined) ended.pending_calls = pending;
+    if (extra.stopCondition !== undefined) ended.stop_condition = extra.stopCondition;
+    if (extra.limitAnswer === true) ended.limit_answer = true;
     // The result says what the (masked) frame says.
     const sent = this.channel.emit(ended);
     this.channel.close();
@@ -468,8 +594,41 @@ class AgentLoop {
     if (sent.error !== undefined) out.error = sent.error;
     if (sent.result !== undefined) out.result = sent.result;
     if (sent.pending_calls !== undefined) out.pendingCalls = sent.pending_calls;
+    if (sent.stop_condition !== undefined) out.stopCondition = sent.stop_condition;
     return out;
   }
+}
+
+/** What `run_ended` carries besides the reason and error. */
+interface EndExtra {
+  result?: unknown;
+  pending?: string[];
+  stopCondition?: string;
+  limitAnswer?: boolean;
+}
+
+/** The run's tools narrowed to a turn's selection (`prepareTurn`). */
+function turnRegistry(registry: ToolRegistry, names: readonly string[] | undefined): ToolRegistry {
+  if (names === undefined) return registry;
+  return withoutTools(registry, new Set(registry.names().filter((n) => !names.includes(n))));
+}
+
+/** The input's text, for input guardrails (the text parts of input items, one per line). */
+function inputText(input: RunSpec["input"]): string {
+  if (typeof input === "string") return input;
+  const texts: string[] = [];
+  for (const item of input as unknown as JsonObject[]) {
+    const content = item.content;
+    if (typeof content === "string") texts.push(content);
+    else if (Array.isArray(content))
+      for (const part of content as JsonObject[]) if (typeof part.text === "string") texts.push(part.text);
+  }
+  return texts.join("\n");
+}
+
+/** The limits `on_limit: "answer"` applies to. */
+function isLimit(reason: RunEndReason): boolean {
+  return reason === "max_turns" || reason === "max_tool_calls";
 }
 
 /** `run_started.input`: the input as given, after the context items when the run starts from a context. */

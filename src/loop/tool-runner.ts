@@ -20,6 +20,7 @@ import type { ToolErrorCode } from "../tools/tool.js";
 import { untilAborted } from "../util/abort.js";
 import type { ApprovalDecision } from "./approvals.js";
 import type { FrameChannel } from "./frame-channel.js";
+import { afterToolCall, beforeToolCall, type ToolHooks } from "./hooks.js";
 import type { ToolExecutor } from "./options.js";
 
 /** A call of this turn with its answer. */
@@ -44,6 +45,8 @@ export interface CallPolicy {
 
 interface Task {
   call: AssembledCall;
+  /** The arguments a `beforeToolCall` hook rewrote them to. */
+  arguments?: string;
   refusal: Refusal | undefined;
   policy: CallPolicy;
 }
@@ -61,6 +64,8 @@ export interface ToolRunnerOptions {
   policy: (call: AssembledCall) => CallPolicy;
   /** Asks for approval (only for calls whose policy says so). */
   approve: (call: AssembledCall) => Promise<ApprovalDecision>;
+  /** The run's tool-call hooks (hooks.ts). @defaultValue none */
+  hooks?: ToolHooks;
 }
 
 /** `askApproval`'s answer for a call whose decision is deferred to a later process. */
@@ -155,7 +160,8 @@ export class ToolRunner {
 
   private async run(task: Task): Promise<void> {
     let result: ToolCallResult;
-    const denial = task.policy.needsApproval ? await this.askApproval(task) : undefined;
+    const hooked = await this.beforeHook(task);
+    const denial = hooked ?? (task.policy.needsApproval ? await this.askApproval(task) : undefined);
     if (denial === DEFERRED) {
       this.deferred.push(task.call);
       this.release(task);
@@ -166,16 +172,40 @@ export class ToolRunner {
     else {
       this.ranAny = true;
       const { executor, workspace, signal, turn } = this.options;
-      const { callId, name, arguments: args, itemType } = task.call;
+      const { callId, name, itemType } = task.call;
+      const args = task.arguments ?? task.call.arguments;
       result = await executor(
         { callId, name, arguments: args, ...(itemType === "function_call" ? {} : { itemType }) },
         { signal, workspace, turn },
       ).catch((err: unknown) =>
         this.refused(task, { code: "tool_failed", message: `eddy failed to run the tool: ${String(err)}` }),
       );
+      const hooks = this.options.hooks;
+      if (hooks !== undefined)
+        result = await afterToolCall(hooks, this.hookCall(task), result, this.options.channel, signal);
     }
     this.finish(task, result);
     this.release(task);
+  }
+
+  /** Asks the `beforeToolCall` hook; the refusal when it denies (a rewrite is kept in the task). */
+  private async beforeHook(task: Task): Promise<Refusal | undefined> {
+    const hooks = this.options.hooks;
+    if (hooks === undefined) return undefined;
+    const decided = await beforeToolCall(
+      hooks,
+      this.hookCall(task),
+      this.options.channel,
+      this.options.signal,
+    );
+    if ("refusal" in decided) return decided.refusal;
+    if (decided.arguments !== task.call.arguments) task.arguments = decided.arguments;
+    return undefined;
+  }
+
+  private hookCall(task: Task) {
+    const { callId, name } = task.call;
+    return { turn: this.options.turn, callId, name, arguments: task.arguments ?? task.call.arguments };
   }
 
   /** The call no longer holds its slot. */

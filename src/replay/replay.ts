@@ -6,9 +6,13 @@
 import type { ApprovalDecidedFrame, Frame, ToolEndedFrame } from "../frames/frame.js";
 import { recordedSummaries, recordedSummarizer } from "../history/summarizer.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
+import { recordedGuardrails } from "../loop/guardrails.js";
+import { recordedHooks } from "../loop/hooks.js";
 import type { RunDeps, RunResult, ToolExecutor } from "../loop/options.js";
+import { recordedPrepareTurn } from "../loop/prepare-turn.js";
 import { runAgent } from "../loop/run.js";
 import type { RunSpec } from "../loop/run-spec.js";
+import { recordedStop } from "../loop/stop-when.js";
 import type { Provider } from "../provider/provider.js";
 import { refusedToolOutput, type ToolCallResult } from "../tools/execute.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -118,6 +122,17 @@ export function runFromTape(tape: Tape, parts: TapeRunParts): { spec: RunSpec; d
     executeTool: parts.executeTool,
   };
   if (header.mcp_servers !== undefined) deps.mcpServers = header.mcp_servers;
+  // Hook decisions come from the tape: no hook (no command) runs again.
+  if (tape.frames.some((f) => f.type === "hook_decided")) deps.hooks = recordedHooks(tape.frames, gate.wait);
+  // Per-turn settings and guardrail verdicts come from the tape: the program's functions are not on it.
+  const prepareTurn = recordedPrepareTurn(tape.frames);
+  if (prepareTurn !== undefined) deps.prepareTurn = prepareTurn;
+  const guardrails = recordedGuardrails(tape.frames);
+  if (guardrails !== undefined) deps.guardrails = guardrails;
+  // A program's own stop condition is not on the tape: the run stops where the tape says it stopped.
+  const ended = tape.frames[tape.frames.length - 1];
+  if (ended?.type === "run_ended" && ended.stop_condition !== undefined)
+    deps.stopWhen = recordedStop(ended.turns, ended.stop_condition);
   if (parts.refreshTools !== undefined) deps.refreshTools = parts.refreshTools;
   if (askedForApprovals(tape)) deps.onApproval = recordedApprovals(tape, gate, parts.onUnrecordedApproval);
   else if (parts.onUnrecordedApproval !== undefined) deps.onApproval = parts.onUnrecordedApproval;
@@ -170,7 +185,12 @@ export function recordedToolExecutor(
   options: RecordedToolOptions,
 ): ToolExecutor {
   const recorded = new Map<string, ToolEndedFrame[]>();
+  // A call's output is released where the first frame after its execution is: its after-hook's
+  // decision, else its tool_ended.
+  const releaseAt = new Map<string, number>();
   for (const f of tape.frames) {
+    if (f.type === "hook_decided" && f.hook === "after_tool_call")
+      releaseAt.set(`${f.turn}:${f.call_id}`, f.seq);
     if (f.type !== "tool_ended") continue;
     const key = `${f.turn}:${f.call_id}`;
     const list = recorded.get(key) ?? [];
@@ -178,7 +198,8 @@ export function recordedToolExecutor(
     recorded.set(key, list);
   }
   return async (call, context) => {
-    const frame = recorded.get(`${context.turn}:${call.callId}`)?.shift();
+    const key = `${context.turn}:${call.callId}`;
+    const frame = recorded.get(key)?.shift();
     if (frame === undefined) {
       if (options.onMissing !== undefined) return options.onMissing(call, context);
       return refusedToolOutput(
@@ -193,10 +214,10 @@ export function recordedToolExecutor(
         signal: context.signal,
         workspace: context.workspace,
       });
-      await gate.wait(frame.seq);
+      await gate.wait(releaseAt.get(key) ?? frame.seq);
       return live;
     }
-    await gate.wait(frame.seq);
+    await gate.wait(releaseAt.get(key) ?? frame.seq);
     return resultFrom(frame);
   };
 }

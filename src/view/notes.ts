@@ -15,6 +15,9 @@ const TITLES: Readonly<Record<string, string>> = {
   context_compacted: "Context compacted",
   approval_requested: "Approval requested",
   approval_decided: "Approval decided",
+  hook_decided: "Hook decided",
+  turn_prepared: "Turn prepared",
+  guardrail_checked: "Guardrail checked",
 };
 
 const ENVELOPE = new Set(["run_id", "seq", "ts", "type"]);

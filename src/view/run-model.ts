@@ -169,6 +169,9 @@ export class RunBuilder {
       case "history_repaired":
       case "approval_requested":
       case "approval_decided":
+      case "hook_decided":
+      case "turn_prepared":
+      case "guardrail_checked":
       case "context_compiled":
       case "context_compacted":
         this.note(record, true);

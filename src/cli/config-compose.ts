@@ -1,0 +1,94 @@
+/**
+ * The composition settings of the CLI (docs/architecture.md, "Composing runs"): `--on-limit`
+ * (`on_limit`), `--no-agents-md` (`agents_md`), the config file's `hooks` (commands run before and
+ * after each tool call, cli/hook-commands.ts) and `agents` (sub-agents offered as tools,
+ * loop/agent-tool.ts). Precedence as everywhere: flag > config file > default.
+ */
+import { z } from "zod";
+import type { Setting } from "./config.js";
+import type { ConfigFile } from "./config-file.js";
+
+/** A sub-agent's name: it becomes a tool name. */
+const AGENT_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** `hooks` in the config file: shell command lines (`sh -c`), and how long each may take. */
+const hooksSchema = z
+  .object({
+    before_tool_call: z.string().min(1).optional(),
+    after_tool_call: z.string().min(1).optional(),
+    timeout_ms: z.number().int().min(1).max(600_000).optional(),
+  })
+  .strict();
+
+/** One entry of `agents` in the config file. */
+const agentSchema = z
+  .object({
+    instructions: z.string().min(1),
+    description: z.string().min(1).max(1024).optional(),
+    model: z.string().min(1).optional(),
+    tools: z.array(z.string().min(1)).optional(),
+    max_turns: z.number().int().min(1).optional(),
+  })
+  .strict();
+
+/** The config-file keys of this module (spread into the config schema). */
+export const COMPOSE_CONFIG_KEYS = {
+  on_limit: z.enum(["stop", "answer"]).optional(),
+  agents_md: z.boolean().optional(),
+  hooks: hooksSchema.optional(),
+  agents: z
+    .record(z.string().regex(AGENT_NAME, "agent names are 1–64 letters, digits, _ or -"), agentSchema)
+    .optional(),
+};
+
+/** The config file's `hooks`. */
+export type HookCommandsConfig = z.infer<typeof hooksSchema>;
+
+/** One of the config file's `agents`. */
+export type AgentConfig = z.infer<typeof agentSchema>;
+
+/** What a run does at a limit (`--on-limit`). */
+export type OnLimit = "stop" | "answer";
+
+/** The flags of this module, as commander parsed them. */
+export interface ComposeFlags {
+  onLimit?: OnLimit;
+  /** `--no-agents-md` makes this false (commander); absent or true means "not given". */
+  agentsMd?: boolean;
+}
+
+/** What this module adds to the effective configuration. */
+export interface ComposeSettings {
+  onLimit: Setting<OnLimit>;
+  /** Read AGENTS.md files into the instructions (loop/instruction-files.ts). */
+  agentsMd: Setting<boolean>;
+  /** The hook commands (config file only). */
+  hooks: HookCommandsConfig | undefined;
+  /** The sub-agents offered as tools (config file only). */
+  agents: Readonly<Record<string, AgentConfig>>;
+}
+
+/** Resolves `--on-limit`, `--no-agents-md`, `hooks` and `agents`. */
+export function resolveComposeSettings(
+  flags: ComposeFlags,
+  file: ConfigFile,
+  path: string | undefined,
+): ComposeSettings {
+  const fromConfig = { source: "config" as const, from: path ?? "config" };
+  return {
+    onLimit:
+      flags.onLimit !== undefined
+        ? { value: flags.onLimit, source: "flag" }
+        : file.on_limit !== undefined
+          ? { value: file.on_limit, ...fromConfig }
+          : { value: "stop", source: "default" },
+    agentsMd:
+      flags.agentsMd === false
+        ? { value: false, source: "flag" }
+        : file.agents_md !== undefined
+          ? { value: file.agents_md, ...fromConfig }
+          : { value: true, source: "default" },
+    hooks: file.hooks,
+    agents: file.agents ?? {},
+  };
+}

@@ -1,0 +1,169 @@
+/**
+ * The config file's `hooks` as `ToolHooks` (loop/hooks.ts): each is a command line run with
+ * `sh -c` in the workspace, the call as JSON on stdin —
+ * `{"hook", "turn", "call_id", "name", "arguments"}` (after a call also `"ok"` and `"output"`).
+ *
+ * - exit 0 allows; stdout may hold JSON that rewrites: `{"arguments": {...}}` before a call,
+ *   `{"output": "..."}` after it (empty stdout: no change);
+ * - exit 2 denies, with stderr as the reason the model reads (after a call: the output is withheld);
+ * - anything else — another exit code, a crash, stdout that is not such JSON, or no answer within
+ *   `timeout_ms` (default 10 s; the command's process group is killed) — fails closed: the call is
+ *   denied (or its output withheld) with a note saying what went wrong.
+ */
+import { spawn } from "node:child_process";
+import type { AfterToolCallDecision, BeforeToolCallDecision, HookCall, ToolHooks } from "../loop/hooks.js";
+import type { JsonObject } from "../protocol/types.js";
+import type { HookCommandsConfig } from "./config-compose.js";
+import type { Env } from "./config-file.js";
+
+/** How long a hook command may take unless `hooks.timeout_ms` says otherwise. */
+export const HOOK_TIMEOUT_MS = 10_000;
+
+/** Longest stderr kept as a reason (the rest is cut). */
+const REASON_MAX = 2000;
+
+interface HookRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  error?: string;
+}
+
+/** The hooks of a config file's `hooks`, run in `workspace` with `env`. */
+export function commandHooks(config: HookCommandsConfig, workspace: string, env: Env): ToolHooks {
+  const timeoutMs = config.timeout_ms ?? HOOK_TIMEOUT_MS;
+  const hooks: ToolHooks = {};
+  const before = config.before_tool_call;
+  if (before !== undefined)
+    hooks.beforeToolCall = async (call, { signal }) => {
+      const run = await runHook(before, payload("before_tool_call", call), {
+        workspace,
+        env,
+        timeoutMs,
+        signal,
+      });
+      return beforeDecision(run, timeoutMs);
+    };
+  const after = config.after_tool_call;
+  if (after !== undefined)
+    hooks.afterToolCall = async (call, { signal }) => {
+      const input = { ...payload("after_tool_call", call), ok: call.ok, output: call.output };
+      const run = await runHook(after, input, { workspace, env, timeoutMs, signal });
+      return afterDecision(run, timeoutMs);
+    };
+  return hooks;
+}
+
+function payload(hook: string, call: HookCall): Record<string, unknown> {
+  let args: unknown = call.arguments;
+  try {
+    args = JSON.parse(call.arguments);
+  } catch {}
+  return { hook, turn: call.turn, call_id: call.callId, name: call.name, arguments: args };
+}
+
+/** The decision a finished `before_tool_call` command stands for. */
+export function beforeDecision(run: HookRun, timeoutMs: number): BeforeToolCallDecision {
+  const failed = failure("before_tool_call", run, timeoutMs);
+  if (failed !== undefined)
+    return { action: "deny", reason: `${failed}; the call was not run`, note: failed };
+  if (run.code === 2) return { action: "deny", reason: reasonOf(run.stderr) };
+  const out = rewriteOf(run.stdout, "arguments");
+  if (out === undefined) return { action: "allow" };
+  if ("problem" in out) {
+    const note = `the before_tool_call hook wrote ${out.problem} (fail closed)`;
+    return { action: "deny", reason: `${note}; the call was not run`, note };
+  }
+  const value = out.value;
+  if (typeof value === "string") return { action: "rewrite", arguments: value };
+  if (value !== null && typeof value === "object" && !Array.isArray(value))
+    return { action: "rewrite", arguments: value as JsonObject };
+  const note =
+    'the before_tool_call hook wrote "arguments" that is neither an object nor a string (fail closed)';
+  return { action: "deny", reason: `${note}; the call was not run`, note };
+}
+
+/** The decision a finished `after_tool_call` command stands for. */
+export function afterDecision(run: HookRun, timeoutMs: number): AfterToolCallDecision {
+  const failed = failure("after_tool_call", run, timeoutMs);
+  if (failed !== undefined)
+    return { action: "deny", reason: `${failed}; the output was withheld`, note: failed };
+  if (run.code === 2) return { action: "deny", reason: reasonOf(run.stderr) };
+  const out = rewriteOf(run.stdout, "output");
+  if (out === undefined) return { action: "allow" };
+  if (!("problem" in out) && typeof out.value === "string") return { action: "rewrite", output: out.value };
+  const note = `the after_tool_call hook wrote ${"problem" in out ? out.problem : '"output" that is not a string'} (fail closed)`;
+  return { action: "deny", reason: `${note}; the output was withheld`, note };
+}
+
+/** Why a hook run counts as failed (fail closed), or undefined when it answered (exit 0 or 2). */
+function failure(hook: string, run: HookRun, timeoutMs: number): string | undefined {
+  if (run.timedOut) return `the ${hook} hook timed out after ${timeoutMs} ms (fail closed)`;
+  if (run.error !== undefined) return `the ${hook} hook could not run: ${run.error} (fail closed)`;
+  if (run.code === 0 || run.code === 2) return undefined;
+  const why = run.code === null ? "was killed" : `exited ${run.code}`;
+  const stderr = run.stderr.trim() === "" ? "" : `: ${reasonOf(run.stderr)}`;
+  return `the ${hook} hook ${why}${stderr} (fail closed)`;
+}
+
+function reasonOf(stderr: string): string {
+  const text = stderr.trim().replace(/\s*\n\s*/g, " ");
+  if (text === "") return "denied by a hook";
+  return text.length > REASON_MAX ? `${text.slice(0, REASON_MAX)}…` : text;
+}
+
+/** `key` of the JSON object on stdout; undefined when stdout is empty or has no such key. */
+function rewriteOf(stdout: string, key: string): { value: unknown } | { problem: string } | undefined {
+  if (stdout.trim() === "") return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(stdout);
+  } catch {
+    return { problem: "stdout that is not JSON" };
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+    return { problem: "stdout that is not a JSON object" };
+  if (!(key in parsed)) return undefined;
+  return { value: (parsed as Record<string, unknown>)[key] };
+}
+
+/** Runs `command` with `sh -c`, `input` as JSON on stdin; kills its process group on timeout or abort. */
+function runHook(
+  command: string,
+  input: unknown,
+  options: { workspace: string; env: Env; timeoutMs: number; signal: AbortSignal },
+): Promise<HookRun> {
+  return new Promise((resolve) => {
+    const child = spawn("sh", ["-c", command], {
+      cwd: options.workspace,
+      env: options.env as NodeJS.ProcessEnv,
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+    });
+    let stdout = "";
+    let stderr = "";
+    let timedOut = false;
+    const kill = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+      } catch {}
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, options.timeoutMs);
+    options.signal.addEventListener("abort", kill, { once: true });
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdin.on("error", () => {});
+    child.stdin.end(JSON.stringify(input));
+    const done = (run: HookRun) => {
+      clearTimeout(timer);
+      options.signal.removeEventListener("abort", kill);
+      resolve(run);
+    };
+    child.on("error", (err) => done({ code: null, stdout, stderr, timedOut, error: err.message }));
+    child.on("close", (code) => done({ code, stdout, stderr, timedOut }));
+  });
+}

@@ -1,0 +1,189 @@
+/**
+ * Composition through the built CLI against scripted mock servers on 127.0.0.1 (the "done when"
+ * checks of docs/architecture.md, "Composing runs"): `--on-limit answer`, config hook commands and
+ * AGENTS.md — runs recorded and replayed with `eddy replay`.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Frame } from "../src/frames/frame.js";
+import { parseFrames } from "../src/frames/jsonl.js";
+import { createMockServer, type MockServer } from "../src/mock/index.js";
+import type { Scenario } from "../src/mock/scenario.js";
+import type { JsonObject } from "../src/protocol/types.js";
+import { cleanEnv, runCli } from "./support/cli.js";
+
+let server: MockServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function serve(scenario: Scenario): Promise<string> {
+  server = await createMockServer({ scenario });
+  return server.url;
+}
+
+function bodies(): JsonObject[] {
+  return (server?.requests ?? []).map((r) => r.body as JsonObject);
+}
+
+function workspace(files: Record<string, string> = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), "eddy-compose-"));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+async function runJson(
+  args: string[],
+  cwd: string,
+): Promise<{ code: number | null; frames: Frame[]; stderr: string }> {
+  const out = await runCli(["run", "--json", ...args], { cwd, env: cleanEnv() });
+  return { code: out.code, frames: parseFrames(out.stdout), stderr: out.stderr };
+}
+
+function last(frames: Frame[]): Frame | undefined {
+  return frames[frames.length - 1];
+}
+
+async function replays(tape: string, cwd: string): Promise<void> {
+  const replay = await runCli(["replay", tape], { cwd, env: cleanEnv() });
+  expect(replay.stdout + replay.stderr).toMatch(/match/i);
+  expect(replay.code).toBe(0);
+}
+
+const readCall = (path: string, callId = "call_r"): Scenario["turns"][number] => ({
+  items: [{ type: "function_call", name: "read_file", arguments: { path }, call_id: callId }],
+});
+
+describe("--on-limit", { timeout: 90_000 }, () => {
+  it("answer: at --max-turns 1 a second request with tools off, exit 3, a non-empty final answer", async () => {
+    const url = await serve({
+      turns: [readCall("notes.txt"), { items: [{ type: "message", text: "The notes say hello." }] }],
+    });
+    const cwd = workspace({ "notes.txt": "hello" });
+    const tape = join(cwd, "run.tape");
+    const args = [
+      "--base-url",
+      url,
+      "--model",
+      "m",
+      "--max-turns",
+      "1",
+      "--on-limit",
+      "answer",
+      "--record",
+      tape,
+    ];
+    const run = await runJson([...args, "read notes.txt"], cwd);
+    expect(run.code).toBe(3);
+    expect(bodies()).toHaveLength(2);
+    expect(bodies()[0]?.tools).toBeDefined();
+    expect(bodies()[1]?.tools).toBeUndefined();
+    expect(last(run.frames)).toMatchObject({
+      type: "run_ended",
+      reason: "max_turns",
+      output_text: "The notes say hello.",
+    });
+    await replays(tape, cwd);
+  });
+
+  it("stop (the default): one request, exit 3", async () => {
+    const url = await serve({ turns: [readCall("notes.txt"), { items: [{ type: "message", text: "x" }] }] });
+    const cwd = workspace({ "notes.txt": "hello" });
+    const run = await runJson(["--base-url", url, "--model", "m", "--max-turns", "1", "read"], cwd);
+    expect(run.code).toBe(3);
+    expect(bodies()).toHaveLength(1);
+  });
+});
+
+describe("config hooks", { timeout: 90_000 }, () => {
+  it("before_tool_call exiting 2: the call is not run, the model sees the reason, the file never reaches the provider", async () => {
+    const url = await serve({
+      turns: [readCall("secret.txt"), { items: [{ type: "message", text: "I could not read it." }] }],
+    });
+    const cwd = workspace({
+      "secret.txt": "TOPSECRET-42",
+      "eddy.config.json": JSON.stringify({
+        hooks: { before_tool_call: 'cat > call.json; echo "blocked by policy" >&2; exit 2' },
+      }),
+    });
+    const tape = join(cwd, "run.tape");
+    const run = await runJson(["--base-url", url, "--model", "m", "--record", tape, "read secret.txt"], cwd);
+    expect(run.code).toBe(0);
+    const sent = JSON.stringify(bodies());
+    expect(sent).not.toContain("TOPSECRET");
+    expect(sent).toContain("blocked by policy");
+    expect(run.frames.find((f) => f.type === "hook_decided")).toMatchObject({
+      hook: "before_tool_call",
+      decision: "deny",
+      reason: "blocked by policy",
+    });
+    await replays(tape, cwd);
+  });
+
+  it("a hook that hangs is bounded by timeout_ms and fails closed with a note", async () => {
+    const url = await serve({
+      turns: [readCall("secret.txt"), { items: [{ type: "message", text: "ok" }] }],
+    });
+    const cwd = workspace({
+      "secret.txt": "TOPSECRET-42",
+      "eddy.config.json": JSON.stringify({ hooks: { before_tool_call: "sleep 30", timeout_ms: 300 } }),
+    });
+    const run = await runJson(["--base-url", url, "--model", "m", "read secret.txt"], cwd);
+    expect(run.code).toBe(0);
+    expect(JSON.stringify(bodies())).not.toContain("TOPSECRET");
+    expect(run.frames.find((f) => f.type === "hook_decided")).toMatchObject({
+      decision: "deny",
+      note: "the before_tool_call hook timed out after 300 ms (fail closed)",
+    });
+  });
+
+  it("after_tool_call rewrites the output on stdout (redaction) and before_tool_call gets the call on stdin", async () => {
+    const url = await serve({
+      turns: [readCall("secret.txt"), { items: [{ type: "message", text: "ok" }] }],
+    });
+    const cwd = workspace({
+      "secret.txt": "TOPSECRET-42",
+      "eddy.config.json": JSON.stringify({
+        hooks: {
+          before_tool_call: "cat > before.json",
+          after_tool_call: `node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const c=JSON.parse(s);process.stdout.write(JSON.stringify({output:c.output.replace(/TOPSECRET-\\d+/g,"[redacted]")}))})'`,
+        },
+      }),
+    });
+    const run = await runJson(["--base-url", url, "--model", "m", "read secret.txt"], cwd);
+    expect(run.code).toBe(0);
+    const sent = JSON.stringify(bodies());
+    expect(sent).not.toContain("TOPSECRET");
+    expect(sent).toContain("[redacted]");
+    const { readFileSync } = await import("node:fs");
+    expect(JSON.parse(readFileSync(join(cwd, "before.json"), "utf8"))).toMatchObject({
+      hook: "before_tool_call",
+      name: "read_file",
+      call_id: "call_r",
+      arguments: { path: "secret.txt" },
+    });
+  });
+});
+
+describe("AGENTS.md", { timeout: 90_000 }, () => {
+  it("reaches request 1 and is listed in run_started.instruction_files; --no-agents-md leaves it out", async () => {
+    const url = await serve({
+      turns: [{ items: [{ type: "message", text: "ok" }] }, { items: [{ type: "message", text: "ok" }] }],
+    });
+    const cwd = workspace({ "AGENTS.md": "Always answer in haiku." });
+    const run = await runJson(["--base-url", url, "--model", "m", "--instructions", "Be kind.", "hi"], cwd);
+    expect(run.code).toBe(0);
+    expect(bodies()[0]?.instructions).toBe(
+      "Instructions from AGENTS.md:\n\nAlways answer in haiku.\n\nBe kind.",
+    );
+    expect(run.frames[0]).toMatchObject({ type: "run_started", instruction_files: ["AGENTS.md"] });
+
+    const off = await runJson(["--base-url", url, "--model", "m", "--no-agents-md", "hi"], cwd);
+    expect(off.code).toBe(0);
+    expect(bodies()[1]?.instructions).toBeUndefined();
+    expect(off.frames[0]).not.toHaveProperty("instruction_files");
+  });
+});
