@@ -8,9 +8,11 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
+import Ajv2020 from "ajv/dist/2020.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ResultLine } from "../src/batch/batch-dir.js";
 import { parseFrames } from "../src/frames/jsonl.js";
+import { runSpecSchema } from "../src/loop/run-spec.js";
 import { createMockServer, type MockServer } from "../src/mock/index.js";
 import type { Scenario } from "../src/mock/scenario.js";
 import { readTape } from "../src/replay/tape.js";
@@ -19,6 +21,7 @@ import { runCli } from "./support/cli.js";
 import { MCP_TEST_SERVER, newMarker } from "./support/mcp.js";
 
 const HAS_BWRAP = (await probeBubblewrap(process.env.PATH)).ok;
+const validateSpec = new Ajv2020.default({ strict: false }).compile(runSpecSchema);
 
 let mock: MockServer | undefined;
 afterEach(async () => {
@@ -174,6 +177,11 @@ describe("--approve defer, then eddy resume --decide in another process", () => 
       pending_calls: ["call_w"],
     });
     expect(existsSync(join(cwd, "notes.txt"))).toBe(false);
+    // The header carries the run's spec, valid against the exported JSON Schema.
+    const header = readTape(join(cwd, "t.tape")).header;
+    expect(validateSpec(JSON.parse(JSON.stringify(header.spec))), JSON.stringify(validateSpec.errors)).toBe(
+      true,
+    );
   }
 
   it("allow writes the file once and completes; a second resume finds nothing to do", async () => {

@@ -1,5 +1,5 @@
 /**
- * Every behaviour-altering default of the mock server in one place (STYLE.md: "Options objects,
+ * Every behaviour-altering default of the mock server in one place ("Options objects,
  * defaults in one place"). The CLI (`eddy mock`) and the library both read these.
  */
 export const MOCK_DEFAULTS = {

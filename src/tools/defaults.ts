@@ -1,5 +1,5 @@
 /**
- * Behaviour-altering defaults of the tools layer, in one place (STYLE.md §2). The CLI and the
+ * Behaviour-altering defaults of the tools layer, in one place. The CLI and the
  * library both read these; every per-call option that overrides one says so in its doc comment.
  */
 

@@ -1,4 +1,4 @@
-/** Behaviour-altering defaults of MCP tool sources, in one place (STYLE.md §2). */
+/** Behaviour-altering defaults of MCP tool sources, in one place. */
 
 /** Defaults of `createMcpTools` and the per-server settings. */
 export const MCP_DEFAULTS = {

@@ -1,0 +1,85 @@
+/**
+ * End-to-end: a queue job is untrusted input (anyone who can write to the Redis can add one). A
+ * job whose batch id climbs out of the worker's temp folder fails with a reason naming the field,
+ * deletes nothing, and the worker goes on serving the next job (src/batch/queue.ts checkQueuedTask).
+ */
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { Queue, QueueEvents } from "bullmq";
+import { afterEach, describe, expect, it } from "vitest";
+import { BATCH_DEFAULTS } from "../src/batch/defaults.js";
+import { createMockServer } from "../src/mock/index.js";
+import { type CliProcess, startCli, until } from "./support/cli-process.js";
+import { HAVE_REDIS, startRedis } from "./support/redis.js";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function stopLater(p: CliProcess): void {
+  cleanups.push(async () => {
+    if (p.child.exitCode === null && p.child.signalCode === null) {
+      p.child.kill("SIGKILL");
+      await p.exited;
+    }
+  });
+}
+
+describe.skipIf(!HAVE_REDIS)("eddy worker and hostile queue jobs (redis-server)", () => {
+  it("a job whose batch id holds ../ fails naming the field, deletes nothing, and the worker keeps serving", async () => {
+    const redis = await startRedis();
+    cleanups.push(() => redis.stop());
+    const server = await createMockServer({
+      scenario: { turns: [{ items: [{ type: "message", text: "fine" }], repeat: true }] },
+    });
+    cleanups.push(() => server.close());
+    // What the old worker would have removed: <victim>/t, reached from its temp folder by ../
+    const victim = mkdtempSync(join(tmpdir(), "eddy-victim-"));
+    mkdirSync(join(victim, "t"));
+    writeFileSync(join(victim, "t", "precious.txt"), "keep me\n");
+    const cwd = mkdtempSync(join(tmpdir(), "eddy-queue-hostile-"));
+    const worker = startCli(["worker", "--queue", redis.url, "--base-url", server.url, "--model", "m"], {
+      cwd,
+    });
+    stopLater(worker);
+    await until(() => worker.stderr.includes("serving the queue"), "the worker");
+
+    const connection = { url: redis.url, maxRetriesPerRequest: null };
+    const queue = new Queue(BATCH_DEFAULTS.queueName, { connection });
+    const events = new QueueEvents(BATCH_DEFAULTS.queueName, { connection });
+    cleanups.push(async () => {
+      await queue.close();
+      await events.close();
+    });
+    await events.waitUntilReady();
+    const hostile = await queue.add(
+      "task",
+      {
+        batch: `x/../../${basename(tmpdir())}/${basename(victim)}`,
+        task: { id: "t", spec: { input: "hi" } },
+        retry: false,
+        workspacePerTask: true,
+      },
+      { jobId: "hostile", attempts: 3 },
+    );
+    await expect(hostile.waitUntilFinished(events, 120_000)).rejects.toThrow(/batch: must be 8–40 lowercase/);
+    expect((await queue.getJob("hostile"))?.attemptsMade).toBe(1); // not retried: it can never succeed
+    expect(existsSync(join(victim, "t", "precious.txt"))).toBe(true);
+
+    const wrongTypes = await queue.add(
+      "task",
+      {
+        batch: "abcdefgh12",
+        task: { id: "w", spec: { input: "hi", max_turns: "many" } },
+        retry: false,
+        workspacePerTask: false,
+      },
+      { jobId: "wrong-types" },
+    );
+    await expect(wrongTypes.waitUntilFinished(events, 120_000)).rejects.toThrow(/max_turns/);
+    expect(worker.child.exitCode).toBeNull();
+    expect(worker.stderr).not.toMatch(/\n\s+at .*\.js:\d+/);
+  });
+});
