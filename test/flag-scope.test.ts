@@ -55,6 +55,7 @@ const VALUES: Record<string, string> = {
   "--metadata": "a=b",
   "--tool": "web_search",
   "--approve": "auto",
+  "--on-limit": "answer",
   "--mcp": "srv=true",
   "--temperature": "1",
   "--top-p": "1",

@@ -94,6 +94,8 @@ describe("tool history: one path", () => {
       "provider/assembler/": "output items assembled from events",
       // The Chat Completions translator turns chunks into the Open Responses *output* events.
       "provider/chat-completions/translator.ts": "output items translated from chat chunks",
+      // The AI SDK translator turns an AI SDK model's stream parts into Open Responses *output* events.
+      "provider/ai-sdk/translator.ts": "output items translated from AI SDK stream parts",
       // LLMProvider.generateResponsesTurn sends the caller's outputs for the previous response
       // (chained follow-up); it renders no history.
       "provider/llm-provider.ts": "chained outputs of a one-turn API",

@@ -583,10 +583,12 @@ function defineConfig(program: Command, io: CliIo, state: CliState): void {
   const config = program
     .command("config")
     .description("show the effective configuration and where each value comes from (keys redacted)");
-  addRequestOptions(addPolicyOptions(addTargetOptions(config))).action(async (flags: RunFlags) => {
-    const { configCommand } = await import("./config-command.js");
-    state.exitCode = configCommand(flags, io);
-  });
+  addRequestOptions(addPolicyOptions(addTargetOptions(config)))
+    .option("--no-agents-md", "show the settings without AGENTS.md instruction files")
+    .action(async (flags: RunFlags) => {
+      const { configCommand } = await import("./config-command.js");
+      state.exitCode = configCommand(flags, io);
+    });
 }
 
 /** Runs the CLI. Returns the process exit code. */

@@ -100,37 +100,11 @@ export class HumanRenderer {
         this.clearLine();
         break;
       case "retry":
-        this.note(
-          this.options.styles.yellow(
-            `↻ retrying (attempt ${frame.attempt}) in ${formatDuration(frame.delay_ms)}: ${safe(frame.reason)}`,
-          ),
-        );
-        break;
       case "mode_changed":
-        this.note(this.options.styles.yellow(`↻ switching to ${frame.to} mode (${safe(frame.reason)})`));
-        break;
       case "history_repaired":
-        this.note(
-          this.options.styles.yellow(
-            `⚠ repaired the conversation before sending: ${safe(frame.repairs.map((r) => r.detail).join("; "))}`,
-          ),
-        );
-        break;
       case "context_compiled":
-        this.note(
-          this.options.styles.dim(
-            frame.runs === 0
-              ? `↺ ${frame.thread === undefined ? "context" : `thread ${safe(frame.thread)}`}: no earlier runs`
-              : `↺ context: ${frame.runs} earlier run${frame.runs === 1 ? "" : "s"}${frame.thread === undefined ? "" : ` of thread ${safe(frame.thread)}`} (${frame.item_count} items, ~${frame.token_estimate} tokens)`,
-          ),
-        );
-        break;
       case "context_compacted":
-        this.note(
-          this.options.styles.yellow(
-            `⇣ compacted the conversation (${frame.trigger}, ${frame.method}): ${frame.tokens_before} → ${frame.tokens_after} tokens, ${frame.items_removed} items removed`,
-          ),
-        );
+        this.note(this.noteFor(frame));
         break;
       case "cancel_requested":
         this.note(this.options.styles.yellow(`■ cancelling (${frame.reason})…`));
@@ -149,6 +123,34 @@ export class HumanRenderer {
         break;
       default:
         break;
+    }
+  }
+
+  /** The one dim or yellow line a retry, a mode change, a repair or a context change gets. */
+  private noteFor(
+    frame: FrameOf<"retry" | "mode_changed" | "history_repaired" | "context_compiled" | "context_compacted">,
+  ): string {
+    switch (frame.type) {
+      case "retry":
+        return this.options.styles.yellow(
+          `↻ retrying (attempt ${frame.attempt}) in ${formatDuration(frame.delay_ms)}: ${safe(frame.reason)}`,
+        );
+      case "mode_changed":
+        return this.options.styles.yellow(`↻ switching to ${frame.to} mode (${safe(frame.reason)})`);
+      case "history_repaired":
+        return this.options.styles.yellow(
+          `⚠ repaired the conversation before sending: ${safe(frame.repairs.map((r) => r.detail).join("; "))}`,
+        );
+      case "context_compiled":
+        return this.options.styles.dim(
+          frame.runs === 0
+            ? `↺ ${frame.thread === undefined ? "context" : `thread ${safe(frame.thread)}`}: no earlier runs`
+            : `↺ context: ${frame.runs} earlier run${frame.runs === 1 ? "" : "s"}${frame.thread === undefined ? "" : ` of thread ${safe(frame.thread)}`} (${frame.item_count} items, ~${frame.token_estimate} tokens)`,
+        );
+      case "context_compacted":
+        return this.options.styles.yellow(
+          `⇣ compacted the conversation (${frame.trigger}, ${frame.method}): ${frame.tokens_before} → ${frame.tokens_after} tokens, ${frame.items_removed} items removed`,
+        );
     }
   }
 

@@ -76,24 +76,7 @@ export function decideAfterTurn(facts: TurnFacts): TurnDecision {
       },
     };
   }
-  if (answered.length === 0) {
-    if (facts.structured !== undefined) {
-      const parsed = facts.structured(response.outputText);
-      return parsed.ok
-        ? { next: "end", reason: "completed", result: parsed.value }
-        : {
-            next: "end",
-            reason: "failed",
-            error: { code: "output_schema_mismatch", message: parsed.message },
-          };
-    }
-    if (response.outputText.trim() !== "") return { next: "end", reason: "completed" };
-    return {
-      next: "end",
-      reason: "no_progress",
-      error: { code: "no_progress", message: "the model returned neither text nor tool calls" },
-    };
-  }
+  if (answered.length === 0) return endWithoutCalls(facts, response.outputText);
   if (facts.identicalTurns >= facts.identicalTurnsLimit) {
     return {
       next: "end",
@@ -115,6 +98,26 @@ export function decideAfterTurn(facts: TurnFacts): TurnDecision {
     };
   }
   return { next: "continue" };
+}
+
+/** A turn without tool calls ends the run: structured output, text, or nothing (`no_progress`). */
+function endWithoutCalls(facts: TurnFacts, outputText: string): TurnDecision {
+  if (facts.structured !== undefined) {
+    const parsed = facts.structured(outputText);
+    return parsed.ok
+      ? { next: "end", reason: "completed", result: parsed.value }
+      : {
+          next: "end",
+          reason: "failed",
+          error: { code: "output_schema_mismatch", message: parsed.message },
+        };
+  }
+  if (outputText.trim() !== "") return { next: "end", reason: "completed" };
+  return {
+    next: "end",
+    reason: "no_progress",
+    error: { code: "no_progress", message: "the model returned neither text nor tool calls" },
+  };
 }
 
 /** A turn's calls as one comparable string: names and canonical (key-sorted) arguments, in output order. */

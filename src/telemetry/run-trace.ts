@@ -9,6 +9,7 @@
 import type { Attributes, Context, Span, Tracer } from "@opentelemetry/api";
 import type {
   Frame,
+  FrameOf,
   ProviderEventFrame,
   RequestStartedFrame,
   ResponseEndedFrame,
@@ -96,38 +97,11 @@ export class RunTrace {
         this.chat?.responseEnded(frame);
         return;
       case "request_failed":
-        this.chat?.span.addEvent(
-          "request_failed",
-          {
-            [GENAI.errorType]: frame.code,
-            "eddy.attempt": frame.attempt,
-            "eddy.failure.kind": frame.kind,
-            "eddy.failure.retryable": frame.retryable,
-            ...(frame.status !== undefined ? { "http.response.status_code": frame.status } : {}),
-          },
-          time(frame.ts),
-        );
-        if (this.chat !== undefined) this.chat.failure = { code: frame.code, message: frame.message };
+        this.requestFailed(frame);
         return;
-      case "retry": {
-        const chat = this.chat;
-        if (chat === undefined) return;
-        chat.retries++;
-        const fallback = frame.reason.startsWith("fallback:")
-          ? frame.reason.slice("fallback:".length)
-          : undefined;
-        chat.span.addEvent(
-          fallback !== undefined ? "fallback" : "retry",
-          {
-            "eddy.attempt": frame.attempt,
-            "eddy.retry.delay_ms": frame.delay_ms,
-            "eddy.retry.reason": frame.reason,
-            ...(fallback !== undefined ? { "eddy.fallback.provider": fallback } : {}),
-          },
-          time(frame.ts),
-        );
+      case "retry":
+        this.retry(frame);
         return;
-      }
       case "turn_ended":
         this.turnEnded(frame);
         return;
@@ -154,6 +128,40 @@ export class RunTrace {
         this.note(frame as unknown as Record<string, unknown>);
         return;
     }
+  }
+
+  private requestFailed(frame: FrameOf<"request_failed">): void {
+    this.chat?.span.addEvent(
+      "request_failed",
+      {
+        [GENAI.errorType]: frame.code,
+        "eddy.attempt": frame.attempt,
+        "eddy.failure.kind": frame.kind,
+        "eddy.failure.retryable": frame.retryable,
+        ...(frame.status !== undefined ? { "http.response.status_code": frame.status } : {}),
+      },
+      time(frame.ts),
+    );
+    if (this.chat !== undefined) this.chat.failure = { code: frame.code, message: frame.message };
+  }
+
+  private retry(frame: FrameOf<"retry">): void {
+    const chat = this.chat;
+    if (chat === undefined) return;
+    chat.retries++;
+    const fallback = frame.reason.startsWith("fallback:")
+      ? frame.reason.slice("fallback:".length)
+      : undefined;
+    chat.span.addEvent(
+      fallback !== undefined ? "fallback" : "retry",
+      {
+        "eddy.attempt": frame.attempt,
+        "eddy.retry.delay_ms": frame.delay_ms,
+        "eddy.retry.reason": frame.reason,
+        ...(fallback !== undefined ? { "eddy.fallback.provider": fallback } : {}),
+      },
+      time(frame.ts),
+    );
   }
 
   private request(frame: RequestStartedFrame): void {

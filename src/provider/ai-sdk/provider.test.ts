@@ -59,7 +59,10 @@ describe("createAiSdkProvider", () => {
       "provider_event",
       "output_text_delta",
       "provider_event",
+      // Derived right after the event they come from (docs/architecture.md, the frame contract).
+      "item_done",
       "provider_event",
+      "response_ended",
     ]);
     const events = frames.filter((f) => f.type === "provider_event");
     expect(events.map((f) => f.data)).toEqual(JSON.parse(JSON.stringify(textParts("Hello there"))));
@@ -194,7 +197,14 @@ describe("createAiSdkProvider", () => {
     const { frames, outcome } = await send(model);
     expect(
       frames.filter((f) => f.type !== "provider_event" && f.type !== "output_text_delta").map((f) => f.type),
-    ).toEqual(["request_started", "request_failed", "retry", "request_started"]);
+    ).toEqual([
+      "request_started",
+      "request_failed",
+      "retry",
+      "request_started",
+      "item_done",
+      "response_ended",
+    ]);
     expect(frames[1]).toMatchObject({
       status: 529,
       request_id: "req_9",
