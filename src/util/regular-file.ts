@@ -91,7 +91,8 @@ function readBounded(fd: number, sizeHint: number, max: number): Buffer | undefi
   return filled > max ? undefined : buffer.subarray(0, filled);
 }
 
-function kindOf(stats: Stats): string {
+/** What a file that is not a regular one is, in words ("a FIFO (named pipe)", "a character device", …). */
+export function kindOf(stats: Stats): string {
   if (stats.isFIFO()) return "a FIFO (named pipe)";
   if (stats.isCharacterDevice()) return "a character device";
   if (stats.isBlockDevice()) return "a block device";

@@ -89,11 +89,11 @@ describe("readViewTape", () => {
   it("refuses what is not a regular file at once: /dev/zero, a FIFO with no writer, a folder", () => {
     const dir = mkdtempSync(join(tmpdir(), "eddy-view-read-"));
     try {
-      expect(refused("/dev/zero")).toBe("cannot read tape /dev/zero: it is not a regular file");
+      expect(refused("/dev/zero")).toBe("tape /dev/zero is a character device, not a regular file: give a tape file");
       const fifo = join(dir, "pipe.tape");
       execFileSync("mkfifo", [fifo]);
-      expect(refused(fifo)).toBe(`cannot read tape ${fifo}: it is not a regular file`);
-      expect(refused(dir)).toBe(`cannot read tape ${dir}: it is not a regular file`);
+      expect(refused(fifo)).toBe(`tape ${fifo} is a FIFO (named pipe), not a regular file: give a tape file`);
+      expect(refused(dir)).toBe(`tape ${dir} is a directory, not a regular file: give a tape file`);
       expect(refused(join(dir, "none.tape"))).toBe(`cannot read tape ${join(dir, "none.tape")}: ENOENT`);
     } finally {
       rmSync(dir, { recursive: true, force: true });

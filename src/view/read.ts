@@ -16,6 +16,7 @@ import { EddyError } from "../errors.js";
 import { FRAME_TYPES, type Frame, type FrameEnvelope } from "../frames/frame.js";
 import { parseTape, type TapeHeader } from "../replay/tape.js";
 import { parseJsonObject } from "../util/json.js";
+import { kindOf } from "../util/regular-file.js";
 import { VIEW_LIMITS } from "./limits.js";
 
 /** A frame as read from a tape: any `type`, the envelope checked. */
@@ -166,7 +167,9 @@ function* fileLines(path: string): Generator<TapeLine> {
     );
   }
   try {
-    if (!fstatSync(fd).isFile()) throw invalid(`cannot read tape ${path}: it is not a regular file`);
+    const stats = fstatSync(fd);
+    if (!stats.isFile())
+      throw invalid(`tape ${path} is ${kindOf(stats)}, not a regular file: give a tape file`);
     yield* chunkLines(fd);
   } finally {
     closeSync(fd);
