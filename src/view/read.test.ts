@@ -89,7 +89,9 @@ describe("readViewTape", () => {
   it("refuses what is not a regular file at once: /dev/zero, a FIFO with no writer, a folder", () => {
     const dir = mkdtempSync(join(tmpdir(), "eddy-view-read-"));
     try {
-      expect(refused("/dev/zero")).toBe("tape /dev/zero is a character device, not a regular file: give a tape file");
+      expect(refused("/dev/zero")).toBe(
+        "tape /dev/zero is a character device, not a regular file: give a tape file",
+      );
       const fifo = join(dir, "pipe.tape");
       execFileSync("mkfifo", [fifo]);
       expect(refused(fifo)).toBe(`tape ${fifo} is a FIFO (named pipe), not a regular file: give a tape file`);
