@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { composedRun, replayComposed } from "../../test/support/compose.js";
 import type { Script } from "../../test/support/scripted.js";
 import type { JsonObject } from "../protocol/types.js";
+import { defineTool } from "../tools/tool.js";
 import { agentTool } from "./agent-tool.js";
 
 const reviewer = agentTool({
@@ -68,5 +69,39 @@ describe("agentTool", () => {
     expect(callOutput(run.requests[2])).toContain("the agent reviewer ended max_turns");
     const replay = await replayComposed(run.tape, [limited]);
     expect(replay.verdict).toMatchObject({ match: true });
+  });
+
+  it("the parent's hooks decide on the sub-agent's calls too", async () => {
+    const ran: string[] = [];
+    const lookup = defineTool({
+      name: "lookup",
+      description: "Looks a secret up",
+      parameters: { type: "object", properties: {} },
+      execute: () => {
+        ran.push("lookup");
+        return "TOPSECRET";
+      },
+    });
+    const withTools = agentTool({
+      name: "reviewer",
+      description: "Reviews a change",
+      spec: { instructions: "Review.", tools: ["lookup"] },
+    });
+    const nested: Script[] = [
+      scripts[0] as Script,
+      { items: [{ type: "function_call", name: "lookup", arguments: "{}", call_id: "s1" }] },
+      { items: [{ type: "message", text: "could not look it up" }] },
+      { items: [{ type: "message", text: "done" }] },
+    ];
+    const run = await composedRun(nested, { tools: ["reviewer"] }, [withTools, lookup], {
+      hooks: {
+        beforeToolCall: (call) =>
+          call.name === "lookup" ? { action: "deny", reason: "blocked by policy" } : { action: "allow" },
+      },
+    });
+    expect(ran).toEqual([]);
+    expect(JSON.stringify(run.requests)).not.toContain("TOPSECRET");
+    expect(JSON.stringify(run.requests[2]?.input)).toContain("blocked by policy");
+    expect(callOutput(run.requests[3])).toContain("could not look it up");
   });
 });

@@ -1,10 +1,10 @@
 /**
  * Agents as tools: `agentTool` offers a sub-agent to a run as a tool. A call runs the sub-agent on
  * its own RunSpec (instructions, model, tools, limits) through `runAgent`, with the calling run's
- * provider, policy, tools, approval handler and cancellation (`ToolContext.parent`, set by the
- * loop). The sub-run's frames go into the call's `tool_ended.subrun`, so the parent's tape holds
- * them and a replay gives the recorded answer back without asking a provider
- * (docs/architecture.md, "Agents as tools").
+ * provider, policy, tools, approval handler, tool-call hooks and cancellation (`ToolContext.parent`,
+ * set by the loop). The sub-run's frames go into the call's `tool_ended.subrun`, so the parent's
+ * tape holds them and a replay gives the recorded answer back without asking a provider
+ * (docs/architecture.md, "Composing runs").
  */
 import { z } from "zod";
 import { EddyError } from "../errors.js";
@@ -13,6 +13,7 @@ import type { Provider } from "../provider/provider.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { type ToolContext, type ToolDefinition, type ToolResult, toolResult } from "../tools/tool.js";
 import type { ApprovalHandler } from "./approvals.js";
+import type { ToolHooks } from "./hooks.js";
 import type { Policy } from "./policy.js";
 import { runAgent } from "./run.js";
 import type { PartialRunSpec } from "./run-spec.js";
@@ -36,11 +37,13 @@ export interface AgentToolParent {
   provider: Provider;
   /** The parent's model (the sub-agent's when its spec names none). */
   model?: string;
-  /** The parent's tools: the sub-agent's `spec.tools` selects among them. */
+  /** Every tool given to the parent run (before its own selection): the sub-agent's `spec.tools` selects among them. */
   tools: ToolRegistry;
   workspace: string;
   policy?: Policy;
   onApproval?: ApprovalHandler;
+  /** The parent's tool-call hooks: they decide on the sub-agent's calls too. */
+  hooks?: ToolHooks;
   secrets?: readonly string[];
 }
 
@@ -93,6 +96,7 @@ async function runSubAgent(
       signal: context.signal,
       ...(parent.policy === undefined ? {} : { policy: parent.policy }),
       ...(parent.onApproval === undefined ? {} : { onApproval: parent.onApproval }),
+      ...(parent.hooks === undefined ? {} : { hooks: parent.hooks }),
       ...(parent.secrets === undefined ? {} : { secrets: parent.secrets }),
     },
   );

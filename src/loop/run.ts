@@ -91,6 +91,7 @@ export function runAgent(input: RunSpecInput | RunSpec, deps: RunDeps): RunHandl
     channel,
     controller,
     registry: tools.registry,
+    allTools: base,
     replaceTools: (next) => tools.replace(select(next)),
     workspace,
     structured,
@@ -145,6 +146,8 @@ interface LoopDeps {
   controller: AbortController;
   /** The run's tools (this object for the whole run; `replaceTools` changes what it answers). */
   registry: ToolRegistry;
+  /** Every tool given to the run, before `RunSpec.tools` selected (an agent tool's sub-agent selects among them). */
+  allTools: ToolRegistry;
   replaceTools: (next: ToolRegistry) => void;
   workspace: string;
   structured: { check: StructuredOutputCheck; format: JsonObject } | undefined;
@@ -666,12 +669,13 @@ function registryExecutor(spec: RunSpec, runDeps: RunDeps, deps: LoopDeps): Tool
 function toolParent(spec: RunSpec, runDeps: RunDeps, deps: LoopDeps): AgentToolParent {
   const parent: AgentToolParent = {
     provider: runDeps.provider,
-    tools: deps.registry,
+    tools: deps.allTools,
     workspace: deps.workspace,
   };
   if (spec.model !== null) parent.model = spec.model;
   if (runDeps.policy !== undefined) parent.policy = runDeps.policy;
   if (deps.onApproval !== undefined) parent.onApproval = deps.onApproval;
+  if (runDeps.hooks !== undefined) parent.hooks = runDeps.hooks;
   if (runDeps.secrets !== undefined) parent.secrets = runDeps.secrets;
   return parent;
 }
