@@ -68,6 +68,7 @@ export type {
   RunEndedFrame,
   RunEndReason,
   RunStartedFrame,
+  SubRun,
   ToolCallFrame,
   ToolEndedFrame,
   ToolStartedFrame,
@@ -114,6 +115,7 @@ export {
   type ToolHistoryManagerOptions,
 } from "./history/tool-history.js";
 // ── the loop ──────────────────────────────────────────────────────────────────────────────
+export { type AgentToolOptions, type AgentToolParent, agentTool } from "./loop/agent-tool.js";
 export { LOOP_DEFAULTS } from "./loop/defaults.js";
 export type { FrameObserver } from "./loop/frame-channel.js";
 export type {
@@ -287,6 +289,7 @@ export {
   defineTool,
   type FreeformGrammar,
   type JsonSchema,
+  type SubRunRecord,
   type ToolContext,
   type ToolDefinition,
   type ToolError,

@@ -187,3 +187,56 @@ describe("AGENTS.md", { timeout: 90_000 }, () => {
     expect(off.frames[0]).not.toHaveProperty("instruction_files");
   });
 });
+
+describe("config agents", { timeout: 90_000 }, () => {
+  it("agents.reviewer is offered as a tool; its call makes a sub-agent request whose answer reaches the parent's follow-up; the tape replays", async () => {
+    const url = await serve({
+      turns: [
+        {
+          items: [
+            {
+              type: "function_call",
+              name: "reviewer",
+              arguments: { input: "review: x = 1" },
+              call_id: "call_a",
+            },
+          ],
+        },
+        { items: [{ type: "message", text: "REVIEW-OK: looks fine" }] },
+        { items: [{ type: "message", text: "The reviewer said it looks fine." }] },
+      ],
+    });
+    const cwd = workspace({
+      "eddy.config.json": JSON.stringify({
+        agents: { reviewer: { instructions: "You review code tersely.", model: "review-m", max_turns: 2 } },
+      }),
+    });
+    const tape = join(cwd, "run.tape");
+    const run = await runJson(
+      ["--base-url", url, "--model", "m", "--record", tape, "write x = 1, then review it"],
+      cwd,
+    );
+    expect(run.code).toBe(0);
+    const [parent, sub, followUp] = bodies();
+    expect(bodies()).toHaveLength(3);
+    const offered = ((parent?.tools ?? []) as JsonObject[]).map((t) => t.name);
+    expect(offered).toContain("reviewer");
+    expect(sub?.instructions).toBe("You review code tersely.");
+    expect(sub?.model).toBe("review-m");
+    expect(JSON.stringify(sub?.input)).toContain("review: x = 1");
+    const output = ((followUp?.input ?? []) as JsonObject[]).find(
+      (i) => i.type === "function_call_output" && i.call_id === "call_a",
+    );
+    expect(String(output?.output)).toContain("REVIEW-OK: looks fine");
+    const ended = run.frames.find((f) => f.type === "tool_ended");
+    expect(ended).toMatchObject({ name: "reviewer", ok: true, subrun: { agent: "reviewer" } });
+    expect(last(run.frames)).toMatchObject({
+      reason: "completed",
+      output_text: "The reviewer said it looks fine.",
+    });
+    // No server answers the replay: the sub-agent's run comes from the tape.
+    await server?.close();
+    server = undefined;
+    await replays(tape, cwd);
+  });
+});

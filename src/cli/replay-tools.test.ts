@@ -62,7 +62,7 @@ describe("replayTools", () => {
 
   it("refuses a tape whose tools it cannot rebuild", () => {
     expect(() => replayTools(header(["read_file", "weather"]), [], {}, "t.tape")).toThrow(
-      /t\.tape: the recorded run used tools that are neither eddy's built-ins nor recorded MCP tools \(weather\)/,
+      /t\.tape: the recorded run used tools that are neither eddy's built-ins nor recorded MCP tools or sub-agents \(weather\)/,
     );
   });
 

@@ -14,6 +14,7 @@ import { secretValuesFromEnv } from "../tools/execute.js";
 import type { McpToolInfo } from "../tools/mcp/mcp-tools.js";
 import { offlineMcpTools } from "../tools/mcp/offline.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import { recordedAgentTools } from "./agent-tools.js";
 import type { Env } from "./config.js";
 import { registryOf } from "./run-tools.js";
 
@@ -52,19 +53,21 @@ export function replayTools(
   }
   const infos = header.mcp_tools ?? [];
   const secrets = secretValuesFromEnv(env);
-  const registry = registryOf(builtins, offlineMcpTools(infos), secrets);
+  const agents = recordedAgentTools(header.agents);
+  const registry = registryOf(builtins, [...offlineMcpTools(infos), ...agents], secrets);
   const missing = (header.spec.tools ?? []).filter((name) => registry.resolve(name) === undefined);
   if (missing.length > 0) {
     throw new EddyError(
       "tape_invalid",
-      `${path}: the recorded run used tools that are neither eddy's built-ins nor recorded MCP tools (${missing.join(", ")}); replay it from the library with those tools`,
+      `${path}: the recorded run used tools that are neither eddy's built-ins nor recorded MCP tools or sub-agents (${missing.join(", ")}); replay it from the library with those tools`,
       { fault: "user" },
     );
   }
   const declaredByTurn = declaredTools(frames);
   if (declaredByTurn.size === 0) return { registry, refreshTools: undefined };
 
-  const builtinNames = new Set([...builtins.tools.map((t) => t.name)]);
+  // The sub-agents never change either: they are compared and rebuilt as the header has them.
+  const builtinNames = new Set([...builtins.tools.map((t) => t.name), ...agents.map((t) => t.name)]);
   const known = new Map(infos.map((i) => [i.name, i]));
   // A tool that appeared mid-run needed approval exactly when the tape asked about one of its calls.
   const asked = new Set(frames.flatMap((f) => (f.type === "approval_requested" ? [f.name] : [])));
@@ -80,7 +83,7 @@ export function replayTools(
       if (declared === undefined || sameDeclarations(mcpOnly(declared), mcpOnly(current.declarations())))
         return undefined;
       const mcp = mcpOnly(declared).map((d) => known.get(d.name) ?? infoOf(d, !asked.has(d.name)));
-      current = registryOf(builtins, offlineMcpTools(mcp), secrets);
+      current = registryOf(builtins, [...offlineMcpTools(mcp), ...agents], secrets);
       return current;
     },
   };

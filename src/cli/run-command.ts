@@ -22,6 +22,7 @@ import { createTapeRecorder, type TapeRecorder } from "../replay/recorder.js";
 import { readTape, type TapeHeader } from "../replay/tape.js";
 import { readRegularTextSync } from "../util/regular-file.js";
 import { compileSchema } from "../util/schema.js";
+import { agentSummaries } from "./agent-tools.js";
 import type { TerminalInput } from "./approval-prompt.js";
 import { type EffectiveConfig, type Env, type RunFlags, resolveConfig } from "./config.js";
 import { CANCELLED, exitCodeFor } from "./exit-codes.js";
@@ -275,6 +276,7 @@ export function tapeHeaderOf(
     ...(deps.policy === undefined ? {} : { policy: deps.policy }),
     mcpServers: tools.mcpServers,
     mcpTools: tools.mcpTools,
+    agents: agentSummaries(config.agents),
   });
 }
 

@@ -17,6 +17,7 @@ import type { McpEvent, McpServerStatus, McpToolInfo, McpTools } from "../tools/
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import type { ToolDefinition } from "../tools/tool.js";
 import { untilAborted } from "../util/abort.js";
+import { agentToolsOf } from "./agent-tools.js";
 import { assertCanAsk, chooseApproveMode, createApprovalPrompter, type Ttys } from "./approval-prompt.js";
 import type { EffectiveConfig, Env } from "./config.js";
 import type { ApproveMode } from "./config-tools.js";
@@ -31,6 +32,8 @@ export interface PreparedTools {
   mcp: McpTools | undefined;
   /** The secret-looking values of the environment: no tool error message carries them to the model. */
   envSecrets: readonly string[];
+  /** The config file's `agents` as tools (cli/agent-tools.ts), after the MCP tools. */
+  agents: readonly ToolDefinition[];
 }
 
 /** The run's tools once started: what `runAgent` and the tape header need. */
@@ -63,7 +66,12 @@ export async function prepareTools(
     if (!probe.ok) throw usageError(`--sandbox: ${probe.reason}`);
   }
   const builtins = createBuiltinTools(builtinOptionsOf(config, io.env));
-  return { builtins, mcp: await mcpTools(config, io, onEvent), envSecrets: secretValuesFromEnv(io.env) };
+  return {
+    builtins,
+    mcp: await mcpTools(config, io, onEvent),
+    envSecrets: secretValuesFromEnv(io.env),
+    agents: agentToolsOf(config.agents),
+  };
 }
 
 /** The MCP tool source, when servers are configured: the MCP SDK is loaded only then. */
@@ -110,7 +118,7 @@ export async function startTools(
   prepared: PreparedTools,
   o: StartToolsOptions,
 ): Promise<RunTools | undefined> {
-  const { builtins, mcp, envSecrets } = prepared;
+  const { builtins, mcp, envSecrets, agents } = prepared;
   let mcpDefinitions: ToolDefinition[] = [];
   if (mcp !== undefined) {
     const listed = await untilAborted(mcp.tools(), o.signal).catch((error: unknown) => {
@@ -120,14 +128,14 @@ export async function startTools(
     if (listed === undefined) return undefined;
     mcpDefinitions = listed;
   }
-  const registry = registryOf(builtins, mcpDefinitions, envSecrets);
+  const registry = registryOf(builtins, [...mcpDefinitions, ...agents], envSecrets);
   const approveMode = chooseApproveMode(o.config.approve, ttysOf(o.io), needsApproval(registry));
   const secrets = mcp?.secrets ?? [];
   return {
     registry,
     approveMode,
     onApproval: approvalHandler(approveMode, o, [...o.secrets, ...secrets]),
-    refreshTools: mcp === undefined ? undefined : refresher(mcp, builtins, envSecrets),
+    refreshTools: mcp === undefined ? undefined : refresher(mcp, builtins, envSecrets, agents),
     mcpServers: mcp?.status() ?? [],
     mcpTools: mcp?.toolInfo() ?? [],
     secrets,
@@ -186,6 +194,7 @@ function refresher(
   mcp: McpTools,
   builtins: BuiltinTools,
   secrets: readonly string[],
+  agents: readonly ToolDefinition[],
 ): () => Promise<ToolRegistry | undefined> {
   let seen = mcp.revision;
   return async () => {
@@ -193,7 +202,7 @@ function refresher(
       const definitions = await mcp.tools();
       if (mcp.revision === seen) return undefined;
       seen = mcp.revision;
-      return registryOf(builtins, definitions, secrets);
+      return registryOf(builtins, [...definitions, ...agents], secrets);
     } catch {
       return undefined; // a clash is reported by the MCP source (onEvent) and the old tools stay
     }

@@ -421,6 +421,18 @@ export interface ToolEndedFrame extends FrameEnvelope {
    * `/undo` and `eddy undo TAPE` restore. Never sent to the model. Absent when nothing changed.
    */
   file_changes?: FileChangeRecord[];
+  /**
+   * A sub-agent's run (an `agentTool` call, src/loop/agent-tool.ts): its frames, nested whole,
+   * labelled with the agent's name. Never sent to the model; a replay gives them back instead of
+   * asking a provider.
+   */
+  subrun?: SubRun;
+}
+
+/** A sub-agent's run inside its parent's `tool_ended` frame: the agent tool's name and the sub-run's frames. */
+export interface SubRun {
+  agent: string;
+  frames: Frame[];
 }
 
 /**

@@ -17,6 +17,7 @@ import type { executeToolCall } from "../tools/execute.js";
 import { executeCall } from "../tools/native-calls.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
+import type { AgentToolParent } from "./agent-tool.js";
 import { type ApprovalHandler, Approvals } from "./approvals.js";
 import { Conversation } from "./conversation.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
@@ -90,6 +91,7 @@ export function runAgent(input: RunSpecInput | RunSpec, deps: RunDeps): RunHandl
     channel,
     controller,
     registry: tools.registry,
+    allTools: base,
     replaceTools: (next) => tools.replace(select(next)),
     workspace,
     structured,
@@ -144,6 +146,8 @@ interface LoopDeps {
   controller: AbortController;
   /** The run's tools (this object for the whole run; `replaceTools` changes what it answers). */
   registry: ToolRegistry;
+  /** Every tool given to the run, before `RunSpec.tools` selected (an agent tool's sub-agent selects among them). */
+  allTools: ToolRegistry;
   replaceTools: (next: ToolRegistry) => void;
   workspace: string;
   structured: { check: StructuredOutputCheck; format: JsonObject } | undefined;
@@ -656,8 +660,24 @@ function registryExecutor(spec: RunSpec, runDeps: RunDeps, deps: LoopDeps): Tool
     if (spec.tool_timeout_ms !== undefined) execOptions.timeoutMs = spec.tool_timeout_ms;
     if (spec.tool_output_cap_bytes !== undefined) execOptions.outputCapBytes = spec.tool_output_cap_bytes;
     if (runDeps.provider.capabilities.toolOutputImages) execOptions.imagesInOutput = true;
+    execOptions.parent = toolParent(spec, runDeps, deps);
     return executeCall(deps.registry, call, execOptions);
   };
+}
+
+/** What the run lends its tools (`ToolContext.parent`): what an `agentTool` runs its sub-agent with. */
+function toolParent(spec: RunSpec, runDeps: RunDeps, deps: LoopDeps): AgentToolParent {
+  const parent: AgentToolParent = {
+    provider: runDeps.provider,
+    tools: deps.allTools,
+    workspace: deps.workspace,
+  };
+  if (spec.model !== null) parent.model = spec.model;
+  if (runDeps.policy !== undefined) parent.policy = runDeps.policy;
+  if (deps.onApproval !== undefined) parent.onApproval = deps.onApproval;
+  if (runDeps.hooks !== undefined) parent.hooks = runDeps.hooks;
+  if (runDeps.secrets !== undefined) parent.secrets = runDeps.secrets;
+  return parent;
 }
 
 function identicalTail(signatures: readonly string[], hadCalls: boolean): number {

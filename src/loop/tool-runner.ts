@@ -13,7 +13,13 @@
  * tool's own duration (and an approver's answer) decides where its `tool_ended` lands — which a
  * replay reproduces by releasing the recorded output (and decision) at that point.
  */
-import { frame, type ToolCallFrame, type ToolEndedFrame, type ToolStartedFrame } from "../frames/frame.js";
+import {
+  frame,
+  type SubRun,
+  type ToolCallFrame,
+  type ToolEndedFrame,
+  type ToolStartedFrame,
+} from "../frames/frame.js";
 import type { AssembledCall } from "../provider/assembler/index.js";
 import { refusedToolOutput, type ToolCallResult } from "../tools/execute.js";
 import type { ToolErrorCode } from "../tools/tool.js";
@@ -279,6 +285,7 @@ export class ToolRunner {
     if (result.imageUrl !== undefined) ended.image_url = result.imageUrl;
     if (result.fileChanges !== undefined && result.fileChanges.length > 0)
       ended.file_changes = result.fileChanges;
+    if (result.subrun !== undefined) ended.subrun = result.subrun as SubRun;
     this.options.channel.emit(ended);
     this.answered.push({ call: task.call, result });
   }

@@ -10,7 +10,7 @@ import type { Provider } from "../provider/provider.js";
 import { chainWire } from "../provider/wire-api.js";
 import type { McpToolInfo } from "../tools/mcp/index.js";
 import { EDDY_VERSION } from "../version.js";
-import { TAPE_FORMAT, type TapeHeader } from "./tape-header.js";
+import { TAPE_FORMAT, type TapeAgent, type TapeHeader } from "./tape-header.js";
 
 /** What a tape header needs besides the spec. */
 export interface TapeHeaderExtras {
@@ -26,6 +26,8 @@ export interface TapeHeaderExtras {
   mcpServers?: readonly McpServerSummary[];
   /** The MCP tools offered (`McpTools.toolInfo()`), so a replay can declare them without the servers. */
   mcpTools?: readonly McpToolInfo[];
+  /** The sub-agents offered as tools (`TapeHeader.agents`). @defaultValue none */
+  agents?: readonly TapeAgent[];
 }
 
 /**
@@ -60,5 +62,7 @@ export function createTapeHeader(spec: RunSpec, extras: TapeHeaderExtras): TapeH
   if (extras.mcpServers !== undefined && extras.mcpServers.length > 0)
     header.mcp_servers = extras.mcpServers.map((s) => ({ ...s }));
   if (extras.mcpTools !== undefined && extras.mcpTools.length > 0) header.mcp_tools = [...extras.mcpTools];
+  if (extras.agents !== undefined && extras.agents.length > 0)
+    header.agents = extras.agents.map((a) => ({ name: a.name, description: a.description }));
   return header;
 }

@@ -240,6 +240,7 @@ function resultFrom(frame: ToolEndedFrame): ToolCallResult {
   if (frame.full_output !== undefined) result.fullOutput = frame.full_output;
   if (frame.image_url !== undefined) result.imageUrl = frame.image_url;
   if (frame.file_changes !== undefined) result.fileChanges = frame.file_changes;
+  if (frame.subrun !== undefined) result.subrun = frame.subrun;
   return result;
 }
 

@@ -53,6 +53,11 @@ export interface TapeHeader {
   mcp_servers?: McpServerSummary[];
   /** The MCP tools offered at the start (rebuilt with `offlineMcpTools` to replay without the servers). */
   mcp_tools?: McpToolInfo[];
+  /**
+   * The sub-agents the run offered as tools (`agentTool`, the CLI's config `agents`): name and
+   * description, so `eddy replay` rebuilds the same tools (their recorded runs are in the frames).
+   */
+  agents?: TapeAgent[];
   /** Always "." : tapes never hold absolute paths; replay uses the workspace it is given. */
   workspace: ".";
   /**
@@ -61,6 +66,12 @@ export interface TapeHeader {
    * nothing from this (the tape reads as one run).
    */
   resumes?: TapeResume[];
+}
+
+/** A sub-agent a run offered as a tool (see `TapeHeader.agents`). */
+export interface TapeAgent {
+  name: string;
+  description: string;
 }
 
 /** One resumption of a run (see `TapeHeader.resumes`). */
@@ -136,6 +147,7 @@ const headerShape = z.strictObject({
       }),
     )
     .optional(),
+  agents: z.array(z.strictObject({ name, description: z.string() })).optional(),
   workspace: z.literal("."),
   resumes: z
     .array(

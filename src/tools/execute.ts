@@ -10,7 +10,14 @@ import { TOOL_DEFAULTS } from "./defaults.js";
 import type { FileChangeRecord } from "./file-changes.js";
 import { encodeToolOutput, toToolOutput } from "./output.js";
 import type { ToolLookup, ToolRegistry } from "./registry.js";
-import { isToolResult, type ToolError, type ToolErrorCode, type ToolResult, toolResult } from "./tool.js";
+import {
+  isToolResult,
+  type SubRunRecord,
+  type ToolError,
+  type ToolErrorCode,
+  type ToolResult,
+  toolResult,
+} from "./tool.js";
 import { shortenText } from "./utf8.js";
 
 /** A function call to execute, as promoted by the loop. */
@@ -43,6 +50,8 @@ export interface ExecuteToolCallOptions {
   outputCapBytes?: number;
   /** Tools may return images for the model (`ToolContext.imagesInOutput`). @defaultValue false */
   imagesInOutput?: boolean;
+  /** What the calling run lends its tools (`ToolContext.parent`). @defaultValue none */
+  parent?: unknown;
   /**
    * Secret values that must never reach the model through an error message; each is replaced by
    * `[redacted]`. @defaultValue the registry's `secrets` (the CLI's: `secretValuesFromEnv` of its environment)
@@ -70,6 +79,8 @@ export interface ToolCallResult {
   imageUrl?: string;
   /** The files the call changed (`ToolResult.fileChanges`), for the `tool_ended` frame. */
   fileChanges?: FileChangeRecord[];
+  /** A sub-agent's run (`ToolResult.subrun`), for the `tool_ended` frame. */
+  subrun?: SubRunRecord;
 }
 
 /**
@@ -143,6 +154,7 @@ export async function executeToolCall(
         workspace: options.workspace,
         callId: call.callId,
         ...(options.imagesInOutput === true ? { imagesInOutput: true } : {}),
+        ...(options.parent === undefined ? {} : { parent: options.parent }),
       }),
     { name: tool.name, timeoutMs, signal: options.signal },
   );
@@ -314,5 +326,6 @@ function finish(
   if (options.terminalResult !== undefined) out.terminalResult = options.terminalResult;
   if (result.imageUrl !== undefined) out.imageUrl = result.imageUrl;
   if (result.fileChanges !== undefined) out.fileChanges = result.fileChanges;
+  if (result.subrun !== undefined) out.subrun = result.subrun;
   return out;
 }

@@ -75,6 +75,7 @@ export {
   defineTool,
   isToolResult,
   type JsonSchema,
+  type SubRunRecord,
   type ToolContext,
   type ToolDefinition,
   type ToolError,

@@ -25,6 +25,12 @@ export interface ToolContext {
    * images in tool output (its `toolOutputImages` capability). When false, say so in a note instead.
    */
   imagesInOutput?: boolean;
+  /**
+   * What the calling run lends its tools (the provider, policy, tools and approval handler it
+   * runs with): opaque here; `agentTool` (src/loop/agent-tool.ts) runs its sub-agent with it.
+   * Absent outside a run (a tool executed on its own, a replay running tools live).
+   */
+  parent?: unknown;
 }
 
 /**
@@ -54,6 +60,19 @@ export interface ToolResult {
    * the `tool_ended` frame (never sent to the model) so a turn can be undone (file-changes.ts).
    */
   fileChanges?: FileChangeRecord[];
+  /**
+   * A sub-agent's run (`agentTool`): its frames, kept in the `tool_ended` frame's `subrun` (never
+   * sent to the model) so the parent's tape holds them and a replay gives them back.
+   */
+  subrun?: SubRunRecord;
+}
+
+/** A sub-agent's run as a tool result carries it (the `tool_ended` frame's `subrun`, src/frames/frame.ts). */
+export interface SubRunRecord {
+  /** The agent tool's name. */
+  agent: string;
+  /** The sub-run's frames, `run_started` to `run_ended`. */
+  frames: unknown[];
 }
 
 /**
@@ -193,6 +212,7 @@ export function toolResult(
   if (fields.error !== undefined) result.error = fields.error;
   if (fields.imageUrl !== undefined) result.imageUrl = fields.imageUrl;
   if (fields.fileChanges !== undefined) result.fileChanges = fields.fileChanges;
+  if (fields.subrun !== undefined) result.subrun = fields.subrun;
   return result;
 }
 

@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import { composedRun, replayComposed } from "../../test/support/compose.js";
+import type { Script } from "../../test/support/scripted.js";
+import type { JsonObject } from "../protocol/types.js";
+import { defineTool } from "../tools/tool.js";
+import { agentTool } from "./agent-tool.js";
+
+const reviewer = agentTool({
+  name: "reviewer",
+  description: "Reviews a change",
+  spec: { instructions: "You are the reviewer. Be terse.", model: "review-model", max_turns: 2 },
+});
+
+const scripts: Script[] = [
+  {
+    items: [{ type: "function_call", name: "reviewer", arguments: '{"input":"review x=1"}', call_id: "c1" }],
+  },
+  { items: [{ type: "message", text: "LGTM from the reviewer" }] },
+  { items: [{ type: "message", text: "the reviewer approved" }] },
+];
+
+function callOutput(request: JsonObject | undefined): string {
+  const input = (request?.input ?? []) as JsonObject[];
+  return String(input.find((i) => i.type === "function_call_output" && i.call_id === "c1")?.output);
+}
+
+describe("agentTool", () => {
+  it("runs a sub-agent on its own spec; its answer reaches the parent's follow-up; the tape replays", async () => {
+    const run = await composedRun(scripts, { instructions: "You are the parent." }, [reviewer]);
+    expect(run.result.reason).toBe("completed");
+    expect(run.requests).toHaveLength(3);
+    const sub = run.requests[1] ?? {};
+    expect(sub.instructions).toBe("You are the reviewer. Be terse.");
+    expect(sub.model).toBe("review-model");
+    expect(sub.tools).toBeUndefined();
+    expect(JSON.stringify(sub.input)).toContain("review x=1");
+    expect(callOutput(run.requests[2])).toContain("LGTM from the reviewer");
+    expect(run.result.outputText).toBe("the reviewer approved");
+
+    const ended = run.frames.find((f) => f.type === "tool_ended");
+    expect(ended?.type === "tool_ended" && ended.ok).toBe(true);
+    const subrun = ended?.type === "tool_ended" ? ended.subrun : undefined;
+    expect(subrun?.agent).toBe("reviewer");
+    expect(subrun?.frames[0]).toMatchObject({
+      type: "run_started",
+      instructions: "You are the reviewer. Be terse.",
+    });
+    expect(subrun?.frames.at(-1)).toMatchObject({ type: "run_ended", output_text: "LGTM from the reviewer" });
+
+    // The replay has no provider answer for the sub-agent: it gets the recorded one from the tape.
+    const replay = await replayComposed(run.tape, [reviewer]);
+    expect(replay.verdict).toMatchObject({ match: true });
+    expect(replay.result.outputText).toBe("the reviewer approved");
+  });
+
+  it("a sub-run that does not complete answers ok:false naming its end reason", async () => {
+    const looping: Script[] = [
+      scripts[0] as Script,
+      { items: [{ type: "function_call", name: "lookup", arguments: "{}", call_id: "s1" }] },
+      { items: [{ type: "message", text: "gave up" }] },
+    ];
+    const limited = agentTool({
+      name: "reviewer",
+      description: "Reviews a change",
+      spec: { instructions: "Review.", max_turns: 1 },
+    });
+    const run = await composedRun(looping, {}, [limited]);
+    expect(run.requests).toHaveLength(3);
+    expect(callOutput(run.requests[2])).toContain("the agent reviewer ended max_turns");
+    const replay = await replayComposed(run.tape, [limited]);
+    expect(replay.verdict).toMatchObject({ match: true });
+  });
+
+  it("the parent's hooks decide on the sub-agent's calls too", async () => {
+    const ran: string[] = [];
+    const lookup = defineTool({
+      name: "lookup",
+      description: "Looks a secret up",
+      parameters: { type: "object", properties: {} },
+      execute: () => {
+        ran.push("lookup");
+        return "TOPSECRET";
+      },
+    });
+    const withTools = agentTool({
+      name: "reviewer",
+      description: "Reviews a change",
+      spec: { instructions: "Review.", tools: ["lookup"] },
+    });
+    const nested: Script[] = [
+      scripts[0] as Script,
+      { items: [{ type: "function_call", name: "lookup", arguments: "{}", call_id: "s1" }] },
+      { items: [{ type: "message", text: "could not look it up" }] },
+      { items: [{ type: "message", text: "done" }] },
+    ];
+    const run = await composedRun(nested, { tools: ["reviewer"] }, [withTools, lookup], {
+      hooks: {
+        beforeToolCall: (call) =>
+          call.name === "lookup" ? { action: "deny", reason: "blocked by policy" } : { action: "allow" },
+      },
+    });
+    expect(ran).toEqual([]);
+    expect(JSON.stringify(run.requests)).not.toContain("TOPSECRET");
+    expect(JSON.stringify(run.requests[2]?.input)).toContain("blocked by policy");
+    expect(callOutput(run.requests[3])).toContain("could not look it up");
+  });
+});
