@@ -53,6 +53,19 @@ function results(dir: string): ResultLine[] {
     .map((l) => JSON.parse(l) as ResultLine);
 }
 
+/** `eddy batch` of one task (id `t1`) against the mock at `url`, with the given flags. */
+async function batchOneTask(url: string, input: string, ...flags: string[]) {
+  const cwd = workspace();
+  writeFileSync(join(cwd, "tasks.jsonl"), `${JSON.stringify({ id: "t1", input })}\n`);
+  const r = await runCli(
+    ["batch", "tasks.jsonl", "--out", "out", "--base-url", url, "--model", "m", ...flags],
+    {
+      cwd,
+    },
+  );
+  return { cwd, r };
+}
+
 describe("eddy batch applies the run flags", () => {
   it.skipIf(!HAS_BWRAP)("--allow-shell --sandbox: a task's shell call cannot touch the host", async () => {
     const outside = join(homedir(), `eddy-batch-sandbox-${process.pid}-${Date.now()}`);
@@ -66,23 +79,7 @@ describe("eddy batch applies the run flags", () => {
         say("done"),
       ],
     });
-    const cwd = workspace();
-    writeFileSync(join(cwd, "tasks.jsonl"), `${JSON.stringify({ id: "t1", input: "go" })}\n`);
-    const r = await runCli(
-      [
-        "batch",
-        "tasks.jsonl",
-        "--out",
-        "out",
-        "--base-url",
-        url,
-        "--model",
-        "m",
-        "--allow-shell",
-        "--sandbox",
-      ],
-      { cwd },
-    );
+    const { cwd, r } = await batchOneTask(url, "go", "--allow-shell", "--sandbox");
     expect(r.code, r.stderr).toBe(0);
     expect(existsSync(outside)).toBe(false);
     expect(readFileSync(join(cwd, "made.txt"), "utf8")).toBe("inside\n");
@@ -99,13 +96,8 @@ describe("eddy batch applies the run flags", () => {
         { expect: { functionCallOutputs: "c1" }, items: [{ type: "message", text: "echoed" }] },
       ],
     });
-    const cwd = workspace();
-    writeFileSync(join(cwd, "tasks.jsonl"), `${JSON.stringify({ id: "t1", input: "echo it" })}\n`);
     const server = `local=${process.execPath} ${MCP_TEST_SERVER} --marker ${newMarker()}`;
-    const r = await runCli(
-      ["batch", "tasks.jsonl", "--out", "out", "--base-url", url, "--model", "m", "--mcp", server],
-      { cwd },
-    );
+    const { cwd, r } = await batchOneTask(url, "echo it", "--mcp", server);
     expect(r.code, r.stderr).toBe(0);
     expect(results(cwd)[0]).toMatchObject({ id: "t1", reason: "completed" });
     const body = mock?.requests[0]?.body as { tools?: { name: string }[] } | undefined;
@@ -118,24 +110,7 @@ describe("eddy batch applies the run flags", () => {
 
   it("--approve ask is refused: nobody is there to answer (exit 2, nothing sent)", async () => {
     const url = await startMock({ turns: [say("never")] });
-    const cwd = workspace();
-    writeFileSync(join(cwd, "tasks.jsonl"), `${JSON.stringify({ id: "t1", input: "x" })}\n`);
-    const r = await runCli(
-      [
-        "batch",
-        "tasks.jsonl",
-        "--out",
-        "out",
-        "--base-url",
-        url,
-        "--model",
-        "m",
-        "--allow-write",
-        "--approve",
-        "ask",
-      ],
-      { cwd },
-    );
+    const { r } = await batchOneTask(url, "x", "--allow-write", "--approve", "ask");
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--approve ask/);
     expect(mock?.requests).toHaveLength(0);
