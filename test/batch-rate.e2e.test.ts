@@ -84,12 +84,17 @@ describe.skipIf(!HAVE_REDIS)("--rpm (slow: about 35 s)", () => {
         () => workers.map((w) => `worker:\n${w.stdout}\n${w.stderr}`).join("\n"),
       ),
     ]);
-    for (const ms of [localMs, queuedMs]) {
-      expect(ms).toBeGreaterThan(24_000);
-      expect(ms).toBeLessThan(36_000);
+    // Not faster than the limit allows (the verdict that matters: a limiter that lets requests
+    // through early fails here whatever the machine's load).
+    for (const ms of [localMs, queuedMs]) expect(ms).toBeGreaterThan(24_000);
+    for (const cwd of [local, queued]) {
+      const gaps = requestGaps(cwd);
+      // One request a second, not bursts (a burst would put requests milliseconds apart); the margin
+      // is for a loaded machine, where a frame's timestamp can lag the moment its request was let go.
+      expect(Math.min(...gaps)).toBeGreaterThan(500);
+      // Not throttled to half the rate either: 29 gaps of about a second, measured between the
+      // requests themselves (not the processes' wall time, which a busy machine stretches).
+      expect(gaps.reduce((a, b) => a + b, 0)).toBeLessThan(58_000);
     }
-    // One request a second, not bursts (a burst would put requests milliseconds apart); the margin
-    // is for a loaded machine, where a frame's timestamp can lag the moment its request was let go.
-    for (const cwd of [local, queued]) expect(Math.min(...requestGaps(cwd))).toBeGreaterThan(500);
   }, 90_000);
 });

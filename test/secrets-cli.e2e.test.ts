@@ -9,7 +9,7 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { toSse } from "./support/captures.js";
 import { cleanEnv, runCli } from "./support/cli.js";
 import { type RawReply, type RawServer, startRawServer } from "./support/raw-server.js";
@@ -17,11 +17,15 @@ import { type RawReply, type RawServer, startRawServer } from "./support/raw-ser
 const KEY = "sk-test-0123456789abcdefSECRET";
 const PASSWORD = "hunter2-very-secret";
 
-let server: RawServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+/** Starts a raw server for one test and closes it when that test ends (the tests run concurrently). */
+async function serverFor(
+  onTestFinished: (fn: () => Promise<void>) => void,
+  replies: Parameters<typeof startRawServer>[0],
+): Promise<RawServer> {
+  const server = await startRawServer(replies);
+  onTestFinished(() => server.close());
+  return server;
+}
 
 const created = JSON.stringify({
   type: "response.created",
@@ -167,13 +171,15 @@ function leaks(channel: string, text: string): string[] {
   return [KEY, PASSWORD].filter((secret) => text.includes(secret)).map((secret) => `${channel}: ${secret}`);
 }
 
-describe("eddy run: no secret in stdout, stderr, the tape or the replay", () => {
+// Every case has its own server and folder, and spends its time waiting for CLI processes: the
+// cases run concurrently.
+describe.concurrent("eddy run: no secret in stdout, stderr, the tape or the replay", () => {
   for (const [label, api, reply, code, replays] of PATHS) {
-    it(`${api}: ${label}`, { timeout: 90_000 }, async () => {
+    it(`${api}: ${label}`, { timeout: 240_000 }, async ({ expect, onTestFinished }) => {
       const cwd = mkdtempSync(join(tmpdir(), "eddy-secrets-cli-"));
       // Each run's server echoes the secret that run was given.
       let secret = KEY;
-      server = await startRawServer(() => reply(secret));
+      const server = await serverFor(onTestFinished, () => reply(secret));
 
       const withPassword = server.url.replace("http://", `http://bob:${PASSWORD}@`);
       const found: string[] = [];
@@ -212,9 +218,9 @@ describe("eddy run: no secret in stdout, stderr, the tape or the replay", () => 
 
   it("the human error line of an HTML page says what to check, without the secrets", {
     timeout: 60_000,
-  }, async () => {
+  }, async ({ expect, onTestFinished }) => {
     const cwd = mkdtempSync(join(tmpdir(), "eddy-secrets-cli-"));
-    server = await startRawServer([
+    const server = await serverFor(onTestFinished, [
       { headers: { "content-type": "text/html" }, body: [`<html><p>password ${PASSWORD}</p></html>`] },
     ]);
     const baseUrl = server.url.replace("http://", `http://bob:${PASSWORD}@`);
