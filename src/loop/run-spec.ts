@@ -242,9 +242,7 @@ export const runSpecSchema: Readonly<Record<string, unknown>> = lazyObject(() =>
  */
 export function resolveRunSpec(input: unknown, source?: string): RunSpec {
   const given = withJsonOutputSchema(input);
-  // jitless: zod's generated fast path for objects costs more than it saves on a spec parsed once
-  // per run (about 105 against 70 µs a parse, bench/README.md "loop"); the result is the same.
-  const parsed = specShape.safeParse(given, { jitless: true });
+  const parsed = specShape.safeParse(given);
   if (!parsed.success) throw specError(parsed.error, given, source);
   return parsed.data as RunSpec;
 }

@@ -702,7 +702,7 @@ function describeReason(reason: unknown): string {
 function resolveWorkspace(path: string): string {
   try {
     // The native realpath(3): one call, where node's JS realpath lstat()s every component of the
-    // path, about 0.1 ms of every run (bench/README.md, "loop").
+    // path (half the CPU for a 5-component path, bench/README.md "The turn").
     const real = realpathSync.native(path);
     if (statSync(real).isDirectory()) return real;
   } catch {}

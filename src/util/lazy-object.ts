@@ -1,7 +1,7 @@
 /**
  * A read-only object built on first use: a constant whose construction costs more than most
  * processes that import its module ever need (`runSpecSchema`: zod's `toJSONSchema` at import
- * time was a measurable part of `eddy run`'s start-up, bench/README.md "startup").
+ * time was a measurable part of `eddy run`'s start-up, bench/README.md "Start-up").
  */
 
 /**
