@@ -5,7 +5,8 @@
  * Method (as in bench/README.md): every contender runs once per round, in a
  * fresh shuffled order, so drift (thermal, other load, GC) hits all of them alike; the ratio to the
  * baseline is taken per round and its median reported, which is steadier than a ratio of medians.
- * No forced GC between runs; a full GC (node --expose-gc) between cells.
+ * No forced GC between runs unless a bench asks (`gcBeforeEachRun`); a full GC (node --expose-gc)
+ * between cells. Wall and CPU time are both recorded per run.
  */
 import { cpus, loadavg } from "node:os";
 import { seededRandom } from "../test/support/chunking.js";
@@ -25,6 +26,11 @@ export interface RoundsOptions {
   baseline: string;
   /** Seed of the shuffling. @defaultValue 1 */
   seed?: number;
+  /**
+   * A full GC (node --expose-gc) before every run, untimed, so no run pays for the garbage of the
+   * one before it (bench/scaling: a 10N run leaves ten times the garbage of an N run). @defaultValue false
+   */
+  gcBeforeEachRun?: boolean;
 }
 
 /** Timings of one contender in one cell. */
@@ -34,6 +40,10 @@ export interface Samples {
   times: number[];
   /** time / baseline's time in the same round. */
   ratios: number[];
+  /** CPU time (user + system, every thread of this process) per run, in ns, one per round. */
+  cpuTimes: number[];
+  /** cpu time / baseline's cpu time in the same round. */
+  cpuRatios: number[];
 }
 
 /** Runs `contenders` in shuffled interleaved rounds and returns their samples, in input order. */
@@ -42,23 +52,37 @@ export async function runRounds(
   options: RoundsOptions,
 ): Promise<Samples[]> {
   const rnd = seededRandom(options.seed ?? 1);
-  const samples = contenders.map((c) => ({ name: c.name, times: [] as number[], ratios: [] as number[] }));
+  const samples: Samples[] = contenders.map((c) => ({
+    name: c.name,
+    times: [],
+    ratios: [],
+    cpuTimes: [],
+    cpuRatios: [],
+  }));
   const baseIndex = contenders.findIndex((c) => c.name === options.baseline);
   if (baseIndex === -1) throw new Error(`baseline ${options.baseline} is not among the contenders`);
   const warmup = options.warmup ?? 1;
   for (let round = 0; round < warmup + options.rounds; round++) {
     const times = new Array<number>(contenders.length);
+    const cpu = new Array<number>(contenders.length);
     for (const i of shuffle(
       contenders.map((_, i) => i),
       rnd,
     )) {
+      if (options.gcBeforeEachRun === true) collectGarbage();
+      const before = process.cpuUsage();
       times[i] = await timeOnce(contenders[i] as Contender);
+      const used = process.cpuUsage(before);
+      cpu[i] = (used.user + used.system) * 1000;
     }
     if (round < warmup) continue;
     const base = times[baseIndex] as number;
+    const baseCpu = cpu[baseIndex] as number;
     times.forEach((t, i) => {
       samples[i]?.times.push(t);
       samples[i]?.ratios.push(t / base);
+      samples[i]?.cpuTimes.push(cpu[i] as number);
+      samples[i]?.cpuRatios.push((cpu[i] as number) / baseCpu);
     });
   }
   return samples;

@@ -16,6 +16,7 @@ import { EddyError } from "../errors.js";
 import type { ContextCompilation } from "../frames/frame.js";
 import { HISTORY_DEFAULTS, HISTORY_STRATEGIES } from "../history/options.js";
 import type { CreateResponseBody, ItemParam, ToolChoiceParam } from "../protocol/types.js";
+import { lazyObject } from "../util/lazy-object.js";
 import { compileSchema, isZodSchema, type JsonSchema } from "../util/schema.js";
 import { firstProblemField, zodProblems } from "../util/zod-problems.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
@@ -217,11 +218,15 @@ export type RunSpecOutputSchema = NonNullable<RunSpec["output_schema"]>;
  * `POST /v1/runs` against and its `/openapi.json` describes, what a tape header's `spec` and a
  * queue job's spec are checked with. Generated from the same zod schema `resolveRunSpec` uses.
  */
-export const runSpecSchema: Readonly<Record<string, unknown>> = Object.freeze({
-  $id: `https://eddy.dev/schemas/run-spec.v${RUN_SPEC_VERSION}.json`,
-  title: "RunSpec",
-  ...(z.toJSONSchema(specShape, { io: "input", unrepresentable: "any" }) as Record<string, unknown>),
-});
+export const runSpecSchema: Readonly<Record<string, unknown>> = lazyObject(() =>
+  // Built on first use (util/lazy-object.ts): converting the schema at import time cost every
+  // `eddy run` start-up, which never reads it.
+  Object.freeze({
+    $id: `https://eddy.dev/schemas/run-spec.v${RUN_SPEC_VERSION}.json`,
+    title: "RunSpec",
+    ...(z.toJSONSchema(specShape, { io: "input", unrepresentable: "any" }) as Record<string, unknown>),
+  }),
+);
 
 /**
  * Checks a spec (untrusted: a tape, a task line, a queue job, an HTTP body, a program's object)
