@@ -16,9 +16,9 @@ import type { ToolRegistry } from "../tools/registry.js";
 import { type ToolContext, type ToolDefinition, type ToolResult, toolResult } from "../tools/tool.js";
 import type { ApprovalHandler } from "./approvals.js";
 import type { ToolHooks } from "./hooks.js";
+import type { SubRunResumer } from "./options.js";
 import type { Policy } from "./policy.js";
 import { runAgent } from "./run.js";
-import type { SubRunResumer } from "./options.js";
 import type { PartialRunSpec, RunSpecInput } from "./run-spec.js";
 
 /** The settings of `agentTool`. */
