@@ -69,7 +69,6 @@ export const NOT_APPLICABLE: Readonly<Record<RunningCommand, Readonly<Record<str
     "--schema": "a batch's schema travels with its tasks: give it to eddy batch --queue",
   },
   chat: {
-    "--no-agents-md": "AGENTS.md is read by eddy run only (this command does not add instruction files)",
     "--context": "a chat continues its thread: use --thread NAME",
     "--json": "eddy chat is a terminal; each turn's frames are in its tape (.eddy/tapes/THREAD/)",
     "--record": "eddy chat records every turn's tape under .eddy/tapes/THREAD/",
