@@ -70,6 +70,7 @@ export type {
   RunStartedFrame,
   SubRun,
   ToolCallFrame,
+  ToolDeferredFrame,
   ToolEndedFrame,
   ToolStartedFrame,
   TurnEndedFrame,

@@ -154,3 +154,30 @@ describe("eddy undo TAPE", () => {
     expect(r.code).toBe(2);
   });
 });
+
+describe.skipIf(!HAS_TMUX)("eddy chat reads AGENTS.md", { timeout: 240_000 }, () => {
+  it("AGENTS.md reaches the turn's request; --no-agents-md leaves it out", async () => {
+    const url = await serve({
+      turns: [
+        { items: [{ type: "message", text: "first" }] },
+        { items: [{ type: "message", text: "second" }] },
+      ],
+    });
+    const cwd = workspace();
+    writeFileSync(join(cwd, "AGENTS.md"), "Always answer in haiku.");
+    for (const extra of [[], ["--no-agents-md"]]) {
+      term = runInTmux(["chat", "--base-url", url, "--model", "m", ...extra], { cwd, env: env() });
+      await term.waitFor("/help for commands");
+      term.line("hi");
+      await term.waitFor("✓ completed");
+      term.line("/exit");
+      expect(await term.exited()).toBe(0);
+      term.close();
+      term = undefined;
+    }
+    const instructions = (server?.requests ?? []).map(
+      (r) => (r.body as { instructions?: string }).instructions,
+    );
+    expect(instructions).toEqual(["Instructions from AGENTS.md:\n\nAlways answer in haiku.", undefined]);
+  });
+});

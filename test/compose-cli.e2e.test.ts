@@ -3,7 +3,7 @@
  * checks of docs/architecture.md, "Composing runs"): `--on-limit answer`, config hook commands and
  * AGENTS.md — runs recorded and replayed with `eddy replay`.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -235,6 +235,73 @@ describe("config agents", { timeout: 90_000 }, () => {
       output_text: "The reviewer said it looks fine.",
     });
     // No server answers the replay: the sub-agent's run comes from the tape.
+    await server?.close();
+    server = undefined;
+    await replays(tape, cwd);
+  });
+});
+
+describe("a sub-agent's call awaiting approval (--approve defer)", { timeout: 120_000 }, () => {
+  it("the run exits 4 naming the nested call; eddy resume --decide CALL/SUB=allow runs it, the sub-agent's answer reaches the parent; the tape replays", async () => {
+    const url = await serve({
+      turns: [
+        {
+          items: [
+            {
+              type: "function_call",
+              name: "writer",
+              arguments: { input: "write the note" },
+              call_id: "call_a",
+            },
+          ],
+        },
+        {
+          items: [
+            {
+              type: "function_call",
+              name: "write_file",
+              arguments: { path: "note.txt", content: "hello" },
+              call_id: "call_w",
+            },
+          ],
+        },
+        { items: [{ type: "message", text: "WROTE note.txt" }] },
+        { items: [{ type: "message", text: "The writer wrote the note." }] },
+      ],
+    });
+    const cwd = workspace({
+      "eddy.config.json": JSON.stringify({
+        agents: { writer: { instructions: "You write files.", tools: ["write_file"], max_turns: 3 } },
+      }),
+    });
+    const tape = join(cwd, "run.tape");
+    const common = ["--base-url", url, "--model", "m", "--allow-write"];
+    const run = await runJson([...common, "--approve", "defer", "--record", tape, "write a note"], cwd);
+    expect(run.code).toBe(4);
+    expect(last(run.frames)).toMatchObject({ reason: "awaiting_approval", pending_calls: ["call_a/call_w"] });
+    expect(run.frames.find((f) => f.type === "tool_deferred")).toMatchObject({
+      call_id: "call_a",
+      name: "writer",
+    });
+    expect(bodies()).toHaveLength(2);
+    expect(existsSync(join(cwd, "note.txt"))).toBe(false);
+
+    const resumed = await runCli(
+      ["resume", tape, ...common, "--approve", "defer", "--decide", "call_a/call_w=allow", "--json"],
+      { cwd, env: cleanEnv() },
+    );
+    expect(resumed.stderr).not.toMatch(/error/i);
+    expect(resumed.code).toBe(0);
+    expect(readFileSync(join(cwd, "note.txt"), "utf8")).toBe("hello");
+    expect(bodies()).toHaveLength(4);
+    const output = ((bodies()[3]?.input ?? []) as JsonObject[]).find(
+      (i) => i.type === "function_call_output" && i.call_id === "call_a",
+    );
+    expect(String(output?.output)).toContain("WROTE note.txt");
+    expect(last(parseFrames(resumed.stdout))).toMatchObject({
+      reason: "completed",
+      output_text: "The writer wrote the note.",
+    });
     await server?.close();
     server = undefined;
     await replays(tape, cwd);

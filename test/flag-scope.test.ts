@@ -119,3 +119,13 @@ describe("eddy run's flags on the other commands that start runs", () => {
     expect(stderr).toContain("/nonexistent/run.tape");
   });
 });
+
+describe("--no-agents-md", () => {
+  it.each(["batch", "worker"] as const)(
+    "applies to eddy %s (each task's AGENTS.md is read as eddy run reads it)",
+    async (command) => {
+      const { stderr } = await cli([...POSITIONAL[command], "--no-agents-md"]);
+      expect(stderr).not.toContain("does not apply");
+    },
+  );
+});

@@ -318,3 +318,58 @@ describe("runBatch", () => {
     expect(body.model).toBe("m");
   });
 });
+
+describe("instruction files per task", () => {
+  it("each task reads them in the workspace it runs in (its copy); a task never names them", async () => {
+    const workspace = temp("agents-md");
+    writeFileSync(join(workspace, "AGENTS.md"), "Answer tersely.");
+    const seen: { workspace: string; copyOf: string | undefined }[] = [];
+    const provider = createScriptedProvider([
+      { items: [{ type: "message", text: "a" }] },
+      { items: [{ type: "message", text: "b" }] },
+    ]);
+    const copies = temp("agents-md-copies");
+    const claimed: BatchTask = {
+      id: "claims",
+      spec: { input: "hi", instructions: "Be kind.", instruction_files: ["../../etc/passwd"] },
+    };
+    const results: BatchResult[] = [];
+    for await (const r of runBatch([claimed, { id: "plain", spec: { input: "hi" } }], {
+      provider,
+      spec: { model: "m" },
+      workspace,
+      workspaces: copies,
+      concurrency: 1,
+      instructionFiles: (ws, copyOf) => {
+        seen.push({ workspace: ws, copyOf });
+        return ws.startsWith(copies) ? [{ path: "AGENTS.md", text: "Answer tersely." }] : [];
+      },
+    }))
+      results.push(r);
+    expect(results.map((r) => r.reason)).toEqual(["completed", "completed"]);
+    expect(seen).toEqual([
+      { workspace: join(copies, "claims"), copyOf: workspace },
+      { workspace: join(copies, "plain"), copyOf: workspace },
+    ]);
+    expect(provider.requests.map((r) => r.instructions)).toEqual([
+      "Instructions from AGENTS.md:\n\nAnswer tersely.\n\nBe kind.",
+      "Instructions from AGENTS.md:\n\nAnswer tersely.",
+    ]);
+  });
+
+  it("a task's own instruction_files is dropped when nothing was read", async () => {
+    const provider = createScriptedProvider([{ items: [{ type: "message", text: "a" }] }]);
+    const dir = temp("agents-md-tapes");
+    const tapes = fileTapeStore(dir);
+    const task: BatchTask = { id: "claims", spec: { input: "hi", instruction_files: ["../../etc/passwd"] } };
+    for await (const _ of runBatch([task], {
+      provider,
+      spec: { model: "m" },
+      tapes,
+      instructionFiles: () => [],
+    }));
+    const started = readTape(join(dir, "claims.tape")).frames[0];
+    expect(started).toMatchObject({ type: "run_started" });
+    expect(started).not.toHaveProperty("instruction_files");
+  });
+});

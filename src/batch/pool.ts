@@ -42,6 +42,8 @@ export interface BatchOptions {
   secrets?: readonly string[];
   /** Decides calls that need approval when the policy says `ask`. @defaultValue none */
   onApproval?: ApprovalHandler;
+  /** Reads each task's instruction files (AGENTS.md) from its workspace (`TaskContext.instructionFiles`). @defaultValue none read */
+  instructionFiles?: TaskContext["instructionFiles"];
   /** The MCP servers the tools come from (`run_started.mcp_servers`). @defaultValue none */
   mcpServers?: readonly McpServerSummary[];
   /** Sees every frame of every task's run (a tracer, a live view). @defaultValue none */
@@ -184,6 +186,7 @@ function taskContext(options: BatchOptions, signal: AbortSignal): TaskContext {
     "policy",
     "workspace",
     "secrets",
+    "instructionFiles",
     "onApproval",
     "mcpServers",
     "onFrame",

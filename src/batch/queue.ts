@@ -392,6 +392,11 @@ export interface BatchWorkerOptions {
   tools: (task: BatchTask, workspace: string) => ToolRegistry;
   /** Where tasks run (copied per task when the batch asks). @defaultValue process.cwd() */
   workspace?: string;
+  /**
+   * Reads each task's instruction files (AGENTS.md) from the workspace this worker runs it in
+   * (`TaskContext.instructionFiles`): a job never names files. @defaultValue none read
+   */
+  instructionFiles?: TaskContext["instructionFiles"];
   /** The MCP servers the tools come from (`run_started.mcp_servers`). @defaultValue none */
   mcpServers?: readonly McpServerSummary[];
   /** Sees every frame of every task this worker runs (a tracer). @defaultValue none */
@@ -552,6 +557,7 @@ async function processJob(
   };
   if (options.policy !== undefined) ctx.policy = options.policy;
   if (options.workspace !== undefined) ctx.workspace = options.workspace;
+  if (options.instructionFiles !== undefined) ctx.instructionFiles = options.instructionFiles;
   if (options.secrets !== undefined) ctx.secrets = options.secrets;
   if (options.mcpServers !== undefined) ctx.mcpServers = options.mcpServers;
   if (options.onFrame !== undefined) ctx.onFrame = options.onFrame;

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { assertFrameInvariants } from "../../test/support/frames.js";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
 import type { Frame } from "../frames/frame.js";
+import { agentTool } from "../loop/agent-tool.js";
 import type { RunDeps } from "../loop/options.js";
 import { createPolicy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
@@ -428,5 +429,132 @@ describe("deferred approvals", () => {
     expect(later).toEqual([]);
     expect(resumed.result.reason).toBe("completed");
     expect(resumed.frames.find((f) => f.type === "tool_ended")).toMatchObject({ call_id: "w1", ok: false });
+  });
+});
+
+describe("deferred approvals inside a sub-agent (agentTool)", () => {
+  const guarded = (runs: string[]) =>
+    defineTool({
+      name: "write_note",
+      description: "Writes a note",
+      parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+      needsApproval: true,
+      execute: (args) => {
+        runs.push((args as { text: string }).text);
+        return "written";
+      },
+    });
+  const writer = agentTool({
+    name: "writer",
+    description: "Writes notes",
+    spec: { instructions: "You write notes.", tools: ["write_note"], max_turns: 3 },
+  });
+  const tools = (runs: string[]) => ({
+    runs: new Map<string, number>(),
+    registry: () => createToolRegistry([guarded(runs), writer]),
+  });
+  const json = (tape: Tape): Tape => JSON.parse(JSON.stringify(tape)) as Tape;
+  const first: Script[] = [
+    {
+      items: [{ type: "function_call", name: "writer", arguments: '{"input":"note hello"}', call_id: "a1" }],
+    },
+    {
+      items: [
+        {
+          type: "function_call",
+          name: "write_note",
+          arguments: JSON.stringify({ text: "hello" }),
+          call_id: "w1",
+        },
+      ],
+    },
+  ];
+  const later: Script[] = [{ items: [text("the note is written")] }, { items: [text("done: written")] }];
+
+  async function deferredTape(runs: string[]) {
+    return json(await record(first, tools(runs), {}, { policy: createPolicy({ approve: "defer" }) }));
+  }
+
+  it("the parent ends awaiting_approval naming the nested call (AGENT_CALL/SUB_CALL); nothing ran; the tape replays", async () => {
+    const runs: string[] = [];
+    const tape = await deferredTape(runs);
+    expect(runs).toEqual([]);
+    expect(tape.frames.at(-1)).toMatchObject({
+      type: "run_ended",
+      reason: "awaiting_approval",
+      pending_calls: ["a1/w1"],
+    });
+    const deferred = tape.frames.find((f) => f.type === "tool_deferred");
+    expect(deferred).toMatchObject({ call_id: "a1", name: "writer", pending_calls: ["a1/w1"] });
+    const sub = deferred?.type === "tool_deferred" ? deferred.subrun : undefined;
+    expect(sub?.agent).toBe("writer");
+    expect(sub?.frames.at(-1)).toMatchObject({ type: "run_ended", pending_calls: ["w1"] });
+    expect(tape.frames.some((f) => f.type === "tool_ended" && f.call_id === "a1")).toBe(false);
+    const outcome = await replayTape(tape, { registry: tools([]).registry(), workspace: dir });
+    expect(outcome.verdict).toEqual({ match: true, frames: tape.frames.length });
+  });
+
+  it("resumed with allow: the sub-agent's call runs once, the sub-agent finishes, its answer reaches the parent; the tape replays", async () => {
+    const tape = await deferredTape([]);
+    const runs: string[] = [];
+    const resumed = await resume(
+      tape,
+      later,
+      tools(runs),
+      {},
+      {
+        policy: createPolicy({ approve: "defer" }),
+        decide: { "a1/w1": "allow" },
+      },
+    );
+    expect(runs).toEqual(["hello"]);
+    expect(resumed.result.reason).toBe("completed");
+    expect(resumed.result.outputText).toBe("done: written");
+    // The sub-agent's follow-up carries its call's output; the parent's carries the sub-agent's answer.
+    expect(JSON.stringify(resumed.requests[0]?.input)).toContain("written");
+    const parentOutput = (
+      (resumed.requests[1]?.input ?? []) as { type?: string; call_id?: string; output?: string }[]
+    ).find((i) => i.type === "function_call_output" && i.call_id === "a1");
+    expect(parentOutput?.output).toContain("the note is written");
+    const ended = resumed.frames.find((f) => f.type === "tool_ended" && f.call_id === "a1");
+    const subFrames = ended?.type === "tool_ended" ? (ended.subrun?.frames ?? []) : [];
+    expect(subFrames.find((f) => f.type === "approval_decided")).toMatchObject({
+      call_id: "w1",
+      decision: "allow",
+    });
+    expect(subFrames.at(-1)).toMatchObject({ type: "run_ended", reason: "completed" });
+    const outcome = await replayTape(json({ header: resumed.header, frames: resumed.frames }), {
+      registry: tools([]).registry(),
+      workspace: dir,
+    });
+    expect(outcome.verdict).toEqual({ match: true, frames: resumed.frames.length });
+  });
+
+  it("resumed with deny: the sub-agent's call is answered denied and never runs", async () => {
+    const tape = await deferredTape([]);
+    const runs: string[] = [];
+    const resumed = await resume(
+      tape,
+      later,
+      tools(runs),
+      {},
+      {
+        policy: createPolicy({ approve: "defer" }),
+        decide: { all: "deny" },
+      },
+    );
+    expect(runs).toEqual([]);
+    expect(resumed.result.reason).toBe("completed");
+    const ended = resumed.frames.find((f) => f.type === "tool_ended" && f.call_id === "a1");
+    const subFrames = ended?.type === "tool_ended" ? (ended.subrun?.frames ?? []) : [];
+    expect(subFrames.find((f) => f.type === "tool_ended")).toMatchObject({ call_id: "w1", ok: false });
+  });
+
+  it("resumed without a decision under defer, it waits again with the sub-run so far", async () => {
+    const tape = await deferredTape([]);
+    const resumed = await resume(tape, later, tools([]), {}, { policy: createPolicy({ approve: "defer" }) });
+    expect(resumed.result.reason).toBe("awaiting_approval");
+    expect(resumed.result.pendingCalls).toEqual(["a1/w1"]);
+    expect(resumed.requests).toHaveLength(0);
   });
 });

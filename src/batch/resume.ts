@@ -27,16 +27,22 @@
  * reproduced, then run or answered as denied, and the run goes on.
  */
 import { EddyError } from "../errors.js";
-import type { Frame, RunEndReason } from "../frames/frame.js";
+import type { Frame, RunEndReason, ToolDeferredFrame } from "../frames/frame.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
 import type { FrameObserver } from "../loop/frame-channel.js";
-import type { RunHandle, ToolExecutor } from "../loop/options.js";
+import type { RunHandle, SubRunResumer, ToolExecutor } from "../loop/options.js";
 import { assertPolicy, DEFAULT_POLICY, type Policy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
-import type { RunSpec } from "../loop/run-spec.js";
+import { type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
 import type { Provider } from "../provider/provider.js";
 import { createFrameGate } from "../replay/gate.js";
-import { askedForApprovals, compareFrames, recordedToolExecutor, runFromTape } from "../replay/replay.js";
+import {
+  askedForApprovals,
+  compareFrames,
+  deferredSubRuns,
+  recordedToolExecutor,
+  runFromTape,
+} from "../replay/replay.js";
 import { createReplayProvider, providerSegments } from "../replay/replay-provider.js";
 import type { Tape, TapeHeader, TapeResume } from "../replay/tape.js";
 import { executeToolCall, refusedToolOutput } from "../tools/execute.js";
@@ -98,7 +104,9 @@ export function planResume(tape: Tape): ResumePlan {
   if (firstRequest !== -1 && responseEnded(frames, lastTurn, cut)) at = cut;
   const count = (from: number, to: number) =>
     frames.slice(from, to).filter((f) => f.type === "tool_ended").length;
-  const interrupted = interruptedCalls(frames, cut, at);
+  // An agent tool's call whose sub-agent waits (`tool_deferred`) is re-entered, not interrupted.
+  const deferred = deferredSubRuns(frames);
+  const interrupted = interruptedCalls(frames, cut, at).filter((c) => !deferred.has(`${c.turn}:${c.callId}`));
   return {
     status: "resumable",
     point: {
@@ -256,6 +264,7 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
       : { onUnrecordedApproval: liveApprovals(options, policy, () => gate.wait(point.at_seq)) }),
   });
   if (options.secrets !== undefined) deps.secrets = options.secrets;
+  deps.resumeSubRun = subRunResumer(tape, options, policy);
   let diverged: ReturnType<typeof compareFrames> | undefined;
   deps.onFrame = (frame) => {
     gate.observer(frame);
@@ -326,6 +335,53 @@ function liveApprovals(
 }
 
 /**
+ * Re-enters the sub-runs of agent tool calls that ended awaiting approval (`tool_deferred`): each
+ * sub-run is resumed from its recorded frames like a tape of its own — the parent's header with
+ * the sub-agent's spec (rebuilt by the agent tool, with the recorded run id) — under the same
+ * local policy, the decisions named `CALL_ID/SUB_CALL_ID` (and `all`) given to it by its own ids.
+ * A nested sub-run waiting in turn is re-entered the same way (resumeRun gives it a resumer too).
+ */
+function subRunResumer(tape: Tape, options: ResumeOptions, policy: Policy): SubRunResumer {
+  const last = lastTurnDeferrals(tape.frames);
+  return (request) => {
+    const recorded = last.get(request.callId);
+    if (recorded === undefined) return undefined;
+    last.delete(request.callId); // once: a later call with the same id starts afresh
+    const frames = recorded.subrun.frames;
+    const runId = frames[0]?.run_id ?? "";
+    const spec = resolveRunSpec({ ...request.spec, run_id: runId }, `the agent ${request.agent}`);
+    const { mcp_servers: _s, mcp_tools: _t, agents: _a, resumes: _r, ...header } = tape.header;
+    const prefix = `${request.callId}/`;
+    const decide: Record<string, "allow" | "deny"> = {};
+    for (const [id, decision] of Object.entries(options.decide ?? {}))
+      if (id === "all") decide.all = decision;
+      else if (id.startsWith(prefix)) decide[id.slice(prefix.length)] = decision;
+    return resumeRun(
+      { header: { ...header, run_id: runId, spec }, frames },
+      {
+        provider: options.provider,
+        registry: request.tools,
+        workspace: request.workspace,
+        policy,
+        ...(options.onApproval === undefined ? {} : { onApproval: options.onApproval }),
+        ...(Object.keys(decide).length === 0 ? {} : { decide }),
+        signal: request.signal,
+        ...(options.secrets === undefined ? {} : { secrets: options.secrets }),
+      },
+    );
+  };
+}
+
+/** The `tool_deferred` frames the run ended with, by call id. */
+function lastTurnDeferrals(frames: readonly Frame[]): Map<string, ToolDeferredFrame> {
+  const ended = frames.findLast((f) => f.type === "run_ended");
+  const out = new Map<string, ToolDeferredFrame>();
+  if (ended?.type !== "run_ended" || ended.reason !== "awaiting_approval") return out;
+  for (const f of deferredSubRuns(frames).values()) if (f.seq < ended.seq) out.set(f.call_id, f);
+  return out;
+}
+
+/**
  * Runs a call the tape has no output for — at most once: a call that had started when the process
  * died (kept in the prefix, or repeated with the same tool and arguments after its turn was
  * requested again) is answered as interrupted unless its tool is idempotent or the policy says
@@ -388,6 +444,7 @@ function liveExecutor(spec: RunSpec, registry: ToolRegistry): ToolExecutor {
     };
     if (spec.tool_timeout_ms !== undefined) options.timeoutMs = spec.tool_timeout_ms;
     if (spec.tool_output_cap_bytes !== undefined) options.outputCapBytes = spec.tool_output_cap_bytes;
+    if (context.parent !== undefined) options.parent = context.parent;
     return executeToolCall(registry, call, options);
   };
 }

@@ -11,6 +11,7 @@ import { EddyError } from "../errors.js";
 import type { Frame, FrameError, McpServerSummary, RunEndedFrame, RunEndReason } from "../frames/frame.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
 import type { FrameObserver } from "../loop/frame-channel.js";
+import { type InstructionFile, withInstructionFiles } from "../loop/instruction-files.js";
 import type { RunDeps, RunHandle } from "../loop/options.js";
 import type { Policy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
@@ -67,6 +68,13 @@ export interface TaskContext {
   workspace?: string;
   /** Values masked in every frame. @defaultValue none */
   secrets?: readonly string[];
+  /**
+   * Reads a task's instruction files (AGENTS.md, `findInstructionFiles`) from the workspace it runs
+   * in — its own copy with `workspaces` (`copyOf`: the workspace it copies) — for a fresh start;
+   * they go before its instructions, and `run_started.instruction_files` lists them. A resumed
+   * task keeps the instructions its tape recorded. @defaultValue none read
+   */
+  instructionFiles?: (workspace: string, copyOf?: string) => readonly InstructionFile[];
   /** Decides calls that need approval when the policy says `ask`. @defaultValue none */
   onApproval?: ApprovalHandler;
   /** The MCP servers the tools come from (`run_started.mcp_servers`). @defaultValue none */
@@ -147,10 +155,15 @@ function startTask(
   onFrame: (frame: Frame) => void,
 ): RunHandle {
   // The run id is the tape's name in every frame; fixing it here lets the header carry it.
-  const spec = resolveRunSpec(
-    { ...mergeRunSpecs(ctx.spec, task.spec), run_id: `run_${randomId()}` },
-    `task ${task.id}`,
-  );
+  // Which instruction files are read is this process's to say (its workspace, the task's copy), never a task's.
+  const { instruction_files: _claimed, ...own } = task.spec;
+  const merged: PartialRunSpec = { ...mergeRunSpecs(ctx.spec, own), run_id: `run_${randomId()}` };
+  if (ctx.instructionFiles !== undefined) {
+    const root = workspace ?? ctx.workspace ?? process.cwd();
+    const copyOf = ctx.workspaces === undefined ? undefined : (ctx.workspace ?? process.cwd());
+    Object.assign(merged, withInstructionFiles(merged.instructions, ctx.instructionFiles(root, copyOf)));
+  }
+  const spec = resolveRunSpec(merged, `task ${task.id}`);
   return runAgent(spec, { ...runDeps(ctx, registry, workspace), onFrame });
 }
 

@@ -16,6 +16,7 @@ import { runBatch } from "../batch/pool.js";
 import { type BatchTask, parseTasks } from "../batch/task.js";
 import type { McpToolInfo } from "../tools/mcp/index.js";
 import { readRegularTextSync } from "../util/regular-file.js";
+import { agentSummaries } from "./agent-tools.js";
 import { type BatchProgress, batchProgress } from "./batch-progress.js";
 import { startBatchRuntime } from "./batch-run.js";
 import type { EffectiveConfig, RunFlags } from "./config.js";
@@ -167,6 +168,7 @@ async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
       workspace: config.workspace.value,
       secrets: [...secretsOf(config), ...runtime.secrets],
       mcpServers: runtime.mcpServers,
+      ...(runtime.instructionFiles === undefined ? {} : { instructionFiles: runtime.instructionFiles }),
       ...(otel === undefined ? {} : { onFrame: otel.observer }),
       ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
       ...(flags.rpm === undefined ? {} : { rpm: flags.rpm }),
@@ -191,12 +193,16 @@ async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
   }
 }
 
-/** What a task's tape header says besides its spec: validation, the provider's profile, the MCP tools. */
+/**
+ * What a task's tape header says besides its spec: validation, the provider's profile, the MCP
+ * tools, the config file's `agents` (so `eddy replay` rebuilds them).
+ */
 export function tapeExtrasFor(config: EffectiveConfig, mcpTools: readonly McpToolInfo[]) {
   return {
     validate: config.validate.value,
     providerName: config.target.kind === "mock" ? "mock" : config.target.profile.name,
     mcpTools,
+    agents: agentSummaries(config.agents),
   };
 }
 

@@ -3,8 +3,9 @@
  * (run-settings.ts): the spec every task starts from, the policy (`--allow-*`, `--sandbox`,
  * `--approve`, the MCP servers), and the tools — the built-ins under that policy, fresh for each
  * task (so `shell`'s background jobs end with their task), and the MCP servers' tools, the servers
- * started once for the whole batch and shut down at its end. A batch runs unattended: `--approve
- * ask` is a usage error; `deny` and `defer` apply as in `eddy run` (a deferred task ends
+ * started once for the whole batch and shut down at its end, and the config file's `agents` — and
+ * each task's AGENTS.md files, read in the workspace it runs in, as `eddy run` reads them (the
+ * same reader, run-settings.ts). A batch runs unattended: `--approve ask` is a usage error; `deny` and `defer` apply as in `eddy run` (a deferred task ends
  * `awaiting_approval`: `eddy resume DIR/tapes/ID.tape --decide …` goes on).
  */
 
@@ -18,7 +19,7 @@ import type { ToolRegistry } from "../tools/registry.js";
 import type { EffectiveConfig } from "./config.js";
 import { usageError } from "./preflight.js";
 import type { CliIo } from "./run-command.js";
-import { policyOf, specOf } from "./run-settings.js";
+import { type InstructionReader, instructionReaderOf, policyOf, specOf } from "./run-settings.js";
 import {
   builtinOptionsOf,
   closeTools,
@@ -34,8 +35,10 @@ export interface BatchRuntime {
   /** What every task starts from (a task's own fields win). */
   spec: PartialRunSpec;
   policy: Policy;
-  /** A fresh registry for one task: new built-ins, the shared MCP servers' tools. */
+  /** A fresh registry for one task: new built-ins, the shared MCP servers' tools, the config file's `agents`. */
   tools: (task: BatchTask, workspace: string) => ToolRegistry;
+  /** Reads a task's AGENTS.md files in its workspace, as `eddy run` does; undefined with `--no-agents-md`. */
+  instructionFiles: InstructionReader | undefined;
   mcpServers: McpServerSummary[];
   mcpTools: McpToolInfo[];
   /** Secret values of the MCP configuration, to mask besides the provider's keys. */
@@ -97,15 +100,22 @@ export async function startBatchRuntime(o: BatchRuntimeOptions): Promise<BatchRu
     await closeTools(prepared, undefined);
     return undefined;
   }
+  const agents = new Set(prepared.agents.map((a) => a.name));
   const mcpDefinitions = started.registry.names().flatMap((name) => {
     const tool = started.registry.resolve(name);
-    return tool !== undefined && name.includes("__") ? [tool.definition] : [];
+    return tool !== undefined && name.includes("__") && !agents.has(name) ? [tool.definition] : [];
   });
   const builtinOptions = builtinOptionsOf(config, io.env);
   return {
     spec: specOf(config),
     policy: policyOf(config, approve),
-    tools: () => registryOf(createBuiltinTools(builtinOptions), mcpDefinitions, prepared.envSecrets),
+    tools: () =>
+      registryOf(
+        createBuiltinTools(builtinOptions),
+        [...mcpDefinitions, ...prepared.agents],
+        prepared.envSecrets,
+      ),
+    instructionFiles: instructionReaderOf(config),
     mcpServers: started.mcpServers,
     mcpTools: started.mcpTools,
     secrets: started.secrets,

@@ -16,16 +16,18 @@ import { createInterface, type Interface } from "node:readline";
 import { checkThreadName } from "../context/threads.js";
 import { EddyError } from "../errors.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
+import { withInstructionFiles } from "../loop/instruction-files.js";
 import { APPROVE_MODES, type ApproveMode } from "../loop/policy.js";
+import type { PartialRunSpec } from "../loop/run-spec.js";
 import { createSession, type Session, type SessionEvent } from "../session/session.js";
 import type { TerminalInput } from "./approval-prompt.js";
 import { createApprovalPrompter } from "./approval-prompt.js";
-import { type RunFlags, resolveConfig } from "./config.js";
+import { type EffectiveConfig, type RunFlags, resolveConfig } from "./config.js";
 import { CANCELLED, SUCCESS } from "./exit-codes.js";
 import { ImageSaver } from "./hosted-items.js";
 import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
 import { type CliIo, humanRenderer, runDepsOf, tapeHeaderOf } from "./run-command.js";
-import { specOf } from "./run-settings.js";
+import { instructionReaderOf, specOf } from "./run-settings.js";
 import { closeTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
 import { mcpEventLine, RunView } from "./run-view.js";
 import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
@@ -124,7 +126,7 @@ export async function chatCommand(flags: ChatFlags, io: CliIo): Promise<number> 
       : undefined;
     const runTools = tools;
     const session = createSession({
-      spec: specOf(config),
+      spec: chatSpec(config),
       deps,
       ...(flags.thread === undefined ? {} : { thread: flags.thread }),
       tapeHeader: (spec) => tapeHeaderOf(spec, { ...deps, policy: deps.policy }, config, runTools),
@@ -137,6 +139,14 @@ export async function chatCommand(flags: ChatFlags, io: CliIo): Promise<number> 
     await target?.close();
     await closeTools(prepared, tools?.registry);
   }
+}
+
+/** Every turn's spec: the settings, with the workspace's AGENTS.md files as `eddy run` reads them (read once, at the start). */
+function chatSpec(config: EffectiveConfig): PartialRunSpec {
+  const spec = specOf(config);
+  const read = instructionReaderOf(config);
+  if (read === undefined) return spec;
+  return { ...spec, ...withInstructionFiles(spec.instructions, read(config.workspace.value)) };
 }
 
 interface ChatContext {

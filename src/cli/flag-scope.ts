@@ -51,7 +51,6 @@ const SPEC_FLAGS = [
 /** For each command, the `eddy run` flags that do not apply to it, with the reason. */
 export const NOT_APPLICABLE: Readonly<Record<RunningCommand, Readonly<Record<string, string>>>> = {
   batch: {
-    "--no-agents-md": "AGENTS.md is read by eddy run only (this command does not add instruction files)",
     "--thread": "a batch's tasks are independent runs; continue a thread with eddy run --thread",
     "--context": "a batch's tasks start fresh; continue from earlier runs with eddy run --context",
     "--json": "eddy batch writes every result to DIR/results.jsonl (--out)",
@@ -60,7 +59,6 @@ export const NOT_APPLICABLE: Readonly<Record<RunningCommand, Readonly<Record<str
     "--file": ATTACHMENTS,
   },
   worker: {
-    "--no-agents-md": "AGENTS.md is read by eddy run only (this command does not add instruction files)",
     "--thread": "queued tasks are independent runs",
     "--context": "queued tasks start fresh",
     "--json":
@@ -71,7 +69,6 @@ export const NOT_APPLICABLE: Readonly<Record<RunningCommand, Readonly<Record<str
     "--schema": "a batch's schema travels with its tasks: give it to eddy batch --queue",
   },
   chat: {
-    "--no-agents-md": "AGENTS.md is read by eddy run only (this command does not add instruction files)",
     "--context": "a chat continues its thread: use --thread NAME",
     "--json": "eddy chat is a terminal; each turn's frames are in its tape (.eddy/tapes/THREAD/)",
     "--record": "eddy chat records every turn's tape under .eddy/tapes/THREAD/",
@@ -99,7 +96,7 @@ export const NOT_APPLICABLE: Readonly<Record<RunningCommand, Readonly<Record<str
 };
 
 const WORKERS_OWN =
-  "with --queue the tasks run on eddy worker, with each worker's own provider, permissions and tools (they never travel through the queue): give it to eddy worker";
+  "with --queue the tasks run on eddy worker, with each worker's own provider, permissions, tools and workspace (with its AGENTS.md; they never travel through the queue): give it to eddy worker";
 
 /**
  * Flags that apply to `eddy batch` on one machine but not with `--queue`: the provider,
@@ -123,6 +120,7 @@ export const NOT_WITH_QUEUE: Readonly<Record<string, string>> = Object.fromEntri
     "--mcp",
     "--approve",
     "--otel",
+    "--no-agents-md",
   ].map((flag) => [flag, WORKERS_OWN]),
 );
 

@@ -9,7 +9,7 @@ import { checkThreadName, createThreadStore } from "../context/threads.js";
 import { renderCompiledContext } from "../context/threads-run.js";
 import type { Frame } from "../frames/frame.js";
 import { type Attachment, userMessageWithAttachments } from "../history/attachments.js";
-import { findInstructionFiles, withInstructionFiles } from "../loop/instruction-files.js";
+import { withInstructionFiles } from "../loop/instruction-files.js";
 import type { RunDeps, RunHandle } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
 import { createRunHistory } from "../loop/run-history.js";
@@ -31,7 +31,7 @@ import { ImageSaver } from "./hosted-items.js";
 import { type OtelExport, otelRequested, silentCollectorLine, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, keyHint, usageError } from "./preflight.js";
 import { HumanRenderer } from "./render-human.js";
-import { policyOf, specOf } from "./run-settings.js";
+import { instructionReaderOf, policyOf, specOf } from "./run-settings.js";
 import { closeTools, type PreparedTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
 import { mcpEventLine, RunView } from "./run-view.js";
 import { type Closer, closeAllBy, SHUTDOWN_BUDGET } from "./shutdown.js";
@@ -193,11 +193,9 @@ async function prepareRun(
     ...specOf(config),
     input: message === undefined ? text : [message as ItemParam],
   };
-  if (config.agentsMd.value)
-    Object.assign(
-      spec,
-      withInstructionFiles(spec.instructions, findInstructionFiles(config.workspace.value)),
-    );
+  const readInstructions = instructionReaderOf(config);
+  if (readInstructions !== undefined)
+    Object.assign(spec, withInstructionFiles(spec.instructions, readInstructions(config.workspace.value)));
   if (flags.schema !== undefined) spec.output_schema = readSchema(flags.schema);
   if (flags.thread !== undefined) spec.thread = flags.thread;
   // Checked now, so a bad setting is exit 2 before any server starts.

@@ -6,6 +6,7 @@
  * all take their runs' settings from here; defaults are not applied here (`resolveRunSpec` does
  * that once).
  */
+import { findInstructionFiles, type InstructionFile } from "../loop/instruction-files.js";
 import { APPROVE_MODES, type ApproveMode, createPolicy, type Policy } from "../loop/policy.js";
 import type { PartialRunSpec } from "../loop/run-spec.js";
 import type { EffectiveConfig, Setting } from "./config.js";
@@ -90,4 +91,17 @@ export function policyOf(
 /** Whether `value` is an approval mode (for the config file and flags). */
 export function isApproveMode(value: unknown): value is ApproveMode {
   return (APPROVE_MODES as readonly unknown[]).includes(value);
+}
+
+/** Reads a run's instruction files from the workspace it runs in (`copyOf`: the workspace a task's copy copies). */
+export type InstructionReader = (workspace: string, copyOf?: string) => InstructionFile[];
+
+/**
+ * How runs of this configuration read AGENTS.md (`findInstructionFiles`): `eddy run` in its
+ * workspace, each task of `eddy batch` and `eddy worker` in the workspace it runs in. Undefined
+ * with `--no-agents-md` (config `agents_md: false`).
+ */
+export function instructionReaderOf(config: EffectiveConfig): InstructionReader | undefined {
+  if (!config.agentsMd.value) return undefined;
+  return (workspace, copyOf) => findInstructionFiles(workspace, copyOf === undefined ? {} : { copyOf });
 }

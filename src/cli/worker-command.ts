@@ -59,6 +59,7 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
       tools: runtime.tools,
       workspace: config.workspace.value,
       mcpServers: runtime.mcpServers,
+      ...(runtime.instructionFiles === undefined ? {} : { instructionFiles: runtime.instructionFiles }),
       ...(otel === undefined ? {} : { onFrame: otel.observer }),
       ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
       ...(flags.stallTimeout === undefined ? {} : { stallTimeoutMs: flags.stallTimeout }),

@@ -429,6 +429,23 @@ export interface ToolEndedFrame extends FrameEnvelope {
   subrun?: SubRun;
 }
 
+/**
+ * An agent tool's call whose sub-agent ended `awaiting_approval` (a call of its own needs approval
+ * and the policy says `defer`): the call is not answered, and the parent run ends
+ * `awaiting_approval` too, right after this frame (emitted after the turn's `turn_ended`).
+ * `pending_calls` are the sub-run's waiting calls as the parent names them, `CALL_ID/SUB_CALL_ID`
+ * (what `eddy resume --decide` takes); `subrun` holds the sub-run's frames so far, from which a
+ * resume re-enters it (src/batch/resume.ts, docs/decisions.md #32).
+ */
+export interface ToolDeferredFrame extends FrameEnvelope {
+  type: "tool_deferred";
+  turn: number;
+  call_id: string;
+  name: string;
+  pending_calls: string[];
+  subrun: SubRun;
+}
+
 /** A sub-agent's run inside its parent's `tool_ended` frame: the agent tool's name and the sub-run's frames. */
 export interface SubRun {
   agent: string;
@@ -537,6 +554,7 @@ export type Frame =
   | GuardrailCheckedFrame
   | ToolStartedFrame
   | ToolEndedFrame
+  | ToolDeferredFrame
   | TurnEndedFrame
   | RunEndedFrame;
 
@@ -597,6 +615,7 @@ export const FRAME_TYPES = [
   "guardrail_checked",
   "tool_started",
   "tool_ended",
+  "tool_deferred",
   "turn_ended",
   "run_ended",
 ] as const satisfies readonly FrameType[];

@@ -4,7 +4,9 @@
  * provider, policy, tools, approval handler, tool-call hooks and cancellation (`ToolContext.parent`,
  * set by the loop). The sub-run's frames go into the call's `tool_ended.subrun`, so the parent's
  * tape holds them and a replay gives the recorded answer back without asking a provider
- * (docs/architecture.md, "Composing runs").
+ * (docs/architecture.md, "Composing runs"). A sub-run that ends awaiting approval (`approve:
+ * "defer"`) leaves the call unanswered and the parent run awaiting too (`tool_deferred`); a
+ * resumed parent re-enters it from its recorded frames (`RunDeps.resumeSubRun`, docs/decisions.md #32).
  */
 import { z } from "zod";
 import { EddyError } from "../errors.js";
@@ -14,9 +16,10 @@ import type { ToolRegistry } from "../tools/registry.js";
 import { type ToolContext, type ToolDefinition, type ToolResult, toolResult } from "../tools/tool.js";
 import type { ApprovalHandler } from "./approvals.js";
 import type { ToolHooks } from "./hooks.js";
+import type { SubRunResumer } from "./options.js";
 import type { Policy } from "./policy.js";
 import { runAgent } from "./run.js";
-import type { PartialRunSpec } from "./run-spec.js";
+import type { PartialRunSpec, RunSpecInput } from "./run-spec.js";
 
 /** The settings of `agentTool`. */
 export interface AgentToolOptions {
@@ -45,6 +48,8 @@ export interface AgentToolParent {
   /** The parent's tool-call hooks: they decide on the sub-agent's calls too. */
   hooks?: ToolHooks;
   secrets?: readonly string[];
+  /** Re-enters a sub-run that ended awaiting approval (a resumed parent's, `RunDeps.resumeSubRun`). */
+  resumeSubRun?: SubRunResumer;
 }
 
 const argumentsSchema = z.object({
@@ -87,23 +92,45 @@ async function runSubAgent(
       "invalid_argument",
       `agent tool ${options.name} runs only inside a run (runAgent gives it the provider and policy)`,
     );
-  const run = runAgent(
-    { ...(parent.model === undefined ? {} : { model: parent.model }), tools: [], ...options.spec, input },
-    {
+  const spec: RunSpecInput = {
+    ...(parent.model === undefined ? {} : { model: parent.model }),
+    tools: [],
+    ...options.spec,
+    input,
+  };
+  const { callId, signal } = context;
+  const resumed = parent.resumeSubRun?.({
+    callId,
+    agent: options.name,
+    spec,
+    tools: parent.tools,
+    workspace: parent.workspace,
+    signal,
+  });
+  const run =
+    resumed ??
+    runAgent(spec, {
       provider: parent.provider,
       tools: parent.tools,
       workspace: parent.workspace,
-      signal: context.signal,
+      signal,
       ...(parent.policy === undefined ? {} : { policy: parent.policy }),
       ...(parent.onApproval === undefined ? {} : { onApproval: parent.onApproval }),
       ...(parent.hooks === undefined ? {} : { hooks: parent.hooks }),
       ...(parent.secrets === undefined ? {} : { secrets: parent.secrets }),
-    },
-  );
+    });
   const frames: Frame[] = [];
   for await (const f of run) frames.push(f);
   const result = await run.result;
   const subrun = { agent: options.name, frames };
+  if (result.reason === "awaiting_approval" && result.pendingCalls !== undefined)
+    // Its calls wait for a decision: the parent run waits too (docs/decisions.md #32).
+    return toolResult({
+      ok: false,
+      error: { code: "awaiting_approval", message: `the agent ${options.name} awaits approval` },
+      subrun,
+      deferred: result.pendingCalls,
+    });
   const ok = result.reason === "completed" || result.reason === "terminal_tool";
   if (ok) return toolResult({ ok, stdout: result.outputText, subrun });
   const detail = result.error === undefined ? "" : `: ${result.error.message}`;

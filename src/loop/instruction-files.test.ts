@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -31,5 +32,53 @@ describe("AGENTS.md instruction files", () => {
     expect(withInstructionFiles("x", [])).toEqual({ instructions: "x" });
     writeFileSync(join(dir, "AGENTS.md"), "local");
     expect(findInstructionFiles(dir)).toEqual([{ path: "AGENTS.md", text: "local" }]);
+  });
+});
+
+describe("AGENTS.md files are untrusted data", () => {
+  it("follows a symlink only to a file inside the folders read; skips FIFOs and directories", () => {
+    const root = mkdtempSync(join(tmpdir(), "eddy-agents-"));
+    const repo = join(root, "repo");
+    mkdirSync(join(repo, ".git"), { recursive: true });
+    mkdirSync(join(repo, "app"), { recursive: true });
+    writeFileSync(join(root, "secret.txt"), "a secret outside the repository");
+    writeFileSync(join(repo, "RULES.md"), "repo rules through a link");
+    symlinkSync(join(repo, "RULES.md"), join(repo, "AGENTS.md"));
+    symlinkSync(join(root, "secret.txt"), join(repo, "app", "AGENTS.md"));
+    expect(findInstructionFiles(join(repo, "app"))).toEqual([
+      { path: join("..", "AGENTS.md"), text: "repo rules through a link" },
+    ]);
+    const fifo = mkdtempSync(join(tmpdir(), "eddy-agents-"));
+    execFileSync("mkfifo", [join(fifo, "AGENTS.md")]);
+    expect(findInstructionFiles(fifo)).toEqual([]);
+    const folder = mkdtempSync(join(tmpdir(), "eddy-agents-"));
+    mkdirSync(join(folder, "AGENTS.md"));
+    expect(findInstructionFiles(folder)).toEqual([]);
+  });
+
+  it("cuts a large file at 64 KiB with a note", () => {
+    const dir = mkdtempSync(join(tmpdir(), "eddy-agents-"));
+    writeFileSync(join(dir, "AGENTS.md"), "x".repeat(70 * 1024));
+    const [file] = findInstructionFiles(dir);
+    expect(file?.text.length).toBeLessThan(66 * 1024);
+    expect(file?.text).toMatch(/\[… cut at 65536 bytes\]$/);
+  });
+
+  it("a copy's own file comes from the copy, its parents' from the original; never the copy's parents", () => {
+    const root = mkdtempSync(join(tmpdir(), "eddy-agents-"));
+    mkdirSync(join(root, "repo", ".git"), { recursive: true });
+    mkdirSync(join(root, "repo", "app"), { recursive: true });
+    writeFileSync(join(root, "repo", "AGENTS.md"), "repo rules");
+    writeFileSync(join(root, "repo", "app", "AGENTS.md"), "original app rules");
+    const copies = mkdtempSync(join(tmpdir(), "eddy-copies-"));
+    mkdirSync(join(copies, ".git"));
+    writeFileSync(join(copies, "AGENTS.md"), "the copies folder's: never read");
+    const copy = join(copies, "task-1");
+    mkdirSync(copy);
+    writeFileSync(join(copy, "AGENTS.md"), "the task's copy");
+    expect(findInstructionFiles(copy, { copyOf: join(root, "repo", "app") })).toEqual([
+      { path: join("..", "AGENTS.md"), text: "repo rules" },
+      { path: "AGENTS.md", text: "the task's copy" },
+    ]);
   });
 });

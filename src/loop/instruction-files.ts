@@ -4,10 +4,22 @@
  * repository, the workspace alone). They are added to the instructions in a fixed order — the
  * repository root's first, the workspace's own last (nearer files refine farther ones), then the
  * run's own instructions — and `run_started.instruction_files` lists them (paths relative to the
- * workspace). The CLI reads them unless `--no-agents-md`; a program calls these itself.
+ * workspace). The CLI (`eddy run`, and each task of `eddy batch` and `eddy worker` in its own
+ * workspace) reads them unless `--no-agents-md`; a program calls these itself. The files are
+ * untrusted: only regular files, bounded, symlinks only to files inside the folders read.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readSync,
+  realpathSync,
+} from "node:fs";
 import { dirname, join, relative } from "node:path";
+import { isInside } from "../tools/workspace.js";
 
 /** The file name looked for in each folder. */
 export const INSTRUCTION_FILE_NAME = "AGENTS.md";
@@ -15,46 +27,102 @@ export const INSTRUCTION_FILE_NAME = "AGENTS.md";
 /** Largest instruction file read (a bigger one is cut, with a note). */
 const MAX_BYTES = 64 * 1024;
 
+/** Opened without following a last-component symlink, non-blocking (a FIFO opens at once), never as the terminal. */
+const O_READ =
+  constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0) | (constants.O_NOFOLLOW ?? 0);
+
 /** One instruction file: its path relative to the workspace, and its text. */
 export interface InstructionFile {
   path: string;
   text: string;
 }
 
+/** Options of `findInstructionFiles`. */
+export interface FindInstructionFilesOptions {
+  /**
+   * The folder `workspace` is a copy of (a batch task's own workspace, `--workspace-per-task`):
+   * the parents' files are read above it, the workspace's own from the copy — never from the
+   * copy's parents (a temporary folder that is not the user's). @defaultValue none
+   */
+  copyOf?: string;
+}
+
 /**
  * The AGENTS.md files of `workspace` and its parents up to the repository root, root first.
- * Empty files are left out.
+ * Empty files are left out. The files are untrusted data: only regular files are read (a FIFO, a
+ * device or a directory named AGENTS.md is skipped), at most 64 KiB of each, and a symlink is
+ * followed only to a file inside the top folder read (the repository root, else the workspace).
  */
-export function findInstructionFiles(workspace: string): InstructionFile[] {
+export function findInstructionFiles(
+  workspace: string,
+  options: FindInstructionFilesOptions = {},
+): InstructionFile[] {
+  const origin = options.copyOf ?? workspace;
   const folders: string[] = [];
-  let dir = workspace;
+  let dir = origin;
   for (;;) {
     folders.push(dir);
     if (existsSync(join(dir, ".git"))) break;
     const parent = dirname(dir);
-    if (parent === dir) return readAll(workspace, [workspace]);
+    if (parent === dir) {
+      folders.splice(1); // outside a repository: the workspace alone
+      break;
+    }
     dir = parent;
   }
-  return readAll(workspace, folders.reverse());
-}
-
-function readAll(workspace: string, folders: readonly string[]): InstructionFile[] {
+  const top = folders[folders.length - 1] as string;
+  // A copy's own file is the copy's (what its task sees); the parents are the original's.
+  folders[0] = workspace;
   const files: InstructionFile[] = [];
-  for (const folder of folders) {
-    const path = join(folder, INSTRUCTION_FILE_NAME);
-    let text: string;
-    try {
-      if (!statSync(path).isFile()) continue;
-      const raw = readFileSync(path);
-      text = raw.subarray(0, MAX_BYTES).toString("utf8");
-      if (raw.length > MAX_BYTES) text += `\n[… cut at ${MAX_BYTES} bytes]`;
-    } catch {
-      continue;
-    }
-    if (text.trim() === "") continue;
-    files.push({ path: relative(workspace, path) || INSTRUCTION_FILE_NAME, text: text.trim() });
+  for (const folder of folders.reverse()) {
+    const own = folder === workspace;
+    // A copy's own symlink may point only inside the copy; any other only inside the top folder.
+    const within = own && options.copyOf !== undefined ? workspace : top;
+    const text = readInstructionFile(join(folder, INSTRUCTION_FILE_NAME), within);
+    if (text === undefined || text.trim() === "") continue;
+    const path = own ? INSTRUCTION_FILE_NAME : relative(origin, join(folder, INSTRUCTION_FILE_NAME));
+    files.push({ path, text: text.trim() });
   }
   return files;
+}
+
+/**
+ * The text of one instruction file, or undefined when there is none to read: a symlink whose
+ * target is outside `within`, anything but a regular file, or a file that cannot be opened.
+ */
+function readInstructionFile(path: string, within: string): string | undefined {
+  let target = path;
+  try {
+    if (lstatSync(path).isSymbolicLink()) {
+      target = realpathSync(path);
+      if (!isInside(realpathSync(within), target)) return undefined;
+    }
+  } catch {
+    return undefined;
+  }
+  let fd: number;
+  try {
+    fd = openSync(target, O_READ);
+  } catch {
+    return undefined;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return undefined;
+    const buffer = Buffer.alloc(MAX_BYTES + 1);
+    let length = 0;
+    for (;;) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+      if (length === buffer.length) break;
+    }
+    const text = buffer.subarray(0, Math.min(length, MAX_BYTES)).toString("utf8");
+    return length > MAX_BYTES ? `${text}\n[… cut at ${MAX_BYTES} bytes]` : text;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

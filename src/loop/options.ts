@@ -14,7 +14,7 @@ import type { Guardrails } from "./guardrails.js";
 import type { ToolHooks } from "./hooks.js";
 import type { Policy } from "./policy.js";
 import type { PrepareTurn } from "./prepare-turn.js";
-import type { RunSpec } from "./run-spec.js";
+import type { RunSpec, RunSpecInput } from "./run-spec.js";
 import type { StopCondition } from "./stop-when.js";
 
 /** When a completed call runs: as soon as its item is done, or once the response has ended. */
@@ -26,8 +26,35 @@ export type ToolsOnFollowUp = "every_request" | "first_request";
 /** Runs one call. The default executes it with the run's tool registry; replay substitutes recorded outputs. */
 export type ToolExecutor = (
   call: ToolCall,
-  context: { signal: AbortSignal; workspace: string; turn: number },
+  context: {
+    signal: AbortSignal;
+    workspace: string;
+    turn: number;
+    /** What the run lends the call's tool (`ToolContext.parent`: an `agentTool` runs its sub-agent with it). */
+    parent?: unknown;
+  },
 ) => Promise<ToolCallResult>;
+
+/** What an agent tool asks `RunDeps.resumeSubRun` about: the call, and how its sub-agent runs. */
+export interface SubRunRequest {
+  /** The agent tool's call. */
+  callId: string;
+  /** The agent tool's name. */
+  agent: string;
+  /** The sub-agent's spec, as a fresh run of it would get it (its run id comes from the record). */
+  spec: RunSpecInput;
+  /** The tools the sub-agent selects among. */
+  tools: ToolRegistry;
+  workspace: string;
+  signal: AbortSignal;
+}
+
+/**
+ * Re-enters the recorded sub-run of an agent tool's call that ended awaiting approval (a
+ * `tool_deferred` frame): its run resumed from its recorded frames, or undefined when the call has
+ * none (the sub-agent then starts afresh). `resumeRun` (src/batch/resume.ts) gives one.
+ */
+export type SubRunResumer = (request: SubRunRequest) => RunHandle | undefined;
 
 /**
  * The live dependencies of a run — everything that is not data: the provider, the tools, the
@@ -123,6 +150,11 @@ export interface RunDeps {
    * a tripped one ends the run with reason `guardrail` (guardrails.ts). @defaultValue none
    */
   guardrails?: Guardrails;
+  /**
+   * Resumes an agent tool's deferred sub-run instead of starting it again (a resumed run's; the
+   * sub-agent's calls decided then). @defaultValue none (sub-agents always start afresh)
+   */
+  resumeSubRun?: SubRunResumer;
 }
 
 /** How a run ended (the `run_ended` frame's facts), with the conversation to continue from. */

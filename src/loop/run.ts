@@ -211,7 +211,9 @@ class AgentLoop {
     this.toolChoice = spec.tool_choice;
     this.budget = new ToolBudget(spec.max_tool_calls, deps.registry);
     this.maxTurns = spec.max_turns;
-    this.executor = runDeps.executeTool ?? registryExecutor(spec, runDeps, deps);
+    this.executor = lendingParent(runDeps.executeTool ?? registryExecutor(spec, runDeps, deps), () =>
+      toolParent(spec, runDeps, deps),
+    );
     this.approvals = new Approvals(deps.registry, deps.onApproval);
     this.stopWhen = stopConditions(spec, runDeps);
   }
@@ -553,9 +555,31 @@ class AgentLoop {
     if (!this.conversation.followUp()) this.switchToStateless("the response had no id to continue from");
   }
 
-  /** The turn's deferred calls wait for a decision from a later process (`eddy resume --decide`). */
+  /**
+   * The turn's deferred calls wait for a decision from a later process (`eddy resume --decide`).
+   * An agent tool's call whose sub-agent waits is recorded first (`tool_deferred`, with the
+   * sub-run's frames); its waiting calls are named `CALL_ID/SUB_CALL_ID`.
+   */
   private endAwaitingApproval(runner: ToolRunner): RunResult {
-    const pending = runner.deferred.map((call) => call.callId);
+    const pending: string[] = [];
+    for (const call of runner.deferred) {
+      const nested = runner.deferredSubRuns.get(call.callId);
+      if (nested === undefined) {
+        pending.push(call.callId);
+        continue;
+      }
+      const ids = nested.pending.map((id) => `${call.callId}/${id}`);
+      pending.push(...ids);
+      this.channel.emit(
+        frame("tool_deferred", {
+          turn: this.turn - 1,
+          call_id: call.callId,
+          name: call.name,
+          pending_calls: ids,
+          subrun: nested.subrun,
+        }),
+      );
+    }
     return this.end(
       "awaiting_approval",
       {
@@ -650,6 +674,11 @@ function turnStatus(outcome: TurnOutcome["outcome"]): string {
   return outcome.response.terminal === null ? "error" : outcome.response.status;
 }
 
+/** Every call's context gets what the run lends its tools, whoever executes it (a resume's executor too). */
+function lendingParent(executor: ToolExecutor, parent: () => AgentToolParent): ToolExecutor {
+  return (call, context) => executor(call, { ...context, parent: parent() });
+}
+
 /** Executes calls with the run's registry, in its workspace, with its timeouts and output cap. */
 function registryExecutor(spec: RunSpec, runDeps: RunDeps, deps: LoopDeps): ToolExecutor {
   return (call, context) => {
@@ -660,7 +689,7 @@ function registryExecutor(spec: RunSpec, runDeps: RunDeps, deps: LoopDeps): Tool
     if (spec.tool_timeout_ms !== undefined) execOptions.timeoutMs = spec.tool_timeout_ms;
     if (spec.tool_output_cap_bytes !== undefined) execOptions.outputCapBytes = spec.tool_output_cap_bytes;
     if (runDeps.provider.capabilities.toolOutputImages) execOptions.imagesInOutput = true;
-    execOptions.parent = toolParent(spec, runDeps, deps);
+    if (context.parent !== undefined) execOptions.parent = context.parent;
     return executeCall(deps.registry, call, execOptions);
   };
 }
@@ -677,6 +706,7 @@ function toolParent(spec: RunSpec, runDeps: RunDeps, deps: LoopDeps): AgentToolP
   if (deps.onApproval !== undefined) parent.onApproval = deps.onApproval;
   if (runDeps.hooks !== undefined) parent.hooks = runDeps.hooks;
   if (runDeps.secrets !== undefined) parent.secrets = runDeps.secrets;
+  if (runDeps.resumeSubRun !== undefined) parent.resumeSubRun = runDeps.resumeSubRun;
   return parent;
 }
 

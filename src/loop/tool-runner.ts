@@ -93,6 +93,11 @@ export class ToolRunner {
    * `awaiting_approval` once the turn's other calls are done.
    */
   readonly deferred: AssembledCall[] = [];
+  /**
+   * Deferred calls of agent tools whose sub-agent ended awaiting approval, by call id: the
+   * sub-run's waiting calls (its own ids) and its frames so far (they started; they are in `deferred` too).
+   */
+  readonly deferredSubRuns = new Map<string, { pending: string[]; subrun: SubRun }>();
   /** Set by `stopPending`: calls not started yet are answered with this refusal instead of running. */
   private stopReason: Refusal | undefined;
 
@@ -186,6 +191,13 @@ export class ToolRunner {
       ).catch((err: unknown) =>
         this.refused(task, { code: "tool_failed", message: `eddy failed to run the tool: ${String(err)}` }),
       );
+      if (result.deferred !== undefined && result.subrun !== undefined && !signal.aborted) {
+        // Its sub-agent waits for a decision: not answered now; the run ends awaiting approval.
+        this.deferred.push(task.call);
+        this.deferredSubRuns.set(callId, { pending: result.deferred, subrun: result.subrun as SubRun });
+        this.release(task);
+        return;
+      }
       const hooks = this.options.hooks;
       if (hooks !== undefined)
         result = await afterToolCall(hooks, this.hookCall(task), result, this.options.channel, signal);

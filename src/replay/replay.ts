@@ -3,7 +3,7 @@
  * outputs (or run the tools live), and compare the frames it produces with the tape's, ignoring `ts`
  * and `duration_ms` (docs/architecture.md, "The replay guarantee"). The tape's run id is reused, so frames compare 1:1.
  */
-import type { ApprovalDecidedFrame, Frame, ToolEndedFrame } from "../frames/frame.js";
+import type { ApprovalDecidedFrame, Frame, ToolDeferredFrame, ToolEndedFrame } from "../frames/frame.js";
 import { recordedSummaries, recordedSummarizer } from "../history/summarizer.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
 import { recordedGuardrails } from "../loop/guardrails.js";
@@ -197,9 +197,13 @@ export function recordedToolExecutor(
     list.push(f);
     recorded.set(key, list);
   }
+  const deferred = deferredSubRuns(tape.frames);
   return async (call, context) => {
     const key = `${context.turn}:${call.callId}`;
     const frame = recorded.get(key)?.shift();
+    const waiting = frame === undefined ? deferred.get(key) : undefined;
+    // An agent tool whose sub-agent waited for approval: it waits again, with the recorded sub-run.
+    if (waiting !== undefined) return deferredResult(waiting);
     if (frame === undefined) {
       if (options.onMissing !== undefined) return options.onMissing(call, context);
       return refusedToolOutput(
@@ -219,6 +223,28 @@ export function recordedToolExecutor(
     }
     await gate.wait(releaseAt.get(key) ?? frame.seq);
     return resultFrom(frame);
+  };
+}
+
+/** The `tool_deferred` frames of a tape, by `TURN:CALL_ID` (the last one of each call). */
+export function deferredSubRuns(frames: readonly Frame[]): Map<string, ToolDeferredFrame> {
+  const deferred = new Map<string, ToolDeferredFrame>();
+  for (const f of frames) if (f.type === "tool_deferred") deferred.set(`${f.turn}:${f.call_id}`, f);
+  return deferred;
+}
+
+/** The agent tool's result a `tool_deferred` frame stands for: its sub-run, still waiting. */
+function deferredResult(frame: ToolDeferredFrame): ToolCallResult {
+  const prefix = `${frame.call_id}/`;
+  return {
+    tool: frame.name,
+    ok: false,
+    output: "",
+    truncated: false,
+    exitCode: 1,
+    durationMs: 0,
+    subrun: frame.subrun,
+    deferred: frame.pending_calls.map((id) => (id.startsWith(prefix) ? id.slice(prefix.length) : id)),
   };
 }
 

@@ -81,6 +81,8 @@ export interface ToolCallResult {
   fileChanges?: FileChangeRecord[];
   /** A sub-agent's run (`ToolResult.subrun`), for the `tool_ended` frame. */
   subrun?: SubRunRecord;
+  /** The sub-agent's calls awaiting approval (`ToolResult.deferred`): the call is not answered. */
+  deferred?: string[];
 }
 
 /**
@@ -327,5 +329,6 @@ function finish(
   if (result.imageUrl !== undefined) out.imageUrl = result.imageUrl;
   if (result.fileChanges !== undefined) out.fileChanges = result.fileChanges;
   if (result.subrun !== undefined) out.subrun = result.subrun;
+  if (result.deferred !== undefined) out.deferred = result.deferred;
   return out;
 }

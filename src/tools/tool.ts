@@ -65,6 +65,12 @@ export interface ToolResult {
    * sent to the model) so the parent's tape holds them and a replay gives them back.
    */
   subrun?: SubRunRecord;
+  /**
+   * The sub-agent's calls still waiting for approval when its run ended `awaiting_approval` (its
+   * own call ids): the call is then not answered, and the calling run ends awaiting approval too
+   * (a `tool_deferred` frame, src/frames/frame.ts). Set by `agentTool` only.
+   */
+  deferred?: string[];
 }
 
 /** A sub-agent's run as a tool result carries it (the `tool_ended` frame's `subrun`, src/frames/frame.ts). */
@@ -213,6 +219,7 @@ export function toolResult(
   if (fields.imageUrl !== undefined) result.imageUrl = fields.imageUrl;
   if (fields.fileChanges !== undefined) result.fileChanges = fields.fileChanges;
   if (fields.subrun !== undefined) result.subrun = fields.subrun;
+  if (fields.deferred !== undefined) result.deferred = fields.deferred;
   return result;
 }
 

@@ -174,6 +174,7 @@ export class RunBuilder {
       case "guardrail_checked":
       case "context_compiled":
       case "context_compacted":
+      case "tool_deferred":
         this.note(record, true);
         return;
       default:

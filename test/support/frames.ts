@@ -13,12 +13,15 @@ export function assertFrameInvariants(frames: readonly Frame[]): void {
   });
   expect(frames.at(-1)?.type).toBe("run_ended");
   expect(frames.filter((f) => f.type === "run_ended")).toHaveLength(1);
-  // Every tool_call is followed by its tool_started and tool_ended, in that order.
+  // Every tool_call is followed by its tool_started and tool_ended (or, for an agent tool whose
+  // sub-agent waits for approval, tool_deferred), in that order.
   for (const [i, f] of frames.entries()) {
     if (f.type !== "tool_call") continue;
     const rest = frames.slice(i + 1);
     const started = rest.findIndex((g) => g.type === "tool_started" && g.call_id === f.call_id);
-    const ended = rest.findIndex((g) => g.type === "tool_ended" && g.call_id === f.call_id);
+    const ended = rest.findIndex(
+      (g) => (g.type === "tool_ended" || g.type === "tool_deferred") && g.call_id === f.call_id,
+    );
     expect(started, `tool_started for ${f.call_id}`).toBeGreaterThanOrEqual(0);
     expect(ended, `tool_ended for ${f.call_id}`).toBeGreaterThan(started);
   }
