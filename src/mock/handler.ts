@@ -17,7 +17,12 @@
  */
 import type { EddyError } from "../errors.js";
 import { compactResponse } from "./compact-response.js";
-import { type CreateContext, type CreateInfo, createResponse, type ResponseModel } from "./create-response.js";
+import {
+  type CreateContext,
+  type CreateInfo,
+  createResponse,
+  type ResponseModel,
+} from "./create-response.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
 import { httpProblem, jsonResponse, problemOf, problemResponse, serverProblem } from "./http-error.js";
 import { createIdGenerator } from "./ids.js";
@@ -71,6 +76,11 @@ export interface MockOptions {
    * @defaultValue none
    */
   model?: ResponseModel;
+  /**
+   * Whether `requests` keeps every request (a long-running server that does not read it says
+   * false: nothing is kept). @defaultValue true
+   */
+  recordRequests?: boolean;
 }
 
 /** The handler, with the record of what it received. */
@@ -101,7 +111,7 @@ export function createMockHandler(options: MockOptions = {}): MockHandler {
   const store = createResponseStore();
   const clock = options.clock ?? Date.now;
   const closed = new AbortController();
-  const requests: RecordedRequest[] = [];
+  const requests: RecordedRequest[] = options.recordRequests === false ? discarding() : [];
   const stats = { websocket: { connections: 0, open: 0, messages: 0 } };
   let turns = 0;
   const conformance = options.conformance ?? MOCK_DEFAULTS.conformance;
@@ -230,7 +240,10 @@ async function route(r: IncomingRequest, state: HandlerState): Promise<Response>
     allow(request.method, "GET", path);
     const stored = server.store.get(decoded(retrieve[1] ?? ""));
     if (stored === undefined)
-      throw notFound(`No response found with id '${(retrieve[1] ?? "").slice(0, 100)}'.`, "response_not_found");
+      throw notFound(
+        `No response found with id '${(retrieve[1] ?? "").slice(0, 100)}'.`,
+        "response_not_found",
+      );
     log(200, "answered");
     return jsonResponse(200, stored.resource, headers);
   }
@@ -285,6 +298,13 @@ function admitWebSocket(request: Request, state: HandlerState): WebSocketAdmissi
       });
     },
   };
+}
+
+/** A list that keeps nothing (`recordRequests: false`): `push` drops what it is given. */
+function discarding(): RecordedRequest[] {
+  const list: RecordedRequest[] = [];
+  list.push = () => 0;
+  return list;
 }
 
 /** A path segment, percent-decoded (a malformed escape is kept as sent: it names no response). */

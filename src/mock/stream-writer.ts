@@ -56,7 +56,10 @@ export function createSseBody(options: SseBodyOptions): ReadableStream<Uint8Arra
     options.signal.removeEventListener("abort", abort);
     options.onEnd(outcome);
   };
-  const chunks = toChunks(stoppingSource(sseText(options, local.signal), options.events), options.faults.chunkBytes);
+  const chunks = toChunks(
+    stoppingSource(sseText(options, local.signal), options.events),
+    options.faults.chunkBytes,
+  );
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
