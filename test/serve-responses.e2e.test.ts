@@ -87,7 +87,11 @@ function expectFirstOutput(output: { type: string; [k: string]: unknown }[]) {
 describe("eddy serve: an agent as an Open Responses model", () => {
   it("responses.create: a server-side tool, a client function call, then the answer", async () => {
     const openai = client();
-    const first = await openai.responses.create({ model: "eddy", input: "What does my note say?", tools: [WEATHER] });
+    const first = await openai.responses.create({
+      model: "eddy",
+      input: "What does my note say?",
+      tools: [WEATHER],
+    });
     expect(first.status).toBe("completed");
     expect(validateResponseResource(first)).toBeUndefined();
     const callId = expectFirstOutput(first.output as never);
@@ -103,12 +107,18 @@ describe("eddy serve: an agent as an Open Responses model", () => {
     expect(stored.output_text).toBe(second.output_text);
     // The upstream saw the client's answer after the server's tool output.
     const last = mock.requests.at(-1)?.body as { input: { type: string; output?: string }[] };
-    expect(last.input.filter((i) => i.type === "function_call_output").map((i) => i.output)).toContain("sunny");
+    expect(last.input.filter((i) => i.type === "function_call_output").map((i) => i.output)).toContain(
+      "sunny",
+    );
   }, 60_000);
 
   it("responses.stream: every event validates; the stream ends with the client's call", async () => {
     const openai = client();
-    const stream = openai.responses.stream({ model: "eddy", input: "What does my note say?", tools: [WEATHER] });
+    const stream = openai.responses.stream({
+      model: "eddy",
+      input: "What does my note say?",
+      tools: [WEATHER],
+    });
     const types: string[] = [];
     for await (const event of stream) {
       expect(validateStreamingEvent(event)).toBeUndefined();
@@ -139,13 +149,24 @@ describe("eddy serve: an agent as an Open Responses model", () => {
         const onMessage = (data: WebSocket.RawData) => {
           const event = JSON.parse(String(data)) as Record<string, unknown>;
           got.push(event);
-          if (event.type === "error" || String(event.type).match(/^response\.(completed|failed|incomplete)$/)) {
+          if (
+            event.type === "error" ||
+            String(event.type).match(/^response\.(completed|failed|incomplete)$/)
+          ) {
             socket.off("message", onMessage);
             resolve(got);
           }
         };
         socket.on("message", onMessage);
-        socket.send(JSON.stringify({ type: "response.create", model: "eddy", store: false, tools: [WEATHER], ...message }));
+        socket.send(
+          JSON.stringify({
+            type: "response.create",
+            model: "eddy",
+            store: false,
+            tools: [WEATHER],
+            ...message,
+          }),
+        );
       });
     const first = await turn({ input: "What does my note say?" });
     for (const event of first) expect(validateWebSocketMessage(event)).toBeUndefined();
@@ -174,7 +195,9 @@ describe("eddy serve: an agent as an Open Responses model", () => {
       body: JSON.stringify({ model: "eddy", input: "hi", previous_response_id: "resp_nope" }),
     });
     expect(res.status).toBe(404);
-    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("previous_response_not_found");
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe(
+      "previous_response_not_found",
+    );
     expect(proc.stderr).not.toContain("sk-upstream-secret-9876");
   });
 });
