@@ -78,6 +78,7 @@ export function createSseBody(options: SseBodyOptions): ReadableStream<Uint8Arra
         local.abort();
         end("cancelled");
         await chunks.return(undefined);
+        await options.events.return?.(); // also when the body was cancelled before its first pull
       },
     },
     { highWaterMark: 0 },

@@ -88,7 +88,35 @@ export function agentModel(
       throw refusal(err, runtime);
     }
     runs.open++;
-    return agentEvents({ runtime, request, tools, spec, runs });
+    const release = () => {
+      runs.open--;
+      return tools.registry.dispose().catch(() => {});
+    };
+    return unstartedCleanup(agentEvents({ runtime, request, tools, spec, release }), release);
+  };
+}
+
+/**
+ * `events`, with `release` called when it is stopped before its first event was asked for (a
+ * client gone before the stream began): the run never started, so nothing else would release it.
+ */
+function unstartedCleanup(
+  events: AsyncGenerator<StreamingEvent>,
+  release: () => Promise<void>,
+): AsyncIterator<StreamingEvent> {
+  let started = false;
+  return {
+    next() {
+      started = true;
+      return events.next();
+    },
+    async return() {
+      if (!started) {
+        started = true;
+        await release();
+      }
+      return events.return(undefined);
+    },
   };
 }
 
@@ -142,7 +170,8 @@ interface AgentRun {
   request: ModelRequest;
   tools: ClientTools;
   spec: RunSpec;
-  runs: FaceRuns;
+  /** Counts the run as ended and disposes its tools (once the run has ended). */
+  release: () => Promise<void>;
 }
 
 /** The response's events as the run goes (see the module comment). */
@@ -161,12 +190,7 @@ async function* agentEvents(run: AgentRun): AsyncGenerator<StreamingEvent> {
     ...(runtime.mcpServers === undefined ? {} : { mcpServers: runtime.mcpServers }),
   };
   const handle = runAgent(spec, deps);
-  const ended = handle.result
-    .catch(() => undefined)
-    .finally(() => {
-      run.runs.open--;
-      return tools.registry.dispose().catch(() => {});
-    });
+  const ended = handle.result.catch(() => undefined).finally(run.release);
   let result: RunResult | undefined;
   let last: RunEndedFrame | undefined;
   try {
