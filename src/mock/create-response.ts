@@ -246,21 +246,28 @@ export function streamAnswer(
   };
 }
 
-/** Stores each terminal snapshot as soon as its event is produced (objects and verbatim strings alike). */
-export async function* keepTerminal(
+/**
+ * Stores each terminal snapshot as soon as its event is produced (objects and verbatim strings
+ * alike). Stopping it stops `events` too, even before the first event was asked for.
+ */
+export function keepTerminal(
   events: EventSource,
   keep: (resource: ResponseResource) => void,
-): AsyncGenerator<JsonObject | string> {
-  try {
-    for (let next = await events.next(); next.done !== true; next = await events.next()) {
-      const event = next.value;
-      const parsed = typeof event === "string" ? parseJsonObject(event) : event;
-      if (isLifecycle(parsed) && isTerminalType(parsed.type)) keep(parsed.response as ResponseResource);
-      yield event;
-    }
-  } finally {
-    await events.return?.(); // a reader that stops early stops the source too
-  }
+): AsyncIterator<JsonObject | string, unknown> {
+  return {
+    async next() {
+      const next = await events.next();
+      if (next.done !== true) {
+        const parsed = typeof next.value === "string" ? parseJsonObject(next.value) : next.value;
+        if (isLifecycle(parsed) && isTerminalType(parsed.type)) keep(parsed.response as ResponseResource);
+      }
+      return next;
+    },
+    async return() {
+      await events.return?.();
+      return { done: true, value: undefined };
+    },
+  };
 }
 
 /** An answer that is complete when returned (JSON or an error). */

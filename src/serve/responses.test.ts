@@ -167,6 +167,14 @@ describe("the Open Responses face refuses hostile input", () => {
     expect(probe.disposed).toBe(1);
   });
 
+  it("a client gone before the stream began: the run never starts and its tools are disposed", async () => {
+    const { send, probe } = setup([text("never")]);
+    const res = await send("POST", "/v1/responses", { model: "eddy", input: "hi", stream: true });
+    expect(res.status).toBe(200);
+    await res.body?.cancel();
+    expect(probe.disposed).toBe(1);
+  });
+
   it("no secret in a streamed response: a tool's output is masked, every event validates", async () => {
     const { send } = setup([call("leak"), text("done")]);
     const res = await send("POST", "/v1/responses", { model: "eddy", input: "leak", stream: true });
