@@ -12,6 +12,7 @@
 import { join, resolve } from "node:path";
 import { createServeHandler } from "../serve/handler.js";
 import { listen } from "../serve/listener.js";
+import { createResponsesFace } from "../serve/responses.js";
 import { createRunService } from "../serve/runs.js";
 import { tapeExtrasFor } from "./batch-command.js";
 import { startBatchRuntime } from "./batch-run.js";
@@ -69,7 +70,9 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number
     tapeExtras: tapeExtrasFor(config, runtime.mcpTools),
     ...(flags.maxRuns === undefined ? {} : { maxConcurrentRuns: flags.maxRuns }),
   });
+  const face = createResponsesFace(service.runtime, token === undefined ? {} : { token });
   const handler = createServeHandler(service, {
+    extra: face.handle,
     ...(token === undefined ? {} : { token }),
     ...(flags.corsOrigin === undefined ? {} : { corsOrigin: flags.corsOrigin }),
     onError: (err) =>
@@ -80,6 +83,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number
       host: flags.host ?? "127.0.0.1",
       port: flags.port ?? 0,
       authenticated: token !== undefined,
+      websocket: face.websocket,
     });
     if (target.notice !== undefined) io.stderr.write(`${styles.dim(target.notice)}\n`);
     io.stderr.write(
@@ -93,6 +97,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number
     });
     io.stderr.write(`eddy serve: stopping (${service.running()} running run(s) cancelled)\n`);
     await service.shutdown("the server is stopping");
+    face.close();
     await server.close();
     return CANCELLED;
   } finally {

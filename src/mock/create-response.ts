@@ -16,7 +16,7 @@ import { assignIds } from "./plan.js";
 import type { MockRequestLog } from "./recording.js";
 import { checkCreateBody, type MockRequestBody, parseJsonBody, type RequestConformance } from "./request.js";
 import type { Scenario } from "./scenario.js";
-import { layeredStore, type ResponseStore, resolveConversation } from "./state.js";
+import { type Conversation, layeredStore, type ResponseStore, resolveConversation } from "./state.js";
 import {
   connectionDropped,
   createSseBody,
@@ -48,7 +48,37 @@ export interface CreateContext {
   signal: AbortSignal;
   /** Headers every answer carries (`x-request-id`). */
   headers: Record<string, string>;
+  /**
+   * Answers instead of the scenario or the demo model (`MockOptions.model`: the agent behind
+   * `eddy serve`). @defaultValue none
+   */
+  model?: ResponseModel;
 }
+
+/** The events of a response, in order: objects are JSON-encoded, strings sent verbatim. */
+export type EventSource =
+  | Iterator<JsonObject | string, unknown>
+  | AsyncIterator<JsonObject | string, unknown>;
+
+/** One checked request as a pluggable model gets it: its body, conversation and response id. */
+export interface ModelRequest {
+  body: MockRequestBody;
+  conversation: Conversation;
+  responseId: string;
+  /** Unix seconds. */
+  createdAt: number;
+  /** Unix seconds, now. */
+  now: () => number;
+  /** Aborted when the server closes or the client goes away. */
+  signal: AbortSignal;
+}
+
+/**
+ * A model other than the scenario or demo one: the spec-valid events of its response (ending
+ * with exactly one terminal event), produced as they happen. It may throw an HTTP problem
+ * (`http-error.ts`) before the first event to refuse the request.
+ */
+export type ResponseModel = (request: ModelRequest) => Promise<EventSource>;
 
 /** What the log line needs; filled in as the request goes. */
 export type CreateInfo = Pick<MockRequestLog, "model" | "turn" | "stream" | "responseId" | "faults">;
@@ -71,7 +101,7 @@ export type PreparedResponse =
   | {
       kind: "events";
       /** The events in order: objects are JSON-encoded, strings sent verbatim. */
-      events: Iterator<JsonObject | string, unknown>;
+      events: EventSource;
       faults: MockFaults;
       /** Stores a terminal snapshot as the request's `store` says (the server's store, or the connection's cache). */
       keep: (resource: ResponseResource) => void;
@@ -91,7 +121,7 @@ export async function createResponse(
   info.stream = body.stream === true;
   const prepared = await prepareResponse(body, ctx, info, sent);
   if (prepared.kind === "http_error") return answered(httpErrorResponse(prepared.fault, ctx.headers));
-  if (body.stream !== true) return jsonAnswer(prepared, ctx);
+  if (body.stream !== true) return await jsonAnswer(prepared, ctx);
   const { events, faults, keep, fail } = prepared;
   return streamAnswer(keepTerminal(events, keep), faults, fail, ctx);
 }
@@ -113,11 +143,12 @@ export async function prepareResponse(
   const policy = toolPolicy(body);
   const lookup = ctx.connection === undefined ? ctx.store : layeredStore(ctx.connection, ctx.store);
   const conversation = resolveConversation(lookup, body);
+  const target = body.store !== false ? ctx.store : ctx.connection;
+  const keep = (resource: ResponseResource) => target?.put({ resource, context: conversation.context });
+  if (ctx.model !== undefined) return modelResponse(ctx.model, { body, conversation, keep }, ctx, info);
   const decision = await decideTurn({ api: "responses", body, sent, conversation, policy }, ctx, info);
   if (decision.kind === "http_error") return decision;
   const { faults } = decision;
-  const target = body.store !== false ? ctx.store : ctx.connection;
-  const keep = (resource: ResponseResource) => target?.put({ resource, context: conversation.context });
   if (decision.kind === "raw") {
     // A replayed capture is sent exactly (strings verbatim); the response id is the capture's own.
     const keepRaw = (resource: ResponseResource) => {
@@ -143,6 +174,21 @@ export async function prepareResponse(
   return { kind: "events", events: responseEvents(options), faults, keep, fail };
 }
 
+/** The events of a pluggable model (`CreateContext.model`): no faults, stored as the request's `store` says. */
+async function modelResponse(
+  model: ResponseModel,
+  request: Pick<ModelRequest, "body" | "conversation"> & { keep: (resource: ResponseResource) => void },
+  ctx: CreateContext,
+  info: CreateInfo,
+): Promise<PreparedResponse> {
+  const responseId = ctx.ids.next("resp");
+  info.responseId = responseId;
+  const now = () => seconds(ctx.clock());
+  const { body, conversation, keep } = request;
+  const events = await model({ body, conversation, responseId, createdAt: now(), now, signal: ctx.signal });
+  return { kind: "events", events, faults: {}, keep, fail: () => undefined };
+}
+
 /** The `response.failed` snapshot of a replayed capture: its last snapshot, failed. */
 function rawFailure(
   done: ResponseResource["output"],
@@ -155,10 +201,10 @@ function rawFailure(
 }
 
 /** A non-streaming answer: the last lifecycle snapshot of the events, stored and sent as JSON. */
-function jsonAnswer(
+async function jsonAnswer(
   prepared: Extract<PreparedResponse, { kind: "events" }>,
   ctx: CreateContext,
-): CreateResult {
+): Promise<CreateResult> {
   const { faults } = prepared;
   if (faults.dropAfterEvents !== undefined) {
     throw connectionDropped(0);
@@ -167,7 +213,7 @@ function jsonAnswer(
     return answered(jsonResponse(500, { error: errorEventPayload(faults.errorEvent) }, ctx.headers));
   }
   let last: JsonObject | undefined;
-  for (let next = prepared.events.next(); next.done !== true; next = prepared.events.next()) {
+  for (let next = await prepared.events.next(); next.done !== true; next = await prepared.events.next()) {
     const event = typeof next.value === "string" ? parseJsonObject(next.value) : next.value;
     if (isLifecycle(event)) last = event.response;
   }
@@ -184,7 +230,7 @@ function jsonAnswer(
 
 /** A streamed answer: the SSE body of `events` with the turn's faults, and how it ended. */
 export function streamAnswer(
-  events: Iterator<JsonObject | string, unknown>,
+  events: EventSource,
   faults: MockFaults,
   failedResponse: FailedResponse,
   ctx: CreateContext,
@@ -200,17 +246,28 @@ export function streamAnswer(
   };
 }
 
-/** Stores each terminal snapshot as soon as its event is produced (objects and verbatim strings alike). */
-export function* keepTerminal(
-  events: Iterator<JsonObject | string, unknown>,
+/**
+ * Stores each terminal snapshot as soon as its event is produced (objects and verbatim strings
+ * alike). Stopping it stops `events` too, even before the first event was asked for.
+ */
+export function keepTerminal(
+  events: EventSource,
   keep: (resource: ResponseResource) => void,
-): Generator<JsonObject | string> {
-  for (let next = events.next(); next.done !== true; next = events.next()) {
-    const event = next.value;
-    const parsed = typeof event === "string" ? parseJsonObject(event) : event;
-    if (isLifecycle(parsed) && isTerminalType(parsed.type)) keep(parsed.response as ResponseResource);
-    yield event;
-  }
+): AsyncIterator<JsonObject | string, unknown> {
+  return {
+    async next() {
+      const next = await events.next();
+      if (next.done !== true) {
+        const parsed = typeof next.value === "string" ? parseJsonObject(next.value) : next.value;
+        if (isLifecycle(parsed) && isTerminalType(parsed.type)) keep(parsed.response as ResponseResource);
+      }
+      return next;
+    },
+    async return() {
+      await events.return?.();
+      return { done: true, value: undefined };
+    },
+  };
 }
 
 /** An answer that is complete when returned (JSON or an error). */

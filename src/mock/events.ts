@@ -40,8 +40,49 @@ export interface ResponseEventsOptions {
 
 /** The full event sequence of one response; returns the terminal resource. */
 export function* responseEvents(options: ResponseEventsOptions): Generator<StreamingEvent, ResponseResource> {
-  const { plan, body } = options;
-  const state: ResourceState = {
+  const { plan } = options;
+  const writer = createEventWriter(options);
+  yield* writer.open();
+  for (const [index, item] of plan.items.entries()) {
+    const incomplete = plan.status === "incomplete" && index === plan.items.length - 1;
+    yield* writer.item(item, incomplete);
+  }
+  const terminal = terminalResource(options, writer.output);
+  yield writer.end(terminal);
+  return terminal;
+}
+
+/**
+ * Writes a response's events one piece at a time, for a model whose items arrive over time (the
+ * agent behind `eddy serve`): `open()` (created, in_progress), then `item()` per planned item or
+ * `finished()` per item that is complete as it is announced, then `end()` with the terminal
+ * resource. `sequence_number` and `output_index` are counted here; `output` collects the finished
+ * items for the terminal resource.
+ */
+export interface EventWriter {
+  readonly output: ItemField[];
+  open(): StreamingEvent[];
+  /** A planned item's events (added, its deltas, done). */
+  item(item: ReadyItem, incomplete?: boolean): StreamingEvent[];
+  /** An item complete as it is announced: `output_item.added` (status `in_progress`) and `output_item.done`. */
+  finished(item: ItemField): StreamingEvent[];
+  /** The terminal event for `terminal` (its status picks the type). */
+  end(terminal: ResponseResource): StreamingEvent;
+}
+
+/** Creates the writer of one response (see `EventWriter`). */
+export function createEventWriter(
+  options: Pick<ResponseEventsOptions, "body" | "responseId" | "createdAt">,
+): EventWriter {
+  const { body } = options;
+  let seq = 0;
+  const stamp = (draft: Draft) => ({ ...draft, sequence_number: seq++ }) as StreamingEvent;
+  const style: ItemStyle = {
+    includeEncrypted: body.include?.includes("reasoning.encrypted_content") === true,
+    obfuscate: body.stream_options?.include_obfuscation !== false,
+  };
+  const output: ItemField[] = [];
+  const state = (): ResourceState => ({
     id: options.responseId,
     createdAt: options.createdAt,
     status: "in_progress",
@@ -49,30 +90,37 @@ export function* responseEvents(options: ResponseEventsOptions): Generator<Strea
     usage: null,
     error: null,
     completedAt: null,
+  });
+  return {
+    output,
+    open: () => [
+      stamp({ type: "response.created", response: buildResource(body, state()) }),
+      stamp({ type: "response.in_progress", response: buildResource(body, state()) }),
+    ],
+    item(item, incomplete = false) {
+      const events = [...itemEvents(item, output.length, incomplete, style)].map(stamp);
+      output.push(finalItem(item, incomplete ? "incomplete" : "completed", style));
+      return events;
+    },
+    finished(item) {
+      const output_index = output.length;
+      output.push(item);
+      const added = { ...item, status: "in_progress" } as ItemField;
+      return [
+        stamp({ type: "response.output_item.added", output_index, item: added }),
+        stamp({ type: "response.output_item.done", output_index, item }),
+      ];
+    },
+    end(terminal) {
+      const type =
+        terminal.status === "completed"
+          ? "response.completed"
+          : terminal.status === "incomplete"
+            ? "response.incomplete"
+            : "response.failed";
+      return stamp({ type, response: terminal });
+    },
   };
-  let seq = 0;
-  const stamp = (draft: Draft) => ({ ...draft, sequence_number: seq++ }) as StreamingEvent;
-  yield stamp({ type: "response.created", response: buildResource(body, state) });
-  yield stamp({ type: "response.in_progress", response: buildResource(body, state) });
-  const style: ItemStyle = {
-    includeEncrypted: body.include?.includes("reasoning.encrypted_content") === true,
-    obfuscate: body.stream_options?.include_obfuscation !== false,
-  };
-  const output: ItemField[] = [];
-  for (const [index, item] of plan.items.entries()) {
-    const incomplete = plan.status === "incomplete" && index === plan.items.length - 1;
-    for (const draft of itemEvents(item, index, incomplete, style)) yield stamp(draft);
-    output.push(finalItem(item, incomplete ? "incomplete" : "completed", style));
-  }
-  const terminal = terminalResource(options, output);
-  const type =
-    plan.status === "completed"
-      ? "response.completed"
-      : plan.status === "incomplete"
-        ? "response.incomplete"
-        : "response.failed";
-  yield stamp({ type, response: terminal });
-  return terminal;
 }
 
 /** The terminal resource for `output` (also used when a fault fails a response early). */

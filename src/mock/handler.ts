@@ -17,7 +17,12 @@
  */
 import type { EddyError } from "../errors.js";
 import { compactResponse } from "./compact-response.js";
-import { type CreateContext, type CreateInfo, createResponse } from "./create-response.js";
+import {
+  type CreateContext,
+  type CreateInfo,
+  createResponse,
+  type ResponseModel,
+} from "./create-response.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
 import { httpProblem, jsonResponse, problemOf, problemResponse, serverProblem } from "./http-error.js";
 import { createIdGenerator } from "./ids.js";
@@ -64,6 +69,18 @@ export interface MockOptions {
    * @defaultValue none
    */
   onRequest?: (log: MockRequestLog) => void;
+  /**
+   * Answers `/responses` requests (HTTP and WebSocket) instead of the scenario or the demo model,
+   * e.g. an agent (`eddy serve`); the protocol — validation, conversation state, events, storage,
+   * compaction — stays the mock's. `/chat/completions` is then not served (404).
+   * @defaultValue none
+   */
+  model?: ResponseModel;
+  /**
+   * Whether `requests` keeps every request (a long-running server that does not read it says
+   * false: nothing is kept). @defaultValue true
+   */
+  recordRequests?: boolean;
 }
 
 /** The handler, with the record of what it received. */
@@ -94,11 +111,20 @@ export function createMockHandler(options: MockOptions = {}): MockHandler {
   const store = createResponseStore();
   const clock = options.clock ?? Date.now;
   const closed = new AbortController();
-  const requests: RecordedRequest[] = [];
+  const requests: RecordedRequest[] = options.recordRequests === false ? discarding() : [];
   const stats = { websocket: { connections: 0, open: 0, messages: 0 } };
   let turns = 0;
   const conformance = options.conformance ?? MOCK_DEFAULTS.conformance;
-  const server = { store, ids, scenario, clock, conformance, nextTurn: () => turns++, peekTurn: () => turns };
+  const server = {
+    store,
+    ids,
+    scenario,
+    clock,
+    conformance,
+    nextTurn: () => turns++,
+    peekTurn: () => turns,
+    ...(options.model === undefined ? {} : { model: options.model }),
+  };
 
   const state: HandlerState = { options, server, closed, requests, stats };
   const handle = (request: Request) => handleHttp(request, state);
@@ -184,7 +210,7 @@ async function route(r: IncomingRequest, state: HandlerState): Promise<Response>
   // The Chat Completions half (and the zod schema of its bodies) loads with the first chat request.
   const create = CREATE.test(path)
     ? createResponse
-    : CHAT.test(path)
+    : CHAT.test(path) && server.model === undefined
       ? (await import("./chat/create-chat.js")).createChatCompletion
       : undefined;
   if (create !== undefined) {
@@ -212,9 +238,12 @@ async function route(r: IncomingRequest, state: HandlerState): Promise<Response>
   const retrieve = RETRIEVE.exec(path);
   if (retrieve !== null) {
     allow(request.method, "GET", path);
-    const stored = server.store.get(decodeURIComponent(retrieve[1] ?? ""));
+    const stored = server.store.get(decoded(retrieve[1] ?? ""));
     if (stored === undefined)
-      throw notFound(`No response found with id '${retrieve[1]}'.`, "response_not_found");
+      throw notFound(
+        `No response found with id '${(retrieve[1] ?? "").slice(0, 100)}'.`,
+        "response_not_found",
+      );
     log(200, "answered");
     return jsonResponse(200, stored.resource, headers);
   }
@@ -269,6 +298,22 @@ function admitWebSocket(request: Request, state: HandlerState): WebSocketAdmissi
       });
     },
   };
+}
+
+/** A list that keeps nothing (`recordRequests: false`): `push` drops what it is given. */
+function discarding(): RecordedRequest[] {
+  const list: RecordedRequest[] = [];
+  list.push = () => 0;
+  return list;
+}
+
+/** A path segment, percent-decoded (a malformed escape is kept as sent: it names no response). */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 function checkAuth(header: string | null, apiKey: string | undefined): void {

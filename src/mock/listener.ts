@@ -14,14 +14,20 @@
  * gets a session (`websocket-session.ts`).
  */
 import { once } from "node:events";
-import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { WebSocket, WebSocketServer } from "ws";
 import { EddyError } from "../errors.js";
 import { drained } from "../util/stream.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
-import { createMockHandler, type MockHandler, type MockOptions } from "./handler.js";
+import { createMockHandler, type MockOptions, type WebSocketAdmission } from "./handler.js";
 import type { RecordedRequest } from "./recording.js";
 import type { Scenario } from "./scenario.js";
 import type { WebSocketPeer, WebSocketStats } from "./websocket-session.js";
@@ -76,12 +82,9 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
   const server = createServer({ noDelay: true, keepAliveTimeout: 5_000 }, (req, res) => {
     serve(req, res, handler).catch(() => res.destroy());
   });
-  const sockets = webSocketServer();
+  const sockets = attachWebSockets(server, handler.websocket);
   let connections = 0;
   server.on("connection", () => connections++);
-  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    upgrade(req, socket, head, handler, sockets).catch(() => socket.destroy());
-  });
   server.listen(port, MOCK_DEFAULTS.host);
   try {
     await once(server, "listening");
@@ -214,15 +217,31 @@ function webSocketServer(): LazyWebSocketServer {
   };
 }
 
+/**
+ * Serves WebSocket mode on `server`: each `upgrade` request is admitted or refused by `admit` (a
+ * mock handler's `websocket`, or `eddy serve`'s face), then `ws` does the handshake. `close()`
+ * terminates every connection and refuses new ones.
+ */
+export function attachWebSockets(
+  server: Server,
+  admit: (request: Request) => WebSocketAdmission,
+): { close(): void } {
+  const sockets = webSocketServer();
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgrade(req, socket, head, admit, sockets).catch(() => socket.destroy());
+  });
+  return sockets;
+}
+
 /** An upgrade request: refused with the handler's HTTP answer, or handed to `ws` and given a session. */
 async function upgrade(
   req: IncomingMessage,
   socket: Duplex,
   head: Buffer,
-  handler: MockHandler,
+  admit: (request: Request) => WebSocketAdmission,
   lazySockets: LazyWebSocketServer,
 ): Promise<void> {
-  const admission = handler.websocket(toRequest(req, Buffer.alloc(0), new AbortController().signal));
+  const admission = admit(toRequest(req, Buffer.alloc(0), new AbortController().signal));
   if ("refused" in admission) {
     const response = admission.refused;
     const body = Buffer.from(await response.arrayBuffer());

@@ -26,7 +26,7 @@ export type StreamOutcome = "finished" | "dropped" | "cancelled";
 /** Input of `createSseBody`. */
 export interface SseBodyOptions {
   /** The events in order: objects are JSON-encoded, strings are sent verbatim as the data line. */
-  events: Iterator<JsonObject | string, unknown>;
+  events: Iterator<JsonObject | string, unknown> | AsyncIterator<JsonObject | string, unknown>;
   faults: MockFaults;
   /**
    * The `response.failed` snapshot for an `errorEvent` fault, from the items whose
@@ -56,7 +56,10 @@ export function createSseBody(options: SseBodyOptions): ReadableStream<Uint8Arra
     options.signal.removeEventListener("abort", abort);
     options.onEnd(outcome);
   };
-  const chunks = toChunks(sseText(options, local.signal), options.faults.chunkBytes);
+  const chunks = toChunks(
+    stoppingSource(sseText(options, local.signal), options.events),
+    options.faults.chunkBytes,
+  );
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -75,10 +78,20 @@ export function createSseBody(options: SseBodyOptions): ReadableStream<Uint8Arra
         local.abort();
         end("cancelled");
         await chunks.return(undefined);
+        await options.events.return?.(); // also when the body was cancelled before its first pull
       },
     },
     { highWaterMark: 0 },
   );
+}
+
+/** `pieces`, and once they end (or the reader stops early) the event source is stopped too. */
+async function* stoppingSource(pieces: AsyncGenerator<string>, events: SseBodyOptions["events"]) {
+  try {
+    yield* pieces;
+  } finally {
+    await events.return?.();
+  }
 }
 
 /**
@@ -148,7 +161,7 @@ async function* sseText(options: SseBodyOptions, signal: AbortSignal): AsyncGene
       break;
     }
     if (faults.invalidJsonAfterEvents === count) batch.add(invalidJsonLine(nl));
-    const next = options.events.next();
+    const next = await options.events.next();
     if (next.done === true) {
       // Faults set past the end of the stream happen before `[DONE]`.
       if (faults.invalidJsonAfterEvents !== undefined && faults.invalidJsonAfterEvents > count) {

@@ -282,7 +282,7 @@ async function sendEvents(
       break;
     }
     if (faults.invalidJsonAfterEvents === count) await peer.send(INVALID_JSON);
-    const next = events.next();
+    const next = await events.next();
     if (next.done === true) {
       // Faults set past the end of the stream happen after its last event, as over SSE.
       if (faults.invalidJsonAfterEvents !== undefined && faults.invalidJsonAfterEvents > count)

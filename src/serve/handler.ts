@@ -238,7 +238,24 @@ export async function readJson(
   request: Request,
   state: { options: ServeHandlerOptions },
 ): Promise<Record<string, unknown>> {
-  const max = state.options.maxBodyBytes ?? 1024 * 1024;
+  const text = await readBody(request, state.options.maxBodyBytes ?? 1024 * 1024);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw problem(
+      400,
+      "invalid_json",
+      "the body is not valid JSON: send a JSON object with Content-Type: application/json",
+    );
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    throw problem(400, "invalid_body", "the body must be a JSON object");
+  return value as Record<string, unknown>;
+}
+
+/** The body as text, read up to `max` bytes (413 beyond: nothing more is read). */
+export async function readBody(request: Request, max: number): Promise<string> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > max) throw tooLarge(max);
   const chunks: Uint8Array[] = [];
@@ -256,19 +273,7 @@ export async function readJson(
       chunks.push(value);
     }
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  } catch {
-    throw problem(
-      400,
-      "invalid_json",
-      "the body is not valid JSON: send a JSON object with Content-Type: application/json",
-    );
-  }
-  if (value === null || typeof value !== "object" || Array.isArray(value))
-    throw problem(400, "invalid_body", "the body must be a JSON object");
-  return value as Record<string, unknown>;
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 function tooLarge(max: number): EddyError {

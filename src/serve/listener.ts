@@ -12,6 +12,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { EddyError } from "../errors.js";
+import type { WebSocketAdmission } from "../mock/handler.js";
+import { attachWebSockets } from "../mock/listener.js";
 import { drained } from "../util/stream.js";
 import type { ServeHandler } from "./handler.js";
 
@@ -23,6 +25,11 @@ export interface ListenOptions {
   port?: number;
   /** Whether the handler requires a token: without one, only a loopback host is accepted. */
   authenticated: boolean;
+  /**
+   * Admits WebSocket upgrades (the Open Responses face's WebSocket mode, src/serve/responses.ts).
+   * @defaultValue none (upgrades are refused)
+   */
+  websocket?: (request: Request) => WebSocketAdmission;
 }
 
 /** A listening server. */
@@ -53,6 +60,7 @@ export async function listen(handler: ServeHandler, options: ListenOptions): Pro
   const server = createServer({ noDelay: true, keepAliveTimeout: 5_000 }, (req, res) => {
     serve(req, res, handler, host).catch(() => res.destroy());
   });
+  const sockets = options.websocket === undefined ? undefined : attachWebSockets(server, options.websocket);
   server.listen(options.port ?? 0, host);
   try {
     await once(server, "listening");
@@ -71,6 +79,7 @@ export async function listen(handler: ServeHandler, options: ListenOptions): Pro
     port: address.port,
     close() {
       closing ??= new Promise<void>((resolve) => {
+        sockets?.close();
         server.close(() => resolve());
         server.closeAllConnections();
       });

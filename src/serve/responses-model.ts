@@ -1,0 +1,299 @@
+/**
+ * The agent as an Open Responses model: the `ResponseModel` the Open Responses face of `eddy serve`
+ * plugs into the mock's protocol server (src/mock/create-response.ts). Each create request is one
+ * run of the agent loop (`runAgent`) with the SERVER's provider, tools and policy, from a RunSpec
+ * built out of the request: the conversation (the `previous_response_id` chain resolved by the
+ * protocol server, then the new input) as `input`, `instructions`, `tool_choice`,
+ * `parallel_tool_calls`, `max_tool_calls`, sampling settings, and the model — the request's, or
+ * the server's own for `model: "eddy"`.
+ *
+ * The response's output is what the loop produced, in order: the upstream model's items as they
+ * finished (messages, reasoning, function calls) and, after each call of a server tool, its
+ * `function_call_output` — eddy's tools act as hosted tools, their call and output both in the
+ * output, both standard spec items (docs/decisions.md, "The Open Responses face"). A call to a
+ * function the client declared ends the run; the response completes with that `function_call`
+ * for the client to answer. A run that fails ends the response `failed`; one that stops at a limit
+ * ends it `incomplete` (the reason is the run's). The run is cancelled when the client goes away.
+ */
+import { randomUUID } from "node:crypto";
+import type { Frame, RunEndedFrame } from "../frames/frame.js";
+import type { RunDeps, RunResult } from "../loop/options.js";
+import { runAgent } from "../loop/run.js";
+import { mergeRunSpecs, type PartialRunSpec, type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
+import type { ModelRequest, ResponseModel } from "../mock/create-response.js";
+import { createEventWriter, type EventWriter, terminalResource } from "../mock/events.js";
+import { httpProblem, invalidRequest, problemOf } from "../mock/http-error.js";
+import type { ReadyItem, TurnPlan } from "../mock/plan.js";
+import type { ItemField, JsonObject, StreamingEvent } from "../protocol/types.js";
+import { redactSecrets } from "../util/redact.js";
+import { type ClientTools, clientTools } from "./client-tools.js";
+import type { ServeRuntime } from "./runs.js";
+
+/** The model name that means "the server's own model". */
+export const SERVER_MODEL = "eddy";
+
+/** Request settings passed through to the upstream request as they are. */
+const PASSED = [
+  "temperature",
+  "top_p",
+  "presence_penalty",
+  "frequency_penalty",
+  "max_output_tokens",
+  "reasoning",
+  "text",
+] as const;
+
+/** Run end reasons that fail the response (the others complete it, or leave it incomplete). */
+const FAILED = new Set(["failed", "provider_error", "invalid_request", "cancelled"]);
+
+/**
+ * Counts the face's runs going on, against its own cap: a response is one client request (a
+ * client sends many at once, as to any model), not one of the server's background runs.
+ */
+export interface FaceRuns {
+  open: number;
+  /** Most runs going on at once; one more is refused with 429 and `Retry-After`. */
+  max: number;
+}
+
+/** Responses running at once on the face, by default. */
+export const FACE_MAX_RESPONSES = 32;
+
+/** The agent behind the face (see the module comment). */
+export function agentModel(
+  runtime: ServeRuntime,
+  runs: FaceRuns = { open: 0, max: FACE_MAX_RESPONSES },
+): ResponseModel {
+  return async (request) => {
+    const max = runs.max;
+    if (runs.open >= max)
+      throw httpProblem({
+        status: 429,
+        error: {
+          type: "rate_limit_error",
+          code: "too_many_responses",
+          message: `this server answers at most ${max} responses at once; retry when one has ended`,
+          param: null,
+        },
+        headers: { "retry-after": "2" },
+      });
+    const server = runtime.tools();
+    let tools: ClientTools;
+    let spec: RunSpec;
+    try {
+      tools = clientTools(request.body, server, runtime.policy);
+      spec = specOf(runtime, request, tools);
+    } catch (err) {
+      await server.dispose().catch(() => {});
+      throw refusal(err, runtime);
+    }
+    runs.open++;
+    const release = () => {
+      runs.open--;
+      return tools.registry.dispose().catch(() => {});
+    };
+    return unstartedCleanup(agentEvents({ runtime, request, tools, spec, release }), release);
+  };
+}
+
+/**
+ * `events`, with `release` called when it is stopped before its first event was asked for (a
+ * client gone before the stream began): the run never started, so nothing else would release it.
+ */
+function unstartedCleanup(
+  events: AsyncGenerator<StreamingEvent>,
+  release: () => Promise<void>,
+): AsyncIterator<StreamingEvent> {
+  let started = false;
+  return {
+    next() {
+      started = true;
+      return events.next();
+    },
+    async return() {
+      if (!started) {
+        started = true;
+        await release();
+      }
+      return events.return(undefined);
+    },
+  };
+}
+
+/** The run's spec: the server's, with what the request may set merged over it. */
+function specOf(runtime: ServeRuntime, request: ModelRequest, tools: ClientTools): RunSpec {
+  const { body, conversation } = request;
+  if (conversation.context.length === 0) throw invalidRequest("input: give at least one item", "input");
+  const base = runtime.spec ?? {};
+  const over: PartialRunSpec = { input: conversation.context.map(asInput) as PartialRunSpec["input"] };
+  if (body.model !== SERVER_MODEL) over.model = body.model;
+  if (typeof body.instructions === "string") over.instructions = body.instructions;
+  if (body.tool_choice !== undefined && body.tool_choice !== null)
+    over.tool_choice = body.tool_choice as PartialRunSpec["tool_choice"];
+  if (typeof body.parallel_tool_calls === "boolean") over.parallel_tool_calls = body.parallel_tool_calls;
+  if (typeof body.max_tool_calls === "number") over.max_tool_calls = body.max_tool_calls;
+  if (base.tools !== undefined) over.tools = [...base.tools, ...tools.names];
+  const passed: Record<string, unknown> = {};
+  for (const key of PASSED) if (body[key] !== undefined && body[key] !== null) passed[key] = body[key];
+  if (Object.keys(passed).length > 0) over.request = { ...base.request, ...passed };
+  const run_id = `resp_run_${randomUUID().replace(/-/g, "")}`;
+  return resolveRunSpec({ ...mergeRunSpecs(base, over), run_id }, "request");
+}
+
+/** A conversation item as the input schema takes it: a reasoning item's raw `content` is dropped. */
+function asInput(item: object): JsonObject {
+  const fields = item as JsonObject;
+  if (fields.type !== "reasoning" || !("content" in fields)) return fields;
+  const { content: _content, ...rest } = fields;
+  return rest;
+}
+
+/** A refusal as the HTTP problem the client gets: 403 for the policy, 400 for a bad spec, no secrets. */
+function refusal(err: unknown, runtime: ServeRuntime): unknown {
+  if (problemOf(err) !== undefined) return err;
+  const message = redactSecrets(err instanceof Error ? err.message : String(err), runtime.secrets ?? []);
+  const code = err instanceof Error && "code" in err ? String(err.code) : "invalid_request";
+  const status = code === "policy_denied" ? 403 : 400;
+  return httpProblem({
+    status,
+    error: {
+      type: status === 403 ? "permission_error" : "invalid_request_error",
+      code,
+      message: message.slice(0, 1000),
+      param: null,
+    },
+  });
+}
+
+interface AgentRun {
+  runtime: ServeRuntime;
+  request: ModelRequest;
+  tools: ClientTools;
+  spec: RunSpec;
+  /** Counts the run as ended and disposes its tools (once the run has ended). */
+  release: () => Promise<void>;
+}
+
+/** The response's events as the run goes (see the module comment). */
+async function* agentEvents(run: AgentRun): AsyncGenerator<StreamingEvent> {
+  const { runtime, request, tools, spec } = run;
+  const writer = createEventWriter(request);
+  yield* writer.open();
+  const deps: RunDeps = {
+    provider: runtime.provider,
+    tools: tools.registry,
+    policy: runtime.policy,
+    workspace: runtime.workspace,
+    signal: request.signal,
+    onApproval: tools.onApproval,
+    ...(runtime.secrets === undefined ? {} : { secrets: runtime.secrets }),
+    ...(runtime.mcpServers === undefined ? {} : { mcpServers: runtime.mcpServers }),
+  };
+  const handle = runAgent(spec, deps);
+  const ended = handle.result.catch(() => undefined).finally(run.release);
+  let result: RunResult | undefined;
+  let last: RunEndedFrame | undefined;
+  try {
+    for await (const frame of handle) {
+      if (frame.type === "run_ended") last = frame;
+      yield* frameEvents(frame, writer);
+    }
+    result = await handle.result;
+  } catch {
+    // A run that throws ends its response failed (below); its reason is in `run_ended` if it got there.
+  } finally {
+    // A reader that stopped early (the client went away) stops the run.
+    if (last === undefined) handle.cancel("the client went away");
+  }
+  const terminal = terminalOf(run, writer, result, last);
+  await ended; // the run's tools are disposed before the client hears the end (and sends the next request)
+  yield writer.end(terminal);
+}
+
+/** The events a frame adds to the response: a finished item, or a server tool's output. */
+function frameEvents(frame: Frame, writer: EventWriter): StreamingEvent[] {
+  if (frame.type === "item_done") {
+    const ready = readyItem(frame.item);
+    return ready === undefined ? writer.finished(frame.item as unknown as ItemField) : writer.item(ready);
+  }
+  if (frame.type === "tool_ended")
+    return writer.finished({
+      type: "function_call_output",
+      id: `fco_${frame.call_id.replace(/[^A-Za-z0-9_-]/g, "").slice(0, 64)}`,
+      call_id: frame.call_id,
+      output: frame.output,
+      status: "completed",
+    });
+  return [];
+}
+
+/** An upstream item the mock's event writer streams part by part; `undefined` for any other type. */
+function readyItem(item: JsonObject): ReadyItem | undefined {
+  const id = typeof item.id === "string" && item.id !== "" ? item.id : `item_${randomUUID()}`;
+  const texts = (list: unknown) =>
+    Array.isArray(list) ? list.map((p) => String((p as { text?: unknown }).text ?? "")) : [];
+  switch (item.type) {
+    case "message": {
+      const parts = (Array.isArray(item.content) ? item.content : []).map((p) => {
+        const part = p as { type?: unknown; text?: unknown; refusal?: unknown };
+        return part.type === "refusal"
+          ? { type: "refusal" as const, refusal: String(part.refusal ?? "") }
+          : { type: "output_text" as const, text: String(part.text ?? "") };
+      });
+      const phase = item.phase === "commentary" || item.phase === "final_answer" ? item.phase : undefined;
+      return { type: "message", id, parts, ...(phase === undefined ? {} : { phase }) };
+    }
+    case "function_call":
+      return {
+        type: "function_call",
+        id,
+        call_id: String(item.call_id ?? ""),
+        name: String(item.name ?? ""),
+        arguments: String(item.arguments ?? ""),
+      };
+    case "reasoning":
+      return {
+        type: "reasoning",
+        id,
+        summary: texts(item.summary),
+        content: texts(item.content),
+        ...(typeof item.encrypted_content === "string" ? { encrypted_content: item.encrypted_content } : {}),
+      };
+    default:
+      return undefined;
+  }
+}
+
+/** The terminal resource of the run's response (see the module comment for the status). */
+function terminalOf(
+  run: AgentRun,
+  writer: EventWriter,
+  result: RunResult | undefined,
+  ended: RunEndedFrame | undefined,
+) {
+  const { request, runtime } = run;
+  const reason = result?.reason ?? ended?.reason ?? "cancelled";
+  const usage = result?.usage ?? ended?.usage;
+  const plan: TurnPlan = { items: [], status: "completed" };
+  if (usage !== undefined && usage !== null)
+    plan.usage = {
+      input_tokens: usage.input_tokens,
+      output_tokens: usage.output_tokens,
+      cached_tokens: usage.input_tokens_details?.cached_tokens ?? 0,
+      reasoning_tokens: usage.output_tokens_details?.reasoning_tokens ?? 0,
+    };
+  if (FAILED.has(reason)) {
+    plan.status = "failed";
+    const error = result?.error ?? ended?.error;
+    const message = error?.message ?? (reason === "cancelled" ? "the run was cancelled" : "the run failed");
+    plan.error = {
+      code: error?.code ?? reason,
+      message: redactSecrets(message, runtime.secrets ?? []).slice(0, 2000),
+    };
+  } else if (reason !== "completed" && reason !== "terminal_tool" && reason !== "awaiting_approval") {
+    plan.status = "incomplete";
+    plan.incompleteReason = reason;
+  }
+  const options = { ...request, plan: { ...plan, items: [] }, context: request.conversation.context };
+  return terminalResource(options, writer.output);
+}

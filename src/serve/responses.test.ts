@@ -1,0 +1,196 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
+import { createPolicy } from "../loop/policy.js";
+import { validateStreamingEvent } from "../protocol/validate.js";
+import { createToolRegistry } from "../tools/registry.js";
+import { defineTool } from "../tools/tool.js";
+import { createServeHandler } from "./handler.js";
+import { createResponsesFace } from "./responses.js";
+import { createRunService } from "./runs.js";
+
+const TOKEN = "face-token-5678";
+const SECRET = "sk-very-secret";
+const call = (name: string, args = "{}") =>
+  ({ items: [{ type: "function_call", name, arguments: args }] }) as Script;
+const text = (t: string) => ({ items: [{ type: "message", text: t }] }) as Script;
+
+interface Probe {
+  aborted: boolean;
+  disposed: number;
+}
+
+function setup(scripts: Script[] = [text("hello")]) {
+  const dir = mkdtempSync(join(tmpdir(), "eddy-face-"));
+  const probe: Probe = { aborted: false, disposed: 0 };
+  const wait = defineTool({
+    name: "wait",
+    description: "Waits until cancelled",
+    parameters: { type: "object", properties: {} },
+    execute: (_args, ctx) =>
+      new Promise<string>((resolve) =>
+        ctx.signal.addEventListener("abort", () => {
+          probe.aborted = true;
+          resolve("stopped");
+        }),
+      ),
+  });
+  const leak = defineTool({
+    name: "leak",
+    description: "Prints a key",
+    parameters: { type: "object", properties: {} },
+    execute: () => `the key is ${SECRET}`,
+  });
+  const service = createRunService({
+    provider: createScriptedProvider(scripts),
+    spec: { model: "m" },
+    policy: createPolicy(),
+    tools: () => {
+      const registry = createToolRegistry([wait, leak]);
+      return { ...registry, dispose: () => registry.dispose().then(() => void probe.disposed++) };
+    },
+    workspace: dir,
+    dataDir: dir,
+    secrets: [SECRET],
+  });
+  const face = createResponsesFace(service.runtime, { token: TOKEN, maxBodyBytes: 4096 });
+  const handler = createServeHandler(service, { token: TOKEN, maxBodyBytes: 4096, extra: face.handle });
+  const send = (
+    method: string,
+    path: string,
+    body?: unknown,
+    o: { token?: string; signal?: AbortSignal } = {},
+  ) =>
+    handler(
+      new Request(`http://127.0.0.1${path}`, {
+        method,
+        headers: {
+          "content-type": "application/json",
+          ...(o.token === "" ? {} : { authorization: `Bearer ${o.token ?? TOKEN}` }),
+        },
+        ...(o.signal === undefined ? {} : { signal: o.signal }),
+        ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+      }),
+    );
+  return { send, probe };
+}
+
+async function error(response: Response) {
+  return ((await response.json()) as { error: { code: string; message: string; param: string | null } })
+    .error;
+}
+
+describe("the Open Responses face refuses hostile input", () => {
+  it("401 without the token or with a wrong one", async () => {
+    const { send } = setup();
+    expect((await send("POST", "/v1/responses", { model: "eddy", input: "hi" }, { token: "" })).status).toBe(
+      401,
+    );
+    expect(
+      (await send("GET", "/v1/responses/resp_eddy_0001", undefined, { token: "wrong-token-1" })).status,
+    ).toBe(401);
+  });
+
+  it("413 for a body over the limit", async () => {
+    const { send } = setup();
+    const res = await send("POST", "/v1/responses", { model: "eddy", input: "x".repeat(10_000) });
+    expect(res.status).toBe(413);
+  });
+
+  it("400 naming the problem for bad JSON and wrong types", async () => {
+    const { send } = setup();
+    const bad = await send("POST", "/v1/responses", "{not json");
+    expect(bad.status).toBe(400);
+    expect((await error(bad)).code).toBe("invalid_json");
+    const wrong = await send("POST", "/v1/responses", { model: "eddy", input: "hi", temperature: "hot" });
+    expect(wrong.status).toBe(400);
+    expect((await error(wrong)).message).toContain("temperature");
+    const noModel = await send("POST", "/v1/responses", { input: "hi" });
+    expect((await error(noModel)).param).toBe("model");
+  });
+
+  it("404 for an unknown previous_response_id and for tricks in /v1/responses/{id}", async () => {
+    const { send } = setup();
+    const unknown = await send("POST", "/v1/responses", {
+      model: "eddy",
+      input: "hi",
+      previous_response_id: "resp_x",
+    });
+    expect(unknown.status).toBe(404);
+    expect((await error(unknown)).code).toBe("previous_response_not_found");
+    for (const path of [
+      "/v1/responses/..%2F..%2Fetc%2Fpasswd",
+      "/v1/responses/%E0%A4%A",
+      "/v1/responses/a/b",
+    ]) {
+      const res = await send("GET", path);
+      expect(res.status, path).toBe(404);
+    }
+  });
+
+  it("403 naming the flag for a tool beyond the server's policy; 400 for shadowing a server tool", async () => {
+    const { send } = setup();
+    const shell = { type: "function", name: "shell", parameters: { type: "object", properties: {} } };
+    const denied = await send("POST", "/v1/responses", { model: "eddy", input: "hi", tools: [shell] });
+    expect(denied.status).toBe(403);
+    expect((await error(denied)).message).toContain("--allow-shell");
+    const taken = { ...shell, name: "leak" };
+    const shadow = await send("POST", "/v1/responses", { model: "eddy", input: "hi", tools: [taken] });
+    expect(shadow.status).toBe(400);
+    expect((await error(shadow)).param).toBe("tools[0].name");
+  });
+
+  it("a client leaving mid-stream cancels the run and disposes its tools", async () => {
+    const { send, probe } = setup([call("wait"), text("never")]);
+    const controller = new AbortController();
+    const res = await send(
+      "POST",
+      "/v1/responses",
+      { model: "eddy", input: "wait", stream: true },
+      { signal: controller.signal },
+    );
+    expect(res.status).toBe(200);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let seen = "";
+    while (!seen.includes('"name":"wait"')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += new TextDecoder().decode(value);
+    }
+    controller.abort();
+    await reader.cancel();
+    for (let i = 0; i < 200 && (!probe.aborted || probe.disposed === 0); i++)
+      await new Promise((r) => setTimeout(r, 25));
+    expect(probe.aborted).toBe(true);
+    expect(probe.disposed).toBe(1);
+  });
+
+  it("a client gone before the stream began: the run never starts and its tools are disposed", async () => {
+    const { send, probe } = setup([text("never")]);
+    const res = await send("POST", "/v1/responses", { model: "eddy", input: "hi", stream: true });
+    expect(res.status).toBe(200);
+    await res.body?.cancel();
+    expect(probe.disposed).toBe(1);
+  });
+
+  it("no secret in a streamed response: a tool's output is masked, every event validates", async () => {
+    const { send } = setup([call("leak"), text("done")]);
+    const res = await send("POST", "/v1/responses", { model: "eddy", input: "leak", stream: true });
+    const body = await res.text();
+    expect(body).not.toContain(SECRET);
+    const events = body
+      .split("\n")
+      .filter((l) => l.startsWith("data: {"))
+      .map((l) => JSON.parse(l.slice(6)));
+    for (const event of events) expect(validateStreamingEvent(event)).toBeUndefined();
+    const types = events.map((e) => e.type);
+    expect(types.at(-1)).toBe("response.completed");
+    expect(events.at(-1).response.output.map((i: { type: string }) => i.type)).toEqual([
+      "function_call",
+      "function_call_output",
+      "message",
+    ]);
+  });
+});
