@@ -3,14 +3,15 @@
  * (`PREFIX:tape:ID:N`, one entry per line: field `l`), and a hash (`PREFIX:tapes`) says which
  * stream is each task's tape. A fresh run points the hash at its stream at once; a resumed run
  * points it there once it has reproduced the old tape's reusable frames, and the old stream goes.
- * Frames are sent in order on one connection without waiting for each; `close()` waits for them
- * and fails when one was lost. Each line's entry id is its place in the tape, so a line sent twice
+ * Frames are sent in order on one connection without waiting for each; `flush()` (awaited before
+ * each tool call runs) and `close()` wait for them and fail when one was lost. Each line's entry id is its place in the tape, so a line sent twice
  * (the client repeats the commands Redis had not answered when the connection dropped) is stored
  * once.
  */
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { parseTape } from "../replay/tape.js";
+import { untilAborted } from "../util/abort.js";
 import { redactSecrets } from "../util/redact.js";
 import type { TapeStore, TapeWriter } from "./tape-store.js";
 
@@ -61,14 +62,20 @@ export function redisTapeStore(redis: Redis, prefix: string, secrets: readonly s
         send(redis.eval(SWAP, 1, pointers, id, key));
       };
       if (replace === "now") commit();
+      const stored = async () => {
+        while (pending.size > 0) await Promise.all([...pending]);
+        if (lost !== undefined)
+          throw new Error(`the tape of task ${id} lost frames on the way to Redis: ${String(lost)}`);
+      };
       return {
         write: line,
         commit,
+        // While Redis is away the lines wait in the client's queue: so does the flush.
+        flush: (signal) => untilAborted(stored(), signal),
         async close() {
           while (pending.size > 0) await Promise.all([...pending]);
           if (!committed) await redis.del(key);
-          if (lost !== undefined)
-            throw new Error(`the tape of task ${id} lost frames on the way to Redis: ${String(lost)}`);
+          await stored();
         },
       } satisfies TapeWriter;
     },

@@ -124,10 +124,9 @@ export async function crashSoak(options: CrashSoakOptions): Promise<CrashSoakRep
       await sleep(Math.floor(rnd() * 400));
       say(`${action} break at progress ${world.progress()}`);
       await world.act(action, rnd);
-      if (action === "worker") counts.workerKills++;
-      else if (action === "coordinator") counts.coordinatorKills++;
+      if (action === "coordinator") counts.coordinatorKills++;
       else if (action === "redis") counts.redisRestarts++;
-      else counts.emptyRedisRestarts++;
+      else if (action === "redis-empty") counts.emptyRedisRestarts++;
     }
     const ended = await world.waitFor(() => world.finished());
     if (!ended) throw new Hang("waiting for the coordinator to finish");
@@ -145,6 +144,7 @@ export async function crashSoak(options: CrashSoakOptions): Promise<CrashSoakRep
   try {
     const report = await check(options, world, counts);
     report.violations.unshift(...violations);
+    report.workerKills = world.workerKills();
     return report;
   } finally {
     rmSync(cwd, { recursive: true, force: true });
@@ -157,6 +157,8 @@ class Hang extends Error {}
 
 /** The soak's running parts: Redis, the mock model, the coordinator and the workers. */
 interface World {
+  /** Workers killed so far (some while Redis was down). */
+  workerKills(): number;
   /** Side effects so far plus results so far. */
   progress(): number;
   /** The current coordinator exited by itself. */
@@ -254,7 +256,16 @@ async function startWorld(cwd: string, options: CrashSoakOptions, rnd: () => num
     if (alive(p)) p.child.kill("SIGKILL");
     await p.exited;
   };
+  let workerKills = 0;
+  const killWorker = async (rnd: () => number) => {
+    const live = workers.filter(alive);
+    const victim = live[Math.floor(rnd() * live.length)];
+    if (victim !== undefined) await kill(victim);
+    workerKills++;
+    startWorker();
+  };
   return {
+    workerKills: () => workerKills,
     progress,
     finished: () => !alive(coordinator),
     coordinatorExit: () => coordinator.child.exitCode,
@@ -273,17 +284,18 @@ async function startWorld(cwd: string, options: CrashSoakOptions, rnd: () => num
       return true;
     },
     async act(action, rnd) {
-      if (action === "worker") {
-        const live = workers.filter(alive);
-        const victim = live[Math.floor(rnd() * live.length)];
-        if (victim !== undefined) await kill(victim);
-        startWorker();
-      } else if (action === "coordinator") {
+      if (action === "worker") await killWorker(rnd);
+      else if (action === "coordinator") {
         await kill(coordinator);
         coordinator = startCoordinator();
       } else {
         await redis.kill();
-        await sleep(Math.floor(rnd() * 1000));
+        const down = 200 + Math.floor(rnd() * 1000);
+        if (rnd() < 0.5) {
+          // A machine lost with Redis: a worker dies while Redis is away (the runs went on meanwhile).
+          await sleep(down);
+          await killWorker(rnd);
+        } else await sleep(down);
         if (action === "redis-empty") {
           const done = new Set(readResults(out, []).map((l) => l.id));
           for (const id of taskIds) if (!done.has(id)) emptied.add(id);
