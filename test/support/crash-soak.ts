@@ -7,7 +7,8 @@
  * soak kills a worker (`kill -9`, a new one is started), kills the coordinator (`kill -9`, then the
  * same command again, as a user would), or restarts Redis (`kill -9`, then started on the same
  * port and data; optionally once on an empty folder: the coordinator queues the vanished jobs
- * again). Then it checks, per task and per call:
+ * again; a process started just as Redis went away exits 2, "cannot reach Redis", and is started
+ * again as a user would). Then it checks, per task and per call:
  *
  * - exactly one line in results.jsonl per task (0 lost, 0 duplicated results);
  * - each marker at most once in the side-effect file (0 duplicated side effects); every marker
@@ -256,6 +257,16 @@ async function startWorld(cwd: string, options: CrashSoakOptions, rnd: () => num
     if (alive(p)) p.child.kill("SIGKILL");
     await p.exited;
   };
+  // A process started just before Redis went away fails its start check (exit 2, "cannot reach
+  // Redis"): it is started again, as a user or a supervisor would.
+  const unreachable = (p: CliProcess) => p.child.exitCode === 2 && /cannot reach Redis/.test(p.stderr);
+  const heal = () => {
+    if (unreachable(coordinator)) coordinator = startCoordinator();
+    for (const w of workers.filter(unreachable)) {
+      workers.splice(workers.indexOf(w), 1);
+      startWorker();
+    }
+  };
   let workerKills = 0;
   const killWorker = async (rnd: () => number) => {
     const live = workers.filter(alive);
@@ -273,7 +284,9 @@ async function startWorld(cwd: string, options: CrashSoakOptions, rnd: () => num
     async waitFor(test) {
       let last = activity();
       let lastChange = Date.now();
-      while (!test()) {
+      for (;;) {
+        heal();
+        if (test()) return true;
         await sleep(50);
         const now = activity();
         if (now !== last) {
@@ -281,7 +294,6 @@ async function startWorld(cwd: string, options: CrashSoakOptions, rnd: () => num
           lastChange = Date.now();
         } else if (Date.now() - lastChange > (options.hangMs ?? 120_000)) return false;
       }
-      return true;
     },
     async act(action, rnd) {
       if (action === "worker") await killWorker(rnd);
