@@ -3,12 +3,15 @@
  * (`PREFIX:tape:ID:N`, one entry per line: field `l`), and a hash (`PREFIX:tapes`) says which
  * stream is each task's tape. A fresh run points the hash at its stream at once; a resumed run
  * points it there once it has reproduced the old tape's reusable frames, and the old stream goes.
- * Frames are sent in order on one connection without waiting for each; `close()` waits for them
- * and fails when one was lost.
+ * Frames are sent in order on one connection without waiting for each; `flush()` (awaited before
+ * each tool call runs) and `close()` wait for them and fail when one was lost. Each line's entry id is its place in the tape, so a line sent twice
+ * (the client repeats the commands Redis had not answered when the connection dropped) is stored
+ * once.
  */
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { parseTape } from "../replay/tape.js";
+import { untilAborted } from "../util/abort.js";
 import { redactSecrets } from "../util/redact.js";
 import type { TapeStore, TapeWriter } from "./tape-store.js";
 
@@ -37,8 +40,20 @@ export function redisTapeStore(redis: Redis, prefix: string, secrets: readonly s
         pending.add(tracked);
         tracked.finally(() => pending.delete(tracked));
       };
-      const line = (value: unknown) =>
-        send(redis.xadd(key, "*", "l", redactSecrets(JSON.stringify(value), secrets)));
+      // Each line has its own entry id (`0-N`, N its place in the tape): a write Redis did but
+      // could not answer before a restart is sent again by the client on reconnect, and the second
+      // copy is then refused (its id is not above the last one) instead of doubling the line.
+      let lines = 0;
+      const line = (value: unknown) => {
+        lines += 1;
+        send(
+          redis
+            .xadd(key, `0-${lines}`, "l", redactSecrets(JSON.stringify(value), secrets))
+            .catch((err: unknown) => {
+              if (!isRepeatedEntry(err)) throw err;
+            }),
+        );
+      };
       line(header);
       let committed = false;
       const commit = () => {
@@ -47,19 +62,30 @@ export function redisTapeStore(redis: Redis, prefix: string, secrets: readonly s
         send(redis.eval(SWAP, 1, pointers, id, key));
       };
       if (replace === "now") commit();
+      const stored = async () => {
+        while (pending.size > 0) await Promise.all([...pending]);
+        if (lost !== undefined)
+          throw new Error(`the tape of task ${id} lost frames on the way to Redis: ${String(lost)}`);
+      };
       return {
         write: line,
         commit,
+        // While Redis is away the lines wait in the client's queue: so does the flush.
+        flush: (signal) => untilAborted(stored(), signal),
         async close() {
           while (pending.size > 0) await Promise.all([...pending]);
           if (!committed) await redis.del(key);
-          if (lost !== undefined)
-            throw new Error(`the tape of task ${id} lost frames on the way to Redis: ${String(lost)}`);
+          await stored();
         },
       } satisfies TapeWriter;
     },
     location: (id) => `redis:${pointers}#${id}`,
   };
+}
+
+/** The error Redis answers an entry whose id is not above the stream's last: the line is there already. */
+function isRepeatedEntry(err: unknown): boolean {
+  return err instanceof Error && /equal or smaller than the target stream top item/.test(err.message);
 }
 
 /** The task's tape as the text of a `.tape` file (header line, then one frame per line), if any. */

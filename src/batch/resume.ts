@@ -201,6 +201,8 @@ export interface ResumeOptions {
    * @defaultValue none
    */
   onResumed?: (point: TapeResume) => void;
+  /** Awaited between a call's `tool_started` and its run (`RunDeps.beforeToolRun`). @defaultValue none */
+  beforeToolRun?: (signal: AbortSignal) => Promise<void>;
 }
 
 /** A resumed run: a run handle, where it resumed, and the header its tape should have. */
@@ -265,6 +267,7 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
   });
   if (options.secrets !== undefined) deps.secrets = options.secrets;
   deps.resumeSubRun = subRunResumer(tape, options, policy);
+  if (options.beforeToolRun !== undefined) deps.beforeToolRun = options.beforeToolRun;
   let diverged: ReturnType<typeof compareFrames> | undefined;
   deps.onFrame = (frame) => {
     gate.observer(frame);

@@ -111,6 +111,9 @@ export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchR
   const registry = own ?? ctx.sharedTools ?? createToolRegistry([]);
   const seen: { started?: Frame; ended?: RunEndedFrame } = {};
   let writer: TapeWriter | undefined;
+  // Write-ahead: a call's `tool_started` is stored before the tool runs, so a process that dies
+  // during the call leaves a tape that says so, and resuming never runs it again (resume.ts).
+  const beforeToolRun = (signal: AbortSignal) => writer?.flush(signal) ?? Promise.resolve();
   const onFrame = (frame: Frame) => {
     if (frame.type === "run_started") seen.started = frame;
     else if (frame.type === "run_ended") seen.ended = frame;
@@ -121,11 +124,13 @@ export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchR
   try {
     let handle: RunHandle;
     if (decision.kind === "resume") {
-      const resumed = resumeTask(decision.tape, ctx, registry, workspace, onFrame, () => writer?.commit());
+      const resumed = resumeTask(decision.tape, ctx, registry, workspace, { onFrame, beforeToolRun }, () =>
+        writer?.commit(),
+      );
       header = resumed.header;
       handle = resumed;
     } else {
-      handle = startTask(task, ctx, registry, workspace, onFrame);
+      handle = startTask(task, ctx, registry, workspace, { onFrame, beforeToolRun });
       header = tapeHeader(handle.spec, ctx);
     }
     // Frames only flow from the next tick on, so the tape is open before the first one.
@@ -146,13 +151,19 @@ export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchR
   return finishWorkspace(result, ctx, workspace);
 }
 
+/** How a task's run feeds its tape: every frame, and the wait for its `tool_started` to be stored. */
+interface TapeHooks {
+  onFrame: (frame: Frame) => void;
+  beforeToolRun: (signal: AbortSignal) => Promise<void>;
+}
+
 /** A fresh run of the task: the batch's spec with the task's over it. */
 function startTask(
   task: BatchTask,
   ctx: TaskContext,
   registry: ToolRegistry,
   workspace: string | undefined,
-  onFrame: (frame: Frame) => void,
+  hooks: TapeHooks,
 ): RunHandle {
   // The run id is the tape's name in every frame; fixing it here lets the header carry it.
   // Which instruction files are read is this process's to say (its workspace, the task's copy), never a task's.
@@ -164,7 +175,7 @@ function startTask(
     Object.assign(merged, withInstructionFiles(merged.instructions, ctx.instructionFiles(root, copyOf)));
   }
   const spec = resolveRunSpec(merged, `task ${task.id}`);
-  return runAgent(spec, { ...runDeps(ctx, registry, workspace), onFrame });
+  return runAgent(spec, { ...runDeps(ctx, registry, workspace), ...hooks });
 }
 
 /** The task's run resumed from its tape, under the batch's policy. */
@@ -173,7 +184,7 @@ function resumeTask(
   ctx: TaskContext,
   registry: ToolRegistry,
   workspace: string | undefined,
-  onFrame: (frame: Frame) => void,
+  hooks: TapeHooks,
   onResumed: () => void,
 ): RunHandle & { header: TapeHeader } {
   const deps = runDeps(ctx, registry, workspace);
@@ -185,7 +196,7 @@ function resumeTask(
     ...(ctx.onApproval === undefined ? {} : { onApproval: ctx.onApproval }),
     ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
     ...(ctx.secrets === undefined ? {} : { secrets: ctx.secrets }),
-    onFrame,
+    ...hooks,
     onResumed,
   });
 }

@@ -20,6 +20,11 @@ export interface TapeWriter {
   /** Makes this tape the task's tape, replacing the old one (a no-op for a tape that replaced it at once). */
   commit(): void;
   /**
+   * Resolves once every frame written so far is stored (a file tape's writes are synchronous: at
+   * once). Rejects when a write was lost, or when `signal` aborts first.
+   */
+  flush(signal?: AbortSignal): Promise<void>;
+  /**
    * Finishes writing (and waits for writes in flight); a tape never committed is thrown away.
    * Rejects when a write was lost, so an incomplete tape is never taken for a complete one.
    */
@@ -81,6 +86,7 @@ export function createTapeFileWriter(
       renameSync(path, replaces);
       committed = true;
     },
+    flush: async () => {},
     async close() {
       if (fd === undefined) return;
       closeSync(fd);

@@ -140,6 +140,14 @@ export interface RunDeps {
    */
   hooks?: ToolHooks;
   /**
+   * Awaited after a call's `tool_started` is emitted and before the tool runs (not for refused
+   * calls): a recorder that must hold the start before the tool can have any effect (a batch
+   * worker's tape in Redis, src/batch/run-task.ts) resolves once it is stored. A rejection answers
+   * the call as failed without running it; the run's abort answers it `cancelled`.
+   * @defaultValue none
+   */
+  beforeToolRun?: (signal: AbortSignal) => Promise<void>;
+  /**
    * Asked before each turn's request (prepare-turn.ts): may change the model, the tools offered,
    * `tool_choice` and the instructions for that turn only; a `turn_prepared` frame records it.
    * @defaultValue none

@@ -428,6 +428,7 @@ class AgentLoop {
       }),
       approve: (call) => this.approvals.decide(call, turn, this.signal),
       ...(this.runDeps.hooks === undefined ? {} : { hooks: this.runDeps.hooks }),
+      ...(this.runDeps.beforeToolRun === undefined ? {} : { beforeRun: this.runDeps.beforeToolRun }),
     });
   }
 

@@ -72,6 +72,8 @@ export interface ToolRunnerOptions {
   approve: (call: AssembledCall) => Promise<ApprovalDecision>;
   /** The run's tool-call hooks (hooks.ts). @defaultValue none */
   hooks?: ToolHooks;
+  /** Awaited between `tool_started` and the tool's run (`RunDeps.beforeToolRun`). @defaultValue none */
+  beforeRun?: (signal: AbortSignal) => Promise<void>;
 }
 
 /** `askApproval`'s answer for a call whose decision is deferred to a later process. */
@@ -185,12 +187,19 @@ export class ToolRunner {
       const { executor, workspace, signal, turn } = this.options;
       const { callId, name, itemType } = task.call;
       const args = task.arguments ?? task.call.arguments;
-      result = await executor(
-        { callId, name, arguments: args, ...(itemType === "function_call" ? {} : { itemType }) },
-        { signal, workspace, turn },
-      ).catch((err: unknown) =>
-        this.refused(task, { code: "tool_failed", message: `eddy failed to run the tool: ${String(err)}` }),
-      );
+      const before = this.options.beforeRun?.(signal) ?? Promise.resolve();
+      result = await before
+        .then(
+          () =>
+            executor(
+              { callId, name, arguments: args, ...(itemType === "function_call" ? {} : { itemType }) },
+              { signal, workspace, turn },
+            ),
+          (err: unknown) => this.notRun(task, signal, err),
+        )
+        .catch((err: unknown) =>
+          this.refused(task, { code: "tool_failed", message: `eddy failed to run the tool: ${String(err)}` }),
+        );
       if (result.deferred !== undefined && result.subrun !== undefined && !signal.aborted) {
         // Its sub-agent waits for a decision: not answered now; the run ends awaiting approval.
         this.deferred.push(task.call);
@@ -269,6 +278,19 @@ export class ToolRunner {
       name: task.call.name,
     });
     this.options.channel.emit(started);
+  }
+
+  /** The answer of a call `beforeRun` kept from running. */
+  private notRun(task: Task, signal: AbortSignal, err: unknown): ToolCallResult {
+    if (signal.aborted)
+      return this.refused(task, {
+        code: "cancelled",
+        message: "The run was cancelled before this call started; it did not run.",
+      });
+    return this.refused(task, {
+      code: "tool_failed",
+      message: `eddy could not record the call's start, so it did not run it: ${String(err)}`,
+    });
   }
 
   private refused(task: Task, refusal: Refusal): ToolCallResult {

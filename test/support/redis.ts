@@ -15,7 +15,7 @@ export const HAVE_REDIS = spawnSync("redis-server", ["--version"], { stdio: "ign
 export interface RedisServer {
   url: string;
   port: number;
-  /** Stops it (SIGTERM) and removes its folder. */
+  /** Stops it (SIGTERM) and removes its folder (unless it was given one). */
   stop(): Promise<void>;
   /** Kills it outright (SIGKILL): every key is gone, nothing was saved. */
   kill(): Promise<void>;
@@ -36,14 +36,20 @@ export function freePort(): Promise<number> {
 
 /**
  * Starts `redis-server` and waits until it accepts connections: on a free port, or on `port` (a
- * restart of a killed one: empty, since nothing is ever saved).
+ * restart of a killed one: empty, since nothing is ever saved). With `dataDir`, every write is
+ * saved there before it is answered (append-only file, fsync always) and the folder is kept: a
+ * server started again on the same folder — even after `kill()` — has every key it had.
  */
-export async function startRedis(options: { port?: number } = {}): Promise<RedisServer> {
+export async function startRedis(options: { port?: number; dataDir?: string } = {}): Promise<RedisServer> {
   const port = options.port ?? (await freePort());
-  const dir = mkdtempSync(join(tmpdir(), "eddy-redis-"));
+  const dir = options.dataDir ?? mkdtempSync(join(tmpdir(), "eddy-redis-"));
+  const persistence =
+    options.dataDir === undefined
+      ? ["--save", "", "--appendonly", "no"]
+      : ["--save", "", "--appendonly", "yes", "--appendfsync", "always"];
   const child: ChildProcess = spawn(
     "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+    ["--port", String(port), "--bind", "127.0.0.1", ...persistence, "--dir", dir],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   let log = "";
@@ -64,7 +70,7 @@ export async function startRedis(options: { port?: number } = {}): Promise<Redis
       child.kill(signal);
       await exited;
     }
-    rmSync(dir, { recursive: true, force: true });
+    if (options.dataDir === undefined) rmSync(dir, { recursive: true, force: true });
   };
   return {
     url: `redis://127.0.0.1:${port}`,

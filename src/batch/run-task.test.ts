@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
+import type { Frame } from "../frames/frame.js";
+import type { Tape } from "../replay/tape.js";
+import { createToolRegistry } from "../tools/registry.js";
+import { defineTool } from "../tools/tool.js";
+import { runTask } from "./run-task.js";
+import type { TapeStore } from "./tape-store.js";
+
+/** Calls `effect` once, then answers. */
+const callThenAnswer: Script = (body) =>
+  JSON.stringify(body.input).includes("function_call_output")
+    ? { items: [{ type: "message", text: "done" }] }
+    : { items: [{ type: "function_call", name: "effect", arguments: "{}" }] };
+
+/**
+ * A tape store whose writes are stored only when flushed (as a Redis tape's are once Redis
+ * answers): `stored` is what a process killed now would leave.
+ */
+function slowStore(): { store: TapeStore; stored: Frame[] } {
+  const stored: Frame[] = [];
+  const store: TapeStore = {
+    read: async (): Promise<Tape | undefined> => undefined,
+    open() {
+      let sent: Frame[] = [];
+      const flush = async () => {
+        await new Promise((r) => setTimeout(r, 5));
+        stored.push(...sent);
+        sent = [];
+      };
+      return { write: (frame) => sent.push(frame), commit() {}, flush, close: flush };
+    },
+    location: (id) => `slow:${id}`,
+  };
+  return { store, stored };
+}
+
+describe("runTask", () => {
+  it("stores a call's tool_started before the tool runs (write-ahead: a crash mid-call leaves a tape that says it started)", async () => {
+    const { store, stored } = slowStore();
+    const seenAtRun: string[] = [];
+    const effect = defineTool({
+      name: "effect",
+      description: "Has a side effect",
+      parameters: { type: "object", properties: {} },
+      execute: () => {
+        seenAtRun.push(...stored.map((f) => f.type));
+        return "ok";
+      },
+    });
+    const result = await runTask(
+      { id: "t1", spec: { input: "go" } },
+      {
+        spec: { model: "m" },
+        provider: createScriptedProvider([callThenAnswer]),
+        tools: () => createToolRegistry([effect]),
+        tapes: store,
+      },
+    );
+    expect(result.reason).toBe("completed");
+    expect(seenAtRun).toContain("tool_call");
+    expect(seenAtRun).toContain("tool_started");
+    expect(stored.at(-1)?.type).toBe("run_ended");
+  });
+});
