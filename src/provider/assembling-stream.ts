@@ -185,11 +185,12 @@ class AssemblingStream implements ProviderStream, StreamControl {
   /** Steps the attempt with one provider event; its derived frames join its group. */
   private stepEvent(f: ProviderEventFrame, group: ProviderFrame[]): void {
     const derived = this.attempt.event(f);
-    if (this.attempt.translator === undefined) {
+    // Most events note nothing and derive nothing: no array is made for them (bench/README.md, "The turn").
+    if (this.attempt.translator === undefined && this.assembly.notes.length > 0) {
       const notes = this.assembly.notes.splice(0);
-      if (notes.length > 0 && this.init.notes === true) f.errors = [...(f.errors ?? []), ...notes];
+      if (this.init.notes === true) f.errors = [...(f.errors ?? []), ...notes];
     }
-    for (const d of derived) group.push(d);
+    for (let i = 0; i < derived.length; i++) group.push(derived[i] as ProviderFrame);
   }
 
   private reset(): void {

@@ -4,12 +4,12 @@ import type { JsonObject } from "../protocol/types.js";
 import { AttemptAssembly } from "./derive.js";
 
 /** The frames derived from each event, in order (one list per event). */
-function derive(events: JsonObject[]): ProviderFrame[][] {
+function derive(events: JsonObject[]): (readonly ProviderFrame[])[] {
   const attempt = new AttemptAssembly({ nativeCalls: false });
   return events.map((data) => attempt.event(frame("provider_event", { turn: 3, status: "event", data })));
 }
 
-const short = (frames: ProviderFrame[]) =>
+const short = (frames: readonly ProviderFrame[]) =>
   frames.map((f) =>
     f.type === "item_done"
       ? `item_done ${f.output_index} ${String(f.item.type)}`

@@ -56,16 +56,17 @@ export class AttemptAssembly {
    * (with a translator, the `output_text_delta` frames among them; without, those come from the
    * SSE mapping, src/frames/from-sse.ts, and are not repeated here).
    */
-  event(f: ProviderEventFrame): ProviderFrame[] {
-    const out: ProviderFrame[] = [];
+  event(f: ProviderEventFrame): readonly ProviderFrame[] {
+    // One shared empty list for the many events that derive nothing (no array per event).
+    let out: ProviderFrame[] = NONE as ProviderFrame[];
     if (this.translator !== undefined) {
       for (const event of this.translator.translate(f)) {
         step(this.assembly, event);
-        this.derive(f.turn, event, out);
+        out = this.derive(f.turn, event, out);
       }
     } else if (f.status === "event" && isJsonObject(f.data)) {
       step(this.assembly, f.data);
-      this.derive(f.turn, f.data, out);
+      out = this.derive(f.turn, f.data, out);
     }
     return out;
   }
@@ -78,24 +79,28 @@ export class AttemptAssembly {
     this.assembly.closed.length = 0;
   }
 
-  private derive(turn: number, event: JsonObject, out: ProviderFrame[]): void {
+  /** Derives the frames of one event onto `out` (a fresh list replaces the shared empty one). */
+  private derive(turn: number, event: JsonObject, given: ProviderFrame[]): ProviderFrame[] {
+    let out = given;
     const type = event.type;
     if (typeof type === "string" && type.endsWith(".delta")) {
       const delta = deltaFrame(turn, type, event, this.translator !== undefined);
-      if (delta !== undefined) out.push(delta);
+      if (delta !== undefined) out = pushed(out, delta);
     }
     const a = this.assembly;
     if (a.closed.length > 0) {
       for (const index of a.closed.splice(0)) {
         if (this.emitted.has(index)) continue;
         this.emitted.add(index);
-        out.push(itemDone(turn, index, itemAt(a, index)));
+        out = pushed(out, itemDone(turn, index, itemAt(a, index)));
       }
     }
     if (!this.ended && a.terminal !== null) {
       this.ended = true;
+      out = out === NONE ? [] : out;
       this.deriveEnd(turn, out);
     }
+    return out;
   }
 
   /** At the response's end: every item not derived yet (in output order), then `response_ended`. */
@@ -120,6 +125,15 @@ export class AttemptAssembly {
     if (a.error !== null) ended.error = { code: a.error.code ?? "response_failed", message: a.error.message };
     out.push(ended);
   }
+}
+
+const NONE: readonly ProviderFrame[] = Object.freeze([]);
+
+/** `list` with `f` added: a fresh list in place of the shared empty one. */
+function pushed(list: ProviderFrame[], f: ProviderFrame): ProviderFrame[] {
+  if (list === NONE) return [f];
+  list.push(f);
+  return list;
 }
 
 const REASONING_DELTAS: Readonly<Record<string, ReasoningDeltaFrame["channel"]>> = {
