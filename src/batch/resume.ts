@@ -30,7 +30,7 @@ import { EddyError } from "../errors.js";
 import type { Frame, RunEndReason } from "../frames/frame.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
 import type { FrameObserver } from "../loop/frame-channel.js";
-import type { RunHandle, ToolExecutor } from "../loop/options.js";
+import type { RunDeps, RunHandle, ToolExecutor } from "../loop/options.js";
 import { assertPolicy, DEFAULT_POLICY, type Policy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
 import type { RunSpec } from "../loop/run-spec.js";
@@ -183,6 +183,11 @@ export interface ResumeOptions {
   decide?: Readonly<Record<string, "allow" | "deny">>;
   /** @defaultValue none */
   signal?: AbortSignal;
+  /**
+   * Steering messages for the live part (`RunDeps.steering`), asked from the resume point's turn
+   * on, after those the tape recorded. @defaultValue none
+   */
+  steering?: RunDeps["steering"];
   /** More values to mask in every frame. @defaultValue none */
   secrets?: readonly string[];
   /** Sees every frame, the reproduced ones included (record them: they are the resumed tape). @defaultValue none */
@@ -256,6 +261,14 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
       : { onUnrecordedApproval: liveApprovals(options, policy, () => gate.wait(point.at_seq)) }),
   });
   if (options.secrets !== undefined) deps.secrets = options.secrets;
+  const live = options.steering;
+  if (live !== undefined) {
+    const recorded = deps.steering;
+    deps.steering = (ctx) => [
+      ...(recorded?.(ctx) ?? []),
+      ...(ctx.turn >= point.turn ? (live(ctx) ?? []) : []),
+    ];
+  }
   let diverged: ReturnType<typeof compareFrames> | undefined;
   deps.onFrame = (frame) => {
     gate.observer(frame);

@@ -172,6 +172,7 @@ export class RunBuilder {
       case "hook_decided":
       case "turn_prepared":
       case "guardrail_checked":
+      case "steered":
       case "context_compiled":
       case "context_compacted":
         this.note(record, true);
