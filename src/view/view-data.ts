@@ -243,6 +243,12 @@ export interface PageIndex {
   eddy_version: string;
   runs: RunIndexEntry[];
   batch?: BatchView;
+  /**
+   * A live page (`eddy view --live`): run 0 follows a running run. `events` is the page's own
+   * server's stream of payloads (same origin, relative URL): each `message` event is a whole
+   * `RunPayload` as JSON, `ended` says the run ended.
+   */
+  live?: { events: string };
 }
 
 /** What a run's compressed block holds. */
