@@ -104,6 +104,14 @@ export interface ToolCallView {
   approval?: NoteView[];
   /** Seq of `tool_ended` (for the raw-frame link). */
   ended_seq?: number;
+  /** The sub-agent's run (`agentTool`), recorded inside `tool_ended.subrun`, as a run of its own. */
+  subrun?: SubRunView;
+}
+
+/** A sub-agent's run nested under the call that ran it: the agent's name and its run's view. */
+export interface SubRunView {
+  agent: string;
+  view: RunView;
 }
 
 /** What a response put out, in output order. */
