@@ -260,15 +260,7 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
       ? {}
       : { onUnrecordedApproval: liveApprovals(options, policy, () => gate.wait(point.at_seq)) }),
   });
-  if (options.secrets !== undefined) deps.secrets = options.secrets;
-  const live = options.steering;
-  if (live !== undefined) {
-    const recorded = deps.steering;
-    deps.steering = (ctx) => [
-      ...(recorded?.(ctx) ?? []),
-      ...(ctx.turn >= point.turn ? (live(ctx) ?? []) : []),
-    ];
-  }
+  addLiveDeps(deps, options, point.turn);
   let diverged: ReturnType<typeof compareFrames> | undefined;
   deps.onFrame = (frame) => {
     gate.observer(frame);
@@ -307,6 +299,15 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
     cancel: (reason) => controller.abort(reason ?? "cancelled"),
     [Symbol.asyncIterator]: () => handle[Symbol.asyncIterator](),
   };
+}
+
+/** The secrets to mask, and steering: the tape's messages, then, from the resume point's turn on, the live ones. */
+function addLiveDeps(deps: RunDeps, options: ResumeOptions, from: number): void {
+  if (options.secrets !== undefined) deps.secrets = options.secrets;
+  const live = options.steering;
+  if (live === undefined) return;
+  const recorded = deps.steering;
+  deps.steering = (ctx) => [...(recorded?.(ctx) ?? []), ...(ctx.turn >= from ? (live(ctx) ?? []) : [])];
 }
 
 /**
