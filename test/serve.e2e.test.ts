@@ -7,8 +7,10 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { Frame } from "../src/frames/frame.js";
 import { createMockServer } from "../src/mock/index.js";
 import type { Scenario } from "../src/mock/scenario.js";
+import { createServeClient } from "../src/serve/client.js";
 import { startCli, until } from "./support/cli-process.js";
 
 const TOKEN = "serve-test-token-1234";
@@ -206,4 +208,67 @@ describe("eddy serve (slow: spawns the CLI)", () => {
     expect(rest.map((e) => e.id)).toEqual(rest.map((_, i) => last + 1 + i));
     expect(rest.at(-1)?.data).toMatchObject({ type: "run_ended", reason: "cancelled" });
   }, 180_000);
+
+  it("a watcher whose connection is destroyed mid-run reconnects (eddy/client, Last-Event-ID) and gets every frame exactly once", async () => {
+    const server = await mock({
+      turns: [
+        {
+          faults: { stallAfterEvents: { afterEvents: 3, ms: 1_500 } },
+          items: [{ type: "message", text: "a slow answer, word by word" }],
+        },
+      ],
+    });
+    const { url } = await serve(server.url, mkdtempSync(join(tmpdir(), "eddy-serve-data-")));
+    let connections = 0;
+    // The first connection is destroyed (its socket closed) once three events have come through.
+    const cutting: typeof fetch = async (input, init) => {
+      connections++;
+      if (connections > 1) return fetch(input, init);
+      const controller = new AbortController();
+      const res = await fetch(input, { ...init, signal: controller.signal });
+      let events = 0;
+      const counted = (res.body as ReadableStream<Uint8Array>).pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, out) {
+            out.enqueue(chunk);
+            events += new TextDecoder().decode(chunk).split("\n\n").length - 1;
+            if (events >= 3) controller.abort(new Error("the client was killed"));
+          },
+        }),
+      );
+      return new Response(counted, { status: res.status, headers: res.headers });
+    };
+    const client = createServeClient({ baseUrl: url, token: TOKEN, fetch: cutting });
+    const { id } = await client.start({ input: "hi" });
+    const got: { id: number; frame: Frame }[] = [];
+    for await (const event of client.events(id, { reconnectDelayMs: 50 })) got.push(event);
+    expect(connections).toBeGreaterThanOrEqual(2);
+    const all = await events(url, id);
+    expect(got.map((e) => e.id)).toEqual(all.map((e) => e.id));
+    expect(got.map((e) => e.id)).toEqual(all.map((_, i) => i));
+    expect(got.map((e) => e.frame)).toEqual(all.map((e) => e.data));
+    expect(got.at(-1)?.frame).toMatchObject({ type: "run_ended", reason: "completed" });
+  }, 120_000);
+
+  it("steer reaches the model of a running run over HTTP; steering or resuming a finished run is 409", async () => {
+    const server = await mock({
+      turns: [
+        {
+          faults: { stallAfterEvents: { afterEvents: 3, ms: 10_000 } },
+          items: [{ type: "function_call", name: "list_files", call_id: "l1", arguments: {} }],
+        },
+        { items: [{ type: "message", text: "steered" }], expect: { inputContains: ["in French please"] } },
+      ],
+    });
+    const { url } = await serve(server.url, mkdtempSync(join(tmpdir(), "eddy-serve-data-")));
+    const client = createServeClient({ baseUrl: url, token: TOKEN });
+    const { id } = await client.start({ input: "list the files" });
+    expect(await client.steer(id, "in French please")).toEqual({ id, status: "running" });
+    const frames: Frame[] = [];
+    for await (const e of client.events(id)) frames.push(e.frame);
+    expect(frames.find((f) => f.type === "steered")).toMatchObject({ message: "in French please" });
+    expect(frames.at(-1)).toMatchObject({ type: "run_ended", reason: "completed", output_text: "steered" });
+    await expect(client.steer(id, "too late")).rejects.toThrow(/409.*not running/);
+    await expect(client.resume(id)).rejects.toThrow(/409.*not interrupted/);
+  }, 120_000);
 });

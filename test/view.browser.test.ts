@@ -10,8 +10,10 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentTool } from "../src/loop/agent-tool.js";
 import { launchChromium, openPage } from "./support/browser.js";
 import { ROOT, runCli } from "./support/cli.js";
+import { composedRun } from "./support/compose.js";
 import { recordMockRun } from "./support/record.js";
 import {
   bigTape,
@@ -460,6 +462,51 @@ describe("eddy view in Chromium", () => {
     // that line is long, so the page holds it with its long values cut: raw-lines.ts).
     await page.locator("#raw-count", { hasText: /^2 of/ }).waitFor();
     expect(await page.locator(".raw-row").count()).toBe(2);
+    expectOffline(opened);
+  });
+  it("shows an agentTool sub-run nested under its call: the agent's name, its outcome, answer and turns; its untrusted name stays text", async () => {
+    const reviewer = agentTool({
+      name: "reviewer",
+      description: "Reviews a change",
+      spec: { instructions: "You are the reviewer.", model: "review-model", max_turns: 2 },
+    });
+    const run = await composedRun(
+      [
+        {
+          items: [
+            { type: "function_call", name: "reviewer", arguments: '{"input":"review x=1"}', call_id: "c1" },
+          ],
+        },
+        { items: [{ type: "message", text: "LGTM from the reviewer" }] },
+        { items: [{ type: "message", text: "the reviewer approved" }] },
+      ],
+      {},
+      [reviewer],
+    );
+    const hostileName = '<img src=x onerror="document.title=1">';
+    const lines = run.frames.map((f) =>
+      JSON.stringify(
+        f.type === "tool_ended" && f.subrun !== undefined
+          ? { ...f, subrun: { ...f.subrun, agent: hostileName } }
+          : f,
+      ),
+    );
+    const tape = join(dir, "subrun.tape");
+    writeFileSync(tape, `${[JSON.stringify(run.tape.header), ...lines].join("\n")}\n`);
+    const opened = await viewPage([tape], "subrun");
+    const { page } = opened;
+    expect(await text(page, "#answer")).toContain("the reviewer approved");
+    const call = page.locator(".tool-call").first();
+    expect(await source(page, ".tool-call .badge.subrun")).toBe(`sub-run: ${hostileName}`);
+    await call.locator(":scope > summary").click();
+    const subrun = call.locator(".subrun");
+    expect(await subrun.locator(".subrun-agent").textContent()).toBe(hostileName);
+    expect(await subrun.locator(".subrun-reason").textContent()).toBe("completed");
+    expect(await subrun.locator(".subrun-answer").innerText()).toContain("LGTM from the reviewer");
+    await subrun.locator(".subrun-turns > summary").click();
+    expect(await subrun.locator(".turn.nested").count()).toBe(1);
+    expect(await page.locator("img").count()).toBe(0);
+    expect(await page.title()).not.toBe("1");
     expectOffline(opened);
   });
 });

@@ -30,7 +30,7 @@ import { EddyError } from "../errors.js";
 import type { Frame, RunEndReason, ToolDeferredFrame } from "../frames/frame.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
 import type { FrameObserver } from "../loop/frame-channel.js";
-import type { RunHandle, SubRunResumer, ToolExecutor } from "../loop/options.js";
+import type { RunDeps, RunHandle, SubRunResumer, ToolExecutor } from "../loop/options.js";
 import { assertPolicy, DEFAULT_POLICY, type Policy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
 import { type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
@@ -191,6 +191,11 @@ export interface ResumeOptions {
   decide?: Readonly<Record<string, "allow" | "deny">>;
   /** @defaultValue none */
   signal?: AbortSignal;
+  /**
+   * Steering messages for the live part (`RunDeps.steering`), asked from the resume point's turn
+   * on, after those the tape recorded. @defaultValue none
+   */
+  steering?: RunDeps["steering"];
   /** More values to mask in every frame. @defaultValue none */
   secrets?: readonly string[];
   /** Sees every frame, the reproduced ones included (record them: they are the resumed tape). @defaultValue none */
@@ -265,7 +270,7 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
       ? {}
       : { onUnrecordedApproval: liveApprovals(options, policy, () => gate.wait(point.at_seq)) }),
   });
-  if (options.secrets !== undefined) deps.secrets = options.secrets;
+  addLiveDeps(deps, options, point.turn);
   deps.resumeSubRun = subRunResumer(tape, options, policy);
   if (options.beforeToolRun !== undefined) deps.beforeToolRun = options.beforeToolRun;
   let diverged: ReturnType<typeof compareFrames> | undefined;
@@ -306,6 +311,15 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
     cancel: (reason) => controller.abort(reason ?? "cancelled"),
     [Symbol.asyncIterator]: () => handle[Symbol.asyncIterator](),
   };
+}
+
+/** The secrets to mask, and steering: the tape's messages, then, from the resume point's turn on, the live ones. */
+function addLiveDeps(deps: RunDeps, options: ResumeOptions, from: number): void {
+  if (options.secrets !== undefined) deps.secrets = options.secrets;
+  const live = options.steering;
+  if (live === undefined) return;
+  const recorded = deps.steering;
+  deps.steering = (ctx) => [...(recorded?.(ctx) ?? []), ...(ctx.turn >= from ? (live(ctx) ?? []) : [])];
 }
 
 /**

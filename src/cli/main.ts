@@ -525,13 +525,23 @@ function defineServe(program: Command, io: CliIo, state: CliState): void {
 function defineView(program: Command, io: CliIo, state: CliState): void {
   program
     .command("view")
-    .description("write one self-contained HTML page of recorded runs or of a batch folder, and open it")
-    .argument("<paths...>", "tapes (eddy run --record), or one batch folder (eddy batch --out)")
+    .description(
+      "write one self-contained HTML page of recorded runs or of a batch folder, and open it; or follow a run of eddy serve live (--live URL)",
+    )
+    .argument("[paths...]", "tapes (eddy run --record), or one batch folder (eddy batch --out)")
     .option("--out <file>", "write the page here (default: a temporary file, opened in the browser)")
     .option("--no-open", "do not open the browser")
+    .option(
+      "--live <url>",
+      "follow a run of eddy serve as its frames arrive (its URL …/v1/runs/ID or …/v1/runs/ID/events): the page is served on 127.0.0.1 until Ctrl-C",
+    )
+    .option(
+      "--token <token>",
+      "eddy serve's bearer token for --live (or EDDY_SERVE_TOKEN); never put in the page",
+    )
     .addHelpText(
       "after",
-      "\nExamples:\n  $ eddy view run.tape               # opens the page when there is a display\n  $ eddy view a.tape b.tape --out runs.html\n  $ eddy view batch-out/             # the task table of an eddy batch --out folder",
+      "\nExamples:\n  $ eddy view run.tape               # opens the page when there is a display\n  $ eddy view a.tape b.tape --out runs.html\n  $ eddy view batch-out/             # the task table of an eddy batch --out folder\n  $ eddy view --live http://127.0.0.1:7341/v1/runs/run_abc   # follow a served run (token: EDDY_SERVE_TOKEN)",
     )
     .action(async (paths: string[], flags: ViewFlags) => {
       const { viewCommand } = await import("./view-command.js");

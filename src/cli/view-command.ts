@@ -17,6 +17,10 @@ import { stylesFor } from "./terminal.js";
 /** Flags of `eddy view`. */
 export interface ViewFlags {
   out?: string;
+  /** `--live URL`: follow a run of eddy serve (view-live.ts). */
+  live?: string;
+  /** `--token`: eddy serve's bearer token for `--live`. @defaultValue EDDY_SERVE_TOKEN */
+  token?: string;
   /** False with `--no-open`. @defaultValue true */
   open?: boolean;
 }
@@ -28,6 +32,9 @@ export async function viewCommand(
   io: CliIo,
   platform: NodeJS.Platform = process.platform,
 ): Promise<number> {
+  if (flags.live !== undefined) return live(paths, flags, io, platform);
+  if (flags.token !== undefined) throw usage("--token goes with --live URL (a run on eddy serve)");
+  if (paths.length === 0) throw usage("give tapes, a batch folder, or --live URL");
   const input = collectViewInput(paths.map((p) => resolve(io.cwd, p)));
   const html = renderViewPage(input);
   const target =
@@ -52,6 +59,25 @@ export async function viewCommand(
   return 0;
 }
 
+/** `--live URL`: the page follows a run of eddy serve (view-live.ts). */
+async function live(paths: string[], flags: ViewFlags, io: CliIo, platform: NodeJS.Platform) {
+  if (paths.length > 0) throw usage("--live follows one run: give no tapes with it");
+  if (flags.out !== undefined) throw usage("--out does not go with --live (the page is served, not written)");
+  const { viewLiveCommand } = await import("./view-live.js");
+  const command = flags.open !== false ? browserCommand(io.env, platform) : undefined;
+  const token = flags.token ?? io.env.EDDY_SERVE_TOKEN;
+  return viewLiveCommand(
+    flags.live as string,
+    token === "" ? undefined : token,
+    io,
+    command === undefined ? undefined : (url) => openInBrowser(command, url),
+  );
+}
+
+function usage(message: string): EddyError {
+  return new EddyError("invalid_argument", message, { fault: "user" });
+}
+
 /** The command that opens a file in the browser here, or undefined when there is no display. */
 export function browserCommand(env: Env, platform: NodeJS.Platform): [string, ...string[]] | undefined {
   if (platform === "darwin") return ["open"];
@@ -61,7 +87,7 @@ export function browserCommand(env: Env, platform: NodeJS.Platform): [string, ..
 }
 
 /** Starts the opener detached (the browser outlives eddy); false when it cannot be started. */
-function openInBrowser(command: [string, ...string[]], path: string): Promise<boolean> {
+export function openInBrowser(command: [string, ...string[]], path: string): Promise<boolean> {
   const [program, ...args] = command;
   return new Promise((done) => {
     const child = spawn(program, [...args, path], { detached: true, stdio: "ignore" });

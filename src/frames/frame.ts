@@ -529,6 +529,16 @@ export interface GuardrailCheckedFrame extends FrameEnvelope {
   reason?: string;
 }
 
+/**
+ * A message added to the conversation while the run goes on (`RunDeps.steering`, e.g. `POST
+ * /v1/runs/ID/steer`): it goes with turn `turn`'s request, after the calls of the turn before.
+ */
+export interface SteeredFrame extends FrameEnvelope {
+  type: "steered";
+  turn: number;
+  message: string;
+}
+
 /** Every frame type. */
 export type Frame =
   | RunStartedFrame
@@ -552,6 +562,7 @@ export type Frame =
   | HookDecidedFrame
   | TurnPreparedFrame
   | GuardrailCheckedFrame
+  | SteeredFrame
   | ToolStartedFrame
   | ToolEndedFrame
   | ToolDeferredFrame
@@ -613,6 +624,7 @@ export const FRAME_TYPES = [
   "hook_decided",
   "turn_prepared",
   "guardrail_checked",
+  "steered",
   "tool_started",
   "tool_ended",
   "tool_deferred",

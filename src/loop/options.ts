@@ -154,6 +154,13 @@ export interface RunDeps {
    */
   prepareTurn?: PrepareTurn;
   /**
+   * Asked at each turn boundary — after a turn whose calls were answered, and when the run would
+   * end with an answer — for messages to add before the next request (steering): each is added as
+   * a user message (a `steered` frame), and a run about to complete goes on instead. Not asked
+   * once the run is cancelled or at `max_turns`. @defaultValue none
+   */
+  steering?: (ctx: { turn: number }) => readonly string[] | undefined;
+  /**
    * Input checks (on the input, before the first request) and output checks (on the final answer);
    * a tripped one ends the run with reason `guardrail` (guardrails.ts). @defaultValue none
    */

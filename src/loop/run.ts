@@ -287,6 +287,10 @@ class AgentLoop {
       if (decision.next === "end" && decision.reason === "completed") {
         const tripped = await this.guardrails("output", this.lastResponse?.outputText ?? "");
         if (tripped !== undefined) return tripped;
+        if (this.steer()) {
+          this.prepareFollowUp();
+          continue;
+        }
       }
       if (decision.next === "end" && !this.continuesCutAnswer(decision, runner)) {
         if (isLimit(decision.reason) && this.spec.on_limit === "answer" && !this.signal.aborted)
@@ -295,6 +299,7 @@ class AgentLoop {
       }
       const stop = decision.next === "continue" ? await this.stopCondition(streamed) : undefined;
       if (stop !== undefined) return this.end("stop_condition", undefined, { stopCondition: stop });
+      this.steer();
       this.prepareFollowUp();
     }
   }
@@ -312,6 +317,18 @@ class AgentLoop {
     this.recordTurn(runner, streamed);
     if (this.signal.aborted) return this.end("cancelled", cancelledError());
     return this.end(reason, error, { limitAnswer: true });
+  }
+
+  /** Adds the messages `RunDeps.steering` has for the next request (a `steered` frame each); true when any. */
+  private steer(): boolean {
+    const steering = this.runDeps.steering;
+    if (steering === undefined || this.signal.aborted || this.turn >= this.maxTurns) return false;
+    const messages = steering({ turn: this.turn }) ?? [];
+    for (const message of messages) {
+      this.conversation.addUserMessage(message);
+      this.channel.emit(frame("steered", { turn: this.turn, message }));
+    }
+    return messages.length > 0;
   }
 
   /** `RunDeps.prepareTurn`'s settings for this turn (a `turn_prepared` frame when it changed any). */

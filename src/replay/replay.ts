@@ -127,6 +127,8 @@ export function runFromTape(tape: Tape, parts: TapeRunParts): { spec: RunSpec; d
   // Per-turn settings and guardrail verdicts come from the tape: the program's functions are not on it.
   const prepareTurn = recordedPrepareTurn(tape.frames);
   if (prepareTurn !== undefined) deps.prepareTurn = prepareTurn;
+  const steering = recordedSteering(tape.frames);
+  if (steering !== undefined) deps.steering = steering;
   const guardrails = recordedGuardrails(tape.frames);
   if (guardrails !== undefined) deps.guardrails = guardrails;
   // A program's own stop condition is not on the tape: the run stops where the tape says it stopped.
@@ -308,4 +310,13 @@ function deepEqual(a: unknown, b: unknown): boolean {
   const ka = Object.keys(ra).filter((k) => ra[k] !== undefined);
   const kb = Object.keys(rb).filter((k) => rb[k] !== undefined);
   return ka.length === kb.length && ka.every((k) => deepEqual(ra[k], rb[k]));
+}
+
+/** The steering messages a tape recorded (`steered` frames), given back at the same turns. */
+export function recordedSteering(frames: readonly Frame[]): RunDeps["steering"] | undefined {
+  const byTurn = new Map<number, string[]>();
+  for (const f of frames)
+    if (f.type === "steered") byTurn.set(f.turn, [...(byTurn.get(f.turn) ?? []), f.message]);
+  if (byTurn.size === 0) return undefined;
+  return (ctx) => byTurn.get(ctx.turn);
 }

@@ -17,6 +17,18 @@ export const decisionBody = z
   })
   .strict();
 
+/** `POST /v1/runs/ID/steer` and `POST /v1/threads/NAME/steer`. */
+export const steerBody = z
+  .object({
+    message: z
+      .string()
+      .min(1)
+      .max(100_000)
+      .refine((m) => m.trim() !== "", "the message is blank")
+      .describe("What the model reads as a user message at the run's next turn boundary"),
+  })
+  .strict();
+
 /** `POST /v1/threads/NAME/messages`: the message, and any run settings (a partial RunSpec's fields). */
 export const messageBody = z
   .object({ input: z.string().min(1).describe("The message: the run's prompt") })
@@ -57,7 +69,7 @@ export const errorBody = z.object({
 });
 
 /** What a route takes as its body. */
-export type RouteBody = "run_spec" | "decision" | "message" | "responses";
+export type RouteBody = "run_spec" | "decision" | "message" | "steer" | "responses";
 
 /** One route of the API. */
 export interface RouteInfo {
@@ -149,6 +161,37 @@ export const ROUTES: readonly RouteInfo[] = [
     },
   },
   {
+    method: "POST",
+    path: "/v1/runs/{id}/steer",
+    operationId: "steerRun",
+    summary:
+      "Steer a running run: the message reaches the model as a user message at the next turn boundary (after the calls of the turn going on; a run about to complete goes on with it); a steered frame records it",
+    body: "steer",
+    responses: {
+      "202": { description: "Queued for the next turn boundary", schema: runStatus },
+      ...errors,
+      ...notFound,
+      "409": { description: "The run is not running", schema: errorBody },
+      "413": { description: "The body is too large", schema: errorBody },
+      "429": { description: "Too many steering messages waiting", schema: errorBody },
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/runs/{id}/resume",
+    operationId: "resumeRun",
+    summary:
+      "Resume a run listed interrupted (the server died mid-run) from its tape, under the server's policy: a call that had started is answered as interrupted, not run again (unless idempotent); its new events follow on the same events stream",
+    responses: {
+      "202": { description: "Resumed", schema: runStatus },
+      ...errors,
+      ...notFound,
+      "403": { description: "Its tools need more than the server's policy allows", schema: errorBody },
+      "409": { description: "The run is not interrupted", schema: errorBody },
+      "429": { description: "Too many runs at once (see Retry-After)", schema: errorBody },
+    },
+  },
+  {
     method: "GET",
     path: "/v1/threads",
     operationId: "listThreads",
@@ -187,6 +230,19 @@ export const ROUTES: readonly RouteInfo[] = [
       "403": { description: "Beyond the server's policy", schema: errorBody },
       "409": { description: "A run on this thread is going on", schema: errorBody },
       "429": { description: "Too many runs at once", schema: errorBody },
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/threads/{name}/steer",
+    operationId: "steerThread",
+    summary: "Steer the run going on on a thread (a session's running turn), as POST /v1/runs/{id}/steer",
+    body: "steer",
+    responses: {
+      "202": { description: "Queued for the next turn boundary", schema: runStatus },
+      ...errors,
+      "409": { description: "No run on this thread is going on", schema: errorBody },
+      "429": { description: "Too many steering messages waiting", schema: errorBody },
     },
   },
   {

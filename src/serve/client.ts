@@ -53,6 +53,12 @@ export interface ServeClient {
     callId: string,
     decision: "allow" | "deny",
   ): Promise<{ id: string; status: string; pending_calls: string[] }>;
+  /** Steers a running run: `message` reaches the model at its next turn boundary (`POST /v1/runs/ID/steer`). */
+  steer(id: string, message: string): Promise<{ id: string; status: string }>;
+  /** Resumes a run listed `interrupted` from its tape (`POST /v1/runs/ID/resume`); follow it with `events(id, {after})`. */
+  resume(id: string): Promise<{ id: string; status: string }>;
+  /** Steers the run going on on a thread (`POST /v1/threads/NAME/steer`). */
+  steerThread(thread: string, message: string): Promise<{ id: string; status: string }>;
   threads(): Promise<ThreadSummary[]>;
   thread(name: string): Promise<ThreadLog>;
   /** Sends a message on a thread: a run on it (`POST /v1/threads/NAME/messages`). */
@@ -93,6 +99,10 @@ export function createServeClient(options: ServeClientOptions): ServeClient {
     events: (id, o = {}) => runEvents(doFetch, `${base}${run(id)}/events`, headers(), o),
     cancel: (id) => call("POST", `${run(id)}/cancel`, {}),
     decide: (id, callId, decision) => call("POST", `${run(id)}/decisions`, { call_id: callId, decision }),
+    steer: (id, message) => call("POST", `${run(id)}/steer`, { message }),
+    resume: (id) => call("POST", `${run(id)}/resume`, {}),
+    steerThread: (thread, message) =>
+      call("POST", `/v1/threads/${encodeURIComponent(thread)}/steer`, { message }),
     threads: async () => (await call<{ data: ThreadSummary[] }>("GET", "/v1/threads")).data,
     thread: (name) => call("GET", `/v1/threads/${encodeURIComponent(name)}`),
     send: (thread, input, spec = {}) =>
@@ -116,6 +126,28 @@ async function serveError(res: Response): Promise<EddyError> {
   });
 }
 
+/** A server that does not answer like `eddy serve`'s events endpoint: a user error naming what it did. */
+function notServe(what: string): EddyError {
+  return new EddyError(
+    "serve_error",
+    `eddy serve: not a run's event stream: ${what} (give a run's URL on eddy serve, …/v1/runs/ID)`,
+    { fault: "user" },
+  );
+}
+
+/** An event's data as a frame: a JSON object with a string `type` (anything else is refused). */
+function frameOf(data: string, id: number): Frame {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    throw notServe(`event ${id} is not JSON`);
+  }
+  if (value === null || typeof value !== "object" || typeof (value as { type?: unknown }).type !== "string")
+    throw notServe(`event ${id} is not a frame`);
+  return value as Frame;
+}
+
 /** Follows the event stream, reconnecting after the last id seen until the stream ends cleanly. */
 async function* runEvents(
   doFetch: typeof fetch,
@@ -135,13 +167,21 @@ async function* runEvents(
         ...(options.signal === undefined ? {} : { signal: options.signal }),
       });
       if (!res.ok) throw await serveError(res);
+      const type = res.headers.get("content-type") ?? "";
+      if (!type.startsWith("text/event-stream"))
+        throw notServe(
+          `it answered ${type === "" ? "no content type" : type.split(";")[0]}, not an event stream`,
+        );
       if (res.body === null) return;
       for await (const message of decodeSse(res.body)) {
         if (message.id === undefined) continue;
-        last = Number(message.id);
+        const id = Number(message.id);
+        if (!Number.isSafeInteger(id) || id <= last)
+          throw notServe(`an event id ${JSON.stringify(message.id.slice(0, 40))} does not follow ${last}`);
+        last = id;
         progressed = true;
         failures = 0;
-        yield { id: last, frame: JSON.parse(message.data) as Frame };
+        yield { id, frame: frameOf(message.data, id) };
       }
       return; // the server ended the stream: the run ended (or awaits a decision)
     } catch (err) {

@@ -17,7 +17,7 @@ import { EddyError } from "../errors.js";
 import { checkPartialRunSpec, type PartialRunSpec } from "../loop/run-spec.js";
 import { httpProblem, jsonResponse, problemOf, problemResponse } from "../mock/http-error.js";
 import { redactSecrets } from "../util/redact.js";
-import { decisionBody, matchRoute, messageBody, type RouteInfo } from "./api.js";
+import { decisionBody, matchRoute, messageBody, type RouteInfo, steerBody } from "./api.js";
 import { openApiDocument } from "./openapi.js";
 import { sseStream } from "./run-log.js";
 import type { RunService, ServedRun } from "./runs.js";
@@ -117,6 +117,12 @@ async function dispatch(
       return statusOf(202, service.cancel(runOf(service, params.id as string).id));
     case "decideCall":
       return decide(request, params.id as string, state);
+    case "steerRun":
+      return steer(request, runOf(service, params.id as string).id, state);
+    case "resumeRun":
+      return statusOf(202, service.resume(runOf(service, params.id as string).id));
+    case "steerThread":
+      return steer(request, threadRun(service, params.name as string).id, state);
     case "listThreads":
       return jsonResponse(200, { data: await service.threads.list() });
     case "getThread":
@@ -201,6 +207,21 @@ async function decide(request: Request, id: string, state: HandlerState): Promis
   const after = state.service.decide(run.id, parsed.data.call_id, parsed.data.decision);
   const pending = (after.ended?.pending_calls ?? []).filter((c) => after.decisions[c] === undefined);
   return jsonResponse(202, { id: after.id, status: after.status, pending_calls: pending });
+}
+
+async function steer(request: Request, id: string, state: HandlerState): Promise<Response> {
+  const parsed = steerBody.safeParse(await readJson(request, state));
+  if (!parsed.success) throw zodProblem(parsed.error);
+  return statusOf(202, state.service.steer(id, parsed.data.message));
+}
+
+/** The run going on on a thread (409 when none is). */
+function threadRun(service: RunService, name: string): ServedRun {
+  const thread = threadName(name, false);
+  const run = service.list().find((r) => r.status === "running" && r.spec?.thread === thread);
+  if (run === undefined)
+    throw problem(409, "thread_idle", `no run on thread ${thread} is going on: send a message instead`);
+  return run;
 }
 
 async function sendMessage(request: Request, name: string, state: HandlerState): Promise<Response> {

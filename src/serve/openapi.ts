@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { runSpecSchema } from "../loop/run-spec.js";
 import { EDDY_VERSION } from "../version.js";
-import { decisionBody, messageBody, ROUTES, type RouteBody, type RouteInfo } from "./api.js";
+import { decisionBody, messageBody, ROUTES, type RouteBody, type RouteInfo, steerBody } from "./api.js";
 
 type Json = Record<string, unknown>;
 
@@ -73,6 +73,8 @@ function bodySchema(body: RouteBody): Json {
       return schemaOf(decisionBody);
     case "message":
       return schemaOf(messageBody);
+    case "steer":
+      return schemaOf(steerBody);
     default:
       return { type: "object", description: "An Open Responses CreateResponse body" };
   }

@@ -65,6 +65,8 @@ export interface ServedRun {
   handle?: RunHandle;
   /** Decisions given so far for the pending calls (resumes once every one has one). */
   decisions: Record<string, "allow" | "deny">;
+  /** Steering messages waiting for the run's next turn boundary (`RunDeps.steering`). */
+  steering: string[];
   /** Settles once the current segment of the run has ended and its tape is closed. */
   done: Promise<void>;
 }
@@ -97,6 +99,10 @@ export interface RunService {
   cancel(id: string): ServedRun;
   /** Records a decision for a pending call; the run resumes once every pending call has one. */
   decide(id: string, callId: string, decision: "allow" | "deny"): ServedRun;
+  /** Queues a message for a running run's next turn boundary (409 when it is not running). */
+  steer(id: string, message: string): ServedRun;
+  /** Resumes an `interrupted` run from its tape under the server's policy (409 when it is not interrupted). */
+  resume(id: string): ServedRun;
   view(run: ServedRun): RunView;
   /** Runs going on now. */
   running(): number;
@@ -124,6 +130,8 @@ export function createRunService(runtime: ServeRuntime): RunService {
     list: () => [...runs.values()].sort((a, b) => b.createdAt - a.createdAt),
     cancel: (id) => cancelRun(ctx, id),
     decide: (id, callId, decision) => decideCall(ctx, id, callId, decision),
+    steer: (id, message) => steerRun(ctx, id, message),
+    resume: (id) => resumeInterrupted(ctx, id),
     view: viewOf,
     running,
     async shutdown(reason = "the server is shutting down") {
@@ -143,10 +151,9 @@ interface ServiceContext {
   running: () => number;
 }
 
-/** 429 when the server runs as many runs as it may, 403 beyond its policy, else the run, started. */
-async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<ServedRun> {
-  const { runtime } = ctx;
-  const max = runtime.maxConcurrentRuns ?? 4;
+/** 429 when the server runs as many runs as it may. */
+function assertRoom(ctx: ServiceContext): void {
+  const max = ctx.runtime.maxConcurrentRuns ?? 4;
   if (ctx.running() >= max)
     throw httpProblem({
       status: 429,
@@ -158,6 +165,12 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
       },
       headers: { "retry-after": "2" },
     });
+}
+
+/** 429 when the server runs as many runs as it may, 403 beyond its policy, else the run, started. */
+async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<ServedRun> {
+  const { runtime } = ctx;
+  assertRoom(ctx);
   const id = `run_${randomUUID().replace(/-/g, "")}`;
   const spec = resolveRunSpec({ ...mergeRunSpecs(runtime.spec ?? {}, request), run_id: id }, "request body");
   const registry = runtime.tools();
@@ -174,10 +187,15 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
     spec,
     log: createRunLog(),
     decisions: {},
+    steering: [],
     done: Promise.resolve(),
   };
   let writer: TapeWriter | undefined;
-  const deps: RunDeps = { ...depsOf(runtime, registry), onFrame: (f) => deliver(run, writer, f) };
+  const deps: RunDeps = {
+    ...depsOf(runtime, registry),
+    onFrame: (f) => deliver(run, writer, f),
+    steering: () => run.steering.splice(0),
+  };
   let handle: RunHandle;
   try {
     handle =
@@ -238,6 +256,7 @@ async function drive(run: ServedRun, handle: RunHandle, writer: TapeWriter, regi
     delete run.handle;
     run.status = run.ended?.reason ?? "failed";
     run.decisions = {};
+    run.steering = [];
     run.log.close();
   }
 }
@@ -292,23 +311,68 @@ function decideCall(ctx: ServiceContext, id: string, callId: string, decision: "
   return run;
 }
 
-/** The run of an `awaiting_approval` tape, resumed with its decisions under the server's policy. */
+/** Steering messages one run may have waiting (429 beyond). */
+const MAX_STEERING = 16;
+
+function steerRun(ctx: ServiceContext, id: string, message: string): ServedRun {
+  const run = mustGet(ctx, id);
+  if (run.status !== "running" || run.handle === undefined)
+    throw conflict(`run ${id} is not running (it is ${run.status}): a message can only steer a running run`);
+  if (run.steering.length >= MAX_STEERING)
+    throw httpProblem({
+      status: 429,
+      error: {
+        type: "rate_limit_error",
+        code: "too_many_steering_messages",
+        message: `run ${id} has ${MAX_STEERING} steering messages waiting for its next turn; wait for them to be sent`,
+        param: null,
+      },
+      headers: { "retry-after": "2" },
+    });
+  run.steering.push(message);
+  return run;
+}
+
+/** An `interrupted` run (the server died mid-run) resumed from its tape under the server's policy. */
+function resumeInterrupted(ctx: ServiceContext, id: string): ServedRun {
+  const run = mustGet(ctx, id);
+  if (run.status !== "interrupted")
+    throw conflict(
+      `run ${id} is not interrupted (it is ${run.status}): only a run the server died in can be resumed${run.status === "awaiting_approval" ? " (decide its pending calls instead)" : ""}`,
+    );
+  assertRoom(ctx);
+  resume(ctx, run);
+  return run;
+}
+
+/**
+ * The run of its tape resumed under the server's policy: an `awaiting_approval` one with its
+ * decisions, an interrupted one with the at-most-once rule for calls that had started
+ * (batch/resume.ts). Its new frames are appended to its event log after those it has.
+ */
 function resume(ctx: ServiceContext, run: ServedRun): void {
   const { runtime } = ctx;
   const tape = readTape(ctx.tapes.location(run.id));
   const registry = runtime.tools();
   let writer: TapeWriter | undefined;
   let skipBelow = Number.POSITIVE_INFINITY;
-  const handle = resumeRun(tape, {
-    provider: runtime.provider,
-    registry,
-    workspace: runtime.workspace,
-    policy: runtime.policy,
-    decide: { ...run.decisions },
-    ...(runtime.secrets === undefined ? {} : { secrets: runtime.secrets }),
-    onFrame: (f) => deliver(run, writer, f, skipBelow),
-    onResumed: () => writer?.commit(),
-  });
+  let handle: ReturnType<typeof resumeRun>;
+  try {
+    handle = resumeRun(tape, {
+      provider: runtime.provider,
+      registry,
+      workspace: runtime.workspace,
+      policy: runtime.policy,
+      decide: { ...run.decisions },
+      ...(runtime.secrets === undefined ? {} : { secrets: runtime.secrets }),
+      onFrame: (f) => deliver(run, writer, f, skipBelow),
+      onResumed: () => writer?.commit(),
+      steering: () => run.steering.splice(0),
+    });
+  } catch (err) {
+    void registry.dispose();
+    throw err;
+  }
   // Reproduced frames (below the resume point) are in the log already.
   skipBelow = handle.point.at_seq;
   writer = ctx.tapes.open(run.id, handle.header, "on_commit");
@@ -371,6 +435,7 @@ function restoredRun(id: string, tape: Tape): ServedRun {
     spec: tape.header.spec,
     log: createRunLog([...tape.frames], false),
     decisions: {},
+    steering: [],
     done: Promise.resolve(),
   };
   if (ended !== undefined) run.ended = ended;

@@ -43,6 +43,10 @@ export const VIEW_LIMITS = {
   rawTailChars: 3_000_000,
   /** A raw frame line longer than this is shown re-serialized with its long values cut. */
   rawLineChars: 2_000,
+  /** Sub-runs (`agentTool`) shown nested in one another at most this deep; deeper ones are counted. */
+  subrunDepth: 4,
+  /** Frames of one sub-run read (the rest are counted); the run's text and item budgets are shared. */
+  subrunFrames: 20_000,
   /** A tape line longer than this (bytes) is not read at all: it is reported by size. */
   lineBytes: 32 * 1024 * 1024,
 } as const;

@@ -18,6 +18,7 @@ const TITLES: Readonly<Record<string, string>> = {
   hook_decided: "Hook decided",
   turn_prepared: "Turn prepared",
   guardrail_checked: "Guardrail checked",
+  steered: "Steering message",
 };
 
 const ENVELOPE = new Set(["run_id", "seq", "ts", "type"]);

@@ -33,6 +33,8 @@ export interface PageInput {
   title: string;
   runs: Iterable<PageRun>;
   batch?: BatchView;
+  /** A live page: its run follows this same-origin stream (`PageIndex.live`); the CSP allows only it. */
+  live?: { events: string };
 }
 
 /** Renders the page. Runs are consumed one at a time, so only one run's frames are in memory at once. */
@@ -50,12 +52,14 @@ export function renderViewPage(input: PageInput, assets: ViewAssets = loadViewAs
   }
   const index: PageIndex = { title: input.title, eddy_version: EDDY_VERSION, runs };
   if (input.batch !== undefined) index.batch = input.batch;
+  if (input.live !== undefined) index.live = input.live;
   const script = scriptSafe(assets.script);
   const csp = [
     "default-src 'none'",
     `script-src '${sha256(script)}'`,
     `style-src '${sha256(assets.style)}'`,
     "img-src data:",
+    ...(input.live === undefined ? [] : ["connect-src 'self'"]),
     "base-uri 'none'",
     "form-action 'none'",
   ].join("; ");

@@ -213,7 +213,8 @@ function megabytes(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`;
 }
 
-function envelopeProblem(v: Record<string, unknown>): string | undefined {
+/** What is wrong with a frame's envelope (`type`, `seq`, `ts`, `run_id`), if anything. */
+export function envelopeProblem(v: Record<string, unknown>): string | undefined {
   if (typeof v.type !== "string") return "has no string `type`";
   if (!Number.isInteger(v.seq)) return "has no integer `seq`";
   if (typeof v.ts !== "number") return "has no numeric `ts`";

@@ -15,7 +15,7 @@ import { DERIVED_FRAMES_FORMAT, FrameUpgrader } from "../replay/upgrade-frames.j
 import { isJsonObject as isObject } from "../util/json.js";
 import { intOf, nameOf, namesOf, numberOf, Omitted, TextBudget, textOf, VIEW_LIMITS } from "./limits.js";
 import { noteOf, shortValue } from "./notes.js";
-import { type FrameRecord, knownFrame, type ViewTape } from "./read.js";
+import { envelopeProblem, type FrameRecord, knownFrame, type ViewTape } from "./read.js";
 import { endToolCall, type KnownFiles, startToolCall } from "./tool-state.js";
 import { type RunLimits, TurnState, tokenCounts } from "./turn-state.js";
 import type { MarkerView, NoteView, RunView, TokenCounts, ToolCallView, ToolSpanView } from "./view-data.js";
@@ -54,6 +54,7 @@ export class RunBuilder {
   private readonly notes: NoteView[] = [];
   private readonly modeChanges: string[] = [];
   private readonly known: KnownFiles = new Map();
+  private readonly depth: number = 0;
   private readonly limits: RunLimits = {
     budget: new TextBudget(),
     omitted: new Omitted(),
@@ -64,8 +65,18 @@ export class RunBuilder {
   private first: number | undefined;
   private last = 0;
 
-  /** `header`: the tape's; it says whether the frames need their derived frames derived. */
-  constructor(header?: TapeHeader) {
+  /**
+   * `header`: the tape's; it says whether the frames need their derived frames derived. A sub-run's
+   * builder shares its parent's `limits` and knows its `depth`.
+   */
+  constructor(
+    private readonly header?: TapeHeader,
+    nested?: { limits: RunLimits; depth: number },
+  ) {
+    if (nested !== undefined) {
+      this.limits = nested.limits;
+      this.depth = nested.depth;
+    }
     const format = header === undefined ? undefined : numberOf(header.format);
     if (format === undefined || format < DERIVED_FRAMES_FORMAT) {
       const provider = header !== undefined && isObject(header.provider) ? header.provider : undefined;
@@ -172,6 +183,7 @@ export class RunBuilder {
       case "hook_decided":
       case "turn_prepared":
       case "guardrail_checked":
+      case "steered":
       case "context_compiled":
       case "context_compacted":
       case "tool_deferred":
@@ -180,6 +192,34 @@ export class RunBuilder {
       default:
         assertNever(frame, "frame");
     }
+  }
+
+  /** A call's sub-run (`tool_ended.subrun`), built as a run of its own: untrusted, bounded, nested at most `subrunDepth` deep. */
+  private subrun(call: ToolCallView, value: unknown): void {
+    const { omitted } = this.limits;
+    if (!isObject(value) || !Array.isArray(value.frames)) {
+      omitted.count("sub-runs that are not sub-runs");
+      return;
+    }
+    if (this.depth + 1 >= VIEW_LIMITS.subrunDepth) {
+      omitted.count("sub-runs nested too deep");
+      return;
+    }
+    const builder = new RunBuilder(this.header, { limits: this.limits, depth: this.depth + 1 });
+    let frames = 0;
+    for (const f of value.frames as unknown[]) {
+      if (frames >= VIEW_LIMITS.subrunFrames) {
+        omitted.count("sub-run frames");
+        continue;
+      }
+      if (!isObject(f) || envelopeProblem(f) !== undefined) {
+        omitted.count("sub-run frames that are not frames");
+        continue;
+      }
+      frames++;
+      builder.add(f as FrameRecord);
+    }
+    call.subrun = { agent: nameOf(value.agent), view: builder.finish({ cut: false, frames }) };
   }
 
   private marker(marker: MarkerView, record: FrameRecord): void {
@@ -237,6 +277,8 @@ export class RunBuilder {
       return;
     }
     if (call !== undefined) endToolCall(call, frame, this.known, this.limits.budget);
+    if (call !== undefined && (record as { subrun?: unknown }).subrun !== undefined)
+      this.subrun(call, (record as { subrun?: unknown }).subrun);
     const span = this.spans.findLast((s) => s.call_id === callId && s.end === undefined);
     if (span !== undefined) {
       span.end = frame.ts;

@@ -104,6 +104,14 @@ export interface ToolCallView {
   approval?: NoteView[];
   /** Seq of `tool_ended` (for the raw-frame link). */
   ended_seq?: number;
+  /** The sub-agent's run (`agentTool`), recorded inside `tool_ended.subrun`, as a run of its own. */
+  subrun?: SubRunView;
+}
+
+/** A sub-agent's run nested under the call that ran it: the agent's name and its run's view. */
+export interface SubRunView {
+  agent: string;
+  view: RunView;
 }
 
 /** What a response put out, in output order. */
@@ -243,6 +251,12 @@ export interface PageIndex {
   eddy_version: string;
   runs: RunIndexEntry[];
   batch?: BatchView;
+  /**
+   * A live page (`eddy view --live`): run 0 follows a running run. `events` is the page's own
+   * server's stream of payloads (same origin, relative URL): each `message` event is a whole
+   * `RunPayload` as JSON, `ended` says the run ended.
+   */
+  live?: { events: string };
 }
 
 /** What a run's compressed block holds. */

@@ -4,18 +4,23 @@
  * button goes back. `body[data-view]` says what is shown (`batch`, `list`, `loading`, `run`, or
  * `error` when a run cannot be shown).
  */
+
+import type { RunPayload } from "../view-data.js";
 import { renderBatch, renderRunList } from "./batch-page.js";
 import { fill, h } from "./dom.js";
+import { followLive } from "./live.js";
 import { readIndex, readRun } from "./payload.js";
 import { renderRun } from "./run-page.js";
 
 const index = readIndex();
 const app = document.getElementById("app") as HTMLElement;
 const nav = h("nav", { class: "topbar" });
+/** A live page's latest payload for run 0 (live.ts). */
+let livePayload: RunPayload | undefined;
 const main = h("main", { id: "view" });
 app.replaceChildren(nav, main);
 
-function route(): void {
+function route(update = false): void {
   const params = new URLSearchParams(location.hash.slice(1));
   const runParam = params.get("run");
   const home = index.batch !== undefined || index.runs.length !== 1;
@@ -35,7 +40,7 @@ function route(): void {
     return;
   }
   const entry = index.runs[n];
-  const payload = readRun(n);
+  const payload = n === 0 && livePayload !== undefined ? Promise.resolve(livePayload) : readRun(n);
   if (entry === undefined || payload === undefined) {
     main.replaceChildren(
       h("section", { class: "card note error" }, entry?.problem ?? `This page has no run ${n}.`),
@@ -54,7 +59,7 @@ function route(): void {
   payload.then((p) => {
     try {
       renderRun(main, p, entry.label, frame !== null ? Number(frame) : undefined);
-      if (frame === null) window.scrollTo(0, 0);
+      if (frame === null && !update) window.scrollTo(0, 0);
       document.body.dataset.view = "run";
     } catch (err) {
       failed(err);
@@ -62,5 +67,12 @@ function route(): void {
   }, failed);
 }
 
-window.addEventListener("hashchange", route);
+window.addEventListener("hashchange", () => route());
 route();
+if (index.live !== undefined)
+  followLive(index.live.events, (payload) => {
+    livePayload = payload;
+    // Redrawn, except while the raw frames are open (they would close).
+    const raw = document.getElementById("raw");
+    if (raw === null || raw.hidden) route(true);
+  });

@@ -142,7 +142,8 @@ function header(run: RunView, label: string, toggle: HTMLElement): HTMLElement {
   );
 }
 
-function answerSection(run: RunView): HTMLElement {
+/** The run's answer (and structured result). */
+export function answerSection(run: RunView): HTMLElement {
   return h(
     "section",
     { class: "card" },
@@ -154,13 +155,14 @@ function answerSection(run: RunView): HTMLElement {
   );
 }
 
-function turnSection(turn: TurnView, link: FrameLink, answer: string): HTMLElement {
+/** One turn: its attempts, findings, notes and output items. */
+export function turnSection(turn: TurnView, link: FrameLink, answer: string, nested = false): HTMLElement {
   const usage = turn.usage ? `${count(turn.usage.input)} in / ${count(turn.usage.output)} out` : "no usage";
   const first = turn.attempts[0];
   const duration = first !== undefined && turn.end !== undefined ? ms(turn.end - first.start) : "";
   return h(
     "section",
-    { class: "card turn", id: `turn-${turn.turn}` },
+    nested ? { class: "card turn nested" } : { class: "card turn", id: `turn-${turn.turn}` },
     h(
       "h3",
       null,

@@ -1,9 +1,11 @@
 /** One tool call: a one-line summary (name, arguments, outcome, output preview) that opens to the full detail. */
 import { isJsonObject } from "../../util/json.js";
-import type { NoteView, ToolCallView } from "../view-data.js";
+import type { NoteView, SubRunView, ToolCallView } from "../view-data.js";
 import { fileDiff, patchView } from "./diff-view.js";
 import { details, h, pre } from "./dom.js";
-import { firstLine, ms } from "./format.js";
+import { count, firstLine, isSuccess, ms } from "./format.js";
+import { renderMarkdown } from "./markdown.js";
+import { turnSection } from "./run-page.js";
 
 /** Renders a link to a raw frame (the run page supplies it). */
 export type FrameLink = (seq: number, label?: string) => HTMLElement;
@@ -21,6 +23,7 @@ export function toolCallCard(call: ToolCallView, link: FrameLink): HTMLElement {
   const summary = [
     status,
     h("code", { class: "tool-name" }, call.name),
+    call.subrun ? h("span", { class: "badge subrun" }, `sub-run: ${call.subrun.agent}`) : null,
     h("span", { class: "tool-args" }, firstLine(argsLine(call), 100)),
     call.duration_ms !== undefined ? h("span", { class: "muted" }, ms(call.duration_ms)) : null,
     call.truncated ? h("span", { class: "badge warn" }, "truncated") : null,
@@ -34,6 +37,7 @@ export function toolCallCard(call: ToolCallView, link: FrameLink): HTMLElement {
     h("h4", null, "Output ", status.cloneNode(true)),
     outputView(call, out),
     call.approval ? approvalView(call.approval) : null,
+    call.subrun ? subrunView(call.subrun, link, call.ended_seq ?? call.seq) : null,
     h(
       "div",
       { class: "frame-links" },
@@ -46,6 +50,42 @@ export function toolCallCard(call: ToolCallView, link: FrameLink): HTMLElement {
     class: `tool-call ${call.ok === false ? "failed" : ""}`,
     "data-call-id": call.call_id,
   });
+}
+
+/**
+ * A sub-agent's run under the call that ran it: its agent, outcome, answer and turns (with their
+ * own tool calls, and sub-runs of their own). Its frames live inside the call's `tool_ended`
+ * frame, so its frame links open that frame.
+ */
+function subrunView(subrun: SubRunView, link: FrameLink, endedSeq: number): HTMLElement {
+  const run = subrun.view;
+  const toEnded: FrameLink = (_seq, label) => link(endedSeq, label ?? "in tool_ended");
+  return h(
+    "section",
+    { class: "subrun", "data-agent": subrun.agent },
+    h(
+      "h4",
+      null,
+      "Sub-run of agent ",
+      h("code", { class: "subrun-agent" }, subrun.agent),
+      " ",
+      h("span", { class: `badge subrun-reason ${isSuccess(run.reason) ? "ok" : "error"}` }, run.reason),
+      h(
+        "span",
+        { class: "muted" },
+        ` · ${run.model ?? ""} · ${count(run.turns)} turn(s) · ${count(run.tool_calls)} tool call(s) · ${ms(run.duration_ms)}`,
+      ),
+    ),
+    run.error ? h("div", { class: "note error" }, `${run.error.code}: ${run.error.message}`) : null,
+    run.answer === ""
+      ? h("div", { class: "muted subrun-answer" }, "(no answer text)")
+      : renderMarkdown(h("div", { class: "subrun-answer" }), run.answer),
+    details(
+      `${run.turn_views.length} turn(s) of ${subrun.agent}`,
+      run.turn_views.map((t) => turnSection(t, toEnded, run.answer, true)),
+      { class: "subrun-turns" },
+    ),
+  );
 }
 
 /** The start of a text on one line (whitespace runs collapsed). */

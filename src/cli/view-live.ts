@@ -1,0 +1,217 @@
+/**
+ * `eddy view --live URL`: follows a run of `eddy serve` in the viewer page as its frames arrive.
+ * eddy reads the run's events itself (`eddy/client`, reconnecting with `Last-Event-ID`, with the
+ * token from `--token` or `EDDY_SERVE_TOKEN`) and serves the page on 127.0.0.1 under a random
+ * path, with a stream of the run's view as it grows; the page only talks to that local server, so
+ * the token stays in this process: it is in no page, file or URL.
+ *
+ * Every frame from the server is untrusted: it is read like a tape line (src/view/read.ts: a JSON
+ * object with the frame envelope, else a one-line error) and shown through the same bounded view
+ * model as a tape (src/view/run-model.ts). A URL that is not a run on an eddy server (HTML, garbage,
+ * a refused token) ends the command with one line naming it. When the run has ended the page keeps
+ * being served, showing the final state, until Ctrl-C.
+ */
+import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { EddyError } from "../errors.js";
+import { createServeClient, type ServeClient } from "../serve/client.js";
+import { encodeSseMessage } from "../sse/encoder.js";
+import { renderViewPage } from "../view/page.js";
+import { parseViewTape } from "../view/read.js";
+import { buildRunView } from "../view/run-model.js";
+import type { RunPayload } from "../view/view-data.js";
+import type { CliIo } from "./run-command.js";
+
+/** Milliseconds between redraws of the page while frames come. */
+const REDRAW_MS = 200;
+
+/** A run's address on a server, from a run URL or its events URL. */
+export function parseLiveUrl(text: string): { baseUrl: string; id: string; shown: string } {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw usage(
+      `--live ${JSON.stringify(text.slice(0, 200))} is not a URL: give a run's URL on eddy serve, e.g. http://127.0.0.1:7341/v1/runs/run_…`,
+    );
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw usage(`--live: ${url.protocol} URLs are not followed: give an http(s) URL of a run on eddy serve`);
+  const match = /^(.*)\/v1\/runs\/([^/]+)(?:\/events)?\/?$/.exec(url.pathname);
+  if (match === null)
+    throw usage(
+      `--live: ${url.origin}${url.pathname.slice(0, 200)} is not a run's URL: give …/v1/runs/ID or …/v1/runs/ID/events`,
+    );
+  const id = decodeURIComponent(match[2] as string);
+  if (!/^run_[A-Za-z0-9]{1,64}$/.test(id))
+    throw usage(`--live: ${JSON.stringify(id.slice(0, 100))} is not a run id of eddy serve (run_…)`);
+  const base = `${url.origin}${match[1] as string}`;
+  return { baseUrl: base, id, shown: `${base}/v1/runs/${id}` };
+}
+
+/** Follows the run until it ends, serving the page until a signal; returns the exit code. */
+export async function viewLiveCommand(
+  text: string,
+  token: string | undefined,
+  io: CliIo,
+  open?: (url: string) => Promise<unknown>,
+): Promise<number> {
+  const target = parseLiveUrl(text);
+  const client = createServeClient({ baseUrl: target.baseUrl, ...(token === undefined ? {} : { token }) });
+  const run = await firstLook(client, target);
+  const state = new LiveState(target.shown);
+  const page = await servePage(state, `${target.id} (live)`);
+  io.stdout.write(`${page.url}\n`);
+  if (open) await open(page.url);
+  io.stderr.write(`eddy view: following ${target.shown} (${run.status}); the page is at ${page.url}\n`);
+  const stop = new AbortController();
+  const remove = io.onSignal(() => stop.abort("interrupted"));
+  try {
+    try {
+      for await (const event of client.events(target.id, { signal: stop.signal })) state.add(event.frame);
+    } catch (err) {
+      if (!stop.signal.aborted) throw err;
+    }
+    state.end();
+    if (!stop.signal.aborted) {
+      io.stderr.write(
+        `eddy view: the run's stream ended (${state.reason()}); serving the page until Ctrl-C\n`,
+      );
+      await new Promise<void>((done) => {
+        if (stop.signal.aborted) done();
+        stop.signal.addEventListener("abort", () => done(), { once: true });
+      });
+    }
+    return 0;
+  } finally {
+    remove();
+    await page.close();
+  }
+}
+
+/** GET the run first: a URL that is not eddy serve (or a refused token) fails here with one line. */
+async function firstLook(client: ServeClient, target: { shown: string; id: string }) {
+  let view: unknown;
+  try {
+    view = await client.get(target.id);
+  } catch (err) {
+    if (EddyError.isInstance(err)) throw err;
+    const reason = err instanceof SyntaxError ? "it did not answer JSON" : causeOf(err);
+    throw usage(`--live: ${target.shown} is not a run on eddy serve: ${reason}`);
+  }
+  const status = (view as { status?: unknown } | null)?.status;
+  if (typeof status !== "string")
+    throw usage(`--live: ${target.shown} did not answer like eddy serve (no run status)`);
+  return { status };
+}
+
+function causeOf(err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  if (typeof cause?.code === "string") return `cannot connect (${cause.code})`;
+  if (typeof cause?.message === "string") return `cannot connect (${cause.message})`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The run's frames so far and the page streams waiting for its view. */
+class LiveState {
+  private readonly lines: string[] = [];
+  private readonly pages = new Set<ServerResponse>();
+  private payload: RunPayload | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private ended = false;
+
+  constructor(private readonly source: string) {}
+
+  /** Takes a frame, checked as a tape line is (a one-line `tape_invalid` error otherwise). */
+  add(frame: unknown): void {
+    const line = JSON.stringify(frame);
+    if ((frame as { type?: unknown }).type === "tape_header")
+      throw new EddyError("tape_invalid", `${this.source}: the server sent a tape header as a frame`, {
+        fault: "user",
+      });
+    parseViewTape(`${line}\n`, this.source);
+    this.lines.push(line);
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.redraw();
+    }, REDRAW_MS);
+  }
+
+  end(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.ended = true;
+    this.redraw();
+    for (const res of this.pages) res.write(encodeSseMessage({ event: "ended", data: "{}" }));
+  }
+
+  reason(): string {
+    return this.payload?.view.reason ?? "no frames";
+  }
+
+  /** A page's stream: the latest view now, then each redraw. */
+  watch(res: ServerResponse): void {
+    this.pages.add(res);
+    res.once("close", () => this.pages.delete(res));
+    if (this.payload !== undefined) res.write(message(this.payload));
+    if (this.ended) res.write(encodeSseMessage({ event: "ended", data: "{}" }));
+  }
+
+  current(): RunPayload | undefined {
+    return this.payload;
+  }
+
+  /** The view of every frame so far, read as a tape's lines are (a bad frame throws, one line). */
+  private redraw(): void {
+    if (this.lines.length === 0) return;
+    // Every line was checked on the way in.
+    const tape = parseViewTape(`${this.lines.join("\n")}\n`, this.source);
+    this.payload = { view: buildRunView(tape), raw: tape.lines };
+    const text = message(this.payload);
+    for (const res of this.pages) res.write(text);
+  }
+}
+
+function message(payload: RunPayload): string {
+  return encodeSseMessage({ data: JSON.stringify(payload) });
+}
+
+/** The page on 127.0.0.1 under a random path: `/KEY/` (the page) and `/KEY/events` (its stream). */
+async function servePage(state: LiveState, label: string) {
+  const key = randomBytes(16).toString("hex");
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "").split("?")[0];
+    if (req.method === "GET" && path === `/${key}/`) {
+      const payload = state.current();
+      const html = renderViewPage({
+        title: label,
+        runs: [{ entry: { label, source: label }, ...(payload === undefined ? {} : { payload }) }],
+        live: { events: "events" },
+      });
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
+      res.end(html);
+    } else if (req.method === "GET" && path === `/${key}/events`) {
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store" });
+      state.watch(res);
+    } else {
+      res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+    }
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/${key}/`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function usage(message: string): EddyError {
+  return new EddyError("invalid_argument", message, { fault: "user" });
+}

@@ -1,0 +1,197 @@
+/**
+ * `eddy view --live URL` end to end: a real `eddy serve` in front of the mock with a slow turn, the
+ * live page in a real headless Chromium (test/support/browser.ts) showing the run's frames before
+ * its run_ended and then its end; and what the flag does with URLs that are not a run on eddy serve.
+ */
+import { mkdtempSync } from "node:fs";
+import { createServer, type RequestListener } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createMockServer } from "../src/mock/index.js";
+import { launchChromium, openPage } from "./support/browser.js";
+import { runCli } from "./support/cli.js";
+import { startCli, until } from "./support/cli-process.js";
+
+const TOKEN = "live-view-token-5678";
+let browser: Browser;
+const cleanups: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function started(proc: ReturnType<typeof startCli>) {
+  cleanups.push(async () => {
+    if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
+    await proc.exited;
+  });
+  return proc;
+}
+
+/** A tiny HTTP server answering every request with `listener`. */
+async function fakeServer(listener: RequestListener): Promise<string> {
+  const server = createServer(listener);
+  server.listen(0, "127.0.0.1");
+  await new Promise((r) => server.once("listening", r));
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  );
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe("eddy view --live (slow: spawns the CLI and Chromium)", () => {
+  it("follows a served run: frames appear before run_ended, then the page shows the run's end; the token is in no page", async () => {
+    const mock = await createMockServer({
+      scenario: {
+        turns: [
+          {
+            faults: { stallAfterEvents: { afterEvents: 6, ms: 15_000 } },
+            items: [{ type: "message", text: "the live answer arrives" }],
+          },
+        ],
+      },
+    });
+    cleanups.push(() => mock.close());
+    const cwd = mkdtempSync(join(tmpdir(), "eddy-live-ws-"));
+    const serve = started(
+      startCli(["serve", "--base-url", mock.url, "--model", "m", "--token", TOKEN], { cwd }),
+    );
+    await until(
+      () => /listening on (http:\S+)/.test(serve.stderr) || serve.child.exitCode !== null,
+      "serve",
+      60_000,
+    );
+    const url = /listening on (http:\S+)/.exec(serve.stderr)?.[1] as string;
+    expect(url).toBeDefined();
+    const res = await fetch(`${url}/v1/runs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ input: "hi" }),
+    });
+    const { id } = (await res.json()) as { id: string };
+
+    const view = started(
+      startCli(["view", "--live", `${url}/v1/runs/${id}/events`, "--no-open"], {
+        env: { EDDY_SERVE_TOKEN: TOKEN },
+      }),
+    );
+    await until(
+      () => /^http:\S+\n/.test(view.stdout) || view.child.exitCode !== null,
+      "the live page",
+      60_000,
+    );
+    const pageUrl = view.stdout.trim();
+    expect(pageUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}\/$/);
+    const opened = await openPage(browser, pageUrl);
+    const { page } = opened;
+    // While the turn stalls: the frames so far are shown, the run not ended.
+    await page.waitForSelector('body[data-live="following"][data-view="run"]', { timeout: 30_000 });
+    expect(await page.locator("#run-reason").innerText()).toBe("unfinished");
+    expect(await page.locator("#raw-toggle").innerText()).toMatch(/Raw frames \(\d+\)/);
+    // Then the run ends and the page shows it.
+    await page.waitForSelector('body[data-live="ended"]', { timeout: 90_000 });
+    await page.locator("#run-reason", { hasText: "completed" }).waitFor({ timeout: 30_000 });
+    expect(await page.locator("#answer").innerText()).toContain("the live answer arrives");
+    expect(opened.errors).toEqual([]);
+    expect(opened.requests.every((r) => r.startsWith(pageUrl))).toBe(true);
+    // The token never reaches the page or its stream.
+    const html = await (await fetch(pageUrl)).text();
+    expect(html).not.toContain(TOKEN);
+    expect(html).toContain("connect-src 'self'");
+    expect(view.stderr).not.toContain(TOKEN);
+    view.child.kill("SIGTERM");
+    expect((await view.exited).code).toBe(0);
+  }, 180_000);
+
+  it.each([
+    ["an ftp URL", ["--live", "ftp://127.0.0.1/v1/runs/run_abc"], /ftp: URLs are not followed/],
+    ["not a URL", ["--live", "run_abc"], /is not a URL/],
+    ["a URL that is not a run", ["--live", "http://127.0.0.1:9/v1/threads/x"], /is not a run's URL/],
+    ["a path trick as the id", ["--live", "http://127.0.0.1:9/v1/runs/..%2Fetc/events"], /not a run id/],
+    ["tapes besides --live", ["--live", "http://127.0.0.1:9/v1/runs/run_abc", "a.tape"], /give no tapes/],
+    ["--token without --live", ["a.tape", "--token", "x"], /--token goes with --live/],
+    ["nothing to view", [], /give tapes, a batch folder, or --live URL/],
+    [
+      "a server that is not there",
+      ["--live", "http://127.0.0.1:2/v1/runs/run_abc"],
+      /cannot connect \(ECONNREFUSED\)/,
+    ],
+  ])("%s: exit 2, one line, no stack trace", async (_name, args, message) => {
+    const cli = await runCli(["view", ...args], { timeoutMs: 60_000 });
+    expect(cli.code).toBe(2);
+    expect(cli.stderr).toMatch(message);
+    expect(cli.stderr).not.toMatch(/\n\s+at /);
+    expect(cli.stderr.trim().split("\n")).toHaveLength(1);
+  });
+
+  it.each([
+    [
+      "a page of HTML",
+      ((_req, res) => {
+        res.writeHead(200, { "content-type": "text/html" }).end("<html><body>hello</body></html>");
+      }) as RequestListener,
+      /did not answer JSON/,
+    ],
+    [
+      "a refused token",
+      ((_req, res) => {
+        res
+          .writeHead(401, { "content-type": "application/json" })
+          .end(JSON.stringify({ error: { message: "a bearer token is required", code: "invalid_api_key" } }));
+      }) as RequestListener,
+      /401: a bearer token is required/,
+    ],
+    [
+      "events that are HTML",
+      ((req, res) => {
+        if (req.url?.endsWith("/events"))
+          res.writeHead(200, { "content-type": "text/html" }).end("<p>no</p>");
+        else res.writeHead(200, { "content-type": "application/json" }).end('{"status":"running"}');
+      }) as RequestListener,
+      /answered text\/html, not an event stream/,
+    ],
+    [
+      "events that are not JSON",
+      ((req, res) => {
+        if (req.url?.endsWith("/events"))
+          res
+            .writeHead(200, { "content-type": "text/event-stream" })
+            .end("id: 0\ndata: <script>x</script>\n\n");
+        else res.writeHead(200, { "content-type": "application/json" }).end('{"status":"running"}');
+      }) as RequestListener,
+      /event 0 is not JSON/,
+    ],
+    [
+      "a frame without its envelope",
+      ((req, res) => {
+        if (req.url?.endsWith("/events"))
+          res
+            .writeHead(200, { "content-type": "text/event-stream" })
+            .end('id: 0\ndata: {"type":"run_started"}\n\n');
+        else res.writeHead(200, { "content-type": "application/json" }).end('{"status":"running"}');
+      }) as RequestListener,
+      /no integer `seq`/,
+    ],
+  ])("a live URL answering %s: exit 2, one line naming it", async (_name, listener, message) => {
+    const base = await fakeServer(listener);
+    const cli = await runCli(["view", "--live", `${base}/v1/runs/run_abc`, "--no-open"], {
+      timeoutMs: 60_000,
+    });
+    expect(cli.stderr).toMatch(message);
+    expect(cli.code).toBe(2);
+    expect(cli.stderr).not.toMatch(/\n\s+at /);
+  });
+});
