@@ -200,4 +200,22 @@ describe("eddy serve: an agent as an Open Responses model", () => {
     );
     expect(proc.stderr).not.toContain("sk-upstream-secret-9876");
   });
+
+  it("/openapi.json lists the face's routes, and each is served (not a 404 for the route)", async () => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const doc = (await (await fetch(`${url}/openapi.json`, { headers: auth })).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    expect(Object.keys(doc.paths["/v1/responses"] ?? {})).toEqual(["post"]);
+    expect(doc.paths["/v1/responses/{id}"]?.get).toBeDefined();
+    expect(doc.paths["/v1/responses/compact"]?.post).toBeDefined();
+    const unknown = await fetch(`${url}/v1/responses/resp_unknown`, { headers: auth });
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe("response_not_found");
+    const compact = await fetch(`${url}/v1/responses/compact`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ input: "no model" }),
+    });
+    expect(compact.status).toBe(400);
+  });
 });

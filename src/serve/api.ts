@@ -254,6 +254,49 @@ export const ROUTES: readonly RouteInfo[] = [
   },
 ];
 
+/**
+ * The Open Responses face's routes (src/serve/responses.ts), listed in `/openapi.json` beside the
+ * runs API. The face routes them itself (it is the mock's protocol server with the agent loop as its
+ * model); `matchRoute` does not. WebSocket mode is an upgrade of `GET /v1/responses`.
+ */
+export const FACE_ROUTES: readonly RouteInfo[] = [
+  {
+    method: "POST",
+    path: "/v1/responses",
+    operationId: "createResponse",
+    summary:
+      "Open Responses: run the server's agent as a model (JSON, or SSE with stream: true); server tools run here and appear as function_call + function_call_output items, a client function tool's call ends the response for the client to answer with previous_response_id. WebSocket mode: upgrade GET /v1/responses and send response.create messages",
+    body: "responses",
+    responses: {
+      "200": { description: "A ResponseResource (JSON), or its streaming events (SSE)" },
+      ...errors,
+      "403": { description: "A tool beyond the server's policy", schema: errorBody },
+      "404": { description: "No such previous_response_id", schema: errorBody },
+      "413": { description: "The body is too large", schema: errorBody },
+      "429": { description: "Too many responses at once", schema: errorBody },
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/responses/{id}",
+    operationId: "getResponse",
+    summary: "A stored response (store: true) of the Open Responses face",
+    responses: {
+      "200": { description: "The ResponseResource" },
+      "401": errors["401"],
+      "404": { description: "No such response", schema: errorBody },
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/responses/compact",
+    operationId: "compactResponse",
+    summary: "Open Responses compaction: the conversation's compacted output items",
+    body: "responses",
+    responses: { "200": { description: "The compacted response" }, ...errors },
+  },
+];
+
 /** The route `method path` matches, with its path parameters, if any. */
 export function matchRoute(
   method: string,

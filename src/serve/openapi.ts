@@ -6,14 +6,22 @@
 import { z } from "zod";
 import { runSpecSchema } from "../loop/run-spec.js";
 import { EDDY_VERSION } from "../version.js";
-import { decisionBody, messageBody, ROUTES, type RouteBody, type RouteInfo, steerBody } from "./api.js";
+import {
+  decisionBody,
+  FACE_ROUTES,
+  messageBody,
+  ROUTES,
+  type RouteBody,
+  type RouteInfo,
+  steerBody,
+} from "./api.js";
 
 type Json = Record<string, unknown>;
 
 /** The OpenAPI document of the server (built once; pure data). */
 export function openApiDocument(): Json {
   const paths: Record<string, Record<string, Json>> = {};
-  for (const route of ROUTES) {
+  for (const route of [...ROUTES, ...FACE_ROUTES]) {
     paths[route.path] ??= {};
     (paths[route.path] as Record<string, Json>)[route.method.toLowerCase()] = operationOf(route);
   }
@@ -76,7 +84,12 @@ function bodySchema(body: RouteBody): Json {
     case "steer":
       return schemaOf(steerBody);
     default:
-      return { type: "object", description: "An Open Responses CreateResponse body" };
+      return {
+        type: "object",
+        required: ["model"],
+        description:
+          'An Open Responses CreateResponseBody (the schema of that name in the Open Responses spec); model "eddy" is the server\'s own',
+      };
   }
 }
 
