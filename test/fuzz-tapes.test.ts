@@ -143,6 +143,30 @@ describe("fuzz: tapes", () => {
     }
   });
 
+  it("a provider_event whose raw is not a string, or that has no data, replays without an internal error (found by the fuzz, seed 320514924)", async () => {
+    for (const mutate of [
+      (f: Record<string, unknown>) => {
+        delete f.data;
+        delete f.raw;
+      },
+      (f: Record<string, unknown>) => {
+        f.raw = 42;
+      },
+    ]) {
+      const lines = (bases[0] as string[]).map((line) => {
+        const frame = JSON.parse(line) as Record<string, unknown>;
+        if (frame.type !== "provider_event") return line;
+        mutate(frame);
+        return JSON.stringify(frame);
+      });
+      const read = readFuzzed(`${lines.join("\n")}\n`);
+      if (read === undefined) continue; // refused on read: a clear error, checked by readFuzzed
+      const { registry } = replayTools(read.tape.header, read.tape.frames, {}, read.file);
+      const outcome = await replayTape(read.tape, { registry, workspace, stallMs: 100 });
+      expect(outcome.result.error?.code).not.toBe("internal_error");
+    }
+  });
+
   it(
     "eddy replay of a mutated tape: a clear error, or a replay that matches or names where it diverges",
     async () => {

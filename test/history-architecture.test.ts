@@ -102,6 +102,9 @@ describe("tool history: one path", () => {
       // eddy doctor's probes send one fixed call and output to see whether a server accepts such
       // items (and the tool round trip's output); their text form comes from history/ (strategies.ts).
       "provider/probe/": "fixed probe requests, no history",
+      // eddy serve's Open Responses face shows a server tool's call and output as the *output*
+      // items of its response (docs/decisions.md #33); the run's history stays in history/.
+      "serve/responses-model.ts": "output items of the face's response",
     };
     const elsewhere = builders.filter(
       (path) =>

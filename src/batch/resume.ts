@@ -272,7 +272,6 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
   });
   addLiveDeps(deps, options, point.turn);
   deps.resumeSubRun = subRunResumer(tape, options, policy);
-  if (options.beforeToolRun !== undefined) deps.beforeToolRun = options.beforeToolRun;
   let diverged: ReturnType<typeof compareFrames> | undefined;
   deps.onFrame = (frame) => {
     gate.observer(frame);
@@ -313,9 +312,10 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
   };
 }
 
-/** The secrets to mask, and steering: the tape's messages, then, from the resume point's turn on, the live ones. */
+/** The secrets to mask, the write-ahead wait before a tool runs, and steering: the tape's messages, then, from the resume point's turn on, the live ones. */
 function addLiveDeps(deps: RunDeps, options: ResumeOptions, from: number): void {
   if (options.secrets !== undefined) deps.secrets = options.secrets;
+  if (options.beforeToolRun !== undefined) deps.beforeToolRun = options.beforeToolRun;
   const live = options.steering;
   if (live === undefined) return;
   const recorded = deps.steering;

@@ -210,7 +210,9 @@ function wireBodyOf(codec: WireCodec, request: ProviderRequest): JsonObject | un
 
 /** The SSE message a recorded provider_event came from (JSON re-encoded: same meaning, same frames). */
 function messageOf(frame: ProviderEventFrame) {
-  const data = frame.raw ?? JSON.stringify(frame.data);
+  // A tape is untrusted: a `raw` that is not a string, or no `data` at all, is an empty message
+  // (the replay then names where it diverges) rather than a crash.
+  const data = typeof frame.raw === "string" ? frame.raw : (JSON.stringify(frame.data) ?? "");
   return frame.event_name === undefined ? { data, raw: "" } : { data, raw: "", event: frame.event_name };
 }
 
