@@ -81,7 +81,7 @@ describe("eddy view (CLI)", () => {
   });
 
   it.each([
-    [["view"], "eddy: error: missing required argument 'paths'"],
+    [["view"], "eddy: give tapes, a batch folder, or --live URL"],
     [["view", "/nonexistent/a.tape"], "eddy: cannot read tape /nonexistent/a.tape: ENOENT"],
   ])("%j exits 2 with one line", async (args, message) => {
     const result = await runCli(args);

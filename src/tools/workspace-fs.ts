@@ -18,7 +18,20 @@
 
 import { randomBytes } from "node:crypto";
 import { constants, existsSync, openSync, type Stats } from "node:fs";
-import { type FileHandle, lstat, mkdir, open, readlink, realpath, rename, rm, stat } from "node:fs/promises";
+import {
+  type FileHandle,
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  readlink,
+  realpath,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  unlink,
+} from "node:fs/promises";
 import { relative, sep } from "node:path";
 import { EddyError } from "../errors.js";
 import { isInside, outsideWorkspace } from "./workspace.js";
@@ -248,19 +261,50 @@ export async function writeChildAtomic(
     }
     await rename(`${dir.ref}/${temp}`, `${dir.ref}/${name}`);
   } catch (error) {
-    await rm(`${dir.ref}/${temp}`, { force: true });
+    await removeChildFile(dir, temp);
     throw error;
   }
 }
 
 /** Removes the file (or symlink, never what it points to) `name` from `dir`; nothing there is fine. */
 export async function removeChildFile(dir: AnchoredDir, name: string): Promise<void> {
-  await rm(`${dir.ref}/${name}`, { force: true });
+  // `unlink`, not `rm`: Node's `rm` (even without `recursive`) empties a directory found at the
+  // path when its first unlink fails with EISDIR, listing and removing through the path by name,
+  // so a swap to a symlink in between removed files outside the workspace.
+  try {
+    await unlink(`${dir.ref}/${name}`);
+  } catch (error) {
+    if (errnoOf(error) !== "ENOENT") throw error;
+  }
 }
 
-/** Removes the directory `name` in `dir` with everything in it (symlinks inside are removed, not followed). */
+/**
+ * Removes the directory `name` in `dir` with everything in it. Each level is opened `O_NOFOLLOW`
+ * and emptied through its descriptor, so a directory swapped for a symlink meanwhile is neither
+ * entered nor emptied: `rm(path, {recursive})` would lstat the path, then list and unlink through
+ * it by name, and a swap between the two took the removal outside the workspace (found by
+ * src/tools/builtin/symlink-race.test.ts). A symlink at `name` itself is removed, not followed.
+ */
 export async function removeChildTree(dir: AnchoredDir, name: string): Promise<void> {
-  await rm(`${dir.ref}/${name}`, { force: true, recursive: true });
+  let child: AnchoredDir;
+  try {
+    child = await openChildDir(dir, name);
+  } catch (error) {
+    const code = errnoOf(error);
+    if (code === "ENOENT") return;
+    if (code === "ELOOP" || code === "ENOTDIR") return removeChildFile(dir, name); // a symlink or a file
+    throw error;
+  }
+  try {
+    for (const entry of await readdir(child.ref, { withFileTypes: true })) {
+      if (entry.isDirectory()) await removeChildTree(child, entry.name);
+      else await removeChildFile(child, entry.name);
+    }
+  } finally {
+    await child.close();
+  }
+  // rmdir never follows a symlink: if `name` was swapped for one, this fails and nothing goes.
+  await rmdir(`${dir.ref}/${name}`);
 }
 
 /** Splits a real path inside `root` into its workspace-relative parent directory and base name. */
