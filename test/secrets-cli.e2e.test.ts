@@ -9,7 +9,7 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import { toSse } from "./support/captures.js";
 import { cleanEnv, runCli } from "./support/cli.js";
 import { type RawReply, type RawServer, startRawServer } from "./support/raw-server.js";

@@ -39,7 +39,12 @@ describe("removeChildTree", () => {
         resolve();
       }),
     );
-    await new Promise<void>((resolve) => racer.stdout.on("data", (c: Buffer) => (out += c) && resolve()));
+    await new Promise<void>((resolve) =>
+      racer.stdout.on("data", (c: Buffer) => {
+        out += c.toString();
+        if (out.includes("ready")) resolve();
+      }),
+    );
     const root = await openDir(box.root, box.root, { tool: "test", display: "." });
     let calls = 0;
     const lost = new Set<string>();

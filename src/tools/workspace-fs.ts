@@ -27,7 +27,6 @@ import {
   readlink,
   realpath,
   rename,
-  rm,
   rmdir,
   stat,
   unlink,
