@@ -194,6 +194,8 @@ describe("symlink races (a racing process, 500 swaps)", () => {
       `symlink race ${_label}: ${tally.escapes} escapes / ${tally.attempts} calls (${tally.ok} ok) over ${SWAPS} swaps`,
     );
     expect(tally.escapes).toBe(0);
-    expect(tally.attempts).toBeGreaterThan(10);
+    // At least one call met the race. How many depends on the machine's load (2 at load 17, hundreds
+    // when quiet): a count would be a wall-time verdict.
+    expect(tally.attempts).toBeGreaterThan(0);
   });
 });
