@@ -60,7 +60,7 @@ describe("removeChildTree", () => {
       await done;
     }
     expect(out).toContain(`done ${SWAPS}`);
-    expect(calls).toBeGreaterThan(10);
+    expect(calls).toBeGreaterThan(0); // how many met the race depends on load: a count would be a wall-time verdict
     expect([...lost]).toEqual([]);
     expect(existsSync(join(box.outside, "secret.txt"))).toBe(true);
   }, 120_000);
