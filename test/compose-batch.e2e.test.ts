@@ -7,27 +7,14 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { createMockServer, type MockServer } from "../src/mock/index.js";
+import { describe, expect, it } from "vitest";
 import type { Scenario } from "../src/mock/scenario.js";
 import type { JsonObject } from "../src/protocol/types.js";
 import { readTape } from "../src/replay/tape.js";
 import { cleanEnv, runCli } from "./support/cli.js";
+import { scenarioServer } from "./support/scenario-server.js";
 
-let server: MockServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-async function serve(scenario: Scenario): Promise<string> {
-  server = await createMockServer({ scenario });
-  return server.url;
-}
-
-function bodies(): JsonObject[] {
-  return (server?.requests ?? []).map((r) => r.body as JsonObject);
-}
+const { serve, bodies, close: closeServer } = scenarioServer();
 
 function workspace(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), "eddy-compose-batch-"));
@@ -108,8 +95,7 @@ describe("eddy batch offers the config file's agents", { timeout: 120_000 }, () 
     expect(String(output?.output)).toContain("REVIEW-OK: looks fine");
     const tape = join(cwd, "out", "tapes", "r1.tape");
     expect(readTape(tape).header.agents).toEqual([expect.objectContaining({ name: "reviewer" })]);
-    await server?.close();
-    server = undefined;
+    await closeServer();
     const replay = await runCli(["replay", tape], { cwd, env: cleanEnv() });
     expect(replay.stdout + replay.stderr).toMatch(/match/i);
     expect(replay.code).toBe(0);

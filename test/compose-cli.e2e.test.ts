@@ -6,28 +6,15 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Frame } from "../src/frames/frame.js";
 import { parseFrames } from "../src/frames/jsonl.js";
-import { createMockServer, type MockServer } from "../src/mock/index.js";
 import type { Scenario } from "../src/mock/scenario.js";
 import type { JsonObject } from "../src/protocol/types.js";
 import { cleanEnv, runCli } from "./support/cli.js";
+import { scenarioServer } from "./support/scenario-server.js";
 
-let server: MockServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-async function serve(scenario: Scenario): Promise<string> {
-  server = await createMockServer({ scenario });
-  return server.url;
-}
-
-function bodies(): JsonObject[] {
-  return (server?.requests ?? []).map((r) => r.body as JsonObject);
-}
+const { serve, bodies, close: closeServer } = scenarioServer();
 
 function workspace(files: Record<string, string> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), "eddy-compose-"));
@@ -235,8 +222,7 @@ describe("config agents", { timeout: 90_000 }, () => {
       output_text: "The reviewer said it looks fine.",
     });
     // No server answers the replay: the sub-agent's run comes from the tape.
-    await server?.close();
-    server = undefined;
+    await closeServer();
     await replays(tape, cwd);
   });
 });
@@ -302,8 +288,7 @@ describe("a sub-agent's call awaiting approval (--approve defer)", { timeout: 12
       reason: "completed",
       output_text: "The writer wrote the note.",
     });
-    await server?.close();
-    server = undefined;
+    await closeServer();
     await replays(tape, cwd);
   });
 });

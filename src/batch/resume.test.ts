@@ -14,6 +14,7 @@ import { createTapeHeader } from "../replay/header.js";
 import { replayTape } from "../replay/replay.js";
 import type { Tape } from "../replay/tape.js";
 import { createToolRegistry } from "../tools/registry.js";
+import { approvalNoteTool } from "../tools/test-support/note-tool.js";
 import { defineTool } from "../tools/tool.js";
 import { planResume, type ResumeOptions, resumeRun } from "./resume.js";
 
@@ -356,22 +357,11 @@ describe("resuming: permissions come from the local policy", () => {
 });
 
 describe("deferred approvals", () => {
-  const guarded = (runs: string[]) =>
-    defineTool({
-      name: "write_note",
-      description: "Writes a note",
-      parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
-      needsApproval: true,
-      execute: (args) => {
-        runs.push((args as { text: string }).text);
-        return "written";
-      },
-    });
   const write = (t: string, call_id: string) =>
     ({ type: "function_call", name: "write_note", arguments: JSON.stringify({ text: t }), call_id }) as const;
 
   async function deferred(runs: string[]) {
-    const registry = () => createToolRegistry([guarded(runs)]);
+    const registry = () => createToolRegistry([approvalNoteTool(runs)]);
     const scripts: Script[] = [{ items: [write("hello", "w1")] }, { items: [text("done")] }];
     const tape = await record(
       scripts,
@@ -391,7 +381,10 @@ describe("deferred approvals", () => {
     expect(tape.frames.some((f) => f.type === "tool_started")).toBe(false);
     expect(runs).toEqual([]);
     // The deferred tape replays as it was.
-    const outcome = await replayTape(tape, { registry: createToolRegistry([guarded([])]), workspace: dir });
+    const outcome = await replayTape(tape, {
+      registry: createToolRegistry([approvalNoteTool([])]),
+      workspace: dir,
+    });
     expect(outcome.verdict).toEqual({ match: true, frames: tape.frames.length });
   });
 
@@ -402,7 +395,7 @@ describe("deferred approvals", () => {
     const resumed = await resume(
       tape,
       scripts.slice(1),
-      { runs: new Map(), registry: () => createToolRegistry([guarded(later)]) },
+      { runs: new Map(), registry: () => createToolRegistry([approvalNoteTool(later)]) },
       {},
       { decide: { w1: "allow" } },
     );
@@ -411,7 +404,7 @@ describe("deferred approvals", () => {
     expect(resumed.frames.find((f) => f.type === "approval_decided")).toMatchObject({ decision: "allow" });
     const outcome = await replayTape(
       { header: resumed.header, frames: resumed.frames },
-      { registry: createToolRegistry([guarded([])]), workspace: dir },
+      { registry: createToolRegistry([approvalNoteTool([])]), workspace: dir },
     );
     expect(outcome.verdict).toEqual({ match: true, frames: resumed.frames.length });
   });
@@ -422,7 +415,7 @@ describe("deferred approvals", () => {
     const resumed = await resume(
       tape,
       scripts.slice(1),
-      { runs: new Map(), registry: () => createToolRegistry([guarded(later)]) },
+      { runs: new Map(), registry: () => createToolRegistry([approvalNoteTool(later)]) },
       {},
       { decide: { all: "deny" } },
     );
@@ -433,17 +426,6 @@ describe("deferred approvals", () => {
 });
 
 describe("deferred approvals inside a sub-agent (agentTool)", () => {
-  const guarded = (runs: string[]) =>
-    defineTool({
-      name: "write_note",
-      description: "Writes a note",
-      parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
-      needsApproval: true,
-      execute: (args) => {
-        runs.push((args as { text: string }).text);
-        return "written";
-      },
-    });
   const writer = agentTool({
     name: "writer",
     description: "Writes notes",
@@ -451,7 +433,7 @@ describe("deferred approvals inside a sub-agent (agentTool)", () => {
   });
   const tools = (runs: string[]) => ({
     runs: new Map<string, number>(),
-    registry: () => createToolRegistry([guarded(runs), writer]),
+    registry: () => createToolRegistry([approvalNoteTool(runs), writer]),
   });
   const json = (tape: Tape): Tape => JSON.parse(JSON.stringify(tape)) as Tape;
   const first: Script[] = [
@@ -474,6 +456,16 @@ describe("deferred approvals inside a sub-agent (agentTool)", () => {
   async function deferredTape(runs: string[]) {
     return json(await record(first, tools(runs), {}, { policy: createPolicy({ approve: "defer" }) }));
   }
+  /** The deferred tape resumed under `--approve defer` with `decide`, its tools counting into `runs`. */
+  async function resumeDeferred(runs: string[], decide?: Record<string, "allow" | "deny">) {
+    const policy = createPolicy({ approve: "defer" });
+    return resume(await deferredTape([]), later, tools(runs), {}, decide ? { policy, decide } : { policy });
+  }
+  /** The frames of the sub-run recorded in the `tool_ended` of the agent call `a1`. */
+  const subFramesOf = (frames: Frame[]) => {
+    const ended = frames.find((f) => f.type === "tool_ended" && f.call_id === "a1");
+    return ended?.type === "tool_ended" ? (ended.subrun?.frames ?? []) : [];
+  };
 
   it("the parent ends awaiting_approval naming the nested call (AGENT_CALL/SUB_CALL); nothing ran; the tape replays", async () => {
     const runs: string[] = [];
@@ -495,18 +487,8 @@ describe("deferred approvals inside a sub-agent (agentTool)", () => {
   });
 
   it("resumed with allow: the sub-agent's call runs once, the sub-agent finishes, its answer reaches the parent; the tape replays", async () => {
-    const tape = await deferredTape([]);
     const runs: string[] = [];
-    const resumed = await resume(
-      tape,
-      later,
-      tools(runs),
-      {},
-      {
-        policy: createPolicy({ approve: "defer" }),
-        decide: { "a1/w1": "allow" },
-      },
-    );
+    const resumed = await resumeDeferred(runs, { "a1/w1": "allow" });
     expect(runs).toEqual(["hello"]);
     expect(resumed.result.reason).toBe("completed");
     expect(resumed.result.outputText).toBe("done: written");
@@ -516,8 +498,7 @@ describe("deferred approvals inside a sub-agent (agentTool)", () => {
       (resumed.requests[1]?.input ?? []) as { type?: string; call_id?: string; output?: string }[]
     ).find((i) => i.type === "function_call_output" && i.call_id === "a1");
     expect(parentOutput?.output).toContain("the note is written");
-    const ended = resumed.frames.find((f) => f.type === "tool_ended" && f.call_id === "a1");
-    const subFrames = ended?.type === "tool_ended" ? (ended.subrun?.frames ?? []) : [];
+    const subFrames = subFramesOf(resumed.frames);
     expect(subFrames.find((f) => f.type === "approval_decided")).toMatchObject({
       call_id: "w1",
       decision: "allow",
@@ -531,28 +512,16 @@ describe("deferred approvals inside a sub-agent (agentTool)", () => {
   });
 
   it("resumed with deny: the sub-agent's call is answered denied and never runs", async () => {
-    const tape = await deferredTape([]);
     const runs: string[] = [];
-    const resumed = await resume(
-      tape,
-      later,
-      tools(runs),
-      {},
-      {
-        policy: createPolicy({ approve: "defer" }),
-        decide: { all: "deny" },
-      },
-    );
+    const resumed = await resumeDeferred(runs, { all: "deny" });
     expect(runs).toEqual([]);
     expect(resumed.result.reason).toBe("completed");
-    const ended = resumed.frames.find((f) => f.type === "tool_ended" && f.call_id === "a1");
-    const subFrames = ended?.type === "tool_ended" ? (ended.subrun?.frames ?? []) : [];
+    const subFrames = subFramesOf(resumed.frames);
     expect(subFrames.find((f) => f.type === "tool_ended")).toMatchObject({ call_id: "w1", ok: false });
   });
 
   it("resumed without a decision under defer, it waits again with the sub-run so far", async () => {
-    const tape = await deferredTape([]);
-    const resumed = await resume(tape, later, tools([]), {}, { policy: createPolicy({ approve: "defer" }) });
+    const resumed = await resumeDeferred([]);
     expect(resumed.result.reason).toBe("awaiting_approval");
     expect(resumed.result.pendingCalls).toEqual(["a1/w1"]);
     expect(resumed.requests).toHaveLength(0);

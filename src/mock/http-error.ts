@@ -33,6 +33,15 @@ export function invalidRequest(message: string, param: string | null, code: stri
   return httpProblem({ status: 400, error: { type: "invalid_request_error", code, message, param } });
 }
 
+/** Shorthand for a 429 `rate_limit_error` with a `Retry-After` (in seconds). */
+export function tooManyRequests(code: string, message: string, retryAfterSeconds: number): EddyError {
+  return httpProblem({
+    status: 429,
+    error: { type: "rate_limit_error", code, message, param: null },
+    headers: { "retry-after": String(retryAfterSeconds) },
+  });
+}
+
 /** The problem carried by an error made with `httpProblem`, if it is one. */
 export function problemOf(error: unknown): HttpProblem | undefined {
   if (!EddyError.isInstance(error)) return undefined;

@@ -5,25 +5,13 @@ import { describe, expect, it } from "vitest";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
 import { createPolicy, type Policy } from "../loop/policy.js";
 import { createToolRegistry } from "../tools/registry.js";
-import { defineTool } from "../tools/tool.js";
+import { approvalNoteTool } from "../tools/test-support/note-tool.js";
 import { FACE_ROUTES, ROUTES } from "./api.js";
 import { createServeHandler, type ServeHandlerOptions } from "./handler.js";
 import { createRunService, type RunService } from "./runs.js";
+import { jsonRequest } from "./test-support/request.js";
 
 const text = (t: string) => ({ items: [{ type: "message", text: t }] }) as Script;
-
-function note(runs: string[]) {
-  return defineTool({
-    name: "write_note",
-    description: "Writes a note",
-    parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
-    needsApproval: true,
-    execute: (args) => {
-      runs.push((args as { text: string }).text);
-      return "written";
-    },
-  });
-}
 
 interface Setup {
   scripts?: Script[];
@@ -41,7 +29,7 @@ function setup(o: Setup = {}) {
     provider: createScriptedProvider(o.scripts ?? [text("hello")]),
     spec: { model: "m" },
     policy: o.policy ?? createPolicy(),
-    tools: () => createToolRegistry([note(notes)]),
+    tools: () => createToolRegistry([approvalNoteTool(notes)]),
     workspace: dataDir,
     dataDir,
     secrets: ["sk-very-secret"],
@@ -49,13 +37,7 @@ function setup(o: Setup = {}) {
   });
   const handler = createServeHandler(service, o.handler);
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    handler(
-      new Request(`http://127.0.0.1${path}`, {
-        method,
-        headers: { "content-type": "application/json", ...headers },
-        ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
-      }),
-    );
+    handler(jsonRequest(method, path, body, headers));
   return { service, handler, call, dataDir, notes };
 }
 

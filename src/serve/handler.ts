@@ -15,7 +15,13 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { THREAD_NAME_PATTERN } from "../context/threads.js";
 import { EddyError } from "../errors.js";
 import { checkPartialRunSpec, type PartialRunSpec } from "../loop/run-spec.js";
-import { httpProblem, jsonResponse, problemOf, problemResponse } from "../mock/http-error.js";
+import {
+  httpProblem,
+  jsonResponse,
+  problemOf,
+  problemResponse,
+  tooManyRequests,
+} from "../mock/http-error.js";
 import { redactSecrets } from "../util/redact.js";
 import { decisionBody, matchRoute, messageBody, type RouteInfo, steerBody } from "./api.js";
 import { openApiDocument } from "./openapi.js";
@@ -178,16 +184,7 @@ function events(request: Request, run: ServedRun, state: HandlerState): Response
     after = Number(given.trim());
   }
   if (watchers.open >= max)
-    throw httpProblem({
-      status: 429,
-      error: {
-        type: "rate_limit_error",
-        code: "too_many_watchers",
-        message: `this server streams to at most ${max} watchers at once`,
-        param: null,
-      },
-      headers: { "retry-after": "5" },
-    });
+    throw tooManyRequests("too_many_watchers", `this server streams to at most ${max} watchers at once`, 5);
   watchers.open++;
   const body = sseStream(run.log, {
     after,

@@ -22,7 +22,7 @@ import { runAgent } from "../loop/run.js";
 import { mergeRunSpecs, type PartialRunSpec, type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
 import type { ModelRequest, ResponseModel } from "../mock/create-response.js";
 import { createEventWriter, type EventWriter, terminalResource } from "../mock/events.js";
-import { httpProblem, invalidRequest, problemOf } from "../mock/http-error.js";
+import { httpProblem, invalidRequest, problemOf, tooManyRequests } from "../mock/http-error.js";
 import type { ReadyItem, TurnPlan } from "../mock/plan.js";
 import type { ItemField, JsonObject, StreamingEvent } from "../protocol/types.js";
 import { redactSecrets } from "../util/redact.js";
@@ -67,16 +67,11 @@ export function agentModel(
   return async (request) => {
     const max = runs.max;
     if (runs.open >= max)
-      throw httpProblem({
-        status: 429,
-        error: {
-          type: "rate_limit_error",
-          code: "too_many_responses",
-          message: `this server answers at most ${max} responses at once; retry when one has ended`,
-          param: null,
-        },
-        headers: { "retry-after": "2" },
-      });
+      throw tooManyRequests(
+        "too_many_responses",
+        `this server answers at most ${max} responses at once; retry when one has ended`,
+        2,
+      );
     const server = runtime.tools();
     let tools: ClientTools;
     let spec: RunSpec;

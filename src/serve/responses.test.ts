@@ -10,6 +10,7 @@ import { defineTool } from "../tools/tool.js";
 import { createServeHandler } from "./handler.js";
 import { createResponsesFace } from "./responses.js";
 import { createRunService } from "./runs.js";
+import { jsonRequest } from "./test-support/request.js";
 
 const TOKEN = "face-token-5678";
 const SECRET = "sk-very-secret";
@@ -64,15 +65,13 @@ function setup(scripts: Script[] = [text("hello")]) {
     o: { token?: string; signal?: AbortSignal } = {},
   ) =>
     handler(
-      new Request(`http://127.0.0.1${path}`, {
+      jsonRequest(
         method,
-        headers: {
-          "content-type": "application/json",
-          ...(o.token === "" ? {} : { authorization: `Bearer ${o.token ?? TOKEN}` }),
-        },
-        ...(o.signal === undefined ? {} : { signal: o.signal }),
-        ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
-      }),
+        path,
+        body,
+        o.token === "" ? {} : { authorization: `Bearer ${o.token ?? TOKEN}` },
+        o.signal,
+      ),
     );
   return { send, probe };
 }

@@ -19,7 +19,7 @@ import { assertPolicy, type Policy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
 import { mergeRunSpecs, type PartialRunSpec, type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
 import { runAgentOnThread } from "../loop/thread-run.js";
-import { httpProblem } from "../mock/http-error.js";
+import { httpProblem, tooManyRequests } from "../mock/http-error.js";
 import type { Usage } from "../protocol/types.js";
 import type { Provider } from "../provider/provider.js";
 import { createTapeHeader, type TapeHeaderExtras } from "../replay/header.js";
@@ -155,16 +155,11 @@ interface ServiceContext {
 function assertRoom(ctx: ServiceContext): void {
   const max = ctx.runtime.maxConcurrentRuns ?? 4;
   if (ctx.running() >= max)
-    throw httpProblem({
-      status: 429,
-      error: {
-        type: "rate_limit_error",
-        code: "too_many_runs",
-        message: `this server runs at most ${max} runs at once; retry when one has ended`,
-        param: null,
-      },
-      headers: { "retry-after": "2" },
-    });
+    throw tooManyRequests(
+      "too_many_runs",
+      `this server runs at most ${max} runs at once; retry when one has ended`,
+      2,
+    );
 }
 
 /** 429 when the server runs as many runs as it may, 403 beyond its policy, else the run, started. */
@@ -319,16 +314,11 @@ function steerRun(ctx: ServiceContext, id: string, message: string): ServedRun {
   if (run.status !== "running" || run.handle === undefined)
     throw conflict(`run ${id} is not running (it is ${run.status}): a message can only steer a running run`);
   if (run.steering.length >= MAX_STEERING)
-    throw httpProblem({
-      status: 429,
-      error: {
-        type: "rate_limit_error",
-        code: "too_many_steering_messages",
-        message: `run ${id} has ${MAX_STEERING} steering messages waiting for its next turn; wait for them to be sent`,
-        param: null,
-      },
-      headers: { "retry-after": "2" },
-    });
+    throw tooManyRequests(
+      "too_many_steering_messages",
+      `run ${id} has ${MAX_STEERING} steering messages waiting for its next turn; wait for them to be sent`,
+      2,
+    );
   run.steering.push(message);
   return run;
 }

@@ -3,6 +3,7 @@
  * resuming an interrupted one (`POST /v1/runs/ID/resume`), in-process through the handler; and the
  * watcher cap holding with thousands of watchers.
  */
+
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +15,7 @@ import { createToolRegistry } from "../tools/registry.js";
 import { defineTool } from "../tools/tool.js";
 import { createServeHandler, type ServeHandlerOptions } from "./handler.js";
 import { createRunService, type RunService } from "./runs.js";
+import { jsonRequest } from "./test-support/request.js";
 
 const text = (t: string): Script => ({ items: [{ type: "message", text: t }] });
 const gateCall = (id: string): Script => ({
@@ -55,13 +57,7 @@ function setup(scripts: Script[], o: { dataDir?: string; handler?: ServeHandlerO
   });
   const handler = createServeHandler(service, o.handler);
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    handler(
-      new Request(`http://127.0.0.1${path}`, {
-        method,
-        headers: { "content-type": "application/json", ...headers },
-        ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
-      }),
-    );
+    handler(jsonRequest(method, path, body, headers));
   return { service, call, dataDir, provider, gate: g.state };
 }
 
