@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// Thin launcher: the CLI is compiled to dist/ by `npm run build` (run automatically by `npm ci`/`npm install`).
+// Thin launcher: the CLI is compiled to dist/ and bundled into dist/cli/bundle/ by `npm run build`
+// (run automatically by `npm ci`/`npm install`; docs/architecture.md).
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-const entry = new URL("../dist/cli/main.js", import.meta.url);
+const entry = new URL("../dist/cli/bundle/main.js", import.meta.url);
 if (!existsSync(fileURLToPath(entry))) {
   process.stderr.write(
     "eddy: the CLI is not built yet (dist/ is missing). Run `npm run build` in the eddy package.\n",

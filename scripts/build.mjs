@@ -2,11 +2,15 @@
 // protocol's and the built-in tools') next to their compiled importers, and bundles the run
 // viewer's browser code (src/view/client/, with marked, DOMPurify and jsdiff) into the one script
 // and stylesheet `eddy view` inlines in its pages.
+// Then it bundles the CLI (dist/cli/main.js and everything it imports, zod and commander
+// included) into dist/cli/bundle/: one chunk per lazily loaded part, so a command loads a few
+// files instead of about 300 (docs/architecture.md, decision #34 in docs/decisions.md).
 // Used by `npm run build` (and so by `npm ci` through `prepare`) and by the test suite's global
 // setup. Exits non-zero when tsc reports errors (the JS is emitted anyway) or the bundle fails.
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -52,6 +56,52 @@ await build({
   entryPoints: [join(root, "src/view/client/page.css")],
   outfile: join(viewOut, "page.css"),
 });
+
+// The CLI bundle. Packages are left to node_modules (they load lazily, per feature, as before)
+// except the two every command uses. Each compiled file's `import.meta.url` is rewritten to the
+// URL it had in dist/, so the paths it resolves from it (package.json, the viewer's assets, the
+// generated validators, the tools worker) stay what they were. A `require` is declared for the
+// bundled CommonJS (commander requires node: built-ins).
+const cliOut = join(root, "dist", "cli", "bundle");
+const BUNDLED_PACKAGES = ["zod", "commander"];
+const dependencies = Object.keys(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).dependencies);
+rmSync(cliOut, { recursive: true, force: true });
+const cli = await build({
+  entryPoints: [join(root, "dist/cli/main.js")],
+  outdir: cliOut,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  minify: true,
+  metafile: true,
+  logLevel: "error",
+  legalComments: "eof",
+  external: dependencies.filter((d) => !BUNDLED_PACKAGES.includes(d)).flatMap((d) => [d, `${d}/*`]),
+  banner: {
+    js: 'import { createRequire as __eddyCreateRequire } from "node:module"; const require = __eddyCreateRequire(import.meta.url);',
+  },
+  plugins: [
+    {
+      name: "dist-import-meta-url",
+      setup(b) {
+        b.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, async (args) => {
+          const text = await readFile(args.path, "utf8");
+          const url = `new URL(${JSON.stringify(relative(cliOut, args.path).split("\\").join("/"))}, import.meta.url).href`;
+          return { contents: text.replaceAll("import.meta.url", url), loader: "js" };
+        });
+      },
+    },
+  ],
+});
+// Which compiled files and packages each chunk holds (test/startup-modules.test.ts reads it).
+const chunks = {};
+for (const [out, meta] of Object.entries(cli.metafile.outputs)) {
+  chunks[relative(cliOut, join(root, out))] = Object.keys(meta.inputs).sort();
+}
+writeFileSync(join(cliOut, "chunks.json"), `${JSON.stringify(chunks, null, 1)}\n`);
+
 if (script === "" || /<\/script|<!--/i.test(script)) {
   console.error("build: the view page script is empty or still contains </script or <!--");
   process.exitCode = 1;

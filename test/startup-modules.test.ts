@@ -2,8 +2,10 @@
  * Start-up stays lazy: which modules a command loads, recorded by a loader hook in the built CLI's
  * process (test/support/module-log.mjs). `eddy --help` loads the command line and the defaults it
  * prints, nothing of the runtime; a run loads what it uses (the provider, the loop, the built-in
- * tools, the protocol validators when validating) and none of the optional features. What loading
- * costs in time is measured by the bench (`npm run bench -- startup`), never asserted here.
+ * tools, the protocol validators when validating) and none of the optional features. The CLI runs
+ * from its bundle (dist/cli/bundle/, scripts/build.mjs): a loaded chunk stands for the compiled
+ * files and package files it holds, as the build's dist/cli/bundle/chunks.json lists them. What
+ * loading costs in time is measured by the bench (`npm run bench -- startup`), never asserted here.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -59,8 +61,22 @@ async function loadedBy(name: string, args: string[]): Promise<string[]> {
   const urls = readFileSync(log, "utf8")
     .split("\n")
     .filter((line) => line.startsWith("file:"));
-  return [...new Set(urls.map((url) => relative(ROOT, fileURLToPath(url))))];
+  const files = urls.map((url) => relative(ROOT, fileURLToPath(url)));
+  expect(files).toContain("dist/cli/bundle/main.js"); // the launcher ran the bundle
+  const chunks = JSON.parse(readFileSync(join(ROOT, "dist/cli/bundle/chunks.json"), "utf8")) as Record<
+    string,
+    string[]
+  >;
+  const expanded = files.flatMap((file) => {
+    if (!file.startsWith(BUNDLE)) return [file];
+    const inputs = chunks[file.slice(BUNDLE.length)];
+    expect(inputs, `${file} is not in chunks.json`).toBeDefined();
+    return inputs ?? [];
+  });
+  return [...new Set(expanded)];
 }
+
+const BUNDLE = "dist/cli/bundle/";
 
 /** The package a loaded file belongs to (`@scope/name` or `name`), or undefined for eddy's own. */
 function packageOf(path: string): string | undefined {

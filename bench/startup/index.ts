@@ -124,7 +124,7 @@ export const startupBenchmark: Benchmark = {
   async run(ctx) {
     const started = Date.now();
     const env0 = environment();
-    if (!existsSync(join(REPO, "dist/cli/main.js")))
+    if (!existsSync(join(REPO, "dist/cli/bundle/main.js")))
       throw new Error("dist/ is missing: run npm run build first");
     const rounds = ctx.quick ? 3 : 21;
     const configHome = mkdtempSync(join(tmpdir(), "eddy-bench-startup-"));
