@@ -81,6 +81,27 @@ describe("eddy run --help", () => {
     const runOnly = ["--context", "--thread", "--schema", "--json", "--record", "--otel", "--debug"];
     expect([...config.keys()].sort()).toEqual([...run.keys()].filter((k) => !runOnly.includes(k)).sort());
   });
+
+  it.each([
+    ["batch", ["batch", "--help"]],
+    ["worker", ["help", "worker"]],
+    ["resume", ["resume", "--help"]],
+    ["serve", ["serve", "--help"]],
+    ["chat", ["help", "chat"]],
+  ])("eddy %s's help lists every option of eddy run too (however it is asked)", async (_name, args) => {
+    const run = optionHelp((await cli(["run", "--help"])).stdout);
+    const other = optionHelp((await cli(args)).stdout);
+    for (const option of run.keys()) expect(other.has(option), option).toBe(true);
+  });
+
+  it("the program's help lists every command; a run's options are checked whatever precedes them", async () => {
+    const help = (await cli(["--help"])).stdout;
+    for (const name of ["run", "chat", "batch", "worker", "resume", "serve", "view", "doctor", "config"])
+      expect(help).toMatch(new RegExp(`^ {2}${name} `, "m"));
+    const r = await cli(["batch", "--max-turns", "many", "tasks.jsonl", "--out", "o"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--max-turns must be an integer");
+  });
 });
 
 describe("flag values are checked before anything runs (exit 2)", () => {

@@ -247,6 +247,27 @@ function addHistoryOptions(command: Command): Command {
 interface CliState {
   exitCode: number;
   debug: boolean;
+  /** The command the arguments name (`eddy run …`, `eddy help run`), if any: see `runOptionsFor`. */
+  command: string | undefined;
+}
+
+/**
+ * The command an argument list names: its first argument that is not an option (the program's own
+ * options, `-V` and `-h`, take no value), or the one after `help`.
+ */
+function commandNamed(argv: readonly string[]): string | undefined {
+  const words = argv.filter((a) => !a.startsWith("-"));
+  return words[0] === "help" ? words[1] : words[0];
+}
+
+/**
+ * `command` with every option of `eddy run`, when it is the command being run or asked about. The
+ * others are defined with their name, arguments and description only (what the program's help and
+ * its suggestions read): about 70 options each, built for nothing, were a third of `eddy --help`'s
+ * own time (docs/architecture.md).
+ */
+function runOptionsFor(command: Command, state: CliState): Command {
+  return state.command === command.name() ? addRunOptions(command) : command;
 }
 
 /** Every option of `eddy run`: the commands that start runs (batch, worker, resume) take them all (flag-scope.ts). */
@@ -291,7 +312,7 @@ function defineRun(program: Command, io: CliIo, state: CliState): void {
     .command("run")
     .description("run the agent on a prompt (from the argument or stdin)")
     .argument("[prompt]", "the task; read from stdin when omitted");
-  addRunOptions(run)
+  runOptionsFor(run, state)
     .addHelpText("after", RUN_EXAMPLES)
     .action(async (prompt: string | undefined, flags: RunFlags) => {
       state.debug = flags.debug === true;
@@ -306,7 +327,7 @@ function defineChat(program: Command, io: CliIo, state: CliState): void {
     .description(
       "an interactive session: each message is a run on the session's thread (new unless --thread NAME); /help inside",
     );
-  addRunOptions(chat)
+  runOptionsFor(chat, state)
     .addHelpText(
       "after",
       "\nEvery turn is recorded as a tape (.eddy/tapes/THREAD/RUN_ID.tape). Ctrl-C cancels the running turn;\nCtrl-C twice or Ctrl-D at the prompt leaves. A message typed while a turn runs is sent when it ends.",
@@ -405,7 +426,7 @@ function defineBatch(program: Command, io: CliIo, state: CliState): void {
       "--out <dir>",
       "folder for results.jsonl, tapes/ and summary.json (running again skips finished tasks)",
     );
-  addRerunOption(addRunOptions(batch))
+  addRerunOption(runOptionsFor(batch, state))
     .addOption(
       numberOption(
         "--concurrency <n>",
@@ -436,7 +457,7 @@ function defineWorker(program: Command, io: CliIo, state: CliState): void {
     .command("worker")
     .description("run the tasks eddy batch --queue puts on a queue, with this machine's provider and tools")
     .requiredOption("--queue <redis-url>", "the queue's Redis (redis://HOST:PORT)");
-  addRerunOption(addRunOptions(worker))
+  addRerunOption(runOptionsFor(worker, state))
     .addOption(
       numberOption(
         "--concurrency <n>",
@@ -465,7 +486,7 @@ function defineResume(program: Command, io: CliIo, state: CliState): void {
     .command("resume")
     .description("continue a run whose process died from its tape: recorded tool calls are not run again")
     .argument("<tape>", "the tape (eddy run --record, or DIR/tapes/ID.tape of a batch)");
-  addRerunOption(addRunOptions(resume))
+  addRerunOption(runOptionsFor(resume, state))
     .option(
       "--decide <call=decision>",
       "answer a deferred approval: CALL_ID=allow|deny, or all=allow|deny (repeatable)",
@@ -490,7 +511,7 @@ function defineServe(program: Command, io: CliIo, state: CliState): void {
     .description(
       "serve the runtime over HTTP: start, watch, cancel and decide runs (/v1/runs), threads, /openapi.json",
     );
-  addRunOptions(serve)
+  runOptionsFor(serve, state)
     .option("--host <host>", "address to listen on (default 127.0.0.1; another needs --token)")
     .addOption(
       numberOption(
@@ -603,7 +624,7 @@ function defineConfig(program: Command, io: CliIo, state: CliState): void {
 
 /** Runs the CLI. Returns the process exit code. */
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
-  const state: CliState = { exitCode: SUCCESS, debug: argv.includes("--debug") };
+  const state: CliState = { exitCode: SUCCESS, debug: argv.includes("--debug"), command: commandNamed(argv) };
   const program = new Command("eddy")
     .description(
       "An agent runtime for any Open Responses provider: tool-calling runs, recorded tapes, an offline mock server.",
