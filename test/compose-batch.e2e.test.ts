@@ -101,3 +101,52 @@ describe("eddy batch offers the config file's agents", { timeout: 120_000 }, () 
     expect(replay.code).toBe(0);
   });
 });
+
+describe("eddy batch applies the config file's hooks", { timeout: 120_000 }, () => {
+  it("before_tool_call runs for every task, in the workspace the task runs in, and its deny holds", async () => {
+    const readCall = (id: string): Scenario["turns"][number] => ({
+      items: [{ type: "function_call", name: "read_file", arguments: { path: "secret.txt" }, call_id: id }],
+    });
+    const url = await serve({
+      turns: [readCall("call_1"), answer("I could not read it."), readCall("call_2"), answer("Nor I.")],
+    });
+    const marker = join(mkdtempSync(join(tmpdir(), "eddy-hook-marker-")), "where.txt");
+    const cwd = workspace({
+      "secret.txt": "TOPSECRET-42",
+      "eddy.config.json": JSON.stringify({
+        hooks: { before_tool_call: `pwd >> ${marker}; echo "blocked by policy" >&2; exit 2` },
+      }),
+      "tasks.jsonl": tasks("h1", "h2"),
+    });
+    const out = await runCli(
+      [
+        "batch",
+        "tasks.jsonl",
+        "--out",
+        "out",
+        "--concurrency",
+        "1",
+        "--workspace-per-task",
+        "--base-url",
+        url,
+        "--model",
+        "m",
+      ],
+      { cwd, env: cleanEnv() },
+    );
+    expect(out.code, out.stderr).toBe(0);
+    const sent = JSON.stringify(bodies());
+    expect(sent).not.toContain("TOPSECRET");
+    expect(sent).toContain("blocked by policy");
+    for (const id of ["h1", "h2"])
+      expect(
+        readTape(join(cwd, "out", "tapes", `${id}.tape`)).frames.find((f) => f.type === "hook_decided"),
+      ).toMatchObject({ hook: "before_tool_call", decision: "deny", reason: "blocked by policy" });
+    // Each task's hook ran in its own copy of the workspace, never in the original.
+    const { readFileSync, realpathSync } = await import("node:fs");
+    const dirs = readFileSync(marker, "utf8").trim().split("\n");
+    expect(dirs).toHaveLength(2);
+    expect(new Set(dirs).size).toBe(2);
+    for (const d of dirs) expect(d).not.toBe(realpathSync(cwd));
+  });
+});

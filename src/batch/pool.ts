@@ -44,6 +44,8 @@ export interface BatchOptions {
   onApproval?: ApprovalHandler;
   /** Reads each task's instruction files (AGENTS.md) from its workspace (`TaskContext.instructionFiles`). @defaultValue none read */
   instructionFiles?: TaskContext["instructionFiles"];
+  /** Each task's tool-call hooks, given its workspace (`TaskContext.hooks`). @defaultValue none */
+  hooks?: TaskContext["hooks"];
   /** The MCP servers the tools come from (`run_started.mcp_servers`). @defaultValue none */
   mcpServers?: readonly McpServerSummary[];
   /** Sees every frame of every task's run (a tracer, a live view). @defaultValue none */
@@ -187,6 +189,7 @@ function taskContext(options: BatchOptions, signal: AbortSignal): TaskContext {
     "workspace",
     "secrets",
     "instructionFiles",
+    "hooks",
     "onApproval",
     "mcpServers",
     "onFrame",

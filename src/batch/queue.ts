@@ -397,6 +397,8 @@ export interface BatchWorkerOptions {
    * (`TaskContext.instructionFiles`): a job never names files. @defaultValue none read
    */
   instructionFiles?: TaskContext["instructionFiles"];
+  /** Each task's tool-call hooks, this worker's (`TaskContext.hooks`): a job never brings its own. @defaultValue none */
+  hooks?: TaskContext["hooks"];
   /** The MCP servers the tools come from (`run_started.mcp_servers`). @defaultValue none */
   mcpServers?: readonly McpServerSummary[];
   /** Sees every frame of every task this worker runs (a tracer). @defaultValue none */
@@ -558,6 +560,7 @@ async function processJob(
   if (options.policy !== undefined) ctx.policy = options.policy;
   if (options.workspace !== undefined) ctx.workspace = options.workspace;
   if (options.instructionFiles !== undefined) ctx.instructionFiles = options.instructionFiles;
+  if (options.hooks !== undefined) ctx.hooks = options.hooks;
   if (options.secrets !== undefined) ctx.secrets = options.secrets;
   if (options.mcpServers !== undefined) ctx.mcpServers = options.mcpServers;
   if (options.onFrame !== undefined) ctx.onFrame = options.onFrame;

@@ -527,3 +527,72 @@ describe("deferred approvals inside a sub-agent (agentTool)", () => {
     expect(resumed.requests).toHaveLength(0);
   });
 });
+
+describe("a resumed run's hooks are this invocation's (ResumeOptions.hooks)", () => {
+  it("a tape recorded without hooks: the settled call is not asked, the live one is denied; the tape still reproduces", async () => {
+    const full = await record(threeTurns, counter());
+    const crashed = cutAfter(full, (f) => f.type === "request_started", 2);
+    const asked: string[] = [];
+    const tools = counter();
+    const resumed = await resume(
+      crashed,
+      [...threeTurns.slice(1)],
+      tools,
+      {},
+      {
+        hooks: {
+          beforeToolCall: (call) => {
+            asked.push(call.callId);
+            return { action: "deny", reason: "no notes after the crash" };
+          },
+        },
+      },
+    );
+    expect(asked).toEqual(["c2"]);
+    expect(tools.runs.size).toBe(0); // c1 recorded, c2 denied
+    expect(resumed.result.reason).toBe("completed");
+    const decided = resumed.frames.filter((f) => f.type === "hook_decided");
+    expect(decided).toEqual([
+      expect.objectContaining({ call_id: "c2", decision: "deny", reason: "no notes after the crash" }),
+    ]);
+    // The new frames come after the point: what was recorded reproduced unchanged.
+    expect(decided[0]?.seq).toBeGreaterThanOrEqual(resumed.point.at_seq);
+  });
+
+  it("a tape recorded with hooks: its decisions are given back, only the live call is asked", async () => {
+    const allow = { beforeToolCall: () => ({ action: "allow" as const, note: "recorded allow" }) };
+    const full = await record(threeTurns, counter(), {}, { hooks: allow });
+    const crashed = cutAfter(full, (f) => f.type === "request_started", 2);
+    const asked: string[] = [];
+    const tools = counter();
+    const resumed = await resume(
+      crashed,
+      [...threeTurns.slice(1)],
+      tools,
+      {},
+      {
+        hooks: {
+          beforeToolCall: (call) => {
+            asked.push(call.callId);
+            return { action: "allow", note: "live allow" };
+          },
+        },
+      },
+    );
+    expect(asked).toEqual(["c2"]);
+    expect(tools.runs.get("b")).toBe(1);
+    expect(resumed.frames.filter((f) => f.type === "hook_decided").map((f) => [f.call_id, f.note])).toEqual([
+      ["c1", "recorded allow"],
+      ["c2", "live allow"],
+    ]);
+  });
+
+  it("without hooks given, a tape's recorded decisions still reproduce and nothing is asked", async () => {
+    const deny = { beforeToolCall: () => ({ action: "deny" as const, reason: "recorded deny" }) };
+    const full = await record(threeTurns, counter(), {}, { hooks: deny });
+    const crashed = cutAfter(full, (f) => f.type === "request_started", 2);
+    const resumed = await resume(crashed, [...threeTurns.slice(1)], counter());
+    expect(resumed.result.reason).toBe("completed");
+    expect(resumed.frames.filter((f) => f.type === "hook_decided").map((f) => f.call_id)).toEqual(["c1"]);
+  });
+});

@@ -30,6 +30,7 @@ import { EddyError } from "../errors.js";
 import type { Frame, RunEndReason, ToolDeferredFrame } from "../frames/frame.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
 import type { FrameObserver } from "../loop/frame-channel.js";
+import { resumedHooks, type ToolHooks } from "../loop/hooks.js";
 import type { RunDeps, RunHandle, SubRunResumer, ToolExecutor } from "../loop/options.js";
 import { assertPolicy, DEFAULT_POLICY, type Policy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
@@ -196,6 +197,12 @@ export interface ResumeOptions {
    * on, after those the tape recorded. @defaultValue none
    */
   steering?: RunDeps["steering"];
+  /**
+   * This invocation's tool-call hooks (`RunDeps.hooks`): they decide every call of the live part,
+   * and a call the tape left at the point before its hook; decisions the tape recorded are given
+   * back, and calls it settled without a hook stay so (`resumedHooks`). @defaultValue none
+   */
+  hooks?: ToolHooks;
   /** More values to mask in every frame. @defaultValue none */
   secrets?: readonly string[];
   /** Sees every frame, the reproduced ones included (record them: they are the resumed tape). @defaultValue none */
@@ -271,6 +278,8 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
       : { onUnrecordedApproval: liveApprovals(options, policy, () => gate.wait(point.at_seq)) }),
   });
   addLiveDeps(deps, options, point.turn);
+  if (options.hooks !== undefined || deps.hooks !== undefined)
+    deps.hooks = resumedHooks(prefix.frames, deps.hooks, options.hooks ?? {});
   deps.resumeSubRun = subRunResumer(tape, options, policy);
   let diverged: ReturnType<typeof compareFrames> | undefined;
   deps.onFrame = (frame) => {

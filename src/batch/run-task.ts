@@ -11,6 +11,7 @@ import { EddyError } from "../errors.js";
 import type { Frame, FrameError, McpServerSummary, RunEndedFrame, RunEndReason } from "../frames/frame.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
 import type { FrameObserver } from "../loop/frame-channel.js";
+import type { ToolHooks } from "../loop/hooks.js";
 import { type InstructionFile, withInstructionFiles } from "../loop/instruction-files.js";
 import type { RunDeps, RunHandle } from "../loop/options.js";
 import type { Policy } from "../loop/policy.js";
@@ -77,6 +78,12 @@ export interface TaskContext {
   instructionFiles?: (workspace: string, copyOf?: string) => readonly InstructionFile[];
   /** Decides calls that need approval when the policy says `ask`. @defaultValue none */
   onApproval?: ApprovalHandler;
+  /**
+   * The tool-call hooks of a task's run, given the workspace it runs in (its own copy with
+   * `workspaces`): this process's, like the policy — a task never brings its own. A resumed task
+   * gets them too (`ResumeOptions.hooks`). @defaultValue none
+   */
+  hooks?: (workspace: string) => ToolHooks;
   /** The MCP servers the tools come from (`run_started.mcp_servers`). @defaultValue none */
   mcpServers?: readonly McpServerSummary[];
   /** Sees every frame of every task's run (a tracer, a live view). @defaultValue none */
@@ -196,6 +203,7 @@ function resumeTask(
     ...(ctx.onApproval === undefined ? {} : { onApproval: ctx.onApproval }),
     ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
     ...(ctx.secrets === undefined ? {} : { secrets: ctx.secrets }),
+    ...(deps.hooks === undefined ? {} : { hooks: deps.hooks }),
     ...hooks,
     onResumed,
   });
@@ -210,6 +218,7 @@ function runDeps(ctx: TaskContext, registry: ToolRegistry, workspace: string | u
   if (ctx.signal !== undefined) deps.signal = ctx.signal;
   if (ctx.secrets !== undefined) deps.secrets = ctx.secrets;
   if (ctx.mcpServers !== undefined) deps.mcpServers = ctx.mcpServers;
+  if (ctx.hooks !== undefined) deps.hooks = ctx.hooks(root ?? process.cwd());
   return deps;
 }
 

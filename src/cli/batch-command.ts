@@ -169,6 +169,7 @@ async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
       secrets: [...secretsOf(config), ...runtime.secrets],
       mcpServers: runtime.mcpServers,
       ...(runtime.instructionFiles === undefined ? {} : { instructionFiles: runtime.instructionFiles }),
+      ...(runtime.hooks === undefined ? {} : { hooks: runtime.hooks }),
       ...(otel === undefined ? {} : { onFrame: otel.observer }),
       ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
       ...(flags.rpm === undefined ? {} : { rpm: flags.rpm }),

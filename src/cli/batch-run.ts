@@ -11,6 +11,7 @@
 
 import type { BatchTask } from "../batch/task.js";
 import type { McpServerSummary } from "../frames/frame.js";
+import type { ToolHooks } from "../loop/hooks.js";
 import type { ApproveMode, Policy } from "../loop/policy.js";
 import type { PartialRunSpec } from "../loop/run-spec.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
@@ -19,7 +20,7 @@ import type { ToolRegistry } from "../tools/registry.js";
 import type { EffectiveConfig } from "./config.js";
 import { usageError } from "./preflight.js";
 import type { CliIo } from "./run-command.js";
-import { type InstructionReader, instructionReaderOf, policyOf, specOf } from "./run-settings.js";
+import { hooksOf, type InstructionReader, instructionReaderOf, policyOf, specOf } from "./run-settings.js";
 import {
   builtinOptionsOf,
   closeTools,
@@ -39,6 +40,8 @@ export interface BatchRuntime {
   tools: (task: BatchTask, workspace: string) => ToolRegistry;
   /** Reads a task's AGENTS.md files in its workspace, as `eddy run` does; undefined with `--no-agents-md`. */
   instructionFiles: InstructionReader | undefined;
+  /** The config file's hook commands for a task's run in `workspace`; undefined when none are configured. */
+  hooks: ((workspace: string) => ToolHooks) | undefined;
   mcpServers: McpServerSummary[];
   mcpTools: McpToolInfo[];
   /** Secret values of the MCP configuration, to mask besides the provider's keys. */
@@ -116,6 +119,7 @@ export async function startBatchRuntime(o: BatchRuntimeOptions): Promise<BatchRu
         prepared.envSecrets,
       ),
     instructionFiles: instructionReaderOf(config),
+    hooks: hooksOf(config, io.env),
     mcpServers: started.mcpServers,
     mcpTools: started.mcpTools,
     secrets: started.secrets,

@@ -22,7 +22,7 @@ import { ImageSaver } from "./hosted-items.js";
 import { type OtelExport, otelRequested, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
 import { type CliIo, cancelOnSignal, humanRenderer } from "./run-command.js";
-import { policyOf } from "./run-settings.js";
+import { hooksOf, policyOf } from "./run-settings.js";
 import { closeTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
 import { mcpEventLine, RunView } from "./run-view.js";
 import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
@@ -79,6 +79,7 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     const secrets = [...secretsOf(config), ...tools.secrets];
     const out = resolve(io.cwd, flags.record ?? path);
     const inPlace = out === resolve(io.cwd, path);
+    const hooks = hooksOf(config, io.env)?.(config.workspace.value);
     const handle = resumeRun(tape, {
       provider: target.provider,
       registry: tools.registry,
@@ -86,6 +87,7 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
       policy: policyOf(config, tools.approveMode, { rerunInterrupted: flags.rerunInterrupted === true }),
       ...(tools.onApproval === undefined ? {} : { onApproval: tools.onApproval }),
       ...(Object.keys(decide).length === 0 ? {} : { decide }),
+      ...(hooks === undefined ? {} : { hooks }),
       signal: controller.signal,
       secrets,
       onFrame: (frame: Frame) => {

@@ -26,12 +26,11 @@ import { agentSummaries } from "./agent-tools.js";
 import type { TerminalInput } from "./approval-prompt.js";
 import { type EffectiveConfig, type Env, type RunFlags, resolveConfig } from "./config.js";
 import { CANCELLED, exitCodeFor } from "./exit-codes.js";
-import { commandHooks } from "./hook-commands.js";
 import { ImageSaver } from "./hosted-items.js";
 import { type OtelExport, otelRequested, silentCollectorLine, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, keyHint, usageError } from "./preflight.js";
 import { HumanRenderer } from "./render-human.js";
-import { instructionReaderOf, policyOf, specOf } from "./run-settings.js";
+import { hooksOf, instructionReaderOf, policyOf, specOf } from "./run-settings.js";
 import { closeTools, type PreparedTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
 import { mcpEventLine, RunView } from "./run-view.js";
 import { type Closer, closeAllBy, SHUTDOWN_BUDGET } from "./shutdown.js";
@@ -231,7 +230,8 @@ export function runDepsOf(
   if (tools.onApproval !== undefined) deps.onApproval = tools.onApproval;
   if (tools.refreshTools !== undefined) deps.refreshTools = tools.refreshTools;
   if (tools.mcpServers.length > 0) deps.mcpServers = tools.mcpServers;
-  if (config.hooks !== undefined) deps.hooks = commandHooks(config.hooks, config.workspace.value, env);
+  const hooks = hooksOf(config, env)?.(config.workspace.value);
+  if (hooks !== undefined) deps.hooks = hooks;
   return deps;
 }
 

@@ -6,10 +6,13 @@
  * all take their runs' settings from here; defaults are not applied here (`resolveRunSpec` does
  * that once).
  */
+import type { ToolHooks } from "../loop/hooks.js";
 import { findInstructionFiles, type InstructionFile } from "../loop/instruction-files.js";
 import { APPROVE_MODES, type ApproveMode, createPolicy, type Policy } from "../loop/policy.js";
 import type { PartialRunSpec } from "../loop/run-spec.js";
 import type { EffectiveConfig, Setting } from "./config.js";
+import type { Env } from "./config-file.js";
+import { commandHooks } from "./hook-commands.js";
 
 /** Which settings go into the spec: all of them, or only those given as flags (a queue coordinator's). */
 export interface SpecOfOptions {
@@ -104,4 +107,16 @@ export type InstructionReader = (workspace: string, copyOf?: string) => Instruct
 export function instructionReaderOf(config: EffectiveConfig): InstructionReader | undefined {
   if (!config.agentsMd.value) return undefined;
   return (workspace, copyOf) => findInstructionFiles(workspace, copyOf === undefined ? {} : { copyOf });
+}
+
+/**
+ * The config file's hook commands (`hooks`, hook-commands.ts) for a run in a workspace: `eddy run`
+ * and `eddy chat` in theirs, `eddy resume` for the live part of the run, each task of `eddy batch`
+ * and `eddy worker` in the workspace it runs in, `eddy serve`'s runs. Like the policy, they come
+ * from this invocation only. Undefined when none are configured.
+ */
+export function hooksOf(config: EffectiveConfig, env: Env): ((workspace: string) => ToolHooks) | undefined {
+  const hooks = config.hooks;
+  if (hooks === undefined) return undefined;
+  return (workspace) => commandHooks(hooks, workspace, env);
 }

@@ -67,6 +67,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number
     dataDir: resolve(io.cwd, flags.dataDir ?? join(workspace, ".eddy", "serve")),
     secrets,
     mcpServers: runtime.mcpServers,
+    ...(runtime.hooks === undefined ? {} : { hooks: runtime.hooks(workspace) }),
     tapeExtras: tapeExtrasFor(config, runtime.mcpTools),
     ...(flags.maxRuns === undefined ? {} : { maxConcurrentRuns: flags.maxRuns }),
   });

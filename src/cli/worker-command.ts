@@ -60,6 +60,7 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
       workspace: config.workspace.value,
       mcpServers: runtime.mcpServers,
       ...(runtime.instructionFiles === undefined ? {} : { instructionFiles: runtime.instructionFiles }),
+      ...(runtime.hooks === undefined ? {} : { hooks: runtime.hooks }),
       ...(otel === undefined ? {} : { onFrame: otel.observer }),
       ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
       ...(flags.stallTimeout === undefined ? {} : { stallTimeoutMs: flags.stallTimeout }),

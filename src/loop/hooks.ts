@@ -42,6 +42,12 @@ export interface ToolHooks {
     call: HookCall & { ok: boolean; output: string },
     context: { signal: AbortSignal },
   ) => AfterToolCallDecision | undefined | Promise<AfterToolCallDecision | undefined>;
+  /**
+   * Whether a hook is asked about a call at all; when not, the call goes on as if that hook did not
+   * exist (no `hook_decided` frame). A resumed run uses it: the calls its tape settled without a
+   * hook stay so, the live ones are asked (`resumedHooks`). @defaultValue every call is asked
+   */
+  asks?: (hook: HookDecidedFrame["hook"], call: HookCall) => boolean;
 }
 
 /** What the runner does with a call after `beforeToolCall`: run it (maybe with new arguments) or refuse it. */
@@ -55,7 +61,8 @@ export async function beforeToolCall(
   signal: AbortSignal,
 ): Promise<BeforeOutcome> {
   const hook = hooks.beforeToolCall;
-  if (hook === undefined) return { arguments: call.arguments };
+  if (hook === undefined || hooks.asks?.("before_tool_call", call) === false)
+    return { arguments: call.arguments };
   let decision: BeforeToolCallDecision;
   try {
     decision = (await hook({ ...call }, { signal })) ?? { action: "allow" };
@@ -89,7 +96,7 @@ export async function afterToolCall(
   signal: AbortSignal,
 ): Promise<ToolCallResult> {
   const hook = hooks.afterToolCall;
-  if (hook === undefined) return result;
+  if (hook === undefined || hooks.asks?.("after_tool_call", call) === false) return result;
   let decision: AfterToolCallDecision;
   try {
     decision = (await hook({ ...call, ok: result.ok, output: result.output }, { signal })) ?? {
@@ -173,5 +180,65 @@ export function recordedHooks(
   const kinds = new Set([...decided.values()].map((f) => f.hook));
   if (!kinds.has("before_tool_call")) delete hooks.beforeToolCall;
   if (!kinds.has("after_tool_call")) delete hooks.afterToolCall;
+  return hooks;
+}
+
+/** Frames of a call that come after its `before_tool_call` decision (approvals, the run, its end). */
+const AFTER_BEFORE_HOOK = new Set([
+  "approval_requested",
+  "approval_decided",
+  "tool_deferred",
+  "tool_started",
+  "tool_ended",
+]);
+
+/**
+ * The hooks of a run resumed from `frames` (the tape up to the resume point) under this
+ * invocation's `live` hooks: a decision the tape recorded is given back (`recorded`, from
+ * `recordedHooks`); a call the tape settled without that hook — its run started or ended before
+ * the point, so the recorded run had no such hook then — is not asked, so the reproduced frames
+ * still match; every other call is asked live, when that hook is configured now (a hook absent
+ * now writes no frame). A call the tape took past its `before_tool_call` stage (one deferred for
+ * approval) is not asked by a `before_tool_call` configured only now; its output still goes
+ * through `after_tool_call`. A hook configured now therefore guards every call
+ * the resumed run makes, and a tape recorded without hooks still resumes.
+ */
+export function resumedHooks(
+  frames: readonly { type: string }[],
+  recorded: ToolHooks | undefined,
+  live: ToolHooks,
+): ToolHooks {
+  const decided = new Set<string>();
+  const pastBefore = new Set<string>();
+  const ended = new Set<string>();
+  for (const f of frames) {
+    const { call_id: id, turn } = f as { call_id?: unknown; turn?: unknown };
+    if (typeof id !== "string" || typeof turn !== "number") continue;
+    const call = `${turn}:${id}`;
+    if (f.type === "hook_decided") decided.add(`${(f as HookDecidedFrame).hook}:${call}`);
+    if (AFTER_BEFORE_HOOK.has(f.type)) pastBefore.add(call);
+    if (f.type === "tool_ended") ended.add(call);
+  }
+  const key = (call: HookCall) => `${call.turn}:${call.callId}`;
+  const isRecorded = (hook: HookDecidedFrame["hook"], call: HookCall) => decided.has(`${hook}:${key(call)}`);
+  const hooks: ToolHooks = {
+    asks: (hook, call) => {
+      if (isRecorded(hook, call)) return true;
+      const before = hook === "before_tool_call";
+      // A hook nobody configured now decides nothing and writes no frame.
+      if ((before ? live.beforeToolCall : live.afterToolCall) === undefined) return false;
+      return !(before ? pastBefore : ended).has(key(call));
+    },
+  };
+  const recordedBefore = recorded?.beforeToolCall;
+  const liveBefore = live.beforeToolCall;
+  if (recordedBefore !== undefined || liveBefore !== undefined)
+    hooks.beforeToolCall = async (call, context) =>
+      isRecorded("before_tool_call", call) ? recordedBefore?.(call, context) : liveBefore?.(call, context);
+  const recordedAfter = recorded?.afterToolCall;
+  const liveAfter = live.afterToolCall;
+  if (recordedAfter !== undefined || liveAfter !== undefined)
+    hooks.afterToolCall = async (call, context) =>
+      isRecorded("after_tool_call", call) ? recordedAfter?.(call, context) : liveAfter?.(call, context);
   return hooks;
 }

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
+import type { ToolHooks } from "../loop/hooks.js";
 import { createPolicy, type Policy } from "../loop/policy.js";
 import { createToolRegistry } from "../tools/registry.js";
 import { approvalNoteTool } from "../tools/test-support/note-tool.js";
@@ -20,6 +21,7 @@ interface Setup {
   dataDir?: string;
   notes?: string[];
   maxConcurrentRuns?: number;
+  hooks?: ToolHooks;
 }
 
 function setup(o: Setup = {}) {
@@ -34,6 +36,7 @@ function setup(o: Setup = {}) {
     dataDir,
     secrets: ["sk-very-secret"],
     ...(o.maxConcurrentRuns === undefined ? {} : { maxConcurrentRuns: o.maxConcurrentRuns }),
+    ...(o.hooks === undefined ? {} : { hooks: o.hooks }),
   });
   const handler = createServeHandler(service, o.handler);
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
@@ -164,6 +167,27 @@ describe("eddy serve handler: runs", () => {
     expect(rest.at(-1)?.data).toMatchObject({ type: "run_ended", reason: "completed" });
     expect(rest.map((e) => Number(e.id))).toEqual(rest.map((_, i) => Number(last) + 1 + i));
     expect(notes).toEqual(["hello"]);
+    expect((await finished(service, id))?.status).toBe("completed");
+  });
+
+  it("the server's hooks decide every run's calls; a request cannot bring its own", async () => {
+    const scripts: Script[] = [
+      {
+        items: [{ type: "function_call", name: "write_note", arguments: '{"text":"hello"}', call_id: "w1" }],
+      },
+      text("done"),
+    ];
+    const hooks: ToolHooks = { beforeToolCall: () => ({ action: "deny", reason: "notes are off" }) };
+    const { call, service, notes } = setup({ scripts, policy: createPolicy({ approve: "auto" }), hooks });
+    expect((await call("POST", "/v1/runs", { input: "hi", hooks: {} })).status).toBe(400);
+    const { id } = (await (await call("POST", "/v1/runs", { input: "hi" })).json()) as { id: string };
+    const events = await sse(await call("GET", `/v1/runs/${id}/events`));
+    expect(events.find((e) => e.event === "hook_decided")?.data).toMatchObject({
+      call_id: "w1",
+      decision: "deny",
+      reason: "notes are off",
+    });
+    expect(notes).toEqual([]);
     expect((await finished(service, id))?.status).toBe("completed");
   });
 

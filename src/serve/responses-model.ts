@@ -183,6 +183,7 @@ async function* agentEvents(run: AgentRun): AsyncGenerator<StreamingEvent> {
     onApproval: tools.onApproval,
     ...(runtime.secrets === undefined ? {} : { secrets: runtime.secrets }),
     ...(runtime.mcpServers === undefined ? {} : { mcpServers: runtime.mcpServers }),
+    ...(runtime.hooks === undefined ? {} : { hooks: runtime.hooks }),
   };
   const handle = runAgent(spec, deps);
   const ended = handle.result.catch(() => undefined).finally(run.release);

@@ -14,6 +14,7 @@ import { fileTapeStore, type TapeStore, type TapeWriter } from "../batch/tape-st
 import { createThreadStore, type ThreadStore } from "../context/threads.js";
 import type { EddyError } from "../errors.js";
 import type { Frame, McpServerSummary, RunEndedFrame, RunEndReason } from "../frames/frame.js";
+import type { ToolHooks } from "../loop/hooks.js";
 import type { RunDeps, RunHandle } from "../loop/options.js";
 import { assertPolicy, type Policy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
@@ -43,6 +44,8 @@ export interface ServeRuntime {
   /** Values masked in every frame and tape. @defaultValue none */
   secrets?: readonly string[];
   mcpServers?: readonly McpServerSummary[];
+  /** The server's tool-call hooks (the config file's `hooks`): every run's, a request never sets them. @defaultValue none */
+  hooks?: ToolHooks;
   /** Recorded in every tape header (validation flag, provider profile name, MCP tools). @defaultValue none */
   tapeExtras?: Omit<TapeHeaderExtras, "provider" | "policy" | "mcpServers">;
   /** Runs going on at once; one more is refused with 429. @defaultValue 4 */
@@ -218,6 +221,7 @@ function depsOf(runtime: ServeRuntime, registry: ToolRegistry): RunDeps {
   };
   if (runtime.secrets !== undefined) deps.secrets = runtime.secrets;
   if (runtime.mcpServers !== undefined) deps.mcpServers = runtime.mcpServers;
+  if (runtime.hooks !== undefined) deps.hooks = runtime.hooks;
   return deps;
 }
 
@@ -355,6 +359,7 @@ function resume(ctx: ServiceContext, run: ServedRun): void {
       policy: runtime.policy,
       decide: { ...run.decisions },
       ...(runtime.secrets === undefined ? {} : { secrets: runtime.secrets }),
+      ...(runtime.hooks === undefined ? {} : { hooks: runtime.hooks }),
       onFrame: (f) => deliver(run, writer, f, skipBelow),
       onResumed: () => writer?.commit(),
       steering: () => run.steering.splice(0),
