@@ -167,6 +167,28 @@ describe("fuzz: tapes", () => {
     }
   });
 
+  it("a request_started without a body, or whose tools are not objects, gives the replay's tools without a TypeError (found by the fuzz, seed 400911341)", async () => {
+    for (const mutate of [
+      (f: Record<string, unknown>) => {
+        delete f.body;
+      },
+      (f: Record<string, unknown>) => {
+        f.body = { ...(f.body as object), tools: [null, 7, "x", { type: "function" }] };
+      },
+    ]) {
+      const lines = (bases[0] as string[]).map((line) => {
+        const frame = JSON.parse(line) as Record<string, unknown>;
+        if (frame.type !== "request_started") return line;
+        mutate(frame);
+        return JSON.stringify(frame);
+      });
+      const read = readFuzzed(`${lines.join("\n")}\n`);
+      if (read === undefined) continue; // refused on read: a clear error, checked by readFuzzed
+      const { registry } = replayTools(read.tape.header, read.tape.frames, {}, read.file);
+      expect(registry.names().length).toBeGreaterThan(0);
+    }
+  });
+
   it(
     "eddy replay of a mutated tape: a clear error, or a replay that matches or names where it diverges",
     async () => {

@@ -94,13 +94,18 @@ function declaredTools(frames: readonly Frame[]): Map<number, FunctionToolParam[
   const byTurn = new Map<number, FunctionToolParam[]>();
   for (const f of frames) {
     if (f.type !== "request_started" || byTurn.has(f.turn)) continue;
-    const tools = (f.body as { tools?: unknown }).tools;
+    // A tape is untrusted: a request without a body, or a body whose tools are not objects, declares nothing.
+    const body: unknown = f.body;
+    const tools = body !== null && typeof body === "object" ? (body as { tools?: unknown }).tools : undefined;
     // Native and hosted tool declarations (`{type: "apply_patch"}`, …) have no name and are not
     // registry tools: only function declarations are compared and rebuilt.
     if (Array.isArray(tools))
       byTurn.set(
         f.turn,
-        (tools as FunctionToolParam[]).filter((t) => t.type === "function"),
+        tools.filter(
+          (t): t is FunctionToolParam =>
+            t !== null && typeof t === "object" && t.type === "function" && typeof t.name === "string",
+        ),
       );
   }
   return byTurn;
