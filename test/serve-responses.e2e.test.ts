@@ -171,14 +171,18 @@ describe("eddy serve: an agent as an Open Responses model", () => {
     const first = await turn({ input: "What does my note say?" });
     for (const event of first) expect(validateWebSocketMessage(event)).toBeUndefined();
     const done = first.at(-1) as { type: string; response: { id: string; output: never } };
-    expect(done.type).toBe("response.completed");
+    expect(done.type, JSON.stringify(done)).toBe("response.completed");
     const callId = expectFirstOutput(done.response.output);
     const second = await turn({
       previous_response_id: done.response.id,
       input: [{ type: "function_call_output", call_id: callId, output: "sunny" }],
     });
     for (const event of second) expect(validateWebSocketMessage(event)).toBeUndefined();
-    const final = second.at(-1) as { response: { output: { content?: { text: string }[] }[] } };
+    const final = second.at(-1) as {
+      type: string;
+      response: { output: { content?: { text: string }[] }[] };
+    };
+    expect(final.type, JSON.stringify(final)).toBe("response.completed");
     expect(final.response.output.at(-1)?.content?.[0]?.text).toBe(`ws: sunny, and ${NOTE}`);
     // store:false: another connection cannot continue it.
     socket.close();

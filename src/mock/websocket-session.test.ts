@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { post, type ReadSse, readSse, streamProblems } from "../../test/support/mock-sse.js";
+import type { ResponseResource } from "../protocol/types.js";
 import { validateErrorPayload } from "../protocol/validate.js";
+import type { ResponseModel } from "./create-response.js";
+import { createEventWriter } from "./events.js";
 import { createMockHandler, type MockHandler, type MockOptions } from "./handler.js";
 import { formatRequestLog, type MockRequestLog } from "./recording.js";
 import type { ScenarioTurn } from "./scenario.js";
@@ -115,6 +118,49 @@ describe("WebSocket mode, in process: responses", () => {
     expect(terminal(first)).toMatchObject({ id: "resp_mock_0001", status: "completed" });
     expect(terminal(second)).toMatchObject({ id: "resp_mock_0002", status: "completed" });
     expect(handler.stats.websocket).toEqual({ connections: 1, open: 1, messages: 2 });
+  });
+
+  it("a response.create sent on receiving the terminal event is answered while the server still finishes the last turn", async () => {
+    let finish = () => {};
+    const finishing = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    // A model that goes on after its terminal event (as an agent behind eddy serve closes its run).
+    const model: ResponseModel = async (request) => {
+      const writer = createEventWriter(request);
+      return (async function* () {
+        const opened = writer.open();
+        yield* opened;
+        const created = (opened[0] as { response: ResponseResource }).response;
+        yield writer.end({ ...created, status: "completed", completed_at: request.now() });
+        await finishing;
+      })();
+    };
+    const ws = connect(createMockHandler({ model }));
+    const send = ws.peer.send.bind(ws.peer);
+    let continued = false;
+    ws.peer.send = (text: string) => {
+      send(text);
+      const event = JSON.parse(text) as Json;
+      if (event.type === "response.completed" && !continued) {
+        continued = true; // the client's next message, at once
+        ws.session.receive(
+          JSON.stringify({
+            type: "response.create",
+            model: "m",
+            input: "two",
+            previous_response_id: terminal([event]).id,
+          }),
+        );
+        setTimeout(finish, 50);
+      }
+    };
+    ws.session.receive(JSON.stringify({ type: "response.create", model: "m", input: "one", store: false }));
+    await waitFor(() => continued);
+    await ws.session.settled();
+    const messages = ws.peer.messages.map(parse);
+    expect(objects(messages).filter((m) => m.type === "error")).toEqual([]);
+    expect(types(messages).filter((t) => t === "response.completed")).toHaveLength(2);
   });
 
   it("refuses a second response.create while one runs (409 response_in_progress); the running one completes", async () => {

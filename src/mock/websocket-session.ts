@@ -8,7 +8,10 @@
  *   events as an SSE stream, one JSON text message each, and no `[DONE]`: a turn ends with its
  *   terminal `response.*` event or with an `error` message.
  * - One response at a time: a `response.create` while one is running gets an error (409
- *   `response_in_progress`) and the running one goes on.
+ *   `response_in_progress`) and the running one goes on. A response stops running, for this rule,
+ *   when its terminal event has been sent: a client that sends the next `response.create` on
+ *   receiving it is never refused, even while the server still finishes the turn (an agent behind
+ *   `eddy serve`'s face closing its run; found by a test at load average 10).
  * - `store: false` responses are kept in a cache of this connection only: `previous_response_id`
  *   finds them here (then in the server's store), another connection does not, and they are gone
  *   when the connection closes. An unknown id is `previous_response_not_found` (404). A turn that
@@ -105,12 +108,15 @@ export function openWebSocketSession(options: WebSocketSessionOptions): WebSocke
   const gone = new AbortController();
   const signal = AbortSignal.any([gone.signal, options.signal]);
   const cache = createResponseStore(MOCK_DEFAULTS.websocketCacheSize);
-  let running: Promise<void> | undefined;
+  /** The turn that holds the connection, until its terminal event is sent or it ends. */
+  let running: object | undefined;
+  /** Every turn not yet ended (one that released the connection may still be finishing). */
+  const inFlight = new Set<Promise<void>>();
   stats.connections++;
   stats.open++;
 
   /** Answers one message; `busy` when a response is running already (then it is only refused). */
-  async function turn(text: string | undefined, busy: boolean): Promise<void> {
+  async function turn(text: string | undefined, busy: boolean, release: () => void): Promise<void> {
     const started = performance.now();
     const record: RecordedRequest = {
       method: "WS",
@@ -122,7 +128,14 @@ export function openWebSocketSession(options: WebSocketSessionOptions): WebSocke
     };
     options.requests.push(record);
     const info: CreateInfo = { stream: true, faults: [] };
-    const { previous, ...ended } = await answer(text, busy, { options, cache, signal, info, record });
+    const { previous, ...ended } = await answer(text, busy, {
+      options,
+      cache,
+      signal,
+      info,
+      record,
+      release,
+    });
     if (ended.failed && previous !== undefined) cache.delete(previous);
     if (info.turn !== undefined) record.turn = info.turn;
     options.onRequest?.({
@@ -142,19 +155,28 @@ export function openWebSocketSession(options: WebSocketSessionOptions): WebSocke
       stats.messages++;
       if (signal.aborted) return;
       if (running !== undefined) {
-        void turn(text, true); // refused at once; the running response goes on
+        void turn(text, true, () => {}); // refused at once; the running response goes on
         return;
       }
-      running = turn(text, false).finally(() => {
-        running = undefined;
+      const token = {};
+      const release = () => {
+        if (running === token) running = undefined;
+      };
+      running = token;
+      const done: Promise<void> = turn(text, false, release).finally(() => {
+        release();
+        inFlight.delete(done);
       });
+      inFlight.add(done);
     },
     end() {
       if (gone.signal.aborted) return;
       gone.abort();
       stats.open--;
     },
-    settled: () => running ?? Promise.resolve(),
+    settled: async () => {
+      await Promise.all(inFlight);
+    },
   };
 }
 
@@ -165,6 +187,8 @@ interface TurnContext {
   signal: AbortSignal;
   info: CreateInfo;
   record: RecordedRequest;
+  /** Frees the connection for the next response (called once the terminal event is sent). */
+  release: () => void;
 }
 
 /** How a turn ended, and the response it continued (forgotten when the turn failed). */
@@ -193,7 +217,7 @@ async function answer(text: string | undefined, busy: boolean, t: TurnContext): 
       await peer.send(errorMessage(prepared.fault.status, httpErrorPayload(prepared.fault)));
       return { status: prepared.fault.status, outcome: "answered", failed: true, previous };
     }
-    return { status: 200, ...(await sendEvents(prepared, peer, signal)), previous };
+    return { status: 200, ...(await sendEvents(prepared, peer, signal, t.release)), previous };
   } catch (error) {
     if (signal.aborted) return { status: 0, outcome: "cancelled", failed: true, previous }; // nobody left to answer
     const problem = problemOf(error) ?? serverProblem(error);
@@ -259,6 +283,7 @@ async function sendEvents(
   prepared: Extract<PreparedResponse, { kind: "events" }>,
   peer: WebSocketPeer,
   signal: AbortSignal,
+  release: () => void,
 ): Promise<{ outcome: StreamOutcome; failed: boolean }> {
   const { faults } = prepared;
   const events = keepTerminal(prepared.events, prepared.keep);
@@ -296,12 +321,15 @@ async function sendEvents(
       break;
     }
     const event = next.value;
+    const parsed: JsonObject | undefined = typeof event === "string" ? parseJsonObject(event) : event;
+    if (isLifecycle(parsed) && isTerminalType(parsed.type)) {
+      failed ||= (parsed.response as ResponseResource).status === "failed";
+      // Stored already (`keepTerminal`): the connection is free before the client can answer it.
+      release();
+    }
     await peer.send(typeof event === "string" ? event : JSON.stringify(event));
     count++;
-    const parsed: JsonObject | undefined = typeof event === "string" ? parseJsonObject(event) : event;
     if (typeof parsed?.sequence_number === "number") lastSeq = Math.max(lastSeq, parsed.sequence_number);
-    if (isLifecycle(parsed) && isTerminalType(parsed.type))
-      failed ||= (parsed.response as ResponseResource).status === "failed";
     if (faults.keepAliveEvery !== undefined && count % faults.keepAliveEvery === 0) peer.ping();
     const stall = faults.stallAfterEvents;
     if (stall !== undefined && stall.afterEvents === count) await sleep(stall.ms, undefined, { signal });
