@@ -176,7 +176,7 @@ describe("eddy run with MCP servers", () => {
     expect(r.code).toBe(130);
     const grandchild = Number(outputsSent()[0]?.output.stdout);
     expect(grandchild).toBeGreaterThan(0);
-    expect(await eventually(() => !isAlive(grandchild), 2000)).toBe(true);
+    expect(await eventually(() => !isAlive(grandchild), 30_000)).toBe(true);
     expect(processesWith(marker)).toEqual([]);
   });
 

@@ -69,7 +69,7 @@ describe("shell background jobs end with the run", () => {
     expect(r.code).toBe(0);
     const ended = parseFrames(r.stdout).filter((f) => f.type === "tool_ended");
     expect(ended[1]?.output).toContain("alive"); // it outlived its command, as background jobs do
-    expect(await eventually(() => processesWith(sleep).length === 0, 3000)).toBe(true);
+    expect(await eventually(() => processesWith(sleep).length === 0, 30_000)).toBe(true);
     expect(readFileSync(join(cwd, "got-term"), "utf8")).toBe("term\n");
   });
 
@@ -87,7 +87,7 @@ describe("shell background jobs end with the run", () => {
       signalWhen: '→ shell {"command":"sleep 30"}',
     });
     expect(r.code).toBe(130);
-    expect(await eventually(() => processesWith(sleep).length === 0, 3000)).toBe(true);
+    expect(await eventually(() => processesWith(sleep).length === 0, 30_000)).toBe(true);
   });
 });
 

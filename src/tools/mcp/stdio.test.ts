@@ -236,7 +236,7 @@ describe("stdio MCP servers", () => {
     expect(isAlive(grandchild)).toBe(true);
     await tools.close();
     expect(isAlive(serverPid)).toBe(false);
-    expect(await eventually(() => !isAlive(grandchild), 3000)).toBe(true);
+    expect(await eventually(() => !isAlive(grandchild), 30_000)).toBe(true);
     expect(processesWith(marker)).toEqual([]);
     expect(tools.status()[0]?.state).toBe("closed");
     await expect(tools.tools()).rejects.toThrow(/closed/);
@@ -257,7 +257,7 @@ describe("stdio MCP servers", () => {
     const start = performance.now();
     await tools.close(start + 600);
     const tookMs = performance.now() - start;
-    expect(await eventually(() => processesWith(marker).length === 0, 3000)).toBe(true);
+    expect(await eventually(() => processesWith(marker).length === 0, 30_000)).toBe(true);
     expect(tookMs).toBeLessThan(4500); // far above the 600 ms asked, far below one 5 s grace
   });
 
@@ -275,7 +275,7 @@ describe("stdio MCP servers", () => {
     expect((await run(registry, "t__echo", { text: "ok" })).parsed.stdout).toBe("ok");
     await tools.close();
     expect(processesWith(marker)).toEqual([]);
-    expect(await eventually(() => !isAlive(grandchild), 3000)).toBe(true);
+    expect(await eventually(() => !isAlive(grandchild), 30_000)).toBe(true);
   });
 
   it("a server that fails to start contributes no tools and says why in one line", async () => {
@@ -315,14 +315,14 @@ describe("stdio MCP servers", () => {
     expect(tools.status()[0]?.error).toBe(
       'MCP server "t" failed to start: no answer within 400 ms (raise startup_timeout_sec if it is just slow)',
     );
-    expect(await eventually(() => processesWith(marker).length === 0, 3000)).toBe(true);
+    expect(await eventually(() => processesWith(marker).length === 0, 30_000)).toBe(true);
   });
 
   it("close() during start kills the starting server", async () => {
     const marker = newMarker();
     const { tools } = mcp({ t: testServerConfig(marker, "--hang-start") });
     const listing = tools.tools();
-    expect(await eventually(() => processesWith(marker).length === 1, 5000)).toBe(true);
+    expect(await eventually(() => processesWith(marker).length === 1, 30_000)).toBe(true);
     await tools.close();
     expect(processesWith(marker)).toEqual([]);
     await expect(listing).resolves.toEqual([]);
@@ -416,17 +416,19 @@ describe("stdio MCP servers", () => {
 });
 
 describe("a process that exits without close()", () => {
-  it("still takes its servers and their children with it", async () => {
+  // The child compiles the MCP client from source (tsx) and starts a server: at load average 10
+  // that took over 15 s, so its bound is generous; what is checked is what it leaves behind.
+  it("still takes its servers and their children with it", { timeout: 180_000 }, async () => {
     const marker = newMarker();
     const script = join(dirname(MCP_TEST_SERVER), "mcp-exit-without-close.mjs");
     const module = fileURLToPath(new URL("./mcp-tools.ts", import.meta.url));
     const { stdout } = await execFileAsync(process.execPath, ["--import", "tsx", script, module, marker], {
-      timeout: 15_000,
+      timeout: 150_000,
     });
     const [server, grandchild] = stdout.trim().split(" ").map(Number) as [number, number];
     expect(server).toBeGreaterThan(0);
     expect(grandchild).toBeGreaterThan(0);
-    expect(await eventually(() => !isAlive(server) && !isAlive(grandchild), 3000)).toBe(true);
+    expect(await eventually(() => !isAlive(server) && !isAlive(grandchild), 30_000)).toBe(true);
     expect(processesWith(marker)).toEqual([]);
   });
 });
