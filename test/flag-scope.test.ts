@@ -121,11 +121,14 @@ describe("eddy run's flags on the other commands that start runs", () => {
 });
 
 describe("--no-agents-md", () => {
-  it.each(["batch", "worker"] as const)(
-    "applies to eddy %s (each task's AGENTS.md is read as eddy run reads it)",
+  it.each(["batch", "worker", "serve"] as const)(
+    "applies to eddy %s (each task's or run's AGENTS.md is read as eddy run reads it)",
     async (command) => {
-      const { stderr } = await cli([...POSITIONAL[command], "--no-agents-md"]);
+      // (serve is given a workspace that does not exist, so it stops after the scope check.)
+      const extra = command === "serve" ? ["--workspace", "/nonexistent/ws"] : [];
+      const { stderr } = await cli([...POSITIONAL[command], ...extra, "--no-agents-md"]);
       expect(stderr).not.toContain("does not apply");
+      expect(stderr).not.toBe("");
     },
   );
 });

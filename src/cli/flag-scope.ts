@@ -77,7 +77,6 @@ export const NOT_APPLICABLE: Readonly<Record<RunningCommand, Readonly<Record<str
     "--schema": "a chat's answers are for a person: use eddy run --schema for structured output",
   },
   serve: {
-    "--no-agents-md": "AGENTS.md is read by eddy run only (this command does not add instruction files)",
     "--thread": "a client names the thread: POST /v1/threads/NAME/messages",
     "--context": "each request is its own run; continue a conversation with POST /v1/threads/NAME/messages",
     "--json": "eddy serve streams every run's frames over HTTP (GET /v1/runs/ID/events)",

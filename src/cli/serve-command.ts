@@ -68,6 +68,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number
     secrets,
     mcpServers: runtime.mcpServers,
     ...(runtime.hooks === undefined ? {} : { hooks: runtime.hooks(workspace) }),
+    ...(runtime.instructionFiles === undefined ? {} : { instructionFiles: runtime.instructionFiles }),
     tapeExtras: tapeExtrasFor(config, runtime.mcpTools),
     ...(flags.maxRuns === undefined ? {} : { maxConcurrentRuns: flags.maxRuns }),
   });

@@ -9,7 +9,7 @@ import { createToolRegistry } from "../tools/registry.js";
 import { approvalNoteTool } from "../tools/test-support/note-tool.js";
 import { FACE_ROUTES, ROUTES } from "./api.js";
 import { createServeHandler, type ServeHandlerOptions } from "./handler.js";
-import { createRunService, type RunService } from "./runs.js";
+import { createRunService, type RunService, type ServeRuntime } from "./runs.js";
 import { jsonRequest } from "./test-support/request.js";
 
 const text = (t: string) => ({ items: [{ type: "message", text: t }] }) as Script;
@@ -22,13 +22,15 @@ interface Setup {
   notes?: string[];
   maxConcurrentRuns?: number;
   hooks?: ToolHooks;
+  instructionFiles?: ServeRuntime["instructionFiles"];
 }
 
 function setup(o: Setup = {}) {
   const dataDir = o.dataDir ?? mkdtempSync(join(tmpdir(), "eddy-serve-"));
   const notes = o.notes ?? [];
+  const provider = createScriptedProvider(o.scripts ?? [text("hello")]);
   const service = createRunService({
-    provider: createScriptedProvider(o.scripts ?? [text("hello")]),
+    provider,
     spec: { model: "m" },
     policy: o.policy ?? createPolicy(),
     tools: () => createToolRegistry([approvalNoteTool(notes)]),
@@ -37,11 +39,12 @@ function setup(o: Setup = {}) {
     secrets: ["sk-very-secret"],
     ...(o.maxConcurrentRuns === undefined ? {} : { maxConcurrentRuns: o.maxConcurrentRuns }),
     ...(o.hooks === undefined ? {} : { hooks: o.hooks }),
+    ...(o.instructionFiles === undefined ? {} : { instructionFiles: o.instructionFiles }),
   });
   const handler = createServeHandler(service, o.handler);
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     handler(jsonRequest(method, path, body, headers));
-  return { service, handler, call, dataDir, notes };
+  return { service, handler, call, dataDir, notes, provider };
 }
 
 interface SseEvent {
@@ -189,6 +192,36 @@ describe("eddy serve handler: runs", () => {
     });
     expect(notes).toEqual([]);
     expect((await finished(service, id))?.status).toBe("completed");
+  });
+
+  it("the server's AGENTS.md goes before a run's instructions, read for each run; a request cannot name files", async () => {
+    let text0 = "Answer in haiku.";
+    const read: string[] = [];
+    const instructionFiles = (workspace: string) => {
+      read.push(workspace);
+      return [{ path: "AGENTS.md", text: text0 }];
+    };
+    const { call, service, provider, dataDir } = setup({
+      scripts: [text("a"), text("b")],
+      instructionFiles,
+    });
+    const start = async (body: unknown) => {
+      const { id } = (await (await call("POST", "/v1/runs", body)).json()) as { id: string };
+      return (await finished(service, id))?.spec;
+    };
+    const first = await start({
+      input: "hi",
+      instructions: "Be kind.",
+      instruction_files: ["../../etc/passwd"],
+    });
+    expect(provider.requests[0]?.instructions).toBe(
+      "Instructions from AGENTS.md:\n\nAnswer in haiku.\n\nBe kind.",
+    );
+    expect(first?.instruction_files).toEqual(["AGENTS.md"]);
+    text0 = "Answer in prose.";
+    await start({ input: "again" });
+    expect(provider.requests[1]?.instructions).toBe("Instructions from AGENTS.md:\n\nAnswer in prose.");
+    expect(read).toEqual([dataDir, dataDir]);
   });
 
   it("too many runs at once is 429 with Retry-After", async () => {

@@ -27,7 +27,7 @@ import type { ReadyItem, TurnPlan } from "../mock/plan.js";
 import type { ItemField, JsonObject, StreamingEvent } from "../protocol/types.js";
 import { redactSecrets } from "../util/redact.js";
 import { type ClientTools, clientTools } from "./client-tools.js";
-import type { ServeRuntime } from "./runs.js";
+import { type ServeRuntime, withServerInstructions } from "./runs.js";
 
 /** The model name that means "the server's own model". */
 export const SERVER_MODEL = "eddy";
@@ -132,7 +132,7 @@ function specOf(runtime: ServeRuntime, request: ModelRequest, tools: ClientTools
   for (const key of PASSED) if (body[key] !== undefined && body[key] !== null) passed[key] = body[key];
   if (Object.keys(passed).length > 0) over.request = { ...base.request, ...passed };
   const run_id = `resp_run_${randomUUID().replace(/-/g, "")}`;
-  return resolveRunSpec({ ...mergeRunSpecs(base, over), run_id }, "request");
+  return resolveRunSpec({ ...withServerInstructions(runtime, mergeRunSpecs(base, over)), run_id }, "request");
 }
 
 /** A conversation item as the input schema takes it: a reasoning item's raw `content` is dropped. */

@@ -15,6 +15,7 @@ import { createThreadStore, type ThreadStore } from "../context/threads.js";
 import type { EddyError } from "../errors.js";
 import type { Frame, McpServerSummary, RunEndedFrame, RunEndReason } from "../frames/frame.js";
 import type { ToolHooks } from "../loop/hooks.js";
+import { type InstructionFile, withInstructionFiles } from "../loop/instruction-files.js";
 import type { RunDeps, RunHandle } from "../loop/options.js";
 import { assertPolicy, type Policy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
@@ -44,6 +45,12 @@ export interface ServeRuntime {
   /** Values masked in every frame and tape. @defaultValue none */
   secrets?: readonly string[];
   mcpServers?: readonly McpServerSummary[];
+  /**
+   * Reads the AGENTS.md files of the server's workspace (`findInstructionFiles`) for each fresh run,
+   * put before its instructions as `eddy run` puts them; a request never names files (its
+   * `instruction_files` is dropped). Undefined with `--no-agents-md`. @defaultValue none read
+   */
+  instructionFiles?: (workspace: string) => readonly InstructionFile[];
   /** The server's tool-call hooks (the config file's `hooks`): every run's, a request never sets them. @defaultValue none */
   hooks?: ToolHooks;
   /** Recorded in every tape header (validation flag, provider profile name, MCP tools). @defaultValue none */
@@ -170,7 +177,10 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
   const { runtime } = ctx;
   assertRoom(ctx);
   const id = `run_${randomUUID().replace(/-/g, "")}`;
-  const spec = resolveRunSpec({ ...mergeRunSpecs(runtime.spec ?? {}, request), run_id: id }, "request body");
+  const spec = resolveRunSpec(
+    { ...withServerInstructions(runtime, mergeRunSpecs(runtime.spec ?? {}, request)), run_id: id },
+    "request body",
+  );
   const registry = runtime.tools();
   try {
     assertPolicy(spec.tools ?? registry.names(), runtime.policy, "this server does not allow it");
@@ -210,6 +220,17 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
   ctx.runs.set(id, run);
   run.done = drive(run, handle, writer, registry);
   return run;
+}
+
+/**
+ * A fresh run's spec with the server's AGENTS.md files before its instructions (as `eddy run`
+ * adds them), read now so an edited file counts from the next run on; whatever the request claimed
+ * as `instruction_files` is dropped: which files are read is the server's to say.
+ */
+export function withServerInstructions(runtime: ServeRuntime, spec: PartialRunSpec): PartialRunSpec {
+  const { instruction_files: _claimed, ...own } = spec;
+  if (runtime.instructionFiles === undefined) return own;
+  return { ...own, ...withInstructionFiles(own.instructions, runtime.instructionFiles(runtime.workspace)) };
 }
 
 function depsOf(runtime: ServeRuntime, registry: ToolRegistry): RunDeps {
