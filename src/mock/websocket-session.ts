@@ -11,7 +11,9 @@
  *   `response_in_progress`) and the running one goes on. A response stops running, for this rule,
  *   when its terminal event has been sent: a client that sends the next `response.create` on
  *   receiving it is never refused, even while the server still finishes the turn (an agent behind
- *   `eddy serve`'s face closing its run; found by a test at load average 10).
+ *   `eddy serve`'s face closing its run; found by a test at load average 10). A fault scripted to
+ *   fire after the last event (`invalidJsonAfterEvents`, `errorEvent` past the end) may then reach
+ *   the client after its next `response.create` was taken.
  * - `store: false` responses are kept in a cache of this connection only: `previous_response_id`
  *   finds them here (then in the server's store), another connection does not, and they are gone
  *   when the connection closes. An unknown id is `previous_response_not_found` (404). A turn that
