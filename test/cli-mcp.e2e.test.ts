@@ -300,9 +300,9 @@ describe("eddy run with MCP servers", () => {
     expect((mock?.requests[0]?.body as JsonObject | undefined)?.parallel_tool_calls).toBe(true);
     const started = frames.filter((f) => f.type === "tool_started");
     const ended = frames.filter((f) => f.type === "tool_ended");
-    // At once, by the frames (not the clock): all three started before the first ended, and they
-    // ended shortest first (one at a time they would end c1, c2, c3).
-    expect(ended.map((f) => f.call_id)).toEqual(["c3", "c2", "c1"]);
+    // At once, by the frames (not the clock; which ends first varies at load average 10): all
+    // three started before the first ended.
+    expect(ended.map((f) => f.call_id).sort()).toEqual(["c1", "c2", "c3"]);
     expect(Math.max(...started.map((f) => f.seq))).toBeLessThan(Math.min(...ended.map((f) => f.seq)));
     expect(outputsSent().map((o) => o.call_id)).toEqual(["c1", "c2", "c3"]);
     const replay = await runCli(["replay", tape], { cwd });

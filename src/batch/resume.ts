@@ -277,9 +277,7 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
       ? {}
       : { onUnrecordedApproval: liveApprovals(options, policy, () => gate.wait(point.at_seq)) }),
   });
-  addLiveDeps(deps, options, point.turn);
-  if (options.hooks !== undefined || deps.hooks !== undefined)
-    deps.hooks = resumedHooks(prefix.frames, deps.hooks, options.hooks ?? {});
+  addLiveDeps(deps, options, point.turn, prefix.frames);
   deps.resumeSubRun = subRunResumer(tape, options, policy);
   let diverged: ReturnType<typeof compareFrames> | undefined;
   deps.onFrame = (frame) => {
@@ -321,10 +319,21 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
   };
 }
 
-/** The secrets to mask, the write-ahead wait before a tool runs, and steering: the tape's messages, then, from the resume point's turn on, the live ones. */
-function addLiveDeps(deps: RunDeps, options: ResumeOptions, from: number): void {
+/**
+ * The secrets to mask, the write-ahead wait before a tool runs, the hooks (`resumedHooks`: the
+ * tape's decisions, then this invocation's), and steering: the tape's messages, then, from the
+ * resume point's turn on, the live ones.
+ */
+function addLiveDeps(
+  deps: RunDeps,
+  options: ResumeOptions,
+  from: number,
+  tapeFrames: readonly Frame[],
+): void {
   if (options.secrets !== undefined) deps.secrets = options.secrets;
   if (options.beforeToolRun !== undefined) deps.beforeToolRun = options.beforeToolRun;
+  if (options.hooks !== undefined || deps.hooks !== undefined)
+    deps.hooks = resumedHooks(tapeFrames, deps.hooks, options.hooks ?? {});
   const live = options.steering;
   if (live === undefined) return;
   const recorded = deps.steering;

@@ -12,7 +12,7 @@
  * Exit codes as `eddy run`; a run that already ended by itself is reported with its own code.
  */
 import { resolve } from "node:path";
-import { planResume, resumeRun } from "../batch/resume.js";
+import { planResume, type ResumeOptions, resumeRun } from "../batch/resume.js";
 import { createTapeFileWriter, type TapeWriter } from "../batch/tape-store.js";
 import type { Frame } from "../frames/frame.js";
 import { readTape, type Tape } from "../replay/tape.js";
@@ -79,15 +79,12 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     const secrets = [...secretsOf(config), ...tools.secrets];
     const out = resolve(io.cwd, flags.record ?? path);
     const inPlace = out === resolve(io.cwd, path);
-    const hooks = hooksOf(config, io.env)?.(config.workspace.value);
     const handle = resumeRun(tape, {
       provider: target.provider,
       registry: tools.registry,
       workspace: config.workspace.value,
-      policy: policyOf(config, tools.approveMode, { rerunInterrupted: flags.rerunInterrupted === true }),
-      ...(tools.onApproval === undefined ? {} : { onApproval: tools.onApproval }),
+      ...localRules(config, tools, flags, io.env),
       ...(Object.keys(decide).length === 0 ? {} : { decide }),
-      ...(hooks === undefined ? {} : { hooks }),
       signal: controller.signal,
       secrets,
       onFrame: (frame: Frame) => {
@@ -118,6 +115,21 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     await target?.close();
     await closeTools(prepared, tools?.registry);
   }
+}
+
+/** What this invocation gives the resumed run, never the tape: its policy, approval handler and hook commands. */
+function localRules(
+  config: EffectiveConfig,
+  tools: RunTools,
+  flags: ResumeFlags,
+  env: CliIo["env"],
+): Pick<ResumeOptions, "policy" | "onApproval" | "hooks"> {
+  const hooks = hooksOf(config, env)?.(config.workspace.value);
+  return {
+    policy: policyOf(config, tools.approveMode, { rerunInterrupted: flags.rerunInterrupted === true }),
+    ...(tools.onApproval === undefined ? {} : { onApproval: tools.onApproval }),
+    ...(hooks === undefined ? {} : { hooks }),
+  };
 }
 
 /** The resumed run's view: frames as JSONL with --json, else the human view (images saved to the workspace). */

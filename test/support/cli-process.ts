@@ -44,7 +44,7 @@ export function startCli(
 }
 
 /** Resolves once `test()` holds (checked every 20 ms); rejects after `timeoutMs` with `what`. */
-export async function until(test: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+export async function until(test: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!test()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -174,7 +174,10 @@ describe("shell", () => {
       { command: "echo $$ > cancel.pid; sleep 30 & echo $! >> cancel.pid; wait" },
       { signal: controller.signal },
     );
-    await new Promise((r) => setTimeout(r, 300));
+    // Cancelled once both pids are written (a fixed wait lost that race at load average 10).
+    const pidFile = join(box.root, "cancel.pid");
+    while ((await readFile(pidFile, "utf8").catch(() => "")).trim().split("\n").length < 2)
+      await new Promise((r) => setTimeout(r, 20));
     controller.abort();
     const r = await pending;
     expect(r.parsed).toMatchObject({ ok: false, exit_code: 130, error: { code: "cancelled" } });
