@@ -127,6 +127,17 @@ function readFuzzed(text: string): { tape: Tape; file: string } | undefined {
   }
 }
 
+/** The first recorded tape with every frame of `type` changed by `mutate`, as tape text. */
+function baseWith(type: string, mutate: (frame: Record<string, unknown>) => void): string {
+  const lines = (bases[0] as string[]).map((line) => {
+    const frame = JSON.parse(line) as Record<string, unknown>;
+    if (frame.type !== type) return line;
+    mutate(frame);
+    return JSON.stringify(frame);
+  });
+  return `${lines.join("\n")}\n`;
+}
+
 function expectClear(error: unknown): void {
   expect(isClearError(error), String((error as Error)?.stack ?? error)).toBe(true);
 }
@@ -153,13 +164,7 @@ describe("fuzz: tapes", () => {
         f.raw = 42;
       },
     ]) {
-      const lines = (bases[0] as string[]).map((line) => {
-        const frame = JSON.parse(line) as Record<string, unknown>;
-        if (frame.type !== "provider_event") return line;
-        mutate(frame);
-        return JSON.stringify(frame);
-      });
-      const read = readFuzzed(`${lines.join("\n")}\n`);
+      const read = readFuzzed(baseWith("provider_event", mutate));
       if (read === undefined) continue; // refused on read: a clear error, checked by readFuzzed
       const { registry } = replayTools(read.tape.header, read.tape.frames, {}, read.file);
       const outcome = await replayTape(read.tape, { registry, workspace, stallMs: 100 });
@@ -176,13 +181,7 @@ describe("fuzz: tapes", () => {
         f.body = { ...(f.body as object), tools: [null, 7, "x", { type: "function" }] };
       },
     ]) {
-      const lines = (bases[0] as string[]).map((line) => {
-        const frame = JSON.parse(line) as Record<string, unknown>;
-        if (frame.type !== "request_started") return line;
-        mutate(frame);
-        return JSON.stringify(frame);
-      });
-      const read = readFuzzed(`${lines.join("\n")}\n`);
+      const read = readFuzzed(baseWith("request_started", mutate));
       if (read === undefined) continue; // refused on read: a clear error, checked by readFuzzed
       const { registry } = replayTools(read.tape.header, read.tape.frames, {}, read.file);
       expect(registry.names().length).toBeGreaterThan(0);

@@ -6,6 +6,7 @@ import { assertFrameInvariants } from "../../test/support/frames.js";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
 import type { Frame } from "../frames/frame.js";
 import { agentTool } from "../loop/agent-tool.js";
+import type { BeforeToolCallDecision, ToolHooks } from "../loop/hooks.js";
 import type { RunDeps } from "../loop/options.js";
 import { createPolicy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
@@ -528,26 +529,38 @@ describe("deferred approvals inside a sub-agent (agentTool)", () => {
   });
 });
 
+/**
+ * `threeTurns` recorded (with `recorded` hooks), killed during its second request and resumed with
+ * a `beforeToolCall` that answers `decision` and notes which calls it was asked about (none given:
+ * resumed without hooks).
+ */
+async function resumeWithHook(recorded: ToolHooks | undefined, decision: BeforeToolCallDecision | undefined) {
+  const full = await record(threeTurns, counter(), {}, recorded === undefined ? {} : { hooks: recorded });
+  const crashed = cutAfter(full, (f) => f.type === "request_started", 2);
+  const asked: string[] = [];
+  const tools = counter();
+  const hooks: ToolHooks = {
+    beforeToolCall: (call) => {
+      asked.push(call.callId);
+      return decision;
+    },
+  };
+  const resumed = await resume(
+    crashed,
+    threeTurns.slice(1),
+    tools,
+    {},
+    decision === undefined ? {} : { hooks },
+  );
+  return { asked, tools, resumed };
+}
+
 describe("a resumed run's hooks are this invocation's (ResumeOptions.hooks)", () => {
   it("a tape recorded without hooks: the settled call is not asked, the live one is denied; the tape still reproduces", async () => {
-    const full = await record(threeTurns, counter());
-    const crashed = cutAfter(full, (f) => f.type === "request_started", 2);
-    const asked: string[] = [];
-    const tools = counter();
-    const resumed = await resume(
-      crashed,
-      [...threeTurns.slice(1)],
-      tools,
-      {},
-      {
-        hooks: {
-          beforeToolCall: (call) => {
-            asked.push(call.callId);
-            return { action: "deny", reason: "no notes after the crash" };
-          },
-        },
-      },
-    );
+    const { asked, tools, resumed } = await resumeWithHook(undefined, {
+      action: "deny",
+      reason: "no notes after the crash",
+    });
     expect(asked).toEqual(["c2"]);
     expect(tools.runs.size).toBe(0); // c1 recorded, c2 denied
     expect(resumed.result.reason).toBe("completed");
@@ -561,24 +574,7 @@ describe("a resumed run's hooks are this invocation's (ResumeOptions.hooks)", ()
 
   it("a tape recorded with hooks: its decisions are given back, only the live call is asked", async () => {
     const allow = { beforeToolCall: () => ({ action: "allow" as const, note: "recorded allow" }) };
-    const full = await record(threeTurns, counter(), {}, { hooks: allow });
-    const crashed = cutAfter(full, (f) => f.type === "request_started", 2);
-    const asked: string[] = [];
-    const tools = counter();
-    const resumed = await resume(
-      crashed,
-      [...threeTurns.slice(1)],
-      tools,
-      {},
-      {
-        hooks: {
-          beforeToolCall: (call) => {
-            asked.push(call.callId);
-            return { action: "allow", note: "live allow" };
-          },
-        },
-      },
-    );
+    const { asked, tools, resumed } = await resumeWithHook(allow, { action: "allow", note: "live allow" });
     expect(asked).toEqual(["c2"]);
     expect(tools.runs.get("b")).toBe(1);
     expect(resumed.frames.filter((f) => f.type === "hook_decided").map((f) => [f.call_id, f.note])).toEqual([
@@ -589,9 +585,7 @@ describe("a resumed run's hooks are this invocation's (ResumeOptions.hooks)", ()
 
   it("without hooks given, a tape's recorded decisions still reproduce and nothing is asked", async () => {
     const deny = { beforeToolCall: () => ({ action: "deny" as const, reason: "recorded deny" }) };
-    const full = await record(threeTurns, counter(), {}, { hooks: deny });
-    const crashed = cutAfter(full, (f) => f.type === "request_started", 2);
-    const resumed = await resume(crashed, [...threeTurns.slice(1)], counter());
+    const { resumed } = await resumeWithHook(deny, undefined);
     expect(resumed.result.reason).toBe("completed");
     expect(resumed.frames.filter((f) => f.type === "hook_decided").map((f) => f.call_id)).toEqual(["c1"]);
   });

@@ -27,7 +27,7 @@ import type { ReadyItem, TurnPlan } from "../mock/plan.js";
 import type { ItemField, JsonObject, StreamingEvent } from "../protocol/types.js";
 import { redactSecrets } from "../util/redact.js";
 import { type ClientTools, clientTools } from "./client-tools.js";
-import { type ServeRuntime, withServerInstructions } from "./runs.js";
+import { depsOf, type ServeRuntime, withServerInstructions } from "./runs.js";
 
 /** The model name that means "the server's own model". */
 export const SERVER_MODEL = "eddy";
@@ -175,15 +175,9 @@ async function* agentEvents(run: AgentRun): AsyncGenerator<StreamingEvent> {
   const writer = createEventWriter(request);
   yield* writer.open();
   const deps: RunDeps = {
-    provider: runtime.provider,
-    tools: tools.registry,
-    policy: runtime.policy,
-    workspace: runtime.workspace,
+    ...depsOf(runtime, tools.registry),
     signal: request.signal,
     onApproval: tools.onApproval,
-    ...(runtime.secrets === undefined ? {} : { secrets: runtime.secrets }),
-    ...(runtime.mcpServers === undefined ? {} : { mcpServers: runtime.mcpServers }),
-    ...(runtime.hooks === undefined ? {} : { hooks: runtime.hooks }),
   };
   const handle = runAgent(spec, deps);
   const ended = handle.result.catch(() => undefined).finally(run.release);

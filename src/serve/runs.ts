@@ -233,7 +233,8 @@ export function withServerInstructions(runtime: ServeRuntime, spec: PartialRunSp
   return { ...own, ...withInstructionFiles(own.instructions, runtime.instructionFiles(runtime.workspace)) };
 }
 
-function depsOf(runtime: ServeRuntime, registry: ToolRegistry): RunDeps {
+/** What every run of the server runs with: its provider, policy, workspace, secrets, MCP servers and hooks. */
+export function depsOf(runtime: ServeRuntime, registry: ToolRegistry): RunDeps {
   const deps: RunDeps = {
     provider: runtime.provider,
     tools: registry,
