@@ -19,7 +19,7 @@ import { replayTools } from "../src/cli/replay-tools.js";
 import { createPolicy } from "../src/loop/policy.js";
 import { resolveRunSpec } from "../src/loop/run-spec.js";
 import { replayTape } from "../src/replay/replay.js";
-import { readTape, type Tape } from "../src/replay/tape.js";
+import { parseTape, readTape, type Tape } from "../src/replay/tape.js";
 import { fuzzParams, fuzzTimeout, isClearError, nastyJson, nastyString, objectWith } from "./support/fuzz.js";
 import { recordMockRun } from "./support/record.js";
 import { createScriptedProvider } from "./support/scripted.js";
@@ -185,6 +185,22 @@ describe("fuzz: tapes", () => {
       if (read === undefined) continue; // refused on read: a clear error, checked by readFuzzed
       const { registry } = replayTools(read.tape.header, read.tape.frames, {}, read.file);
       expect(registry.names().length).toBeGreaterThan(0);
+    }
+  });
+
+  it("a frame whose turn or call_id is an object that cannot become a string is refused on read (found by the fuzz in CI: resume threw a TypeError keying its calls)", async () => {
+    for (const mutate of [
+      (f: Record<string, unknown>) => {
+        f.turn = { toString: 1, valueOf: 2 };
+      },
+      (f: Record<string, unknown>) => {
+        f.call_id = { toString: null };
+      },
+    ]) {
+      const text = baseWith("tool_started", mutate);
+      const read = readFuzzed(text);
+      expect(read).toBeUndefined(); // refused on read, with a clear error (checked by readFuzzed)
+      expect(() => parseTape(text)).toThrow(/tool_started\) has a `(turn|call_id)` that is not/);
     }
   });
 

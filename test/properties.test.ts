@@ -20,6 +20,7 @@ import { createToolRegistry } from "../src/tools/registry.js";
 import { redactDeep } from "../src/util/redact.js";
 import { runOver } from "./support/body-run.js";
 import { captureLines, listCaptures, splitResponses, toSse } from "./support/captures.js";
+import { fuzzParams } from "./support/fuzz.js";
 import { recordMockRun } from "./support/record.js";
 
 const encoder = new TextEncoder();
@@ -78,7 +79,7 @@ describe("properties", () => {
           expect(decode(Array.from(bytes, (b) => Uint8Array.of(b)))).toEqual(whole);
         },
       ),
-      { numRuns: 300 },
+      fuzzParams(300),
     );
   });
 
@@ -98,7 +99,7 @@ describe("properties", () => {
           expect(comparable(chunked), response.name).toEqual(comparable(whole));
         },
       ),
-      { numRuns: 60 },
+      fuzzParams(60),
     );
   });
 
@@ -131,7 +132,7 @@ describe("properties", () => {
           expect(frames.filter((f) => f.type === "run_ended")).toHaveLength(1);
         },
       ),
-      { numRuns: 120 },
+      fuzzParams(120),
     );
   });
 
@@ -170,7 +171,7 @@ describe("properties", () => {
           for (const s of secrets) expect(strings.filter((x) => x.includes(s))).toEqual([]);
         },
       ),
-      { numRuns: 300 },
+      fuzzParams(300),
     );
   });
 });

@@ -52,28 +52,166 @@ export function parseJsonl(text: string, options: { allowPartialLastLine?: boole
   return out;
 }
 
-/** Checks that a record is a frame (envelope + known type) and returns it typed. */
+/** The JSON kinds a frame's payload fields may have (checked when the field is present). */
+type FieldKind =
+  | "int"
+  | "number"
+  | "string"
+  | "string|null"
+  | "boolean"
+  | "object"
+  | "object|null"
+  | "strings"
+  | "objects";
+
+/**
+ * The kind of each payload field, by name: a field has the same kind in every frame type that
+ * carries it (src/frames/frame.ts), except the few in `KIND_BY_TYPE`. Fields the readers key on or
+ * print (`turn`, `call_id`, `name`, …) are checked so a tape, a thread log or a `--json` log from
+ * elsewhere cannot hand an object where a string is expected (docs/decisions.md #9).
+ */
+const FIELD_KINDS: Readonly<Record<string, FieldKind>> = {
+  turn: "int",
+  attempt: "int",
+  output_index: "int",
+  content_index: "int",
+  index: "int",
+  turns: "int",
+  tool_calls: "int",
+  call_id: "string",
+  item_id: "string",
+  name: "string",
+  arguments: "string",
+  output: "string",
+  output_text: "string",
+  delta: "string",
+  raw: "string",
+  mode: "string",
+  from: "string",
+  to: "string",
+  code: "string",
+  message: "string",
+  kind: "string",
+  reason: "string",
+  decision: "string",
+  hook: "string",
+  channel: "string",
+  stage: "string",
+  event_name: "string",
+  item_type: "string",
+  request_id: "string",
+  content_type: "string",
+  full_output: "string",
+  image_url: "string",
+  status: "string",
+  model: "string|null",
+  response_id: "string|null",
+  ok: "boolean",
+  retryable: "boolean",
+  tripped: "boolean",
+  duration_ms: "number",
+  delay_ms: "number",
+  body: "object",
+  item: "object",
+  subrun: "object",
+  usage: "object|null",
+  error: "object",
+  pending_calls: "strings",
+  errors: "strings",
+  tools: "strings",
+  instructions: "string",
+};
+
+/** Where a field's kind differs by frame type. */
+const KIND_BY_TYPE: Readonly<Record<string, Readonly<Record<string, FieldKind>>>> = {
+  response_headers: { status: "int" },
+  request_failed: { status: "int" },
+  turn_prepared: { model: "string" },
+  context_compacted: { model: "string", output: "objects" },
+};
+
+function hasKind(value: unknown, kind: FieldKind): boolean {
+  switch (kind) {
+    case "int":
+      return Number.isInteger(value);
+    case "number":
+      return typeof value === "number" && Number.isFinite(value);
+    case "string":
+      return typeof value === "string";
+    case "string|null":
+      return value === null || typeof value === "string";
+    case "boolean":
+      return typeof value === "boolean";
+    case "object":
+      return isJsonObject(value);
+    case "object|null":
+      return value === null || isJsonObject(value);
+    case "strings":
+      return Array.isArray(value) && value.every((v) => typeof v === "string");
+    case "objects":
+      return Array.isArray(value) && value.every(isJsonObject);
+  }
+}
+
+/** What is wrong with a frame-shaped value (`undefined`: nothing), nested sub-run frames included. */
+function frameProblem(v: Record<string, unknown>, depth: number): string | undefined {
+  if (typeof v.type !== "string") return "has no string `type`";
+  if (!KNOWN_TYPES.has(v.type)) return `has unknown frame type "${v.type.slice(0, 40)}"`;
+  if (typeof v.run_id !== "string") return "has no string `run_id`";
+  if (!Number.isInteger(v.seq)) return "has no integer `seq`";
+  if (typeof v.ts !== "number") return "has no numeric `ts`";
+  const special = KIND_BY_TYPE[v.type];
+  for (const key in v) {
+    const kind = special?.[key] ?? FIELD_KINDS[key];
+    const value = v[key];
+    if (kind === undefined || value === undefined) continue;
+    if (!hasKind(value, kind)) return `(${v.type}) has a \`${key}\` that is not ${KIND_NAMES[kind]}`;
+  }
+  if (v.subrun !== undefined) return subrunProblem(v.subrun as Record<string, unknown>, depth);
+  return undefined;
+}
+
+const KIND_NAMES: Readonly<Record<FieldKind, string>> = {
+  int: "an integer",
+  number: "a finite number",
+  string: "a string",
+  "string|null": "a string or null",
+  boolean: "true or false",
+  object: "an object",
+  "object|null": "an object or null",
+  strings: "a list of strings",
+  objects: "a list of objects",
+};
+
+/** Sub-agents nest at most this deep in a frame (agent tools inside agent tools). */
+const MAX_SUBRUN_DEPTH = 16;
+
+function subrunProblem(subrun: Record<string, unknown>, depth: number): string | undefined {
+  if (typeof subrun.agent !== "string" || !Array.isArray(subrun.frames))
+    return "has a `subrun` without a string `agent` and a `frames` list";
+  if (depth >= MAX_SUBRUN_DEPTH) return `nests sub-runs more than ${MAX_SUBRUN_DEPTH} deep`;
+  for (const [i, inner] of subrun.frames.entries()) {
+    if (!isJsonObject(inner)) return `has a sub-run frame ${i} that is not an object`;
+    const problem = frameProblem(inner, depth + 1);
+    if (problem !== undefined) return `has a sub-run frame ${i} that ${problem}`;
+  }
+  return undefined;
+}
+
+/**
+ * Checks that a record is a frame (envelope, known type, and the kinds of the payload fields it
+ * has, nested sub-run frames included) and returns it typed. A field may be absent (older tapes
+ * lack some); a present one of the wrong kind is `frame_invalid`.
+ */
 export function asFrame(record: JsonlRecord): Frame {
-  const v = record.value;
-  const problem =
-    typeof v.type !== "string"
-      ? "has no string `type`"
-      : !KNOWN_TYPES.has(v.type)
-        ? `has unknown frame type "${v.type}"`
-        : typeof v.run_id !== "string"
-          ? "has no string `run_id`"
-          : !Number.isInteger(v.seq)
-            ? "has no integer `seq`"
-            : typeof v.ts !== "number"
-              ? "has no numeric `ts`"
-              : undefined;
+  const problem = frameProblem(record.value, 0);
   if (problem !== undefined) {
     throw new EddyError("frame_invalid", `line ${record.line}: frame ${problem}`, {
       fault: "user",
       details: { line: record.line },
     });
   }
-  return v as unknown as Frame;
+  return record.value as unknown as Frame;
 }
 
 /** Parses a JSONL frame log (e.g. `eddy run --json` output) into frames. */
