@@ -20,7 +20,7 @@ import { createToolRegistry } from "../src/tools/registry.js";
 import { redactDeep } from "../src/util/redact.js";
 import { runOver } from "./support/body-run.js";
 import { captureLines, listCaptures, splitResponses, toSse } from "./support/captures.js";
-import { fuzzParams } from "./support/fuzz.js";
+import { fuzzParams, fuzzTimeout } from "./support/fuzz.js";
 import { recordMockRun } from "./support/record.js";
 
 const encoder = new TextEncoder();
@@ -56,124 +56,144 @@ const block = fc.record({
 });
 
 describe("properties", () => {
-  it("the SSE decoder gives the same messages at any chunking", () => {
-    fc.assert(
-      fc.property(
-        fc.array(block, { minLength: 1, maxLength: 8 }),
-        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 20 }),
-        (blocks, cuts) => {
-          const text = blocks
-            .map(({ event, data, comment, eol }) => {
-              const lines = [
-                ...(comment === undefined ? [] : [`:${comment}`]),
-                ...(event === undefined ? [] : [`event: ${event}`]),
-                ...data.map((d) => `data: ${d}`),
-              ];
-              return lines.map((l) => l + eol).join("") + eol;
-            })
-            .join("");
-          const bytes = encoder.encode(text);
-          const whole = decode([bytes]);
-          expect(decode(cut(bytes, cuts))).toEqual(whole);
-          // Byte by byte too.
-          expect(decode(Array.from(bytes, (b) => Uint8Array.of(b)))).toEqual(whole);
-        },
-      ),
-      fuzzParams(300),
-    );
-  });
+  it(
+    "the SSE decoder gives the same messages at any chunking",
+    () => {
+      fc.assert(
+        fc.property(
+          fc.array(block, { minLength: 1, maxLength: 8 }),
+          fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 20 }),
+          (blocks, cuts) => {
+            const text = blocks
+              .map(({ event, data, comment, eol }) => {
+                const lines = [
+                  ...(comment === undefined ? [] : [`:${comment}`]),
+                  ...(event === undefined ? [] : [`event: ${event}`]),
+                  ...data.map((d) => `data: ${d}`),
+                ];
+                return lines.map((l) => l + eol).join("") + eol;
+              })
+              .join("");
+            const bytes = encoder.encode(text);
+            const whole = decode([bytes]);
+            expect(decode(cut(bytes, cuts))).toEqual(whole);
+            // Byte by byte too.
+            expect(decode(Array.from(bytes, (b) => Uint8Array.of(b)))).toEqual(whole);
+          },
+        ),
+        fuzzParams(300),
+      );
+    },
+    fuzzTimeout(300, 60_000),
+  );
 
   const responses = listCaptures().flatMap((name) =>
     splitResponses(captureLines(name)).map((lines, i) => ({ name: `${name}#${i}`, lines })),
   );
 
-  it("a run over any capture response gives the same frames at any chunking", async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(...responses),
-        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 40 }),
-        async (response, cuts) => {
-          const bytes = encoder.encode(toSse(response.lines));
-          const whole = await runOver([bytes]);
-          const chunked = await runOver(cut(bytes, cuts));
-          expect(comparable(chunked), response.name).toEqual(comparable(whole));
-        },
-      ),
-      fuzzParams(60),
-    );
-  });
+  it(
+    "a run over any capture response gives the same frames at any chunking",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...responses),
+          fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 40 }),
+          async (response, cuts) => {
+            const bytes = encoder.encode(toSse(response.lines));
+            const whole = await runOver([bytes]);
+            const chunked = await runOver(cut(bytes, cuts));
+            expect(comparable(chunked), response.name).toEqual(comparable(whole));
+          },
+        ),
+        fuzzParams(60),
+      );
+    },
+    fuzzTimeout(60, 60_000),
+  );
 
-  it("mutated captures never throw out of the provider and the run ends with run_ended", async () => {
-    const mutation = fc.oneof(
-      fc.record({ kind: fc.constant("drop" as const), at: fc.nat() }),
-      fc.record({ kind: fc.constant("duplicate" as const), at: fc.nat() }),
-      fc.record({ kind: fc.constant("swap" as const), at: fc.nat() }),
-      fc.record({ kind: fc.constant("truncate" as const), at: fc.nat() }),
-      fc.record({ kind: fc.constant("garbage" as const), at: fc.nat(), text: fc.string({ maxLength: 40 }) }),
-      fc.record({ kind: fc.constant("huge" as const), at: fc.nat() }),
-      fc.record({
-        kind: fc.constant("cut_line" as const),
-        at: fc.nat(),
-        keep: fc.double({ min: 0, max: 1, noNaN: true }),
-      }),
-    );
-    await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(...responses),
-        fc.array(mutation, { minLength: 1, maxLength: 4 }),
-        async (response, mutations) => {
-          const lines = [...response.lines];
-          for (const m of mutations) mutate(lines, m);
-          const frames = await runOver([encoder.encode(toSse(lines))], 2 * 1024 * 1024);
-          frames.forEach((f, i) => {
-            expect(f.seq).toBe(i);
-          });
-          expect(frames.at(-1)?.type, response.name).toBe("run_ended");
-          expect(frames.filter((f) => f.type === "run_ended")).toHaveLength(1);
-        },
-      ),
-      fuzzParams(120),
-    );
-  });
+  it(
+    "mutated captures never throw out of the provider and the run ends with run_ended",
+    async () => {
+      const mutation = fc.oneof(
+        fc.record({ kind: fc.constant("drop" as const), at: fc.nat() }),
+        fc.record({ kind: fc.constant("duplicate" as const), at: fc.nat() }),
+        fc.record({ kind: fc.constant("swap" as const), at: fc.nat() }),
+        fc.record({ kind: fc.constant("truncate" as const), at: fc.nat() }),
+        fc.record({
+          kind: fc.constant("garbage" as const),
+          at: fc.nat(),
+          text: fc.string({ maxLength: 40 }),
+        }),
+        fc.record({ kind: fc.constant("huge" as const), at: fc.nat() }),
+        fc.record({
+          kind: fc.constant("cut_line" as const),
+          at: fc.nat(),
+          keep: fc.double({ min: 0, max: 1, noNaN: true }),
+        }),
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...responses),
+          fc.array(mutation, { minLength: 1, maxLength: 4 }),
+          async (response, mutations) => {
+            const lines = [...response.lines];
+            for (const m of mutations) mutate(lines, m);
+            const frames = await runOver([encoder.encode(toSse(lines))], 2 * 1024 * 1024);
+            frames.forEach((f, i) => {
+              expect(f.seq).toBe(i);
+            });
+            expect(frames.at(-1)?.type, response.name).toBe("run_ended");
+            expect(frames.filter((f) => f.type === "run_ended")).toHaveLength(1);
+          },
+        ),
+        fuzzParams(120),
+      );
+    },
+    fuzzTimeout(120, 60_000),
+  );
 
-  it("redaction leaves no secret in any string or key of a value", () => {
-    const secret = fc.string({
-      unit: fc.constantFrom("a", "b", "c", "K", "1", "-"),
-      minLength: 4,
-      maxLength: 10,
-    });
-    fc.assert(
-      fc.property(
-        fc.uniqueArray(secret, { minLength: 1, maxLength: 3 }),
-        fc.jsonValue(),
-        fc.nat(),
-        (secrets, value, seed) => {
-          // Plant the secrets in the value's strings and as a key.
-          const planted = {
-            value,
-            [`k${secrets[0]}`]: `x${secrets.join("y")}z`,
-            list: secrets.map((s, i) => `${i}${s}${seed}`),
-          };
-          const before = JSON.stringify(planted);
-          const out = redactDeep(planted, secrets);
-          expect(JSON.stringify(planted)).toBe(before); // the input is not changed
-          const strings: string[] = [];
-          const visit = (v: unknown) => {
-            if (typeof v === "string") strings.push(v);
-            else if (Array.isArray(v)) v.forEach(visit);
-            else if (v !== null && typeof v === "object")
-              for (const [k, w] of Object.entries(v)) {
-                strings.push(k);
-                visit(w);
-              }
-          };
-          visit(out);
-          for (const s of secrets) expect(strings.filter((x) => x.includes(s))).toEqual([]);
-        },
-      ),
-      fuzzParams(300),
-    );
-  });
+  it(
+    "redaction leaves no secret in any string or key of a value",
+    () => {
+      const secret = fc.string({
+        unit: fc.constantFrom("a", "b", "c", "K", "1", "-"),
+        minLength: 4,
+        maxLength: 10,
+      });
+      fc.assert(
+        fc.property(
+          fc.uniqueArray(secret, { minLength: 1, maxLength: 3 }),
+          fc.jsonValue(),
+          fc.nat(),
+          (secrets, value, seed) => {
+            // Plant the secrets in the value's strings and as a key.
+            const planted = {
+              value,
+              [`k${secrets[0]}`]: `x${secrets.join("y")}z`,
+              list: secrets.map((s, i) => `${i}${s}${seed}`),
+            };
+            const before = JSON.stringify(planted);
+            const out = redactDeep(planted, secrets);
+            expect(JSON.stringify(planted)).toBe(before); // the input is not changed
+            const strings: string[] = [];
+            const visit = (v: unknown) => {
+              if (typeof v === "string") strings.push(v);
+              else if (Array.isArray(v)) v.forEach(visit);
+              else if (v !== null && typeof v === "object")
+                for (const [k, w] of Object.entries(v)) {
+                  strings.push(k);
+                  visit(w);
+                }
+            };
+            visit(out);
+            for (const s of secrets) expect(strings.filter((x) => x.includes(s))).toEqual([]);
+          },
+        ),
+        fuzzParams(300),
+      );
+    },
+    fuzzTimeout(300, 60_000),
+  );
 });
 
 type Mutation =
