@@ -12,5 +12,10 @@ export default defineConfig({
     // suite ran file after file while most end-to-end files wait on the processes they start.
     // Three files at a time on 2 cores (measured: bench/README.md, "The test suite").
     maxWorkers: Math.max(3, availableParallelism() - 1),
+    // Files share their worker's module cache instead of importing eddy afresh each (about 0.6 s a
+    // file, 200 files): the suite went from 393 s to 284 s on a quiet 2-core machine (bench/README.md,
+    // "The test suite"). A test that changes process-wide state restores it (vi.unstubAllEnvs,
+    // mockRestore); `npm run test:shuffled` runs the files in a random order to catch one that does not.
+    isolate: false,
   },
 });

@@ -7,13 +7,19 @@
 // files instead of about 300 (docs/architecture.md, decision #34 in docs/decisions.md).
 // Used by `npm run build` (and so by `npm ci` through `prepare`) and by the test suite's global
 // setup. Exits non-zero when tsc reports errors (the JS is emitted anyway) or the bundle fails.
+// A successful build leaves the digest of its inputs in dist/.build-inputs (scripts/build-inputs.mjs);
+// `--if-changed` builds only when today's inputs differ from it.
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildInputsDigest, builtDigest, STAMP } from "./build-inputs.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const inputs = buildInputsDigest(root);
+if (process.argv.includes("--if-changed") && builtDigest(root) === inputs) process.exit(0);
+rmSync(join(root, STAMP), { force: true });
 const tsc = spawnSync(
   process.execPath,
   [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"],
@@ -108,3 +114,4 @@ if (script === "" || /<\/script|<!--/i.test(script)) {
 } else {
   process.exitCode = tsc.status ?? 1;
 }
+if (process.exitCode === 0) writeFileSync(join(root, STAMP), `${inputs}\n`);
