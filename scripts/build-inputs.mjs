@@ -11,7 +11,14 @@ import { join, relative } from "node:path";
 /** Where the digest of a successful build is kept. */
 export const STAMP = join("dist", ".build-inputs");
 
-const ROOT_FILES = ["scripts/build.mjs", "scripts/build-inputs.mjs", "tsconfig.json", "tsconfig.build.json", "package.json", "package-lock.json"];
+const ROOT_FILES = [
+  "scripts/build.mjs",
+  "scripts/build-inputs.mjs",
+  "tsconfig.json",
+  "tsconfig.build.json",
+  "package.json",
+  "package-lock.json",
+];
 
 /** True for a file under src/ that is not part of the build's input (test files). */
 function isTest(path) {
@@ -22,7 +29,11 @@ function isTest(path) {
 export function buildInputsDigest(root) {
   const files = readdirSync(join(root, "src"), { recursive: true, withFileTypes: true })
     .filter((d) => d.isFile())
-    .map((d) => relative(root, join(d.parentPath ?? d.path, d.name)).split("\\").join("/"))
+    .map((d) =>
+      relative(root, join(d.parentPath ?? d.path, d.name))
+        .split("\\")
+        .join("/"),
+    )
     .filter((p) => !isTest(p));
   const hash = createHash("sha256");
   for (const path of [...ROOT_FILES, ...files.sort()]) {

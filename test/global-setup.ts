@@ -11,5 +11,8 @@ import { fileURLToPath } from "node:url";
 
 export default function setup(): void {
   const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-  spawnSync(process.execPath, [join(root, "scripts/build.mjs"), "--if-changed"], { cwd: root, stdio: "pipe" });
+  spawnSync(process.execPath, [join(root, "scripts/build.mjs"), "--if-changed"], {
+    cwd: root,
+    stdio: "pipe",
+  });
 }
