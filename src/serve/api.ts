@@ -53,6 +53,12 @@ export const runView = z.object({
   result: z.unknown().optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
   pending_calls: z.array(z.string()).optional(),
+  undelivered_steering: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "Steering messages the run accepted (POST /v1/runs/ID/steer) but ended before sending: it was cancelled, hit a limit, failed or waits for approval before its next turn boundary",
+    ),
 });
 
 /** The answer of a request that started or changed a run. */

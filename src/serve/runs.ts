@@ -77,6 +77,12 @@ export interface ServedRun {
   decisions: Record<string, "allow" | "deny">;
   /** Steering messages waiting for the run's next turn boundary (`RunDeps.steering`). */
   steering: string[];
+  /**
+   * Steering messages accepted while the run went on that never reached the model: the run ended
+   * (cancelled, a limit, a failure, approval) before its next turn boundary. Shown in the run's
+   * view as `undelivered_steering`, so a client knows which to send again.
+   */
+  undelivered?: string[];
   /** Settles once the current segment of the run has ended and its tape is closed. */
   done: Promise<void>;
 }
@@ -96,6 +102,8 @@ export interface RunView {
   result?: unknown;
   error?: { code: string; message: string };
   pending_calls?: string[];
+  /** Steering messages the run accepted but ended before sending (see `ServedRun.undelivered`). */
+  undelivered_steering?: string[];
 }
 
 /** The server's runs (see the module comment). */
@@ -277,6 +285,7 @@ async function drive(run: ServedRun, handle: RunHandle, writer: TapeWriter, regi
     delete run.handle;
     run.status = run.ended?.reason ?? "failed";
     run.decisions = {};
+    if (run.steering.length > 0) run.undelivered = [...(run.undelivered ?? []), ...run.steering];
     run.steering = [];
     run.log.close();
   }
@@ -416,6 +425,7 @@ function viewOf(run: ServedRun): RunView {
   if (ended?.result !== undefined) view.result = ended.result;
   if (ended?.error !== undefined) view.error = { code: ended.error.code, message: ended.error.message };
   if (ended?.pending_calls !== undefined) view.pending_calls = ended.pending_calls;
+  if (run.undelivered !== undefined) view.undelivered_steering = [...run.undelivered];
   return view;
 }
 

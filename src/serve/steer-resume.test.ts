@@ -109,6 +109,32 @@ describe("POST /v1/runs/ID/steer", () => {
     );
   });
 
+  it("a message the run ends before sending is shown as undelivered_steering, not dropped without a word", async () => {
+    const { call, service, provider } = setup([gateCall("c1"), text("never asked")]);
+    const id = await start(call);
+    await seen(service, id, "tool_started");
+    expect((await call("POST", `/v1/runs/${id}/steer`, { message: "answer in French" })).status).toBe(202);
+    expect((await call("POST", `/v1/runs/${id}/steer`, { message: "and be brief" })).status).toBe(202);
+    expect((await call("POST", `/v1/runs/${id}/cancel`)).status).toBe(202);
+    await service.get(id)?.done;
+    const view = (await (await call("GET", `/v1/runs/${id}`)).json()) as Record<string, unknown>;
+    expect(view.status).toBe("cancelled");
+    expect(view.undelivered_steering).toEqual(["answer in French", "and be brief"]);
+    expect(JSON.stringify(provider.requests)).not.toContain("answer in French");
+  });
+
+  it("a run that sent its steering shows no undelivered_steering", async () => {
+    const { call, service, gate } = setup([gateCall("c1"), text("steered answer")]);
+    const id = await start(call);
+    await seen(service, id, "tool_started");
+    await call("POST", `/v1/runs/${id}/steer`, { message: "answer in French" });
+    gate.open();
+    await service.get(id)?.done;
+    const view = (await (await call("GET", `/v1/runs/${id}`)).json()) as Record<string, unknown>;
+    expect(view.status).toBe("completed");
+    expect(view).not.toHaveProperty("undelivered_steering");
+  });
+
   it("a thread's running turn is steered by the thread's name; an idle thread is 409", async () => {
     const { call, service, provider, gate } = setup([gateCall("c1"), text("ok")]);
     const id = await start(call, "/v1/threads/t1/messages", { input: "hi" });
