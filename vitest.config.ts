@@ -10,8 +10,9 @@ export default defineConfig({
     pool: "forks",
     // Vitest's default is one worker fewer than the cores: one worker on a 2-core machine, so the
     // suite ran file after file while most end-to-end files wait on the processes they start.
-    // Three files at a time on 2 cores (measured: bench/README.md, "The test suite").
-    maxWorkers: Math.max(3, availableParallelism() - 1),
+    // Four files at a time on 2 cores (three before; with shared module caches four finished in
+    // 252 s where three took 277-304 s: bench/README.md, "The test suite").
+    maxWorkers: Math.max(4, availableParallelism()),
     // Files share their worker's module cache instead of importing eddy afresh each (about 0.6 s a
     // file, 200 files): the suite went from 393 s to 284 s on a quiet 2-core machine (bench/README.md,
     // "The test suite"). A test that changes process-wide state restores it (vi.unstubAllEnvs,
