@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
+import { SlowFirstSequencer } from "./test/support/sequencer.js";
 
 export default defineConfig({
   test: {
@@ -18,5 +19,11 @@ export default defineConfig({
     // "The test suite"). A test that changes process-wide state restores it (vi.unstubAllEnvs,
     // mockRestore); `npm run test:shuffled` runs the files in a random order to catch one that does not.
     isolate: false,
+    // The slowest files first, from the last run's durations (test/support/sequencer.ts), or in a random
+    // order for `npm run test:shuffled` (EDDY_TEST_ORDER=random).
+    sequence:
+      process.env.EDDY_TEST_ORDER === "random"
+        ? { shuffle: { files: true, tests: false } }
+        : { sequencer: SlowFirstSequencer },
   },
 });
