@@ -135,7 +135,9 @@ describe.skipIf(!hasBwrap)("shell sandbox under bwrap", () => {
 
   it("cancellation kills the sandboxed command and everything in it", async () => {
     const controller = new AbortController();
-    const pending = inSandbox({ command: "sleep 100 & sleep 100", timeout_ms: 60_000 }, controller.signal);
+    // A duration no other test uses (they run at the same time and may have their own `sleep 100`).
+    const sleep = `sleep 100${Math.random().toFixed(9).slice(1)}`;
+    const pending = inSandbox({ command: `${sleep} & ${sleep}`, timeout_ms: 60_000 }, controller.signal);
     await new Promise((resolve) => setTimeout(resolve, 500));
     const abortedAt = performance.now();
     controller.abort();
@@ -143,6 +145,6 @@ describe.skipIf(!hasBwrap)("shell sandbox under bwrap", () => {
     expect(r.error?.code).toBe("cancelled");
     expect(performance.now() - abortedAt).toBeLessThan(3_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(execFileSync("ps", ["-eo", "args"]).toString()).not.toMatch(/^sleep 100$/m);
+    expect(execFileSync("ps", ["-eo", "args"]).toString().split("\n")).not.toContain(sleep);
   });
 });
