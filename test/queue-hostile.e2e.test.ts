@@ -36,9 +36,10 @@ function stopLater(p: CliProcess): void {
 async function ended(queue: Queue, id: string, worker: CliProcess, timeoutMs = 120_000): Promise<Job> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const job = await queue.getJob(id);
-    const state = job === undefined ? "missing" : await job.getState();
-    if (job !== undefined && (state === "failed" || state === "completed")) return job;
+    // The state first, then the job: a job read before it ended would lack its failedReason.
+    const state = await queue.getJobState(id);
+    const job = state === "failed" || state === "completed" ? await queue.getJob(id) : undefined;
+    if (job !== undefined) return job;
     if (Date.now() > deadline)
       throw new Error(`job ${id} still ${state} after ${timeoutMs} ms; the worker said:\n${worker.stderr}`);
     await new Promise((r) => setTimeout(r, 50));
