@@ -154,18 +154,30 @@ function hasKind(value: unknown, kind: FieldKind): boolean {
 }
 
 /** What is wrong with a frame-shaped value (`undefined`: nothing), nested sub-run frames included. */
-function frameProblem(v: Record<string, unknown>, depth: number): string | undefined {
+/**
+ * What is wrong with a frame's envelope (`type`, `seq`, `ts`, `run_id`), if anything. Every reader
+ * of frame lines checks it; the viewer (src/view/read.ts) stops there, as it shows frames of
+ * types it does not know.
+ */
+export function envelopeProblem(v: Record<string, unknown>): string | undefined {
   if (typeof v.type !== "string") return "has no string `type`";
-  if (!KNOWN_TYPES.has(v.type)) return `has unknown frame type "${v.type.slice(0, 40)}"`;
-  if (typeof v.run_id !== "string") return "has no string `run_id`";
   if (!Number.isInteger(v.seq)) return "has no integer `seq`";
   if (typeof v.ts !== "number") return "has no numeric `ts`";
-  const special = KIND_BY_TYPE[v.type];
+  if (typeof v.run_id !== "string") return "has no string `run_id`";
+  return undefined;
+}
+
+function frameProblem(v: Record<string, unknown>, depth: number): string | undefined {
+  const envelope = envelopeProblem(v);
+  if (envelope !== undefined) return envelope;
+  const type = v.type as string;
+  if (!KNOWN_TYPES.has(type)) return `has unknown frame type "${type.slice(0, 40)}"`;
+  const special = KIND_BY_TYPE[type];
   for (const key in v) {
     const kind = special?.[key] ?? FIELD_KINDS[key];
     const value = v[key];
     if (kind === undefined || value === undefined) continue;
-    if (!hasKind(value, kind)) return `(${v.type}) has a \`${key}\` that is not ${KIND_NAMES[kind]}`;
+    if (!hasKind(value, kind)) return `(${type}) has a \`${key}\` that is not ${KIND_NAMES[kind]}`;
   }
   if (v.subrun !== undefined) return subrunProblem(v.subrun as Record<string, unknown>, depth);
   return undefined;

@@ -14,6 +14,7 @@ import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { EddyError } from "../errors.js";
 import { FRAME_TYPES, type Frame, type FrameEnvelope } from "../frames/frame.js";
+import { envelopeProblem } from "../frames/jsonl.js";
 import { parseTape, type TapeHeader } from "../replay/tape.js";
 import { parseJsonObject } from "../util/json.js";
 import { kindOf } from "../util/regular-file.js";
@@ -213,14 +214,8 @@ function megabytes(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`;
 }
 
-/** What is wrong with a frame's envelope (`type`, `seq`, `ts`, `run_id`), if anything. */
-export function envelopeProblem(v: Record<string, unknown>): string | undefined {
-  if (typeof v.type !== "string") return "has no string `type`";
-  if (!Number.isInteger(v.seq)) return "has no integer `seq`";
-  if (typeof v.ts !== "number") return "has no numeric `ts`";
-  if (typeof v.run_id !== "string") return "has no string `run_id`";
-  return undefined;
-}
+/** The envelope check every reader of frame lines shares (src/frames/jsonl.ts). */
+export { envelopeProblem };
 
 function invalid(message: string): EddyError {
   return new EddyError("tape_invalid", message, { fault: "user" });
