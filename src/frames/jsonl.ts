@@ -153,7 +153,6 @@ function hasKind(value: unknown, kind: FieldKind): boolean {
   }
 }
 
-/** What is wrong with a frame-shaped value (`undefined`: nothing), nested sub-run frames included. */
 /**
  * What is wrong with a frame's envelope (`type`, `seq`, `ts`, `run_id`), if anything. Every reader
  * of frame lines checks it; the viewer (src/view/read.ts) stops there, as it shows frames of
@@ -167,6 +166,7 @@ export function envelopeProblem(v: Record<string, unknown>): string | undefined 
   return undefined;
 }
 
+/** What is wrong with a frame-shaped value (`undefined`: nothing), nested sub-run frames included. */
 function frameProblem(v: Record<string, unknown>, depth: number): string | undefined {
   const envelope = envelopeProblem(v);
   if (envelope !== undefined) return envelope;
