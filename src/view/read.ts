@@ -214,9 +214,6 @@ function megabytes(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`;
 }
 
-/** The envelope check every reader of frame lines shares (src/frames/jsonl.ts). */
-export { envelopeProblem };
-
 function invalid(message: string): EddyError {
   return new EddyError("tape_invalid", message, { fault: "user" });
 }

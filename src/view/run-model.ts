@@ -10,12 +10,13 @@
 
 import { assertNever } from "../errors.js";
 import type { Frame, FrameOf, RunEndedFrame, RunStartedFrame } from "../frames/frame.js";
+import { envelopeProblem } from "../frames/jsonl.js";
 import type { TapeHeader } from "../replay/tape.js";
 import { DERIVED_FRAMES_FORMAT, FrameUpgrader } from "../replay/upgrade-frames.js";
 import { isJsonObject as isObject } from "../util/json.js";
 import { intOf, nameOf, namesOf, numberOf, Omitted, TextBudget, textOf, VIEW_LIMITS } from "./limits.js";
 import { noteOf, shortValue } from "./notes.js";
-import { envelopeProblem, type FrameRecord, knownFrame, type ViewTape } from "./read.js";
+import { type FrameRecord, knownFrame, type ViewTape } from "./read.js";
 import { endToolCall, type KnownFiles, startToolCall } from "./tool-state.js";
 import { type RunLimits, TurnState, tokenCounts } from "./turn-state.js";
 import type { MarkerView, NoteView, RunView, TokenCounts, ToolCallView, ToolSpanView } from "./view-data.js";

@@ -38,7 +38,7 @@ export interface FileEstimate {
 }
 
 /** Failed first, then the longest expected duration (the cache's, else the table's), then larger files. */
-export function slowestFirst(files: FileEstimate[], known: Map<string, number>): FileEstimate[] {
+export function slowestFirst<F extends FileEstimate>(files: readonly F[], known: Map<string, number>): F[] {
   const expected = (f: FileEstimate) => f.cachedMs ?? (known.get(f.path) ?? 0) * 1000;
   return [...files].sort(
     (a, b) =>
@@ -48,25 +48,20 @@ export function slowestFirst(files: FileEstimate[], known: Map<string, number>):
 
 export class SlowFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const known = knownDurations();
     const cache = this.ctx.cache;
     const root = this.ctx.config.root;
     const estimates = files.map((spec) => {
       const path = relative(root, spec.moduleId).split("\\").join("/");
       const key = `${spec.project.name}:${path}`;
       const result = cache.getFileTestResults(key);
-      const estimate: FileEstimate = {
+      return {
+        spec,
         path,
         cachedMs: result?.duration,
         failed: result?.failed,
         size: cache.getFileStats(key)?.size ?? 0,
       };
-      return { spec, estimate };
     });
-    const bySpec = new Map(estimates.map((e) => [e.estimate, e.spec]));
-    return slowestFirst(
-      estimates.map((e) => e.estimate),
-      known,
-    ).map((e) => bySpec.get(e) as TestSpecification);
+    return slowestFirst(estimates, knownDurations()).map((e) => e.spec);
   }
 }
