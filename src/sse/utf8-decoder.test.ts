@@ -67,6 +67,20 @@ describe("createUtf8StreamDecoder", () => {
     expect(decodeIn(chunks)).toBe(text);
   });
 
+  it("a truncated sequence right before an incomplete tail of a large input gives its U+FFFD in place", () => {
+    // 1,030 × "a", then 🌍, a truncated 北 (E5 8C), a BOM cut after its lead byte, a truncated 🌍.
+    const bytes = new Uint8Array([
+      ...utf8("a".repeat(1030)),
+      ...[0xf0, 0x9f, 0x8c, 0x8d, 0xe5, 0x8c, 0xef],
+      ...[0xbb, 0xbf, 0xf0, 0x9f, 0x8c],
+    ]);
+    const want = reference(bytes);
+    expect(want.endsWith("🌍\uFFFD\uFEFF\uFFFD")).toBe(true);
+    // The first input (over SMALL_INPUT) ends in E5 8C EF: EF is kept for the next, and E5 8C —
+    // left at the end of what is decoded now — was held back by ICU in stream mode and its U+FFFD lost.
+    expect(decodeIn([bytes.subarray(0, 1037), bytes.subarray(1037)])).toBe(want);
+  });
+
   it("keeps an incomplete sequence until it completes, or flushes it as U+FFFD", () => {
     const decoder = createUtf8StreamDecoder();
     const globe = utf8("🌍");
@@ -76,6 +90,36 @@ describe("createUtf8StreamDecoder", () => {
     expect(decoder.decode(globe.subarray(0, 3))).toBe("");
     expect(decoder.flush()).toBe("\uFFFD");
     expect(decoder.flush()).toBe("");
+  });
+
+  it("streams decoded side by side do not disturb each other (the decoders underneath are shared)", () => {
+    const rnd = seededRandom(11);
+    for (let round = 0; round < 30; round++) {
+      // Large inputs too, so both shared paths (fast and ICU) serve every stream.
+      const inputs = [0, 1, 2].map(() => {
+        const small = randomBytes(rnd, 10 + Math.floor(rnd() * 40));
+        return round % 2 === 0 ? small : new Uint8Array([...small, ...utf8("北🌍é".repeat(300)), ...small]);
+      });
+      const decoders = inputs.map(() => createUtf8StreamDecoder());
+      const texts = inputs.map(() => "");
+      const cuts = inputs.map((b) => [
+        0,
+        ...[1, 2, 3].map(() => Math.floor(rnd() * b.length)).sort((x, y) => x - y),
+        b.length,
+      ]);
+      // Round-robin: piece k of every stream before piece k+1 of any.
+      for (let k = 0; k < 4; k++)
+        inputs.forEach((bytes, i) => {
+          const at = cuts[i] as number[];
+          texts[i] += (decoders[i] as ReturnType<typeof createUtf8StreamDecoder>).decode(
+            bytes.subarray(at[k] as number, at[k + 1] as number),
+          );
+        });
+      inputs.forEach((bytes, i) => {
+        texts[i] += (decoders[i] as ReturnType<typeof createUtf8StreamDecoder>).flush();
+        expect(texts[i], `stream ${i}, round ${round}`).toBe(reference(bytes));
+      });
+    }
   });
 
   it("does not keep a reference to the caller's buffer", () => {

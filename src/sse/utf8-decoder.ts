@@ -2,12 +2,15 @@
  * Streaming UTF-8 → text for the SSE decoder, faster than one `TextDecoder` in `stream` mode.
  *
  * Node's `TextDecoder` has two paths: a fast one for whole inputs (`decode(bytes)`), and ICU's
- * converter for `{stream: true}`, which must be created per decoder and costs more per call. The
- * fast path is faster for small inputs (network chunks of a few hundred bytes: ~30% at 64 B,
- * ~10% at 512 B) and slower for large ones (~1.7× at 16 KiB, node 20). So this decoder keeps an
- * incomplete trailing UTF-8 sequence (1–3 bytes) itself and hands every decoder complete
- * sequences only: inputs up to `SMALL_INPUT` bytes go through the fast path, larger ones through
- * ICU in stream mode (which then never holds state of its own).
+ * converter, which a decoder uses for good once it was called with `{stream: true}`; the converter
+ * must be created per decoder and costs more per call. The fast path is faster for small inputs
+ * (network chunks of a few hundred bytes: ~30% at 64 B, ~10% at 512 B) and slower for large ones
+ * (~1.7× at 16 KiB, node 20). So this decoder keeps an incomplete trailing UTF-8 sequence (1–3
+ * bytes) itself and hands the decoders the rest: inputs up to `SMALL_INPUT` bytes go through the
+ * fast path, larger ones through ICU. Both decode each input whole (ICU flushed, not streaming), so
+ * neither holds state between calls: a truncated sequence left at the end of an input is invalid
+ * (the kept lead byte follows it) and becomes U+FFFD there, as WHATWG's decoder gives. (ICU in
+ * stream mode kept such a sequence and lost its U+FFFD.)
  *
  * The text is the same as one streaming `TextDecoder` gives at any chunking: invalid bytes become
  * U+FFFD exactly as the WHATWG decoder does (it is self-synchronizing, and every cut is made where
@@ -25,16 +28,29 @@ export interface Utf8StreamDecoder {
   flush(): string;
 }
 
+/**
+ * The decoders are shared by every stream, as neither holds state between calls (see above);
+ * making one per stream cost an ICU converter, a share of each request's CPU (bench/README.md,
+ * "The turn").
+ */
+const small = new TextDecoder("utf-8", { ignoreBOM: true });
+let large: InstanceType<typeof TextDecoder> | undefined;
+
+/** The ICU decoder: one `{stream: true}` call on nothing moves it off the fast path for good. */
+function icu(): InstanceType<typeof TextDecoder> {
+  if (large === undefined) {
+    large = new TextDecoder("utf-8", { ignoreBOM: true });
+    large.decode(new Uint8Array(0), { stream: true });
+  }
+  return large;
+}
+
 export function createUtf8StreamDecoder(): Utf8StreamDecoder {
-  const small = new TextDecoder("utf-8", { ignoreBOM: true });
-  let large: InstanceType<typeof TextDecoder> | undefined;
   /** An incomplete sequence from the end of the last input: a lead byte and 0–2 continuation bytes. */
   let carry: Uint8Array | undefined;
 
   function whole(bytes: Uint8Array): string {
-    if (bytes.length <= SMALL_INPUT) return small.decode(bytes);
-    large ??= new TextDecoder("utf-8", { ignoreBOM: true });
-    return large.decode(bytes, { stream: true });
+    return bytes.length <= SMALL_INPUT ? small.decode(bytes) : icu().decode(bytes);
   }
 
   return {
