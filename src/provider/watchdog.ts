@@ -26,6 +26,8 @@ export class Watchdog {
   private phase: WatchdogPhase = "connect";
   private lastActivity = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the armed timer fires (the `now` clock). */
+  private deadline = 0;
 
   constructor(
     private readonly controller: AbortController,
@@ -34,11 +36,17 @@ export class Watchdog {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** Enters a phase: its full limit starts now. */
+  /**
+   * Enters a phase: its full limit starts now. A timer already armed to fire no later than that
+   * is kept (when it fires, it re-arms for the rest), so a request arms two timers, not four.
+   */
   start(phase: WatchdogPhase): void {
     this.phase = phase;
-    this.lastActivity = this.now();
-    this.arm(this.limit());
+    const now = this.now();
+    this.lastActivity = now;
+    const limit = this.limit();
+    if (this.timer !== undefined && this.deadline <= now + limit) return;
+    this.arm(limit, now);
   }
 
   get currentPhase(): WatchdogPhase {
@@ -68,9 +76,11 @@ export class Watchdog {
     }
   }
 
-  private arm(ms: number): void {
+  private arm(ms: number, now = this.now()): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = setTimeout(this.fire, Math.max(1, ms));
+    const delay = Math.max(1, ms);
+    this.deadline = now + delay;
+    this.timer = setTimeout(this.fire, delay);
   }
 
   private readonly fire = (): void => {
