@@ -14,8 +14,11 @@ export interface FrameStamper {
   readonly runId: string;
   /** The `seq` the next stamped frame will get (= number of frames stamped so far). */
   readonly nextSeq: number;
-  /** Stamps `frame` in place and returns it. A frame can be stamped once. */
-  stamp<F extends Frame>(frame: F): F;
+  /**
+   * Stamps `frame` in place and returns it. A frame can be stamped once. `ts` is the clock's
+   * reading, unless given (frames emitted together share one reading).
+   */
+  stamp<F extends Frame>(frame: F, ts?: number): F;
 }
 
 export function createFrameStamper(options: {
@@ -31,13 +34,13 @@ export function createFrameStamper(options: {
     get nextSeq() {
       return seq;
     },
-    stamp(frame) {
+    stamp(frame, ts) {
       if (frame.seq !== -1) {
         throw new EddyError("frame_invalid", `frame ${frame.type} was already stamped (seq ${frame.seq})`);
       }
       frame.run_id = runId;
       frame.seq = seq++;
-      frame.ts = clock();
+      frame.ts = ts ?? clock();
       return frame;
     },
   };

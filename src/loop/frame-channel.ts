@@ -11,7 +11,7 @@
  */
 import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
-import { type Clock, createFrameStamper, type FrameStamper } from "../frames/stamp.js";
+import { type Clock, createFrameStamper, type FrameStamper, systemClock } from "../frames/stamp.js";
 import { redactDeep, usableSecrets } from "../util/redact.js";
 
 /** Sees each frame right after it is stamped. Must not throw; must not emit. */
@@ -27,8 +27,11 @@ export class FrameChannel implements AsyncIterable<Frame> {
   private readonly observers: FrameObserver[] = [];
   private readonly secrets: string[];
 
+  private readonly clock: Clock;
+
   constructor(options: { runId: string; clock?: Clock; secrets?: readonly (string | undefined)[] }) {
     this.stamper = createFrameStamper(options);
+    this.clock = options.clock ?? systemClock;
     this.secrets = usableSecrets(options.secrets ?? []);
   }
 
@@ -47,6 +50,21 @@ export class FrameChannel implements AsyncIterable<Frame> {
 
   private readonly pending: Frame[] = [];
   private emitting = false;
+  /** The clock reading the frames of the group being emitted share (`emitGroup`). */
+  private groupTs: number | undefined;
+
+  /**
+   * Emits frames that arrived together (a provider event and the frames derived from it) with one
+   * clock reading for all of them, as `emit` would one by one.
+   */
+  emitGroup(frames: readonly Frame[]): void {
+    this.groupTs = this.clock();
+    try {
+      for (const f of frames) this.emit(f);
+    } finally {
+      this.groupTs = undefined;
+    }
+  }
 
   /**
    * Stamps and queues a frame. Re-entrant emits (an observer whose action makes the loop emit,
@@ -62,7 +80,7 @@ export class FrameChannel implements AsyncIterable<Frame> {
     this.emitting = true;
     try {
       for (let next = this.pending.shift(); next !== undefined; next = this.pending.shift()) {
-        this.stamper.stamp(next);
+        this.stamper.stamp(next, this.groupTs);
         this.buffer.push(next);
         for (const observer of this.observers) observer(next);
       }
@@ -96,25 +114,29 @@ export class FrameChannel implements AsyncIterable<Frame> {
       );
     }
     this.iterated = true;
+    // A buffered frame is handed out as an already-settled promise: no async function frame per
+    // frame (bench/README.md, "The turn"); only an empty buffer waits.
+    const take = (): IteratorResult<Frame> => {
+      const value = this.buffer[this.head] as Frame;
+      this.buffer[this.head] = undefined as unknown as Frame; // let the consumer's frames be collected
+      this.head++;
+      if (this.head > 1024 && this.head * 2 > this.buffer.length) {
+        this.buffer.splice(0, this.head);
+        this.head = 0;
+      }
+      return { value, done: false };
+    };
+    const wait = async (): Promise<IteratorResult<Frame>> => {
+      for (;;) {
+        if (this.head < this.buffer.length) return take();
+        if (this.closed) return { value: undefined, done: true };
+        await new Promise<void>((resolve) => {
+          this.waiter = resolve;
+        });
+      }
+    };
     return {
-      next: async () => {
-        for (;;) {
-          if (this.head < this.buffer.length) {
-            const value = this.buffer[this.head] as Frame;
-            this.buffer[this.head] = undefined as unknown as Frame; // let the consumer's frames be collected
-            this.head++;
-            if (this.head > 1024 && this.head * 2 > this.buffer.length) {
-              this.buffer.splice(0, this.head);
-              this.head = 0;
-            }
-            return { value, done: false };
-          }
-          if (this.closed) return { value: undefined, done: true };
-          await new Promise<void>((resolve) => {
-            this.waiter = resolve;
-          });
-        }
-      },
+      next: () => (this.head < this.buffer.length ? Promise.resolve(take()) : wait()),
       return: async () => {
         if (!this.closed) this.onConsumerExit();
         return { value: undefined, done: true };
