@@ -154,7 +154,11 @@ export class ToolRunner {
       }
       this.running++;
       if (task.policy.exclusive) this.alone = true;
-      void this.run(task);
+      // Without a hook or an approval to wait for, the call starts now: `tool_started` lands right
+      // after its `tool_call` however the response was chunked (the loop emits a chunk's groups in
+      // one synchronous pass; bench/README.md, "The turn").
+      if (this.options.hooks === undefined && !task.policy.needsApproval) void this.start(task, undefined);
+      else void this.run(task);
     }
     if (this.running === 0 && this.queue.length === 0) {
       const waiters = this.idleWaiters;
@@ -171,8 +175,8 @@ export class ToolRunner {
     return this.running < this.options.concurrency;
   }
 
+  /** Asks the hooks and the approver, then starts the call (or answers its denial). */
   private async run(task: Task): Promise<void> {
-    let result: ToolCallResult;
     const hooked = await this.beforeHook(task);
     const denial = hooked ?? (task.policy.needsApproval ? await this.askApproval(task) : undefined);
     if (denial === DEFERRED) {
@@ -180,6 +184,12 @@ export class ToolRunner {
       this.release(task);
       return;
     }
+    await this.start(task, denial);
+  }
+
+  /** Emits `tool_started` (synchronously), then runs the call — or answers `denial` — and ends it. */
+  private async start(task: Task, denial: Refusal | undefined): Promise<void> {
+    let result: ToolCallResult;
     this.emitStarted(task);
     if (denial !== undefined) result = this.refused(task, denial);
     else {

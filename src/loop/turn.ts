@@ -69,16 +69,17 @@ export async function streamTurn(input: TurnInput): Promise<TurnOutcome> {
   );
   let lastAttempt = input.firstAttempt;
   // A provider event and the frames derived from it are emitted together, so a tool that ends
-  // meanwhile cannot land among them (their positions stay deterministic for replay).
-  for await (const group of stream.frameGroups?.() ?? single(stream)) {
-    // The cut (see the module comment), checked before the next group is shown: a replay, whose
-    // tape ends where the cut was, agrees.
-    if (seen >= limit) break;
-    for (const frame of group) {
-      channel.emit(frame);
-      if (frame.type === "request_started") lastAttempt = frame.attempt;
-    }
-  }
+  // meanwhile cannot land among them (their positions stay deterministic for replay). The cut (see
+  // the module comment) is checked before the next group is shown: a replay, whose tape ends where
+  // the cut was, agrees.
+  const show = (group: readonly ProviderFrame[]): boolean => {
+    if (seen >= limit) return false;
+    channel.emitGroup(group);
+    for (const frame of group) if (frame.type === "request_started") lastAttempt = frame.attempt;
+    return true;
+  };
+  if (stream.pumpGroups !== undefined) await stream.pumpGroups(show);
+  else for await (const group of stream.frameGroups?.() ?? single(stream)) if (!show(group)) break;
   const outcome = await stream.result;
   const cut = seen >= limit;
   const completed = !cut && outcome.ok && outcome.response.terminal === "completed";

@@ -138,9 +138,36 @@ class AssemblingStream implements ProviderStream, StreamControl {
   }
 
   frameGroups(): AsyncIterable<readonly ProviderFrame[]> {
+    this.claim();
+    return this.run();
+  }
+
+  /**
+   * The groups of `frameGroups` handed to `sink` as they come, without a promise per group: a
+   * network chunk's groups go to the sink one after another in one synchronous pass, each followed
+   * by the delivery of the calls it completed (the loop's path; bench/README.md, "The turn").
+   */
+  async pumpGroups(sink: (group: readonly ProviderFrame[]) => boolean): Promise<void> {
+    this.claim();
+    const source = this.init.source(this);
+    const onCall = this.options.onCall;
+    try {
+      for (;;) {
+        const batch = this.batchOf(await source.next());
+        if (batch === undefined) return;
+        for (let g = this.nextGroup(batch); g !== undefined; g = this.nextGroup(batch)) {
+          if (!sink(g)) return;
+          if (onCall !== undefined) this.deliverCalls(onCall);
+        }
+      }
+    } finally {
+      await this.abandon(source);
+    }
+  }
+
+  private claim(): void {
     if (this.iterated) throw new Error("a provider stream can be iterated once");
     this.iterated = true;
-    return this.run();
   }
 
   private async *run(): AsyncGenerator<readonly ProviderFrame[]> {
@@ -148,38 +175,62 @@ class AssemblingStream implements ProviderStream, StreamControl {
     const onCall = this.options.onCall;
     try {
       for (;;) {
-        const next = await source.next();
-        if (next.done === true) {
-          this.finish(next.value);
-          return;
-        }
-        const batch = next.value;
-        for (let i = 0; i < batch.length; i++) {
-          const f = batch[i] as ProviderFrame;
-          if (f.type === "provider_event") {
-            const group: ProviderFrame[] = [f];
-            // Without a translator, the SSE mapping's text deltas follow their event in the batch.
-            while (this.attempt.translator === undefined && batch[i + 1]?.type === "output_text_delta")
-              group.push(batch[++i] as ProviderFrame);
-            this.stepEvent(f, group);
-            yield group;
-            if (onCall !== undefined) this.deliverCalls(onCall);
-          } else if (
-            !DERIVED.has(f.type) &&
-            (f.type !== "output_text_delta" || this.attempt.translator === undefined)
-          ) {
-            if (f.type === "request_started") this.reset();
-            yield [f];
-          }
+        const batch = this.batchOf(await source.next());
+        if (batch === undefined) return;
+        for (let g = this.nextGroup(batch); g !== undefined; g = this.nextGroup(batch)) {
+          yield g;
+          if (onCall !== undefined) this.deliverCalls(onCall);
         }
       }
     } finally {
-      if (!this.settled) {
-        // The consumer stopped early (break/return) or the source threw: the request is abandoned.
-        await source.return(undefined);
-        this.settleWith({ ok: false, error: cancelledError(), response: finishAssembly(this.assembly) });
+      await this.abandon(source);
+    }
+  }
+
+  /** Where `nextGroup` is in the current batch. */
+  private at = 0;
+
+  /** The batch a source's step holds; undefined once the source has ended (the stream then settles). */
+  private batchOf(
+    next: IteratorResult<readonly ProviderFrame[], ProviderError | undefined>,
+  ): readonly ProviderFrame[] | undefined {
+    if (next.done === true) {
+      this.finish(next.value);
+      return undefined;
+    }
+    this.at = 0;
+    return next.value;
+  }
+
+  /**
+   * The next group of `batch`: a `provider_event` with the frames derived from it (the assembly
+   * stepped with it), or another frame alone; undefined once the batch is used up. Derived frames
+   * a source yields are dropped (they are derived again here).
+   */
+  private nextGroup(batch: readonly ProviderFrame[]): ProviderFrame[] | undefined {
+    while (this.at < batch.length) {
+      const f = batch[this.at++] as ProviderFrame;
+      if (f.type === "provider_event") {
+        const group: ProviderFrame[] = [f];
+        // Without a translator, the SSE mapping's text deltas follow their event in the batch.
+        while (this.attempt.translator === undefined && batch[this.at]?.type === "output_text_delta")
+          group.push(batch[this.at++] as ProviderFrame);
+        this.stepEvent(f, group);
+        return group;
+      }
+      if (!DERIVED.has(f.type) && (f.type !== "output_text_delta" || this.attempt.translator === undefined)) {
+        if (f.type === "request_started") this.reset();
+        return [f];
       }
     }
+    return undefined;
+  }
+
+  /** The consumer stopped early (break, a sink's false) or the source threw: the request is abandoned. */
+  private async abandon(source: ReturnType<FrameSource>): Promise<void> {
+    if (this.settled) return;
+    await source.return(undefined);
+    this.settleWith({ ok: false, error: cancelledError(), response: finishAssembly(this.assembly) });
   }
 
   /** Steps the attempt with one provider event; its derived frames join its group. */

@@ -82,6 +82,14 @@ export interface ProviderStream extends AsyncIterable<ProviderFrame> {
    * either this or the stream itself, once. @defaultValue none (the stream's frames one by one)
    */
   frameGroups?(): AsyncIterable<readonly ProviderFrame[]>;
+  /**
+   * The groups of `frameGroups` pushed to `sink` instead of pulled: the groups of one network
+   * chunk one after another, synchronously, with no promise per group. `sink` returns false to
+   * stop (as a `break` would: the request is cancelled). Resolves once the stream has ended;
+   * `result` has settled by then. Use this, `frameGroups` or the stream itself, once.
+   * @defaultValue none (iterate `frameGroups` or the stream)
+   */
+  pumpGroups?(sink: (group: readonly ProviderFrame[]) => boolean): Promise<void>;
 }
 
 /**
