@@ -9,11 +9,13 @@ import { Agent, run, setDefaultOpenAIClient, setTracingDisabled, tool } from "@o
 import OpenAI from "openai";
 import { z } from "zod";
 import type { RunDeps } from "../../src/loop/options.js";
-import { runAgent } from "../../src/loop/run.js";
+import type * as RunModule from "../../src/loop/run.js";
+import type * as OpenResponsesModule from "../../src/provider/open-responses.js";
 import type { OpenResponsesProviderOptions } from "../../src/provider/open-responses.js";
-import { createOpenResponsesProvider } from "../../src/provider/open-responses.js";
-import { nodeHttpTransport } from "../../src/provider/transport.js";
-import { defineTool, type ToolDefinition } from "../../src/tools/tool.js";
+import type * as TransportModule from "../../src/provider/transport.js";
+import type * as ToolModule from "../../src/tools/tool.js";
+import type { ToolDefinition } from "../../src/tools/tool.js";
+import { importBuilt } from "../built.js";
 import { packageVersion } from "../provider/contenders.js";
 import {
   type EventSink,
@@ -25,6 +27,14 @@ import {
 } from "../provider/floor.js";
 import { MODEL, PROMPT } from "./responses.js";
 import { webSocketExchange } from "./websocket.js";
+
+// eddy from its build (bench/built.ts), typed by its sources.
+const { runAgent } = await importBuilt<typeof RunModule>("loop/run.js");
+const { createOpenResponsesProvider } = await importBuilt<typeof OpenResponsesModule>(
+  "provider/open-responses.js",
+);
+const { nodeHttpTransport } = await importBuilt<typeof TransportModule>("provider/transport.js");
+const { defineTool } = await importBuilt<typeof ToolModule>("tools/tool.js");
 
 export interface LoopContender {
   name: string;

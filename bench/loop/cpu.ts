@@ -12,7 +12,10 @@
  * own node_modules or a link to one) to the same rounds: the two copies of eddy load side by side
  * in this process, so before/after is compared at the same load, interleaved (bench/README.md,
  * "The turn"). The script only imports `inProcessContenders` and the contender names, so it also
- * runs unchanged when copied into an older checkout.
+ * runs unchanged when copied into an older checkout. Both copies should time the same kind of
+ * code: this checkout's contenders load eddy's build (bench/built.ts, rebuilt when stale), so copy
+ * bench/built.ts and bench/loop/{contenders,in-process}.ts into the other checkout too (before
+ * 2026-11-28 its contenders ran the sources through tsx, ~9% slower).
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -46,9 +49,12 @@ interface Timed {
 
 const ignore = (): void => {};
 
-/** CPU microseconds per run over `runs` runs (a full GC first when exposed, outside the clock). */
+/**
+ * CPU microseconds per run over `runs` runs. No forced GC before a batch: a full GC shrinks the
+ * young generation, and the next batch would pay for regrowing it (twice the CPU per run for eddy,
+ * which allocates more per run than the floor; bench/README.md, "The turn").
+ */
 async function cpuPerRun(contender: Timed, runs: number): Promise<number> {
-  (globalThis as { gc?: () => void }).gc?.();
   let total = 0;
   for (let i = 0; i < runs; i++) {
     contender.prepare?.();

@@ -8,11 +8,13 @@
  * when a program does not set up tracing): its cost over eddy (on) is the observer's.
  */
 import * as otelApi from "@opentelemetry/api";
-import { createMockHandler, type MockHandler } from "../../src/mock/index.js";
+import type * as MockModule from "../../src/mock/index.js";
+import type { MockHandler } from "../../src/mock/index.js";
 import type { JsonObject } from "../../src/protocol/types.js";
 import type { Transport } from "../../src/provider/transport.js";
-import { createOtelObserverFromApi } from "../../src/telemetry/otel-observer.js";
-import { createToolRegistry } from "../../src/tools/registry.js";
+import type * as OtelModule from "../../src/telemetry/otel-observer.js";
+import type * as RegistryModule from "../../src/tools/registry.js";
+import { importBuilt } from "../built.js";
 import type { Poster } from "../provider/floor.js";
 import type { Reply } from "../provider/responder.js";
 import {
@@ -26,6 +28,11 @@ import {
   type LoopContender,
 } from "./contenders.js";
 import { answerEvents, callEvents, MODEL, type RequestEcho, toReply } from "./responses.js";
+
+// eddy from its build, as contenders.ts takes it (bench/built.ts).
+const { createMockHandler } = await importBuilt<typeof MockModule>("mock/index.js");
+const { createOtelObserverFromApi } = await importBuilt<typeof OtelModule>("telemetry/otel-observer.js");
+const { createToolRegistry } = await importBuilt<typeof RegistryModule>("tools/registry.js");
 
 export const EDDY_JSON_SCHEMA = "eddy (on, JSON Schema noop)";
 export const EDDY_MOCK = "eddy (on) over createMockHandler";

@@ -50,6 +50,8 @@ import { ANSWER, CALL_ID, type Writes } from "./responses.js";
 
 /** Issue 5: eddy's own overhead per turn, excluding the server's time, under this (ns). */
 const TARGET_OVERHEAD_NS = 1_000_000;
+/** Issue 23: a turn over HTTP at most this many times the minimal node:http loop's (validation on). */
+const TARGET_RATIO_NODE = 1.3;
 
 interface Plan {
   rounds: number;
@@ -191,9 +193,9 @@ function httpSection(plan: Plan, passes: readonly Pass[], verdict: string[], web
       [1, 2],
     ),
     "",
-    "### Targets (issue 5)",
+    "### Targets (issues 5 and 23)",
     "",
-    "eddy's own overhead per turn (one turn = one full run: both requests and the tool call) = the time eddy spends outside the server's request windows minus what the minimal client over the same transport spends there: median over rounds of [median run−(B+D) of eddy − median run−(B+D) of floor-loop node:http] in the same round, for both write modes; and in-process (no socket, no server), median over rounds of [median run of eddy − median run of floor-loop]. The target is met when all three are under 1 ms.",
+    "eddy's own overhead per turn (one turn = one full run: both requests and the tool call) = the time eddy spends outside the server's request windows minus what the minimal client over the same transport spends there: median over rounds of [median run−(B+D) of eddy − median run−(B+D) of floor-loop node:http] in the same round, for both write modes; and in-process (no socket, no server), median over rounds of [median run of eddy − median run of floor-loop]. The target is met when all three are under 1 ms. The turn (issue 23): median over rounds of median run of eddy (validate on) ÷ median run of floor-loop node:http in the same round, per write mode; met at 1.3× or less.",
     "",
     ...verdict.map((v) => `- ${v}`),
     "",
@@ -560,6 +562,17 @@ function targets(passes: readonly Pass[], memory: readonly LoopSamples[]): strin
     const worst = Math.max(...parts.map((p) => p.value));
     lines.push(
       `${eddy}: own overhead per turn (per run: 2 requests + 1 tool call) ${parts.map((p) => `${us(p.value)} µs (${p.label})`).join(", ")} (target < ${us(TARGET_OVERHEAD_NS)} µs): ${verdict(worst < TARGET_OVERHEAD_NS)}; per request that is ${parts.map((p) => us(p.value / 2)).join(" / ")} µs`,
+    );
+  }
+  for (const p of passes) {
+    const ratio = paired(
+      samplesOf(p.samples, EDDY_ON),
+      samplesOf(p.samples, FLOOR_LOOP_NODE),
+      run,
+      (a, b) => a / b,
+    );
+    lines.push(
+      `HTTP writes ${p.writes}, the turn: eddy (validate on) takes ${range(ratio, (x) => num(x, 2))}× floor-loop node:http's time (target ≤ ${TARGET_RATIO_NODE}×, issue 23): ${verdict(ratio.median <= TARGET_RATIO_NODE)}`,
     );
   }
   for (const p of passes) {
