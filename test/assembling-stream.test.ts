@@ -50,7 +50,8 @@ const label = (group: readonly ProviderFrame[]) =>
     .map((f) => (f.type === "provider_event" ? String((f.data as JsonObject | undefined)?.type) : f.type))
     .join("+");
 
-async function pulled(per: number): Promise<{ log: string[]; status: string }> {
+/** The groups and calls of one stream over `source(per)`, taken pulled (`frameGroups`) or pushed (`pumpGroups`). */
+async function taken(how: "pulled" | "pushed", per: number): Promise<{ log: string[]; status: string }> {
   const log: string[] = [];
   const onCall = (c: AssembledCall) => log.push(`call ${c.callId}`);
   const stream = createAssemblingStream({
@@ -58,31 +59,19 @@ async function pulled(per: number): Promise<{ log: string[]; status: string }> {
     options: { onCall },
     source: source(per),
   });
-  const groups = stream.frameGroups?.() ?? [];
-  for await (const g of groups) log.push(label(g));
-  const outcome = await stream.result;
-  return { log, status: outcome.ok ? outcome.response.status : outcome.error.code };
-}
-
-async function pushed(per: number): Promise<{ log: string[]; status: string }> {
-  const log: string[] = [];
-  const onCall = (c: AssembledCall) => log.push(`call ${c.callId}`);
-  const stream = createAssemblingStream({
-    request: { body: BODY, turn: 0 },
-    options: { onCall },
-    source: source(per),
-  });
-  await stream.pumpGroups?.((g) => {
-    log.push(label(g));
-    return true;
-  });
+  if (how === "pulled") for await (const g of stream.frameGroups?.() ?? []) log.push(label(g));
+  else
+    await stream.pumpGroups?.((g) => {
+      log.push(label(g));
+      return true;
+    });
   const outcome = await stream.result;
   return { log, status: outcome.ok ? outcome.response.status : outcome.error.code };
 }
 
 describe("the assembling stream's groups", () => {
   it("are the same pulled and pushed, at any batching, each call right after the group that completed it", async () => {
-    const reference = await pulled(1);
+    const reference = await taken("pulled", 1);
     expect(reference.status).toBe("completed");
     // Each call comes right after the output_item.done that completed it.
     const doneAt = reference.log.flatMap((l, i) => (l.startsWith("response.output_item.done") ? [i] : []));
@@ -90,8 +79,8 @@ describe("the assembling stream's groups", () => {
     expect(reference.log[(doneAt[1] as number) + 1]).toBe("call call_b");
     expect(reference.log.some((l) => l.includes("output_text.delta+output_text_delta"))).toBe(true);
     for (const per of [1, 2, 5, 1000]) {
-      expect(await pulled(per), `pulled, ${per} a batch`).toEqual(reference);
-      expect(await pushed(per), `pushed, ${per} a batch`).toEqual(reference);
+      expect(await taken("pulled", per), `pulled, ${per} a batch`).toEqual(reference);
+      expect(await taken("pushed", per), `pushed, ${per} a batch`).toEqual(reference);
     }
   });
 
