@@ -1,9 +1,16 @@
 import Ajv2020 from "ajv/dist/2020.js";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { EddyError } from "../errors.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
-import { checkPartialRunSpec, mergeRunSpecs, resolveRunSpec, runSpecSchema } from "./run-spec.js";
+import {
+  checkPartialRunSpec,
+  mergeRunSpecs,
+  resolveRunSpec,
+  resolveWhole,
+  runSpecSchema,
+} from "./run-spec.js";
 
 function problem(input: unknown): EddyError {
   try {
@@ -76,6 +83,95 @@ describe("resolveRunSpec", () => {
       properties: { name: { type: "string" } },
     });
     expect(JSON.parse(JSON.stringify(spec))).toEqual(spec);
+  });
+});
+
+/** What resolving gave: the spec with its keys in order (JSON keeps them), or the error's code and message. */
+function outcome(resolve: (input: unknown) => unknown, input: unknown): unknown {
+  try {
+    const spec = resolve(input) as Record<string, unknown>;
+    return { keys: Object.keys(spec), spec };
+  } catch (err) {
+    if (err instanceof EddyError) return { code: err.code, message: err.message, details: err.details };
+    throw err;
+  }
+}
+
+/** Values, good and bad, for each field of a spec (and for keys that are not one). */
+const FIELD_VALUES: Record<string, unknown[]> = {
+  version: [1, 2, undefined],
+  model: ["m", null, "", "x".repeat(300), 7, undefined],
+  input: ["hi", "", [{ type: "message", role: "user", content: "hi" }], [], [1], undefined],
+  instructions: ["be brief", 3, undefined],
+  mode: ["auto", "chained", "stateless", "sometimes", undefined],
+  max_turns: [1, 3, 0, 2.5, "many", undefined],
+  max_tool_calls: [5, -1, undefined],
+  tools: [["a"], [""], "a", undefined],
+  tool_choice: ["auto", "none", { type: "function", name: "a" }, "maybe", undefined],
+  parallel_tool_calls: [true, "yes", undefined],
+  native_tools: [true, "auto", "sometimes", undefined],
+  hosted_tools: [[], [{ type: "web_search" }], [{}], undefined],
+  stop_when: [[{ type: "turn_count_is", count: 2 }], [{ type: "nope" }], undefined],
+  request: [{}, { temperature: 0.5 }, { tools: [] }, [], undefined],
+  history: [{}, { strategy: "text-embed" }, { strategy: "none" }, { recent_calls_to_keep: -1 }, undefined],
+  output_schema: [{ name: "a", schema: { type: "object" } }, { name: "a b", schema: {} }, undefined],
+  transport: ["sse", "websocket", "pigeon", undefined],
+  thread: ["t1", "../etc", undefined],
+  run_id: ["run_1", "a/b", undefined],
+  allow_shell: [true],
+  ["__proto__"]: [{ model: "evil" }],
+  toString: ["x"],
+};
+
+describe("resolveRunSpec, fieldwise", () => {
+  it("gives exactly what one parse of the whole object gives, keys and errors alike", () => {
+    const keys = Object.keys(FIELD_VALUES);
+    const spec = fc
+      .subarray(keys)
+      .chain((chosen) =>
+        fc.tuple(
+          ...chosen.map((k) =>
+            fc.constantFrom(...(FIELD_VALUES[k] as unknown[])).map((v) => [k, v] as const),
+          ),
+        ),
+      )
+      .map((pairs) => {
+        // defineProperty: `__proto__` becomes an own key, as JSON.parse makes it.
+        const input: Record<string, unknown> = {};
+        for (const [k, v] of pairs)
+          Object.defineProperty(input, k, { value: v, enumerable: true, writable: true, configurable: true });
+        return input;
+      });
+    fc.assert(
+      fc.property(spec, (input) => {
+        expect(outcome(resolveRunSpec, input)).toStrictEqual(outcome(resolveWhole, input));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it("does the same for what JSON.parse makes, and for objects that are not plain", () => {
+    const parsed = JSON.parse('{"input":"hi","__proto__":{"model":"evil"}}');
+    expect(outcome(resolveRunSpec, parsed)).toStrictEqual(outcome(resolveWhole, parsed));
+    expect(problem(parsed).message).toContain("__proto__");
+    const inherited = Object.create({ model: "inherited" }) as Record<string, unknown>;
+    inherited.input = "hi";
+    expect(outcome(resolveRunSpec, inherited)).toStrictEqual(outcome(resolveWhole, inherited));
+    class Spec {
+      input = "hi";
+    }
+    expect(outcome(resolveRunSpec, new Spec())).toStrictEqual(outcome(resolveWhole, new Spec()));
+  });
+
+  it("gives every spec its own defaults: changing one spec changes no other", () => {
+    const a = resolveRunSpec({ input: "hi" });
+    a.hosted_tools.push({ type: "web_search" } as never);
+    (a.request as Record<string, unknown>).temperature = 2;
+    a.history.strategy = "text-embed";
+    const b = resolveRunSpec({ input: "hi" });
+    expect(b.hosted_tools).toEqual([]);
+    expect(b.request).toEqual({});
+    expect(b.history).toEqual(resolveWhole({ input: "hi" }).history);
   });
 });
 

@@ -242,9 +242,76 @@ export const runSpecSchema: Readonly<Record<string, unknown>> = lazyObject(() =>
  */
 export function resolveRunSpec(input: unknown, source?: string): RunSpec {
   const given = withJsonOutputSchema(input);
+  return resolveFieldwise(given) ?? resolveWhole(given, source);
+}
+
+/**
+ * `resolveRunSpec` by one parse of the whole object with `specShape`: the reference the fieldwise
+ * path is tested against (run-spec.test.ts), and the path that words every error.
+ * @internal
+ */
+export function resolveWhole(given: unknown, source?: string): RunSpec {
   const parsed = specShape.safeParse(given);
   if (!parsed.success) throw specError(parsed.error, given, source);
   return parsed.data as RunSpec;
+}
+
+/** Each field's schema, by key (a Map: a key such as `__proto__` or `toString` is simply unknown). */
+const FIELDS = new Map<string, ZodType>(Object.entries(specShape.shape));
+
+/**
+ * What each field becomes when a spec leaves it out, asked once of its own schema: its default, left
+ * out too (optional), or a refusal (required, `input`).
+ */
+let absentFields: ReadonlyMap<string, { required: boolean; value: unknown }> | undefined;
+
+function absent(): ReadonlyMap<string, { required: boolean; value: unknown }> {
+  absentFields ??= new Map(
+    [...FIELDS].map(([key, schema]) => {
+      const parsed = schema.safeParse(undefined);
+      return [key, { required: !parsed.success, value: parsed.data }];
+    }),
+  );
+  return absentFields;
+}
+
+/**
+ * The same result as `resolveWhole` for a plain object whose fields all pass their own schemas,
+ * for a fraction of the work on a run's start (bench/README.md, "The turn"): only the fields given
+ * are parsed, each with its schema from `specShape`; every other field takes a fresh copy of its
+ * default. Undefined when anything is wrong (an unknown key, a bad or missing field, not a plain
+ * object): the whole parse then says what.
+ */
+function resolveFieldwise(given: unknown): RunSpec | undefined {
+  if (given === null || typeof given !== "object") return undefined;
+  const proto = Object.getPrototypeOf(given);
+  if (proto !== Object.prototype && proto !== null) return undefined;
+  const fields = given as Record<string, unknown>;
+  for (const key of Object.keys(fields)) if (!FIELDS.has(key)) return undefined;
+  const absents = absent();
+  const spec: Record<string, unknown> = {};
+  // In the schema's key order, as the whole parse returns them (a tape's header is byte-stable).
+  for (const [key, schema] of FIELDS) {
+    if (Object.hasOwn(fields, key)) {
+      const parsed = schema.safeParse(fields[key]);
+      if (!parsed.success) return undefined;
+      spec[key] = parsed.data;
+      continue;
+    }
+    const left = absents.get(key);
+    if (left === undefined || left.required) return undefined;
+    if (left.value !== undefined) spec[key] = freshCopy(left.value);
+  }
+  // Every field passed its own schema and every absent one took its default: the shape of a RunSpec.
+  return spec as unknown as RunSpec;
+}
+
+/** A deep copy of a default (JSON data), so no two specs share a mutable array or object. */
+function freshCopy(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(freshCopy);
+  if (value !== null && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, freshCopy(v)]));
+  return value;
 }
 
 /** Like `resolveRunSpec` for a spec without its input (a batch's or a server's shared settings). */
