@@ -15,10 +15,11 @@ import { tmpdir } from "node:os";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { stepCountIs, streamText, tool } from "ai";
 import { z } from "zod";
-import { runAgent } from "../../src/loop/run.js";
-import { createChatCompletionsProvider } from "../../src/provider/chat-completions/provider.js";
-import { createOpenResponsesProvider } from "../../src/provider/open-responses.js";
+import type * as RunModule from "../../src/loop/run.js";
+import type * as ChatProviderModule from "../../src/provider/chat-completions/provider.js";
+import type * as OpenResponsesModule from "../../src/provider/open-responses.js";
 import type { Transport } from "../../src/provider/transport.js";
+import { importBuilt } from "../built.js";
 import { EDDY_ON, eddyNoop, type LoopContender, noopLog } from "../loop/contenders.js";
 import { chunksOf, inProcessContenders, memoryTransport } from "../loop/in-process.js";
 import { PROMPT } from "../loop/responses.js";
@@ -34,6 +35,15 @@ import {
   MODEL,
   NOOP_CHAT_TOOL,
 } from "./streams.js";
+
+// eddy from its build, as users run it (bench/built.ts), typed by its sources.
+const { runAgent } = await importBuilt<typeof RunModule>("loop/run.js");
+const { createChatCompletionsProvider } = await importBuilt<typeof ChatProviderModule>(
+  "provider/chat-completions/provider.js",
+);
+const { createOpenResponsesProvider } = await importBuilt<typeof OpenResponsesModule>(
+  "provider/open-responses.js",
+);
 
 export const FLOOR_CHAT = "floor-chat";
 export const EDDY_CHAT_ON = "eddy chat (validate on)";

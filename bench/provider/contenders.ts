@@ -6,8 +6,14 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import OpenAI from "openai";
 import type { Frame } from "../../src/frames/frame.js";
-import { createOpenResponsesProvider } from "../../src/provider/open-responses.js";
+import type * as OpenResponsesModule from "../../src/provider/open-responses.js";
+import { importBuilt } from "../built.js";
 import { fetchPoster, floorAssembler, floorParser, nodeHttpPoster, type Poster } from "./floor.js";
+
+// eddy from its build, as users run it (bench/built.ts), typed by its sources.
+const { createOpenResponsesProvider } = await importBuilt<typeof OpenResponsesModule>(
+  "provider/open-responses.js",
+);
 
 /** What every contender hands back: the response as assembled. */
 export interface Assembled {

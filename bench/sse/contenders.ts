@@ -6,10 +6,16 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createParser } from "eventsource-parser";
 import { Stream } from "openai/core/streaming";
-import { createFrameDecoder } from "../../src/frames/frame-decoder.js";
+import type * as FrameDecoderModule from "../../src/frames/frame-decoder.js";
 import type { SseFrame } from "../../src/frames/from-sse.js";
-import { createFrameStamper, systemClock } from "../../src/frames/stamp.js";
-import { createSseDecoder } from "../../src/sse/decoder.js";
+import type * as StampModule from "../../src/frames/stamp.js";
+import type * as SseDecoderModule from "../../src/sse/decoder.js";
+import { importBuilt } from "../built.js";
+
+// eddy from its build, as users run it (bench/built.ts), typed by its sources.
+const { createFrameDecoder } = await importBuilt<typeof FrameDecoderModule>("frames/frame-decoder.js");
+const { createFrameStamper, systemClock } = await importBuilt<typeof StampModule>("frames/stamp.js");
+const { createSseDecoder } = await importBuilt<typeof SseDecoderModule>("sse/decoder.js");
 
 export interface SseContender {
   name: string;
