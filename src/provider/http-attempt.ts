@@ -85,7 +85,15 @@ export function createHttpAttempt(options: HttpAttemptOptions) {
 
 class HttpAttempt {
   private readonly config: HttpAttemptConfig;
-  private readonly controller = new AbortController();
+  /**
+   * Why the attempt was aborted (a `WatchdogFired`, the user's reason, "attempt abandoned"); set once,
+   * by `abort`, the only way an attempt is aborted.
+   */
+  private aborted: { reason: unknown } | undefined;
+  /** The transport's signal, made only when the transport reads it (see `TransportRequest.registerAbort`). */
+  private controller: AbortController | undefined;
+  /** The function the transport registered that aborts its request. */
+  private abortRequest: ((reason: unknown) => void) | undefined;
   private readonly watchdog: Watchdog;
   private readonly onUserAbort: () => void;
   private phase: Phase = { name: "unsent" };
@@ -97,8 +105,29 @@ class HttpAttempt {
   constructor(private readonly options: HttpAttemptOptions) {
     this.config = options.config;
     const { stream } = options;
-    this.watchdog = new Watchdog(this.controller, this.config.limits, stream.isBusy ?? (() => false));
-    this.onUserAbort = () => this.controller.abort(stream.signal?.reason ?? new Error("aborted"));
+    this.watchdog = new Watchdog(
+      { abort: (reason) => this.abort(reason) },
+      this.config.limits,
+      stream.isBusy ?? (() => false),
+    );
+    this.onUserAbort = () => this.abort(stream.signal?.reason ?? new Error("aborted"));
+  }
+
+  /** Aborts the request (once): through the function the transport registered, and its signal if made. */
+  private abort(reason: unknown): void {
+    if (this.aborted !== undefined) return;
+    this.aborted = { reason };
+    this.controller?.abort(reason);
+    this.abortRequest?.(reason);
+  }
+
+  /** The request's signal for a transport that reads it; aborted already if the attempt was. */
+  private signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.aborted !== undefined) this.controller.abort(this.aborted.reason);
+    }
+    return this.controller.signal;
   }
 
   async open(): Promise<AttemptOpening> {
@@ -108,11 +137,17 @@ class HttpAttempt {
     this.watchdog.start("connect");
     let response: TransportResponse;
     try {
+      const attempt = this;
       response = await this.config.transport({
         url: this.config.url,
         headers: this.config.headers,
         body: this.options.body,
-        signal: this.controller.signal,
+        get signal() {
+          return attempt.signal();
+        },
+        registerAbort: (abort) => {
+          this.abortRequest = abort;
+        },
       });
     } catch (err) {
       return { type: "failed", error: this.transportError(err, "connect") };
@@ -171,7 +206,7 @@ class HttpAttempt {
     this.watchdog.stop();
     this.options.stream.signal?.removeEventListener("abort", this.onUserAbort);
     if (this.phase.name === "ended" && this.phase.consumed) return;
-    if (!this.controller.signal.aborted) this.controller.abort(new Error("attempt abandoned"));
+    this.abort(new Error("attempt abandoned"));
     this.response?.cancel();
   }
 
@@ -280,7 +315,7 @@ class HttpAttempt {
 
   /** The body failed because the drain timeout cut it short (not a broken stream). */
   private drainCut(): boolean {
-    const reason: unknown = this.controller.signal.reason;
+    const reason = this.aborted?.reason;
     return reason instanceof WatchdogFired && reason.phase === "drain";
   }
 
@@ -338,8 +373,7 @@ class HttpAttempt {
     try {
       text = (await readText(response.body, this.config.maxErrorBodyBytes)).text;
     } catch (err) {
-      const signal = this.controller.signal;
-      if (signal.aborted && !(signal.reason instanceof WatchdogFired)) throw err;
+      if (this.aborted !== undefined && !(this.aborted.reason instanceof WatchdogFired)) throw err;
     }
     this.phase = { name: "ended", consumed: true };
     return providerErrorFromHttp({
@@ -355,8 +389,7 @@ class HttpAttempt {
   }
 
   private transportError(err: unknown, phase: string): ProviderError {
-    const signal = this.controller.signal;
-    const reason: unknown = signal.aborted ? signal.reason : undefined;
+    const reason = this.aborted?.reason;
     if (reason instanceof WatchdogFired) return timeoutError(reason, this.config.url, err);
     if (this.options.stream.signal?.aborted) return cancelledError();
     const detail = describeNetworkError(err);

@@ -30,7 +30,8 @@ export class Watchdog {
   private deadline = 0;
 
   constructor(
-    private readonly controller: AbortController,
+    /** What the watchdog aborts when a limit passes (an AbortController, or an attempt's own abort). */
+    private readonly controller: Pick<AbortController, "abort">,
     private readonly limits: WatchdogLimits,
     private readonly isBusy: () => boolean,
     private readonly now: () => number = () => performance.now(),

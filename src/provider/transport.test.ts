@@ -1,0 +1,180 @@
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ProviderFrame } from "../frames/frame.js";
+import { createOpenResponsesProvider } from "./open-responses.js";
+import { nodeHttpTransport, type Transport, type TransportRequest } from "./transport.js";
+import { WatchdogFired } from "./watchdog.js";
+
+/**
+ * A server on 127.0.0.1: `/hang` never answers, `/part` sends its head and one chunk and then
+ * nothing, `/ok` answers at once. `closed` resolves with each connection's closing, by path.
+ */
+let server: http.Server;
+let origin: string;
+const closed = new Map<string, Array<() => void>>();
+/** The client port of each request served, in order. */
+const ports: number[] = [];
+
+function closedOnce(path: string): Promise<void> {
+  return new Promise((resolve) => closed.set(path, [...(closed.get(path) ?? []), resolve]));
+}
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    const path = req.url ?? "";
+    ports.push(req.socket.remotePort ?? 0);
+    req.resume();
+    res.on("close", () => {
+      for (const resolve of closed.get(path) ?? []) resolve();
+      closed.delete(path);
+    });
+    if (path === "/part") {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: {}\n\n");
+    } else if (path === "/ok") {
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end("ok");
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+/** A request whose `signal` must not be read (the transport takes `registerAbort` instead). */
+function registering(path: string): { request: TransportRequest; abort: (reason: unknown) => void } {
+  let registered: ((reason: unknown) => void) | undefined;
+  const request: TransportRequest = {
+    url: `${origin}${path}`,
+    headers: { "content-type": "application/json" },
+    body: "{}",
+    get signal(): AbortSignal {
+      throw new Error("the transport read signal although it registered for aborts");
+    },
+    registerAbort: (abort) => {
+      registered = abort;
+    },
+  };
+  return {
+    request,
+    abort: (reason) => {
+      if (registered === undefined) throw new Error("the transport registered no abort");
+      registered(reason);
+    },
+  };
+}
+
+async function readAll(body: AsyncIterable<Uint8Array>): Promise<string> {
+  let text = "";
+  for await (const chunk of body) text += Buffer.from(chunk).toString("utf8");
+  return text;
+}
+
+describe("nodeHttpTransport: aborting through registerAbort", () => {
+  it("before the response: the request rejects with the reason and the connection closes", async () => {
+    const transport = nodeHttpTransport();
+    const { request, abort } = registering("/hang");
+    const gone = closedOnce("/hang");
+    const pending = transport(request);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    abort(new Error("stop now"));
+    await expect(pending).rejects.toThrow("stop now");
+    await gone;
+  });
+
+  it("while the body is read: the read throws and the connection closes", async () => {
+    const transport = nodeHttpTransport();
+    const { request, abort } = registering("/part");
+    const gone = closedOnce("/part");
+    const response = await transport(request);
+    const iterator = response.body[Symbol.asyncIterator]();
+    expect((await iterator.next()).done).toBe(false);
+    abort("a reason that is not an Error");
+    await expect(iterator.next()).rejects.toThrow();
+    await gone;
+  });
+
+  it("after the body was read to its end: nothing happens, and the kept-alive socket serves the next request", async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const transport = nodeHttpTransport({ httpAgent: agent });
+    const first = registering("/ok");
+    expect(await readAll((await transport(first.request)).body)).toBe("ok");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    first.abort(new Error("too late"));
+    const second = registering("/ok");
+    expect(await readAll((await transport(second.request)).body)).toBe("ok");
+    const [a, b] = ports.slice(-2);
+    expect(b).toBe(a); // the same connection: the late abort did not destroy the pooled socket
+    agent.destroy();
+  });
+
+  it("without registerAbort it honours the signal, as any transport must", async () => {
+    const transport = nodeHttpTransport();
+    const controller = new AbortController();
+    const gone = closedOnce("/hang");
+    const pending = transport({ url: `${origin}/hang`, headers: {}, body: "{}", signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    controller.abort(new Error("cancelled by the signal"));
+    await expect(pending).rejects.toThrow("cancelled by the signal");
+    await gone;
+    const early = new AbortController();
+    early.abort(new Error("aborted before"));
+    await expect(
+      transport({ url: `${origin}/ok`, headers: {}, body: "{}", signal: early.signal }),
+    ).rejects.toThrow("aborted before");
+  });
+});
+
+describe("an HTTP attempt and its transport's signal", () => {
+  /** A transport that reads `signal` only when asked to, and hangs until it aborts. */
+  function hangingTransport(readAfterMs: number, seen: { reason?: unknown; registered: boolean }): Transport {
+    return (request) =>
+      new Promise((_resolve, reject) => {
+        seen.registered = request.registerAbort !== undefined;
+        setTimeout(() => {
+          const { signal } = request;
+          if (signal.aborted) {
+            seen.reason = signal.reason;
+            reject(signal.reason);
+            return;
+          }
+          signal.addEventListener("abort", () => {
+            seen.reason = signal.reason;
+            reject(signal.reason);
+          });
+        }, readAfterMs);
+      });
+  }
+
+  async function connectTimeout(readAfterMs: number) {
+    const seen: { reason?: unknown; registered: boolean } = { registered: false };
+    const provider = createOpenResponsesProvider({
+      baseURL: origin,
+      transport: hangingTransport(readAfterMs, seen),
+      timeouts: { connectMs: 40 },
+      retry: { maxRetries: 0 },
+    });
+    const stream = provider.stream({ turn: 1, body: { model: "m", input: "hi" } });
+    const frames: ProviderFrame[] = [];
+    for await (const f of stream) frames.push(f);
+    return { seen, outcome: await stream.result, frames };
+  }
+
+  it("a transport that reads the signal before the timeout sees it abort with the watchdog's reason", async () => {
+    const { seen, outcome } = await connectTimeout(0);
+    expect(seen.registered).toBe(true);
+    expect(seen.reason).toBeInstanceOf(WatchdogFired);
+    expect(!outcome.ok && outcome.error.code).toBe("connect_timeout");
+  });
+
+  it("one that reads it only after the timeout gets a signal aborted already, with that reason", async () => {
+    const { seen } = await connectTimeout(120);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(seen.reason).toBeInstanceOf(WatchdogFired);
+  });
+});
