@@ -13,6 +13,7 @@ import { EddyError } from "../errors.js";
 import type { ProviderEventFrame, ProviderFrame } from "../frames/frame.js";
 import { frame } from "../frames/frame.js";
 import type { FrameDecoder, FrameDecoderOptions } from "../frames/frame-decoder.js";
+import { onAbort } from "../util/abort.js";
 import { redactSecrets } from "../util/redact.js";
 import type { AttemptOpening, AttemptStep } from "./attempts.js";
 import { cancelledError, ProviderError } from "./errors.js";
@@ -96,6 +97,8 @@ class HttpAttempt {
   private abortRequest: ((reason: unknown) => void) | undefined;
   private readonly watchdog: Watchdog;
   private readonly onUserAbort: () => void;
+  /** Ends the subscription to the user's signal (`onAbort`). */
+  private unsubscribe: () => void = () => {};
   private phase: Phase = { name: "unsent" };
   /** The transport's answer, released in `close()` unless its body was read to the end. */
   private response: TransportResponse | undefined;
@@ -133,7 +136,7 @@ class HttpAttempt {
   async open(): Promise<AttemptOpening> {
     const userSignal = this.options.stream.signal;
     if (userSignal?.aborted) return { type: "failed", error: cancelledError() };
-    userSignal?.addEventListener("abort", this.onUserAbort, { once: true });
+    if (userSignal !== undefined) this.unsubscribe = onAbort(userSignal, this.onUserAbort);
     this.watchdog.start("connect");
     let response: TransportResponse;
     try {
@@ -204,7 +207,7 @@ class HttpAttempt {
 
   close(): void {
     this.watchdog.stop();
-    this.options.stream.signal?.removeEventListener("abort", this.onUserAbort);
+    this.unsubscribe();
     if (this.phase.name === "ended" && this.phase.consumed) return;
     this.abort(new Error("attempt abandoned"));
     this.response?.cancel();

@@ -5,6 +5,7 @@
  * the call gets an output the model can read; this function never throws.
  */
 import { assertNever, EddyError } from "../errors.js";
+import { onAbort } from "../util/abort.js";
 import { redactSecrets as redact } from "../util/redact.js";
 import { TOOL_DEFAULTS } from "./defaults.js";
 import type { FileChangeRecord } from "./file-changes.js";
@@ -213,7 +214,7 @@ async function runBounded(
     );
   };
   const onRunAbort = () => stop("cancelled");
-  o.signal?.addEventListener("abort", onRunAbort, { once: true });
+  const unsubscribe = o.signal === undefined ? undefined : onAbort(o.signal, onRunAbort);
   const timer = setTimeout(() => stop("timeout"), o.timeoutMs);
   const running = Promise.resolve()
     .then(() => body(controller.signal))
@@ -223,7 +224,7 @@ async function runBounded(
     );
   const outcome = await Promise.race([running, stoppedPromise.then(() => undefined)]);
   clearTimeout(timer);
-  o.signal?.removeEventListener("abort", onRunAbort);
+  unsubscribe?.();
   // Checked first: a tool that settles in the same tick as its stop still counts as stopped.
   const why = stopped as "timeout" | "cancelled" | undefined;
   if (why !== undefined) return { kind: why };

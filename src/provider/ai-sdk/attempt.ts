@@ -14,7 +14,7 @@
 import type { LanguageModelV3, LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import type { ProviderFrame } from "../../frames/frame.js";
 import type { JsonObject } from "../../protocol/types.js";
-import { untilAborted } from "../../util/abort.js";
+import { onAbort, untilAborted } from "../../util/abort.js";
 import { redactSecrets } from "../../util/redact.js";
 import type { Attempt, AttemptOpening, AttemptStep } from "../attempts.js";
 import { cancelledError, ProviderError } from "../errors.js";
@@ -56,6 +56,8 @@ class AiSdkAttempt implements Attempt {
   private readonly controller = new AbortController();
   private readonly watchdog: Watchdog;
   private readonly onUserAbort: () => void;
+  /** Ends the subscription to the user's signal (`onAbort`). */
+  private unsubscribe: () => void = () => {};
   private reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | undefined;
   private started = false;
   private done = false;
@@ -69,7 +71,7 @@ class AiSdkAttempt implements Attempt {
   async open(): Promise<AttemptOpening> {
     const userSignal = this.options.stream.signal;
     if (userSignal?.aborted) return { type: "failed", error: cancelledError() };
-    userSignal?.addEventListener("abort", this.onUserAbort, { once: true });
+    if (userSignal !== undefined) this.unsubscribe = onAbort(userSignal, this.onUserAbort);
     this.watchdog.start("connect");
     try {
       const call = liveCallOptions(this.options.callOptions, this.controller.signal);
@@ -122,7 +124,7 @@ class AiSdkAttempt implements Attempt {
 
   close(): void {
     this.watchdog.stop();
-    this.options.stream.signal?.removeEventListener("abort", this.onUserAbort);
+    this.unsubscribe();
     if (this.done) return;
     if (!this.controller.signal.aborted) this.controller.abort(new Error("attempt abandoned"));
     this.reader?.cancel().catch(() => {});

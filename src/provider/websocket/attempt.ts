@@ -17,6 +17,7 @@
 import type { ProviderFrame } from "../../frames/frame.js";
 import { framesFromSse } from "../../frames/from-sse.js";
 import type { CreateResponseBody, JsonObject } from "../../protocol/types.js";
+import { onAbort } from "../../util/abort.js";
 import { isJsonObject } from "../../util/json.js";
 import { redactSecrets } from "../../util/redact.js";
 import type { Attempt, AttemptOpening, AttemptStep } from "../attempts.js";
@@ -103,6 +104,8 @@ class WebSocketAttempt implements Attempt {
   private readonly controller = new AbortController();
   private readonly watchdog: Watchdog;
   private readonly onUserAbort: () => void;
+  /** Ends the subscription to the user's signal (`onAbort`). */
+  private unsubscribe: () => void = () => {};
   private phase: Phase = { name: "unsent" };
 
   constructor(private readonly options: WebSocketAttemptOptions) {
@@ -119,7 +122,7 @@ class WebSocketAttempt implements Attempt {
     const previous = typeof body.previous_response_id === "string" ? body.previous_response_id : undefined;
     const lostOn = previous === undefined ? undefined : this.config.pool.lostWith(previous);
     if (lostOn !== undefined) return { type: "failed", error: lostResponse(previous as string, lostOn) };
-    stream.signal?.addEventListener("abort", this.onUserAbort, { once: true });
+    if (stream.signal !== undefined) this.unsubscribe = onAbort(stream.signal, this.onUserAbort);
     this.watchdog.start("connect");
     let connection: WebSocketConnection;
     try {
@@ -168,7 +171,7 @@ class WebSocketAttempt implements Attempt {
 
   close(): void {
     this.watchdog.stop();
-    this.options.stream.signal?.removeEventListener("abort", this.onUserAbort);
+    this.unsubscribe();
     const phase = this.phase;
     if (phase.name === "streaming") this.config.pool.release(phase.connection, false);
     else if (phase.name === "ended" && phase.connection !== undefined)
