@@ -12,6 +12,7 @@ import {
   type ResponseHeadersFrame,
 } from "../frames/frame.js";
 import type { JsonObject } from "../protocol/types.js";
+import { onAbort } from "../util/abort.js";
 import type { FrameSource, StreamControl } from "./assembling-stream.js";
 import { cancelledError, type ProviderError } from "./errors.js";
 import { backoffDelayMs, type RetryPolicy } from "./retry.js";
@@ -140,13 +141,15 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
       return;
     }
     const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
+      unsubscribe?.();
       resolve();
     }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
+    const unsubscribe =
+      signal === undefined
+        ? undefined
+        : onAbort(signal, () => {
+            clearTimeout(timer);
+            reject(signal.reason);
+          });
   });
 }

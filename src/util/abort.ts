@@ -8,15 +8,14 @@ export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undef
   if (signal === undefined) return promise;
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
+    const unsubscribe = onAbort(signal, () => reject(signal.reason));
     promise.then(
       (v) => {
-        signal.removeEventListener("abort", onAbort);
+        unsubscribe();
         resolve(v);
       },
       (e: unknown) => {
-        signal.removeEventListener("abort", onAbort);
+        unsubscribe();
         reject(e);
       },
     );
