@@ -29,8 +29,10 @@ const tsc = spawnSync(
   },
 );
 for (const file of [
-  "protocol/generated/validators.cjs",
-  "protocol/generated/validators.d.cts",
+  "protocol/generated/response-validators.cjs",
+  "protocol/generated/response-validators.d.cts",
+  "protocol/generated/request-validators.cjs",
+  "protocol/generated/request-validators.d.cts",
   "tools/builtin/generated/validators.js",
   "tools/builtin/generated/validators.d.ts",
 ]) {

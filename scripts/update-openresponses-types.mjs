@@ -2,10 +2,14 @@
 //   src/protocol/generated/openapi.ts      TypeScript types (openapi-typescript, OpenAPI 3.1)
 //   src/protocol/generated/event-types.ts  the streaming event `type` literal union + runtime array
 //   src/protocol/generated/enums.ts        every string enum of the spec (`*Enum` schemas) + input size limits
-//   src/protocol/generated/validators.cjs   ajv (draft 2020-12) standalone validators, compiled once here
-//                                          (CommonJS, so src/protocol/validate.ts can require() them on
-//                                          first use: a run without validation never loads them)
-//   src/protocol/generated/validators.d.cts their declarations
+//   src/protocol/generated/response-validators.cjs  ajv (draft 2020-12) standalone validators, compiled
+//   src/protocol/generated/request-validators.cjs   once here, of what a server sends and of what a
+//                                                   client sends (CommonJS, so src/protocol/validate.ts
+//                                                   can require() each on first use: a run without
+//                                                   validation never loads them, a client never loads
+//                                                   the request side)
+//   src/protocol/generated/*-validators.d.cts       their declarations
+//   src/protocol/generated/validator-groups.ts      which schemas are on the request side
 //
 // Usage:
 //   scripts/update-openresponses-types [PATH_OR_URL]   copy PATH_OR_URL byte-exact into schemas/, regenerate
@@ -233,30 +237,28 @@ export const INPUT_FILE_DATA_MAX_LENGTH = ${maxLength("InputFileContentParam", "
   });
   ajv.addSchema({ $id: "openresponses.json", $defs: defs });
 
-  const targets = new Map();
-  for (const e of events) targets.set(e.name, e.name);
-  for (const name of [
+  // Two modules, so a client loads only the side it checks (src/protocol/validate.ts): what a server
+  // sends (the streaming events and what they embed: the response, its output items, usage, errors)
+  // and what a client sends (the request body and its input items, checked by the mock and
+  // `toResponsesInput`): a client's run loads 480 of the 715 kB. Each module carries the code it calls.
+  const responseSide = [
+    ...events.map((e) => e.name),
     "ResponseResource",
-    "CreateResponseBody",
     "ItemField",
-    "ItemParam",
     ...unionMembers(spec, "ItemField"),
-    ...unionMembers(spec, "ItemParam"),
     "ErrorPayload",
     "Usage",
     // WebSocket mode's failure message (`x-openresponses-websocket`): src/protocol/validate.ts.
     "WebSocketErrorEvent",
-  ]) {
-    targets.set(name, name);
-  }
-  const refs = {};
-  for (const name of [...targets.keys()].sort()) {
-    const id = `openresponses.json#/$defs/${name}`;
-    refs[`validate${name}`] = id;
-  }
-  const code = standaloneCode(ajv, refs);
-  const validatorsJs = `${banner}${code}\n`;
-  const validatorsDts = `${banner}
+  ];
+  const requestSide = ["CreateResponseBody", "ItemParam", ...unionMembers(spec, "ItemParam")];
+  const refsOf = (names) => {
+    const refs = {};
+    for (const name of [...new Set(names)].sort())
+      refs[`validate${name}`] = `openresponses.json#/$defs/${name}`;
+    return refs;
+  };
+  const declarations = (refs) => `${banner}
 /** An ajv standalone validator: returns true when valid; otherwise \`errors\` holds what failed. */
 export interface CompiledValidator {
   (data: unknown): boolean;
@@ -266,13 +268,28 @@ ${Object.keys(refs)
   .map((n) => `export declare const ${n}: CompiledValidator;`)
   .join("\n")}
 `;
+  const responseRefs = refsOf(responseSide);
+  const requestRefs = refsOf(requestSide);
+  const overlap = Object.keys(requestRefs).filter((n) => n in responseRefs);
+  if (overlap.length > 0) throw new Error(`schemas on both sides: ${overlap.join(", ")}`);
+  const groupsTs = `${banner}
+/** The schemas whose validators are in request-validators.cjs; every other one is in response-validators.cjs. */
+export const REQUEST_SIDE_SCHEMAS: ReadonlySet<string> = new Set([
+${Object.keys(requestRefs)
+  .map((n) => `  ${JSON.stringify(n.slice("validate".length))},`)
+  .join("\n")}
+]);
+`;
 
   return new Map([
     [join(outDir, "openapi.ts"), typesTs],
     [join(outDir, "event-types.ts"), eventTypesTs],
     [join(outDir, "enums.ts"), enumsTs],
-    [join(outDir, "validators.cjs"), validatorsJs],
-    [join(outDir, "validators.d.cts"), validatorsDts],
+    [join(outDir, "response-validators.cjs"), `${banner}${standaloneCode(ajv, responseRefs)}\n`],
+    [join(outDir, "response-validators.d.cts"), declarations(responseRefs)],
+    [join(outDir, "request-validators.cjs"), `${banner}${standaloneCode(ajv, requestRefs)}\n`],
+    [join(outDir, "request-validators.d.cts"), declarations(requestRefs)],
+    [join(outDir, "validator-groups.ts"), groupsTs],
   ]);
 }
 

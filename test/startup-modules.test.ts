@@ -124,7 +124,8 @@ describe.each([
     expect(RUN_PACKAGES.flatMap((p) => filesOf(loaded, p))).toEqual([]);
     expect(filesOf(loaded, "ajv")).toEqual([]);
     for (const prefix of [
-      "protocol/generated/validators",
+      "protocol/generated/response-validators",
+      "protocol/generated/request-validators",
       "tools/",
       "provider/open-responses",
       "loop/run",
@@ -139,7 +140,9 @@ describe("eddy run", () => {
   it("against a server: the provider, the loop, the tools and the validators; no optional feature", async () => {
     const loaded = await loadedBy("run", ["run", "--base-url", mock.url, "--model", "demo", PROMPT]);
     expect(loaded).toContain("dist/cli/run-command.js");
-    expect(loaded).toContain("dist/protocol/generated/validators.cjs"); // validation is on by default
+    // Validation is on by default: the events' validators; a client never checks a request body.
+    expect(loaded).toContain("dist/protocol/generated/response-validators.cjs");
+    expect(eddyFiles(loaded, "protocol/generated/request-validators")).toEqual([]);
     expect(optionalLoaded(loaded)).toEqual([]);
     // The built-in tools' argument validators are compiled ahead of time: no ajv compiler.
     expect(ajvCompiler(loaded)).toEqual([]);
@@ -158,7 +161,8 @@ describe("eddy run", () => {
       PROMPT,
     ]);
     expect(loaded).toContain("dist/cli/run-command.js");
-    expect(eddyFiles(loaded, "protocol/generated/validators")).toEqual([]);
+    expect(eddyFiles(loaded, "protocol/generated/response-validators")).toEqual([]);
+    expect(eddyFiles(loaded, "protocol/generated/request-validators")).toEqual([]);
   });
 
   it("the demo run (nothing configured): the embedded mock, still no optional feature", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { post } from "../../test/support/mock-sse.js";
-import { validateUsage } from "../protocol/generated/validators.cjs";
+import { validateUsage } from "../protocol/generated/response-validators.cjs";
 import { validateOutputItem } from "../protocol/validate.js";
 import { createMockHandler, type MockHandler } from "./handler.js";
 

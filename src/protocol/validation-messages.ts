@@ -20,7 +20,7 @@
  * - **Wording.** A `type` a discriminated union lacks reads "/item has type "web_search_call",
  *   which the spec does not define here".
  */
-import type { CompiledValidator } from "./generated/validators.cjs";
+import type { CompiledValidator } from "./generated/response-validators.cjs";
 
 /** At most this many messages per value (then one "… and N more validation errors"). */
 export const MAX_MESSAGES = 8;

@@ -6,23 +6,14 @@ export interface CompiledValidator {
   (data: unknown): boolean;
   errors?: { instancePath: string; schemaPath: string; keyword: string; params: Record<string, unknown>; message?: string }[] | null;
 }
-export declare const validateAssistantMessageItemParam: CompiledValidator;
 export declare const validateCompactionBody: CompiledValidator;
-export declare const validateCompactionSummaryItemParam: CompiledValidator;
-export declare const validateCreateResponseBody: CompiledValidator;
-export declare const validateDeveloperMessageItemParam: CompiledValidator;
 export declare const validateErrorPayload: CompiledValidator;
 export declare const validateErrorStreamingEvent: CompiledValidator;
 export declare const validateFunctionCall: CompiledValidator;
-export declare const validateFunctionCallItemParam: CompiledValidator;
 export declare const validateFunctionCallOutput: CompiledValidator;
-export declare const validateFunctionCallOutputItemParam: CompiledValidator;
 export declare const validateItemField: CompiledValidator;
-export declare const validateItemParam: CompiledValidator;
-export declare const validateItemReferenceParam: CompiledValidator;
 export declare const validateMessage: CompiledValidator;
 export declare const validateReasoningBody: CompiledValidator;
-export declare const validateReasoningItemParam: CompiledValidator;
 export declare const validateResponseCompletedStreamingEvent: CompiledValidator;
 export declare const validateResponseContentPartAddedStreamingEvent: CompiledValidator;
 export declare const validateResponseContentPartDoneStreamingEvent: CompiledValidator;
@@ -47,7 +38,5 @@ export declare const validateResponseReasoningSummaryPartDoneStreamingEvent: Com
 export declare const validateResponseRefusalDeltaStreamingEvent: CompiledValidator;
 export declare const validateResponseRefusalDoneStreamingEvent: CompiledValidator;
 export declare const validateResponseResource: CompiledValidator;
-export declare const validateSystemMessageItemParam: CompiledValidator;
 export declare const validateUsage: CompiledValidator;
-export declare const validateUserMessageItemParam: CompiledValidator;
 export declare const validateWebSocketErrorEvent: CompiledValidator;
