@@ -215,3 +215,53 @@ export function logEnd(
 export function describeEnvironment(env: Environment): string {
   return `date ${env.date}; node ${env.node} (V8 ${env.v8}, ${env.platform}); cpu ${env.cpu}; loadavg at start ${env.loadavg}`;
 }
+
+/**
+ * One row of README's benchmark table: what was measured, eddy's result (with its goal, if any), and
+ * the peers' results beside it. Rebuilt from bench/RESULTS.md by `npm run bench` (bench/readme-table.ts).
+ */
+export interface Headline {
+  what: string;
+  eddy: string;
+  peers: string;
+}
+
+const HEADLINE_PREFIX = "<!-- headline ";
+const HEADLINE_SUFFIX = " -->";
+
+/**
+ * A section's headline rows as HTML comments (not shown where Markdown is rendered), one per line,
+ * each with the date and load average of the run it came from; bench/readme-table.ts reads them back.
+ */
+export function headlineLines(rows: readonly Headline[], env: Pick<Environment, "date" | "loadavg">): string {
+  const measured = `${env.date.slice(0, 10)}, loadavg ${env.loadavg.split(" ")[0]}`;
+  return rows
+    .map((row) => {
+      // `<` and `>` escaped, so no text can end the comment early.
+      const json = JSON.stringify({ ...row, measured })
+        .replace(/</g, "\\u003c")
+        .replace(/>/g, "\\u003e");
+      return `${HEADLINE_PREFIX}${json}${HEADLINE_SUFFIX}`;
+    })
+    .join("\n");
+}
+
+/** The headline rows in a text (bench/RESULTS.md or one section of it), in order; malformed lines are skipped. */
+export function parseHeadlines(text: string): (Headline & { measured: string })[] {
+  const rows: (Headline & { measured: string })[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(HEADLINE_PREFIX) || !line.endsWith(HEADLINE_SUFFIX)) continue;
+    try {
+      const value = JSON.parse(line.slice(HEADLINE_PREFIX.length, -HEADLINE_SUFFIX.length)) as Record<
+        string,
+        unknown
+      >;
+      const { what, eddy, peers, measured } = value;
+      if ([what, eddy, peers, measured].every((v) => typeof v === "string"))
+        rows.push({ what, eddy, peers, measured } as Headline & { measured: string });
+    } catch {
+      // not a headline we wrote: skipped
+    }
+  }
+  return rows;
+}
