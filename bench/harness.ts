@@ -8,6 +8,7 @@
  * No forced GC between runs unless a bench asks (`gcBeforeEachRun`); a full GC (node --expose-gc)
  * between cells. Wall and CPU time are both recorded per run.
  */
+import { existsSync, readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { seededRandom } from "../test/support/chunking.js";
 
@@ -264,4 +265,15 @@ export function parseHeadlines(text: string): (Headline & { measured: string })[
     }
   }
   return rows;
+}
+
+/**
+ * CPU time (user + system) of this process's reaped descendants, in ms: cutime + cstime of
+ * /proc/self/stat (clock ticks, 100 a second on Linux); NaN where there is no /proc.
+ */
+export function childrenCpuMs(): number {
+  if (!existsSync("/proc/self/stat")) return Number.NaN;
+  const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1]?.split(" ") ?? [];
+  // cutime and cstime are fields 16 and 17 of stat(5).
+  return (Number(fields[13]) + Number(fields[14])) * 10;
 }

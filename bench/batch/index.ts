@@ -14,6 +14,8 @@ import {
   type Benchmark,
   describeEnvironment,
   environment,
+  type Headline,
+  headlineLines,
   logEnd,
   markdownTable,
   num,
@@ -37,10 +39,16 @@ const WORKERS = [2, 4] as const;
 /** Runs at once per `eddy worker` process. */
 const PER_WORKER = 32;
 
+const EDDY = "eddy runBatch";
+const AGENTS = "@openai/agents run()";
+const QUEUED = "eddy batch --queue + eddy worker";
+
 interface Row {
   contender: string;
   setup: string;
   cell: CellResult;
+  /** `eddy worker` processes (the queue rows). */
+  workers?: number;
 }
 
 const HEADER = [
@@ -101,10 +109,10 @@ export const batchBenchmark: Benchmark = {
       for (const c of CONCURRENCY) {
         const dir = join(root, `local-${c}`);
         const eddy = await inProcessCell(pid, () => eddyBatch(url, workspace, dir, tasks, c));
-        rows.push({ contender: "eddy runBatch", setup: `1 process, concurrency ${c}`, cell: eddy });
+        rows.push({ contender: EDDY, setup: `1 process, concurrency ${c}`, cell: eddy });
         ctx.log(textTable(HEADER, [toCells(rows.at(-1) as Row)]));
         const peer = await inProcessCell(pid, () => agents(tasks, c));
-        rows.push({ contender: "@openai/agents run()", setup: `promise pool, concurrency ${c}`, cell: peer });
+        rows.push({ contender: AGENTS, setup: `promise pool, concurrency ${c}`, cell: peer });
         ctx.log(textTable(HEADER, [toCells(rows.at(-1) as Row)]));
       }
       if (HAVE_REDIS)
@@ -163,7 +171,8 @@ async function queuedCell(
       (l) => (JSON.parse(l) as { reason: string }).reason === "completed",
     ).length;
     return {
-      contender: "eddy batch --queue + eddy worker",
+      contender: QUEUED,
+      workers,
       setup: `${workers} workers × concurrency ${PER_WORKER}, one redis-server${code === 0 ? "" : ` (exit ${code})`}`,
       cell: {
         runs: n,
@@ -206,5 +215,35 @@ function report(
     "Where it stops scaling, and why: the mock answers at once, so a run never waits on the model and the work is CPU alone — the agents' process and the mock's share this machine's cores. Once a few runs overlap (concurrency 8) the cores are busy and more runs at once add nothing; the ceiling column is that limit. The wall columns move with the machine's other load (loadavg above); the CPU columns are the steadier comparison. Worker processes add CPU per run (BullMQ's job bookkeeping, every tape line sent to a Redis stream, a connection per worker) and compete for the same cores here: they pay off when they run on more machines, or against a real provider, where a run spends seconds waiting for the model and runs/s grows with runs in flight until the rate limit (--rpm/--tpm) holds it.",
     "",
     `Total wall time ${end.seconds.toFixed(1)} s; loadavg at end ${end.envEnd}.`,
+    "",
+    headlineLines([headline(rows, n)], env),
   ].join("\n");
+}
+
+/** README's row: CPU ms per run in the agents' process(es) (the table's CPU ms/run), eddy and the peer. */
+function headline(rows: readonly Row[], n: number): Headline {
+  const of = (contender: string) => rows.filter((r) => r.contender === contender);
+  const perRun = (r: Row) => num(r.cell.cpuMs / r.cell.runs, 1);
+  const failed = (group: readonly Row[]) => {
+    const runs = group.reduce((sum, r) => sum + r.cell.runs, 0);
+    const ok = group.reduce((sum, r) => sum + r.cell.completed, 0);
+    return ok === runs ? "" : ` (${num(runs - ok)} of ${num(runs)} runs failed)`;
+  };
+  /** The lowest–highest CPU ms per run of `group`, and its failed runs, if any. */
+  const span = (group: readonly Row[]) => {
+    const values = group.map((r) => r.cell.cpuMs / r.cell.runs);
+    const [lo, hi] = [num(Math.min(...values), 1), num(Math.max(...values), 1)];
+    return `${lo === hi ? lo : `${lo}–${hi}`} ms${failed(group)}`;
+  };
+  const concurrency = `concurrency ${CONCURRENCY[0]}–${CONCURRENCY.at(-1)}`;
+  const queued = of(QUEUED);
+  return {
+    what: `batch: ${num(n)} runs (2 requests + 1 tool call each) against \`eddy mock\`, CPU per run in the agents' process`,
+    eddy: `${span(of(EDDY))} (\`runBatch\`, ${concurrency}); ${
+      queued.length === 0
+        ? "`eddy worker`s not measured (no redis-server)"
+        : `${queued.map(perRun).join(" / ")} ms per run over ${queued.map((r) => r.workers).join(" / ")} \`eddy worker\`s on Redis${failed(queued)}`
+    }`,
+    peers: `\`@openai/agents\` \`run()\` in a promise pool ${span(of(AGENTS))} (${concurrency})`,
+  };
 }

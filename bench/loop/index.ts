@@ -12,6 +12,8 @@ import {
   type Benchmark,
   describeEnvironment,
   environment,
+  type Headline,
+  headlineLines,
   logEnd,
   markdownTable,
   median,
@@ -93,16 +95,17 @@ export const loopBenchmark: Benchmark = {
     ctx.log(`## ${this.title}\n${describeEnvironment(envStart)}`);
     const http = await measureOverHttp(ctx, plan.http);
     const memory = await measureInProcess(ctx, plan);
-    const webSocket = webSocketLines(http.passes);
-    const verdict = targets(http.passes, memory.samples);
-    ctx.log(`\n${webSocket.join("\n")}`);
+    const webSocket = webSocketSavings(http.passes);
+    const goals = targets(http.passes, memory.samples);
+    const verdict = goals.lines;
+    ctx.log(`\n${webSocket.lines.join("\n")}`);
     const { envEnd, seconds } = logEnd(ctx, started, verdict);
     return [
       `## ${this.title}`,
       "",
       describeEnvironment(envStart),
       "",
-      ...httpSection(plan.http, http.passes, verdict, webSocket),
+      ...httpSection(plan.http, http.passes, verdict, webSocket.lines),
       ...inProcessSection(plan, memory),
       "### Correctness before timing (3 runs each)",
       "",
@@ -113,6 +116,8 @@ export const loopBenchmark: Benchmark = {
       markdownTable(CORRECTNESS_HEADER, memory.check.rows, [1, 5]),
       "",
       `Total wall time ${seconds.toFixed(1)} s; loadavg at end ${envEnd.loadavg}.`,
+      "",
+      headlineLines(headlines(goals, webSocket), envStart),
     ].join("\n");
   },
 };
@@ -525,12 +530,23 @@ function backToBackRows(times: Map<string, number[]>): string[][] {
   ]);
 }
 
+/** What WebSocket mode saves eddy (validate on) per turn in one write mode (medians over rounds). */
+interface WebSocketSaving {
+  writes: Writes;
+  /** eddy websocket ÷ eddy over HTTP. */
+  ratio: number;
+  /** eddy over HTTP − eddy websocket, ns per turn. */
+  saved: number;
+}
+
 /**
  * What WebSocket mode saves per turn, per write mode, in the same rounds: eddy over HTTP − eddy over
- * one WebSocket (and the ratio), the floors likewise, and eddy's own overhead on each transport.
+ * one WebSocket (and the ratio), the floors likewise, and eddy's own overhead on each transport;
+ * as verdict lines, and eddy's savings for the headline.
  */
-function webSocketLines(passes: readonly Pass[]): string[] {
-  return passes.map((p) => {
+function webSocketSavings(passes: readonly Pass[]): { lines: string[]; savings: WebSocketSaving[] } {
+  const savings: WebSocketSaving[] = [];
+  const lines = passes.map((p) => {
     const of = (name: string) => samplesOf(p.samples, name);
     const saved = paired(of(EDDY_ON), of(EDDY_WS), run, (a, b) => a - b);
     const ratio = paired(of(EDDY_WS), of(EDDY_ON), run, (a, b) => a / b);
@@ -538,13 +554,31 @@ function webSocketLines(passes: readonly Pass[]): string[] {
     const ttftSaved = paired(of(EDDY_ON), of(EDDY_WS), ttft, (a, b) => a - b);
     const own = (eddy: string, floor: string) =>
       us(paired(of(eddy), of(floor), runMinusServer, (a, b) => a - b).median);
+    savings.push({ writes: p.writes, ratio: ratio.median, saved: saved.median });
     return `writes ${p.writes}: WebSocket mode saves eddy (validate on) ${range(saved, us)} µs per turn (${us(saved.median / 2)} µs per request) against eddy over HTTP; eddy websocket takes ${range(ratio, (x) => num(x, 2))}× eddy over HTTP's time; TTFT ${range(ttftSaved, us)} µs sooner. The floor saves ${range(floorSaved, us)} µs per turn going from node:http to one WebSocket. eddy's own overhead per turn: ${own(EDDY_WS, FLOOR_LOOP_WS)} µs over floor-loop websocket (WebSocket), ${own(EDDY_ON, FLOOR_LOOP_NODE)} µs over floor-loop node:http (HTTP)`;
   });
+  return { lines, savings };
 }
 
-function targets(passes: readonly Pass[], memory: readonly LoopSamples[]): string[] {
+/** The verdicts of the targets, and the values behind them that the headline rows give. */
+interface Targets {
+  lines: string[];
+  /** eddy (validate on)'s own overhead per turn, ns, per HTTP write mode (run−server) and in-process. */
+  overhead: { http: { writes: Writes; value: number }[]; inProcess: number };
+  /** eddy (validate on)'s time ÷ floor-loop node:http's, per write mode (median over rounds). */
+  turn: { writes: Writes; ratio: number }[];
+  /** The peers' time ÷ eddy (validate on)'s, per write mode (median over rounds). */
+  peers: { writes: Writes; agents: number; sdk: number }[];
+}
+
+function targets(passes: readonly Pass[], memory: readonly LoopSamples[]): Targets {
   const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
   const lines: string[] = [];
+  const found: Omit<Targets, "lines"> = {
+    overhead: { http: [], inProcess: Number.NaN },
+    turn: [],
+    peers: [],
+  };
   for (const eddy of [EDDY_ON, EDDY_OFF]) {
     const parts = passes.map((p) => ({
       label: `HTTP writes ${p.writes}`,
@@ -560,6 +594,11 @@ function targets(passes: readonly Pass[], memory: readonly LoopSamples[]): strin
       value: paired(samplesOf(memory, eddy), samplesOf(memory, FLOOR_LOOP), run, (a, b) => a - b).median,
     });
     const worst = Math.max(...parts.map((p) => p.value));
+    if (eddy === EDDY_ON)
+      found.overhead = {
+        http: passes.map((p, i) => ({ writes: p.writes, value: parts[i]?.value as number })),
+        inProcess: parts.at(-1)?.value as number,
+      };
     lines.push(
       `${eddy}: own overhead per turn (per run: 2 requests + 1 tool call) ${parts.map((p) => `${us(p.value)} µs (${p.label})`).join(", ")} (target < ${us(TARGET_OVERHEAD_NS)} µs): ${verdict(worst < TARGET_OVERHEAD_NS)}; per request that is ${parts.map((p) => us(p.value / 2)).join(" / ")} µs`,
     );
@@ -571,6 +610,7 @@ function targets(passes: readonly Pass[], memory: readonly LoopSamples[]): strin
       run,
       (a, b) => a / b,
     );
+    found.turn.push({ writes: p.writes, ratio: ratio.median });
     lines.push(
       `HTTP writes ${p.writes}, the turn: eddy (validate on) takes ${range(ratio, (x) => num(x, 2))}× floor-loop node:http's time (target ≤ ${TARGET_RATIO_NODE}×, issue 23): ${verdict(ratio.median <= TARGET_RATIO_NODE)}`,
     );
@@ -595,9 +635,73 @@ function targets(passes: readonly Pass[], memory: readonly LoopSamples[]): strin
       const other = samplesOf(p.samples, name);
       const x = paired(other, eddy, run, (a, b) => a / b).median;
       const saved = paired(other, eddy, run, (a, b) => a - b).median;
-      return `${name} takes ${num(x, 2)}× eddy's time (${us(saved)} µs more per run)`;
+      return { x, text: `${name} takes ${num(x, 2)}× eddy's time (${us(saved)} µs more per run)` };
     };
-    lines.push(`HTTP writes ${p.writes}, eddy (validate on) vs peers: ${vs(AGENTS)}; ${vs(SDK_LOOP)}`);
+    const agents = vs(AGENTS);
+    const sdk = vs(SDK_LOOP);
+    lines.push(`HTTP writes ${p.writes}, eddy (validate on) vs peers: ${agents.text}; ${sdk.text}`);
+    found.peers.push({ writes: p.writes, agents: agents.x, sdk: sdk.x });
   }
-  return lines;
+  return { lines, ...found };
+}
+
+/** One value per write mode: "2.05× (writes event), 1.95× (whole)". */
+function perWrites(
+  values: readonly { writes: Writes; value: number }[],
+  format: (x: number) => string,
+): string {
+  return values.map((v, i) => `${format(v.value)} (${i === 0 ? "writes " : ""}${v.writes})`).join(", ");
+}
+
+/** "met" when every value is, else which write modes (if any) meet it. */
+function goalVerdict(values: readonly { writes: Writes; met: boolean }[]): string {
+  const met = values.filter((v) => v.met);
+  if (met.length === values.length) return "met";
+  return met.length === 0 ? "not met" : `met with writes ${met.map((v) => v.writes).join(", ")} only`;
+}
+
+/** README's rows: the turn over HTTP against the floor and the peers, WebSocket mode, eddy's own overhead. */
+function headlines(goals: Targets, webSocket: { savings: WebSocketSaving[] }): Headline[] {
+  const times = (x: number) => `${num(x, 2)}×`;
+  const millis = (ns: number) => `${num(ns / 1e6, 2)} ms`;
+  /** One value per write mode, in the passes' order ("a / b"), followed by `modes`. */
+  const slashed = (values: readonly number[], format: (x: number) => string) =>
+    values.map(format).join(" / ");
+  const modes = `(writes ${goals.turn.map((t) => t.writes).join(" / ")})`;
+  const turn = goals.turn.map((t) => ({
+    writes: t.writes,
+    value: t.ratio,
+    met: t.ratio <= TARGET_RATIO_NODE,
+  }));
+  const { http, inProcess } = goals.overhead;
+  const overheadMet = [inProcess, ...http.map((o) => o.value)].every((v) => v < TARGET_OVERHEAD_NS);
+  return [
+    {
+      what: "one agent turn (2 streamed requests + 1 tool call) over HTTP",
+      eddy: `${perWrites(turn, times)} the node:http floor loop's time; goal ≤ ${TARGET_RATIO_NODE}×: ${goalVerdict(turn)}`,
+      peers: `\`openai\` SDK loop ${slashed(
+        goals.peers.map((p) => p.sdk),
+        times,
+      )}, \`@openai/agents\` ${slashed(
+        goals.peers.map((p) => p.agents),
+        times,
+      )} eddy's time ${modes}`,
+    },
+    {
+      what: "… over one WebSocket (`--transport websocket`)",
+      eddy: `${slashed(
+        webSocket.savings.map((s) => s.ratio),
+        times,
+      )} eddy's time over HTTP: ${slashed(
+        webSocket.savings.map((s) => s.saved),
+        (ns) => num(ns / 1e6, 1),
+      )} ms saved per turn ${modes}`,
+      peers: "—",
+    },
+    {
+      what: "eddy's own overhead per such turn, in-process / over HTTP",
+      eddy: `${millis(inProcess)} / ${perWrites(http, millis)}; goal < ${num(TARGET_OVERHEAD_NS / 1e6)} ms: ${overheadMet ? "met" : "not met"}`,
+      peers: "—",
+    },
+  ];
 }

@@ -13,6 +13,8 @@ import {
   collectGarbage,
   describeEnvironment,
   environment,
+  type Headline,
+  headlineLines,
   logEnd,
   markdownTable,
   median,
@@ -132,6 +134,26 @@ export const scalingBenchmark: Benchmark = {
       ...rows.map((r) => `| ${r.scalingCase.input} | ${r.scalingCase.what} |`),
       "",
       `Total wall time ${seconds.toFixed(1)} s; loadavg at end ${envEnd.loadavg}.`,
+      "",
+      headlineLines([headline(rows)], envStart),
     ].join("\n");
   },
 };
+
+/**
+ * README's row: the lowest and highest ratio (the table's median per-round CPU-time ratio) over
+ * every input, against the goal; the inputs over it named. The list of inputs summarises CASES.
+ */
+function headline(rows: readonly Row[]): Headline {
+  const ratios = rows.map((r) => r.ratio);
+  const over = rows.filter((r) => r.ratio > RATIO_GOAL);
+  return {
+    what: `every input at N and 10N (${rows.length} inputs: tool calls and fragments per response, deltas and items per response, frames per tape in \`view\` and \`replay\`, lines per thread log, tasks per batch): CPU time t(10N)/t(N)`,
+    eddy: `${num(Math.min(...ratios), 1)}–${num(Math.max(...ratios), 1)} (goal ≤ ${RATIO_GOAL}; linear work ≈ 10): ${
+      over.length === 0
+        ? "met"
+        : `not met (${over.map((r) => `${r.scalingCase.input} ${num(r.ratio, 1)}`).join("; ")})`
+    }`,
+    peers: "—",
+  };
+}

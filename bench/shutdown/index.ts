@@ -23,6 +23,8 @@ import {
   type Benchmark,
   describeEnvironment,
   environment,
+  type Headline,
+  headlineLines,
   logEnd,
   markdownTable,
   median,
@@ -83,6 +85,10 @@ function manyCalls(n: number): Scenario {
 }
 const MANY_CALLS = 100_000;
 
+/** What a row measures: from the signal, or from the end of a completed run, to the exit. */
+const SIGINT_EXIT = "SIGINT → exit";
+const ENDED_EXIT = "run_ended → exit";
+
 /** Starts `eddy ARGS`, sends SIGINT once `when` shows on stdout, returns ms from the signal to the exit. */
 async function interrupted(
   args: string[],
@@ -109,7 +115,7 @@ function cells(
   return [
     {
       name: "plain run",
-      from: "SIGINT → exit",
+      from: SIGINT_EXIT,
       barMs: 2000,
       once: async () => {
         const r = await interrupted([...base, "--base-url", url.stalling, "hi"], delta, cleanEnv(), cwd);
@@ -118,7 +124,7 @@ function cells(
     },
     {
       name: "--otel, collector never answers",
-      from: "SIGINT → exit",
+      from: SIGINT_EXIT,
       baseline: "plain run",
       barMs: 2000,
       once: async () => {
@@ -128,7 +134,7 @@ function cells(
     },
     {
       name: "MCP server ignores SIGTERM, has a child",
-      from: "SIGINT → exit",
+      from: SIGINT_EXIT,
       baseline: "plain run",
       barMs: 2000,
       once: async () => {
@@ -141,7 +147,7 @@ function cells(
     },
     {
       name: `Chat Completions response with ${num(MANY_CALLS)} tool calls`,
-      from: "SIGINT → exit",
+      from: SIGINT_EXIT,
       baseline: "plain run",
       barMs: 2000,
       rounds: 3,
@@ -154,13 +160,13 @@ function cells(
     },
     {
       name: "completed run, no telemetry",
-      from: "run_ended → exit",
+      from: ENDED_EXIT,
       barMs: 1000,
       once: () => completed([...base, "--base-url", url.done, "hi"], cleanEnv(), cwd),
     },
     {
       name: "completed run, --otel, collector never answers",
-      from: "run_ended → exit",
+      from: ENDED_EXIT,
       barMs: 1000,
       baseline: "completed run, no telemetry",
       once: () => completed([...base, "--otel", "--base-url", url.done, "hi"], otel, cwd),
@@ -216,12 +222,13 @@ export const shutdownBenchmark: Benchmark = {
     };
     const collector = await startSilentCollector();
     const rows: Row[] = [];
+    const callCount = ctx.quick ? 10_000 : MANY_CALLS;
     try {
       const url = {
         stalling: await serve(STALLING),
         mcp: await serve(SLOW_MCP),
         done: await serve({ turns: [{ items: [{ type: "message", text: "done" }], repeat: true }] }),
-        many: await serve(manyCalls(ctx.quick ? 10_000 : MANY_CALLS)),
+        many: await serve(manyCalls(callCount)),
       };
       for (const cell of cells(url, collector.url, cwd)) {
         const row: Row = { cell, times: [], ok: 0 };
@@ -239,9 +246,8 @@ export const shutdownBenchmark: Benchmark = {
       for (const s of servers) await s.close();
       rmSync(cwd, { recursive: true, force: true });
     }
-    const verdict = rows
-      .filter((r) => median(r.times) > r.cell.barMs || r.ok < r.times.length)
-      .map((r) => `OVER THE BAR OR FAILED: ${r.cell.name}`);
+    const missed = (r: Row) => median(r.times) > r.cell.barMs || r.ok < r.times.length;
+    const verdict = rows.filter(missed).map((r) => `OVER THE BAR OR FAILED: ${r.cell.name}`);
     const { envEnd, seconds } = logEnd(ctx, started, verdict);
     return [
       `## ${this.title}`,
@@ -257,6 +263,33 @@ export const shutdownBenchmark: Benchmark = {
       ),
       "",
       `Total wall time ${seconds.toFixed(1)} s; loadavg at end ${envEnd.loadavg}.`,
+      "",
+      headlineLines([headline(rows, missed, callCount)], envStart),
     ].join("\n");
   },
 };
+
+/**
+ * README's row: per kind of measurement (SIGINT → exit, run_ended → exit), the row with the worst
+ * median (the table's median ms) and the highest max, against the bar; met when no row misses it
+ * (the verdict's test: median over the bar, or a run that did not end as expected).
+ */
+function headline(rows: readonly Row[], missed: (r: Row) => boolean, callCount: number): Headline {
+  const seconds = (ms: number) => `${num(ms / 1000, 2)} s`;
+  const part = (from: string, label: string) => {
+    const group = rows.filter((r) => r.cell.from === from);
+    if (group.length === 0) return `${label}: not measured`;
+    const worst = group.reduce((a, b) => (median(b.times) > median(a.times) ? b : a));
+    const max = Math.max(...group.map((r) => quantile(r.times, 1)));
+    const bars = [...new Set(group.map((r) => `${r.cell.barMs / 1000} s`))].join(" / ");
+    const failed = group.reduce((sum, r) => sum + r.times.length - r.ok, 0);
+    return `${label}: worst median ${seconds(median(worst.times))} (${worst.cell.name}), max ${seconds(max)} (goal: median ≤ ${bars}): ${
+      group.some(missed) ? "not met" : "met"
+    }${failed > 0 ? ` (${failed} runs did not end as expected)` : ""}`;
+  };
+  return {
+    what: `Ctrl-C → exit (plain run, silent OTel collector, MCP server ignoring SIGTERM, ${num(callCount / 1000)}k-call response); \`run_ended\` → exit (without and with the silent collector)`,
+    eddy: `${part(SIGINT_EXIT, "Ctrl-C")}; ${part(ENDED_EXIT, "`run_ended`")}`,
+    peers: "—",
+  };
+}

@@ -14,6 +14,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   type Benchmark,
+  childrenCpuMs,
   describeEnvironment,
   environment,
   headlineLines,
@@ -26,14 +27,6 @@ import {
 const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const GOAL_SECONDS = 300;
 const QUICK_FILES = ["src/util/abort.test.ts"];
-
-/** CPU time of this process's reaped descendants (cutime + cstime of /proc/self/stat), in ms. */
-function childrenCpuMs(): number | undefined {
-  if (!existsSync("/proc/self/stat")) return undefined;
-  const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1]?.split(" ") ?? [];
-  // cutime and cstime are fields 16 and 17 of stat(5), in clock ticks (100 a second on Linux).
-  return (Number(fields[13]) + Number(fields[14])) * 10;
-}
 
 /** The machine's CPU counters (the `cpu` line of /proc/stat), in clock ticks; undefined off Linux. */
 function machineTicks(): { busy: number; steal: number; total: number } | undefined {
@@ -107,7 +100,7 @@ export const suiteBenchmark: Benchmark = {
       throw new Error(`npm test failed (exit ${run.code}): a suite that fails is not timed`);
     }
     const vitest = vitestSummary(run.output);
-    const suiteCpu = cpu0 === undefined || cpu1 === undefined ? undefined : (cpu1 - cpu0) / 1000;
+    const suiteCpu = Number.isFinite(cpu1 - cpu0) ? (cpu1 - cpu0) / 1000 : undefined;
     const ticks =
       machine0 === undefined || machine1 === undefined
         ? undefined
