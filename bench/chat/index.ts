@@ -16,6 +16,8 @@ import {
   collectGarbage,
   describeEnvironment,
   environment,
+  type Headline,
+  headlineLines,
   logEnd,
   markdownTable,
   median,
@@ -164,6 +166,8 @@ export const chatBenchmark: Benchmark = {
       markdownTable(["contender", ...contents.map((c) => c.key)], correctness),
       "",
       `Total wall time ${seconds.toFixed(1)} s; loadavg at end ${envEnd.loadavg}.`,
+      "",
+      headlineLines([headline(cells, turns)], envStart),
     ].join("\n");
   },
 };
@@ -267,6 +271,24 @@ function turnRows(samples: readonly LoopSamples[]): string[][] {
       num(medianOf(s, "ttft") / 1000, 1),
     ];
   });
+}
+
+/**
+ * README's row: eddy's Chat Completions provider per delta (the largest cell) and per in-process
+ * turn, and the AI SDK against it in every cell and per turn — the medians of the summary lines.
+ */
+function headline(cells: readonly Cell[], turns: readonly LoopSamples[]): Headline {
+  const t = (cell: Cell, name: string) => median(cell.samples.find((s) => s.name === name)?.times ?? []);
+  const turn = (name: string) => medianOf(turns.find((s) => s.name === name) as LoopSamples, "run") / 1000;
+  const largest = [...cells].sort((a, b) => b.deltas - a.deltas)[0];
+  const perDelta = largest === undefined ? Number.NaN : t(largest, EDDY_CHAT_ON) / largest.deltas / 1000;
+  const sdk = cells.map((c) => t(c, AI_SDK) / t(c, EDDY_CHAT_ON));
+  const [lo, hi] = [num(Math.min(...sdk), 1), num(Math.max(...sdk), 1)];
+  return {
+    what: `Chat Completions: bytes → assembled response over HTTP, per delta (${largest === undefined ? "" : `${label(largest.deltas)} deltas`}) / one turn in-process`,
+    eddy: `${num(perDelta, 2)} µs per delta; ${num(turn(EDDY_CHAT_ON) / 1000, 2)} ms per turn`,
+    peers: `AI SDK openai-compatible ${lo === hi ? lo : `${lo}–${hi}`}× per delta, \`streamText\` ${num(turn(AI_SDK) / turn(EDDY_CHAT_ON), 1)}× per turn`,
+  };
 }
 
 /** The comparisons the issue asks for, one line each. */

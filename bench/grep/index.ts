@@ -19,6 +19,7 @@ import {
   collectGarbage,
   describeEnvironment,
   environment,
+  headlineLines,
   logEnd,
   markdownTable,
   median,
@@ -177,6 +178,30 @@ export const grepBenchmark: Benchmark = {
       ...verdict.map((v) => `**${v}**`),
       "",
       `Wall time ${seconds.toFixed(0)} s; loadavg at end ${envEnd.loadavg}.`,
+      "",
+      headlineLines(
+        [
+          {
+            // The verdict's ratios (median of per-round ratios to rg on all cores), one per case.
+            what: `\`grep\` tool on this repository's \`node_modules\` (${cases.map((c) => c.label).join(" / ")})`,
+            eddy:
+              rgVersion === undefined
+                ? `${rows
+                    .filter((r) => r[1] === "eddy grep")
+                    .map((r) => `${r[2]} ms`)
+                    .join(" / ")} a search (rg not installed: no ratio)`
+                : `${rows
+                    .filter((r) => r[1] === "eddy grep")
+                    .map((r) => r[3])
+                    .join(" / ")} ripgrep's time`,
+            peers:
+              rgVersion === undefined
+                ? "—"
+                : `\`rg\` ${rgVersion.split(" ")[1] ?? rgVersion} on all cores = 1×`,
+          },
+        ],
+        env,
+      ),
     ].join("\n");
   },
 };

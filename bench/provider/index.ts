@@ -11,6 +11,8 @@ import {
   collectGarbage,
   describeEnvironment,
   environment,
+  type Headline,
+  headlineLines,
   logEnd,
   markdownTable,
   median,
@@ -30,6 +32,7 @@ import {
   EDDY_ON,
   FLOOR_HTTP,
   FLOOR_NODE,
+  OPENAI_CREATE,
   OPENAI_STREAM,
   type ProviderContender,
   providerContenders,
@@ -177,6 +180,8 @@ export const providerBenchmark: Benchmark = {
         ),
         "",
         `Total wall time ${seconds.toFixed(1)} s; loadavg at end ${envEnd.loadavg}.`,
+        "",
+        headlineLines(headlines(cells, perRequest), envStart),
       ].join("\n");
     } finally {
       await server.close();
@@ -360,6 +365,40 @@ function summaryRows(
     }),
     us(median(perRequest.get(c.name) ?? [])),
   ]);
+}
+
+/** The lowest–highest of some values, formatted. */
+function span(values: readonly number[], digits: number): string {
+  const [lo, hi] = [num(Math.min(...values), digits), num(Math.max(...values), digits)];
+  return lo === hi ? lo : `${lo}–${hi}`;
+}
+
+/**
+ * README's rows: over every cell, how many times eddy's time `openai` `responses.stream` takes per
+ * event and `responses.create` against the floor (the targets' paired ratios), and what the default
+ * node:http transport saves per request against `fetch` (the per-request medians).
+ */
+function headlines(cells: readonly Cell[], perRequest: Map<string, number[]>): Headline[] {
+  const perReq = (name: string) => median(perRequest.get(name) ?? []);
+  const saved = perReq(EDDY_FETCH) - perReq(EDDY_ON);
+  return [
+    {
+      what: `HTTP on 127.0.0.1, bytes → assembled response, per event (${cells.map((c) => `${label(c.deltas)} ${c.chunks}`).join(", ")}; validation on)`,
+      eddy: `${span(
+        cells.map((c) => pairedRatio(c, OPENAI_STREAM, EDDY_ON)),
+        1,
+      )}× faster than \`openai\` \`responses.stream\` (goal ≥ ${TARGET_SPEEDUP}×)`,
+      peers: `\`responses.create\` (raw events only) ${span(
+        cells.map((c) => pairedRatio(c, OPENAI_CREATE, FLOOR_HTTP)),
+        1,
+      )}× the floor`,
+    },
+    {
+      what: "request round trip (tiny stream), default node:http transport vs `fetch`",
+      eddy: `${us(Math.abs(saved))} µs ${saved >= 0 ? "less" : "MORE"} per request`,
+      peers: "—",
+    },
+  ];
 }
 
 function targets(cells: readonly Cell[], perRequest: Map<string, number[]>): string[] {

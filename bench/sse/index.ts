@@ -10,6 +10,8 @@ import {
   collectGarbage,
   describeEnvironment,
   environment,
+  type Headline,
+  headlineLines,
   logEnd,
   markdownTable,
   median,
@@ -151,9 +153,50 @@ export const sseBenchmark: Benchmark = {
       ...PROBES.map((p) => `- probe ${p.name}: ${p.what}`),
       "",
       `Total wall time ${seconds.toFixed(1)} s; loadavg at end ${envEnd.loadavg}.`,
+      "",
+      headlineLines(headlines(cells, ttft), envStart),
     ].join("\n");
   },
 };
+
+/**
+ * README's rows: eddy and the peers against the floor in the 16 KiB cell the targets use (10k deltas;
+ * the largest 16 KiB cell run when that one was not), and the time to first frame at 16 KiB — the
+ * same medians of per-round ratios as the tables and the targets.
+ */
+function headlines(
+  cells: readonly Cell[],
+  ttft: { label: string; results: { name: string; samples: number[] }[] }[],
+): Headline[] {
+  const cell =
+    cells.find((c) => c.deltas === 10_000 && c.chunks === "16k") ??
+    cells.filter((c) => c.chunks === "16k").sort((a, b) => b.deltas - a.deltas)[0];
+  const x = (name: string) => `${num(ratioOf(cell, name), 2)}×`;
+  const size =
+    cell === undefined ? "" : `${label(cell.deltas)} deltas (${num(cell.events)} events), 16 KiB chunks`;
+  const first = ttft.find((t) => t.label === "16k");
+  const ttftX = (name: string) => {
+    const floor = median(first?.results.find((r) => r.name === FLOOR)?.samples ?? []);
+    return `${num(median(first?.results.find((r) => r.name === name)?.samples ?? []) / floor, 2)}×`;
+  };
+  return [
+    {
+      what: `SSE bytes → frames, ${size}, validation off`,
+      eddy: `${x(EDDY_OFF)} the floor (goal ≤ ${TARGETS.validateOff}×)`,
+      peers: `eventsource-parser ${x("eventsource-parser")}, \`openai\` Stream ${x("openai Stream")}`,
+    },
+    {
+      what: "… with every event and embedded response validated against the schema",
+      eddy: `${x(EDDY_ON)} the floor (goal ≤ ${TARGETS.validateOn}×)`,
+      peers: "—",
+    },
+    {
+      what: "time to first frame, 16 KiB chunks (validation off / on)",
+      eddy: `${ttftX(EDDY_OFF)} / ${ttftX(EDDY_ON)} the floor (goal ≤ ${TARGETS.ttft}×)`,
+      peers: `\`openai\` Stream ${ttftX("openai Stream")}`,
+    },
+  ];
+}
 
 function label(deltas: number): string {
   return deltas >= 1000 ? `${deltas / 1000}k` : String(deltas);

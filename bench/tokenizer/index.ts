@@ -17,6 +17,8 @@ import {
   type Benchmark,
   describeEnvironment,
   environment,
+  type Headline,
+  headlineLines,
   logEnd,
   markdownTable,
   median,
@@ -125,6 +127,28 @@ function probe(
   return JSON.parse(r.stdout);
 }
 
+/**
+ * README's row: the dependency's cold start and warm speed (the table's medians), the peers' that
+ * are installed, and how far `estimateTokens` strays from o200k_base (the lowest–highest ratio).
+ */
+function headline(rows: readonly string[][], estimateRows: readonly string[][]): Headline {
+  const [own, ...peers] = rows;
+  const cells = (r: readonly string[]) => `cold start ${r[4]} ms, ${r[7]} MB/s warm`;
+  const ratios = estimateRows.map((r) => Number(r[4])).filter((x) => Number.isFinite(x));
+  return {
+    what: "history token counting (o200k_base): cold start in a fresh process, warm counting; `estimateTokens` for other models",
+    eddy: `${own === undefined ? "gpt-tokenizer not installed" : `${own[0]} ${cells(own)}`}${
+      ratios.length === 0
+        ? ""
+        : `; estimate / o200k ${num(Math.min(...ratios), 2)}–${num(Math.max(...ratios), 2)}`
+    }`,
+    peers:
+      peers.length === 0
+        ? "js-tiktoken, tiktoken not installed (npm i --no-save js-tiktoken@1 tiktoken@1)"
+        : peers.map((r) => `${r[0]} ${cells(r)}`).join("; "),
+  };
+}
+
 export const tokenizerBenchmark: Benchmark = {
   name: "tokenizer",
   title: "Tokenizers",
@@ -206,6 +230,8 @@ export const tokenizerBenchmark: Benchmark = {
       "### estimateTokens (non-OpenAI models) against o200k_base",
       "",
       markdownTable(["part", "bytes", "o200k_base", "estimate", "estimate / o200k"], estimateRows),
+      "",
+      headlineLines([headline(rows, estimateRows)], env),
     ].join("\n");
   },
 };
