@@ -286,7 +286,7 @@ function headline(cells: readonly Cell[], turns: readonly LoopSamples[]): Headli
   const [lo, hi] = [num(Math.min(...sdk), 1), num(Math.max(...sdk), 1)];
   return {
     what: `Chat Completions: bytes → assembled response over HTTP, per delta (${largest === undefined ? "" : `${label(largest.deltas)} deltas`}) / one turn in-process`,
-    eddy: `${num(perDelta, 2)} µs per delta; ${num(turn(EDDY_CHAT_ON) / 1000, 2)} ms per turn`,
+    eddy: `${num(perDelta, 1)} µs per delta; ${num(turn(EDDY_CHAT_ON) / 1000, 2)} ms per turn`,
     peers: `AI SDK openai-compatible ${lo === hi ? lo : `${lo}–${hi}`}× per delta, \`streamText\` ${num(turn(AI_SDK) / turn(EDDY_CHAT_ON), 1)}× per turn`,
   };
 }

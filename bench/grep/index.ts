@@ -189,7 +189,7 @@ export const grepBenchmark: Benchmark = {
                 ? `${rows
                     .filter((r) => r[1] === "eddy grep")
                     .map((r) => `${r[2]} ms`)
-                    .join(" / ")} a search (rg not installed: no ratio)`
+                    .join(" / ")} per search (rg not installed: no ratio)`
                 : `${rows
                     .filter((r) => r[1] === "eddy grep")
                     .map((r) => r[3])
