@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Agent, run, setDefaultOpenAIClient, setTracingDisabled, tool } from "@openai/agents";
+import { Agent, OpenAIProvider, Runner, tool } from "@openai/agents";
 import OpenAI from "openai";
 import { z } from "zod";
 import { openBatchDir } from "../../src/batch/batch-dir.js";
@@ -142,11 +142,17 @@ const typedMessages: typeof fetch = (url, init) => {
 
 /**
  * @openai/agents: `run()` per task in a plain promise pool of `concurrency`, one shared Agent. The
- * client keeps the openai SDK's default retries (2), as eddy keeps its own.
+ * client keeps the openai SDK's default retries (2), as eddy keeps its own. The runner has its own
+ * model provider bound to this client: the SDK's default provider keeps the first client it was
+ * given, so after the loop bench's @openai/agents contender (`npm run bench` runs both in one
+ * process) every run here went to the loop's closed server and failed.
  */
 export function agentsPool(baseURL: string, workspace: string) {
-  setDefaultOpenAIClient(new OpenAI({ baseURL, apiKey: "bench", fetch: typedMessages }));
-  setTracingDisabled(true);
+  const client = new OpenAI({ baseURL, apiKey: "bench", fetch: typedMessages });
+  const runner = new Runner({
+    modelProvider: new OpenAIProvider({ openAIClient: client }),
+    tracingDisabled: true,
+  });
   const agent = new Agent({
     name: "bench",
     model: MODEL,
@@ -166,7 +172,7 @@ export function agentsPool(baseURL: string, workspace: string) {
       while (next < tasks.length) {
         const task = tasks[next++] as BatchTask;
         // A run that throws counts as not completed, as a failed eddy run does.
-        const result = await run(agent, task.spec.input as string).catch(() => undefined);
+        const result = await runner.run(agent, task.spec.input as string).catch(() => undefined);
         if (typeof result?.finalOutput === "string" && result.finalOutput.includes("bench-demo")) completed++;
       }
     };
