@@ -138,6 +138,12 @@ export function num(value: number, digits = 0): string {
 
 export const pct = (value: number): string => (Number.isFinite(value) ? `${Math.round(value * 100)}%` : "-");
 
+/** The lowest and highest of some values, formatted ("1.2–3.4", or one number when they agree). */
+export function numRange(values: readonly number[], digits = 0): string {
+  const [lo, hi] = [num(Math.min(...values), digits), num(Math.max(...values), digits)];
+  return lo === hi ? lo : `${lo}–${hi}`;
+}
+
 /** A table as aligned plain text (first column left-aligned, the others right-aligned). */
 export function textTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));

@@ -11,10 +11,14 @@ import { type Headline, parseHeadlines } from "./harness.js";
 export const TABLE_START = "<!-- bench:table:start -->";
 export const TABLE_END = "<!-- bench:table:end -->";
 
+/** The markers around one benchmark's section of RESULTS.md (bench/run.ts writes them). */
+export function sectionMarkers(name: string): { start: string; end: string } {
+  return { start: `<!-- bench:${name}:start -->`, end: `<!-- bench:${name}:end -->` };
+}
+
 /** The section of one benchmark in RESULTS.md text, or undefined when it has none. */
 export function sectionOf(results: string, name: string): string | undefined {
-  const start = `<!-- bench:${name}:start -->`;
-  const end = `<!-- bench:${name}:end -->`;
+  const { start, end } = sectionMarkers(name);
   const from = results.indexOf(start);
   const to = results.indexOf(end, from);
   return from === -1 || to === -1 ? undefined : results.slice(from + start.length, to);

@@ -17,7 +17,7 @@ import { grepBenchmark } from "./grep/index.js";
 import { type Benchmark, parseHeadlines } from "./harness.js";
 import { loopBenchmark } from "./loop/index.js";
 import { providerBenchmark } from "./provider/index.js";
-import { headlineTable, withTable } from "./readme-table.js";
+import { headlineTable, sectionMarkers, withTable } from "./readme-table.js";
 import { scalingBenchmark } from "./scaling/index.js";
 import { shutdownBenchmark } from "./shutdown/index.js";
 import { sseBenchmark } from "./sse/index.js";
@@ -90,8 +90,7 @@ function writeReadmeTable(): void {
 
 /** Replaces (or appends) the section between `<!-- bench:NAME -->` markers. */
 function writeSection(name: string, body: string): void {
-  const start = `<!-- bench:${name}:start -->`;
-  const end = `<!-- bench:${name}:end -->`;
+  const { start, end } = sectionMarkers(name);
   const block = `${start}\n${body.trim()}\n${end}`;
   const current = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : HEADER;
   const from = current.indexOf(start);

@@ -4,7 +4,7 @@
  * summary (bench/suite/index.ts).
  */
 import { describe, expect, it } from "vitest";
-import { headlineLines, parseHeadlines } from "../bench/harness.js";
+import { headlineLines, numRange, parseHeadlines } from "../bench/harness.js";
 import { headlineTable, TABLE_END, TABLE_START, withTable } from "../bench/readme-table.js";
 import { vitestSummary } from "../bench/suite/index.js";
 
@@ -69,7 +69,13 @@ describe("README's table", () => {
     expect(next).toBe(`# eddy\n\nintro\n\n${TABLE_START}\n| new |\n${TABLE_END}\n\nafter\n`);
     expect(withTable(next, "| new |")).toBe(next);
     expect(() => withTable("# no markers\n", "x")).toThrow(/bench:table:start/);
+    expect(() => withTable(`${TABLE_END}\nx\n${TABLE_START}\n`, "x")).toThrow(/bench:table:start/);
   });
+});
+
+it("a range of values reads lowest–highest, one number when they agree", () => {
+  expect(numRange([3.21, 1.04, 2], 1)).toBe("1.0–3.2");
+  expect(numRange([2, 2.04], 1)).toBe("2.0");
 });
 
 describe("vitest's summary", () => {

@@ -19,6 +19,7 @@ import {
   logEnd,
   markdownTable,
   num,
+  numRange,
   textTable,
 } from "../harness.js";
 import {
@@ -231,9 +232,10 @@ function headline(rows: readonly Row[], n: number): Headline {
   };
   /** The lowest–highest CPU ms per run of `group`, and its failed runs, if any. */
   const span = (group: readonly Row[]) => {
-    const values = group.map((r) => r.cell.cpuMs / r.cell.runs);
-    const [lo, hi] = [num(Math.min(...values), 1), num(Math.max(...values), 1)];
-    return `${lo === hi ? lo : `${lo}–${hi}`} ms${failed(group)}`;
+    return `${numRange(
+      group.map((r) => r.cell.cpuMs / r.cell.runs),
+      1,
+    )} ms${failed(group)}`;
   };
   const concurrency = `concurrency ${CONCURRENCY[0]}–${CONCURRENCY.at(-1)}`;
   const queued = of(QUEUED);

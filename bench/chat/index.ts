@@ -22,6 +22,7 @@ import {
   markdownTable,
   median,
   num,
+  numRange,
   pct,
   relativeIqr,
   runRounds,
@@ -283,11 +284,10 @@ function headline(cells: readonly Cell[], turns: readonly LoopSamples[]): Headli
   const largest = [...cells].sort((a, b) => b.deltas - a.deltas)[0];
   const perDelta = largest === undefined ? Number.NaN : t(largest, EDDY_CHAT_ON) / largest.deltas / 1000;
   const sdk = cells.map((c) => t(c, AI_SDK) / t(c, EDDY_CHAT_ON));
-  const [lo, hi] = [num(Math.min(...sdk), 1), num(Math.max(...sdk), 1)];
   return {
     what: `Chat Completions: bytes → assembled response over HTTP, per delta (${largest === undefined ? "" : `${label(largest.deltas)} deltas`}) / one turn in-process`,
     eddy: `${num(perDelta, 1)} µs per delta; ${num(turn(EDDY_CHAT_ON) / 1000, 2)} ms per turn`,
-    peers: `AI SDK openai-compatible ${lo === hi ? lo : `${lo}–${hi}`}× per delta, \`streamText\` ${num(turn(AI_SDK) / turn(EDDY_CHAT_ON), 1)}× per turn`,
+    peers: `AI SDK openai-compatible ${numRange(sdk, 1)}× per delta, \`streamText\` ${num(turn(AI_SDK) / turn(EDDY_CHAT_ON), 1)}× per turn`,
   };
 }
 

@@ -17,6 +17,7 @@ import {
   markdownTable,
   median,
   num,
+  numRange,
   pct,
   quantile,
   relativeIqr,
@@ -367,12 +368,6 @@ function summaryRows(
   ]);
 }
 
-/** The lowest–highest of some values, formatted. */
-function span(values: readonly number[], digits: number): string {
-  const [lo, hi] = [num(Math.min(...values), digits), num(Math.max(...values), digits)];
-  return lo === hi ? lo : `${lo}–${hi}`;
-}
-
 /**
  * README's rows: over every cell, how many times eddy's time `openai` `responses.stream` takes per
  * event and `responses.create` against the floor (the targets' paired ratios), and what the default
@@ -390,10 +385,10 @@ function headlines(cells: readonly Cell[], perRequest: Map<string, number[]>): H
       what: `HTTP on 127.0.0.1, bytes → assembled response, per event (${sizes} deltas in ${writes} writes; validation on)`,
       eddy: `${
         Math.min(...speedups) >= 1
-          ? `${span(speedups, 1)}× faster than \`openai\` \`responses.stream\``
-          : `\`openai\` \`responses.stream\` takes ${span(speedups, 1)}× eddy's time`
+          ? `${numRange(speedups, 1)}× faster than \`openai\` \`responses.stream\``
+          : `\`openai\` \`responses.stream\` takes ${numRange(speedups, 1)}× eddy's time`
       } (goal ≥ ${TARGET_SPEEDUP}×)`,
-      peers: `\`responses.create\` (raw events only) ${span(
+      peers: `\`responses.create\` (raw events only) ${numRange(
         cells.map((c) => pairedRatio(c, OPENAI_CREATE, FLOOR_HTTP)),
         1,
       )}× the floor`,

@@ -19,6 +19,7 @@ import {
   markdownTable,
   median,
   num,
+  numRange,
   pct,
   relativeIqr,
   runRounds,
@@ -149,7 +150,7 @@ function headline(rows: readonly Row[]): Headline {
   const over = rows.filter((r) => r.ratio > RATIO_GOAL);
   return {
     what: `every input at N and 10N (${rows.length} inputs: tool calls and fragments per response, deltas and items per response, frames per tape in \`view\` and \`replay\`, lines per thread log, tasks per batch): CPU time t(10N)/t(N)`,
-    eddy: `${num(Math.min(...ratios), 1)}–${num(Math.max(...ratios), 1)} (goal ≤ ${RATIO_GOAL}; linear work ≈ 10): ${
+    eddy: `${numRange(ratios, 1)} (goal ≤ ${RATIO_GOAL}; linear work ≈ 10): ${
       over.length === 0
         ? "met"
         : `not met (${over.map((r) => `${r.scalingCase.input} ${num(r.ratio, 1)}`).join("; ")})`

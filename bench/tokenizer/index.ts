@@ -23,6 +23,7 @@ import {
   markdownTable,
   median,
   num,
+  numRange,
   textTable,
 } from "../harness.js";
 
@@ -146,7 +147,6 @@ function headlines(
   );
   const cells = (r: readonly string[]) => `${r[4]} ms / ${r[7]} MB/s`;
   const known = estimates.map((e) => e.ratio).filter((x) => Number.isFinite(x));
-  const [lo, hi] = [num(Math.min(...known), 2), num(Math.max(...known), 2)];
   return [
     {
       what: `history token counting, o200k_base: cold start in a fresh process (import + first count) / warm counting of a ${num(bytes / 1e3)} kB mixed corpus`,
@@ -158,10 +158,7 @@ function headlines(
     },
     {
       what: `\`estimateTokens\` (non-OpenAI models) against o200k_base, per corpus part (${estimates.map((e) => e.k).join(", ")})`,
-      eddy:
-        known.length === 0
-          ? "no o200k_base count"
-          : `${lo === hi ? lo : `${lo}–${hi}`}× the o200k_base count`,
+      eddy: known.length === 0 ? "no o200k_base count" : `${numRange(known, 2)}× the o200k_base count`,
       peers: "—",
     },
   ];
