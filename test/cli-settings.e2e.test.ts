@@ -42,12 +42,15 @@ async function raw(...args: Parameters<typeof startRawServer>): Promise<RawServe
   return server;
 }
 
-/** A port nothing listens on (taken, then released). */
+/**
+ * A port whose every connection is reset at once: held by this test until it ends. (A port taken and
+ * released could be taken by another test's server before eddy connects: the run then succeeded.)
+ */
 async function deadPort(): Promise<number> {
-  const server = createServer();
+  const server = createServer((socket) => socket.resetAndDestroy());
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
   if (address === null || typeof address === "string") throw new Error("no port");
   return address.port;
 }
