@@ -32,6 +32,20 @@ beforeAll(async () => {
     if (path === "/part") {
       res.writeHead(200, { "content-type": "text/event-stream" });
       res.write("data: {}\n\n");
+    } else if (path === "/many") {
+      // Small writes in one go: they reach the client as many 'data' events from few socket reads.
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      for (let i = 0; i < MANY; i++) res.write(`data: {"i":${i}}\n\n`);
+      res.end();
+    } else if (path === "/big") {
+      // More than the socket buffers hold: the server waits for 'drain', the client pauses and resumes.
+      res.writeHead(200, { "content-type": "application/octet-stream" });
+      let i = 0;
+      const more = () => {
+        while (i < BIG_WRITES) if (!res.write(bigWrite(i++))) return void res.once("drain", more);
+        res.end();
+      };
+      more();
     } else if (path === "/ok") {
       res.writeHead(200, { "content-type": "text/plain" });
       res.end("ok");
@@ -45,6 +59,11 @@ afterAll(async () => {
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });
+
+const MANY = 2_000;
+const manyText = () => Array.from({ length: MANY }, (_, i) => `data: {"i":${i}}\n\n`).join("");
+const BIG_WRITES = 2_000;
+const bigWrite = (i: number) => `${String(i).padStart(8, "0")}${"x".repeat(1016)}`;
 
 /** A request whose `signal` must not be read (the transport takes `registerAbort` instead). */
 function registering(path: string): { request: TransportRequest; abort: (reason: unknown) => void } {
@@ -127,6 +146,47 @@ describe("nodeHttpTransport: aborting through registerAbort", () => {
     await expect(
       transport({ url: `${origin}/ok`, headers: {}, body: "{}", signal: early.signal }),
     ).rejects.toThrow("aborted before");
+  });
+});
+
+describe("nodeHttpTransport: the body's chunks", () => {
+  it("what arrived while the reader was busy comes as one chunk, every byte in order", async () => {
+    const transport = nodeHttpTransport();
+    const response = await transport({
+      url: `${origin}/many`,
+      headers: {},
+      body: "{}",
+      signal: new AbortController().signal,
+    });
+    const iterator = response.body[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the rest arrives meanwhile
+    const chunks = [first.value as Uint8Array];
+    for (let next = await iterator.next(); next.done !== true; next = await iterator.next())
+      chunks.push(next.value);
+    expect(Buffer.concat(chunks).toString("utf8")).toBe(manyText());
+    // 2,000 writes; a reader that takes one 'data' event at a time would see about as many chunks.
+    expect(chunks.length).toBeLessThan(50);
+  });
+
+  it("a slow reader of a body larger than the socket buffers gets it all, in order", async () => {
+    const transport = nodeHttpTransport();
+    const response = await transport({
+      url: `${origin}/big`,
+      headers: {},
+      body: "{}",
+      signal: new AbortController().signal,
+    });
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of response.body) {
+      chunks.push(chunk);
+      if (chunks.length % 8 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    const text = Buffer.concat(chunks).toString("utf8");
+    expect(text.length).toBe(BIG_WRITES * 1024);
+    for (const i of [0, 1, 999, BIG_WRITES - 1])
+      expect(text.slice(i * 1024, i * 1024 + 8)).toBe(String(i).padStart(8, "0"));
+    expect(text).toBe(Array.from({ length: BIG_WRITES }, (_, i) => bigWrite(i)).join(""));
   });
 });
 
