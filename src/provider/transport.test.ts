@@ -13,6 +13,10 @@ import { WatchdogFired } from "./watchdog.js";
 let server: http.Server;
 let origin: string;
 const closed = new Map<string, Array<() => void>>();
+/** Requests each connection carried. */
+const servedBy = new WeakMap<object, number>();
+/** `/stale` resets every request, also the first on a connection. */
+let resetEvery = false;
 /** The client port of each request served, in order. */
 const ports: number[] = [];
 
@@ -29,7 +33,17 @@ beforeAll(async () => {
       for (const resolve of closed.get(path) ?? []) resolve();
       closed.delete(path);
     });
-    if (path === "/part") {
+    const served = (servedBy.get(req.socket) ?? 0) + 1;
+    servedBy.set(req.socket, served);
+    if (path === "/stale" && (served > 1 || resetEvery)) {
+      // As a server does that closed the kept-alive connection while the request was on its way.
+      req.socket.destroy();
+      return;
+    }
+    if (path === "/stale") {
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end("fresh");
+    } else if (path === "/part") {
       res.writeHead(200, { "content-type": "text/event-stream" });
       res.write("data: {}\n\n");
     } else if (path === "/many") {
@@ -187,6 +201,70 @@ describe("nodeHttpTransport: the body's chunks", () => {
     for (const i of [0, 1, 999, BIG_WRITES - 1])
       expect(text.slice(i * 1024, i * 1024 + 8)).toBe(String(i).padStart(8, "0"));
     expect(text).toBe(Array.from({ length: BIG_WRITES }, (_, i) => bigWrite(i)).join(""));
+  });
+});
+
+describe("nodeHttpTransport: a kept-alive socket the server closed", () => {
+  const stale = () => ({
+    url: `${origin}/stale`,
+    headers: {},
+    body: "{}",
+    signal: new AbortController().signal,
+  });
+
+  it("the request is sent again at once on a new connection, with registerAbort or a signal", async () => {
+    for (const make of [() => registering("/stale").request, stale]) {
+      const agent = new http.Agent({ keepAlive: true });
+      const transport = nodeHttpTransport({ httpAgent: agent });
+      expect(await readAll((await transport(make())).body)).toBe("fresh");
+      const before = ports.length;
+      // The pooled socket is reset by the server: the transport opens another and gets the answer.
+      expect(await readAll((await transport(make())).body)).toBe("fresh");
+      const [reset, resent] = ports.slice(before);
+      expect(ports.length - before).toBe(2);
+      expect(resent).not.toBe(reset);
+      agent.destroy();
+    }
+  });
+
+  it("a reset on a fresh connection is the caller's error, sent once", async () => {
+    resetEvery = true;
+    try {
+      const transport = nodeHttpTransport({ httpAgent: new http.Agent({ keepAlive: true }) });
+      const before = ports.length;
+      await expect(transport(stale())).rejects.toMatchObject({ code: "ECONNRESET" });
+      expect(ports.length - before).toBe(1);
+    } finally {
+      resetEvery = false;
+    }
+  });
+
+  it("re-sending stops after four resends when every pooled socket is reset", async () => {
+    const agent = new http.Agent({ keepAlive: true });
+    const transport = nodeHttpTransport({ httpAgent: agent });
+    // Six pooled sockets, each having served one request.
+    const bodies = await Promise.all(Array.from({ length: 6 }, () => transport(stale())));
+    for (const response of bodies) expect(await readAll(response.body)).toBe("fresh");
+    resetEvery = true;
+    try {
+      const before = ports.length;
+      await expect(transport(stale())).rejects.toMatchObject({ code: "ECONNRESET" });
+      expect(ports.length - before).toBe(5);
+    } finally {
+      resetEvery = false;
+      agent.destroy();
+    }
+  });
+
+  it("an abort of a request on a reused socket rejects with the abort's reason", async () => {
+    const agent = new http.Agent({ keepAlive: true });
+    const transport = nodeHttpTransport({ httpAgent: agent });
+    expect(await readAll((await transport(stale())).body)).toBe("fresh");
+    const controller = new AbortController();
+    const pending = transport({ ...stale(), signal: controller.signal });
+    controller.abort(new Error("stopped"));
+    await expect(pending).rejects.toThrow("stopped");
+    agent.destroy();
   });
 });
 

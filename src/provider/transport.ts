@@ -115,43 +115,75 @@ export function nodeHttpTransport(options: NodeHttpTransportOptions = {}): Trans
         agent: target.https ? tls().agent : httpAgent,
       };
       if (target.port !== "") requestOptions.port = target.port;
-      const req = (target.https ? tls().https : http).request(requestOptions, (res) => {
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: {
-            get(name) {
-              const v = res.headers[name.toLowerCase()];
-              if (v === undefined) return null;
-              return Array.isArray(v) ? v.join(", ") : v;
-            },
-          },
-          body: chunks(res),
-          cancel: () => {
-            res.destroy();
-          },
-        });
-      });
+      const client = target.https ? tls().https : http;
+      /** The request on the wire now: a resend replaces it. */
+      let req: http.ClientRequest;
       let closed = false;
+      let aborted: unknown;
+      let resends = 0;
+      let onClosed: (() => void) | undefined;
+      let responded = false;
+      const send = () => {
+        closed = false;
+        req = client.request(requestOptions, (res) => {
+          responded = true;
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: {
+              get(name) {
+                const v = res.headers[name.toLowerCase()];
+                if (v === undefined) return null;
+                return Array.isArray(v) ? v.join(", ") : v;
+              },
+            },
+            body: chunks(res),
+            cancel: () => {
+              res.destroy();
+            },
+          });
+        });
+        const sent = req;
+        sent.on("close", () => {
+          if (sent !== req) return;
+          closed = true;
+          onClosed?.();
+        });
+        sent.on("error", (error: NodeJS.ErrnoException) => {
+          if (sent !== req) return;
+          // A kept-alive socket the server closed while idle (as Node's and most servers do after
+          // ~5 s) fails the next request written to it before any response byte: sent again at
+          // once on another socket, without a retry's backoff (docs/pitfalls.md #68).
+          const stale = sent.reusedSocket && !responded && isStaleSocketError(error);
+          if (stale && aborted === undefined && resends < MAX_RESENDS) {
+            resends++;
+            send();
+            return;
+          }
+          reject(error);
+        });
+        sent.end(body);
+      };
       const abort = (reason: unknown) => {
+        aborted = reason ?? new Error("aborted");
         if (!closed) req.destroy(reason instanceof Error ? reason : new Error("aborted"));
       };
-      if (request.registerAbort !== undefined) {
-        request.registerAbort(abort);
-        req.on("close", () => {
-          closed = true;
-        });
-      } else {
+      if (request.registerAbort !== undefined) request.registerAbort(abort);
+      else {
         const { signal } = request;
         const onAbort = () => abort(signal.reason);
         signal.addEventListener("abort", onAbort, { once: true });
-        req.on("close", () => {
-          closed = true;
-          signal.removeEventListener("abort", onAbort);
-        });
+        onClosed = () => signal.removeEventListener("abort", onAbort);
       }
-      req.on("error", reject);
-      req.end(body);
+      send();
     });
+}
+
+/** How many times a request is sent again after a kept-alive socket turned out closed. */
+const MAX_RESENDS = 4;
+
+/** The errors of a write to a socket the server had closed: reset, broken pipe, or "socket hang up". */
+function isStaleSocketError(error: NodeJS.ErrnoException): boolean {
+  return error.code === "ECONNRESET" || error.code === "EPIPE";
 }
 
 /** How many bytes of a body may wait unread before the response is paused (backpressure). */
