@@ -4,9 +4,9 @@
  * timeouts, limits, tools and validation — each asserted by its effect on what reaches the server
  * (the mock server from src/mock, or a byte-level server) and on the frames.
  */
+
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -16,6 +16,7 @@ import { createMockServer, type MockServer } from "../src/mock/index.js";
 import type { Scenario } from "../src/mock/scenario.js";
 import { captureLines, toSse } from "./support/captures.js";
 import { BIN, cleanEnv, ROOT, runCli } from "./support/cli.js";
+import { deadPort as heldDeadPort } from "./support/dead-port.js";
 import { type RawServer, startRawServer } from "./support/raw-server.js";
 
 const closers: (() => Promise<void>)[] = [];
@@ -42,17 +43,11 @@ async function raw(...args: Parameters<typeof startRawServer>): Promise<RawServe
   return server;
 }
 
-/**
- * A port whose every connection is reset at once: held by this test until it ends. (A port taken and
- * released could be taken by another test's server before eddy connects: the run then succeeded.)
- */
+/** A port whose every connection is reset at once, held by this test until it ends (test/support/dead-port.ts). */
 async function deadPort(): Promise<number> {
-  const server = createServer((socket) => socket.resetAndDestroy());
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
+  const dead = await heldDeadPort();
+  closers.push(dead.close);
+  return dead.port;
 }
 
 const text = (t: string) => ({ items: [{ type: "message" as const, text: t }] });

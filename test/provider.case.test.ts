@@ -11,7 +11,7 @@
  * scenario as chat chunks. New providers (WebSocket) add a subject here, or call
  * `runProviderConformance` from their own test file.
  */
-import { createServer } from "node:net";
+
 import { afterEach, describe, expect, it } from "vitest";
 import { DERIVED_FRAME_TYPES, type Frame, type ProviderFrame } from "../src/frames/frame.js";
 import { createMockServer, type MockServer, type Scenario } from "../src/mock/index.js";
@@ -32,6 +32,7 @@ import { createFrameGate } from "../src/replay/gate.js";
 import { createReplayProvider } from "../src/replay/replay-provider.js";
 import type { Tape, TapeHeader } from "../src/replay/tape.js";
 import { startChatServer } from "./support/chat-server.js";
+import { deadPort } from "./support/dead-port.js";
 
 /** What one request through a subject produced. */
 export interface Exchange {
@@ -114,14 +115,6 @@ async function mockFor(scenario: Scenario): Promise<MockServer> {
 }
 
 /** A port nothing listens on. */
-async function deadPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 function httpSubject(name: string, extra: Partial<OpenResponsesProviderOptions>): ProviderSubject {
   return {
     name,
@@ -137,15 +130,21 @@ const fallbackSubject: ProviderSubject = {
   name: "fallback (dead port → mock)",
   async start(scenario) {
     const mock = await mockFor(scenario);
+    const port = await deadPort();
     const dead = createOpenResponsesProvider({
-      baseURL: `http://127.0.0.1:${await deadPort()}/v1`,
+      baseURL: `http://127.0.0.1:${port.port}/v1`,
       name: "dead",
       ...FAST,
       retry: { maxRetries: 0 },
     });
     const live = createOpenResponsesProvider({ baseURL: mock.url, name: "mock", ...FAST });
     const provider = createFallbackProvider([{ provider: dead }, { provider: live }]);
-    return { send: (req, d) => drive(provider, req, d), close: () => mock.close() };
+    return {
+      send: (req, d) => drive(provider, req, d),
+      close: async () => {
+        await Promise.all([mock.close(), port.close()]);
+      },
+    };
   },
 };
 
@@ -207,15 +206,21 @@ const chatFallbackSubject: ProviderSubject = {
   completesCall: chatCompletesCall,
   async start(scenario) {
     const server = await chatServerFor(scenario);
+    const port = await deadPort();
     const dead = createOpenResponsesProvider({
-      baseURL: `http://127.0.0.1:${await deadPort()}/v1`,
+      baseURL: `http://127.0.0.1:${port.port}/v1`,
       name: "dead",
       ...FAST,
       retry: { maxRetries: 0 },
     });
     const live = createChatCompletionsProvider({ baseURL: server.url, name: "chat", ...FAST });
     const provider = createFallbackProvider([{ provider: dead }, { provider: live }]);
-    return { send: (req, d) => drive(provider, req, d), close: () => server.close() };
+    return {
+      send: (req, d) => drive(provider, req, d),
+      close: async () => {
+        await Promise.all([server.close(), port.close()]);
+      },
+    };
   },
 };
 
