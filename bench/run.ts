@@ -69,7 +69,9 @@ async function main(argv: readonly string[]): Promise<number> {
     if (!quick) writeSection(benchmark.name, section);
     else
       for (const row of parseHeadlines(section))
-        process.stdout.write(`headline: ${row.what} | ${row.eddy} | ${row.peers} | ${row.measured}\n`);
+        process.stdout.write(
+          `headline (quick, not written): ${row.what} | ${row.eddy} | ${row.peers} | ${row.measured}\n`,
+        );
   }
   if (!quick) {
     writeReadmeTable();

@@ -108,6 +108,7 @@ function cells(
   url: { stalling: string; mcp: string; done: string; many: string },
   collector: string,
   cwd: string,
+  callCount: number,
 ): Cell[] {
   const base = ["run", "--json", "--model", "m"];
   const delta = '"type":"output_text_delta"';
@@ -146,7 +147,7 @@ function cells(
       },
     },
     {
-      name: `Chat Completions response with ${num(MANY_CALLS)} tool calls`,
+      name: `Chat Completions response with ${num(callCount)} tool calls`,
       from: SIGINT_EXIT,
       baseline: "plain run",
       barMs: 2000,
@@ -230,7 +231,7 @@ export const shutdownBenchmark: Benchmark = {
         done: await serve({ turns: [{ items: [{ type: "message", text: "done" }], repeat: true }] }),
         many: await serve(manyCalls(callCount)),
       };
-      for (const cell of cells(url, collector.url, cwd)) {
+      for (const cell of cells(url, collector.url, cwd, callCount)) {
         const row: Row = { cell, times: [], ok: 0 };
         await cell.once(); // warm-up (the first start of the CLI compiles and caches)
         for (let i = 0; i < Math.min(rounds, cell.rounds ?? rounds); i++) {
@@ -254,7 +255,7 @@ export const shutdownBenchmark: Benchmark = {
       "",
       describeEnvironment(envStart),
       "",
-      `The built CLI (bin/eddy.js) in a child process, against \`eddy mock\`'s server in this process; ${rounds} runs per row after one warm-up. SIGINT rows: the signal is sent once the run is busy (the first text delta of an answer that then stalls; for MCP, the \`tool_started\` of a 60 s call to a server started with \`--stubborn\`: it ignores SIGTERM, outlives its stdin and keeps a child), and the time to the process's exit is taken; runs ok = exit 130 (and no process of the MCP server left). The ${num(MANY_CALLS)}-call row: the mock streams a Chat Completions response with that many tool calls, one fragment each (\`ignoreToolChoice\`), the signal goes at the first \`tool_call\` frame; the run may end by itself first (the response is cut after the budget + 256 calls, exit 3), which also counts as ok; 3 runs. The collector accepts connections and never answers. The completed rows: a one-turn run without telemetry and with the silent collector, from its \`run_ended\` frame on stdout to the exit (runs ok = exit 0). x baseline = this row's median over the median of the row named, measured earlier in the same run (the plain run for the SIGINT rows, the completed run without telemetry for the completed one). Bars: the CLI contract's 2 s from the signal; about 1 s that telemetry may hold a completed run (src/cli/shutdown.ts).`,
+      `The built CLI (bin/eddy.js) in a child process, against \`eddy mock\`'s server in this process; ${rounds} runs per row after one warm-up. SIGINT rows: the signal is sent once the run is busy (the first text delta of an answer that then stalls; for MCP, the \`tool_started\` of a 60 s call to a server started with \`--stubborn\`: it ignores SIGTERM, outlives its stdin and keeps a child), and the time to the process's exit is taken; runs ok = exit 130 (and no process of the MCP server left). The ${num(callCount)}-call row: the mock streams a Chat Completions response with that many tool calls, one fragment each (\`ignoreToolChoice\`), the signal goes at the first \`tool_call\` frame; the run may end by itself first (the response is cut after the budget + 256 calls, exit 3), which also counts as ok; 3 runs. The collector accepts connections and never answers. The completed rows: a one-turn run without telemetry and with the silent collector, from its \`run_ended\` frame on stdout to the exit (runs ok = exit 0). x baseline = this row's median over the median of the row named, measured earlier in the same run (the plain run for the SIGINT rows, the completed run without telemetry for the completed one). Bars: the CLI contract's 2 s from the signal; about 1 s that telemetry may hold a completed run (src/cli/shutdown.ts).`,
       "",
       markdownTable(
         HEADER,
