@@ -5,7 +5,7 @@
  * `onDelta` (the time of the first one is the TTFT).
  */
 import { tmpdir } from "node:os";
-import { Agent, run, setDefaultOpenAIClient, setTracingDisabled, tool } from "@openai/agents";
+import { Agent, OpenAIProvider, Runner, tool } from "@openai/agents";
 import OpenAI from "openai";
 import { z } from "zod";
 import type { RunDeps } from "../../src/loop/options.js";
@@ -205,9 +205,15 @@ function sdkLoop(client: OpenAI) {
   };
 }
 
+/**
+ * A runner with its own model provider bound to `client`: the SDK's default provider (what
+ * `setDefaultOpenAIClient` feeds) keeps the first client it was given, for the whole process.
+ */
 function agentsLoop(client: OpenAI) {
-  setDefaultOpenAIClient(client);
-  setTracingDisabled(true);
+  const runner = new Runner({
+    modelProvider: new OpenAIProvider({ openAIClient: client }),
+    tracingDisabled: true,
+  });
   const agent = new Agent({
     name: "bench",
     model: MODEL,
@@ -221,7 +227,7 @@ function agentsLoop(client: OpenAI) {
     ],
   });
   return async (onDelta: (delta: string) => void): Promise<string> => {
-    const result = await run(agent, PROMPT, { stream: true });
+    const result = await runner.run(agent, PROMPT, { stream: true });
     for await (const event of result) {
       if (event.type === "raw_model_stream_event" && event.data.type === "output_text_delta") {
         onDelta(event.data.delta);
@@ -291,7 +297,7 @@ export function loopContenders(origin: string): LoopContender[] {
     {
       name: AGENTS,
       version: `${agents} (openai ${openai})`,
-      what: "Agent{tools:[tool({parameters: zod})]} + run(agent, prompt, {stream:true}) consumed fully; default Responses model via setDefaultOpenAIClient; tracing disabled",
+      what: "Agent{tools:[tool({parameters: zod})]} + run(agent, prompt, {stream:true}) consumed fully; a Runner whose OpenAIProvider is bound to the client; tracing disabled",
       run: agentsLoop(client),
     },
   ];
