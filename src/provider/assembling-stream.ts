@@ -169,6 +169,11 @@ class AssemblingStream implements ProviderStream, StreamControl {
    * The groups of `frameGroups` handed to `sink` as they come, without a promise per group: a
    * network chunk's groups go to the sink one after another in one synchronous pass, each followed
    * by the delivery of the calls it completed (the loop's path; bench/README.md, "The turn").
+   * After a group that completed calls the pass waits for the event loop's next turn, so what the
+   * calls set off without waiting on anything outside the process (an approval asked, a decision
+   * an approver gives at once, a refusal) lands before the next group, wherever the network cut
+   * the response: a live run and its replay, which hands frames over one at a time, then agree
+   * (docs/decisions.md #9).
    */
   async pumpGroups(sink: (group: readonly ProviderFrame[]) => boolean): Promise<void> {
     this.claim();
@@ -180,7 +185,7 @@ class AssemblingStream implements ProviderStream, StreamControl {
         if (batch === undefined) return;
         for (let g = this.nextGroup(batch); g !== undefined; g = this.nextGroup(batch)) {
           if (!sink(g)) return;
-          if (onCall !== undefined) this.deliverCalls(onCall);
+          if (onCall !== undefined && this.deliverCalls(onCall) > 0) await nextTurn();
         }
       }
     } finally {
@@ -278,9 +283,12 @@ class AssemblingStream implements ProviderStream, StreamControl {
     if (this.options.onCall !== undefined) this.deliverCalls(this.options.onCall);
   }
 
-  private deliverCalls(onCall: (call: Assembly["calls"][number]) => void): void {
+  /** Hands `onCall` the calls completed since the last delivery; returns how many. */
+  private deliverCalls(onCall: (call: Assembly["calls"][number]) => void): number {
     const calls = this.assembly.calls;
+    const from = this.delivered;
     while (this.delivered < calls.length) onCall(calls[this.delivered++] as Assembly["calls"][number]);
+    return this.delivered - from;
   }
 
   /** Settles from how the source ended: its failure, else what the assembly says. */
@@ -299,6 +307,11 @@ class AssemblingStream implements ProviderStream, StreamControl {
 }
 
 const DERIVED: ReadonlySet<string> = new Set(DERIVED_FRAME_TYPES);
+
+/** Resolves in the event loop's next turn, after every microtask queued before it. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 /** The error of a stream that was read to its end: none for completed and incomplete responses. */
 function endOfStreamError(a: Assembly, sawDone: boolean): ProviderError | undefined {

@@ -84,7 +84,10 @@ export interface ProviderStream extends AsyncIterable<ProviderFrame> {
   frameGroups?(): AsyncIterable<readonly ProviderFrame[]>;
   /**
    * The groups of `frameGroups` pushed to `sink` instead of pulled: the groups of one network
-   * chunk one after another, synchronously, with no promise per group. `sink` returns false to
+   * chunk one after another, synchronously, with no promise per group — except that after a group
+   * that completed calls (`onCall`) it waits for the event loop's next turn, so what the calls set
+   * off at once lands before the next group however the response was chunked (docs/decisions.md
+   * #9). `sink` returns false to
    * stop (as a `break` would: the request is cancelled). Resolves once the stream has ended;
    * `result` has settled by then. Use this, `frameGroups` or the stream itself, once.
    * @defaultValue none (iterate `frameGroups` or the stream)

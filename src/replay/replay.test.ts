@@ -170,6 +170,60 @@ describe("record → replay round trips", () => {
     expect(outcome.verdict).toEqual({ match: true, frames: frames.length });
   });
 
+  it.each([
+    ["allow", "allow"],
+    ["deny", "deny"],
+    ["defer", "defer"],
+  ] as const)(
+    "calls needing approval (%s) in a response that arrived as one chunk, with text after them",
+    async (_name, decision) => {
+      const careful = defineTool({
+        name: "careful",
+        description: "Needs approval",
+        parameters: { type: "object", properties: { n: { type: "number" } }, required: ["n"] },
+        needsApproval: true,
+        execute: async () => "done carefully",
+      });
+      const path = join(dir, `tape-${n++}.jsonl`);
+      // One chunk: the calls complete while the rest of the response is already in hand, so the
+      // approval's frames must still land where a replay, fed one frame at a time, puts them.
+      const provider = createScriptedProvider([
+        {
+          chunks: "whole",
+          items: [call("careful", { n: 1 }, "c1"), text("asking first"), call("careful", { n: 2 }, "c2")],
+        },
+        { chunks: "whole", items: [text("all done")] },
+      ]);
+      let recorder: TapeRecorder | undefined;
+      const handle = runAgent(
+        { model: "m", input: "go", run_id: `run_chunk_${decision}`, parallel_tool_calls: true },
+        {
+          provider,
+          tools: [careful],
+          workspace: dir,
+          onApproval: async () => decision,
+          onFrame: (f) => recorder?.observer(f),
+        },
+      );
+      recorder = createTapeRecorder(path, createTapeHeader(handle.spec, { provider }));
+      const frames: Frame[] = [];
+      for await (const f of handle) frames.push(f);
+      recorder.close();
+      if (decision === "defer")
+        expect(frames.at(-1)).toMatchObject({ type: "run_ended", pending_calls: ["c1", "c2"] });
+      else assertFrameInvariants(frames);
+      expect(frames.filter((f) => f.type === "approval_requested")).toHaveLength(2);
+      const outcome = await replayTape(readTape(path), {
+        registry: createToolRegistry([careful]),
+        workspace: dir,
+      });
+      expect(outcome.verdict, JSON.stringify(outcome.verdict).slice(0, 2000)).toEqual({
+        match: true,
+        frames: frames.length,
+      });
+    },
+  );
+
   it("a stateless loop with reasoning", async () => {
     await roundTrip(
       [

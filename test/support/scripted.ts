@@ -29,6 +29,12 @@ export interface ScriptedResponse {
   usage?: JsonObject;
   /** Rearranges the built events before they are sent (e.g. to deliver them out of order). */
   reorder?: (events: JsonObject[]) => JsonObject[];
+  /**
+   * How the body reaches the client: a chunk per event, or the whole body as one chunk (as `fetch`,
+   * a proxy that re-chunks, or a reader that fell behind gets it). `pauses` apply per event only.
+   * @defaultValue "event"
+   */
+  chunks?: "event" | "whole";
 }
 
 export type Script = ScriptedResponse | ((body: JsonObject, index: number) => ScriptedResponse);
@@ -212,6 +218,11 @@ function respond(response: ScriptedResponse, id: string, signal: AbortSignal): T
     status: 200,
     headers: headers({ "content-type": "text/event-stream", "x-request-id": `req_${id}` }),
     body: (async function* () {
+      if (response.chunks === "whole") {
+        const sse = list.map((e) => `event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`).join("");
+        yield encoder.encode(ended ? `${sse}data: [DONE]\n\n` : sse);
+        return;
+      }
       for (const [i, e] of list.entries()) {
         const pause = pauses[i];
         if (pause !== undefined) await sleep(pause, signal);
