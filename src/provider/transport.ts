@@ -87,95 +87,120 @@ export function nodeHttpTransport(options: NodeHttpTransportOptions = {}): Trans
     }
     return secure;
   };
-  const targets = new Map<string, { https: boolean; hostname: string; port: string; path: string }>();
-  return (request) =>
-    new Promise<TransportResponse>((resolve, reject) => {
-      // With `registerAbort` the request never reads `signal` (reading it makes it, in an attempt).
-      if (request.registerAbort === undefined && request.signal.aborted) {
-        reject(request.signal.reason);
-        return;
-      }
-      let target = targets.get(request.url);
-      if (target === undefined) {
-        const url = new URL(request.url);
-        target = {
-          https: url.protocol === "https:",
-          hostname: url.hostname.replace(/^\[|\]$/g, ""),
-          port: url.port,
-          path: `${url.pathname}${url.search}`,
-        };
-        if (targets.size < 64) targets.set(request.url, target);
-      }
-      const body = Buffer.from(request.body, "utf8");
-      const requestOptions: http.RequestOptions = {
-        method: "POST",
-        hostname: target.hostname,
-        path: target.path,
-        headers: { ...request.headers, "content-length": String(body.length) },
-        agent: target.https ? tls().agent : httpAgent,
-      };
-      if (target.port !== "") requestOptions.port = target.port;
-      const client = target.https ? tls().https : http;
-      /** The request on the wire now: a resend replaces it. */
-      let req: http.ClientRequest;
-      let closed = false;
-      let aborted: unknown;
-      let resends = 0;
-      let onClosed: (() => void) | undefined;
-      let responded = false;
-      const send = () => {
-        closed = false;
-        req = client.request(requestOptions, (res) => {
-          responded = true;
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: {
-              get(name) {
-                const v = res.headers[name.toLowerCase()];
-                if (v === undefined) return null;
-                return Array.isArray(v) ? v.join(", ") : v;
-              },
-            },
-            body: chunks(res),
-            cancel: () => {
-              res.destroy();
-            },
-          });
-        });
-        const sent = req;
-        sent.on("close", () => {
-          if (sent !== req) return;
-          closed = true;
-          onClosed?.();
-        });
-        sent.on("error", (error: NodeJS.ErrnoException) => {
-          if (sent !== req) return;
-          // A kept-alive socket the server closed while idle (as Node's and most servers do after
-          // ~5 s) fails the next request written to it before any response byte: sent again at
-          // once on another socket, without a retry's backoff (docs/pitfalls.md #68).
-          const stale = sent.reusedSocket && !responded && isStaleSocketError(error);
-          if (stale && aborted === undefined && resends < MAX_RESENDS) {
-            resends++;
-            send();
-            return;
-          }
-          reject(error);
-        });
-        sent.end(body);
-      };
-      const abort = (reason: unknown) => {
-        aborted = reason ?? new Error("aborted");
-        if (!closed) req.destroy(reason instanceof Error ? reason : new Error("aborted"));
-      };
-      if (request.registerAbort !== undefined) request.registerAbort(abort);
-      else {
-        const { signal } = request;
-        const onAbort = () => abort(signal.reason);
-        signal.addEventListener("abort", onAbort, { once: true });
-        onClosed = () => signal.removeEventListener("abort", onAbort);
-      }
-      send();
-    });
+  const targets = new Map<string, Target>();
+  return (request) => {
+    // With `registerAbort` the request never reads `signal` (reading it makes it, in an attempt).
+    if (request.registerAbort === undefined && request.signal.aborted)
+      return Promise.reject(request.signal.reason);
+    const target = targetOf(targets, request.url);
+    const body = Buffer.from(request.body, "utf8");
+    const requestOptions: http.RequestOptions = {
+      method: "POST",
+      hostname: target.hostname,
+      path: target.path,
+      headers: { ...request.headers, "content-length": String(body.length) },
+      agent: target.https ? tls().agent : httpAgent,
+    };
+    if (target.port !== "") requestOptions.port = target.port;
+    return post(target.https ? tls().https : http, requestOptions, body, request);
+  };
+}
+
+interface Target {
+  https: boolean;
+  hostname: string;
+  port: string;
+  path: string;
+}
+
+/** The parts of `url` a request needs, parsed once per distinct URL (up to 64 kept). */
+function targetOf(targets: Map<string, Target>, url: string): Target {
+  let target = targets.get(url);
+  if (target === undefined) {
+    const parsed = new URL(url);
+    target = {
+      https: parsed.protocol === "https:",
+      hostname: parsed.hostname.replace(/^\[|\]$/g, ""),
+      port: parsed.port,
+      path: `${parsed.pathname}${parsed.search}`,
+    };
+    if (targets.size < 64) targets.set(url, target);
+  }
+  return target;
+}
+
+/**
+ * One POST: resolves with the response once its head arrived. A request written into a kept-alive
+ * socket the server had closed while idle (as Node's and most servers do after ~5 s) fails before
+ * any response byte; it is sent again at once on another socket, without a retry's backoff
+ * (docs/pitfalls.md #68).
+ */
+function post(
+  client: typeof http | typeof https,
+  requestOptions: http.RequestOptions,
+  body: Buffer,
+  request: TransportRequest,
+): Promise<TransportResponse> {
+  return new Promise((resolve, reject) => {
+    /** The request on the wire now: a resend replaces it. */
+    let req: http.ClientRequest;
+    let closed = false;
+    let aborted = false;
+    let responded = false;
+    let resends = 0;
+    let onClosed: (() => void) | undefined;
+    const send = () => {
+      closed = false;
+      const sent = client.request(requestOptions, (res) => {
+        responded = true;
+        resolve(responseOf(res));
+      });
+      req = sent;
+      sent.on("close", () => {
+        if (sent !== req) return;
+        closed = true;
+        onClosed?.();
+      });
+      sent.on("error", (error: NodeJS.ErrnoException) => {
+        if (sent !== req) return;
+        const stale = sent.reusedSocket && !responded && isStaleSocketError(error);
+        if (stale && !aborted && resends < MAX_RESENDS) {
+          resends++;
+          send();
+        } else reject(error);
+      });
+      sent.end(body);
+    };
+    const abort = (reason: unknown) => {
+      aborted = true;
+      if (!closed) req.destroy(reason instanceof Error ? reason : new Error("aborted"));
+    };
+    send();
+    if (request.registerAbort !== undefined) request.registerAbort(abort);
+    else {
+      const { signal } = request;
+      const onAbort = () => abort(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+      onClosed = () => signal.removeEventListener("abort", onAbort);
+    }
+  });
+}
+
+function responseOf(res: http.IncomingMessage): TransportResponse {
+  return {
+    status: res.statusCode ?? 0,
+    headers: {
+      get(name) {
+        const v = res.headers[name.toLowerCase()];
+        if (v === undefined) return null;
+        return Array.isArray(v) ? v.join(", ") : v;
+      },
+    },
+    body: chunks(res),
+    cancel: () => {
+      res.destroy();
+    },
+  };
 }
 
 /** How many times a request is sent again after a kept-alive socket turned out closed. */
