@@ -68,6 +68,21 @@ export interface EventWriter {
   finished(item: ItemField): StreamingEvent[];
   /** The terminal event for `terminal` (its status picks the type). */
   end(terminal: ResponseResource): StreamingEvent;
+  /**
+   * A message streamed as its text arrives instead of planned whole (`eddy serve`'s agent face):
+   * it takes its output index when its first delta comes.
+   */
+  liveMessage(id: string): LiveMessage;
+}
+
+/** A message of `EventWriter.liveMessage`. */
+export interface LiveMessage {
+  /** A piece of part `content_index`'s text (announcing the item, and the part, on their first piece). */
+  text(content_index: number, delta: string): StreamingEvent[];
+  /** The message's final form ends it (parts that streamed nothing are sent whole). */
+  done(item: Extract<ReadyItem, { type: "message" }>, incomplete?: boolean): StreamingEvent[];
+  /** Ends it `incomplete` with the text streamed so far (the response ends before the message did). */
+  abandon(): StreamingEvent[];
 }
 
 /** Creates the writer of one response (see `EventWriter`). */
@@ -111,6 +126,9 @@ export function createEventWriter(
         stamp({ type: "response.output_item.done", output_index, item }),
       ];
     },
+    liveMessage(id) {
+      return liveMessage(id, output, style, stamp);
+    },
     end(terminal) {
       const type =
         terminal.status === "completed"
@@ -121,6 +139,117 @@ export function createEventWriter(
       return stamp({ type, response: terminal });
     },
   };
+}
+
+/** See `EventWriter.liveMessage`. */
+function liveMessage(
+  id: string,
+  output: ItemField[],
+  style: ItemStyle,
+  stamp: (draft: Draft) => StreamingEvent,
+): LiveMessage {
+  return new LiveMessageEvents(id, output, style, stamp);
+}
+
+const EMPTY_TEXT = { type: "output_text" as const, text: "", annotations: [], logprobs: [] };
+
+class LiveMessageEvents implements LiveMessage {
+  /** Its index in the output, once announced. */
+  private outputIndex = -1;
+  /** The part being streamed. */
+  private current = -1;
+  /** The text each part streamed, by content index. */
+  private readonly streamed: string[] = [];
+  private ended = false;
+
+  constructor(
+    private readonly id: string,
+    private readonly output: ItemField[],
+    private readonly style: ItemStyle,
+    private readonly stamp: (draft: Draft) => StreamingEvent,
+  ) {}
+
+  private at(content_index: number): PartAt {
+    return { item_id: this.id, output_index: this.outputIndex, content_index };
+  }
+
+  private closeText(content_index: number, text: string): Draft[] {
+    const at = this.at(content_index);
+    return [
+      { type: "response.output_text.done", ...at, text, logprobs: [] },
+      { type: "response.content_part.done", ...at, part: { ...EMPTY_TEXT, text } },
+    ];
+  }
+
+  text(content_index: number, delta: string): StreamingEvent[] {
+    if (this.ended) return [];
+    const drafts: Draft[] = [];
+    if (this.outputIndex < 0) {
+      this.outputIndex = this.output.length;
+      const added = addedItem({ type: "message", id: this.id, parts: [] }, this.style);
+      this.output.push(added);
+      drafts.push({ type: "response.output_item.added", output_index: this.outputIndex, item: added });
+    }
+    if (content_index !== this.current) {
+      if (content_index < this.current) return drafts.map(this.stamp); // parts only move on
+      if (this.current >= 0) drafts.push(...this.closeText(this.current, this.streamed[this.current] ?? ""));
+      this.current = content_index;
+      this.streamed[content_index] = "";
+      drafts.push({ type: "response.content_part.added", ...this.at(content_index), part: EMPTY_TEXT });
+    }
+    this.streamed[content_index] += delta;
+    const at = this.at(content_index);
+    drafts.push({
+      type: "response.output_text.delta",
+      ...at,
+      delta,
+      logprobs: [],
+      ...pad(this.style, delta),
+    });
+    return drafts.map(this.stamp);
+  }
+
+  done(item: Extract<ReadyItem, { type: "message" }>, incomplete = false): StreamingEvent[] {
+    if (this.ended) return [];
+    const status = incomplete ? "incomplete" : "completed";
+    if (this.outputIndex >= 0) return this.end(item, status);
+    // Nothing streamed: the whole item, as a planned one.
+    this.ended = true;
+    this.outputIndex = this.output.length;
+    this.output.push(finalItem(item, status, this.style));
+    return [...itemEvents(item, this.outputIndex, incomplete, this.style)].map(this.stamp);
+  }
+
+  abandon(): StreamingEvent[] {
+    if (this.outputIndex < 0 || this.ended) return [];
+    const parts = Array.from({ length: this.streamed.length }, (_, k) => ({
+      type: "output_text" as const,
+      text: this.streamed[k] ?? "",
+    }));
+    return this.end({ type: "message", id: this.id, parts }, "incomplete");
+  }
+
+  /** Closes the part being streamed with its final text, sends the parts after it whole, then the item. */
+  private end(item: Extract<ReadyItem, { type: "message" }>, status: "completed" | "incomplete") {
+    const drafts: Draft[] = [];
+    for (const [content_index, part] of item.parts.entries()) {
+      if (content_index < this.current) continue; // closed when the next part began
+      const at = this.at(content_index);
+      if (content_index > this.current || this.streamed[content_index] === undefined)
+        drafts.push(
+          ...(part.type === "output_text"
+            ? outputTextEvents(at, part.text, this.style)
+            : refusalEvents(at, part)),
+        );
+      else if (part.type === "output_text") drafts.push(...this.closeText(content_index, part.text));
+      else drafts.push({ type: "response.content_part.done", ...at, part });
+    }
+    const final = finalItem(item, status, this.style);
+    this.output[this.outputIndex] = final;
+    this.ended = true;
+    drafts.push({ type: "response.output_item.done", output_index: this.outputIndex, item: final });
+    return drafts.map(this.stamp);
+  }
 }
 
 /** The terminal resource for `output` (also used when a fault fails a response early). */

@@ -7,10 +7,11 @@
  * `parallel_tool_calls`, `max_tool_calls`, sampling settings, and the model — the request's, or
  * the server's own for `model: "eddy"`.
  *
- * The response's output is what the loop produced, in order: the upstream model's items as they
- * finished (messages, reasoning, function calls) and, after each call of a server tool, its
- * `function_call_output` — eddy's tools act as hosted tools, their call and output both in the
- * output, both standard spec items (docs/decisions.md, "The Open Responses face"). A call to a
+ * The response's output is what the loop produced, in order: a message's text as the upstream
+ * streams it, the upstream model's other items as they finish (reasoning, function calls) and,
+ * after each call of a server tool, its `function_call_output` — eddy's tools act as hosted
+ * tools, their call and output both in the output, both standard spec items (docs/decisions.md,
+ * "The Open Responses face"). A call to a
  * function the client declared ends the run; the response completes with that `function_call`
  * for the client to answer. A run that fails ends the response `failed`; one that stops at a limit
  * ends it `incomplete` (the reason is the run's). The run is cancelled when the client goes away.
@@ -21,7 +22,7 @@ import type { RunDeps, RunResult } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
 import { mergeRunSpecs, type PartialRunSpec, type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
 import type { ModelRequest, ResponseModel } from "../mock/create-response.js";
-import { createEventWriter, type EventWriter, terminalResource } from "../mock/events.js";
+import { createEventWriter, type EventWriter, type LiveMessage, terminalResource } from "../mock/events.js";
 import { httpProblem, invalidRequest, problemOf, tooManyRequests } from "../mock/http-error.js";
 import type { ReadyItem, TurnPlan } from "../mock/plan.js";
 import type { ItemField, JsonObject, StreamingEvent } from "../protocol/types.js";
@@ -181,12 +182,13 @@ async function* agentEvents(run: AgentRun): AsyncGenerator<StreamingEvent> {
   };
   const handle = runAgent(spec, deps);
   const ended = handle.result.catch(() => undefined).finally(run.release);
+  const events = faceEvents(writer);
   let result: RunResult | undefined;
   let last: RunEndedFrame | undefined;
   try {
     for await (const frame of handle) {
       if (frame.type === "run_ended") last = frame;
-      yield* frameEvents(frame, writer);
+      yield* events.of(frame);
     }
     result = await handle.result;
   } catch {
@@ -195,17 +197,61 @@ async function* agentEvents(run: AgentRun): AsyncGenerator<StreamingEvent> {
     // A reader that stopped early (the client went away) stops the run.
     if (last === undefined) handle.cancel("the client went away");
   }
+  yield* events.end();
   const terminal = terminalOf(run, writer, result, last);
   await ended; // the run's tools are disposed before the client hears the end (and sends the next request)
   yield writer.end(terminal);
 }
 
-/** The events a frame adds to the response: a finished item, or a server tool's output. */
-function frameEvents(frame: Frame, writer: EventWriter): StreamingEvent[] {
-  if (frame.type === "item_done") {
-    const ready = readyItem(frame.item);
-    return ready === undefined ? writer.finished(frame.item as unknown as ItemField) : writer.item(ready);
-  }
+/**
+ * The events the run's frames add to the response: a message's text as it streams (its
+ * `output_text_delta` frames, announced at the first), every other item when it is done, and a
+ * server tool's output when it ends. `end` ends the messages still streaming (incomplete).
+ */
+function faceEvents(writer: EventWriter): {
+  of(frame: Frame): StreamingEvent[];
+  end(): StreamingEvent[];
+} {
+  /** Messages streaming, by the turn and upstream output index their frames carry. */
+  const live = new Map<string, { id: string; message: LiveMessage }>();
+  const abandonAll = () => {
+    const events = [...live.values()].flatMap(({ message }) => message.abandon());
+    live.clear();
+    return events;
+  };
+  return {
+    of(frame) {
+      if (frame.type === "output_text_delta") {
+        const key = `${frame.turn}:${frame.output_index}`;
+        let entry = live.get(key);
+        if (entry === undefined) {
+          const id = frame.item_id !== "" ? frame.item_id : `msg_${randomUUID().replace(/-/g, "")}`;
+          entry = { id, message: writer.liveMessage(id) };
+          live.set(key, entry);
+        }
+        return entry.message.text(frame.content_index, frame.delta);
+      }
+      if (frame.type === "item_done") {
+        const key = `${frame.turn}:${frame.output_index}`;
+        const entry = live.get(key);
+        live.delete(key);
+        const ready = readyItem(frame.item);
+        if (entry !== undefined && ready?.type === "message")
+          return entry.message.done({ ...ready, id: entry.id });
+        const done =
+          ready === undefined ? writer.finished(frame.item as unknown as ItemField) : writer.item(ready);
+        return entry === undefined ? done : [...entry.message.abandon(), ...done];
+      }
+      // A new attempt starts its output over: what an earlier one streamed ends there.
+      if (frame.type === "request_started") return abandonAll();
+      return toolOutputEvents(frame, writer);
+    },
+    end: abandonAll,
+  };
+}
+
+/** The events of a server tool's output. */
+function toolOutputEvents(frame: Frame, writer: EventWriter): StreamingEvent[] {
   if (frame.type === "tool_ended")
     return writer.finished({
       type: "function_call_output",

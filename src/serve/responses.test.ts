@@ -193,3 +193,107 @@ describe("the Open Responses face refuses hostile input", () => {
     ]);
   });
 });
+
+/** The SSE events of a face response, parsed. */
+function sseEvents(body: string): Array<Record<string, unknown> & { type: string }> {
+  return body
+    .split("\n")
+    .filter((l) => l.startsWith("data: {"))
+    .map((l) => JSON.parse(l.slice(6)));
+}
+
+describe("the Open Responses face streams a message as its text comes", () => {
+  const TEXT = "hello there, world!"; // the scripted upstream sends it in 4-character pieces
+
+  it("each upstream piece goes out as it comes, before the upstream message has ended", async () => {
+    // The upstream stops for a minute before its output_text.done (event 8: created, item added,
+    // part added, then the five pieces): the client has every piece before that.
+    const { send, probe } = setup([{ items: [{ type: "message", text: TEXT }], pauses: { 8: 60_000 } }]);
+    const controller = new AbortController();
+    const res = await send(
+      "POST",
+      "/v1/responses",
+      { model: "eddy", input: "hi", stream: true },
+      { signal: controller.signal },
+    );
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let seen = "";
+    let streamed = "";
+    while (streamed !== TEXT) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the stream ended before the text was streamed: ${seen}`);
+      seen += decoder.decode(value, { stream: true });
+      const complete = seen.slice(0, seen.lastIndexOf("\n\n") + 2);
+      streamed = sseEvents(complete)
+        .filter((e) => e.type === "response.output_text.delta")
+        .map((e) => e.delta)
+        .join("");
+    }
+    const events = sseEvents(seen);
+    for (const event of events) expect(validateStreamingEvent(event)).toBeUndefined();
+    expect(events.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta)).toEqual([
+      "hell",
+      "o th",
+      "ere,",
+      " wor",
+      "ld!",
+    ]);
+    expect(events.some((e) => e.type === "response.output_item.done")).toBe(false);
+    controller.abort();
+    await reader.cancel().catch(() => {});
+    await expect.poll(() => probe.disposed).toBe(1);
+  });
+
+  it("the message's events come in the spec's order and its final text is the streamed one", async () => {
+    const { send } = setup([call("leak"), { items: [{ type: "message", text: TEXT }] }]);
+    const res = await send("POST", "/v1/responses", { model: "eddy", input: "go", stream: true });
+    const events = sseEvents(await res.text());
+    for (const event of events) expect(validateStreamingEvent(event)).toBeUndefined();
+    const message = events.filter(
+      (e) =>
+        e.type.startsWith("response.output_text") ||
+        e.type.startsWith("response.content_part") ||
+        ((e.type === "response.output_item.added" || e.type === "response.output_item.done") &&
+          (e.item as { type: string }).type === "message"),
+    );
+    expect(message.map((e) => e.type)).toEqual([
+      "response.output_item.added",
+      "response.content_part.added",
+      ...Array(5).fill("response.output_text.delta"),
+      "response.output_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+    ]);
+    expect(new Set(message.map((e) => e.output_index))).toEqual(new Set([2])); // after the call and its output
+    expect(message.at(-3)?.text).toBe(TEXT);
+    const sequence = events.map((e) => e.sequence_number);
+    expect(sequence).toEqual(sequence.map((_, i) => i));
+    const final = events.at(-1) as {
+      type: string;
+      response: { output: Array<{ type: string; status: string }> };
+    };
+    expect(final.type).toBe("response.completed");
+    expect(final.response.output.map((i) => [i.type, i.status])).toEqual([
+      ["function_call", "completed"],
+      ["function_call_output", "completed"],
+      ["message", "completed"],
+    ]);
+  });
+
+  it("a message the upstream cut short ends incomplete, with what was streamed, before the response fails", async () => {
+    // Cut after three pieces (no terminal event): the request fails (no retry of a visible stream).
+    const { send } = setup([{ items: [{ type: "message", text: TEXT }], cutAfter: 6 }]);
+    const res = await send("POST", "/v1/responses", { model: "eddy", input: "hi", stream: true });
+    const events = sseEvents(await res.text());
+    for (const event of events) expect(validateStreamingEvent(event)).toBeUndefined();
+    const done = events.find((e) => e.type === "response.output_item.done") as
+      | { item: { status: string; content: Array<{ text: string }> } }
+      | undefined;
+    expect(done?.item.status).toBe("incomplete");
+    expect(done?.item.content[0]?.text).toBe("hello there,");
+    const final = events.at(-1) as { type: string; response: { output: Array<{ status: string }> } };
+    expect(final.type).toBe("response.failed");
+    expect(final.response.output.map((i) => i.status)).toEqual(["incomplete"]);
+  });
+});
