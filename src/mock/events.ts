@@ -77,7 +77,11 @@ export interface EventWriter {
 
 /** A message of `EventWriter.liveMessage`. */
 export interface LiveMessage {
-  /** A piece of part `content_index`'s text (announcing the item, and the part, on their first piece). */
+  /**
+   * A piece of the text of the part the upstream numbers `content_index` (announcing the item, and
+   * the part, on their first piece). A different index begins the next part: parts are numbered
+   * 0, 1, … here in the order they begin, whatever the upstream sent.
+   */
   text(content_index: number, delta: string): StreamingEvent[];
   /** The message's final form ends it (parts that streamed nothing are sent whole). */
   done(item: Extract<ReadyItem, { type: "message" }>, incomplete?: boolean): StreamingEvent[];
@@ -156,8 +160,10 @@ const EMPTY_TEXT = { type: "output_text" as const, text: "", annotations: [], lo
 class LiveMessageEvents implements LiveMessage {
   /** Its index in the output, once announced. */
   private outputIndex = -1;
-  /** The part being streamed. */
+  /** The part being streamed (parts are numbered here, in the order they begin). */
   private current = -1;
+  /** The index the upstream gave the part being streamed. */
+  private upstreamPart: unknown;
   /** The text each part streamed, by content index. */
   private readonly streamed: string[] = [];
   private ended = false;
@@ -190,15 +196,16 @@ class LiveMessageEvents implements LiveMessage {
       this.output.push(added);
       drafts.push({ type: "response.output_item.added", output_index: this.outputIndex, item: added });
     }
-    if (content_index !== this.current) {
-      if (content_index < this.current) return drafts.map(this.stamp); // parts only move on
+    if (this.current < 0 || content_index !== this.upstreamPart) {
+      // Another part begins: numbered here, so whatever index the upstream sent, they stay 0, 1, …
       if (this.current >= 0) drafts.push(...this.closeText(this.current, this.streamed[this.current] ?? ""));
-      this.current = content_index;
-      this.streamed[content_index] = "";
-      drafts.push({ type: "response.content_part.added", ...this.at(content_index), part: EMPTY_TEXT });
+      this.current++;
+      this.upstreamPart = content_index;
+      this.streamed[this.current] = "";
+      drafts.push({ type: "response.content_part.added", ...this.at(this.current), part: EMPTY_TEXT });
     }
-    this.streamed[content_index] += delta;
-    const at = this.at(content_index);
+    this.streamed[this.current] += delta;
+    const at = this.at(this.current);
     drafts.push({
       type: "response.output_text.delta",
       ...at,
@@ -222,15 +229,18 @@ class LiveMessageEvents implements LiveMessage {
 
   abandon(): StreamingEvent[] {
     if (this.outputIndex < 0 || this.ended) return [];
-    const parts = Array.from({ length: this.streamed.length }, (_, k) => ({
-      type: "output_text" as const,
-      text: this.streamed[k] ?? "",
-    }));
+    const parts = this.streamed.map((text) => ({ type: "output_text" as const, text }));
     return this.end({ type: "message", id: this.id, parts }, "incomplete");
   }
 
   /** Closes the part being streamed with its final text, sends the parts after it whole, then the item. */
-  private end(item: Extract<ReadyItem, { type: "message" }>, status: "completed" | "incomplete") {
+  private end(given: Extract<ReadyItem, { type: "message" }>, status: "completed" | "incomplete") {
+    // A final form with fewer parts than were streamed (an upstream that numbered its parts oddly)
+    // gives way to the text the client saw, so every part announced is closed.
+    const item =
+      given.parts.length > this.current
+        ? given
+        : { ...given, parts: this.streamed.map((text) => ({ type: "output_text" as const, text })) };
     const drafts: Draft[] = [];
     for (const [content_index, part] of item.parts.entries()) {
       if (content_index < this.current) continue; // closed when the next part began

@@ -1,0 +1,143 @@
+import { describe, expect, it } from "vitest";
+import type { StreamingEvent } from "../protocol/types.js";
+import { validateStreamingEvent } from "../protocol/validate.js";
+import { createEventWriter } from "./events.js";
+import type { MockRequestBody } from "./request.js";
+
+/** A writer for a streamed response, and every event it produced, in order. */
+function writer() {
+  const w = createEventWriter({
+    body: { model: "m", input: "hi", stream: true } as unknown as MockRequestBody,
+    responseId: "resp_1",
+    createdAt: 1_700_000_000,
+  });
+  const events: StreamingEvent[] = [...w.open()];
+  return { w, events, add: (more: StreamingEvent[]) => events.push(...more) };
+}
+
+type Loose = Record<string, unknown> & { type: string };
+const loose = (events: StreamingEvent[]) => events as unknown as Loose[];
+
+/** Each event validates, sequence numbers count up, and every part announced is closed in order. */
+function wellFormed(events: StreamingEvent[]): void {
+  for (const e of events) expect(validateStreamingEvent(e)).toBeUndefined();
+  expect(loose(events).map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+  const parts = (type: string, id: unknown) =>
+    loose(events)
+      .filter((e) => e.type === type && e.item_id === id)
+      .map((e) => e.content_index);
+  for (const id of new Set(
+    loose(events)
+      .map((e) => e.item_id)
+      .filter((x) => x !== undefined),
+  )) {
+    const added = parts("response.content_part.added", id);
+    expect(added).toEqual(added.map((_, i) => i));
+    expect(parts("response.content_part.done", id)).toEqual(added);
+  }
+}
+
+const message = (id: string, ...texts: string[]) => ({
+  type: "message" as const,
+  id,
+  parts: texts.map((text) => ({ type: "output_text" as const, text })),
+});
+
+describe("LiveMessage: a message streamed as its text comes", () => {
+  it("announces the item and its part at the first piece, and closes them with the final text", () => {
+    const { w, events, add } = writer();
+    const live = w.liveMessage("msg_1");
+    add(live.text(0, "Hel"));
+    add(live.text(0, "lo"));
+    add(live.done(message("msg_1", "Hello")));
+    wellFormed(events);
+    expect(
+      loose(events)
+        .map((e) => e.type)
+        .slice(2),
+    ).toEqual([
+      "response.output_item.added",
+      "response.content_part.added",
+      "response.output_text.delta",
+      "response.output_text.delta",
+      "response.output_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+    ]);
+    expect(w.output).toEqual([expect.objectContaining({ id: "msg_1", status: "completed" })]);
+  });
+
+  it("keeps the output index it was announced at while other items finish", () => {
+    const { w, events, add } = writer();
+    const live = w.liveMessage("msg_1");
+    add(live.text(0, "a"));
+    add(
+      w.finished({
+        type: "function_call_output",
+        id: "fco_1",
+        call_id: "c1",
+        output: "ok",
+        status: "completed",
+      }),
+    );
+    add(live.done(message("msg_1", "ab")));
+    wellFormed(events);
+    expect(w.output.map((i) => i.type)).toEqual(["message", "function_call_output"]);
+    const itemDone = loose(events).filter((e) => e.type === "response.output_item.done");
+    expect(itemDone.map((e) => e.output_index)).toEqual([1, 0]);
+  });
+
+  it("numbers parts itself, whatever indexes the upstream sends (negative, huge, fractional, alternating)", () => {
+    const { w, events, add } = writer();
+    const live = w.liveMessage("msg_1");
+    for (const [index, piece] of [
+      [-1, "a"],
+      [1e9, "b"],
+      [1.5, "c"],
+      [0, "d"],
+      [1.5, "e"],
+    ] as const)
+      add(live.text(index, piece));
+    add(live.done(message("msg_1", "whole")));
+    wellFormed(events);
+    const parts = loose(events).filter((e) => e.type === "response.content_part.added");
+    expect(parts.map((e) => e.content_index)).toEqual([0, 1, 2, 3, 4]);
+    // The final form had fewer parts than were streamed: the item keeps what the client saw.
+    const final = w.output[0] as { content: Array<{ text: string }> };
+    expect(final.content.map((p) => p.text)).toEqual(["a", "b", "c", "d", "e"]);
+  });
+
+  it("abandoned mid-text: ends incomplete with what was streamed", () => {
+    const { w, events, add } = writer();
+    const live = w.liveMessage("msg_1");
+    add(live.text(0, "one "));
+    add(live.text(1, "two"));
+    add(live.abandon());
+    add(live.text(1, "late")); // after its end: nothing
+    wellFormed(events);
+    expect(w.output[0]).toMatchObject({
+      status: "incomplete",
+      content: [{ text: "one " }, { text: "two" }],
+    });
+  });
+
+  it("never streamed: the final item goes out whole; a refusal part after streamed text is sent whole", () => {
+    const { w, events, add } = writer();
+    add(w.liveMessage("msg_0").done(message("msg_0", "all at once")));
+    const live = w.liveMessage("msg_1");
+    add(live.text(0, "I "));
+    add(
+      live.done({
+        type: "message",
+        id: "msg_1",
+        parts: [
+          { type: "output_text", text: "I won't" },
+          { type: "refusal", refusal: "no" },
+        ],
+      }),
+    );
+    wellFormed(events);
+    expect(loose(events).filter((e) => e.type === "response.refusal.done")).toHaveLength(1);
+    expect(w.output.map((i) => (i as { id: string }).id)).toEqual(["msg_0", "msg_1"]);
+  });
+});
