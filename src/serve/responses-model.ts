@@ -11,10 +11,10 @@
  * streams it, the upstream model's other items as they finish (reasoning, function calls) and,
  * after each call of a server tool, its `function_call_output` — eddy's tools act as hosted
  * tools, their call and output both in the output, both standard spec items (docs/decisions.md,
- * "The Open Responses face"). A call to a
- * function the client declared ends the run; the response completes with that `function_call`
- * for the client to answer. A run that fails ends the response `failed`; one that stops at a limit
- * ends it `incomplete` (the reason is the run's). The run is cancelled when the client goes away.
+ * "The Open Responses face"). A call to a function the client declared ends the run; the
+ * response completes with that `function_call` for the client to answer. A run that fails ends
+ * the response `failed`; one that stops at a limit ends it `incomplete` (the reason is the
+ * run's). The run is cancelled when the client goes away.
  */
 import { randomUUID } from "node:crypto";
 import type { Frame, RunEndedFrame } from "../frames/frame.js";
