@@ -73,6 +73,18 @@ export interface EventWriter {
    * it takes its output index when its first delta comes.
    */
   liveMessage(id: string): LiveMessage;
+  /** A reasoning item streamed as its text (summary or raw) arrives, as `liveMessage`. */
+  liveReasoning(id: string): LiveReasoning;
+}
+
+/** A reasoning item of `EventWriter.liveReasoning`. */
+export interface LiveReasoning {
+  /** A piece of a summary part or of a raw text part (numbered as `LiveMessage.text` numbers parts). */
+  text(channel: "summary" | "text", index: number, delta: string): StreamingEvent[];
+  /** The item's final form ends it. */
+  done(item: Extract<ReadyItem, { type: "reasoning" }>): StreamingEvent[];
+  /** Ends it with what was streamed (the response ends before the item did). */
+  abandon(): StreamingEvent[];
 }
 
 /** A message of `EventWriter.liveMessage`. */
@@ -131,7 +143,10 @@ export function createEventWriter(
       ];
     },
     liveMessage(id) {
-      return liveMessage(id, output, style, stamp);
+      return new LiveMessageEvents(id, output, style, stamp);
+    },
+    liveReasoning(id) {
+      return new LiveReasoningEvents(id, output, style, stamp);
     },
     end(terminal) {
       const type =
@@ -145,35 +160,83 @@ export function createEventWriter(
   };
 }
 
-/** See `EventWriter.liveMessage`. */
-function liveMessage(
-  id: string,
-  output: ItemField[],
-  style: ItemStyle,
-  stamp: (draft: Draft) => StreamingEvent,
-): LiveMessage {
-  return new LiveMessageEvents(id, output, style, stamp);
-}
-
 const EMPTY_TEXT = { type: "output_text" as const, text: "", annotations: [], logprobs: [] };
 
-class LiveMessageEvents implements LiveMessage {
+/**
+ * The parts of one channel of a live item, numbered here 0, 1, … in the order they begin: a piece
+ * with another index than the part being streamed begins the next part, whatever the upstream sent.
+ */
+class PartTrack {
+  /** The part being streamed; -1 before the first. */
+  current = -1;
+  /** The text each part streamed. */
+  readonly streamed: string[] = [];
+  private upstream: unknown;
+
+  /** True when a piece with upstream index `index` begins a part. */
+  begins(index: unknown): boolean {
+    return this.current < 0 || index !== this.upstream;
+  }
+
+  /** Begins the next part; returns its number. */
+  begin(index: unknown): number {
+    this.current++;
+    this.upstream = index;
+    this.streamed[this.current] = "";
+    return this.current;
+  }
+
+  add(delta: string): void {
+    this.streamed[this.current] += delta;
+  }
+
+  /** The final texts, unless they are fewer than the parts streamed: then what the client saw. */
+  finals(given: readonly string[]): string[] {
+    return given.length > this.current ? [...given] : [...this.streamed];
+  }
+}
+
+/** What a live item of `EventWriter` shares: its place in the output, and its end. */
+abstract class LiveItem {
   /** Its index in the output, once announced. */
-  private outputIndex = -1;
-  /** The part being streamed (parts are numbered here, in the order they begin). */
-  private current = -1;
-  /** The index the upstream gave the part being streamed. */
-  private upstreamPart: unknown;
-  /** The text each part streamed, by content index. */
-  private readonly streamed: string[] = [];
-  private ended = false;
+  protected outputIndex = -1;
+  protected ended = false;
 
   constructor(
-    private readonly id: string,
-    private readonly output: ItemField[],
-    private readonly style: ItemStyle,
-    private readonly stamp: (draft: Draft) => StreamingEvent,
+    protected readonly id: string,
+    protected readonly output: ItemField[],
+    protected readonly style: ItemStyle,
+    protected readonly stamp: (draft: Draft) => StreamingEvent,
   ) {}
+
+  /** Announces the item at its first piece (it takes the next output index). */
+  protected announce(added: ItemField): Draft[] {
+    if (this.outputIndex >= 0) return [];
+    this.outputIndex = this.output.length;
+    this.output.push(added);
+    return [{ type: "response.output_item.added", output_index: this.outputIndex, item: added }];
+  }
+
+  /** Sends the item whole, as a planned one (nothing of it streamed). */
+  protected whole(item: ReadyItem, incomplete: boolean): StreamingEvent[] {
+    this.ended = true;
+    this.outputIndex = this.output.length;
+    this.output.push(finalItem(item, incomplete ? "incomplete" : "completed", this.style));
+    return [...itemEvents(item, this.outputIndex, incomplete, this.style)].map(this.stamp);
+  }
+
+  /** Puts the final item in its place and ends it with `output_item.done` after `drafts`. */
+  protected close(drafts: Draft[], item: ReadyItem, status: "completed" | "incomplete"): StreamingEvent[] {
+    const final = finalItem(item, status, this.style);
+    this.output[this.outputIndex] = final;
+    this.ended = true;
+    drafts.push({ type: "response.output_item.done", output_index: this.outputIndex, item: final });
+    return drafts.map(this.stamp);
+  }
+}
+
+class LiveMessageEvents extends LiveItem implements LiveMessage {
+  private readonly parts = new PartTrack();
 
   private at(content_index: number): PartAt {
     return { item_id: this.id, output_index: this.outputIndex, content_index };
@@ -189,23 +252,16 @@ class LiveMessageEvents implements LiveMessage {
 
   text(content_index: number, delta: string): StreamingEvent[] {
     if (this.ended) return [];
-    const drafts: Draft[] = [];
-    if (this.outputIndex < 0) {
-      this.outputIndex = this.output.length;
-      const added = addedItem({ type: "message", id: this.id, parts: [] }, this.style);
-      this.output.push(added);
-      drafts.push({ type: "response.output_item.added", output_index: this.outputIndex, item: added });
+    const drafts = this.announce(addedItem({ type: "message", id: this.id, parts: [] }, this.style));
+    const parts = this.parts;
+    if (parts.begins(content_index)) {
+      if (parts.current >= 0)
+        drafts.push(...this.closeText(parts.current, parts.streamed[parts.current] ?? ""));
+      const k = parts.begin(content_index);
+      drafts.push({ type: "response.content_part.added", ...this.at(k), part: EMPTY_TEXT });
     }
-    if (this.current < 0 || content_index !== this.upstreamPart) {
-      // Another part begins: numbered here, so whatever index the upstream sent, they stay 0, 1, …
-      if (this.current >= 0) drafts.push(...this.closeText(this.current, this.streamed[this.current] ?? ""));
-      this.current++;
-      this.upstreamPart = content_index;
-      this.streamed[this.current] = "";
-      drafts.push({ type: "response.content_part.added", ...this.at(this.current), part: EMPTY_TEXT });
-    }
-    this.streamed[this.current] += delta;
-    const at = this.at(this.current);
+    parts.add(delta);
+    const at = this.at(parts.current);
     drafts.push({
       type: "response.output_text.delta",
       ...at,
@@ -218,34 +274,30 @@ class LiveMessageEvents implements LiveMessage {
 
   done(item: Extract<ReadyItem, { type: "message" }>, incomplete = false): StreamingEvent[] {
     if (this.ended) return [];
-    const status = incomplete ? "incomplete" : "completed";
-    if (this.outputIndex >= 0) return this.end(item, status);
-    // Nothing streamed: the whole item, as a planned one.
-    this.ended = true;
-    this.outputIndex = this.output.length;
-    this.output.push(finalItem(item, status, this.style));
-    return [...itemEvents(item, this.outputIndex, incomplete, this.style)].map(this.stamp);
+    if (this.outputIndex < 0) return this.whole(item, incomplete);
+    return this.end(item, incomplete ? "incomplete" : "completed");
   }
 
   abandon(): StreamingEvent[] {
     if (this.outputIndex < 0 || this.ended) return [];
-    const parts = this.streamed.map((text) => ({ type: "output_text" as const, text }));
+    const parts = this.parts.streamed.map((text) => ({ type: "output_text" as const, text }));
     return this.end({ type: "message", id: this.id, parts }, "incomplete");
   }
 
   /** Closes the part being streamed with its final text, sends the parts after it whole, then the item. */
   private end(given: Extract<ReadyItem, { type: "message" }>, status: "completed" | "incomplete") {
+    const { current, streamed } = this.parts;
     // A final form with fewer parts than were streamed (an upstream that numbered its parts oddly)
     // gives way to the text the client saw, so every part announced is closed.
     const item =
-      given.parts.length > this.current
+      given.parts.length > current
         ? given
-        : { ...given, parts: this.streamed.map((text) => ({ type: "output_text" as const, text })) };
+        : { ...given, parts: streamed.map((text) => ({ type: "output_text" as const, text })) };
     const drafts: Draft[] = [];
     for (const [content_index, part] of item.parts.entries()) {
-      if (content_index < this.current) continue; // closed when the next part began
+      if (content_index < current) continue; // closed when the next part began
       const at = this.at(content_index);
-      if (content_index > this.current || this.streamed[content_index] === undefined)
+      if (content_index > current || streamed[content_index] === undefined)
         drafts.push(
           ...(part.type === "output_text"
             ? outputTextEvents(at, part.text, this.style)
@@ -254,11 +306,113 @@ class LiveMessageEvents implements LiveMessage {
       else if (part.type === "output_text") drafts.push(...this.closeText(content_index, part.text));
       else drafts.push({ type: "response.content_part.done", ...at, part });
     }
-    const final = finalItem(item, status, this.style);
-    this.output[this.outputIndex] = final;
-    this.ended = true;
-    drafts.push({ type: "response.output_item.done", output_index: this.outputIndex, item: final });
+    return this.close(drafts, item, status);
+  }
+}
+
+type ReasoningItem = Extract<ReadyItem, { type: "reasoning" }>;
+
+class LiveReasoningEvents extends LiveItem implements LiveReasoning {
+  private readonly channels = { text: new PartTrack(), summary: new PartTrack() };
+
+  text(channel: "summary" | "text", index: number, delta: string): StreamingEvent[] {
+    if (this.ended) return [];
+    const added = addedItem({ type: "reasoning", id: this.id, summary: [], content: [] }, this.style);
+    const drafts = this.announce(added);
+    const track = this.channels[channel];
+    if (track.begins(index)) {
+      if (track.current >= 0)
+        drafts.push(...this.closePart(channel, track.current, track.streamed[track.current] ?? ""));
+      drafts.push(this.openPart(channel, track.begin(index)));
+    }
+    track.add(delta);
+    drafts.push(this.deltaDraft(channel, track.current, delta));
     return drafts.map(this.stamp);
+  }
+
+  done(item: ReasoningItem): StreamingEvent[] {
+    if (this.ended) return [];
+    if (this.outputIndex < 0) return this.whole(item, false);
+    return this.end(item, "completed");
+  }
+
+  abandon(): StreamingEvent[] {
+    if (this.outputIndex < 0 || this.ended) return [];
+    const { text, summary } = this.channels;
+    return this.end(
+      { type: "reasoning", id: this.id, content: text.streamed, summary: summary.streamed },
+      "incomplete",
+    );
+  }
+
+  private end(given: ReasoningItem, status: "completed" | "incomplete"): StreamingEvent[] {
+    const content = this.channels.text.finals(given.content);
+    const summary = this.channels.summary.finals(given.summary);
+    const drafts = [...this.finish("text", content), ...this.finish("summary", summary)];
+    return this.close(drafts, { ...given, content, summary }, status);
+  }
+
+  /** Closes the channel's part being streamed with its final text; the parts after it go out whole. */
+  private finish(channel: "summary" | "text", finals: readonly string[]): Draft[] {
+    const track = this.channels[channel];
+    const drafts: Draft[] = [];
+    for (let k = Math.max(track.current, 0); k < finals.length; k++) {
+      const text = finals[k] ?? "";
+      if (k > track.current) {
+        drafts.push(this.openPart(channel, k));
+        if (text !== "") drafts.push(this.deltaDraft(channel, k, text));
+      }
+      drafts.push(...this.closePart(channel, k, text));
+    }
+    return drafts;
+  }
+
+  private deltaDraft(channel: "summary" | "text", k: number, delta: string): Draft {
+    const at = { item_id: this.id, output_index: this.outputIndex };
+    const padded = pad(this.style, delta);
+    return channel === "text"
+      ? { type: "response.reasoning.delta", ...at, content_index: k, delta, ...padded }
+      : { type: "response.reasoning_summary_text.delta", ...at, summary_index: k, delta, ...padded };
+  }
+
+  private openPart(channel: "summary" | "text", k: number): Draft {
+    const at = { item_id: this.id, output_index: this.outputIndex };
+    return channel === "text"
+      ? {
+          type: "response.content_part.added",
+          ...at,
+          content_index: k,
+          part: { type: "reasoning_text", text: "" },
+        }
+      : {
+          type: "response.reasoning_summary_part.added",
+          ...at,
+          summary_index: k,
+          part: { type: "summary_text", text: "" },
+        };
+  }
+
+  private closePart(channel: "summary" | "text", k: number, text: string): Draft[] {
+    const at = { item_id: this.id, output_index: this.outputIndex };
+    return channel === "text"
+      ? [
+          { type: "response.reasoning.done", ...at, content_index: k, text },
+          {
+            type: "response.content_part.done",
+            ...at,
+            content_index: k,
+            part: { type: "reasoning_text", text },
+          },
+        ]
+      : [
+          { type: "response.reasoning_summary_text.done", ...at, summary_index: k, text },
+          {
+            type: "response.reasoning_summary_part.done",
+            ...at,
+            summary_index: k,
+            part: { type: "summary_text", text },
+          },
+        ];
   }
 }
 

@@ -141,3 +141,56 @@ describe("LiveMessage: a message streamed as its text comes", () => {
     expect(w.output.map((i) => (i as { id: string }).id)).toEqual(["msg_0", "msg_1"]);
   });
 });
+
+describe("LiveReasoning: a reasoning item streamed as its summary and text come", () => {
+  const reasoning = (id: string, summary: string[], content: string[] = []) => ({
+    type: "reasoning" as const,
+    id,
+    summary,
+    content,
+  });
+
+  it("streams summary and raw text parts as they come, interleaved, and closes each", () => {
+    const { w, events, add } = writer();
+    const live = w.liveReasoning("rs_1");
+    add(live.text("summary", 0, "Plan"));
+    add(live.text("text", 0, "raw "));
+    add(live.text("summary", 0, "ning"));
+    add(live.text("summary", 1, "Done"));
+    add(live.done(reasoning("rs_1", ["Planning", "Done."], ["raw thought"])));
+    for (const e of events) expect(validateStreamingEvent(e)).toBeUndefined();
+    const summaryParts = loose(events).filter((e) => e.type === "response.reasoning_summary_part.done");
+    expect(summaryParts.map((e) => [e.summary_index, (e.part as { text: string }).text])).toEqual([
+      [0, "Planning"],
+      [1, "Done."],
+    ]);
+    const textParts = loose(events).filter(
+      (e) => e.type === "response.content_part.done" && e.item_id === "rs_1",
+    );
+    expect(textParts.map((e) => (e.part as { text: string }).text)).toEqual(["raw thought"]);
+    expect(w.output[0]).toMatchObject({
+      type: "reasoning",
+      summary: [{ text: "Planning" }, { text: "Done." }],
+    });
+  });
+
+  it("hostile indexes are renumbered; abandoned, it keeps what was streamed; a second end does nothing", () => {
+    const { w, events, add } = writer();
+    const live = w.liveReasoning("rs_1");
+    add(live.text("summary", -3, "a"));
+    add(live.text("summary", 1e12, "b"));
+    add(live.abandon());
+    expect(live.done(reasoning("rs_1", ["x"]))).toEqual([]);
+    for (const e of events) expect(validateStreamingEvent(e)).toBeUndefined();
+    const added = loose(events).filter((e) => e.type === "response.reasoning_summary_part.added");
+    expect(added.map((e) => e.summary_index)).toEqual([0, 1]);
+    expect(w.output[0]).toMatchObject({ summary: [{ text: "a" }, { text: "b" }] });
+  });
+
+  it("never streamed: the item goes out whole", () => {
+    const { w, events, add } = writer();
+    add(w.liveReasoning("rs_1").done(reasoning("rs_1", ["short"])));
+    for (const e of events) expect(validateStreamingEvent(e)).toBeUndefined();
+    expect(loose(events).map((e) => e.type)).toContain("response.reasoning_summary_text.done");
+  });
+});

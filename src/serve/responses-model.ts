@@ -7,8 +7,8 @@
  * `parallel_tool_calls`, `max_tool_calls`, sampling settings, and the model — the request's, or
  * the server's own for `model: "eddy"`.
  *
- * The response's output is what the loop produced, in order: a message's text as the upstream
- * streams it, the upstream model's other items as they finish (reasoning, function calls) and,
+ * The response's output is what the loop produced, in order: a message's or reasoning item's text
+ * as the upstream streams it, the upstream model's function calls as they finish and,
  * after each call of a server tool, its `function_call_output` — eddy's tools act as hosted
  * tools, their call and output both in the output, both standard spec items (docs/decisions.md,
  * "The Open Responses face"). A call to a function the client declared ends the run; the
@@ -17,12 +17,18 @@
  * run's). The run is cancelled when the client goes away.
  */
 import { randomUUID } from "node:crypto";
-import type { Frame, RunEndedFrame } from "../frames/frame.js";
+import type { Frame, ItemDoneFrame, RunEndedFrame } from "../frames/frame.js";
 import type { RunDeps, RunResult } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
 import { mergeRunSpecs, type PartialRunSpec, type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
 import type { ModelRequest, ResponseModel } from "../mock/create-response.js";
-import { createEventWriter, type EventWriter, type LiveMessage, terminalResource } from "../mock/events.js";
+import {
+  createEventWriter,
+  type EventWriter,
+  type LiveMessage,
+  type LiveReasoning,
+  terminalResource,
+} from "../mock/events.js";
 import { httpProblem, invalidRequest, problemOf, tooManyRequests } from "../mock/http-error.js";
 import type { ReadyItem, TurnPlan } from "../mock/plan.js";
 import type { ItemField, JsonObject, StreamingEvent } from "../protocol/types.js";
@@ -204,50 +210,78 @@ async function* agentEvents(run: AgentRun): AsyncGenerator<StreamingEvent> {
 }
 
 /**
- * The events the run's frames add to the response: a message's text as it streams (its
- * `output_text_delta` frames, announced at the first), every other item when it is done, and a
- * server tool's output when it ends. `end` ends the messages still streaming (incomplete).
+ * The events the run's frames add to the response: a message's text and a reasoning item's text
+ * as they stream (their `output_text_delta` / `reasoning_delta` frames, the item announced at its
+ * first piece), every other item when it is done, and a server tool's output when it ends. `end`
+ * ends the items still streaming (incomplete).
  */
 function faceEvents(writer: EventWriter): {
   of(frame: Frame): StreamingEvent[];
   end(): StreamingEvent[];
 } {
-  /** Messages streaming, by the turn and upstream output index their frames carry. */
-  const live = new Map<string, { id: string; message: LiveMessage }>();
+  /** Items streaming, by the turn and upstream output index their frames carry. */
+  const live = new Map<string, Live>();
   const abandonAll = () => {
-    const events = [...live.values()].flatMap(({ message }) => message.abandon());
+    const events = [...live.values()].flatMap((entry) => entry.live.abandon());
     live.clear();
     return events;
+  };
+  /**
+   * The live item of a delta frame, made at its first piece; an item of the other kind at the same
+   * place (an upstream that reused an output index) is ended first, its events in `ended`.
+   */
+  const liveOf = (frame: { turn: number; output_index: number; item_id: string }, kind: Live["kind"]) => {
+    const key = `${frame.turn}:${frame.output_index}`;
+    const found = live.get(key);
+    if (found !== undefined && found.kind === kind) return { entry: found, ended: [] };
+    const prefix = kind === "message" ? "msg" : "rs";
+    const id = frame.item_id !== "" ? frame.item_id : `${prefix}_${randomUUID().replace(/-/g, "")}`;
+    const entry: Live =
+      kind === "message"
+        ? { kind, id, live: writer.liveMessage(id) }
+        : { kind, id, live: writer.liveReasoning(id) };
+    live.set(key, entry);
+    return { entry, ended: found === undefined ? [] : found.live.abandon() };
   };
   return {
     of(frame) {
       if (frame.type === "output_text_delta") {
-        const key = `${frame.turn}:${frame.output_index}`;
-        let entry = live.get(key);
-        if (entry === undefined) {
-          const id = frame.item_id !== "" ? frame.item_id : `msg_${randomUUID().replace(/-/g, "")}`;
-          entry = { id, message: writer.liveMessage(id) };
-          live.set(key, entry);
-        }
-        return entry.message.text(frame.content_index, frame.delta);
+        const { entry, ended } = liveOf(frame, "message");
+        if (entry.kind === "message") ended.push(...entry.live.text(frame.content_index, frame.delta));
+        return ended;
       }
-      if (frame.type === "item_done") {
-        const key = `${frame.turn}:${frame.output_index}`;
-        const entry = live.get(key);
-        live.delete(key);
-        const ready = readyItem(frame.item);
-        if (entry !== undefined && ready?.type === "message")
-          return entry.message.done({ ...ready, id: entry.id });
-        const done =
-          ready === undefined ? writer.finished(frame.item as unknown as ItemField) : writer.item(ready);
-        return entry === undefined ? done : [...entry.message.abandon(), ...done];
+      if (frame.type === "reasoning_delta") {
+        const { entry, ended } = liveOf(frame, "reasoning");
+        if (entry.kind === "reasoning")
+          ended.push(...entry.live.text(frame.channel, frame.index, frame.delta));
+        return ended;
       }
+      if (frame.type === "item_done") return itemDone(frame, live, writer);
       // A new attempt starts its output over: what an earlier one streamed ends there.
       if (frame.type === "request_started") return abandonAll();
       return toolOutputEvents(frame, writer);
     },
     end: abandonAll,
   };
+}
+
+/** An item streaming on the face. */
+type Live =
+  | { kind: "message"; id: string; live: LiveMessage }
+  | { kind: "reasoning"; id: string; live: LiveReasoning };
+
+/** An upstream item is final: it ends its live form, or goes out whole. */
+function itemDone(frame: ItemDoneFrame, live: Map<string, Live>, writer: EventWriter): StreamingEvent[] {
+  const key = `${frame.turn}:${frame.output_index}`;
+  const entry = live.get(key);
+  live.delete(key);
+  const ready = readyItem(frame.item);
+  if (entry?.kind === "message" && ready?.type === "message")
+    return entry.live.done({ ...ready, id: entry.id });
+  if (entry?.kind === "reasoning" && ready?.type === "reasoning")
+    return entry.live.done({ ...ready, id: entry.id });
+  const done = ready === undefined ? writer.finished(frame.item as unknown as ItemField) : writer.item(ready);
+  return entry === undefined ? done : [...entry.live.abandon(), ...done];
 }
 
 /** The events of a server tool's output. */

@@ -281,6 +281,40 @@ describe("the Open Responses face streams a message as its text comes", () => {
     ]);
   });
 
+  it("a reasoning summary streams too, before the answer, each piece as it comes", async () => {
+    const { send } = setup([
+      {
+        items: [
+          { type: "reasoning", summary: "Thinking it over.", streamSummary: true },
+          { type: "message", text: TEXT },
+        ],
+      },
+    ]);
+    const res = await send("POST", "/v1/responses", { model: "eddy", input: "hi", stream: true });
+    const events = sseEvents(await res.text());
+    for (const event of events) expect(validateStreamingEvent(event)).toBeUndefined();
+    const types = events.map((e) => e.type);
+    expect(types.filter((t) => t.startsWith("response.reasoning_summary"))).toEqual([
+      "response.reasoning_summary_part.added",
+      ...Array(5).fill("response.reasoning_summary_text.delta"),
+      "response.reasoning_summary_text.done",
+      "response.reasoning_summary_part.done",
+    ]);
+    const deltas = events.filter((e) => e.type === "response.reasoning_summary_text.delta");
+    expect(deltas.map((e) => e.delta).join("")).toBe("Thinking it over.");
+    // The reasoning item is done before the message begins.
+    const reasoningDone = events.findIndex(
+      (e) => e.type === "response.output_item.done" && (e.item as { type: string }).type === "reasoning",
+    );
+    expect(reasoningDone).toBeGreaterThan(-1);
+    expect(reasoningDone).toBeLessThan(types.indexOf("response.output_text.delta"));
+    const final = events.at(-1) as unknown as {
+      response: { output: Array<{ type: string; summary?: Array<{ text: string }> }> };
+    };
+    expect(final.response.output.map((i) => i.type)).toEqual(["reasoning", "message"]);
+    expect(final.response.output[0]?.summary?.[0]?.text).toBe("Thinking it over.");
+  });
+
   it("a message the upstream cut short ends incomplete, with what was streamed, before the response fails", async () => {
     // Cut after three pieces (no terminal event): the request fails (no retry of a visible stream).
     const { send } = setup([{ items: [{ type: "message", text: TEXT }], cutAfter: 6 }]);

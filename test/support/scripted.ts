@@ -13,7 +13,13 @@ import type { Transport, TransportResponse } from "../../src/provider/transport.
 export type ScriptItem =
   | { type: "message"; text: string; phase?: "commentary" | "final_answer" }
   | { type: "function_call"; name: string; arguments: string; call_id?: string }
-  | { type: "reasoning"; summary?: string; encrypted_content?: string };
+  | {
+      type: "reasoning";
+      summary?: string;
+      encrypted_content?: string;
+      /** Stream the summary in 4-character pieces (its part and delta events) before the item's end. */
+      streamSummary?: boolean;
+    };
 
 export interface ScriptedResponse {
   items?: ScriptItem[];
@@ -158,6 +164,15 @@ export function events(response: ScriptedResponse, responseId: string): JsonObje
         item: { type: "reasoning", id, summary: [] },
       });
       const summary = item.summary === undefined ? [] : [{ type: "summary_text", text: item.summary }];
+      if (item.streamSummary === true && item.summary !== undefined) {
+        const at = { item_id: id, output_index: index, summary_index: 0 };
+        const part = (text: string) => ({ type: "summary_text", text });
+        push({ type: "response.reasoning_summary_part.added", ...at, part: part("") });
+        for (const piece of item.summary.match(/.{1,4}/gsu) ?? [])
+          push({ type: "response.reasoning_summary_text.delta", ...at, delta: piece });
+        push({ type: "response.reasoning_summary_text.done", ...at, text: item.summary });
+        push({ type: "response.reasoning_summary_part.done", ...at, part: part(item.summary) });
+      }
       const final: JsonObject = { type: "reasoning", id, summary };
       if (item.encrypted_content !== undefined) final.encrypted_content = item.encrypted_content;
       push({ type: "response.output_item.done", output_index: index, item: final });
