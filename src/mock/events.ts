@@ -242,33 +242,18 @@ class LiveMessageEvents extends LiveItem implements LiveMessage {
     return { item_id: this.id, output_index: this.outputIndex, content_index };
   }
 
-  private closeText(content_index: number, text: string): Draft[] {
-    const at = this.at(content_index);
-    return [
-      { type: "response.output_text.done", ...at, text, logprobs: [] },
-      { type: "response.content_part.done", ...at, part: { ...EMPTY_TEXT, text } },
-    ];
-  }
-
   text(content_index: number, delta: string): StreamingEvent[] {
     if (this.ended) return [];
     const drafts = this.announce(addedItem({ type: "message", id: this.id, parts: [] }, this.style));
     const parts = this.parts;
     if (parts.begins(content_index)) {
       if (parts.current >= 0)
-        drafts.push(...this.closeText(parts.current, parts.streamed[parts.current] ?? ""));
+        drafts.push(...outputTextDone(this.at(parts.current), parts.streamed[parts.current] ?? ""));
       const k = parts.begin(content_index);
       drafts.push({ type: "response.content_part.added", ...this.at(k), part: EMPTY_TEXT });
     }
     parts.add(delta);
-    const at = this.at(parts.current);
-    drafts.push({
-      type: "response.output_text.delta",
-      ...at,
-      delta,
-      logprobs: [],
-      ...pad(this.style, delta),
-    });
+    drafts.push(outputTextDelta(this.at(parts.current), delta, this.style));
     return drafts.map(this.stamp);
   }
 
@@ -303,7 +288,7 @@ class LiveMessageEvents extends LiveItem implements LiveMessage {
             ? outputTextEvents(at, part.text, this.style)
             : refusalEvents(at, part)),
         );
-      else if (part.type === "output_text") drafts.push(...this.closeText(content_index, part.text));
+      else if (part.type === "output_text") drafts.push(...outputTextDone(at, part.text));
       else drafts.push({ type: "response.content_part.done", ...at, part });
     }
     return this.close(drafts, item, status);
@@ -315,18 +300,20 @@ type ReasoningItem = Extract<ReadyItem, { type: "reasoning" }>;
 class LiveReasoningEvents extends LiveItem implements LiveReasoning {
   private readonly channels = { text: new PartTrack(), summary: new PartTrack() };
 
-  text(channel: "summary" | "text", index: number, delta: string): StreamingEvent[] {
+  text(channel: ReasoningChannel, index: number, delta: string): StreamingEvent[] {
     if (this.ended) return [];
     const added = addedItem({ type: "reasoning", id: this.id, summary: [], content: [] }, this.style);
     const drafts = this.announce(added);
     const track = this.channels[channel];
     if (track.begins(index)) {
       if (track.current >= 0)
-        drafts.push(...this.closePart(channel, track.current, track.streamed[track.current] ?? ""));
-      drafts.push(this.openPart(channel, track.begin(index)));
+        drafts.push(
+          ...reasoningPartDone(channel, this.at, track.current, track.streamed[track.current] ?? ""),
+        );
+      drafts.push(reasoningPartAdded(channel, this.at, track.begin(index)));
     }
     track.add(delta);
-    drafts.push(this.deltaDraft(channel, track.current, delta));
+    drafts.push(reasoningDelta(channel, this.at, track.current, delta, this.style));
     return drafts.map(this.stamp);
   }
 
@@ -353,66 +340,22 @@ class LiveReasoningEvents extends LiveItem implements LiveReasoning {
   }
 
   /** Closes the channel's part being streamed with its final text; the parts after it go out whole. */
-  private finish(channel: "summary" | "text", finals: readonly string[]): Draft[] {
+  private finish(channel: ReasoningChannel, finals: readonly string[]): Draft[] {
     const track = this.channels[channel];
     const drafts: Draft[] = [];
     for (let k = Math.max(track.current, 0); k < finals.length; k++) {
       const text = finals[k] ?? "";
       if (k > track.current) {
-        drafts.push(this.openPart(channel, k));
-        if (text !== "") drafts.push(this.deltaDraft(channel, k, text));
+        drafts.push(reasoningPartAdded(channel, this.at, k));
+        if (text !== "") drafts.push(reasoningDelta(channel, this.at, k, text, this.style));
       }
-      drafts.push(...this.closePart(channel, k, text));
+      drafts.push(...reasoningPartDone(channel, this.at, k, text));
     }
     return drafts;
   }
 
-  private deltaDraft(channel: "summary" | "text", k: number, delta: string): Draft {
-    const at = { item_id: this.id, output_index: this.outputIndex };
-    const padded = pad(this.style, delta);
-    return channel === "text"
-      ? { type: "response.reasoning.delta", ...at, content_index: k, delta, ...padded }
-      : { type: "response.reasoning_summary_text.delta", ...at, summary_index: k, delta, ...padded };
-  }
-
-  private openPart(channel: "summary" | "text", k: number): Draft {
-    const at = { item_id: this.id, output_index: this.outputIndex };
-    return channel === "text"
-      ? {
-          type: "response.content_part.added",
-          ...at,
-          content_index: k,
-          part: { type: "reasoning_text", text: "" },
-        }
-      : {
-          type: "response.reasoning_summary_part.added",
-          ...at,
-          summary_index: k,
-          part: { type: "summary_text", text: "" },
-        };
-  }
-
-  private closePart(channel: "summary" | "text", k: number, text: string): Draft[] {
-    const at = { item_id: this.id, output_index: this.outputIndex };
-    return channel === "text"
-      ? [
-          { type: "response.reasoning.done", ...at, content_index: k, text },
-          {
-            type: "response.content_part.done",
-            ...at,
-            content_index: k,
-            part: { type: "reasoning_text", text },
-          },
-        ]
-      : [
-          { type: "response.reasoning_summary_text.done", ...at, summary_index: k, text },
-          {
-            type: "response.reasoning_summary_part.done",
-            ...at,
-            summary_index: k,
-            part: { type: "summary_text", text },
-          },
-        ];
+  private get at(): ItemAt {
+    return { item_id: this.id, output_index: this.outputIndex };
   }
 }
 
@@ -490,19 +433,21 @@ function pad(style: ItemStyle, delta: string): { obfuscation?: string } {
 }
 
 function* outputTextEvents(at: PartAt, text: string, style: ItemStyle) {
-  const empty = { type: "output_text" as const, text: "", annotations: [], logprobs: [] };
-  yield { type: "response.content_part.added", ...at, part: empty } satisfies Draft;
-  for (const delta of textDeltas(text, MOCK_DEFAULTS.textDeltaChars)) {
-    yield {
-      type: "response.output_text.delta",
-      ...at,
-      delta,
-      logprobs: [],
-      ...pad(style, delta),
-    } satisfies Draft;
-  }
-  yield { type: "response.output_text.done", ...at, text, logprobs: [] } satisfies Draft;
-  yield { type: "response.content_part.done", ...at, part: { ...empty, text } } satisfies Draft;
+  yield { type: "response.content_part.added", ...at, part: EMPTY_TEXT } satisfies Draft;
+  for (const delta of textDeltas(text, MOCK_DEFAULTS.textDeltaChars)) yield outputTextDelta(at, delta, style);
+  yield* outputTextDone(at, text);
+}
+
+function outputTextDelta(at: PartAt, delta: string, style: ItemStyle): Draft {
+  return { type: "response.output_text.delta", ...at, delta, logprobs: [], ...pad(style, delta) };
+}
+
+/** The end of an output text part: its final text, then the part. */
+function outputTextDone(at: PartAt, text: string): Draft[] {
+  return [
+    { type: "response.output_text.done", ...at, text, logprobs: [] },
+    { type: "response.content_part.done", ...at, part: { ...EMPTY_TEXT, text } },
+  ];
 }
 
 function* refusalEvents(at: PartAt, part: { type: "refusal"; refusal: string }) {
@@ -542,32 +487,79 @@ function* reasoningEvents(
   output_index: number,
   style: ItemStyle,
 ) {
-  const item_id = item.id;
-  for (const [content_index, text] of item.content.entries()) {
-    const at = { item_id, output_index, content_index };
-    const part = (text: string) => ({ type: "reasoning_text" as const, text });
-    yield { type: "response.content_part.added", ...at, part: part("") } satisfies Draft;
-    for (const delta of fragments(text, MOCK_DEFAULTS.fragmentChars)) {
-      yield { type: "response.reasoning.delta", ...at, delta, ...pad(style, delta) } satisfies Draft;
-    }
-    yield { type: "response.reasoning.done", ...at, text } satisfies Draft;
-    yield { type: "response.content_part.done", ...at, part: part(text) } satisfies Draft;
+  const at = { item_id: item.id, output_index };
+  for (const [k, text] of item.content.entries()) {
+    yield reasoningPartAdded("text", at, k);
+    for (const delta of fragments(text, MOCK_DEFAULTS.fragmentChars))
+      yield reasoningDelta("text", at, k, delta, style);
+    yield* reasoningPartDone("text", at, k, text);
   }
-  for (const [summary_index, text] of item.summary.entries()) {
-    const at = { item_id, output_index, summary_index };
-    const part = (text: string) => ({ type: "summary_text" as const, text });
-    yield { type: "response.reasoning_summary_part.added", ...at, part: part("") } satisfies Draft;
-    for (const delta of textDeltas(text, MOCK_DEFAULTS.textDeltaChars)) {
-      yield {
-        type: "response.reasoning_summary_text.delta",
+  for (const [k, text] of item.summary.entries()) {
+    yield reasoningPartAdded("summary", at, k);
+    for (const delta of textDeltas(text, MOCK_DEFAULTS.textDeltaChars))
+      yield reasoningDelta("summary", at, k, delta, style);
+    yield* reasoningPartDone("summary", at, k, text);
+  }
+}
+
+/** A reasoning item's two kinds of parts: raw text (`content_index`) and summary (`summary_index`). */
+type ReasoningChannel = "summary" | "text";
+
+/** Where a reasoning item sits (its parts' index comes with each event). */
+interface ItemAt {
+  item_id: string;
+  output_index: number;
+}
+
+function reasoningPartAdded(channel: ReasoningChannel, at: ItemAt, k: number): Draft {
+  return channel === "text"
+    ? {
+        type: "response.content_part.added",
         ...at,
-        delta,
-        ...pad(style, delta),
-      } satisfies Draft;
-    }
-    yield { type: "response.reasoning_summary_text.done", ...at, text } satisfies Draft;
-    yield { type: "response.reasoning_summary_part.done", ...at, part: part(text) } satisfies Draft;
-  }
+        content_index: k,
+        part: { type: "reasoning_text", text: "" },
+      }
+    : {
+        type: "response.reasoning_summary_part.added",
+        ...at,
+        summary_index: k,
+        part: { type: "summary_text", text: "" },
+      };
+}
+
+function reasoningDelta(
+  channel: ReasoningChannel,
+  at: ItemAt,
+  k: number,
+  delta: string,
+  style: ItemStyle,
+): Draft {
+  return channel === "text"
+    ? { type: "response.reasoning.delta", ...at, content_index: k, delta, ...pad(style, delta) }
+    : { type: "response.reasoning_summary_text.delta", ...at, summary_index: k, delta, ...pad(style, delta) };
+}
+
+/** The end of a reasoning part: its final text, then the part. */
+function reasoningPartDone(channel: ReasoningChannel, at: ItemAt, k: number, text: string): Draft[] {
+  return channel === "text"
+    ? [
+        { type: "response.reasoning.done", ...at, content_index: k, text },
+        {
+          type: "response.content_part.done",
+          ...at,
+          content_index: k,
+          part: { type: "reasoning_text", text },
+        },
+      ]
+    : [
+        { type: "response.reasoning_summary_text.done", ...at, summary_index: k, text },
+        {
+          type: "response.reasoning_summary_part.done",
+          ...at,
+          summary_index: k,
+          part: { type: "summary_text", text },
+        },
+      ];
 }
 
 /** The item as `output_item.added` announces it: zero values for what is still to stream. */
