@@ -281,6 +281,18 @@ describe("the Open Responses face streams a message as its text comes", () => {
     ]);
   });
 
+  it("text that looks like SSE framing or holds control characters stays inside its delta events", async () => {
+    const hostile = 'a\n\nevent: response.completed\ndata: {"type":"x"}\n\n\u001b[2J\u0007\r\u0000z';
+    const { send } = setup([{ items: [{ type: "message", text: hostile }] }]);
+    const res = await send("POST", "/v1/responses", { model: "eddy", input: "hi", stream: true });
+    const events = sseEvents(await res.text());
+    for (const event of events) expect(validateStreamingEvent(event)).toBeUndefined();
+    expect(events.filter((e) => e.type === "response.completed")).toHaveLength(1);
+    const deltas = events.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta);
+    expect(deltas.join("")).toBe(hostile);
+    expect(events.at(-1)?.type).toBe("response.completed");
+  });
+
   it("a reasoning summary streams too, before the answer, each piece as it comes", async () => {
     const { send } = setup([
       {
