@@ -120,6 +120,9 @@ describe("eddy serve: an agent as an Open Responses model", () => {
       tools: [WEATHER],
     });
     const types: string[] = [];
+    // The SDK's own accumulation: each piece's snapshot is the call's arguments so far.
+    const snapshots: string[] = [];
+    stream.on("response.function_call_arguments.delta", (event) => snapshots.push(event.snapshot));
     for await (const event of stream) {
       expect(validateStreamingEvent(event)).toBeUndefined();
       types.push(event.type);
@@ -128,6 +131,10 @@ describe("eddy serve: an agent as an Open Responses model", () => {
     expect(types[0]).toBe("response.created");
     expect(types.at(-1)).toBe("response.completed");
     const callId = expectFirstOutput(first.output as never);
+    // The SDK built each call's arguments from the streamed pieces: its last snapshot is the
+    // client's call's final arguments.
+    expect(snapshots.length).toBeGreaterThan(1);
+    expect(snapshots.at(-1)).toBe((first.output.at(-1) as { arguments: string }).arguments);
     const next = openai.responses.stream({
       model: "eddy",
       previous_response_id: first.id,

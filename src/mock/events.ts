@@ -75,6 +75,22 @@ export interface EventWriter {
   liveMessage(id: string): LiveMessage;
   /** A reasoning item streamed as its text (summary or raw) arrives, as `liveMessage`. */
   liveReasoning(id: string): LiveReasoning;
+  /** A function call streamed as its arguments arrive; `start` announces it before the first piece. */
+  liveFunctionCall(call: { id: string; call_id: string; name: string }): LiveFunctionCall;
+}
+
+type FunctionCallItem = Extract<ReadyItem, { type: "function_call" }>;
+
+/** A function call of `EventWriter.liveFunctionCall`. */
+export interface LiveFunctionCall {
+  /** Announces the call (`output_item.added`, its arguments still empty) unless a piece already did. */
+  start(): StreamingEvent[];
+  /** A piece of the arguments (announcing the call if `start` did not). */
+  args(delta: string): StreamingEvent[];
+  /** The call's final form ends it: `function_call_arguments.done` with its arguments, then the item. */
+  done(item: FunctionCallItem): StreamingEvent[];
+  /** Ends it `incomplete` with the arguments streamed so far (the response ends before the call did). */
+  abandon(): StreamingEvent[];
 }
 
 /** A reasoning item of `EventWriter.liveReasoning`. */
@@ -147,6 +163,9 @@ export function createEventWriter(
     },
     liveReasoning(id) {
       return new LiveReasoningEvents(id, output, style, stamp);
+    },
+    liveFunctionCall(call) {
+      return new LiveFunctionCallEvents(call, output, style, stamp);
     },
     end(terminal) {
       const type =
@@ -359,6 +378,62 @@ class LiveReasoningEvents extends LiveItem implements LiveReasoning {
   }
 }
 
+class LiveFunctionCallEvents extends LiveItem implements LiveFunctionCall {
+  private readonly callId: string;
+  private readonly name: string;
+  private streamed = "";
+
+  constructor(
+    call: { id: string; call_id: string; name: string },
+    output: ItemField[],
+    style: ItemStyle,
+    stamp: (draft: Draft) => StreamingEvent,
+  ) {
+    super(call.id, output, style, stamp);
+    this.callId = call.call_id;
+    this.name = call.name;
+  }
+
+  /** The call as streamed so far. */
+  private get current(): FunctionCallItem {
+    return {
+      type: "function_call",
+      id: this.id,
+      call_id: this.callId,
+      name: this.name,
+      arguments: this.streamed,
+    };
+  }
+
+  start(): StreamingEvent[] {
+    if (this.ended) return [];
+    return this.announce(addedItem(this.current, this.style)).map(this.stamp);
+  }
+
+  args(delta: string): StreamingEvent[] {
+    if (this.ended) return [];
+    const drafts = this.announce(addedItem(this.current, this.style));
+    this.streamed += delta;
+    drafts.push(argumentsDelta(this.id, this.outputIndex, delta, this.style));
+    return drafts.map(this.stamp);
+  }
+
+  done(item: FunctionCallItem): StreamingEvent[] {
+    if (this.ended) return [];
+    if (this.outputIndex < 0) return this.whole(item, false);
+    return this.end({ ...item, id: this.id }, "completed");
+  }
+
+  abandon(): StreamingEvent[] {
+    if (this.outputIndex < 0 || this.ended) return [];
+    return this.end(this.current, "incomplete");
+  }
+
+  private end(item: FunctionCallItem, status: "completed" | "incomplete"): StreamingEvent[] {
+    return this.close([argumentsDone(this.id, this.outputIndex, item.arguments)], item, status);
+  }
+}
+
 /** The terminal resource for `output` (also used when a fault fails a response early). */
 export function terminalResource(
   options: ResponseEventsOptions,
@@ -464,21 +539,23 @@ function* refusalEvents(at: PartAt, part: { type: "refusal"; refusal: string }) 
 }
 
 function* argumentsEvents(item_id: string, output_index: number, args: string, style: ItemStyle) {
-  for (const delta of fragments(args, MOCK_DEFAULTS.fragmentChars)) {
-    yield {
-      type: "response.function_call_arguments.delta",
-      item_id,
-      output_index,
-      delta,
-      ...pad(style, delta),
-    } satisfies Draft;
-  }
-  yield {
-    type: "response.function_call_arguments.done",
+  for (const delta of fragments(args, MOCK_DEFAULTS.fragmentChars))
+    yield argumentsDelta(item_id, output_index, delta, style);
+  yield argumentsDone(item_id, output_index, args);
+}
+
+function argumentsDelta(item_id: string, output_index: number, delta: string, style: ItemStyle): Draft {
+  return {
+    type: "response.function_call_arguments.delta",
     item_id,
     output_index,
-    arguments: args,
-  } satisfies Draft;
+    delta,
+    ...pad(style, delta),
+  };
+}
+
+function argumentsDone(item_id: string, output_index: number, args: string): Draft {
+  return { type: "response.function_call_arguments.done", item_id, output_index, arguments: args };
 }
 
 /** A reasoning item's text parts, then its summary parts, each opened, streamed and closed. */

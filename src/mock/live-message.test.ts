@@ -194,3 +194,97 @@ describe("LiveReasoning: a reasoning item streamed as its summary and text come"
     expect(loose(events).map((e) => e.type)).toContain("response.reasoning_summary_text.done");
   });
 });
+
+describe("LiveFunctionCall: a function call streamed as its arguments come", () => {
+  const ARGS = '{"path":"notes.txt"}';
+  const call = (args: string) => ({
+    type: "function_call" as const,
+    id: "fc_1",
+    call_id: "call_1",
+    name: "read_file",
+    arguments: args,
+  });
+
+  it("announces the call at start, streams each piece, and ends with the final arguments", () => {
+    const { w, events, add } = writer();
+    const live = w.liveFunctionCall({ id: "fc_1", call_id: "call_1", name: "read_file" });
+    add(live.start());
+    add(live.args('{"path"'));
+    add(live.args(':"notes.txt"}'));
+    add(live.done(call(ARGS)));
+    for (const e of events) expect(validateStreamingEvent(e)).toBeUndefined();
+    expect(loose(events).map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    expect(
+      loose(events)
+        .map((e) => e.type)
+        .slice(2),
+    ).toEqual([
+      "response.output_item.added",
+      "response.function_call_arguments.delta",
+      "response.function_call_arguments.delta",
+      "response.function_call_arguments.done",
+      "response.output_item.done",
+    ]);
+    expect(loose(events)[2]?.item).toMatchObject({ name: "read_file", call_id: "call_1", arguments: "" });
+    expect(loose(events).find((e) => e.type === "response.function_call_arguments.done")?.arguments).toBe(
+      ARGS,
+    );
+    expect(w.output).toEqual([expect.objectContaining({ id: "fc_1", arguments: ARGS, status: "completed" })]);
+  });
+
+  it("keeps the output index it was announced at while another item finishes meanwhile", () => {
+    const { w, events, add } = writer();
+    const live = w.liveFunctionCall({ id: "fc_1", call_id: "call_1", name: "read_file" });
+    add(live.start());
+    add(
+      w.finished({
+        type: "function_call_output",
+        id: "fco_0",
+        call_id: "c0",
+        output: "ok",
+        status: "completed",
+      }),
+    );
+    add(live.args(ARGS));
+    add(live.done(call(ARGS)));
+    for (const e of events) expect(validateStreamingEvent(e)).toBeUndefined();
+    const own = loose(events).filter(
+      (e) => e.item_id === "fc_1" || (e.item as { id?: string })?.id === "fc_1",
+    );
+    expect(new Set(own.map((e) => e.output_index))).toEqual(new Set([0]));
+    expect(w.output.map((i) => (i as { id: string }).id)).toEqual(["fc_1", "fco_0"]);
+  });
+
+  it("abandoned, it ends incomplete with the arguments streamed; a second end does nothing", () => {
+    const { w, events, add } = writer();
+    const live = w.liveFunctionCall({ id: "fc_1", call_id: "call_1", name: "read_file" });
+    add(live.args('{"pa'));
+    add(live.abandon());
+    expect(live.done(call(ARGS))).toEqual([]);
+    expect(live.args("more")).toEqual([]);
+    for (const e of events) expect(validateStreamingEvent(e)).toBeUndefined();
+    expect(loose(events).find((e) => e.type === "response.function_call_arguments.done")?.arguments).toBe(
+      '{"pa',
+    );
+    expect(w.output[0]).toMatchObject({ arguments: '{"pa', status: "incomplete" });
+  });
+
+  it("never announced: the call goes out whole; announced with no piece, it still ends with its arguments", () => {
+    const whole = writer();
+    whole.add(
+      whole.w.liveFunctionCall({ id: "fc_1", call_id: "call_1", name: "read_file" }).done(call(ARGS)),
+    );
+    for (const e of whole.events) expect(validateStreamingEvent(e)).toBeUndefined();
+    expect(loose(whole.events).map((e) => e.type)).toContain("response.function_call_arguments.done");
+    expect(whole.w.output[0]).toMatchObject({ arguments: ARGS, status: "completed" });
+
+    const bare = writer();
+    const live = bare.w.liveFunctionCall({ id: "fc_1", call_id: "call_1", name: "read_file" });
+    bare.add(live.start());
+    bare.add(live.start()); // announced once
+    bare.add(live.done(call(ARGS)));
+    for (const e of bare.events) expect(validateStreamingEvent(e)).toBeUndefined();
+    expect(loose(bare.events).filter((e) => e.type === "response.output_item.added")).toHaveLength(1);
+    expect(bare.w.output[0]).toMatchObject({ arguments: ARGS, status: "completed" });
+  });
+});

@@ -8,7 +8,7 @@
  * the server's own for `model: "eddy"`.
  *
  * The response's output is what the loop produced, in order: a message's or reasoning item's text
- * as the upstream streams it, the upstream model's function calls as they finish and,
+ * and a function call's arguments as the upstream streams them and,
  * after each call of a server tool, its `function_call_output` — eddy's tools act as hosted
  * tools, their call and output both in the output, both standard spec items (docs/decisions.md,
  * "The Open Responses face"). A call to a function the client declared ends the run; the
@@ -17,7 +17,7 @@
  * run's). The run is cancelled when the client goes away.
  */
 import { randomUUID } from "node:crypto";
-import type { Frame, ItemDoneFrame, RunEndedFrame } from "../frames/frame.js";
+import type { Frame, ItemDoneFrame, ProviderEventFrame, RunEndedFrame } from "../frames/frame.js";
 import type { RunDeps, RunResult } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
 import { mergeRunSpecs, type PartialRunSpec, type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
@@ -25,6 +25,7 @@ import type { ModelRequest, ResponseModel } from "../mock/create-response.js";
 import {
   createEventWriter,
   type EventWriter,
+  type LiveFunctionCall,
   type LiveMessage,
   type LiveReasoning,
   terminalResource,
@@ -212,8 +213,10 @@ async function* agentEvents(run: AgentRun): AsyncGenerator<StreamingEvent> {
 /**
  * The events the run's frames add to the response: a message's text and a reasoning item's text
  * as they stream (their `output_text_delta` / `reasoning_delta` frames, the item announced at its
- * first piece), every other item when it is done, and a server tool's output when it ends. `end`
- * ends the items still streaming (incomplete).
+ * first piece), a function call's arguments as they stream (from an Open Responses upstream's
+ * `output_item.added` and `function_call_arguments.delta` events, the call announced when the
+ * upstream announces it), every other item when it is done, and a server tool's output when it
+ * ends. `end` ends the items still streaming (incomplete).
  */
 function faceEvents(writer: EventWriter): {
   of(frame: Frame): StreamingEvent[];
@@ -230,7 +233,10 @@ function faceEvents(writer: EventWriter): {
    * The live item of a delta frame, made at its first piece; an item of the other kind at the same
    * place (an upstream that reused an output index) is ended first, its events in `ended`.
    */
-  const liveOf = (frame: { turn: number; output_index: number; item_id: string }, kind: Live["kind"]) => {
+  const liveOf = (
+    frame: { turn: number; output_index: number; item_id: string },
+    kind: "message" | "reasoning",
+  ) => {
     const key = `${frame.turn}:${frame.output_index}`;
     const found = live.get(key);
     if (found !== undefined && found.kind === kind) return { entry: found, ended: [] };
@@ -256,6 +262,7 @@ function faceEvents(writer: EventWriter): {
           ended.push(...entry.live.text(frame.channel, frame.index, frame.delta));
         return ended;
       }
+      if (frame.type === "provider_event") return callEvents(frame, live, writer);
       if (frame.type === "item_done") return itemDone(frame, live, writer);
       // A new attempt starts its output over: what an earlier one streamed ends there.
       if (frame.type === "request_started") return abandonAll();
@@ -268,7 +275,48 @@ function faceEvents(writer: EventWriter): {
 /** An item streaming on the face. */
 type Live =
   | { kind: "message"; id: string; live: LiveMessage }
-  | { kind: "reasoning"; id: string; live: LiveReasoning };
+  | { kind: "reasoning"; id: string; live: LiveReasoning }
+  | { kind: "call"; id: string; live: LiveFunctionCall };
+
+/**
+ * A function call's live events from the upstream's own: its `output_item.added` announces the
+ * call, each `function_call_arguments.delta` adds a piece. Upstream data is checked field by field
+ * (a wire format whose events are not Open Responses events, as Chat Completions chunks, streams
+ * nothing here: its calls go out whole when done). Another item announced at the same place ends
+ * the one there.
+ */
+function callEvents(
+  frame: ProviderEventFrame,
+  live: Map<string, Live>,
+  writer: EventWriter,
+): StreamingEvent[] {
+  const data = frame.data as {
+    type?: unknown;
+    output_index?: unknown;
+    item?: unknown;
+    delta?: unknown;
+  } | null;
+  if (frame.status !== "event" || typeof data !== "object" || data === null) return [];
+  if (typeof data.output_index !== "number") return [];
+  const key = `${frame.turn}:${data.output_index}`;
+  if (data.type === "response.function_call_arguments.delta") {
+    const entry = live.get(key);
+    return entry?.kind === "call" && typeof data.delta === "string" ? entry.live.args(data.delta) : [];
+  }
+  if (data.type !== "response.output_item.added") return [];
+  const item = data.item as { type?: unknown; id?: unknown; call_id?: unknown; name?: unknown } | null;
+  if (typeof item !== "object" || item === null || item.type !== "function_call") return [];
+  if (typeof item.call_id !== "string" || typeof item.name !== "string") return [];
+  const id = typeof item.id === "string" && item.id !== "" ? item.id : `fc_${randomUUID().replace(/-/g, "")}`;
+  const entry: Live = {
+    kind: "call",
+    id,
+    live: writer.liveFunctionCall({ id, call_id: item.call_id, name: item.name }),
+  };
+  const ended = live.get(key)?.live.abandon() ?? [];
+  live.set(key, entry);
+  return [...ended, ...entry.live.start()];
+}
 
 /** An upstream item is final: it ends its live form, or goes out whole. */
 function itemDone(frame: ItemDoneFrame, live: Map<string, Live>, writer: EventWriter): StreamingEvent[] {
@@ -279,6 +327,8 @@ function itemDone(frame: ItemDoneFrame, live: Map<string, Live>, writer: EventWr
   if (entry?.kind === "message" && ready?.type === "message")
     return entry.live.done({ ...ready, id: entry.id });
   if (entry?.kind === "reasoning" && ready?.type === "reasoning")
+    return entry.live.done({ ...ready, id: entry.id });
+  if (entry?.kind === "call" && ready?.type === "function_call")
     return entry.live.done({ ...ready, id: entry.id });
   const done = ready === undefined ? writer.finished(frame.item as unknown as ItemField) : writer.item(ready);
   return entry === undefined ? done : [...entry.live.abandon(), ...done];

@@ -153,7 +153,8 @@ describe("the Open Responses face refuses hostile input", () => {
     expect(res.status).toBe(200);
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     let seen = "";
-    while (!seen.includes('"name":"wait"')) {
+    // The call's arguments stream from its announcement; the tool runs once the call is done.
+    while (!/"type":"response\.output_item\.done"[^\n]*"name":"wait"/.test(seen)) {
       const { value, done } = await reader.read();
       if (done) break;
       seen += new TextDecoder().decode(value);
@@ -341,5 +342,156 @@ describe("the Open Responses face streams a message as its text comes", () => {
     const final = events.at(-1) as { type: string; response: { output: Array<{ status: string }> } };
     expect(final.type).toBe("response.failed");
     expect(final.response.output.map((i) => i.status)).toEqual(["incomplete"]);
+  });
+});
+
+describe("the Open Responses face streams a function call's arguments as they come", () => {
+  const ARGS = '{"note":"stream me in pieces"}'; // the scripted upstream sends it in 6-character pieces
+
+  it("the call is announced and each piece goes out before the upstream call has ended", async () => {
+    // The upstream stops for a minute before its function_call_arguments.done (event 7: created,
+    // item added, then the five pieces): the client has the call and every piece before that.
+    const { send, probe } = setup([
+      { items: [{ type: "function_call", name: "leak", arguments: ARGS }], pauses: { 7: 60_000 } },
+    ]);
+    const controller = new AbortController();
+    const res = await send(
+      "POST",
+      "/v1/responses",
+      { model: "eddy", input: "hi", stream: true },
+      { signal: controller.signal },
+    );
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let seen = "";
+    let streamed = "";
+    while (streamed !== ARGS) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the stream ended before the arguments were streamed: ${seen}`);
+      seen += decoder.decode(value, { stream: true });
+      streamed = sseEvents(seen.slice(0, seen.lastIndexOf("\n\n") + 2))
+        .filter((e) => e.type === "response.function_call_arguments.delta")
+        .map((e) => e.delta)
+        .join("");
+    }
+    const events = sseEvents(seen);
+    for (const event of events) expect(validateStreamingEvent(event)).toBeUndefined();
+    const added = events.find((e) => e.type === "response.output_item.added") as
+      | { item: { type: string; name: string; arguments: string; status: string } }
+      | undefined;
+    expect(added?.item).toMatchObject({
+      type: "function_call",
+      name: "leak",
+      arguments: "",
+      status: "in_progress",
+    });
+    expect(events.some((e) => e.type === "response.function_call_arguments.done")).toBe(false);
+    controller.abort();
+    await reader.cancel().catch(() => {});
+    await expect.poll(() => probe.disposed).toBe(1);
+  });
+
+  it("a server tool's call streams in the spec's order, then its output, then the answer", async () => {
+    const { send } = setup([
+      { items: [{ type: "function_call", name: "leak", arguments: ARGS }] },
+      { items: [{ type: "message", text: "done" }] },
+    ]);
+    const res = await send("POST", "/v1/responses", { model: "eddy", input: "go", stream: true });
+    const events = sseEvents(await res.text());
+    for (const event of events) expect(validateStreamingEvent(event)).toBeUndefined();
+    const sequence = events.map((e) => e.sequence_number);
+    expect(sequence).toEqual(sequence.map((_, i) => i));
+    const ofCall = events.filter((e) => e.output_index === 0);
+    expect(ofCall.map((e) => e.type)).toEqual([
+      "response.output_item.added",
+      ...Array(5).fill("response.function_call_arguments.delta"),
+      "response.function_call_arguments.done",
+      "response.output_item.done",
+    ]);
+    expect(ofCall.filter((e) => e.type.endsWith(".delta")).map((e) => e.delta)).toEqual(
+      ARGS.match(/.{1,6}/gsu),
+    );
+    expect(ofCall.at(-2)?.arguments).toBe(ARGS);
+    const final = events.at(-1) as {
+      type: string;
+      response: { output: Array<{ type: string; status: string; arguments?: string }> };
+    };
+    expect(final.type).toBe("response.completed");
+    expect(final.response.output.map((i) => [i.type, i.status])).toEqual([
+      ["function_call", "completed"],
+      ["function_call_output", "completed"],
+      ["message", "completed"],
+    ]);
+    expect(final.response.output[0]?.arguments).toBe(ARGS);
+  });
+
+  it("upstream call events with wrong types, unknown places or hostile names stay well-formed", async () => {
+    const hostileName = 'x\n\nevent: response.completed\ndata: {"type":"x"}\u001b[2J\u0000';
+    const { send } = setup([
+      {
+        items: [{ type: "function_call", name: "leak", arguments: ARGS }],
+        reorder: (events) => {
+          const extra = [
+            // A piece for a place nothing was announced at, a piece that is not text, places that
+            // are not indexes, and a call without a call_id: none of them streams anything.
+            { type: "response.function_call_arguments.delta", item_id: "fc_x", output_index: 7, delta: "zz" },
+            { type: "response.function_call_arguments.delta", item_id: "fc_x", output_index: 0, delta: 42 },
+            {
+              type: "response.function_call_arguments.delta",
+              item_id: "fc_x",
+              output_index: "0",
+              delta: "s",
+            },
+            {
+              type: "response.output_item.added",
+              output_index: -1e12,
+              item: {
+                type: "function_call",
+                id: "fc_h",
+                call_id: "call_h",
+                name: hostileName,
+                arguments: "",
+              },
+            },
+            {
+              type: "response.function_call_arguments.delta",
+              item_id: "fc_h",
+              output_index: -1e12,
+              delta: "\r\n\r\n",
+            },
+            {
+              type: "response.output_item.added",
+              output_index: 3,
+              item: { type: "function_call", id: "fc_n", name: "leak", arguments: "" },
+            },
+            { type: "response.function_call_arguments.delta", item_id: "fc_n", output_index: 3, delta: "{}" },
+          ];
+          return [...events.slice(0, 3), ...extra, ...events.slice(3)];
+        },
+      },
+      { items: [{ type: "message", text: "done" }] },
+    ]);
+    const res = await send("POST", "/v1/responses", { model: "eddy", input: "go", stream: true });
+    const events = sseEvents(await res.text());
+    for (const event of events) expect(validateStreamingEvent(event)).toBeUndefined();
+    const sequence = events.map((e) => e.sequence_number);
+    expect(sequence).toEqual(sequence.map((_, i) => i));
+    expect(events.filter((e) => e.type === "response.completed")).toHaveLength(1);
+    // The hostile call never finished upstream: it ends incomplete with its one piece, its name
+    // inside the JSON of its events.
+    const hostile = events.filter((e) => e.item_id === "fc_h" || (e.item as { id?: string })?.id === "fc_h");
+    expect(hostile.map((e) => e.type)).toEqual([
+      "response.output_item.added",
+      "response.function_call_arguments.delta",
+      "response.function_call_arguments.done",
+      "response.output_item.done",
+    ]);
+    expect(hostile[0]?.item).toMatchObject({ name: hostileName });
+    expect(hostile.at(-1)?.item).toMatchObject({ status: "incomplete", arguments: "\r\n\r\n" });
+    expect(events.some((e) => e.item_id === "fc_n" || e.item_id === "fc_x")).toBe(false);
+    const real = events.filter(
+      (e) => e.type === "response.function_call_arguments.delta" && e.item_id !== "fc_h",
+    );
+    expect(real.map((e) => e.delta).join("")).toBe(ARGS);
   });
 });
