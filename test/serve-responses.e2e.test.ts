@@ -6,7 +6,7 @@
  * client-declared function call back; the client answers with `previous_response_id` and gets the
  * final answer. Every streamed event and every response validates against the vendored spec.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
@@ -43,13 +43,14 @@ function conversation(tag: string): ScenarioTurn[] {
 let mock: MockServer;
 let proc: CliProcess;
 let url: string;
+let cwd: string;
 
 beforeAll(async () => {
   const scenario: Scenario = {
     turns: [...conversation("create"), ...conversation("stream"), ...conversation("ws")],
   };
   mock = await createMockServer({ scenario });
-  const cwd = mkdtempSync(join(tmpdir(), "eddy-face-"));
+  cwd = mkdtempSync(join(tmpdir(), "eddy-face-"));
   writeFileSync(join(cwd, "notes.txt"), `${NOTE}\n`);
   proc = startCli(["serve", "--base-url", mock.url, "--model", "m", "--token", TOKEN], {
     cwd,
@@ -197,6 +198,20 @@ describe("eddy serve: an agent as an Open Responses model", () => {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
     expect(retrieved.status).toBe(404);
+  }, 60_000);
+
+  it("every response's run is a tape in the server's data folder, and `eddy replay` reproduces each", async () => {
+    const folder = join(cwd, ".eddy", "serve", "responses");
+    const names = readdirSync(folder);
+    expect(names.length).toBeGreaterThanOrEqual(4); // two conversations so far, two responses each
+    for (const name of names) {
+      expect(name).toMatch(/^resp_eddy_\d{4}_[0-9a-f]{16}\.tape$/);
+      expect(readFileSync(join(folder, name), "utf8")).not.toContain("sk-upstream-secret-9876");
+      const replay = startCli(["replay", join(folder, name)], { cwd });
+      const { code } = await replay.exited;
+      expect({ name, code, stderr: replay.stderr }).toEqual({ name, code: 0, stderr: "" });
+      expect(replay.stdout).toMatch(/replay matches/);
+    }
   }, 60_000);
 
   it("no upstream secret in what the face answers", async () => {

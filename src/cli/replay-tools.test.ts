@@ -62,7 +62,33 @@ describe("replayTools", () => {
 
   it("refuses a tape whose tools it cannot rebuild", () => {
     expect(() => replayTools(header(["read_file", "weather"]), [], {}, "t.tape")).toThrow(
-      /t\.tape: the recorded run used tools that are neither eddy's built-ins nor recorded MCP tools or sub-agents \(weather\)/,
+      /t\.tape: the recorded run used tools that are neither eddy's built-ins nor recorded MCP tools, sub-agents or a client's tools \(weather\)/,
+    );
+  });
+
+  it("declares the tools a client of eddy serve's face declared, each call needing approval, none run", async () => {
+    const recorded = {
+      ...header(["read_file", "get_weather"]),
+      client_tools: [
+        {
+          name: "get_weather",
+          description: "The weather",
+          parameters: { type: "object", properties: { city: { type: "string" } } },
+          strict: false,
+        },
+      ],
+    } as TapeHeader;
+    const { registry } = replayTools(recorded, [], {}, "t.tape");
+    const weather = registry.resolve("get_weather")?.definition;
+    expect(weather).toMatchObject({ description: "The weather", needsApproval: true, strict: false });
+    expect(registry.declarations().find((d) => d.name === "get_weather")?.parameters).toEqual({
+      type: "object",
+      properties: { city: { type: "string" } },
+    });
+    const execute = weather?.execute;
+    expect(execute).toBeDefined();
+    await expect(Promise.resolve().then(() => execute?.({}, {} as never))).rejects.toThrow(
+      /runs on the client/,
     );
   });
 

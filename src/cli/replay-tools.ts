@@ -9,6 +9,7 @@ import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import type { FunctionToolParam } from "../protocol/types.js";
 import type { TapeHeader } from "../replay/tape.js";
+import { clientToolDefinitions } from "../serve/client-tools.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
 import { secretValuesFromEnv } from "../tools/execute.js";
 import type { McpToolInfo } from "../tools/mcp/mcp-tools.js";
@@ -53,13 +54,14 @@ export function replayTools(
   }
   const infos = header.mcp_tools ?? [];
   const secrets = secretValuesFromEnv(env);
-  const agents = recordedAgentTools(header.agents);
+  // A sub-agent or a client's tool (a run of `eddy serve`'s face) never changes during a run.
+  const agents = [...recordedAgentTools(header.agents), ...clientToolDefinitions(header.client_tools ?? [])];
   const registry = registryOf(builtins, [...offlineMcpTools(infos), ...agents], secrets);
   const missing = (header.spec.tools ?? []).filter((name) => registry.resolve(name) === undefined);
   if (missing.length > 0) {
     throw new EddyError(
       "tape_invalid",
-      `${path}: the recorded run used tools that are neither eddy's built-ins nor recorded MCP tools or sub-agents (${missing.join(", ")}); replay it from the library with those tools`,
+      `${path}: the recorded run used tools that are neither eddy's built-ins nor recorded MCP tools, sub-agents or a client's tools (${missing.join(", ")}); replay it from the library with those tools`,
       { fault: "user" },
     );
   }

@@ -10,7 +10,7 @@ import type { Provider } from "../provider/provider.js";
 import { chainWire } from "../provider/wire-api.js";
 import type { McpToolInfo } from "../tools/mcp/index.js";
 import { EDDY_VERSION } from "../version.js";
-import { TAPE_FORMAT, type TapeAgent, type TapeHeader } from "./tape-header.js";
+import { TAPE_FORMAT, type TapeAgent, type TapeClientTool, type TapeHeader } from "./tape-header.js";
 
 /** What a tape header needs besides the spec. */
 export interface TapeHeaderExtras {
@@ -28,6 +28,8 @@ export interface TapeHeaderExtras {
   mcpTools?: readonly McpToolInfo[];
   /** The sub-agents offered as tools (`TapeHeader.agents`). @defaultValue none */
   agents?: readonly TapeAgent[];
+  /** The tools a client of the Open Responses face declared (`TapeHeader.client_tools`). @defaultValue none */
+  clientTools?: readonly TapeClientTool[];
 }
 
 /**
@@ -64,5 +66,7 @@ export function createTapeHeader(spec: RunSpec, extras: TapeHeaderExtras): TapeH
   if (extras.mcpTools !== undefined && extras.mcpTools.length > 0) header.mcp_tools = [...extras.mcpTools];
   if (extras.agents !== undefined && extras.agents.length > 0)
     header.agents = extras.agents.map((a) => ({ name: a.name, description: a.description }));
+  if (extras.clientTools !== undefined && extras.clientTools.length > 0)
+    header.client_tools = extras.clientTools.map((t) => ({ ...t }));
   return header;
 }

@@ -311,6 +311,24 @@ describe("replay verification", () => {
     );
   });
 
+  it("refuses a header whose client_tools are not tools, naming the field", async () => {
+    const { path } = await record([{ items: [text("hi")] }]);
+    const [head, ...rest] = readFileSync(path, "utf8").split("\n");
+    const withTools = (client_tools: unknown) =>
+      [JSON.stringify({ ...JSON.parse(head as string), client_tools }), ...rest].join("\n");
+    const good = { name: "get_weather", description: "", parameters: { type: "object" } };
+    expect(parseTape(withTools([good])).header.client_tools).toEqual([good]);
+    for (const bad of [
+      "get_weather",
+      [{ ...good, name: "" }],
+      [{ ...good, name: "x".repeat(300) }],
+      [{ ...good, parameters: "object" }],
+      [{ ...good, strict: "yes" }],
+      [{ ...good, execute: "rm -rf /" }],
+    ])
+      expect(() => parseTape(withTools(bad))).toThrow(/client_tools/);
+  });
+
   it("tapes never hold a configured secret", async () => {
     const { path } = await record([{ items: [text("the key is sk-secret-and-more")] }]);
     expect(readFileSync(path, "utf8")).not.toContain("sk-secret");

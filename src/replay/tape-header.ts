@@ -58,6 +58,11 @@ export interface TapeHeader {
    * description, so `eddy replay` rebuilds the same tools (their recorded runs are in the frames).
    */
   agents?: TapeAgent[];
+  /**
+   * The function tools a client of the Open Responses face declared (a run of `eddy serve`'s
+   * `POST /v1/responses`), so `eddy replay` offers the same tools; their calls were the client's.
+   */
+  client_tools?: TapeClientTool[];
   /** Always "." : tapes never hold absolute paths; replay uses the workspace it is given. */
   workspace: ".";
   /**
@@ -66,6 +71,17 @@ export interface TapeHeader {
    * nothing from this (the tape reads as one run).
    */
   resumes?: TapeResume[];
+}
+
+/**
+ * A function tool a client of `eddy serve`'s Open Responses face declared (see
+ * `TapeHeader.client_tools`): never run by eddy, its calls handed back to the client.
+ */
+export interface TapeClientTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  strict?: boolean;
 }
 
 /** A sub-agent a run offered as a tool (see `TapeHeader.agents`). */
@@ -148,6 +164,16 @@ const headerShape = z.strictObject({
     )
     .optional(),
   agents: z.array(z.strictObject({ name, description: z.string() })).optional(),
+  client_tools: z
+    .array(
+      z.strictObject({
+        name,
+        description: z.string(),
+        parameters: z.record(z.string(), z.unknown()),
+        strict: z.boolean().optional(),
+      }),
+    )
+    .optional(),
   workspace: z.literal("."),
   resumes: z
     .array(

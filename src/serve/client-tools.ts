@@ -15,6 +15,7 @@ import { checkPolicy, type Policy } from "../loop/policy.js";
 import { httpProblem, invalidRequest } from "../mock/http-error.js";
 import type { MockRequestBody } from "../mock/request.js";
 import type { FunctionToolParam } from "../protocol/types.js";
+import type { TapeClientTool } from "../replay/tape-header.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import type { ToolDefinition } from "../tools/tool.js";
 
@@ -26,6 +27,8 @@ export interface ClientTools {
   registry: ToolRegistry;
   /** Defers every client call; the server's own calls that need approval are decided by its policy. */
   onApproval: ApprovalHandler;
+  /** The client's tools as the run's tape records them (`TapeHeader.client_tools`). */
+  recorded: TapeClientTool[];
 }
 
 /** Checks the request's function tools against the server's tools and policy (see the module comment). */
@@ -51,28 +54,44 @@ export function clientTools(body: MockRequestBody, server: ToolRegistry, policy:
         param: "tools",
       },
     });
-  const own = clientRegistry(declared);
-  const clientNames = new Set(names);
-  const onApproval: ApprovalHandler = (request) =>
-    clientNames.has(request.name) ? "defer" : policy.approve === "auto" ? "allow" : "deny";
-  return { names, registry: joined(server, own), onApproval };
-}
-
-function clientRegistry(declared: readonly FunctionToolParam[]): ToolRegistry {
-  const definitions = declared.map(
-    (tool): ToolDefinition => ({
+  const recorded = declared.map(
+    (tool): TapeClientTool => ({
       name: tool.name,
       description: tool.description ?? "",
       parameters: (tool.parameters ?? { type: "object", properties: {} }) as Record<string, unknown>,
-      ...(tool.strict === undefined || tool.strict === null ? {} : { strict: tool.strict }),
+      ...(typeof tool.strict === "boolean" ? { strict: tool.strict } : {}),
+    }),
+  );
+  const own = clientRegistry(recorded);
+  const clientNames = new Set(names);
+  const onApproval: ApprovalHandler = (request) =>
+    clientNames.has(request.name) ? "defer" : policy.approve === "auto" ? "allow" : "deny";
+  return { names, registry: joined(server, own), onApproval, recorded };
+}
+
+/**
+ * A client's tools as tools of a run: declared to the model as the client declared them, each
+ * call needing approval (which the face defers: the call goes to the client), never run here.
+ * Also how `eddy replay` rebuilds them from a tape's `client_tools`.
+ */
+export function clientToolDefinitions(declared: readonly TapeClientTool[]): ToolDefinition[] {
+  return declared.map(
+    (tool): ToolDefinition => ({
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters,
+      ...(tool.strict === undefined ? {} : { strict: tool.strict }),
       needsApproval: true,
       execute: () => {
         throw new EddyError("tool_failed", "a client's tool runs on the client", { fault: "user" });
       },
     }),
   );
+}
+
+function clientRegistry(declared: readonly TapeClientTool[]): ToolRegistry {
   try {
-    return createToolRegistry(definitions);
+    return createToolRegistry(clientToolDefinitions(declared));
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     throw invalidRequest(`tools: ${message.slice(0, 300)}`, "tools", "invalid_tools");

@@ -14,9 +14,14 @@
  * "The Open Responses face"). A call to a function the client declared ends the run; the
  * response completes with that `function_call` for the client to answer. A run that fails ends
  * the response `failed`; one that stops at a limit ends it `incomplete` (the reason is the
- * run's). The run is cancelled when the client goes away.
+ * run's). The run is cancelled when the client goes away. Each run is recorded as a tape in the
+ * server's data folder, `DATA/responses/RESPONSE-ID_….tape` (its name begins with the id of the
+ * response it answered), for `eddy replay` and `eddy view`.
  */
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { fileTapeStore, type TapeStore, type TapeWriter } from "../batch/tape-store.js";
+import { describeError } from "../errors.js";
 import type { Frame, ItemDoneFrame, ProviderEventFrame, RunEndedFrame } from "../frames/frame.js";
 import type { RunDeps, RunResult } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
@@ -35,7 +40,7 @@ import type { ReadyItem, TurnPlan } from "../mock/plan.js";
 import type { ItemField, JsonObject, StreamingEvent } from "../protocol/types.js";
 import { redactSecrets } from "../util/redact.js";
 import { type ClientTools, clientTools } from "./client-tools.js";
-import { depsOf, type ServeRuntime, withServerInstructions } from "./runs.js";
+import { depsOf, type ServeRuntime, tapeHeaderOf, withServerInstructions } from "./runs.js";
 
 /** The model name that means "the server's own model". */
 export const SERVER_MODEL = "eddy";
@@ -72,6 +77,12 @@ export function agentModel(
   runtime: ServeRuntime,
   runs: FaceRuns = { open: 0, max: FACE_MAX_RESPONSES },
 ): ResponseModel {
+  /** Where the face's runs are recorded (made with the first response; again after a failure). */
+  let store: TapeStore | undefined;
+  const tapes = () => {
+    store ??= fileTapeStore(join(runtime.dataDir, "responses"), runtime.secrets ?? []);
+    return store;
+  };
   return async (request) => {
     const max = runs.max;
     if (runs.open >= max)
@@ -95,7 +106,7 @@ export function agentModel(
       runs.open--;
       return tools.registry.dispose().catch(() => {});
     };
-    return unstartedCleanup(agentEvents({ runtime, request, tools, spec, release }), release);
+    return unstartedCleanup(agentEvents({ runtime, request, tools, spec, tapes, release }), release);
   };
 }
 
@@ -139,7 +150,9 @@ function specOf(runtime: ServeRuntime, request: ModelRequest, tools: ClientTools
   const passed: Record<string, unknown> = {};
   for (const key of PASSED) if (body[key] !== undefined && body[key] !== null) passed[key] = body[key];
   if (Object.keys(passed).length > 0) over.request = { ...base.request, ...passed };
-  const run_id = `resp_run_${randomUUID().replace(/-/g, "")}`;
+  // The response's id first (its tape is found by it), then enough randomness to stay unique
+  // across restarts of the server (which numbers its responses from 1 again).
+  const run_id = `${request.responseId}_${randomUUID().replace(/-/g, "").slice(0, 16)}`;
   return resolveRunSpec({ ...withServerInstructions(runtime, mergeRunSpecs(base, over)), run_id }, "request");
 }
 
@@ -173,8 +186,12 @@ interface AgentRun {
   request: ModelRequest;
   tools: ClientTools;
   spec: RunSpec;
+  /** Where the run's tape goes (throws when that folder cannot be made). */
+  tapes: () => TapeStore;
   /** Counts the run as ended and disposes its tools (once the run has ended). */
   release: () => Promise<void>;
+  /** Why the response fails whatever the run's end (its tape could not be started). */
+  failure?: { code: string; message: string };
 }
 
 /** The response's events as the run goes (see the module comment). */
@@ -182,13 +199,29 @@ async function* agentEvents(run: AgentRun): AsyncGenerator<StreamingEvent> {
   const { runtime, request, tools, spec } = run;
   const writer = createEventWriter(request);
   yield* writer.open();
+  let tape: TapeWriter | undefined;
   const deps: RunDeps = {
     ...depsOf(runtime, tools.registry),
     signal: request.signal,
     onApproval: tools.onApproval,
+    onFrame: (frame) => tape?.write(frame),
   };
   const handle = runAgent(spec, deps);
-  const ended = handle.result.catch(() => undefined).finally(run.release);
+  // Frames flow from the next tick on: the tape is open before the first one. A run that cannot
+  // be recorded does not go on (it is cancelled before its first request).
+  try {
+    tape = run
+      .tapes()
+      .open(handle.runId, tapeHeaderOf(runtime, handle.spec, { clientTools: tools.recorded }), "now");
+  } catch (err) {
+    const reason = redactSecrets(describeError(err), runtime.secrets ?? []);
+    run.failure = { code: "tape_failed", message: `eddy serve could not record this run's tape: ${reason}` };
+    handle.cancel(run.failure.message);
+  }
+  const ended = handle.result
+    .catch(() => undefined)
+    .finally(() => tape?.close().catch(() => {}))
+    .finally(run.release);
   const events = faceEvents(writer);
   let result: RunResult | undefined;
   let last: RunEndedFrame | undefined;
@@ -402,7 +435,10 @@ function terminalOf(
       cached_tokens: usage.input_tokens_details?.cached_tokens ?? 0,
       reasoning_tokens: usage.output_tokens_details?.reasoning_tokens ?? 0,
     };
-  if (FAILED.has(reason)) {
+  if (run.failure !== undefined) {
+    plan.status = "failed";
+    plan.error = run.failure;
+  } else if (FAILED.has(reason)) {
     plan.status = "failed";
     const error = result?.error ?? ended?.error;
     const message = error?.message ?? (reason === "cancelled" ? "the run was cancelled" : "the run failed");

@@ -1,10 +1,12 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
 import { createPolicy } from "../loop/policy.js";
 import { validateStreamingEvent } from "../protocol/validate.js";
+import { replayTape } from "../replay/replay.js";
+import { readTape } from "../replay/tape.js";
 import { createToolRegistry } from "../tools/registry.js";
 import { defineTool } from "../tools/tool.js";
 import { createServeHandler } from "./handler.js";
@@ -73,7 +75,7 @@ function setup(scripts: Script[] = [text("hello")]) {
         o.signal,
       ),
     );
-  return { send, probe };
+  return { send, probe, dir, tools: [wait, leak] };
 }
 
 async function error(response: Response) {
@@ -493,5 +495,76 @@ describe("the Open Responses face streams a function call's arguments as they co
       (e) => e.type === "response.function_call_arguments.delta" && e.item_id !== "fc_h",
     );
     expect(real.map((e) => e.delta).join("")).toBe(ARGS);
+  });
+});
+
+describe("the Open Responses face records each run as a tape", () => {
+  it("the tape is named after the response, holds every frame without secrets, and replays", async () => {
+    const { send, dir, tools } = setup([call("leak"), text("done")]);
+    const res = await send("POST", "/v1/responses", {
+      model: "eddy",
+      input: "go",
+      metadata: { path: "../../etc/passwd" },
+    });
+    const body = (await res.json()) as { id: string; status: string };
+    expect(body.status).toBe("completed");
+    const names = readdirSync(join(dir, "responses"));
+    expect(names).toHaveLength(1);
+    // Named by the server (the response id, then 16 random hex digits), never by the request.
+    expect(names[0]).toMatch(new RegExp(`^${body.id}_[0-9a-f]{16}\\.tape$`));
+    const path = join(dir, "responses", names[0] as string);
+    expect(readFileSync(path, "utf8")).not.toContain(SECRET);
+    const tape = readTape(path);
+    expect(tape.frames.at(-1)).toMatchObject({ type: "run_ended", reason: "completed" });
+    expect(tape.frames.filter((f) => f.type === "tool_ended")).toHaveLength(1);
+    const outcome = await replayTape(tape, { registry: createToolRegistry(tools), workspace: dir });
+    expect(outcome.verdict).toEqual({ match: true, frames: tape.frames.length });
+  });
+
+  it("two responses, two tapes; a cancelled run's tape ends with its run_ended too", async () => {
+    const { send, dir, probe } = setup([text("one"), call("wait"), text("never")]);
+    expect((await send("POST", "/v1/responses", { model: "eddy", input: "a" })).status).toBe(200);
+    const controller = new AbortController();
+    const res = await send(
+      "POST",
+      "/v1/responses",
+      { model: "eddy", input: "b", stream: true },
+      { signal: controller.signal },
+    );
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let seen = "";
+    while (!/"type":"response\.output_item\.done"[^\n]*"name":"wait"/.test(seen)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += new TextDecoder().decode(value);
+    }
+    controller.abort();
+    await reader.cancel().catch(() => {});
+    await expect.poll(() => probe.disposed).toBe(2);
+    const tapes = readdirSync(join(dir, "responses")).map((n) => readTape(join(dir, "responses", n)));
+    expect(tapes.map((t) => t.frames.at(-1)?.type)).toEqual(["run_ended", "run_ended"]);
+    expect(tapes.map((t) => (t.frames.at(-1) as { reason: string }).reason).sort()).toEqual([
+      "cancelled",
+      "completed",
+    ]);
+  });
+
+  it("a run that cannot be recorded does not run: the response fails naming the problem", async () => {
+    const { send, dir, probe } = setup([call("leak"), text("never")]);
+    writeFileSync(join(dir, "responses"), "not a folder");
+    const res = await send("POST", "/v1/responses", { model: "eddy", input: "go" });
+    const body = (await res.json()) as { status: string; error: { code: string; message: string } | null };
+    expect(body.status).toBe("failed");
+    expect(body.error?.code).toBe("tape_failed");
+    expect(body.error?.message).toMatch(/could not record this run's tape: .*responses/);
+    expect(body.error?.message).not.toMatch(/\n\s+at /); // no stack
+    expect(probe.disposed).toBe(1);
+    // Streamed, the same: a failed terminal event, no tool ran.
+    const streamed = sseEvents(
+      await (await send("POST", "/v1/responses", { model: "eddy", input: "go", stream: true })).text(),
+    );
+    for (const event of streamed) expect(validateStreamingEvent(event)).toBeUndefined();
+    expect(streamed.at(-1)?.type).toBe("response.failed");
+    expect(streamed.some((e) => e.type === "response.output_item.added")).toBe(false);
   });
 });

@@ -40,7 +40,10 @@ export interface ServeRuntime {
   tools: () => ToolRegistry;
   /** Where runs work, and whose `.eddy/threads` the thread endpoints read. */
   workspace: string;
-  /** The server's data folder: tapes go to `DATA/runs/ID.tape`. */
+  /**
+   * The server's data folder: the runs' tapes go to `DATA/runs/ID.tape`, those of the Open
+   * Responses face's runs to `DATA/responses/RESPONSE-ID_….tape`.
+   */
   dataDir: string;
   /** Values masked in every frame and tape. @defaultValue none */
   secrets?: readonly string[];
@@ -224,7 +227,7 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
   }
   run.spec = handle.spec;
   // Frames flow from the next tick on: the tape is open before the first one.
-  writer = ctx.tapes.open(id, headerOf(runtime, handle.spec), "now");
+  writer = ctx.tapes.open(id, tapeHeaderOf(runtime, handle.spec), "now");
   ctx.runs.set(id, run);
   run.done = drive(run, handle, writer, registry);
   return run;
@@ -255,9 +258,15 @@ export function depsOf(runtime: ServeRuntime, registry: ToolRegistry): RunDeps {
   return deps;
 }
 
-function headerOf(runtime: ServeRuntime, spec: RunSpec): TapeHeader {
+/** The tape header of a run of the server (its provider, policy and MCP servers recorded for audit). */
+export function tapeHeaderOf(
+  runtime: ServeRuntime,
+  spec: RunSpec,
+  extras: Pick<TapeHeaderExtras, "clientTools"> = {},
+): TapeHeader {
   return createTapeHeader(spec, {
     ...runtime.tapeExtras,
+    ...extras,
     provider: runtime.provider,
     policy: runtime.policy,
     ...(runtime.mcpServers === undefined ? {} : { mcpServers: runtime.mcpServers }),
