@@ -14,7 +14,7 @@ import type { RunSpecInput } from "../loop/run-spec.js";
 import { createTapeHeader } from "../replay/header.js";
 import { replayTape } from "../replay/replay.js";
 import type { Tape } from "../replay/tape.js";
-import { createToolRegistry } from "../tools/registry.js";
+import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { approvalNoteTool } from "../tools/test-support/note-tool.js";
 import { defineTool } from "../tools/tool.js";
 import { planResume, type ResumeOptions, resumeRun } from "./resume.js";
@@ -22,8 +22,38 @@ import { planResume, type ResumeOptions, resumeRun } from "./resume.js";
 const dir = mkdtempSync(join(tmpdir(), "eddy-resume-"));
 
 /** A tool that counts its runs per argument: what "did it run again" is checked with. */
-function counter() {
+/**
+ * Holds a recorded run's tools until no response is streaming, so a tape's order (the response
+ * ends, then its tools do) never depends on how fast the machine is (`record` wires it).
+ */
+class StreamGate {
+  recording = false;
+  private streaming = 0;
+  private readonly waiters: (() => void)[] = [];
+
+  observe(frame: Frame): void {
+    if (frame.type === "request_started") this.streaming++;
+    else if (frame.type === "response_ended" || frame.type === "request_failed") {
+      this.streaming = Math.max(0, this.streaming - 1);
+      if (this.streaming === 0) for (const wake of this.waiters.splice(0)) wake();
+    }
+  }
+
+  idle(): Promise<void> {
+    return this.streaming === 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
+  }
+}
+
+/** A run's tools as the helpers below take them: the note tool's counts, or another registry. */
+interface Tools {
+  runs: Map<string, number>;
+  registry: () => ToolRegistry;
+  gate?: StreamGate;
+}
+
+function counter(): Tools & { gate: StreamGate } {
   const runs = new Map<string, number>();
+  const gate = new StreamGate();
   const tool = defineTool({
     name: "note",
     description: "Notes a word",
@@ -31,11 +61,11 @@ function counter() {
     execute: async (args) => {
       const word = (args as { word: string }).word;
       runs.set(word, (runs.get(word) ?? 0) + 1);
-      await new Promise((r) => setTimeout(r, 2));
+      await (gate.recording ? gate.idle() : new Promise((r) => setTimeout(r, 2)));
       return `noted ${word}`;
     },
   });
-  return { runs, registry: () => createToolRegistry([tool]) };
+  return { runs, gate, registry: () => createToolRegistry([tool]) };
 }
 
 const call = (word: string, call_id: string) =>
@@ -45,15 +75,23 @@ const text = (t: string) => ({ type: "message", text: t }) as const;
 /** Records a whole run; returns its tape (header + frames). */
 async function record(
   scripts: Script[],
-  tools: ReturnType<typeof counter>,
+  tools: Tools,
   spec: Partial<RunSpecInput> = {},
   deps: Partial<RunDeps> = {},
 ) {
   const provider = createScriptedProvider(scripts);
   const frames: Frame[] = [];
+  const gate = tools.gate;
+  if (gate !== undefined) gate.recording = true;
   const run = runAgent(
     { model: "m", input: "go", run_id: "run_resume_test", ...spec },
-    { provider, tools: tools.registry(), workspace: dir, ...deps },
+    {
+      provider,
+      tools: tools.registry(),
+      workspace: dir,
+      ...(gate === undefined ? {} : { onFrame: (f: Frame) => gate.observe(f) }),
+      ...deps,
+    },
   );
   const header = createTapeHeader(run.spec, {
     provider,
@@ -74,7 +112,7 @@ function cutAfter(tape: Tape, test: (f: Frame) => boolean, nth = 1): Tape {
 async function resume(
   tape: Tape,
   scripts: Script[],
-  tools: ReturnType<typeof counter>,
+  tools: Tools,
   capabilities = {},
   more: Partial<ResumeOptions> = {},
 ) {
