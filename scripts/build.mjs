@@ -66,12 +66,15 @@ await build({
 });
 
 // The CLI bundle. Packages are left to node_modules (they load lazily, per feature, as before)
-// except the two every command uses. Each compiled file's `import.meta.url` is rewritten to the
-// URL it had in dist/, so the paths it resolves from it (package.json, the viewer's assets, the
-// generated validators, the tools worker) stay what they were. A `require` is declared for the
+// except the two every command uses, and `ignore` (CommonJS: imported from an ES module it made
+// Node compile and run its CommonJS export lexer, a WebAssembly module, in every run that offers
+// the built-in tools; bundled, it is a chunk like eddy's own code; docs/decisions.md #34). Each
+// compiled file's `import.meta.url` is rewritten to the URL it had in dist/, so the paths it
+// resolves from it (package.json, the viewer's assets, the generated validators, the tools worker)
+// stay what they were. A `require` is declared for the
 // bundled CommonJS (commander requires node: built-ins).
 const cliOut = join(root, "dist", "cli", "bundle");
-const BUNDLED_PACKAGES = ["zod", "commander"];
+const BUNDLED_PACKAGES = ["zod", "commander", "ignore"];
 const dependencies = Object.keys(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).dependencies);
 rmSync(cliOut, { recursive: true, force: true });
 const cli = await build({
