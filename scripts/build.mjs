@@ -95,6 +95,24 @@ const cli = await build({
   },
   plugins: [
     {
+      // zod re-exports its ~50 message locales (`z.locales`) from its index: a third of its bundled
+      // size, compiled at every start. eddy uses none but English (zod's default, set by zod
+      // itself from `locales/en.js`), so in the CLI bundle `z.locales` holds `en` only.
+      name: "zod-english-only",
+      setup(b) {
+        b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+          /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer)
+            ? { path: "english-only", namespace: "zod-locales", pluginData: dirname(args.importer) }
+            : undefined,
+        );
+        b.onLoad({ filter: /.*/, namespace: "zod-locales" }, (args) => ({
+          contents: 'export { default as en } from "../locales/en.js";',
+          resolveDir: args.pluginData,
+          loader: "js",
+        }));
+      },
+    },
+    {
       name: "dist-import-meta-url",
       setup(b) {
         b.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, async (args) => {

@@ -148,6 +148,10 @@ describe("eddy run", () => {
     expect(ajvCompiler(loaded)).toEqual([]);
     for (const prefix of ["mock/", "tools/mcp/mcp-tools", "telemetry/", "batch/queue", "view/"])
       expect(eddyFiles(loaded, prefix), prefix).toEqual([]);
+    // zod's message locales: English only (scripts/build.mjs), not its ~50 others.
+    expect(filesOf(loaded, "zod").filter((path) => path.includes("/locales/"))).toEqual([
+      "node_modules/zod/v4/locales/en.js",
+    ]);
   });
 
   it("with --no-validate: not even the protocol validators", async () => {
