@@ -104,8 +104,9 @@ export interface RunDeps {
    */
   secrets?: readonly string[];
   /**
-   * Sees every frame as it is emitted (recorders, renderers), in addition to the iteration.
-   * @defaultValue none
+   * Sees every frame as it is emitted (recorders, renderers), in addition to the iteration. It must
+   * not throw: one that does sees no frame after, and the run is cancelled with its error as the
+   * reason (its consumer still gets every frame up to `run_ended`). @defaultValue none
    */
   onFrame?: FrameObserver;
   /**

@@ -88,6 +88,52 @@ const call = (name: string, args: unknown, call_id?: string) =>
   }) as const;
 const text = (t: string) => ({ type: "message", text: t }) as const;
 
+describe("runAgent: a frame observer that throws", () => {
+  it.each([
+    ["the first frame", (_f: Frame, index: number) => index === 0],
+    ["a provider event mid-response", (_f: Frame, index: number) => index === 4],
+    ["the tool call", (f: Frame) => f.type === "tool_call"],
+  ])(
+    "on %s: the run is cancelled naming it, and its consumer gets every frame to run_ended",
+    async (_what, failsOn) => {
+      const provider = createScriptedProvider([
+        { items: [call("echo", { text: "x" })] },
+        { items: [text("no")] },
+      ]);
+      const observed: Frame[] = [];
+      const handle = runAgent(
+        { model: "test-model", input: "hello" },
+        {
+          provider,
+          workspace: tmpdir(),
+          tools: [echo],
+          onFrame: (frame) => {
+            observed.push(frame);
+            if (failsOn(frame, observed.length - 1))
+              throw new Error("ENOSPC: no space left on device, write");
+          },
+        },
+      );
+      const frames: Frame[] = [];
+      for await (const f of handle) frames.push(f);
+      const result = await handle.result;
+      assertFrameInvariants(frames);
+      expect(result.reason).toBe("cancelled");
+      expect(frames.find((f) => f.type === "cancel_requested")).toMatchObject({
+        reason: expect.stringContaining(
+          "a frame observer (RunDeps.onFrame) failed: ENOSPC: no space left on device",
+        ),
+      });
+      expect(frames.at(-1)?.type).toBe("run_ended");
+      // The observer saw the frames up to the one it failed on, and none after.
+      const last = observed.at(-1) as Frame;
+      expect(failsOn(last, observed.length - 1)).toBe(true);
+      expect(frames.slice(0, observed.length)).toEqual(observed);
+      expect(observed.length).toBeLessThan(frames.length);
+    },
+  );
+});
+
 describe("runAgent: the chained loop", () => {
   it("answers with text and ends completed", async () => {
     const { result, end, requests } = await run([{ items: [text("Hi there!")] }]);

@@ -21,7 +21,7 @@ import type { AgentToolParent } from "./agent-tool.js";
 import { type ApprovalHandler, Approvals } from "./approvals.js";
 import { Conversation } from "./conversation.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
-import { FrameChannel } from "./frame-channel.js";
+import { FrameChannel, type FrameObserver } from "./frame-channel.js";
 import { checkGuardrails } from "./guardrails.js";
 import { liveRegistry } from "./live-registry.js";
 import type { RunDeps, RunHandle, RunResult, ToolExecutor } from "./options.js";
@@ -80,8 +80,13 @@ export function runAgent(input: RunSpecInput | RunSpec, deps: RunDeps): RunHandl
     secrets: [...(deps.provider.secrets ?? []), ...(deps.secrets ?? [])],
     ...(deps.clock === undefined ? {} : { clock: deps.clock }),
   });
-  if (deps.onFrame !== undefined) channel.observe(deps.onFrame);
   const controller = new AbortController();
+  if (deps.onFrame !== undefined)
+    channel.observe(
+      isolated(deps.onFrame, (err) =>
+        controller.abort(`a frame observer (RunDeps.onFrame) failed: ${describeError(err)}`),
+      ),
+    );
   const onUserAbort = () => controller.abort(deps.signal?.reason ?? "cancelled");
   if (deps.signal?.aborted) onUserAbort();
   else deps.signal?.addEventListener("abort", onUserAbort, { once: true });
@@ -106,6 +111,24 @@ export function runAgent(input: RunSpecInput | RunSpec, deps: RunDeps): RunHandl
     result,
     cancel: (reason?: string) => controller.abort(reason ?? "cancelled"),
     [Symbol.asyncIterator]: () => channel[Symbol.asyncIterator](),
+  };
+}
+
+/**
+ * `observer`, safe for the channel: an observer must not throw, and one that does (a tape write on
+ * a full disk) would otherwise break the emit of a frame half way and leave the run's consumer
+ * waiting forever. Its first exception stops it (it sees no frame after) and `onError` hears why.
+ */
+function isolated(observer: FrameObserver, onError: (err: unknown) => void): FrameObserver {
+  let failed = false;
+  return (frame) => {
+    if (failed) return;
+    try {
+      observer(frame);
+    } catch (err) {
+      failed = true;
+      onError(err);
+    }
   };
 }
 
