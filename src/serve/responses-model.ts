@@ -200,23 +200,35 @@ async function* agentEvents(run: AgentRun): AsyncGenerator<StreamingEvent> {
   const writer = createEventWriter(request);
   yield* writer.open();
   let tape: TapeWriter | undefined;
+  /** A run that cannot be recorded does not go on: the response fails naming why. */
+  const unrecorded = (err: unknown) => {
+    const reason = redactSecrets(describeError(err), runtime.secrets ?? []);
+    run.failure = { code: "tape_failed", message: `eddy serve could not record this run's tape: ${reason}` };
+    handle.cancel(run.failure.message);
+  };
+  const record = (frame: Frame) => {
+    if (tape === undefined || run.failure !== undefined) return;
+    try {
+      tape.write(frame);
+    } catch (err) {
+      unrecorded(err); // a full disk, say: the frames written so far stay in the file
+    }
+  };
   const deps: RunDeps = {
     ...depsOf(runtime, tools.registry),
     signal: request.signal,
     onApproval: tools.onApproval,
-    onFrame: (frame) => tape?.write(frame),
+    onFrame: record,
   };
   const handle = runAgent(spec, deps);
-  // Frames flow from the next tick on: the tape is open before the first one. A run that cannot
-  // be recorded does not go on (it is cancelled before its first request).
+  // Frames flow from the next tick on: the tape is open before the first one (when it cannot be,
+  // the run is cancelled before its first request).
   try {
     tape = run
       .tapes()
       .open(handle.runId, tapeHeaderOf(runtime, handle.spec, { clientTools: tools.recorded }), "now");
   } catch (err) {
-    const reason = redactSecrets(describeError(err), runtime.secrets ?? []);
-    run.failure = { code: "tape_failed", message: `eddy serve could not record this run's tape: ${reason}` };
-    handle.cancel(run.failure.message);
+    unrecorded(err);
   }
   const ended = handle.result
     .catch(() => undefined)

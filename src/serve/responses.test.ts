@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
 import { createPolicy } from "../loop/policy.js";
 import { validateStreamingEvent } from "../protocol/validate.js";
@@ -13,6 +13,32 @@ import { createServeHandler } from "./handler.js";
 import { createResponsesFace } from "./responses.js";
 import { createRunService } from "./runs.js";
 import { jsonRequest } from "./test-support/request.js";
+
+/** Makes the face's tape writes fail after this many frames (a full disk), when set. */
+const tapeFaults = vi.hoisted(() => ({ failAfter: undefined as number | undefined }));
+vi.mock("../batch/tape-store.js", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../batch/tape-store.js")>();
+  const fileTapeStore: typeof real.fileTapeStore = (dir, secrets) => {
+    const store = real.fileTapeStore(dir, secrets);
+    return {
+      ...store,
+      open(id, header, replace) {
+        const writer = store.open(id, header, replace);
+        let written = 0;
+        return {
+          ...writer,
+          write(frame) {
+            if (tapeFaults.failAfter !== undefined && written >= tapeFaults.failAfter)
+              throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+            written++;
+            writer.write(frame);
+          },
+        };
+      },
+    };
+  };
+  return { ...real, fileTapeStore };
+});
 
 const TOKEN = "face-token-5678";
 const SECRET = "sk-very-secret";
@@ -547,6 +573,26 @@ describe("the Open Responses face records each run as a tape", () => {
       "cancelled",
       "completed",
     ]);
+  });
+
+  it("a tape that stops being written mid-run (a full disk) stops the run; what was written stays", async () => {
+    const { send, dir, probe } = setup([call("leak"), text("never")]);
+    tapeFaults.failAfter = 2;
+    try {
+      const res = await send("POST", "/v1/responses", { model: "eddy", input: "go" });
+      const body = (await res.json()) as { status: string; error: { code: string; message: string } | null };
+      expect(body.status).toBe("failed");
+      expect(body.error).toMatchObject({
+        code: "tape_failed",
+        message: expect.stringMatching(/could not record this run's tape: .*no space left on device/),
+      });
+    } finally {
+      tapeFaults.failAfter = undefined;
+    }
+    expect(probe.disposed).toBe(1);
+    const [name] = readdirSync(join(dir, "responses"));
+    const tape = readTape(join(dir, "responses", name as string));
+    expect(tape.frames.map((f) => f.type)).toEqual(["run_started", "request_started"]);
   });
 
   it("a run that cannot be recorded does not run: the response fails naming the problem", async () => {

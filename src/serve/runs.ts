@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { resumeRun } from "../batch/resume.js";
 import { fileTapeStore, type TapeStore, type TapeWriter } from "../batch/tape-store.js";
 import { createThreadStore, type ThreadStore } from "../context/threads.js";
-import type { EddyError } from "../errors.js";
+import { describeError, type EddyError } from "../errors.js";
 import type { Frame, McpServerSummary, RunEndedFrame, RunEndReason } from "../frames/frame.js";
 import type { ToolHooks } from "../loop/hooks.js";
 import { type InstructionFile, withInstructionFiles } from "../loop/instruction-files.js";
@@ -76,6 +76,8 @@ export interface ServedRun {
   readonly log: RunLog;
   ended?: RunEndedFrame;
   handle?: RunHandle;
+  /** Why its tape stopped being written (the run was cancelled then). */
+  tapeError?: string;
   /** Decisions given so far for the pending calls (resumes once every one has one). */
   decisions: Record<string, "allow" | "deny">;
   /** Steering messages waiting for the run's next turn boundary (`RunDeps.steering`). */
@@ -273,8 +275,20 @@ export function tapeHeaderOf(
   });
 }
 
+/**
+ * A frame of a served run: onto its tape, then to its watchers. A tape that cannot be written (a
+ * full disk) stops the run — a served run is never left unrecorded — while its watchers still get
+ * every frame to `run_ended`.
+ */
 function deliver(run: ServedRun, writer: TapeWriter | undefined, frame: Frame, skipBelow = 0): void {
-  writer?.write(frame);
+  if (writer !== undefined && run.tapeError === undefined) {
+    try {
+      writer.write(frame);
+    } catch (err) {
+      run.tapeError = `eddy serve could not record this run's tape: ${describeError(err)}`;
+      run.handle?.cancel(run.tapeError);
+    }
+  }
   if (frame.seq < skipBelow) return;
   if (frame.type === "run_ended") run.ended = frame;
   run.log.append(frame);

@@ -1,0 +1,81 @@
+/**
+ * A served run whose tape stops being written (a full disk) is cancelled, never left running
+ * unrecorded; its watchers still get every frame to `run_ended` and the frames written stay on the
+ * tape. The tape store's writes are made to fail after a number of frames.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it, vi } from "vitest";
+import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
+import { createPolicy } from "../loop/policy.js";
+import { readTape } from "../replay/tape.js";
+import { createToolRegistry } from "../tools/registry.js";
+import { approvalNoteTool } from "../tools/test-support/note-tool.js";
+import { createServeHandler } from "./handler.js";
+import { createRunService } from "./runs.js";
+import { jsonRequest } from "./test-support/request.js";
+
+const faults = vi.hoisted(() => ({ failAfter: Number.POSITIVE_INFINITY }));
+vi.mock("../batch/tape-store.js", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../batch/tape-store.js")>();
+  const fileTapeStore: typeof real.fileTapeStore = (dir, secrets) => {
+    const store = real.fileTapeStore(dir, secrets);
+    return {
+      ...store,
+      open(id, header, replace) {
+        const writer = store.open(id, header, replace);
+        let written = 0;
+        return {
+          ...writer,
+          write(frame) {
+            if (written >= faults.failAfter)
+              throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+            written++;
+            writer.write(frame);
+          },
+        };
+      },
+    };
+  };
+  return { ...real, fileTapeStore };
+});
+
+const call = (name: string, args: unknown) =>
+  ({ items: [{ type: "function_call", name, arguments: JSON.stringify(args) }] }) as Script;
+const text = (t: string) => ({ items: [{ type: "message", text: t }] }) as Script;
+
+describe("eddy serve: a run whose tape cannot be written", () => {
+  it("is cancelled naming why; its watchers get every frame to run_ended; what was written stays", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "eddy-serve-tape-"));
+    const notes: string[] = [];
+    const service = createRunService({
+      provider: createScriptedProvider([call("note", { text: "a" }), text("never")]),
+      spec: { model: "m" },
+      policy: createPolicy(),
+      tools: () => createToolRegistry([approvalNoteTool(notes)]),
+      workspace: dataDir,
+      dataDir,
+    });
+    const handler = createServeHandler(service);
+    faults.failAfter = 2;
+    try {
+      const started = await handler(jsonRequest("POST", "/v1/runs", { input: "hi" }));
+      expect(started.status).toBe(201);
+      const { id } = (await started.json()) as { id: string };
+      await service.get(id)?.done;
+      const run = (await (await handler(jsonRequest("GET", `/v1/runs/${id}`))).json()) as { status: string };
+      expect(run.status).toBe("cancelled");
+      const events = await (await handler(jsonRequest("GET", `/v1/runs/${id}/events`))).text();
+      const types = [...events.matchAll(/^event: (\S+)$/gm)].map((m) => m[1]);
+      expect(types[0]).toBe("run_started");
+      expect(types.at(-1)).toBe("run_ended");
+      expect(events).toMatch(/could not record this run's tape: ENOSPC: no space left on device/);
+      expect(notes).toEqual([]); // the call never ran
+      const tape = readTape(join(dataDir, "runs", `${id}.tape`));
+      expect(tape.frames.map((f) => f.type)).toEqual(["run_started", "request_started"]);
+    } finally {
+      faults.failAfter = Number.POSITIVE_INFINITY;
+    }
+  });
+});
