@@ -5,10 +5,10 @@
  * tape beside the old one and swaps it in only once it holds everything the old one had worth
  * keeping (`commit`), so dying mid-resume loses nothing either.
  */
-import { closeSync, existsSync, mkdirSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Frame } from "../frames/frame.js";
-import { openTapeFile } from "../replay/recorder.js";
+import { appendTapeLine, openTapeFile } from "../replay/recorder.js";
 import { readTape, type Tape, type TapeHeader } from "../replay/tape.js";
 import { redactSecrets } from "../util/redact.js";
 import { tapeFileName } from "./task.js";
@@ -73,8 +73,9 @@ export function createTapeFileWriter(
   replaces: string | undefined,
 ): TapeWriter {
   let fd: number | undefined = openTapeFile(path);
+  const end = { bytes: 0 };
   const write = (value: unknown) => {
-    if (fd !== undefined) writeSync(fd, `${redactSecrets(JSON.stringify(value), secrets)}\n`);
+    if (fd !== undefined) appendTapeLine(fd, `${redactSecrets(JSON.stringify(value), secrets)}\n`, end);
   };
   write(header);
   let committed = replaces === undefined;

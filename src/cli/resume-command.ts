@@ -25,6 +25,7 @@ import { type CliIo, cancelOnSignal, humanRenderer } from "./run-command.js";
 import { hooksOf, policyOf } from "./run-settings.js";
 import { closeTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
 import { mcpEventLine, RunView } from "./run-view.js";
+import { TapeGuard } from "./tape-guard.js";
 import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
 import { stylesFor } from "./terminal.js";
 
@@ -58,6 +59,7 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
   const { styles, images, view } = resumeView(flags, io, config);
   const prepared = await prepareTools(config, io, (event) => view.say(mcpEventLine(event, styles)));
   const controller = new AbortController();
+  const tapeGuard = new TapeGuard((reason) => controller.abort(reason));
   const removeSignal = cancelOnSignal(io, controller);
   let tools: RunTools | undefined;
   let target: TargetProvider | undefined;
@@ -88,7 +90,7 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
       signal: controller.signal,
       secrets,
       onFrame: (frame: Frame) => {
-        writer?.write(frame);
+        tapeGuard.write(() => writer?.write(frame));
         otel?.observer(frame);
         images.observe(frame);
         view.render(frame);
@@ -107,7 +109,7 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     for await (const _frame of handle) {
       // Rendered and recorded by onFrame.
     }
-    return exitCodeFor((await handle.result).reason);
+    return tapeGuard.exitCode((await handle.result).reason, (line) => view.say(line), styles);
   } finally {
     removeSignal();
     await writer?.close();

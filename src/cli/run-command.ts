@@ -25,7 +25,7 @@ import { compileSchema } from "../util/schema.js";
 import { agentSummaries } from "./agent-tools.js";
 import type { TerminalInput } from "./approval-prompt.js";
 import { type EffectiveConfig, type Env, type RunFlags, resolveConfig } from "./config.js";
-import { CANCELLED, exitCodeFor } from "./exit-codes.js";
+import { CANCELLED } from "./exit-codes.js";
 import { ImageSaver } from "./hosted-items.js";
 import { type OtelExport, otelRequested, silentCollectorLine, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, keyHint, usageError } from "./preflight.js";
@@ -34,6 +34,7 @@ import { hooksOf, instructionReaderOf, policyOf, specOf } from "./run-settings.j
 import { closeTools, type PreparedTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
 import { mcpEventLine, RunView } from "./run-view.js";
 import { type Closer, closeAllBy, SHUTDOWN_BUDGET } from "./shutdown.js";
+import { TapeGuard } from "./tape-guard.js";
 import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
 import { type Output, type Styles, stylesFor } from "./terminal.js";
 
@@ -83,6 +84,7 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
   let tools: RunTools | undefined;
   let otel: OtelExport | undefined;
   const unrecorded: Frame[] = [];
+  const tape = new TapeGuard((reason) => controller.abort(reason));
   // Signals cancel from here on: while MCP servers start, and during the run (whose finally shuts them down).
   const removeSignal = cancelOnSignal(io, controller);
   let signalledAt: number | undefined;
@@ -111,7 +113,7 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     const deps = runDepsOf(prepared.config, tools, started.provider, controller.signal, io.env);
     // Rendered as each frame is emitted, so an approval prompt comes after everything before it.
     deps.onFrame = (frame) => {
-      if (recorder !== undefined) recorder.observer(frame);
+      if (recorder !== undefined) tape.write(() => recorder?.observer(frame));
       else if (flags.record !== undefined) unrecorded.push(frame);
       otel?.observer(frame);
       images.observe(frame);
@@ -129,7 +131,7 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     for await (const _frame of handle) {
       // Frames are rendered and recorded by onFrame; iterating lets the run go on.
     }
-    return exitCodeFor((await handle.result).reason);
+    return tape.exitCode((await handle.result).reason, (line) => view.say(line), styles);
   } finally {
     removeSignal();
     recorder?.close();

@@ -4,7 +4,7 @@
  * frames carry none by construction, and as defence in depth any configured secret value found in
  * a line is replaced by `***` before it is written.
  */
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, ftruncateSync, openSync, writeSync } from "node:fs";
 import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { redactSecrets } from "../util/redact.js";
@@ -24,14 +24,22 @@ export function createTapeRecorder(
   secrets: readonly (string | undefined)[] = [],
 ): TapeRecorder {
   const fd = openTapeFile(path);
+  const end = { bytes: 0 };
   const write = (value: unknown) => {
-    writeSync(fd, `${redactSecrets(JSON.stringify(value), secrets)}\n`);
+    appendTapeLine(fd, `${redactSecrets(JSON.stringify(value), secrets)}\n`, end);
   };
   write(header);
   let open = true;
   return {
     observer: (frame) => {
-      if (open) write(frame);
+      if (!open) return;
+      try {
+        write(frame);
+      } catch (err) {
+        // Said with the path: the run is cancelled with this as its reason (a full disk, say).
+        const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+        throw new Error(`cannot write the tape ${path}: ${why}`, { cause: err });
+      }
     },
     close: () => {
       if (!open) return;
@@ -39,6 +47,28 @@ export function createTapeRecorder(
       closeSync(fd);
     },
   };
+}
+
+/**
+ * Appends one line to the tape open at `fd`, whose size so far is `end.bytes`: whole or not at all.
+ * A write the disk cuts short (full, or over the file size limit: the rest fails with ENOSPC or
+ * EFBIG) is taken back, so the tape still ends with a whole line (docs/pitfalls.md #69), and the
+ * error is thrown.
+ */
+export function appendTapeLine(fd: number, line: string, end: { bytes: number }): void {
+  const bytes = Buffer.from(line, "utf8");
+  let written = 0;
+  try {
+    while (written < bytes.length) written += writeSync(fd, bytes, written);
+  } catch (err) {
+    try {
+      ftruncateSync(fd, end.bytes);
+    } catch {
+      // The tape keeps the part line; a reader skips a last line that is not whole.
+    }
+    throw err;
+  }
+  end.bytes += bytes.length;
 }
 
 /**
