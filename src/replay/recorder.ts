@@ -5,7 +5,7 @@
  * a line is replaced by `***` before it is written.
  */
 import { closeSync, ftruncateSync, openSync, writeSync } from "node:fs";
-import { EddyError } from "../errors.js";
+import { describeError, EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { redactSecrets } from "../util/redact.js";
 import type { TapeHeader } from "./tape.js";
@@ -47,6 +47,29 @@ export function createTapeRecorder(
       closeSync(fd);
     },
   };
+}
+
+/**
+ * A run's tape writes from its `onFrame`: the first that fails (a full disk) stops the writing and
+ * calls `stop` with why — the caller cancels the run, which must not go on unrecorded — and the
+ * observer goes on serving the run's other readers (docs/pitfalls.md #69). Never throws.
+ */
+export class TapeWriteGuard {
+  /** Why the tape stopped being written, once it did. */
+  problem: string | undefined;
+
+  constructor(private readonly stop: (problem: string) => void) {}
+
+  /** Runs one tape write, unless one failed before. */
+  write(write: () => void): void {
+    if (this.problem !== undefined) return;
+    try {
+      write();
+    } catch (err) {
+      this.problem = describeError(err);
+      this.stop(this.problem);
+    }
+  }
 }
 
 /**

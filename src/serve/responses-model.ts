@@ -21,7 +21,6 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { fileTapeStore, type TapeStore, type TapeWriter } from "../batch/tape-store.js";
-import { describeError } from "../errors.js";
 import type { Frame, ItemDoneFrame, ProviderEventFrame, RunEndedFrame } from "../frames/frame.js";
 import type { RunDeps, RunResult } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
@@ -38,6 +37,7 @@ import {
 import { httpProblem, invalidRequest, problemOf, tooManyRequests } from "../mock/http-error.js";
 import type { ReadyItem, TurnPlan } from "../mock/plan.js";
 import type { ItemField, JsonObject, StreamingEvent } from "../protocol/types.js";
+import { TapeWriteGuard } from "../replay/recorder.js";
 import { redactSecrets } from "../util/redact.js";
 import { type ClientTools, clientTools } from "./client-tools.js";
 import { depsOf, type ServeRuntime, tapeHeaderOf, withServerInstructions } from "./runs.js";
@@ -80,7 +80,7 @@ export function agentModel(
   /** Where the face's runs are recorded (made with the first response; again after a failure). */
   let store: TapeStore | undefined;
   const tapes = () => {
-    store ??= fileTapeStore(join(runtime.dataDir, "responses"), runtime.secrets ?? []);
+    store ??= (runtime.tapeStore ?? fileTapeStore)(join(runtime.dataDir, "responses"), runtime.secrets ?? []);
     return store;
   };
   return async (request) => {
@@ -200,36 +200,25 @@ async function* agentEvents(run: AgentRun): AsyncGenerator<StreamingEvent> {
   const writer = createEventWriter(request);
   yield* writer.open();
   let tape: TapeWriter | undefined;
-  /** A run that cannot be recorded does not go on: the response fails naming why. */
-  const unrecorded = (err: unknown) => {
-    const reason = redactSecrets(describeError(err), runtime.secrets ?? []);
+  // A run that cannot be recorded does not go on: the response fails naming why.
+  const recording = new TapeWriteGuard((problem) => {
+    const reason = redactSecrets(problem, runtime.secrets ?? []);
     run.failure = { code: "tape_failed", message: `eddy serve could not record this run's tape: ${reason}` };
     handle.cancel(run.failure.message);
-  };
-  const record = (frame: Frame) => {
-    if (tape === undefined || run.failure !== undefined) return;
-    try {
-      tape.write(frame);
-    } catch (err) {
-      unrecorded(err); // a full disk, say: the frames written so far stay in the file
-    }
-  };
+  });
   const deps: RunDeps = {
     ...depsOf(runtime, tools.registry),
     signal: request.signal,
     onApproval: tools.onApproval,
-    onFrame: record,
+    onFrame: (frame) => recording.write(() => tape?.write(frame)),
   };
   const handle = runAgent(spec, deps);
   // Frames flow from the next tick on: the tape is open before the first one (when it cannot be,
   // the run is cancelled before its first request).
-  try {
-    tape = run
-      .tapes()
-      .open(handle.runId, tapeHeaderOf(runtime, handle.spec, { clientTools: tools.recorded }), "now");
-  } catch (err) {
-    unrecorded(err);
-  }
+  recording.write(() => {
+    const header = tapeHeaderOf(runtime, handle.spec, { clientTools: tools.recorded });
+    tape = run.tapes().open(handle.runId, header, "now");
+  });
   const ended = handle.result
     .catch(() => undefined)
     .finally(() => tape?.close().catch(() => {}))

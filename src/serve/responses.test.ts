@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
 import { createPolicy } from "../loop/policy.js";
 import { validateStreamingEvent } from "../protocol/validate.js";
@@ -12,33 +12,8 @@ import { defineTool } from "../tools/tool.js";
 import { createServeHandler } from "./handler.js";
 import { createResponsesFace } from "./responses.js";
 import { createRunService } from "./runs.js";
+import { failingTapeStore, type TapeFaults } from "./test-support/failing-tapes.js";
 import { jsonRequest } from "./test-support/request.js";
-
-/** Makes the face's tape writes fail after this many frames (a full disk), when set. */
-const tapeFaults = vi.hoisted(() => ({ failAfter: undefined as number | undefined }));
-vi.mock("../batch/tape-store.js", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../batch/tape-store.js")>();
-  const fileTapeStore: typeof real.fileTapeStore = (dir, secrets) => {
-    const store = real.fileTapeStore(dir, secrets);
-    return {
-      ...store,
-      open(id, header, replace) {
-        const writer = store.open(id, header, replace);
-        let written = 0;
-        return {
-          ...writer,
-          write(frame) {
-            if (tapeFaults.failAfter !== undefined && written >= tapeFaults.failAfter)
-              throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
-            written++;
-            writer.write(frame);
-          },
-        };
-      },
-    };
-  };
-  return { ...real, fileTapeStore };
-});
 
 const TOKEN = "face-token-5678";
 const SECRET = "sk-very-secret";
@@ -51,7 +26,10 @@ interface Probe {
   disposed: number;
 }
 
-function setup(scripts: Script[] = [text("hello")]) {
+function setup(
+  scripts: Script[] = [text("hello")],
+  faults: TapeFaults = { failAfter: Number.POSITIVE_INFINITY },
+) {
   const dir = mkdtempSync(join(tmpdir(), "eddy-face-"));
   const probe: Probe = { aborted: false, disposed: 0 };
   const wait = defineTool({
@@ -83,6 +61,7 @@ function setup(scripts: Script[] = [text("hello")]) {
     workspace: dir,
     dataDir: dir,
     secrets: [SECRET],
+    tapeStore: failingTapeStore(faults),
   });
   const face = createResponsesFace(service.runtime, { token: TOKEN, maxBodyBytes: 4096 });
   const handler = createServeHandler(service, { token: TOKEN, maxBodyBytes: 4096, extra: face.handle });
@@ -576,19 +555,14 @@ describe("the Open Responses face records each run as a tape", () => {
   });
 
   it("a tape that stops being written mid-run (a full disk) stops the run; what was written stays", async () => {
-    const { send, dir, probe } = setup([call("leak"), text("never")]);
-    tapeFaults.failAfter = 2;
-    try {
-      const res = await send("POST", "/v1/responses", { model: "eddy", input: "go" });
-      const body = (await res.json()) as { status: string; error: { code: string; message: string } | null };
-      expect(body.status).toBe("failed");
-      expect(body.error).toMatchObject({
-        code: "tape_failed",
-        message: expect.stringMatching(/could not record this run's tape: .*no space left on device/),
-      });
-    } finally {
-      tapeFaults.failAfter = undefined;
-    }
+    const { send, dir, probe } = setup([call("leak"), text("never")], { failAfter: 2 });
+    const res = await send("POST", "/v1/responses", { model: "eddy", input: "go" });
+    const body = (await res.json()) as { status: string; error: { code: string; message: string } | null };
+    expect(body.status).toBe("failed");
+    expect(body.error).toMatchObject({
+      code: "tape_failed",
+      message: expect.stringMatching(/could not record this run's tape: .*no space left on device/),
+    });
     expect(probe.disposed).toBe(1);
     const [name] = readdirSync(join(dir, "responses"));
     const tape = readTape(join(dir, "responses", name as string));

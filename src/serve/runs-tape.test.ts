@@ -1,12 +1,12 @@
 /**
  * A served run whose tape stops being written (a full disk) is cancelled, never left running
  * unrecorded; its watchers still get every frame to `run_ended` and the frames written stay on the
- * tape. The tape store's writes are made to fail after a number of frames.
+ * tape. The server's tape store fails its writes after two frames.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
 import { createPolicy } from "../loop/policy.js";
 import { readTape } from "../replay/tape.js";
@@ -14,32 +14,8 @@ import { createToolRegistry } from "../tools/registry.js";
 import { approvalNoteTool } from "../tools/test-support/note-tool.js";
 import { createServeHandler } from "./handler.js";
 import { createRunService } from "./runs.js";
+import { failingTapeStore } from "./test-support/failing-tapes.js";
 import { jsonRequest } from "./test-support/request.js";
-
-const faults = vi.hoisted(() => ({ failAfter: Number.POSITIVE_INFINITY }));
-vi.mock("../batch/tape-store.js", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../batch/tape-store.js")>();
-  const fileTapeStore: typeof real.fileTapeStore = (dir, secrets) => {
-    const store = real.fileTapeStore(dir, secrets);
-    return {
-      ...store,
-      open(id, header, replace) {
-        const writer = store.open(id, header, replace);
-        let written = 0;
-        return {
-          ...writer,
-          write(frame) {
-            if (written >= faults.failAfter)
-              throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
-            written++;
-            writer.write(frame);
-          },
-        };
-      },
-    };
-  };
-  return { ...real, fileTapeStore };
-});
 
 const call = (name: string, args: unknown) =>
   ({ items: [{ type: "function_call", name, arguments: JSON.stringify(args) }] }) as Script;
@@ -56,10 +32,10 @@ describe("eddy serve: a run whose tape cannot be written", () => {
       tools: () => createToolRegistry([approvalNoteTool(notes)]),
       workspace: dataDir,
       dataDir,
+      tapeStore: failingTapeStore({ failAfter: 2 }),
     });
     const handler = createServeHandler(service);
-    faults.failAfter = 2;
-    try {
+    {
       const started = await handler(jsonRequest("POST", "/v1/runs", { input: "hi" }));
       expect(started.status).toBe(201);
       const { id } = (await started.json()) as { id: string };
@@ -74,8 +50,6 @@ describe("eddy serve: a run whose tape cannot be written", () => {
       expect(notes).toEqual([]); // the call never ran
       const tape = readTape(join(dataDir, "runs", `${id}.tape`));
       expect(tape.frames.map((f) => f.type)).toEqual(["run_started", "request_started"]);
-    } finally {
-      faults.failAfter = Number.POSITIVE_INFINITY;
     }
   });
 });

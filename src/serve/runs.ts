@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { resumeRun } from "../batch/resume.js";
 import { fileTapeStore, type TapeStore, type TapeWriter } from "../batch/tape-store.js";
 import { createThreadStore, type ThreadStore } from "../context/threads.js";
-import { describeError, type EddyError } from "../errors.js";
+import type { EddyError } from "../errors.js";
 import type { Frame, McpServerSummary, RunEndedFrame, RunEndReason } from "../frames/frame.js";
 import type { ToolHooks } from "../loop/hooks.js";
 import { type InstructionFile, withInstructionFiles } from "../loop/instruction-files.js";
@@ -25,6 +25,7 @@ import { httpProblem, tooManyRequests } from "../mock/http-error.js";
 import type { Usage } from "../protocol/types.js";
 import type { Provider } from "../provider/provider.js";
 import { createTapeHeader, type TapeHeaderExtras } from "../replay/header.js";
+import { TapeWriteGuard } from "../replay/recorder.js";
 import { readTape, type Tape, type TapeHeader } from "../replay/tape.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { createRunLog, type RunLog } from "./run-log.js";
@@ -47,6 +48,11 @@ export interface ServeRuntime {
   dataDir: string;
   /** Values masked in every frame and tape. @defaultValue none */
   secrets?: readonly string[];
+  /**
+   * Where tapes are kept, given a folder of the data folder (`runs`, `responses`) and the secrets to
+   * mask. @defaultValue `fileTapeStore` (files `DIR/ID.tape`)
+   */
+  tapeStore?: (dir: string, secrets: readonly string[]) => TapeStore;
   mcpServers?: readonly McpServerSummary[];
   /**
    * Reads the AGENTS.md files of the server's workspace (`findInstructionFiles`) for each fresh run,
@@ -76,8 +82,6 @@ export interface ServedRun {
   readonly log: RunLog;
   ended?: RunEndedFrame;
   handle?: RunHandle;
-  /** Why its tape stopped being written (the run was cancelled then). */
-  tapeError?: string;
   /** Decisions given so far for the pending calls (resumes once every one has one). */
   decisions: Record<string, "allow" | "deny">;
   /** Steering messages waiting for the run's next turn boundary (`RunDeps.steering`). */
@@ -138,7 +142,7 @@ export const RUN_ID_PATTERN = /^run_[A-Za-z0-9]{1,64}$/;
 
 /** The server's runs, with those its data folder's tapes hold already. */
 export function createRunService(runtime: ServeRuntime): RunService {
-  const tapes = fileTapeStore(join(runtime.dataDir, "runs"), runtime.secrets ?? []);
+  const tapes = (runtime.tapeStore ?? fileTapeStore)(join(runtime.dataDir, "runs"), runtime.secrets ?? []);
   const threads = createThreadStore({ workspace: runtime.workspace });
   const runs = new Map<string, ServedRun>();
   for (const run of restoreRuns(join(runtime.dataDir, "runs"))) runs.set(run.id, run);
@@ -211,10 +215,10 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
     steering: [],
     done: Promise.resolve(),
   };
-  let writer: TapeWriter | undefined;
+  const tape = tapeSink(run);
   const deps: RunDeps = {
     ...depsOf(runtime, registry),
-    onFrame: (f) => deliver(run, writer, f),
+    onFrame: (f) => deliver(run, tape, f),
     steering: () => run.steering.splice(0),
   };
   let handle: RunHandle;
@@ -229,7 +233,8 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
   }
   run.spec = handle.spec;
   // Frames flow from the next tick on: the tape is open before the first one.
-  writer = ctx.tapes.open(id, tapeHeaderOf(runtime, handle.spec), "now");
+  const writer = ctx.tapes.open(id, tapeHeaderOf(runtime, handle.spec), "now");
+  tape.writer = writer;
   ctx.runs.set(id, run);
   run.done = drive(run, handle, writer, registry);
   return run;
@@ -275,20 +280,29 @@ export function tapeHeaderOf(
   });
 }
 
+/** A segment's tape: its writer (once open) and the guard that cancels the run when a write fails. */
+interface TapeSink {
+  writer: TapeWriter | undefined;
+  guard: TapeWriteGuard;
+}
+
+/** The tape of a segment of `run` (a fresh run, or one resumed after a decision). */
+function tapeSink(run: ServedRun): TapeSink {
+  return {
+    writer: undefined,
+    guard: new TapeWriteGuard((problem) =>
+      run.handle?.cancel(`eddy serve could not record this run's tape: ${problem}`),
+    ),
+  };
+}
+
 /**
  * A frame of a served run: onto its tape, then to its watchers. A tape that cannot be written (a
  * full disk) stops the run — a served run is never left unrecorded — while its watchers still get
  * every frame to `run_ended`.
  */
-function deliver(run: ServedRun, writer: TapeWriter | undefined, frame: Frame, skipBelow = 0): void {
-  if (writer !== undefined && run.tapeError === undefined) {
-    try {
-      writer.write(frame);
-    } catch (err) {
-      run.tapeError = `eddy serve could not record this run's tape: ${describeError(err)}`;
-      run.handle?.cancel(run.tapeError);
-    }
-  }
+function deliver(run: ServedRun, tape: TapeSink, frame: Frame, skipBelow = 0): void {
+  if (tape.writer !== undefined) tape.guard.write(() => tape.writer?.write(frame));
   if (frame.seq < skipBelow) return;
   if (frame.type === "run_ended") run.ended = frame;
   run.log.append(frame);
@@ -400,13 +414,13 @@ function resumeInterrupted(ctx: ServiceContext, id: string): ServedRun {
  */
 function resume(ctx: ServiceContext, run: ServedRun): void {
   const { runtime } = ctx;
-  const tape = readTape(ctx.tapes.location(run.id));
+  const recorded = readTape(ctx.tapes.location(run.id));
   const registry = runtime.tools();
-  let writer: TapeWriter | undefined;
+  const tape = tapeSink(run);
   let skipBelow = Number.POSITIVE_INFINITY;
   let handle: ReturnType<typeof resumeRun>;
   try {
-    handle = resumeRun(tape, {
+    handle = resumeRun(recorded, {
       provider: runtime.provider,
       registry,
       workspace: runtime.workspace,
@@ -414,8 +428,8 @@ function resume(ctx: ServiceContext, run: ServedRun): void {
       decide: { ...run.decisions },
       ...(runtime.secrets === undefined ? {} : { secrets: runtime.secrets }),
       ...(runtime.hooks === undefined ? {} : { hooks: runtime.hooks }),
-      onFrame: (f) => deliver(run, writer, f, skipBelow),
-      onResumed: () => writer?.commit(),
+      onFrame: (f) => deliver(run, tape, f, skipBelow),
+      onResumed: () => tape.writer?.commit(),
       steering: () => run.steering.splice(0),
     });
   } catch (err) {
@@ -424,7 +438,8 @@ function resume(ctx: ServiceContext, run: ServedRun): void {
   }
   // Reproduced frames (below the resume point) are in the log already.
   skipBelow = handle.point.at_seq;
-  writer = ctx.tapes.open(run.id, handle.header, "on_commit");
+  const writer = ctx.tapes.open(run.id, handle.header, "on_commit");
+  tape.writer = writer;
   run.status = "running";
   delete run.ended;
   run.log.reopen();

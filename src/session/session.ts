@@ -29,6 +29,7 @@ import type { RunSpec, RunSpecInput } from "../loop/run-spec.js";
 import { runAgentOnThread } from "../loop/thread-run.js";
 import type { Usage } from "../protocol/types.js";
 import { createTapeHeader } from "../replay/header.js";
+import { TapeWriteGuard } from "../replay/recorder.js";
 import { readTape, type TapeHeader } from "../replay/tape.js";
 import { undoFileChanges } from "../tools/file-undo.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
@@ -406,8 +407,12 @@ export class Session {
     const fileChanges: FileChangeRecord[] = [];
     let writer: TapeWriter | undefined;
     let shownFrom = 0;
+    // A turn that cannot be recorded (a full disk) does not go on; it is still shown to its end.
+    const tape = new TapeWriteGuard((problem) =>
+      running.controller.abort(`could not record this turn's tape: ${problem}`),
+    );
     const observe = (frame: Frame) => {
-      if (writer !== undefined) writer.write(frame);
+      if (writer !== undefined) tape.write(() => writer?.write(frame));
       else buffered.push(frame);
       if (frame.seq < shownFrom) return;
       if (frame.type === "tool_ended" && frame.file_changes !== undefined)
@@ -423,7 +428,7 @@ export class Session {
       },
       start: (w: TapeWriter) => {
         writer = w;
-        for (const frame of buffered.splice(0)) w.write(frame);
+        for (const frame of buffered.splice(0)) tape.write(() => w.write(frame));
       },
       commit: () => writer?.commit(),
       close: async () => {
