@@ -59,7 +59,9 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
   const { styles, images, view } = resumeView(flags, io, config);
   const prepared = await prepareTools(config, io, (event) => view.say(mcpEventLine(event, styles)));
   const controller = new AbortController();
-  const tapeGuard = new TapeGuard((reason) => controller.abort(reason));
+  const tapeGuard = new TapeGuard(resolve(io.cwd, flags.record ?? path), (reason) =>
+    controller.abort(reason),
+  );
   const removeSignal = cancelOnSignal(io, controller);
   let tools: RunTools | undefined;
   let target: TargetProvider | undefined;

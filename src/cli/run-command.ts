@@ -84,7 +84,7 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
   let tools: RunTools | undefined;
   let otel: OtelExport | undefined;
   const unrecorded: Frame[] = [];
-  const tape = new TapeGuard((reason) => controller.abort(reason));
+  const tape = new TapeGuard(flags.record ?? "", (reason) => controller.abort(reason));
   // Signals cancel from here on: while MCP servers start, and during the run (whose finally shuts them down).
   const removeSignal = cancelOnSignal(io, controller);
   let signalledAt: number | undefined;

@@ -10,6 +10,7 @@
  * `run_ended: cancelled`), closes the listener and exits 130.
  */
 import { join, resolve } from "node:path";
+import { describeError } from "../errors.js";
 import { createServeHandler } from "../serve/handler.js";
 import { listen } from "../serve/listener.js";
 import { createResponsesFace } from "../serve/responses.js";
@@ -70,6 +71,8 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number
     ...(runtime.hooks === undefined ? {} : { hooks: runtime.hooks(workspace) }),
     ...(runtime.instructionFiles === undefined ? {} : { instructionFiles: runtime.instructionFiles }),
     tapeExtras: tapeExtrasFor(config, runtime.mcpTools),
+    onTapeError: (runId, err) =>
+      io.stderr.write(`eddy serve: run ${runId} stopped: cannot write its tape: ${describeError(err)}\n`),
     ...(flags.maxRuns === undefined ? {} : { maxConcurrentRuns: flags.maxRuns }),
   });
   const face = createResponsesFace(service.runtime, token === undefined ? {} : { token });

@@ -10,11 +10,19 @@ import { exitCodeFor, RUN_FAILED } from "./exit-codes.js";
 import type { Styles } from "./terminal.js";
 
 export class TapeGuard extends TapeWriteGuard {
+  /** `cancel` cancels the run with the reason it is given. */
+  constructor(
+    private readonly path: string,
+    cancel: (reason: string) => void,
+  ) {
+    super((problem) => cancel(`cannot write the tape ${path}: ${problem}`));
+  }
+
   /** The command's exit code: the run's, or 1 with the problem said on `say` when the tape failed. */
   exitCode(reason: RunEndReason, say: (line: string) => void, styles: Styles): number {
     if (this.problem === undefined) return exitCodeFor(reason);
     say(
-      `${styles.red("eddy:")} ${this.problem}; the run was stopped (the tape keeps what was written before)`,
+      `${styles.red("eddy:")} cannot write the tape ${this.path}: ${this.problem}; the run was stopped (the tape keeps what was written before)`,
     );
     return RUN_FAILED;
   }

@@ -36,9 +36,12 @@ export function createTapeRecorder(
       try {
         write(frame);
       } catch (err) {
-        // Said with the path: the run is cancelled with this as its reason (a full disk, say).
-        const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-        throw new Error(`cannot write the tape ${path}: ${why}`, { cause: err });
+        // Said with the path (a library's run is cancelled with this as its reason); the code kept.
+        const code = (err as NodeJS.ErrnoException).code;
+        const failure = new Error(`cannot write the tape ${path}: ${code ?? (err as Error).message}`, {
+          cause: err,
+        });
+        throw code === undefined ? failure : Object.assign(failure, { code });
       }
     },
     close: () => {
@@ -55,10 +58,13 @@ export function createTapeRecorder(
  * observer goes on serving the run's other readers (docs/pitfalls.md #69). Never throws.
  */
 export class TapeWriteGuard {
-  /** Why the tape stopped being written, once it did. */
+  /**
+   * Why the tape stopped being written, once it did: a system error's code (`ENOSPC`, never a
+   * path of the machine's), else the error's message.
+   */
   problem: string | undefined;
 
-  constructor(private readonly stop: (problem: string) => void) {}
+  constructor(private readonly stop: (problem: string, error: unknown) => void) {}
 
   /** Runs one tape write, unless one failed before. */
   write(write: () => void): void {
@@ -66,8 +72,9 @@ export class TapeWriteGuard {
     try {
       write();
     } catch (err) {
-      this.problem = describeError(err);
-      this.stop(this.problem);
+      const code = (err as NodeJS.ErrnoException | undefined)?.code;
+      this.problem = typeof code === "string" ? code : describeError(err);
+      this.stop(this.problem, err);
     }
   }
 }

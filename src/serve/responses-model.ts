@@ -201,7 +201,8 @@ async function* agentEvents(run: AgentRun): AsyncGenerator<StreamingEvent> {
   yield* writer.open();
   let tape: TapeWriter | undefined;
   // A run that cannot be recorded does not go on: the response fails naming why.
-  const recording = new TapeWriteGuard((problem) => {
+  const recording = new TapeWriteGuard((problem, error) => {
+    runtime.onTapeError?.(handle.runId, error);
     const reason = redactSecrets(problem, runtime.secrets ?? []);
     run.failure = { code: "tape_failed", message: `eddy serve could not record this run's tape: ${reason}` };
     handle.cancel(run.failure.message);

@@ -1,7 +1,8 @@
 /**
  * A served run whose tape stops being written (a full disk) is cancelled, never left running
  * unrecorded; its watchers still get every frame to `run_ended` and the frames written stay on the
- * tape. The server's tape store fails its writes after two frames.
+ * tape; the server's operator hears the error (`onTapeError`). The server's tape store fails its
+ * writes after two frames.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,6 +26,7 @@ describe("eddy serve: a run whose tape cannot be written", () => {
   it("is cancelled naming why; its watchers get every frame to run_ended; what was written stays", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "eddy-serve-tape-"));
     const notes: string[] = [];
+    const heard: { runId: string; error: unknown }[] = [];
     const service = createRunService({
       provider: createScriptedProvider([call("note", { text: "a" }), text("never")]),
       spec: { model: "m" },
@@ -33,6 +35,7 @@ describe("eddy serve: a run whose tape cannot be written", () => {
       workspace: dataDir,
       dataDir,
       tapeStore: failingTapeStore({ failAfter: 2 }),
+      onTapeError: (runId, error) => heard.push({ runId, error }),
     });
     const handler = createServeHandler(service);
     {
@@ -46,7 +49,9 @@ describe("eddy serve: a run whose tape cannot be written", () => {
       const types = [...events.matchAll(/^event: (\S+)$/gm)].map((m) => m[1]);
       expect(types[0]).toBe("run_started");
       expect(types.at(-1)).toBe("run_ended");
-      expect(events).toMatch(/could not record this run's tape: ENOSPC: no space left on device/);
+      // The watchers are told the code; the operator (onTapeError) gets the error itself.
+      expect(events).toMatch(/could not record this run's tape: ENOSPC/);
+      expect(heard).toEqual([{ runId: id, error: expect.objectContaining({ code: "ENOSPC" }) }]);
       expect(notes).toEqual([]); // the call never ran
       const tape = readTape(join(dataDir, "runs", `${id}.tape`));
       expect(tape.frames.map((f) => f.type)).toEqual(["run_started", "request_started"]);

@@ -53,6 +53,11 @@ export interface ServeRuntime {
    * mask. @defaultValue `fileTapeStore` (files `DIR/ID.tape`)
    */
   tapeStore?: (dir: string, secrets: readonly string[]) => TapeStore;
+  /**
+   * Hears of a run whose tape could not be written (the run was cancelled): the full error, for the
+   * server's operator; a client is told only its code. @defaultValue none
+   */
+  onTapeError?: (runId: string, error: unknown) => void;
   mcpServers?: readonly McpServerSummary[];
   /**
    * Reads the AGENTS.md files of the server's workspace (`findInstructionFiles`) for each fresh run,
@@ -215,7 +220,7 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
     steering: [],
     done: Promise.resolve(),
   };
-  const tape = tapeSink(run);
+  const tape = tapeSink(run, runtime.onTapeError);
   const deps: RunDeps = {
     ...depsOf(runtime, registry),
     onFrame: (f) => deliver(run, tape, f),
@@ -287,12 +292,13 @@ interface TapeSink {
 }
 
 /** The tape of a segment of `run` (a fresh run, or one resumed after a decision). */
-function tapeSink(run: ServedRun): TapeSink {
+function tapeSink(run: ServedRun, onError: ServeRuntime["onTapeError"]): TapeSink {
   return {
     writer: undefined,
-    guard: new TapeWriteGuard((problem) =>
-      run.handle?.cancel(`eddy serve could not record this run's tape: ${problem}`),
-    ),
+    guard: new TapeWriteGuard((problem, error) => {
+      onError?.(run.id, error);
+      run.handle?.cancel(`eddy serve could not record this run's tape: ${problem}`);
+    }),
   };
 }
 
@@ -416,7 +422,7 @@ function resume(ctx: ServiceContext, run: ServedRun): void {
   const { runtime } = ctx;
   const recorded = readTape(ctx.tapes.location(run.id));
   const registry = runtime.tools();
-  const tape = tapeSink(run);
+  const tape = tapeSink(run, runtime.onTapeError);
   let skipBelow = Number.POSITIVE_INFINITY;
   let handle: ReturnType<typeof resumeRun>;
   try {
