@@ -59,9 +59,8 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
   const { styles, images, view } = resumeView(flags, io, config);
   const prepared = await prepareTools(config, io, (event) => view.say(mcpEventLine(event, styles)));
   const controller = new AbortController();
-  const tapeGuard = new TapeGuard(resolve(io.cwd, flags.record ?? path), (reason) =>
-    controller.abort(reason),
-  );
+  const out = resolve(io.cwd, flags.record ?? path);
+  const tapeGuard = new TapeGuard(out, (reason) => controller.abort(reason));
   const removeSignal = cancelOnSignal(io, controller);
   let tools: RunTools | undefined;
   let target: TargetProvider | undefined;
@@ -81,7 +80,6 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     if (otelRequested(flags.otel, io.env))
       otel = await startOtelExport({ env: io.env, providerName: target.provider.name });
     const secrets = [...secretsOf(config), ...tools.secrets];
-    const out = resolve(io.cwd, flags.record ?? path);
     const inPlace = out === resolve(io.cwd, path);
     const handle = resumeRun(tape, {
       provider: target.provider,
