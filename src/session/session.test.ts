@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createScriptedProvider, type ScriptedResponse } from "../../test/support/scripted.js";
+import { createTapeFileWriter } from "../batch/tape-store.js";
 import { createThreadStore } from "../context/threads.js";
 import type { Frame } from "../frames/frame.js";
 import { createPolicy } from "../loop/policy.js";
@@ -66,6 +67,58 @@ function collect(events: AsyncIterableIterator<SessionEvent>): SessionEvent[] {
   })();
   return out;
 }
+
+describe("a session whose tape cannot be written (a full disk)", () => {
+  it("stops the turn naming why, still shows it to its end, and takes the next message", async () => {
+    const cwd = workspace();
+    const provider = createScriptedProvider([call("note", { text: "a" }, "c1"), say("never"), say("second")]);
+    const noted: string[] = [];
+    const note = defineTool({
+      name: "note",
+      description: "notes",
+      parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+      execute: (args) => {
+        noted.push((args as { text: string }).text);
+        return "ok";
+      },
+    });
+    const faults = { failAfter: 2 };
+    const session = createSession({
+      spec: { model: "m" },
+      deps: { provider, tools: [note], workspace: cwd },
+      tapeWriter: (path, header, secrets, replaces) => {
+        const writer = createTapeFileWriter(path, header, secrets, replaces);
+        let written = 0;
+        return {
+          ...writer,
+          write(frame) {
+            if (written >= faults.failAfter)
+              throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+            written++;
+            writer.write(frame);
+          },
+        };
+      },
+    });
+    const events = collect(session.events());
+    const first = await session.send("note a");
+    expect(first.run.reason).toBe("cancelled");
+    expect(noted).toEqual([]);
+    const shown = events.flatMap((e) => (e.type === "frame" ? [(e as { frame: Frame }).frame] : []));
+    expect(shown.at(-1)?.type).toBe("run_ended");
+    expect(shown.find((f) => f.type === "cancel_requested")).toMatchObject({
+      reason: "could not record this turn's tape: ENOSPC",
+    });
+    // The tape keeps the two frames written before the failure, as shown.
+    expect(readTape(first.tape).frames.map((f) => f.seq)).toEqual([0, 1]);
+    expect(readTape(first.tape).frames.map((f) => f.type)).toEqual(shown.slice(0, 2).map((f) => f.type));
+    faults.failAfter = Number.POSITIVE_INFINITY;
+    const second = await session.send("again");
+    expect(second.run.reason).toBe("completed");
+    expect(readTape(second.tape).frames.at(-1)?.type).toBe("run_ended");
+    await session.close();
+  });
+});
 
 describe("a session", () => {
   it("runs each message as a turn on its thread, recorded as a tape; the next turn sees the earlier one", async () => {

@@ -52,6 +52,17 @@ export interface SessionOptions {
   tapes?: string;
   /** A turn's tape header. @defaultValue `createTapeHeader(spec, { provider, policy })` */
   tapeHeader?: (spec: RunSpec) => TapeHeader;
+  /**
+   * Writes a turn's tape (`replaces`: the tape a continued turn's new one replaces once committed).
+   * A write that throws (a full disk) stops the turn, which is still shown to its end.
+   * @defaultValue `createTapeFileWriter` (a file, line by line)
+   */
+  tapeWriter?: (
+    path: string,
+    header: TapeHeader,
+    secrets: readonly string[],
+    replaces?: string,
+  ) => TapeWriter;
   /** Asks about calls that need approval while the approval mode is `ask`. @defaultValue none (`ask` refused) */
   onApproval?: ApprovalHandler;
 }
@@ -354,7 +365,7 @@ export class Session {
       { store: this.store, tape },
     );
     const header = (this.options.tapeHeader ?? this.defaultHeader())(handle.spec);
-    recording.start(createTapeFileWriter(tape, header, this.secrets(), undefined));
+    recording.start(this.tapeWriter(tape, header, this.secrets()));
     try {
       for await (const _frame of handle) {
         // Frames reach the feed and the tape through onFrame.
@@ -387,7 +398,7 @@ export class Session {
     });
     // Reproduced frames go to the new tape, not to the feed again: they were shown in their turn.
     recording.showFrom(handle.point.at_seq);
-    recording.start(createTapeFileWriter(`${tape}.resuming`, handle.header, this.secrets(), tape));
+    recording.start(this.tapeWriter(`${tape}.resuming`, handle.header, this.secrets(), tape));
     try {
       for await (const _frame of handle) {
         // As in messageTurn.
@@ -398,6 +409,11 @@ export class Session {
     } finally {
       await recording.close();
     }
+  }
+
+  /** The writer of a turn's tape (`SessionOptions.tapeWriter`). */
+  private tapeWriter(path: string, header: TapeHeader, secrets: readonly string[], replaces?: string) {
+    return (this.options.tapeWriter ?? createTapeFileWriter)(path, header, secrets, replaces);
   }
 
   /** Records a turn's frames (buffered until the tape is open), collects file changes, steers, feeds. */
