@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { failingTapeStore, type TapeFaults } from "../../test/support/failing-tapes.js";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
 import { createPolicy } from "../loop/policy.js";
 import { validateStreamingEvent } from "../protocol/validate.js";
@@ -12,7 +13,6 @@ import { defineTool } from "../tools/tool.js";
 import { createServeHandler } from "./handler.js";
 import { createResponsesFace } from "./responses.js";
 import { createRunService } from "./runs.js";
-import { failingTapeStore, type TapeFaults } from "./test-support/failing-tapes.js";
 import { jsonRequest } from "./test-support/request.js";
 
 const TOKEN = "face-token-5678";

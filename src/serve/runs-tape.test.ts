@@ -8,6 +8,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { failingTapeStore } from "../../test/support/failing-tapes.js";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
 import { createPolicy } from "../loop/policy.js";
 import { readTape } from "../replay/tape.js";
@@ -15,7 +16,6 @@ import { createToolRegistry } from "../tools/registry.js";
 import { approvalNoteTool } from "../tools/test-support/note-tool.js";
 import { createServeHandler } from "./handler.js";
 import { createRunService } from "./runs.js";
-import { failingTapeStore } from "./test-support/failing-tapes.js";
 import { jsonRequest } from "./test-support/request.js";
 
 const call = (name: string, args: unknown) =>

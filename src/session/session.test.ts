@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { failingTapeWriter } from "../../test/support/failing-tapes.js";
 import { createScriptedProvider, type ScriptedResponse } from "../../test/support/scripted.js";
 import { createTapeFileWriter } from "../batch/tape-store.js";
 import { createThreadStore } from "../context/threads.js";
@@ -86,19 +87,8 @@ describe("a session whose tape cannot be written (a full disk)", () => {
     const session = createSession({
       spec: { model: "m" },
       deps: { provider, tools: [note], workspace: cwd },
-      tapeWriter: (path, header, secrets, replaces) => {
-        const writer = createTapeFileWriter(path, header, secrets, replaces);
-        let written = 0;
-        return {
-          ...writer,
-          write(frame) {
-            if (written >= faults.failAfter)
-              throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
-            written++;
-            writer.write(frame);
-          },
-        };
-      },
+      tapeWriter: (path, header, secrets, replaces) =>
+        failingTapeWriter(createTapeFileWriter(path, header, secrets, replaces), faults),
     });
     const events = collect(session.events());
     const first = await session.send("note a");
