@@ -228,9 +228,13 @@ abstract class LiveItem {
     protected readonly stamp: (draft: Draft) => StreamingEvent,
   ) {}
 
+  /** The item as `output_item.added` announces it (made once, when it is announced). */
+  protected abstract added(): ItemField;
+
   /** Announces the item at its first piece (it takes the next output index). */
-  protected announce(added: ItemField): Draft[] {
+  protected announce(): Draft[] {
     if (this.outputIndex >= 0) return [];
+    const added = this.added();
     this.outputIndex = this.output.length;
     this.output.push(added);
     return [{ type: "response.output_item.added", output_index: this.outputIndex, item: added }];
@@ -257,13 +261,17 @@ abstract class LiveItem {
 class LiveMessageEvents extends LiveItem implements LiveMessage {
   private readonly parts = new PartTrack();
 
+  protected added(): ItemField {
+    return addedItem({ type: "message", id: this.id, parts: [] }, this.style);
+  }
+
   private at(content_index: number): PartAt {
     return { item_id: this.id, output_index: this.outputIndex, content_index };
   }
 
   text(content_index: number, delta: string): StreamingEvent[] {
     if (this.ended) return [];
-    const drafts = this.announce(addedItem({ type: "message", id: this.id, parts: [] }, this.style));
+    const drafts = this.announce();
     const parts = this.parts;
     if (parts.begins(content_index)) {
       if (parts.current >= 0)
@@ -319,10 +327,13 @@ type ReasoningItem = Extract<ReadyItem, { type: "reasoning" }>;
 class LiveReasoningEvents extends LiveItem implements LiveReasoning {
   private readonly channels = { text: new PartTrack(), summary: new PartTrack() };
 
+  protected added(): ItemField {
+    return addedItem({ type: "reasoning", id: this.id, summary: [], content: [] }, this.style);
+  }
+
   text(channel: ReasoningChannel, index: number, delta: string): StreamingEvent[] {
     if (this.ended) return [];
-    const added = addedItem({ type: "reasoning", id: this.id, summary: [], content: [] }, this.style);
-    const drafts = this.announce(added);
+    const drafts = this.announce();
     const track = this.channels[channel];
     if (track.begins(index)) {
       if (track.current >= 0)
@@ -405,14 +416,18 @@ class LiveFunctionCallEvents extends LiveItem implements LiveFunctionCall {
     };
   }
 
+  protected added(): ItemField {
+    return addedItem(this.current, this.style);
+  }
+
   start(): StreamingEvent[] {
     if (this.ended) return [];
-    return this.announce(addedItem(this.current, this.style)).map(this.stamp);
+    return this.announce().map(this.stamp);
   }
 
   args(delta: string): StreamingEvent[] {
     if (this.ended) return [];
-    const drafts = this.announce(addedItem(this.current, this.style));
+    const drafts = this.announce();
     this.streamed += delta;
     drafts.push(argumentsDelta(this.id, this.outputIndex, delta, this.style));
     return drafts.map(this.stamp);

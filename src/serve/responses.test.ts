@@ -150,24 +150,9 @@ describe("the Open Responses face refuses hostile input", () => {
 
   it("a client leaving mid-stream cancels the run and disposes its tools", async () => {
     const { send, probe } = setup([call("wait"), text("never")]);
-    const controller = new AbortController();
-    const res = await send(
-      "POST",
-      "/v1/responses",
-      { model: "eddy", input: "wait", stream: true },
-      { signal: controller.signal },
-    );
-    expect(res.status).toBe(200);
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-    let seen = "";
     // The call's arguments stream from its announcement; the tool runs once the call is done.
-    while (!/"type":"response\.output_item\.done"[^\n]*"name":"wait"/.test(seen)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      seen += new TextDecoder().decode(value);
-    }
-    controller.abort();
-    await reader.cancel();
+    const { stop } = await streamUntil(send, { model: "eddy", input: "wait" }, callDone("wait"));
+    await stop();
     for (let i = 0; i < 200 && (!probe.aborted || probe.disposed === 0); i++)
       await new Promise((r) => setTimeout(r, 25));
     expect(probe.aborted).toBe(true);
@@ -210,6 +195,48 @@ function sseEvents(body: string): Array<Record<string, unknown> & { type: string
     .map((l) => JSON.parse(l.slice(6)));
 }
 
+type FaceEvent = Record<string, unknown> & { type: string };
+
+/**
+ * Starts a streamed response to `body` and reads it until `enough` holds for the complete events
+ * read so far; `stop` then goes away as a client would (abort + cancel).
+ */
+async function streamUntil(
+  send: ReturnType<typeof setup>["send"],
+  body: Record<string, unknown>,
+  enough: (events: FaceEvent[]) => boolean,
+): Promise<{ events: FaceEvent[]; stop: () => Promise<void> }> {
+  const controller = new AbortController();
+  const res = await send("POST", "/v1/responses", { ...body, stream: true }, { signal: controller.signal });
+  expect(res.status).toBe(200);
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let seen = "";
+  let events: FaceEvent[] = [];
+  while (!enough(events)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the stream ended first: ${seen}`);
+    seen += decoder.decode(value, { stream: true });
+    events = sseEvents(seen.slice(0, seen.lastIndexOf("\n\n") + 2));
+  }
+  const stop = async () => {
+    controller.abort();
+    await reader.cancel().catch(() => {});
+  };
+  return { events, stop };
+}
+
+/** The concatenated deltas of events of `type`. */
+const deltasOf = (events: FaceEvent[], type: string) =>
+  events
+    .filter((e) => e.type === type)
+    .map((e) => e.delta)
+    .join("");
+
+/** The call to `name` is done (the tool runs from here on). */
+const callDone = (name: string) => (events: FaceEvent[]) =>
+  events.some((e) => e.type === "response.output_item.done" && (e.item as { name?: string }).name === name);
+
 describe("the Open Responses face streams a message as its text comes", () => {
   const TEXT = "hello there, world!"; // the scripted upstream sends it in 4-character pieces
 
@@ -217,28 +244,11 @@ describe("the Open Responses face streams a message as its text comes", () => {
     // The upstream stops for a minute before its output_text.done (event 8: created, item added,
     // part added, then the five pieces): the client has every piece before that.
     const { send, probe } = setup([{ items: [{ type: "message", text: TEXT }], pauses: { 8: 60_000 } }]);
-    const controller = new AbortController();
-    const res = await send(
-      "POST",
-      "/v1/responses",
-      { model: "eddy", input: "hi", stream: true },
-      { signal: controller.signal },
+    const { events, stop } = await streamUntil(
+      send,
+      { model: "eddy", input: "hi" },
+      (e) => deltasOf(e, "response.output_text.delta") === TEXT,
     );
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-    const decoder = new TextDecoder();
-    let seen = "";
-    let streamed = "";
-    while (streamed !== TEXT) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`the stream ended before the text was streamed: ${seen}`);
-      seen += decoder.decode(value, { stream: true });
-      const complete = seen.slice(0, seen.lastIndexOf("\n\n") + 2);
-      streamed = sseEvents(complete)
-        .filter((e) => e.type === "response.output_text.delta")
-        .map((e) => e.delta)
-        .join("");
-    }
-    const events = sseEvents(seen);
     for (const event of events) expect(validateStreamingEvent(event)).toBeUndefined();
     expect(events.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta)).toEqual([
       "hell",
@@ -248,8 +258,7 @@ describe("the Open Responses face streams a message as its text comes", () => {
       "ld!",
     ]);
     expect(events.some((e) => e.type === "response.output_item.done")).toBe(false);
-    controller.abort();
-    await reader.cancel().catch(() => {});
+    await stop();
     await expect.poll(() => probe.disposed).toBe(1);
   });
 
@@ -361,27 +370,11 @@ describe("the Open Responses face streams a function call's arguments as they co
     const { send, probe } = setup([
       { items: [{ type: "function_call", name: "leak", arguments: ARGS }], pauses: { 7: 60_000 } },
     ]);
-    const controller = new AbortController();
-    const res = await send(
-      "POST",
-      "/v1/responses",
-      { model: "eddy", input: "hi", stream: true },
-      { signal: controller.signal },
+    const { events, stop } = await streamUntil(
+      send,
+      { model: "eddy", input: "hi" },
+      (e) => deltasOf(e, "response.function_call_arguments.delta") === ARGS,
     );
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-    const decoder = new TextDecoder();
-    let seen = "";
-    let streamed = "";
-    while (streamed !== ARGS) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`the stream ended before the arguments were streamed: ${seen}`);
-      seen += decoder.decode(value, { stream: true });
-      streamed = sseEvents(seen.slice(0, seen.lastIndexOf("\n\n") + 2))
-        .filter((e) => e.type === "response.function_call_arguments.delta")
-        .map((e) => e.delta)
-        .join("");
-    }
-    const events = sseEvents(seen);
     for (const event of events) expect(validateStreamingEvent(event)).toBeUndefined();
     const added = events.find((e) => e.type === "response.output_item.added") as
       | { item: { type: string; name: string; arguments: string; status: string } }
@@ -393,8 +386,7 @@ describe("the Open Responses face streams a function call's arguments as they co
       status: "in_progress",
     });
     expect(events.some((e) => e.type === "response.function_call_arguments.done")).toBe(false);
-    controller.abort();
-    await reader.cancel().catch(() => {});
+    await stop();
     await expect.poll(() => probe.disposed).toBe(1);
   });
 
@@ -529,22 +521,8 @@ describe("the Open Responses face records each run as a tape", () => {
   it("two responses, two tapes; a cancelled run's tape ends with its run_ended too", async () => {
     const { send, dir, probe } = setup([text("one"), call("wait"), text("never")]);
     expect((await send("POST", "/v1/responses", { model: "eddy", input: "a" })).status).toBe(200);
-    const controller = new AbortController();
-    const res = await send(
-      "POST",
-      "/v1/responses",
-      { model: "eddy", input: "b", stream: true },
-      { signal: controller.signal },
-    );
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-    let seen = "";
-    while (!/"type":"response\.output_item\.done"[^\n]*"name":"wait"/.test(seen)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      seen += new TextDecoder().decode(value);
-    }
-    controller.abort();
-    await reader.cancel().catch(() => {});
+    const { stop } = await streamUntil(send, { model: "eddy", input: "b" }, callDone("wait"));
+    await stop();
     await expect.poll(() => probe.disposed).toBe(2);
     const tapes = readdirSync(join(dir, "responses")).map((n) => readTape(join(dir, "responses", n)));
     expect(tapes.map((t) => t.frames.at(-1)?.type)).toEqual(["run_ended", "run_ended"]);
