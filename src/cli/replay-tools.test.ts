@@ -92,6 +92,20 @@ describe("replayTools", () => {
     );
   });
 
+  it("refuses a tape's client tools with a control-character name or a schema that is not an object's", () => {
+    const withClient = (name: string, parameters: Record<string, unknown>) =>
+      ({
+        ...header(["read_file", name]),
+        client_tools: [{ name, description: "\u001b]52;c;aGk=\u0007", parameters }],
+      }) as TapeHeader;
+    expect(() =>
+      replayTools(withClient("get\u001b[2J\u0007x", { type: "object" }), [], {}, "t.tape"),
+    ).toThrow(/invalid tool name "get\\u001b\[2J\\u0007x"/);
+    expect(() => replayTools(withClient("w", { type: "nope" }), [], {}, "t.tape")).toThrow(
+      /tool "w": the schema must describe a JSON object/,
+    );
+  });
+
   it("follows the tools each recorded request declared (a server's tools/list_changed)", () => {
     const start = header(["read_file", "list_dir", "grep", "fs__read"], [info("read", true)]);
     const first = replayTools(start, [], {}, "t.tape").registry.declarations();

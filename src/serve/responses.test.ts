@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -566,5 +567,22 @@ describe("the Open Responses face records each run as a tape", () => {
     for (const event of streamed) expect(validateStreamingEvent(event)).toBeUndefined();
     expect(streamed.at(-1)?.type).toBe("response.failed");
     expect(streamed.some((e) => e.type === "response.output_item.added")).toBe(false);
+  });
+
+  it.each([
+    ["a symlink to a file", (at: string, dir: string) => symlinkSync(join(dir, "elsewhere"), at)],
+    ["a dangling symlink", (at: string) => symlinkSync("/nonexistent/eddy-tapes", at)],
+    ["a FIFO", (at: string) => execFileSync("mkfifo", [at])],
+  ])("the tapes' folder is %s: the response fails at once, nothing runs", async (_what, make) => {
+    const { send, dir, probe } = setup([call("leak"), text("never")]);
+    writeFileSync(join(dir, "elsewhere"), "a file");
+    make(join(dir, "responses"), dir);
+    const res = await send("POST", "/v1/responses", { model: "eddy", input: "go" });
+    const body = (await res.json()) as { status: string; error: { code: string; message: string } | null };
+    expect(body.status).toBe("failed");
+    expect(body.error?.code).toBe("tape_failed");
+    expect(body.error?.message).toMatch(/^eddy serve could not record this run's tape: E[A-Z]+$/);
+    expect(probe.disposed).toBe(1);
+    expect(readFileSync(join(dir, "elsewhere"), "utf8")).toBe("a file");
   });
 });
