@@ -4,12 +4,17 @@
  * read until memory ran out (8.7 GB for `eddy batch`). Each reader — tasks, tapes (view, replay,
  * resume, `--context`), configs (`--config`, the workspace's `eddy.config.json`), `--schema` —
  * refuses them at once with exit 2 and one line naming the file.
+ *
+ * Folders eddy creates (a batch's output, a server's data, a workspace's `.eddy`) where the system
+ * will not make them are named the same way. Under procfs, node's own `mkdir -p` spun at full CPU
+ * forever (src/util/make-dir.ts).
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMockServer, type MockServer } from "../src/mock/listener.js";
 import { runCli } from "./support/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "eddy-special-inputs-"));
@@ -55,3 +60,43 @@ describe("special files as inputs: refused at once, exit 2, one line", () => {
     expect(r.code).toBe(2);
   });
 });
+
+describe.runIf(existsSync("/proc/self"))(
+  "folders the system will not make: exit 2, one line naming the folder",
+  () => {
+    let mock: MockServer;
+    beforeAll(async () => {
+      mock = await createMockServer({});
+    });
+    afterAll(async () => {
+      await mock.close();
+    });
+    const tasks = join(dir, "tasks.jsonl");
+    writeFileSync(tasks, '{"id":"a","input":"hi"}\n');
+
+    it.each([
+      [
+        ["batch", tasks, "--out", "/proc/eddy-nope/out"],
+        /cannot create the batch folder \/proc\/eddy-nope\/out: ENOENT/,
+      ],
+      [
+        ["serve", "--port", "0", "--token", "abcdefghijkl", "--data-dir", "/proc/eddy-nope"],
+        /cannot create the data folder \/proc\/eddy-nope\/runs \(ENOENT\).*--data-dir/,
+      ],
+      [
+        ["run", "--workspace", "/proc", "--thread", "t", "hi"],
+        /cannot create the folder \/proc\/\.eddy \(ENOENT\): eddy keeps this workspace's own state there/,
+      ],
+    ])("eddy %j", async (args, message) => {
+      const target = ["--base-url", mock.url, "--model", "m"];
+      const r = await runCli([...(args as string[]), ...target], {
+        cwd: workspace,
+        timeoutMs: HANG_GUARD_MS,
+      });
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).not.toMatch(/internal error/);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.code).toBe(2);
+    });
+  },
+);

@@ -6,11 +6,12 @@
  * line, and adds its own wall time to the summary's (`runs`).
  */
 import { randomUUID } from "node:crypto";
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { EddyError } from "../errors.js";
 import type { FrameError, RunEndReason } from "../frames/frame.js";
 import type { Usage } from "../protocol/types.js";
+import { makeDirSync } from "../util/make-dir.js";
 import { type BatchResult, succeeded } from "./run-task.js";
 import { fileTapeStore, type TapeStore } from "./tape-store.js";
 
@@ -87,7 +88,7 @@ export interface BatchDir {
 /** Opens (creating when missing) the batch folder `path`; `secrets` never reach its tapes. */
 export function openBatchDir(path: string, secrets: readonly string[] = []): BatchDir {
   try {
-    mkdirSync(join(path, "tapes"), { recursive: true });
+    makeDirSync(join(path, "tapes"));
   } catch (err) {
     throw new EddyError(
       "invalid_config",

@@ -5,11 +5,12 @@
  * tape beside the old one and swaps it in only once it holds everything the old one had worth
  * keeping (`commit`), so dying mid-resume loses nothing either.
  */
-import { closeSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { closeSync, existsSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Frame } from "../frames/frame.js";
 import { appendTapeLine, openTapeFile } from "../replay/recorder.js";
 import { readTape, type Tape, type TapeHeader } from "../replay/tape.js";
+import { makeDirSync } from "../util/make-dir.js";
 import { redactSecrets } from "../util/redact.js";
 import { tapeFileName } from "./task.js";
 
@@ -46,7 +47,7 @@ export interface TapeStore {
 
 /** Tapes as files `ID.tape` in `dir` (created when missing); `secrets` never reach them. */
 export function fileTapeStore(dir: string, secrets: readonly string[] = []): TapeStore {
-  mkdirSync(dir, { recursive: true });
+  makeDirSync(dir);
   const pathOf = (id: string) => join(dir, tapeFileName(id));
   return {
     async read(id) {

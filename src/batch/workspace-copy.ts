@@ -8,10 +8,11 @@
  * A copy that fails (a full disk, an unreadable file, a folder that cannot be made) removes what it
  * made and throws one line; the task fails with it, never the batch (`workspaceCopyFailed`).
  */
-import { cpSync, lstatSync, mkdirSync, rmSync } from "node:fs";
+import { cpSync, lstatSync, rmSync } from "node:fs";
 import { dirname, relative, sep } from "node:path";
 import { EddyError } from "../errors.js";
 import type { FrameError } from "../frames/frame.js";
+import { makeDirSync } from "../util/make-dir.js";
 
 /** What a copy left out. */
 export interface WorkspaceCopy {
@@ -27,7 +28,7 @@ export function copyWorkspace(from: string, to: string): WorkspaceCopy {
   const skipped: string[] = [];
   try {
     rmSync(to, { recursive: true, force: true });
-    mkdirSync(dirname(to), { recursive: true });
+    makeDirSync(dirname(to));
     cpSync(from, to, {
       recursive: true,
       verbatimSymlinks: true,

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { resumeRun } from "../batch/resume.js";
 import { fileTapeStore, type TapeStore, type TapeWriter } from "../batch/tape-store.js";
 import { createThreadStore, type ThreadStore } from "../context/threads.js";
-import type { EddyError } from "../errors.js";
+import { EddyError } from "../errors.js";
 import type { Frame, McpServerSummary, RunEndedFrame, RunEndReason } from "../frames/frame.js";
 import type { ToolHooks } from "../loop/hooks.js";
 import { type InstructionFile, withInstructionFiles } from "../loop/instruction-files.js";
@@ -145,9 +145,25 @@ export interface RunService {
 /** Run ids the server makes (and the only ones its routes accept). */
 export const RUN_ID_PATTERN = /^run_[A-Za-z0-9]{1,64}$/;
 
+/** The tapes of the server's runs, in its data folder; a folder it cannot make is the user's to fix. */
+function openTapes(runtime: ServeRuntime): TapeStore {
+  const dir = join(runtime.dataDir, "runs");
+  try {
+    return (runtime.tapeStore ?? fileTapeStore)(dir, runtime.secrets ?? []);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException | null)?.code;
+    if (typeof code !== "string") throw err;
+    throw new EddyError(
+      "invalid_config",
+      `cannot create the data folder ${dir} (${code}): eddy serve keeps its runs' tapes there; choose another with --data-dir (ServeRuntime.dataDir)`,
+      { fault: "user" },
+    );
+  }
+}
+
 /** The server's runs, with those its data folder's tapes hold already. */
 export function createRunService(runtime: ServeRuntime): RunService {
-  const tapes = (runtime.tapeStore ?? fileTapeStore)(join(runtime.dataDir, "runs"), runtime.secrets ?? []);
+  const tapes = openTapes(runtime);
   const threads = createThreadStore({ workspace: runtime.workspace });
   const runs = new Map<string, ServedRun>();
   for (const run of restoreRuns(join(runtime.dataDir, "runs"))) runs.set(run.id, run);

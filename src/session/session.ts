@@ -14,7 +14,6 @@
  * `eddy chat` is a terminal over this; a server can put the same sessions behind HTTP.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { resumeRun } from "../batch/resume.js";
 import { createTapeFileWriter, type TapeWriter } from "../batch/tape-store.js";
@@ -33,6 +32,7 @@ import { TapeWriteGuard } from "../replay/recorder.js";
 import { readTape, type TapeHeader } from "../replay/tape.js";
 import { undoFileChanges } from "../tools/file-undo.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
+import { makeDirSync } from "../util/make-dir.js";
 import { Feed } from "./feed.js";
 
 /** The settings every turn shares; each message becomes the turn's `input`. */
@@ -484,7 +484,7 @@ export class Session {
 
   private tapePath(runId: string): string {
     const dir = join(this.options.tapes ?? join(this.store.root, "tapes"), this.threadName);
-    mkdirSync(dir, { recursive: true });
+    makeDirSync(dir);
     return join(dir, `${runId}.tape`);
   }
 

@@ -21,6 +21,7 @@ import { constants, existsSync, type Stats } from "node:fs";
 import { type FileHandle, lstat, mkdir, open, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { EddyError } from "../errors.js";
+import { makeDir } from "./make-dir.js";
 import { sizeText } from "./regular-file.js";
 
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
@@ -47,7 +48,13 @@ export async function openStateDir(
   parts: readonly string[],
   options: { create: boolean },
 ): Promise<StateDir | undefined> {
-  if (options.create) await mkdir(base, { recursive: true });
+  if (options.create) {
+    try {
+      await makeDir(base);
+    } catch (err) {
+      throw cannotCreate(err, base);
+    }
+  }
   let dir: StateDir;
   try {
     dir = held(await open(base, constants.O_RDONLY | O_DIRECTORY), base);
@@ -82,7 +89,7 @@ async function openChild(dir: StateDir, name: string, create: boolean): Promise<
   try {
     await mkdir(`${dir.ref}/${name}`);
   } catch (err) {
-    if (errnoOf(err) !== "EEXIST") throw err;
+    if (errnoOf(err) !== "EEXIST") throw cannotCreate(err, path);
   }
   try {
     return held(await open(`${dir.ref}/${name}`, flags), path);
@@ -214,6 +221,17 @@ async function unsafe(err: unknown, dir: StateDir, name: string): Promise<unknow
       `${path} is a symlink: eddy keeps its own state only in real folders and files, never through a symlink (one shipped in a repository could point anywhere); remove it`,
     );
   return unsafeError(`${path} is not a folder`);
+}
+
+/** A folder of eddy's state that the system will not make (a read-only disk, no permission, procfs). */
+function cannotCreate(err: unknown, path: string): unknown {
+  const code = errnoOf(err);
+  if (code === undefined) return err;
+  return new EddyError(
+    "invalid_config",
+    `cannot create the folder ${path} (${code}): eddy keeps this workspace's own state there (threads, bundles, served runs); use a workspace where it can`,
+    { fault: "user" },
+  );
 }
 
 function unsafeError(message: string): EddyError {
