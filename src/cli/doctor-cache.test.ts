@@ -61,6 +61,16 @@ describe("doctor cache", () => {
     expect(doctorCachePath({})).toBeUndefined();
   });
 
+  it("ignores a relative XDG_CACHE_HOME or HOME (the cache would land wherever eddy was started)", () => {
+    expect(doctorCachePath({ XDG_CACHE_HOME: "cache", HOME: "/h" })).toBe(
+      join("/h", ".cache", "eddy", "doctor.json"),
+    );
+    expect(doctorCachePath({ XDG_CACHE_HOME: "", HOME: "/h" })).toBe(
+      join("/h", ".cache", "eddy", "doctor.json"),
+    );
+    expect(doctorCachePath({ XDG_CACHE_HOME: "./x", HOME: "h" })).toBeUndefined();
+  });
+
   it("writes atomically and reads its reports back", () => {
     const path = join(dir, "eddy", "doctor.json");
     expect(writeDoctorReport(path, KEY, report())).toEqual([]);

@@ -6,7 +6,7 @@
  * never a crash. Writes go to a temporary file renamed over the old one, so a reader never sees
  * half a file. A report older than `DOCTOR_CACHE_MAX_AGE_MS` is not used (`eddy doctor` refreshes it).
  */
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
 import { evidenceChanges } from "../provider/probe/evidence.js";
@@ -14,6 +14,8 @@ import { parseDoctorReport } from "../provider/probe/report.js";
 import type { DoctorReport } from "../provider/probe/types.js";
 import type { ApiName } from "../provider/wire-api.js";
 import { isJsonObject } from "../util/json.js";
+import { makeDirSync } from "../util/make-dir.js";
+import { eddyCacheDir } from "./cache-dir.js";
 import type { Env, ProviderTarget } from "./config.js";
 
 /** Reports older than this are not used by runs (30 days). */
@@ -50,10 +52,8 @@ export interface DoctorEvidence {
 
 /** The cache file's path, or undefined when the environment names no cache or home directory. */
 export function doctorCachePath(env: Env): string | undefined {
-  const xdg = env.XDG_CACHE_HOME;
-  if (xdg !== undefined && xdg !== "") return join(xdg, "eddy", "doctor.json");
-  const home = env.HOME || env.USERPROFILE;
-  return home === undefined || home === "" ? undefined : join(home, ".cache", "eddy", "doctor.json");
+  const dir = eddyCacheDir(env);
+  return dir === undefined ? undefined : join(dir, "doctor.json");
 }
 
 /** The key of a report in the cache. */
@@ -106,7 +106,7 @@ export function writeDoctorReport(path: string, key: string, report: DoctorRepor
   const kept = Object.entries(entries)
     .sort(([, a], [, b]) => Date.parse(b.cached_at) - Date.parse(a.cached_at))
     .slice(0, MAX_ENTRIES);
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  makeDirSync(dirname(path), 0o700);
   const temporary = `${path}.${process.pid}.tmp`;
   writeFileSync(
     temporary,
