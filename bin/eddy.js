@@ -2,6 +2,7 @@
 // Thin launcher: the CLI is compiled to dist/ and bundled into dist/cli/bundle/ by `npm run build`
 // (run automatically by `npm ci`/`npm install`; docs/architecture.md).
 import { existsSync } from "node:fs";
+import module from "node:module";
 import { fileURLToPath } from "node:url";
 
 const entry = new URL("../dist/cli/bundle/main.js", import.meta.url);
@@ -10,6 +11,16 @@ if (!existsSync(fileURLToPath(entry))) {
     "eddy: the CLI is not built yet (dist/ is missing). Run `npm run build` in the eddy package.\n",
   );
   process.exit(2);
+}
+// Node 22.1+ keeps the CLI's compiled code between runs (src/cli/compile-cache.ts); Node 20 has no
+// such cache and loads nothing for it.
+if (typeof module.enableCompileCache === "function") {
+  try {
+    const cache = await import(new URL("../dist/cli/compile-cache.js", import.meta.url).href);
+    cache.enableCompileCache(process.env, (dir) => module.enableCompileCache(dir));
+  } catch {
+    // No cache: the run is as fast as without one, no slower.
+  }
 }
 const { main } = await import(entry.href);
 process.exitCode = await main(process.argv.slice(2));
