@@ -100,3 +100,31 @@ describe.runIf(existsSync("/proc/self"))(
     });
   },
 );
+
+describe("a tape to write that is not a regular file: refused before anything is sent", () => {
+  let mock: MockServer;
+  beforeAll(async () => {
+    mock = await createMockServer({});
+  });
+  afterAll(async () => {
+    await mock.close();
+  });
+  const recordFifo = join(dir, "record.fifo");
+  spawnSync("mkfifo", [recordFifo]);
+
+  it.each([
+    [recordFifo, /cannot write the tape .*record\.fifo: it is a FIFO \(named pipe\), not a regular file/],
+    ["/dev/null", /cannot write the tape \/dev\/null: it is a character device/],
+    [join(dir, "no-such-folder", "t.tape"), /cannot write the tape .*t\.tape: ENOENT/],
+  ])("eddy run --record %s", async (tape, message) => {
+    const before = mock.requests.length;
+    const args = ["run", "--record", tape, "--base-url", mock.url, "--model", "m", "hi"];
+    const r = await runCli(args, { cwd: workspace, timeoutMs: HANG_GUARD_MS });
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stdout).toBe("");
+    expect(r.code).toBe(2);
+    // Before, the run went ahead (a FIFO's open then blocked the process for good after the request).
+    expect(mock.requests.length).toBe(before);
+  });
+});

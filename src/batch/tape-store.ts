@@ -8,7 +8,7 @@
 import { closeSync, existsSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Frame } from "../frames/frame.js";
-import { appendTapeLine, openTapeFile } from "../replay/recorder.js";
+import { appendTapeLine, emptyTape, openTapeFile, type ReservedTape } from "../replay/recorder.js";
 import { readTape, type Tape, type TapeHeader } from "../replay/tape.js";
 import { makeDirSync } from "../util/make-dir.js";
 import { redactSecrets } from "../util/redact.js";
@@ -66,14 +66,16 @@ export function fileTapeStore(dir: string, secrets: readonly string[] = []): Tap
 /**
  * A tape file written line by line with synchronous writes (a killed process leaves a valid
  * prefix). With `replaces`, it is written beside that tape and renamed over it on `commit()`.
+ * `reserved`: the file opened before the run started (`reserveTapeFile`), emptied now.
  */
 export function createTapeFileWriter(
   path: string,
   header: TapeHeader,
   secrets: readonly string[],
   replaces: string | undefined,
+  reserved?: ReservedTape,
 ): TapeWriter {
-  let fd: number | undefined = openTapeFile(path);
+  let fd: number | undefined = reserved === undefined ? openTapeFile(path) : emptyTape(reserved);
   const end = { bytes: 0 };
   const write = (value: unknown) => {
     if (fd !== undefined) appendTapeLine(fd, `${redactSecrets(JSON.stringify(value), secrets)}\n`, end);

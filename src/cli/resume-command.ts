@@ -15,7 +15,8 @@ import { resolve } from "node:path";
 import { planResume, type ResumeOptions, resumeRun } from "../batch/resume.js";
 import { createTapeFileWriter, type TapeWriter } from "../batch/tape-store.js";
 import type { Frame } from "../frames/frame.js";
-import { readTape, type Tape } from "../replay/tape.js";
+import { type ReservedTape, releaseTapeFile, reserveTapeFile } from "../replay/recorder.js";
+import { readTape, type Tape, type TapeHeader } from "../replay/tape.js";
 import { type EffectiveConfig, type RunFlags, resolveConfig } from "./config.js";
 import { CANCELLED, exitCodeFor } from "./exit-codes.js";
 import { ImageSaver } from "./hosted-items.js";
@@ -60,11 +61,12 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
   const prepared = await prepareTools(config, io, (event) => view.say(mcpEventLine(event, styles)));
   const controller = new AbortController();
   const out = resolve(io.cwd, flags.record ?? path);
+  // A tape that cannot be written stops the command here, before anything starts or is sent.
+  const record = new ResumeTape(out, out === resolve(io.cwd, path));
   const tapeGuard = new TapeGuard(out, (reason) => controller.abort(reason));
   const removeSignal = cancelOnSignal(io, controller);
   let tools: RunTools | undefined;
   let target: TargetProvider | undefined;
-  let writer: TapeWriter | undefined;
   let otel: OtelExport | undefined;
   try {
     tools = await startTools(prepared, {
@@ -80,7 +82,6 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     if (otelRequested(flags.otel, io.env))
       otel = await startOtelExport({ env: io.env, providerName: target.provider.name });
     const secrets = [...secretsOf(config), ...tools.secrets];
-    const inPlace = out === resolve(io.cwd, path);
     const handle = resumeRun(tape, {
       provider: target.provider,
       registry: tools.registry,
@@ -90,20 +91,14 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
       signal: controller.signal,
       secrets,
       onFrame: (frame: Frame) => {
-        tapeGuard.write(() => writer?.write(frame));
+        tapeGuard.write(() => record.writer?.write(frame));
         otel?.observer(frame);
         images.observe(frame);
         view.render(frame);
       },
-      onResumed: () => writer?.commit(),
+      onResumed: () => record.writer?.commit(),
     });
-    // In place: the new tape is written beside the old one and replaces it once it holds its frames.
-    writer = createTapeFileWriter(
-      inPlace ? `${out}.resuming` : out,
-      handle.header,
-      secrets,
-      inPlace ? out : undefined,
-    );
+    record.start(handle.header, secrets);
     if (target.notice !== undefined) io.stderr.write(`${styles.dim(target.notice)}\n`);
     io.stderr.write(`${styles.dim(describeResume(path, tape, handle.point))}\n`);
     for await (const _frame of handle) {
@@ -112,10 +107,42 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     return tapeGuard.exitCode((await handle.result).reason, (line) => view.say(line), styles);
   } finally {
     removeSignal();
-    await writer?.close();
+    await record.close();
     await otel?.shutdown();
     await target?.close();
     await closeTools(prepared, tools?.registry);
+  }
+}
+
+/**
+ * The resumed run's tape, reserved before anything starts (`reserveTapeFile`). In place, the new
+ * tape is written beside the old one and replaces it once it holds its frames.
+ */
+class ResumeTape {
+  writer: TapeWriter | undefined;
+  private readonly reserved: ReservedTape;
+
+  constructor(
+    private readonly out: string,
+    private readonly inPlace: boolean,
+  ) {
+    this.reserved = reserveTapeFile(inPlace ? `${out}.resuming` : out);
+  }
+
+  start(header: TapeHeader, secrets: readonly string[]): void {
+    const { path } = this.reserved;
+    this.writer = createTapeFileWriter(
+      path,
+      header,
+      secrets,
+      this.inPlace ? this.out : undefined,
+      this.reserved,
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.writer !== undefined) await this.writer.close();
+    else releaseTapeFile(this.reserved);
   }
 }
 

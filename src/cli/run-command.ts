@@ -18,7 +18,13 @@ import { runAgentOnThread } from "../loop/thread-run.js";
 import type { ItemParam } from "../protocol/types.js";
 import type { Provider } from "../provider/provider.js";
 import { createTapeHeader } from "../replay/header.js";
-import { createTapeRecorder, type TapeRecorder } from "../replay/recorder.js";
+import {
+  createTapeRecorder,
+  type ReservedTape,
+  releaseTapeFile,
+  reserveTapeFile,
+  type TapeRecorder,
+} from "../replay/recorder.js";
 import { readTape, type TapeHeader } from "../replay/tape.js";
 import { readRegularTextSync } from "../util/regular-file.js";
 import { compileSchema } from "../util/schema.js";
@@ -73,6 +79,8 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
   // MCP events come once the servers start, after the view exists.
   let view: RunView | undefined;
   const prepared = await prepareRun(prompt, flags, io, (event) => view?.say(mcpEventLine(event, styles)));
+  // A tape that cannot be written stops the command here, before anything starts or is sent.
+  const reserved = flags.record === undefined ? undefined : reserveTapeFile(flags.record);
   const images = new ImageSaver(prepared.config.workspace.value);
   view =
     flags.json === true
@@ -124,7 +132,7 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     if (started.notice !== undefined) io.stderr.write(`${styles.dim(started.notice)}\n`);
     if (flags.record !== undefined) {
       const header = tapeHeaderOf(handle.spec, deps, prepared.config, tools);
-      recorder = createTapeRecorder(flags.record, header, deps.secrets ?? []);
+      recorder = createTapeRecorder(flags.record, header, deps.secrets ?? [], reserved);
       // A thread's or a context's run starts while its context is compiled: record what came first.
       for (const frame of unrecorded.splice(0)) recorder.observer(frame);
     }
@@ -134,7 +142,7 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     return tape.exitCode((await handle.result).reason, (line) => view.say(line), styles);
   } finally {
     removeSignal();
-    recorder?.close();
+    closeTape(recorder, reserved);
     const deadline =
       signalledAt === undefined
         ? performance.now() + SHUTDOWN_BUDGET.afterRunMs
@@ -142,6 +150,12 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     const problem = await closeRunBy(deadline, { otel, started, prepared, registry: tools?.registry });
     if (problem !== undefined) io.stderr.write(`${styles.yellow(problem)}\n`);
   }
+}
+
+/** Closes the run's tape; one reserved for a run that never started is given back as it was. */
+function closeTape(recorder: TapeRecorder | undefined, reserved: ReservedTape | undefined): void {
+  if (recorder !== undefined) recorder.close();
+  else if (reserved !== undefined) releaseTapeFile(reserved);
 }
 
 /**

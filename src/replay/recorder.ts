@@ -4,10 +4,21 @@
  * frames carry none by construction, and as defence in depth any configured secret value found in
  * a line is replaced by `***` before it is written.
  */
-import { closeSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  rmSync,
+  type Stats,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { describeError, EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { redactSecrets } from "../util/redact.js";
+import { kindOf } from "../util/regular-file.js";
 import type { TapeHeader } from "./tape.js";
 
 /** Writes a tape as the run goes. */
@@ -17,13 +28,17 @@ export interface TapeRecorder {
   close(): void;
 }
 
-/** A tape recorder writing to `path` (the header first, then each frame as it is emitted). */
+/**
+ * A tape recorder writing to `path` (the header first, then each frame as it is emitted). `reserved`:
+ * the file opened before the run started (`reserveTapeFile`), emptied now.
+ */
 export function createTapeRecorder(
   path: string,
   header: TapeHeader,
   secrets: readonly (string | undefined)[] = [],
+  reserved?: ReservedTape,
 ): TapeRecorder {
-  const fd = openTapeFile(path);
+  const fd = reserved === undefined ? openTapeFile(path) : emptyTape(reserved);
   const end = { bytes: 0 };
   const write = (value: unknown) => {
     appendTapeLine(fd, `${redactSecrets(JSON.stringify(value), secrets)}\n`, end);
@@ -102,17 +117,90 @@ export function appendTapeLine(fd: number, line: string, end: { bytes: number })
 }
 
 /**
- * Opens `path` for writing a tape (created or truncated); a path that cannot be written is a user
- * error (`invalid_config`) naming the path and the reason.
+ * Write, create; non-blocking, so a FIFO with no reader fails at once (ENXIO) instead of blocking
+ * the process in `open` where no signal reaches it; never the controlling terminal.
+ */
+const O_TAPE =
+  constants.O_WRONLY | constants.O_CREAT | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
+
+/**
+ * Opens `path` for writing a tape (created or truncated); a path that cannot be written, or that is
+ * not a regular file (a FIFO, a device, a directory), is a user error (`invalid_config`) naming the
+ * path and the reason.
  */
 export function openTapeFile(path: string): number {
+  return checkedTape(path, () => openSync(path, O_TAPE | constants.O_TRUNC));
+}
+
+/** A tape's file opened before its run starts, what it held still untouched (`reserveTapeFile`). */
+export interface ReservedTape {
+  readonly path: string;
+  readonly fd: number;
+  /** The reservation made the file (it did not exist). */
+  readonly created: boolean;
+}
+
+/**
+ * Opens `path` for a tape before its run starts, so a path that cannot be written stops the command
+ * before anything is sent — without emptying a file that is there until the recorder starts
+ * (`createTapeRecorder`), in case the run never does (`releaseTapeFile`). Fails as `openTapeFile`.
+ */
+export function reserveTapeFile(path: string): ReservedTape {
+  let created = true;
+  const fd = checkedTape(path, () => {
+    try {
+      return openSync(path, O_TAPE | constants.O_EXCL);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      created = false;
+      return openSync(path, O_TAPE);
+    }
+  });
+  return { path, fd, created };
+}
+
+/** Gives back a reserved tape whose run never started: closed, and removed when the reservation made it and it is still empty. */
+export function releaseTapeFile(tape: ReservedTape): void {
+  const empty = fstatSync(tape.fd).size === 0;
+  closeSync(tape.fd);
+  if (tape.created && empty) rmSync(tape.path, { force: true });
+}
+
+/** The descriptor of a reserved tape, emptied: its run has started and the tape is written from here. */
+export function emptyTape(tape: ReservedTape): number {
+  ftruncateSync(tape.fd, 0);
+  return tape.fd;
+}
+
+/** The descriptor `open` gives, checked to be a regular file's; every failure a user error naming the path. */
+function checkedTape(path: string, open: () => number): number {
+  let fd: number;
   try {
-    return openSync(path, "w");
+    fd = open();
   } catch (err) {
-    throw new EddyError(
-      "invalid_config",
-      `cannot write the tape ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      { fault: "user" },
-    );
+    // ENXIO: a FIFO no one reads (or a device that is not there); say which.
+    const special = (err as NodeJS.ErrnoException).code === "ENXIO" ? statOrUndefined(path) : undefined;
+    if (special !== undefined && !special.isFile()) throw notRegular(path, special);
+    throw cannotWrite(path, (err as NodeJS.ErrnoException).code ?? (err as Error).message);
   }
+  const stats = fstatSync(fd);
+  if (stats.isFile()) return fd;
+  closeSync(fd);
+  throw notRegular(path, stats);
+}
+
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function notRegular(path: string, stats: Stats): EddyError {
+  return cannotWrite(path, `it is ${kindOf(stats)}, not a regular file; give a file`);
+}
+
+function cannotWrite(path: string, reason: string): EddyError {
+  return new EddyError("invalid_config", `cannot write the tape ${path}: ${reason}`, { fault: "user" });
 }
