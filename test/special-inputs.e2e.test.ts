@@ -101,7 +101,7 @@ describe.runIf(existsSync("/proc/self"))(
   },
 );
 
-describe("a tape to write that is not a regular file: refused before anything is sent", () => {
+describe("a file to write that is not a regular file: refused before anything is sent", () => {
   let mock: MockServer;
   beforeAll(async () => {
     mock = await createMockServer({});
@@ -125,6 +125,36 @@ describe("a tape to write that is not a regular file: refused before anything is
     expect(r.stdout).toBe("");
     expect(r.code).toBe(2);
     // Before, the run went ahead (a FIFO's open then blocked the process for good after the request).
+    expect(mock.requests.length).toBe(before);
+  });
+
+  it("eddy view --out a FIFO (writing the page blocked until a reader came)", async () => {
+    const tape = join(dir, "viewed.tape");
+    const recorded = await runCli(["run", "--record", tape, "--base-url", mock.url, "--model", "m", "hi"], {
+      cwd: workspace,
+      timeoutMs: HANG_GUARD_MS,
+    });
+    expect(recorded.code, recorded.stderr).toBe(0);
+    const page = join(dir, "page.fifo");
+    spawnSync("mkfifo", [page]);
+    const r = await runCli(["view", tape, "--out", page], { cwd: workspace, timeoutMs: HANG_GUARD_MS });
+    expect(r.stderr).toMatch(
+      /cannot write the page .*page\.fifo: it is a FIFO \(named pipe\), not a regular file/,
+    );
+    expect(r.code).toBe(2);
+  });
+
+  it("eddy batch --out a folder whose results.jsonl is a FIFO (reading it blocked)", async () => {
+    const out = join(dir, "batch-fifo");
+    mkdirSync(out);
+    spawnSync("mkfifo", [join(out, "results.jsonl")]);
+    const tasks = join(dir, "fifo-tasks.jsonl");
+    writeFileSync(tasks, '{"id":"a","input":"hi"}\n');
+    const args = ["batch", tasks, "--out", out, "--base-url", mock.url, "--model", "m"];
+    const before = mock.requests.length;
+    const r = await runCli(args, { cwd: workspace, timeoutMs: HANG_GUARD_MS });
+    expect(r.stderr).toMatch(/the batch file .*results\.jsonl is a FIFO \(named pipe\), not a regular file/);
+    expect(r.code).toBe(2);
     expect(mock.requests.length).toBe(before);
   });
 });

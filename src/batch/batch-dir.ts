@@ -6,12 +6,13 @@
  * line, and adds its own wall time to the summary's (`runs`).
  */
 import { randomUUID } from "node:crypto";
-import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, renameSync } from "node:fs";
 import { join, relative } from "node:path";
 import { EddyError } from "../errors.js";
 import type { FrameError, RunEndReason } from "../frames/frame.js";
 import type { Usage } from "../protocol/types.js";
 import { makeDirSync } from "../util/make-dir.js";
+import { appendRegularFileSync, readRegularTextSync, writeRegularFileSync } from "../util/regular-file.js";
 import { type BatchResult, succeeded } from "./run-task.js";
 import { fileTapeStore, type TapeStore } from "./tape-store.js";
 
@@ -107,7 +108,7 @@ export function openBatchDir(path: string, secrets: readonly string[] = []): Bat
     summary: readSummary(join(path, "summary.json")),
     append(result) {
       const line = toResultLine(result, path);
-      appendFileSync(resultsPath, `${JSON.stringify(line)}\n`);
+      appendRegularFileSync(resultsPath, `${JSON.stringify(line)}\n`, WRITING);
       results.set(line.id, line);
       return line;
     },
@@ -115,21 +116,38 @@ export function openBatchDir(path: string, secrets: readonly string[] = []): Bat
       if (ids.size === 0) return;
       for (const id of ids) results.delete(id);
       const text = [...results.values()].map((l) => `${JSON.stringify(l)}\n`).join("");
-      writeFileSync(`${resultsPath}.tmp`, text);
-      renameSync(`${resultsPath}.tmp`, resultsPath);
+      replaceFile(resultsPath, text);
     },
     writeSummary(summary) {
-      writeFileSync(`${join(path, "summary.json")}.tmp`, `${JSON.stringify(summary, null, 2)}\n`);
-      renameSync(`${join(path, "summary.json")}.tmp`, join(path, "summary.json"));
+      replaceFile(join(path, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
     },
   };
+}
+
+/** How the batch folder's own files are written and read: errors name the file (a user error). */
+const WRITING = { what: "the batch file", code: "invalid_config" } as const;
+const READING = {
+  ...WRITING,
+  maxBytes: 1024 * 1024 * 1024,
+  limitReason: "the most eddy reads of a batch file",
+};
+
+/** Writes `path` whole: a temporary file beside it, renamed over it (a reader never sees half). */
+function replaceFile(path: string, text: string): void {
+  writeRegularFileSync(`${path}.tmp`, text, WRITING);
+  renameSync(`${path}.tmp`, path);
+}
+
+/** The text of one of the folder's own files, a regular file read with a bound; undefined when there is none. */
+function readOwnFile(path: string): string | undefined {
+  return existsSync(path) ? readRegularTextSync(path, READING) : undefined;
 }
 
 /** The result lines of `results.jsonl`; a last line cut mid-write (a crash) is dropped and rewritten. */
 function readResults(path: string): Map<string, ResultLine> {
   const out = new Map<string, ResultLine>();
-  if (!existsSync(path)) return out;
-  const text = readFileSync(path, "utf8");
+  const text = readOwnFile(path);
+  if (text === undefined) return out;
   const lines = text.split("\n");
   let clean = true;
   for (const [i, raw] of lines.entries()) {
@@ -146,15 +164,16 @@ function readResults(path: string): Map<string, ResultLine> {
     }
   }
   if (!clean || (text !== "" && !text.endsWith("\n")))
-    writeFileSync(path, [...out.values()].map((l) => `${JSON.stringify(l)}\n`).join(""));
+    writeRegularFileSync(path, [...out.values()].map((l) => `${JSON.stringify(l)}\n`).join(""), WRITING);
   return out;
 }
 
 /** An earlier `summary.json`; one that is missing or not JSON is none (the new summary starts afresh). */
 function readSummary(path: string): BatchSummary | undefined {
-  if (!existsSync(path)) return undefined;
   try {
-    const value: unknown = JSON.parse(readFileSync(path, "utf8"));
+    const text = readOwnFile(path);
+    if (text === undefined) return undefined;
+    const value: unknown = JSON.parse(text);
     return value !== null && typeof value === "object" ? (value as BatchSummary) : undefined;
   } catch {
     return undefined;
@@ -163,14 +182,12 @@ function readSummary(path: string): BatchSummary | undefined {
 
 function batchId(path: string): string {
   const file = join(path, "batch.json");
-  if (existsSync(file)) {
-    try {
-      const id = (JSON.parse(readFileSync(file, "utf8")) as { id?: unknown }).id;
-      if (typeof id === "string" && /^[a-z0-9]{8,40}$/.test(id)) return id;
-    } catch {}
-  }
+  try {
+    const id = (JSON.parse(readOwnFile(file) ?? "{}") as { id?: unknown }).id;
+    if (typeof id === "string" && /^[a-z0-9]{8,40}$/.test(id)) return id;
+  } catch {}
   const id = randomUUID().replace(/-/g, "").slice(0, 16);
-  writeFileSync(file, `${JSON.stringify({ id, created_at: new Date().toISOString() })}\n`);
+  replaceFile(file, `${JSON.stringify({ id, created_at: new Date().toISOString() })}\n`);
   return id;
 }
 

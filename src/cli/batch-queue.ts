@@ -5,11 +5,12 @@
  * included (permissions never travel through the queue). Each result and tape that comes back is
  * written into the batch folder as on one machine.
  */
-import { renameSync, writeFileSync } from "node:fs";
+import { renameSync } from "node:fs";
 import { join } from "node:path";
 import { enqueueBatch } from "../batch/queue.js";
 import { type BatchTask, tapeFileName } from "../batch/task.js";
 import { mergeRunSpecs } from "../loop/run-spec.js";
+import { writeRegularFileSync } from "../util/regular-file.js";
 import type { BatchPlan } from "./batch-command.js";
 import { describeQueueNotice } from "./batch-progress.js";
 import { readSchema } from "./run-command.js";
@@ -37,7 +38,7 @@ export async function queuedBatch(plan: BatchPlan, url: string): Promise<void> {
       if (tape === undefined) delete result.tape;
       else {
         // The tape first, whole: a results line never points at a missing or partial tape.
-        writeFileSync(`${path}.tmp`, tape);
+        writeRegularFileSync(`${path}.tmp`, tape, { what: "the tape", code: "invalid_config" });
         renameSync(`${path}.tmp`, path);
         result.tape = path;
       }

@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -58,5 +59,24 @@ describe("hosted tool items in the human view (real captures)", () => {
     const bytes = readFileSync(join(dir, name));
     expect(bytes.subarray(0, 4).toString("latin1")).toBe("RIFF");
     expect(bytes.subarray(8, 12).toString("latin1")).toBe("WEBP");
+  });
+
+  it("what is at the image's name already is never followed nor overwritten", () => {
+    const name = "ig_0df93c0bb83a72f20068c979f589c0819e9f0fc2d1a27aa1b8.webp";
+    // A symlink a cloned repository ships under the image's name, pointing out of the workspace.
+    const linked = mkdtempSync(join(tmpdir(), "eddy-hosted-link-"));
+    const outside = join(mkdtempSync(join(tmpdir(), "eddy-hosted-outside-")), "planted.webp");
+    symlinkSync(outside, join(linked, name));
+    expect(render("openai/openai-image-generation-tool.1", linked)).toContain("not saved: EEXIST");
+    expect(existsSync(outside)).toBe(false);
+    // A FIFO there: refused at once (a blocking open would hang the run).
+    const piped = mkdtempSync(join(tmpdir(), "eddy-hosted-fifo-"));
+    spawnSync("mkfifo", [join(piped, name)]);
+    expect(render("openai/openai-image-generation-tool.1", piped)).toContain("not saved: EEXIST");
+    // The same item's image from an earlier run: kept, and named as where the image is.
+    const again = mkdtempSync(join(tmpdir(), "eddy-hosted-again-"));
+    writeFileSync(join(again, name), "earlier");
+    expect(render("openai/openai-image-generation-tool.1", again)).toContain(`saved to ${name}`);
+    expect(readFileSync(join(again, name), "utf8")).toBe("earlier");
   });
 });

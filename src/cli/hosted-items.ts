@@ -8,11 +8,32 @@
  * Generated images (`image_generation_call.result`, base64) are written to the workspace as
  * files named after the item (`ig_….webp`), in every output mode, so a run's pictures are kept.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { closeSync, constants, lstatSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { Frame } from "../frames/frame.js";
 import type { JsonObject } from "../protocol/types.js";
+import { WRITE_FLAGS } from "../util/regular-file.js";
 import { clip } from "./terminal.js";
+
+/**
+ * Writes the image unless something is at `path` already, which is left alone: the same item's
+ * image from an earlier run (a resume, a replay) counts as saved; a symlink a cloned repository
+ * ships under that name (dangling or not) or a FIFO does not (EEXIST), and is never followed.
+ */
+function writeNewFile(path: string, bytes: Uint8Array): void {
+  let fd: number;
+  try {
+    fd = openSync(path, WRITE_FLAGS | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST" && lstatSync(path).isFile()) return;
+    throw err;
+  }
+  try {
+    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** The finished output item an `item_done` frame carries, if the frame is one. */
 export function doneItem(frame: Frame): JsonObject | undefined {
@@ -37,7 +58,7 @@ export class ImageSaver {
     const name = `${id}.${format === "" ? "png" : format}`;
     const path = join(this.workspace, name);
     try {
-      if (!existsSync(path)) writeFileSync(path, Buffer.from(item.result, "base64"));
+      writeNewFile(path, Buffer.from(item.result, "base64"));
       this.saved.set(id, name);
     } catch (error) {
       this.saved.set(id, `(not saved: ${(error as NodeJS.ErrnoException).code ?? "error"})`);

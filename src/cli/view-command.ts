@@ -4,10 +4,11 @@
  * a display; the path is printed on stdout either way.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { EddyError } from "../errors.js";
+import { writeRegularFileSync } from "../util/regular-file.js";
 import { collectViewInput } from "../view/load.js";
 import { renderViewPage } from "../view/page.js";
 import type { Env } from "./config.js";
@@ -41,12 +42,7 @@ export async function viewCommand(
     flags.out !== undefined
       ? resolve(io.cwd, flags.out)
       : join(mkdtempSync(join(tmpdir(), "eddy-view-")), `${pageName(paths)}.html`);
-  try {
-    writeFileSync(target, html);
-  } catch (err) {
-    const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    throw new EddyError("invalid_argument", `cannot write ${target}: ${reason}`, { fault: "user" });
-  }
+  writeRegularFileSync(target, html, { what: "the page" });
   io.stdout.write(`${target}\n`);
   const styles = stylesFor(io.stderr, io.env);
   const command =

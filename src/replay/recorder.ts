@@ -4,21 +4,11 @@
  * frames carry none by construction, and as defence in depth any configured secret value found in
  * a line is replaced by `***` before it is written.
  */
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  ftruncateSync,
-  openSync,
-  rmSync,
-  type Stats,
-  statSync,
-  writeSync,
-} from "node:fs";
-import { describeError, EddyError } from "../errors.js";
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, rmSync, writeSync } from "node:fs";
+import { describeError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { redactSecrets } from "../util/redact.js";
-import { kindOf } from "../util/regular-file.js";
+import { checkedWritable, WRITE_FLAGS } from "../util/regular-file.js";
 import type { TapeHeader } from "./tape.js";
 
 /** Writes a tape as the run goes. */
@@ -117,19 +107,12 @@ export function appendTapeLine(fd: number, line: string, end: { bytes: number })
 }
 
 /**
- * Write, create; non-blocking, so a FIFO with no reader fails at once (ENXIO) instead of blocking
- * the process in `open` where no signal reaches it; never the controlling terminal.
- */
-const O_TAPE =
-  constants.O_WRONLY | constants.O_CREAT | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
-
-/**
  * Opens `path` for writing a tape (created or truncated); a path that cannot be written, or that is
  * not a regular file (a FIFO, a device, a directory), is a user error (`invalid_config`) naming the
  * path and the reason.
  */
 export function openTapeFile(path: string): number {
-  return checkedTape(path, () => openSync(path, O_TAPE | constants.O_TRUNC));
+  return checkedWritable(path, TAPE, () => openSync(path, WRITE_FLAGS | constants.O_TRUNC));
 }
 
 /** A tape's file opened before its run starts, what it held still untouched (`reserveTapeFile`). */
@@ -147,17 +130,20 @@ export interface ReservedTape {
  */
 export function reserveTapeFile(path: string): ReservedTape {
   let created = true;
-  const fd = checkedTape(path, () => {
+  const fd = checkedWritable(path, TAPE, () => {
     try {
-      return openSync(path, O_TAPE | constants.O_EXCL);
+      return openSync(path, WRITE_FLAGS | constants.O_EXCL);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       created = false;
-      return openSync(path, O_TAPE);
+      return openSync(path, WRITE_FLAGS);
     }
   });
   return { path, fd, created };
 }
+
+/** How tape writes name their file and fail: `cannot write the tape PATH: …` (a user error). */
+const TAPE = { what: "the tape", code: "invalid_config" } as const;
 
 /** Gives back a reserved tape whose run never started: closed, and removed when the reservation made it and it is still empty. */
 export function releaseTapeFile(tape: ReservedTape): void {
@@ -170,37 +156,4 @@ export function releaseTapeFile(tape: ReservedTape): void {
 export function emptyTape(tape: ReservedTape): number {
   ftruncateSync(tape.fd, 0);
   return tape.fd;
-}
-
-/** The descriptor `open` gives, checked to be a regular file's; every failure a user error naming the path. */
-function checkedTape(path: string, open: () => number): number {
-  let fd: number;
-  try {
-    fd = open();
-  } catch (err) {
-    // ENXIO: a FIFO no one reads (or a device that is not there); say which.
-    const special = (err as NodeJS.ErrnoException).code === "ENXIO" ? statOrUndefined(path) : undefined;
-    if (special !== undefined && !special.isFile()) throw notRegular(path, special);
-    throw cannotWrite(path, (err as NodeJS.ErrnoException).code ?? (err as Error).message);
-  }
-  const stats = fstatSync(fd);
-  if (stats.isFile()) return fd;
-  closeSync(fd);
-  throw notRegular(path, stats);
-}
-
-function statOrUndefined(path: string): Stats | undefined {
-  try {
-    return statSync(path);
-  } catch {
-    return undefined;
-  }
-}
-
-function notRegular(path: string, stats: Stats): EddyError {
-  return cannotWrite(path, `it is ${kindOf(stats)}, not a regular file; give a file`);
-}
-
-function cannotWrite(path: string, reason: string): EddyError {
-  return new EddyError("invalid_config", `cannot write the tape ${path}: ${reason}`, { fault: "user" });
 }

@@ -1,10 +1,26 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EddyError } from "../errors.js";
-import { readRegularFileSync, readRegularTextSync, sizeText } from "./regular-file.js";
+import {
+  appendRegularFileSync,
+  readRegularFileSync,
+  readRegularTextSync,
+  sizeText,
+  writeRegularFileSync,
+} from "./regular-file.js";
 
 const dir = mkdtempSync(join(tmpdir(), "eddy-regular-file-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -78,5 +94,42 @@ describe("readRegularFileSync", () => {
     expect(sizeText(1.5 * 1024 * 1024)).toBe("1.5 MiB");
     expect(sizeText(64 * 1024)).toBe("64 KiB");
     expect(sizeText(10)).toBe("10 bytes");
+  });
+});
+
+describe("writeRegularFileSync, appendRegularFileSync", () => {
+  const page = { what: "the page" };
+
+  it("write a file whole, or add to its end, creating it when missing", () => {
+    const path = join(dir, "out.txt");
+    writeRegularFileSync(path, "a longer first text\n", page);
+    writeRegularFileSync(path, "one\n", page);
+    appendRegularFileSync(path, "two\n", page);
+    appendRegularFileSync(join(dir, "new.jsonl"), new Uint8Array([0x7b, 0x7d]), page);
+    expect(readFileSync(path, "utf8")).toBe("one\ntwo\n");
+    expect(readFileSync(join(dir, "new.jsonl"), "utf8")).toBe("{}");
+  });
+
+  it.each([
+    ["writeRegularFileSync", writeRegularFileSync],
+    ["appendRegularFileSync", appendRegularFileSync],
+  ])("%s refuses at once what is not a regular file, naming it", (_name, write) => {
+    const fifo = join(dir, `out-${_name}.fifo`);
+    spawnSync("mkfifo", [fifo]);
+    // No reader: a blocking open would wait for one forever.
+    expect(thrown(() => write(fifo, "x", page)).message).toBe(
+      `cannot write the page ${fifo}: it is a FIFO (named pipe), not a regular file; give a file`,
+    );
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      expect(thrown(() => write(fifo, "x", page)).message).toMatch(/it is a FIFO \(named pipe\)/);
+    } finally {
+      closeSync(reader);
+    }
+    expect(thrown(() => write("/dev/null", "x", page)).message).toMatch(/it is a character device/);
+    const error = thrown(() => write(dir, "x", { what: "the page", code: "invalid_config" }));
+    expect(error.message).toBe(`cannot write the page ${dir}: EISDIR`);
+    expect(error.code).toBe("invalid_config");
+    expect(thrown(() => write(join(dir, "missing", "x"), "x", page)).message).toMatch(/: ENOENT$/);
   });
 });

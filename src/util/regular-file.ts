@@ -8,7 +8,16 @@
  * between a check and the read cannot slip a special file in. The read stops one byte past the
  * bound whatever `st_size` says (files under `/proc` report 0; a file may grow while it is read).
  */
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readSync,
+  type Stats,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { EddyError, type EddyErrorCode } from "../errors.js";
 
 const O_READ = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
@@ -89,6 +98,109 @@ function readBounded(fd: number, sizeHint: number, max: number): Buffer | undefi
     filled += read;
   }
   return filled > max ? undefined : buffer.subarray(0, filled);
+}
+
+/**
+ * Write, create; non-blocking, so opening a FIFO no one reads fails at once (ENXIO) instead of
+ * blocking the process in `open(2)`, where no signal reaches it; never the controlling terminal.
+ */
+export const WRITE_FLAGS =
+  constants.O_WRONLY | constants.O_CREAT | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
+
+/** How a write names its file and fails. */
+export interface WritableFileOptions {
+  /** The file's role as errors name it, before the path: `"the page"`, `"the tape"`. */
+  what: string;
+  /** The code of the errors thrown (all `fault: "user"`). @defaultValue "invalid_argument" */
+  code?: EddyErrorCode;
+}
+
+/**
+ * Writing a file the user named (a page, a tape, a batch's results): the descriptor `open` returns
+ * (opened with `WRITE_FLAGS` and more), checked with `fstat` to be a regular file's. A FIFO, a
+ * device or a directory is refused with a one-line `EddyError` — `cannot write the page x.fifo: it
+ * is a FIFO (named pipe), not a regular file; give a file` — as is a path that cannot be opened.
+ */
+export function checkedWritable(path: string, options: WritableFileOptions, open: () => number): number {
+  let fd: number;
+  try {
+    fd = open();
+  } catch (err) {
+    // ENXIO: a FIFO no one reads (or a device that is not there); say which.
+    const stats = errnoCode(err) === "ENXIO" ? statOrUndefined(path) : undefined;
+    if (stats !== undefined && !stats.isFile()) throw notRegularFile(path, stats, options);
+    throw cannotWrite(path, reasonOf(err), options, err);
+  }
+  const stats = fstatSync(fd);
+  if (stats.isFile()) return fd;
+  closeSync(fd);
+  throw notRegularFile(path, stats, options);
+}
+
+/** Writes `data` as the whole content of the regular file at `path` (created, or emptied first). */
+export function writeRegularFileSync(
+  path: string,
+  data: string | Uint8Array,
+  options: WritableFileOptions,
+): void {
+  writeAll(
+    checkedWritable(path, options, () => openSync(path, WRITE_FLAGS | constants.O_TRUNC)),
+    data,
+    path,
+    options,
+  );
+}
+
+/** Appends `data` to the regular file at `path` (created when missing). */
+export function appendRegularFileSync(
+  path: string,
+  data: string | Uint8Array,
+  options: WritableFileOptions,
+): void {
+  writeAll(
+    checkedWritable(path, options, () => openSync(path, WRITE_FLAGS | constants.O_APPEND)),
+    data,
+    path,
+    options,
+  );
+}
+
+function writeAll(fd: number, data: string | Uint8Array, path: string, options: WritableFileOptions): void {
+  const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+  try {
+    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+  } catch (err) {
+    throw cannotWrite(path, reasonOf(err), options, err);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function cannotWrite(path: string, reason: string, options: WritableFileOptions, cause?: unknown): EddyError {
+  return new EddyError(
+    options.code ?? "invalid_argument",
+    `cannot write ${options.what} ${path}: ${reason}`,
+    {
+      fault: "user",
+      ...(cause === undefined ? {} : { cause }),
+    },
+  );
+}
+
+function notRegularFile(path: string, stats: Stats, options: WritableFileOptions): EddyError {
+  return cannotWrite(path, `it is ${kindOf(stats)}, not a regular file; give a file`, options);
+}
+
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function errnoCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | null)?.code;
 }
 
 /** What a file that is not a regular one is, in words ("a FIFO (named pipe)", "a character device", …). */
