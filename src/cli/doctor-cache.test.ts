@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -111,6 +112,19 @@ describe("doctor cache", () => {
     const path = join(dir, "doctor.json");
     writeFileSync(path, " ".repeat(1024 * 1024 + 1));
     expect(readDoctorCache(path).notes[0]).toMatch(/over 1048576 bytes/);
+  });
+
+  it("ignores what is not a regular file at once, and writing replaces it", () => {
+    const path = join(dir, "fifo", "eddy", "doctor.json");
+    mkdirSync(dirname(path), { recursive: true });
+    spawnSync("mkfifo", [path]);
+    // Reading a FIFO blocked every run and `eddy doctor` until a writer came.
+    expect(readDoctorCache(path).notes[0]).toMatch(
+      /ignored: it is a FIFO \(named pipe\), not a regular file/,
+    );
+    writeDoctorReport(path, KEY, report());
+    expect(Object.keys(readDoctorCache(path).entries)).toEqual([KEY]);
+    expect(readDoctorCache(dir).notes[0]).toMatch(/ignored: it is a directory/);
   });
 
   it("gives a run the evidence for its endpoint, model and API only, and not once it is too old", () => {

@@ -6,8 +6,10 @@
  * never a crash. Writes go to a temporary file renamed over the old one, so a reader never sees
  * half a file. A report older than `DOCTOR_CACHE_MAX_AGE_MS` is not used (`eddy doctor` refreshes it).
  */
-import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { EddyError } from "../errors.js";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
 import { evidenceChanges } from "../provider/probe/evidence.js";
 import { parseDoctorReport } from "../provider/probe/report.js";
@@ -15,6 +17,7 @@ import type { DoctorReport } from "../provider/probe/types.js";
 import type { ApiName } from "../provider/wire-api.js";
 import { isJsonObject } from "../util/json.js";
 import { makeDirSync } from "../util/make-dir.js";
+import { kindOf, readRegularTextSync } from "../util/regular-file.js";
 import { eddyCacheDir } from "./cache-dir.js";
 import type { Env, ProviderTarget } from "./config.js";
 
@@ -69,11 +72,15 @@ export function readDoctorCache(path: string): DoctorCache {
   });
   let text: string;
   try {
-    if (statSync(path).size > MAX_CACHE_BYTES) return ignored(`it is over ${MAX_CACHE_BYTES} bytes`);
-    text = readFileSync(path, "utf8");
+    // Opened non-blocking and checked as a regular file: a FIFO there used to block every run.
+    const stats = statSync(path);
+    if (!stats.isFile()) return ignored(`it is ${kindOf(stats)}, not a regular file`);
+    if (stats.size > MAX_CACHE_BYTES) return ignored(`it is over ${MAX_CACHE_BYTES} bytes`);
+    text = readRegularTextSync(path, { what: "the eddy doctor cache", maxBytes: MAX_CACHE_BYTES });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    return code === "ENOENT" ? { entries: {}, notes: [] } : ignored(`cannot read it (${code ?? "error"})`);
+    if (code === "ENOENT") return { entries: {}, notes: [] };
+    return ignored(EddyError.isInstance(err) ? err.message : `cannot read it (${code ?? "error"})`);
   }
   let json: unknown;
   try {
@@ -107,12 +114,14 @@ export function writeDoctorReport(path: string, key: string, report: DoctorRepor
     .sort(([, a], [, b]) => Date.parse(b.cached_at) - Date.parse(a.cached_at))
     .slice(0, MAX_ENTRIES);
   makeDirSync(dirname(path), 0o700);
-  const temporary = `${path}.${process.pid}.tmp`;
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   writeFileSync(
     temporary,
     `${JSON.stringify({ format: FORMAT, entries: Object.fromEntries(kept) }, null, 2)}\n`,
     {
       mode: 0o600,
+      // Never onto something already there (a FIFO would block): the name is new.
+      flag: "wx",
     },
   );
   renameSync(temporary, path);
