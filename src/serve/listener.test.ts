@@ -1,0 +1,108 @@
+/**
+ * Slow peers against `eddy serve`'s socket: a client that trickles its request is cut off once its
+ * time is up (a 408, the connection closed), while other clients are served and a response that
+ * takes longer than any request timeout is not cut. Small timeouts stand in for the defaults; each
+ * wait below is a hang guard, not a verdict on speed.
+ */
+import { connect, type Socket } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LISTEN_TIMEOUTS, listen, type ServeListener } from "./listener.js";
+
+const HANG_GUARD_MS = 15_000;
+let server: ServeListener;
+
+beforeAll(async () => {
+  server = await listen(
+    async (request) => {
+      const url = new URL(request.url);
+      if (url.pathname === "/slow-answer") {
+        // Three pieces a request timeout apart: the response outlives every request timeout.
+        const body = new ReadableStream<Uint8Array>({
+          async start(controller) {
+            for (const piece of ["one ", "two ", "three"]) {
+              controller.enqueue(new TextEncoder().encode(piece));
+              await new Promise((resolve) => setTimeout(resolve, 500));
+            }
+            controller.close();
+          },
+        });
+        return new Response(body, { headers: { "content-type": "text/plain" } });
+      }
+      if (request.method === "POST") return new Response(`got ${(await request.text()).length} bytes`);
+      return new Response("ok");
+    },
+    { authenticated: false, timeouts: { headersMs: 300, requestMs: 600 } },
+  );
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+/** A raw connection to the server: what it received, and a promise of its close. */
+function rawClient(): { socket: Socket; received: () => string; closed: Promise<void> } {
+  const socket = connect(server.port, "127.0.0.1");
+  let text = "";
+  socket.on("data", (chunk) => {
+    text += chunk.toString("latin1");
+  });
+  socket.on("error", () => {});
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  return { socket, received: () => text, closed };
+}
+
+/** Resolves when `closed` does; rejects after the hang guard. */
+function within(closed: Promise<void>, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what}: the server never closed it`)), HANG_GUARD_MS);
+    closed.then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+describe("eddy serve's socket and slow peers", () => {
+  it("closes a connection whose headers never end, with a 408", async () => {
+    const client = rawClient();
+    client.socket.write("GET /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
+    const timer = setInterval(() => client.socket.write("a"), 100);
+    try {
+      await within(client.closed, "headers sent a byte at a time");
+    } finally {
+      clearInterval(timer);
+    }
+    expect(client.received()).toMatch(/^HTTP\/1\.1 408/);
+  });
+
+  it("closes a connection whose body trickles in past the request timeout", async () => {
+    const client = rawClient();
+    client.socket.write(
+      "POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n",
+    );
+    const timer = setInterval(() => client.socket.write("x"), 50);
+    try {
+      await within(client.closed, "a body sent a byte at a time");
+    } finally {
+      clearInterval(timer);
+    }
+    expect(client.received()).not.toMatch(/got 1000 bytes/);
+  });
+
+  it("serves other clients while slow ones are held, and never cuts a long response", async () => {
+    const slow = rawClient();
+    slow.socket.write("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    const base = `http://127.0.0.1:${server.port}`;
+    expect(await (await fetch(`${base}/`)).text()).toBe("ok");
+    const posted = await fetch(`${base}/upload`, { method: "POST", body: "y".repeat(5000) });
+    expect(await posted.text()).toBe("got 5000 bytes");
+    // 1.5 s of answer against a 0.6 s request timeout: the request was in long before.
+    expect(await (await fetch(`${base}/slow-answer`)).text()).toBe("one two three");
+    await within(slow.closed, "the slow client");
+  });
+
+  it("defaults to bounds a slow client cannot stretch", () => {
+    expect(LISTEN_TIMEOUTS.headersMs).toBeLessThanOrEqual(LISTEN_TIMEOUTS.requestMs);
+    expect(LISTEN_TIMEOUTS.requestMs).toBeLessThanOrEqual(60_000);
+  });
+});
