@@ -1,6 +1,7 @@
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { readSse, streamProblems } from "../../test/support/mock-sse.js";
+import { dripUntilClosed, rawClient } from "../../test/support/slow-peer.js";
 import { createMockServer, type MockServer, type MockServerOptions } from "./listener.js";
 import type { MockRequestLog } from "./recording.js";
 
@@ -71,6 +72,21 @@ describe("listener", () => {
       ["POST", "/v1/responses", 200, "demo", 1, true, "finished"],
     ]);
     expect(logs.every((l) => l.durationMs >= 0)).toBe(true);
+  });
+
+  it("cuts off a client that trickles its request, and still answers the others", async () => {
+    const { server, client } = await start({ timeouts: { headersMs: 300, requestMs: 600 } });
+    const headers = rawClient(server.port);
+    const body = rawClient(server.port);
+    const post = "POST /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 500\r\n\r\n{";
+    await Promise.all([
+      dripUntilClosed(headers, "POST /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ", "a"),
+      dripUntilClosed(body, post, " ", 50),
+    ]);
+    expect(headers.received()).toMatch(/^HTTP\/1\.1 408/);
+    expect(server.requests).toHaveLength(0);
+    const answer = await client.responses.create({ model: "demo", input: "hello" });
+    expect(answer.status).toBe("completed");
   });
 });
 

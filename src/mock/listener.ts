@@ -18,6 +18,7 @@ import {
   createServer,
   type IncomingMessage,
   type Server,
+  type ServerOptions,
   type ServerResponse,
   STATUS_CODES,
 } from "node:http";
@@ -32,8 +33,40 @@ import type { RecordedRequest } from "./recording.js";
 import type { Scenario } from "./scenario.js";
 import type { WebSocketPeer, WebSocketStats } from "./websocket-session.js";
 
+/**
+ * How long a client may take to send a request to eddy's servers (`eddy mock`, `eddy serve`): a
+ * client that sends its headers or body slowly holds a connection only this long, then gets a 408
+ * and a closed connection. A response may take as long as it takes (an event stream is not a request).
+ */
+export interface ListenTimeouts {
+  /** Until the request's headers are in. */
+  headersMs: number;
+  /** Until the whole request (headers and body) is in; at least `headersMs`. */
+  requestMs: number;
+}
+
+export const LISTEN_TIMEOUTS: Readonly<ListenTimeouts> = { headersMs: 15_000, requestMs: 60_000 };
+
+/**
+ * The node:http options of eddy's servers: no Nagle delay, idle keep-alive connections closed after
+ * 5 s, and the request bounds of `timeouts`, checked every second (Node's default: every 30 s,
+ * which let a slow client stay up to 30 s past its bound).
+ */
+export function serverOptions(timeouts: Partial<ListenTimeouts> = {}): ServerOptions {
+  const headersTimeout = timeouts.headersMs ?? LISTEN_TIMEOUTS.headersMs;
+  return {
+    noDelay: true,
+    keepAliveTimeout: 5_000,
+    headersTimeout,
+    requestTimeout: Math.max(headersTimeout, timeouts.requestMs ?? LISTEN_TIMEOUTS.requestMs),
+    connectionsCheckingInterval: Math.min(1_000, headersTimeout),
+  };
+}
+
 /** Options of `createMockServer`: the handler's, plus where to listen. */
 export interface MockServerOptions extends Omit<MockOptions, "scenario"> {
+  /** How long a client may take to send a request. @defaultValue `LISTEN_TIMEOUTS` */
+  timeouts?: Partial<ListenTimeouts>;
   /** A scenario object, or the path of a JSON/YAML scenario file. @defaultValue none (the demo model answers) */
   scenario?: Scenario | string;
   /** @defaultValue 0 (the OS picks a free port) */
@@ -73,13 +106,13 @@ export interface MockServerStats {
  * ```
  */
 export async function createMockServer(options: MockServerOptions = {}): Promise<MockServer> {
-  const { scenario, port = MOCK_DEFAULTS.port, ...rest } = options;
+  const { scenario, port = MOCK_DEFAULTS.port, timeouts, ...rest } = options;
   const loaded =
     typeof scenario === "string"
       ? await (await import("./scenario-load.js")).loadScenario(scenario)
       : scenario;
   const handler = createMockHandler(loaded === undefined ? rest : { ...rest, scenario: loaded });
-  const server = createServer({ noDelay: true, keepAliveTimeout: 5_000 }, (req, res) => {
+  const server = createServer(serverOptions(timeouts), (req, res) => {
     serve(req, res, handler).catch(() => res.destroy());
   });
   const sockets = attachWebSockets(server, handler.websocket);

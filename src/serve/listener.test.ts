@@ -4,11 +4,11 @@
  * takes longer than any request timeout is not cut. Small timeouts stand in for the defaults; each
  * wait below is a hang guard, not a verdict on speed.
  */
-import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LISTEN_TIMEOUTS, listen, type ServeListener } from "./listener.js";
+import { closedWithin, dripUntilClosed, rawClient } from "../../test/support/slow-peer.js";
+import { LISTEN_TIMEOUTS } from "../mock/listener.js";
+import { listen, type ServeListener } from "./listener.js";
 
-const HANG_GUARD_MS = 15_000;
 let server: ServeListener;
 
 beforeAll(async () => {
@@ -39,58 +39,23 @@ afterAll(async () => {
   await server.close();
 });
 
-/** A raw connection to the server: what it received, and a promise of its close. */
-function rawClient(): { socket: Socket; received: () => string; closed: Promise<void> } {
-  const socket = connect(server.port, "127.0.0.1");
-  let text = "";
-  socket.on("data", (chunk) => {
-    text += chunk.toString("latin1");
-  });
-  socket.on("error", () => {});
-  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
-  return { socket, received: () => text, closed };
-}
-
-/** Resolves when `closed` does; rejects after the hang guard. */
-function within(closed: Promise<void>, what: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what}: the server never closed it`)), HANG_GUARD_MS);
-    closed.then(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-}
-
 describe("eddy serve's socket and slow peers", () => {
   it("closes a connection whose headers never end, with a 408", async () => {
-    const client = rawClient();
-    client.socket.write("GET /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
-    const timer = setInterval(() => client.socket.write("a"), 100);
-    try {
-      await within(client.closed, "headers sent a byte at a time");
-    } finally {
-      clearInterval(timer);
-    }
+    const client = rawClient(server.port);
+    await dripUntilClosed(client, "GET /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ", "a");
     expect(client.received()).toMatch(/^HTTP\/1\.1 408/);
   });
 
   it("closes a connection whose body trickles in past the request timeout", async () => {
-    const client = rawClient();
-    client.socket.write(
-      "POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n",
-    );
-    const timer = setInterval(() => client.socket.write("x"), 50);
-    try {
-      await within(client.closed, "a body sent a byte at a time");
-    } finally {
-      clearInterval(timer);
-    }
+    const client = rawClient(server.port);
+    const head =
+      "POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n";
+    await dripUntilClosed(client, head, "x", 50);
     expect(client.received()).not.toMatch(/got 1000 bytes/);
   });
 
   it("serves other clients while slow ones are held, and never cuts a long response", async () => {
-    const slow = rawClient();
+    const slow = rawClient(server.port);
     slow.socket.write("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n");
     const base = `http://127.0.0.1:${server.port}`;
     expect(await (await fetch(`${base}/`)).text()).toBe("ok");
@@ -98,7 +63,7 @@ describe("eddy serve's socket and slow peers", () => {
     expect(await posted.text()).toBe("got 5000 bytes");
     // 1.5 s of answer against a 0.6 s request timeout: the request was in long before.
     expect(await (await fetch(`${base}/slow-answer`)).text()).toBe("one two three");
-    await within(slow.closed, "the slow client");
+    await closedWithin(slow.closed, "the slow client");
   });
 
   it("defaults to bounds a slow client cannot stretch", () => {

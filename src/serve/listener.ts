@@ -9,9 +9,9 @@
  *
  * A client that sends its request slowly (a header a minute, a body byte by byte) holds a
  * connection only for a bounded time: the request's headers must arrive within `headersMs` and the
- * whole request within `requestMs` (`LISTEN_TIMEOUTS`), else the connection gets a 408 and is
- * closed. Node checks these every second here (its default: every 30 s). A response may take as
- * long as it takes: an event stream is not a request.
+ * whole request within `requestMs` (`LISTEN_TIMEOUTS`, `serverOptions` in src/mock/listener.ts, as
+ * for `eddy mock`), else the connection gets a 408 and is closed. A response may take as long as it
+ * takes: an event stream is not a request.
  */
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -19,19 +19,9 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { EddyError } from "../errors.js";
 import type { WebSocketAdmission } from "../mock/handler.js";
-import { attachWebSockets } from "../mock/listener.js";
+import { attachWebSockets, type ListenTimeouts, serverOptions } from "../mock/listener.js";
 import { drained } from "../util/stream.js";
 import type { ServeHandler } from "./handler.js";
-
-/** How long a client may take to send a request (see the module comment). */
-export interface ListenTimeouts {
-  /** Until the request's headers are in. */
-  headersMs: number;
-  /** Until the whole request (headers and body) is in; at least `headersMs`. */
-  requestMs: number;
-}
-
-export const LISTEN_TIMEOUTS: Readonly<ListenTimeouts> = { headersMs: 15_000, requestMs: 60_000 };
 
 /** Options of `listen`. */
 export interface ListenOptions {
@@ -75,20 +65,9 @@ export async function listen(handler: ServeHandler, options: ListenOptions): Pro
       `eddy serve: refusing to listen on ${host} without a token — set --token (or EDDY_SERVE_TOKEN), or listen on 127.0.0.1`,
       { fault: "user" },
     );
-  const headersTimeout = options.timeouts?.headersMs ?? LISTEN_TIMEOUTS.headersMs;
-  const requestTimeout = Math.max(headersTimeout, options.timeouts?.requestMs ?? LISTEN_TIMEOUTS.requestMs);
-  const server = createServer(
-    {
-      noDelay: true,
-      keepAliveTimeout: 5_000,
-      headersTimeout,
-      requestTimeout,
-      connectionsCheckingInterval: Math.min(1_000, headersTimeout),
-    },
-    (req, res) => {
-      serve(req, res, handler, host).catch(() => res.destroy());
-    },
-  );
+  const server = createServer(serverOptions(options.timeouts), (req, res) => {
+    serve(req, res, handler, host).catch(() => res.destroy());
+  });
   const sockets = options.websocket === undefined ? undefined : attachWebSockets(server, options.websocket);
   server.listen(options.port ?? 0, host);
   try {
