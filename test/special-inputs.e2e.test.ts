@@ -158,3 +158,24 @@ describe("a file to write that is not a regular file: refused before anything is
     expect(mock.requests.length).toBe(before);
   });
 });
+
+describe("oversized stdin: refused with one line, no stack trace, memory bounded", () => {
+  const OVER = "y".repeat(33 * 1024 * 1024); // PROMPT_MAX_BYTES is 32 MiB
+
+  it("eddy run with a prompt over 32 MiB on stdin (`cat /dev/zero | eddy run` read until memory ran out)", async () => {
+    const r = await runCli(["run"], { cwd: workspace, stdin: OVER, timeoutMs: HANG_GUARD_MS * 2 });
+    expect(r.stderr).toMatch(/the prompt on stdin is larger than 32 MiB, the most eddy reads there/);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.code).toBe(2);
+  });
+
+  it("eddy chat with a line over 32 MiB (readline grew it until the process died with a RangeError)", async () => {
+    const r = await runCli(["chat"], { cwd: workspace, stdin: `hi\n${OVER}`, timeoutMs: HANG_GUARD_MS * 2 });
+    expect(r.stderr).toMatch(/a line on stdin is longer than 32 MiB, the most eddy reads as one message/);
+    expect(r.stderr).not.toMatch(/RangeError|\n\s+at /);
+    // The lines before it were read and answered; nothing of the long one was sent.
+    expect(r.stdout).toContain("You wrote “hi”");
+    expect(r.stdout).not.toContain("yyyy");
+    expect(r.code).toBe(2);
+  });
+});

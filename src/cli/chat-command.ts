@@ -13,6 +13,7 @@
  * sends it at the turn's next safe point. While an approval prompt is open, the next line is its answer.
  */
 import { createInterface, type Interface } from "node:readline";
+import { type Readable, Transform } from "node:stream";
 import { checkThreadName } from "../context/threads.js";
 import { EddyError } from "../errors.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
@@ -20,13 +21,14 @@ import { withInstructionFiles } from "../loop/instruction-files.js";
 import { APPROVE_MODES, type ApproveMode } from "../loop/policy.js";
 import type { PartialRunSpec } from "../loop/run-spec.js";
 import { createSession, type Session, type SessionEvent } from "../session/session.js";
+import { sizeText } from "../util/regular-file.js";
 import type { TerminalInput } from "./approval-prompt.js";
 import { createApprovalPrompter } from "./approval-prompt.js";
 import { type EffectiveConfig, type RunFlags, resolveConfig } from "./config.js";
-import { CANCELLED, SUCCESS } from "./exit-codes.js";
+import { CANCELLED, SUCCESS, USAGE_ERROR } from "./exit-codes.js";
 import { ImageSaver } from "./hosted-items.js";
 import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
-import { type CliIo, humanRenderer, runDepsOf, tapeHeaderOf } from "./run-command.js";
+import { type CliIo, humanRenderer, PROMPT_MAX_BYTES, runDepsOf, tapeHeaderOf } from "./run-command.js";
 import { instructionReaderOf, specOf } from "./run-settings.js";
 import { closeTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
 import { mcpEventLine, RunView } from "./run-view.js";
@@ -160,8 +162,18 @@ interface ChatContext {
 /** Reads lines until the user leaves; renders the session's events. */
 async function chatLoop(session: Session, ctx: ChatContext): Promise<number> {
   const { io, styles } = ctx;
+  let tooLong = false;
+  const input = io.stdin as NodeJS.ReadableStream;
   const rl = createInterface({
-    input: io.stdin as NodeJS.ReadableStream,
+    input: io.stdinIsTTY
+      ? input
+      : boundedLines(input, PROMPT_MAX_BYTES, () => {
+          tooLong = true;
+          say(
+            ctx,
+            `${styles.red("eddy:")} a line on stdin is longer than ${sizeText(PROMPT_MAX_BYTES)}, the most eddy reads as one message; the rest of stdin was not read`,
+          );
+        }),
     output: io.stderr as unknown as NodeJS.WritableStream,
     terminal: io.stdinIsTTY,
     historySize: 1000,
@@ -181,7 +193,47 @@ async function chatLoop(session: Session, ctx: ChatContext): Promise<number> {
   });
   rl.prompt();
   await left;
-  return SUCCESS;
+  return tooLong ? USAGE_ERROR : SUCCESS;
+}
+
+/**
+ * A piped chat's input as whole lines, ended at the first line longer than `max` bytes
+ * (`onTooLong` says so; nothing of that line is read as a message): readline keeps an unfinished
+ * line in memory, and `cat /dev/zero | eddy chat` grew one until the process died with a stack
+ * trace. A last line without a newline is handed over at the end, as readline would.
+ */
+function boundedLines(
+  input: NodeJS.ReadableStream,
+  max: number,
+  onTooLong: () => void,
+): NodeJS.ReadableStream {
+  // The unfinished line, held back until its newline comes.
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  const bounded = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      const last = chunk.lastIndexOf(10);
+      if (last === -1) {
+        heldBytes += chunk.length;
+        held.push(chunk);
+        if (heldBytes <= max) return done();
+        held = [];
+        input.unpipe(bounded);
+        (input as Partial<Readable>).destroy?.();
+        onTooLong();
+        this.push(null);
+        return done();
+      }
+      const lines = Buffer.concat([...held, chunk.subarray(0, last + 1)]);
+      held = [chunk.subarray(last + 1)];
+      heldBytes = chunk.length - last - 1;
+      done(null, lines);
+    },
+    flush(done) {
+      done(null, heldBytes > 0 ? Buffer.concat(held) : undefined);
+    },
+  });
+  return input.pipe(bounded);
 }
 
 /** Leaving: once the turns sent so far ended (a pipe that ends), or now (/exit, Ctrl-D at the prompt). */

@@ -706,9 +706,17 @@ export function processIo(): CliIo {
     get stdinIsTTY() {
       return isatty(0);
     },
-    readStdin: async () => {
+    readStdin: async (maxBytes) => {
       const chunks: Buffer[] = [];
-      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      let size = 0;
+      for await (const chunk of process.stdin) {
+        size += (chunk as Buffer).length;
+        if (size > maxBytes) {
+          process.stdin.destroy();
+          return undefined;
+        }
+        chunks.push(chunk as Buffer);
+      }
       return Buffer.concat(chunks).toString("utf8");
     },
     env: process.env,

@@ -26,7 +26,7 @@ import {
   type TapeRecorder,
 } from "../replay/recorder.js";
 import { readTape, type TapeHeader } from "../replay/tape.js";
-import { readRegularTextSync } from "../util/regular-file.js";
+import { readRegularTextSync, sizeText } from "../util/regular-file.js";
 import { compileSchema } from "../util/schema.js";
 import { agentSummaries } from "./agent-tools.js";
 import type { TerminalInput } from "./approval-prompt.js";
@@ -47,8 +47,11 @@ import { type Output, type Styles, stylesFor } from "./terminal.js";
 export interface CliIo {
   stdout: Output;
   stderr: Output;
-  /** Reads all of stdin (only called when no prompt argument is given and stdin is not a TTY). */
-  readStdin: () => Promise<string>;
+  /**
+   * Reads all of stdin (only called when no prompt argument is given and stdin is not a TTY);
+   * undefined once more than `maxBytes` came (the rest is not read).
+   */
+  readStdin: (maxBytes: number) => Promise<string | undefined>;
   stdinIsTTY: boolean;
   env: Env;
   cwd: string;
@@ -321,13 +324,22 @@ export function humanRenderer(
   });
 }
 
+/** The largest prompt read from stdin. */
+export const PROMPT_MAX_BYTES = 32 * 1024 * 1024;
+
 async function readPrompt(prompt: string | undefined, io: CliIo): Promise<string> {
   if (prompt !== undefined) {
     if (prompt.trim() === "") throw usageError("the prompt is empty");
     return prompt;
   }
   if (io.stdinIsTTY) throw usageError('no prompt: give it as an argument (eddy run "…") or on stdin');
-  const text = (await io.readStdin()).trim();
+  const read = await io.readStdin(PROMPT_MAX_BYTES);
+  // `cat /dev/zero | eddy run` read until memory ran out.
+  if (read === undefined)
+    throw usageError(
+      `the prompt on stdin is larger than ${sizeText(PROMPT_MAX_BYTES)}, the most eddy reads there: attach a large file with --file`,
+    );
+  const text = read.trim();
   if (text === "") throw usageError("no prompt: stdin was empty");
   return text;
 }

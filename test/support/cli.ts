@@ -86,6 +86,8 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
       if (signalledAt !== undefined) result.exitAfterSignalMs = performance.now() - signalledAt;
       resolve(result);
     });
+    // A command that stops reading its stdin (an input over its bound) is not a test failure.
+    child.stdin.on("error", () => {});
     if (options.stdin !== undefined) child.stdin.end(options.stdin);
     else child.stdin.end();
   });
