@@ -20,6 +20,15 @@ import { runCli } from "./support/cli.js";
 const dir = mkdtempSync(join(tmpdir(), "eddy-special-inputs-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** The provider of the runs below: each test checks that nothing reached it, or only what should. */
+let mock: MockServer;
+beforeAll(async () => {
+  mock = await createMockServer({});
+});
+afterAll(async () => {
+  await mock.close();
+});
+
 const fifo = join(dir, "input.fifo");
 spawnSync("mkfifo", [fifo]);
 const workspace = join(dir, "ws");
@@ -64,13 +73,6 @@ describe("special files as inputs: refused at once, exit 2, one line", () => {
 describe.runIf(existsSync("/proc/self"))(
   "folders the system will not make: exit 2, one line naming the folder",
   () => {
-    let mock: MockServer;
-    beforeAll(async () => {
-      mock = await createMockServer({});
-    });
-    afterAll(async () => {
-      await mock.close();
-    });
     const tasks = join(dir, "tasks.jsonl");
     writeFileSync(tasks, '{"id":"a","input":"hi"}\n');
 
@@ -102,13 +104,6 @@ describe.runIf(existsSync("/proc/self"))(
 );
 
 describe("a file to write that is not a regular file: refused before anything is sent", () => {
-  let mock: MockServer;
-  beforeAll(async () => {
-    mock = await createMockServer({});
-  });
-  afterAll(async () => {
-    await mock.close();
-  });
   const recordFifo = join(dir, "record.fifo");
   spawnSync("mkfifo", [recordFifo]);
 

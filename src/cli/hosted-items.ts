@@ -8,11 +8,11 @@
  * Generated images (`image_generation_call.result`, base64) are written to the workspace as
  * files named after the item (`ig_….webp`), in every output mode, so a run's pictures are kept.
  */
-import { closeSync, constants, lstatSync, openSync, writeSync } from "node:fs";
+import { closeSync, constants, lstatSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Frame } from "../frames/frame.js";
 import type { JsonObject } from "../protocol/types.js";
-import { WRITE_FLAGS } from "../util/regular-file.js";
+import { WRITE_FLAGS, writeAllSync } from "../util/regular-file.js";
 import { clip } from "./terminal.js";
 
 /**
@@ -29,7 +29,7 @@ function writeNewFile(path: string, bytes: Uint8Array): void {
     throw err;
   }
   try {
-    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+    writeAllSync(fd, bytes);
   } finally {
     closeSync(fd);
   }

@@ -4,11 +4,11 @@
  * frames carry none by construction, and as defence in depth any configured secret value found in
  * a line is replaced by `***` before it is written.
  */
-import { closeSync, constants, fstatSync, ftruncateSync, openSync, rmSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, rmSync } from "node:fs";
 import { describeError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { redactSecrets } from "../util/redact.js";
-import { checkedWritable, WRITE_FLAGS } from "../util/regular-file.js";
+import { checkedWritable, WRITE_FLAGS, writeAllSync } from "../util/regular-file.js";
 import type { TapeHeader } from "./tape.js";
 
 /** Writes a tape as the run goes. */
@@ -92,9 +92,8 @@ export class TapeWriteGuard {
  */
 export function appendTapeLine(fd: number, line: string, end: { bytes: number }): void {
   const bytes = Buffer.from(line, "utf8");
-  let written = 0;
   try {
-    while (written < bytes.length) written += writeSync(fd, bytes, written);
+    writeAllSync(fd, bytes);
   } catch (err) {
     try {
       ftruncateSync(fd, end.bytes);

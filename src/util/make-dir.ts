@@ -20,7 +20,8 @@ export function makeDirSync(path: string, mode?: number): void {
     try {
       mkdirSync(dir, mode);
     } catch (err) {
-      if (!(errnoOf(err) === "EEXIST" && isDirSync(dir))) throw err;
+      // Made meanwhile by another process: fine when it is a folder.
+      if (!(errnoOf(err) === "EEXIST" && folderSync(dir))) throw err;
     }
   }
 }
@@ -31,7 +32,7 @@ export async function makeDir(path: string, mode?: number): Promise<void> {
     try {
       await mkdir(dir, mode);
     } catch (err) {
-      if (!(errnoOf(err) === "EEXIST" && (await isDir(dir)))) throw err;
+      if (!(errnoOf(err) === "EEXIST" && (await folder(dir)))) throw err;
     }
   }
 }
@@ -80,22 +81,6 @@ function isFolder(stats: { isDirectory(): boolean }, dir: string): true {
   err.code = "ENOTDIR";
   err.path = dir;
   throw err;
-}
-
-function isDirSync(dir: string): boolean {
-  try {
-    return statSync(dir).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-async function isDir(dir: string): Promise<boolean> {
-  try {
-    return (await stat(dir)).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 function errnoOf(err: unknown): string | undefined {

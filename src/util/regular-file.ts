@@ -165,10 +165,16 @@ export function appendRegularFileSync(
   );
 }
 
+/** Writes all of `bytes` at `fd` (a write may take only part of them); returns how many. */
+export function writeAllSync(fd: number, bytes: Uint8Array): number {
+  let written = 0;
+  while (written < bytes.length) written += writeSync(fd, bytes, written);
+  return written;
+}
+
 function writeAll(fd: number, data: string | Uint8Array, path: string, options: WritableFileOptions): void {
-  const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
   try {
-    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+    writeAllSync(fd, typeof data === "string" ? Buffer.from(data, "utf8") : data);
   } catch (err) {
     throw cannotWrite(path, reasonOf(err), options, err);
   } finally {
