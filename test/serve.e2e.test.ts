@@ -3,6 +3,7 @@
  * 127.0.0.1 — the token, a run's SSE events and their resumption, validation, cancel, a deferred
  * approval decided over HTTP, SIGTERM mid-run and a restart that finds the run again.
  */
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -195,7 +196,12 @@ describe("eddy serve (slow: spawns the CLI)", () => {
     first.proc.child.kill("SIGTERM");
     const exit = await first.proc.exited;
     expect(exit.code).toBe(130);
+    // A FIFO among the tapes (it blocked nothing before either, but was skipped without a word).
+    execFileSync("mkfifo", [join(dataDir, "runs", "run_fifo.tape")]);
     const again = await serve(server.url, dataDir);
+    expect(again.proc.stderr).toMatch(
+      /eddy serve: a run not listed \(its file is left as it is\): tape \S*run_fifo\.tape is a FIFO/,
+    );
     const list = (await (await fetch(`${again.url}/v1/runs`, { headers: AUTH })).json()) as {
       data: { id: string; status: string }[];
     };

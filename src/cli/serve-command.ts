@@ -24,7 +24,7 @@ import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
 import type { CliIo } from "./run-command.js";
 import { mcpEventLine } from "./run-view.js";
 import { secretsOf, startTargetProvider } from "./target-provider.js";
-import { stylesFor } from "./terminal.js";
+import { stylesFor, terminalSafe } from "./terminal.js";
 
 /** Flags of `eddy serve` (the run settings of `eddy run`, plus the server's own). */
 export interface ServeFlags extends RunFlags {
@@ -73,6 +73,10 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number
     tapeExtras: tapeExtrasFor(config, runtime.mcpTools),
     onTapeError: (runId, err) =>
       io.stderr.write(`eddy serve: run ${runId} stopped: cannot write its tape: ${describeError(err)}\n`),
+    onSkippedTape: (_file, reason) =>
+      io.stderr.write(
+        `${terminalSafe(`eddy serve: a run not listed (its file is left as it is): ${reason}`, { oneLine: true })}\n`,
+      ),
     ...(flags.maxRuns === undefined ? {} : { maxConcurrentRuns: flags.maxRuns }),
   });
   const face = createResponsesFace(service.runtime, token === undefined ? {} : { token });

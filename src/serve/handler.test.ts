@@ -1,6 +1,7 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
 import type { ToolHooks } from "../loop/hooks.js";
@@ -23,6 +24,7 @@ interface Setup {
   maxConcurrentRuns?: number;
   hooks?: ToolHooks;
   instructionFiles?: ServeRuntime["instructionFiles"];
+  onSkippedTape?: ServeRuntime["onSkippedTape"];
 }
 
 function setup(o: Setup = {}) {
@@ -40,6 +42,7 @@ function setup(o: Setup = {}) {
     ...(o.maxConcurrentRuns === undefined ? {} : { maxConcurrentRuns: o.maxConcurrentRuns }),
     ...(o.hooks === undefined ? {} : { hooks: o.hooks }),
     ...(o.instructionFiles === undefined ? {} : { instructionFiles: o.instructionFiles }),
+    ...(o.onSkippedTape === undefined ? {} : { onSkippedTape: o.onSkippedTape }),
   });
   const handler = createServeHandler(service, o.handler);
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
@@ -259,6 +262,36 @@ describe("eddy serve handler: runs", () => {
       data: { id: string; status: string }[];
     };
     expect(list.data.find((r) => r.id === "run_dead")?.status).toBe("interrupted");
+  });
+
+  it("a restarted server names each tape it does not list, and leaves it where it is", async () => {
+    const first = setup();
+    const { id } = (await (await first.call("POST", "/v1/runs", { input: "hi" })).json()) as { id: string };
+    await finished(first.service, id);
+    const runs = join(first.dataDir, "runs");
+    writeFileSync(join(runs, "run_garbage.tape"), "not a tape\n");
+    writeFileSync(join(runs, "notes.tape"), "");
+    mkdirSync(join(runs, "run_folder.tape"));
+    execFileSync("mkfifo", [join(runs, "run_fifo.tape")]);
+    symlinkSync("/dev/zero", join(runs, "run_zero.tape"));
+    const skipped: [string, string][] = [];
+    const again = setup({ dataDir: first.dataDir, onSkippedTape: (file, why) => skipped.push([file, why]) });
+    const list = (await (await again.call("GET", "/v1/runs")).json()) as { data: { id: string }[] };
+    expect(list.data.map((r) => r.id)).toEqual([id]);
+    const why = new Map(skipped.map(([file, reason]) => [basename(file), reason]));
+    expect([...why.keys()].sort()).toEqual(
+      ["notes.tape", "run_fifo.tape", "run_folder.tape", "run_garbage.tape", "run_zero.tape"].sort(),
+    );
+    expect(why.get("notes.tape")).toMatch(/notes\.tape: its name is not that of a run this server makes/);
+    expect(why.get("run_fifo.tape")).toMatch(/FIFO/);
+    expect(why.get("run_folder.tape")).toMatch(/directory/);
+    expect(why.get("run_zero.tape")).toMatch(/not a regular file|device/);
+    expect(why.get("run_garbage.tape")).toMatch(/tape/);
+    for (const [file, reason] of skipped) {
+      expect(reason).toContain(file); // each reason names its file
+      expect(reason).not.toMatch(/\n|\bat \//); // one line, no stack
+    }
+    expect(readFileSync(join(runs, "run_garbage.tape"), "utf8")).toBe("not a tape\n"); // untouched
   });
 });
 

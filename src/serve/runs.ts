@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { resumeRun } from "../batch/resume.js";
 import { fileTapeStore, type TapeStore, type TapeWriter } from "../batch/tape-store.js";
 import { createThreadStore, type ThreadStore } from "../context/threads.js";
-import { EddyError } from "../errors.js";
+import { describeError, EddyError } from "../errors.js";
 import type { Frame, McpServerSummary, RunEndedFrame, RunEndReason } from "../frames/frame.js";
 import type { ToolHooks } from "../loop/hooks.js";
 import { type InstructionFile, withInstructionFiles } from "../loop/instruction-files.js";
@@ -58,6 +58,12 @@ export interface ServeRuntime {
    * server's operator; a client is told only its code. @defaultValue none
    */
   onTapeError?: (runId: string, error: unknown) => void;
+  /**
+   * Hears, at start, of a tape in `DATA/runs` the server does not list: a file not named like a run
+   * it made, or one it cannot read (not a regular file, too large, not a tape): `reason` is one
+   * line naming the file. The file stays where it is, untouched. @defaultValue none
+   */
+  onSkippedTape?: (file: string, reason: string) => void;
   mcpServers?: readonly McpServerSummary[];
   /**
    * Reads the AGENTS.md files of the server's workspace (`findInstructionFiles`) for each fresh run,
@@ -166,7 +172,7 @@ export function createRunService(runtime: ServeRuntime): RunService {
   const tapes = openTapes(runtime);
   const threads = createThreadStore({ workspace: runtime.workspace });
   const runs = new Map<string, ServedRun>();
-  for (const run of restoreRuns(join(runtime.dataDir, "runs"))) runs.set(run.id, run);
+  for (const run of restoreRuns(join(runtime.dataDir, "runs"), runtime.onSkippedTape)) runs.set(run.id, run);
   const clock = runtime.clock ?? Date.now;
   const running = () => [...runs.values()].filter((r) => r.status === "running").length;
   const ctx: ServiceContext = { runtime, tapes, threads, runs, clock, running };
@@ -490,7 +496,7 @@ function viewOf(run: ServedRun): RunView {
 }
 
 /** The runs whose tapes are in `dir` (a tape that cannot be read is left out). */
-function restoreRuns(dir: string): ServedRun[] {
+function restoreRuns(dir: string, onSkipped: ServeRuntime["onSkippedTape"]): ServedRun[] {
   let names: string[];
   try {
     names = readdirSync(dir).filter((n) => n.endsWith(".tape"));
@@ -500,11 +506,16 @@ function restoreRuns(dir: string): ServedRun[] {
   const found: ServedRun[] = [];
   for (const name of names) {
     const id = name.slice(0, -".tape".length);
-    if (!RUN_ID_PATTERN.test(id)) continue;
+    const path = join(dir, name);
+    if (!RUN_ID_PATTERN.test(id)) {
+      onSkipped?.(path, `${path}: its name is not that of a run this server makes (run_ID.tape)`);
+      continue;
+    }
     let tape: Tape;
     try {
-      tape = readTape(join(dir, name));
-    } catch {
+      tape = readTape(path);
+    } catch (err) {
+      onSkipped?.(path, describeError(err));
       continue;
     }
     found.push(restoredRun(id, tape));
