@@ -264,6 +264,31 @@ describe("eddy serve handler: runs", () => {
     expect(list.data.find((r) => r.id === "run_dead")?.status).toBe("interrupted");
   });
 
+  it("a restarted server lists its runs from their tapes' ends; a tape damaged in the middle fails its events only, naming no path", async () => {
+    const first = setup();
+    const { id } = (await (await first.call("POST", "/v1/runs", { input: "hi" })).json()) as { id: string };
+    await finished(first.service, id);
+    const before = (await (await first.call("GET", `/v1/runs/${id}`)).json()) as Record<string, unknown>;
+    const path = join(first.dataDir, "runs", `${id}.tape`);
+    const lines = readFileSync(path, "utf8").trimEnd().split("\n");
+    expect(lines.length).toBeGreaterThan(4);
+    lines[2] = "{ damaged";
+    writeFileSync(path, `${lines.join("\n")}\n`);
+    const errors: unknown[] = [];
+    const again = setup({ dataDir: first.dataDir, handler: { onError: (e) => errors.push(e) } });
+    // Listed as before, from the header and the last frame: the damage is not read yet.
+    const after = (await (await again.call("GET", `/v1/runs/${id}`)).json()) as Record<string, unknown>;
+    // (created_at: the request's time while it runs, its run_started frame's once listed from the tape)
+    expect({ ...after, created_at: 0 }).toEqual({ ...before, created_at: 0 });
+    expect(after.events).toBe(lines.length - 1);
+    const events = await again.call("GET", `/v1/runs/${id}/events`);
+    expect(events.status).toBe(500);
+    const body = await events.text();
+    expect(body).toMatch(/tape_unreadable/);
+    expect(body).not.toContain(first.dataDir);
+    expect(String(errors[0])).toMatch(/line 3/); // the operator hears where
+  });
+
   it("a restarted server names each tape it does not list, and leaves it where it is", async () => {
     const first = setup();
     const { id } = (await (await first.call("POST", "/v1/runs", { input: "hi" })).json()) as { id: string };

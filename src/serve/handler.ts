@@ -185,6 +185,7 @@ function events(request: Request, run: ServedRun, state: HandlerState): Response
   }
   if (watchers.open >= max)
     throw tooManyRequests("too_many_watchers", `this server streams to at most ${max} watchers at once`, 5);
+  readable(run, state);
   watchers.open++;
   const body = sseStream(run.log, {
     after,
@@ -195,6 +196,28 @@ function events(request: Request, run: ServedRun, state: HandlerState): Response
     status: 200,
     headers: { "content-type": "text/event-stream", "cache-control": "no-store", "x-accel-buffering": "no" },
   });
+}
+
+/**
+ * A run listed from its tape's summary has its frames read from the tape now (serve/run-log.ts,
+ * `storedRunLog`); a tape that no longer reads (changed or damaged since the server started) is a
+ * 500 naming no path — the operator hears why (`onError`).
+ */
+function readable(run: ServedRun, state: HandlerState): void {
+  try {
+    void run.log.frames;
+  } catch (err) {
+    state.options.onError?.(err);
+    throw httpProblem({
+      status: 500,
+      error: {
+        type: "server_error",
+        code: "tape_unreadable",
+        message: "this run's tape can no longer be read (the server's log says why)",
+        param: null,
+      },
+    });
+  }
 }
 
 async function decide(request: Request, id: string, state: HandlerState): Promise<Response> {

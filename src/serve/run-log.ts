@@ -15,6 +15,8 @@ import { encodeSseComment, encodeSseMessage } from "../sse/encoder.js";
 /** The frames of one run, appended as they come; watchers wake when there is more. */
 export interface RunLog {
   readonly frames: readonly Frame[];
+  /** How many frames the log holds (`frames.length`, without reading a stored log's tape). */
+  readonly count: number;
   /** True while frames may still come (a run is going on). */
   readonly live: boolean;
   append(frame: Frame): void;
@@ -39,6 +41,9 @@ export function createRunLog(frames: Frame[] = [], live = true): RunLog {
   };
   return {
     frames,
+    get count() {
+      return frames.length;
+    },
     get live() {
       return isLive;
     },
@@ -61,6 +66,57 @@ export function createRunLog(frames: Frame[] = [], live = true): RunLog {
       return next;
     },
   };
+}
+
+/**
+ * The log of a finished run listed from its tape's summary (replay/tape-summary.ts): its frames are
+ * read from the tape only when asked for (`load`, through a `LoadedFrames` cache), so a server with
+ * many runs holds none of their frames until a watcher wants them. Going on again (`reopen`, an
+ * interrupted run resumed) reads them once for good: from then on it is a live log.
+ */
+export function storedRunLog(count: number, load: () => Frame[]): RunLog {
+  let own: RunLog | undefined;
+  const owned = () => {
+    own ??= createRunLog([...load()], false);
+    return own;
+  };
+  return {
+    get frames() {
+      return own?.frames ?? load();
+    },
+    get count() {
+      return own?.count ?? count;
+    },
+    get live() {
+      return own?.live ?? false;
+    },
+    append: (frame) => owned().append(frame),
+    reopen: () => owned().reopen(),
+    close: () => own?.close(),
+    changed: () => owned().changed(),
+  };
+}
+
+/** The frames of the few stored logs read last, by tape path (least recently read dropped first). */
+export class LoadedFrames {
+  private readonly loaded = new Map<string, Frame[]>();
+
+  constructor(
+    private readonly read: (path: string) => Frame[],
+    private readonly keep = 8,
+  ) {}
+
+  frames(path: string): Frame[] {
+    let frames = this.loaded.get(path);
+    if (frames !== undefined) this.loaded.delete(path);
+    else frames = this.read(path);
+    this.loaded.set(path, frames);
+    for (const oldest of this.loaded.keys()) {
+      if (this.loaded.size <= this.keep) break;
+      this.loaded.delete(oldest);
+    }
+    return frames;
+  }
 }
 
 /** Options of `sseStream`. */

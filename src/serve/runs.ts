@@ -26,9 +26,10 @@ import type { Usage } from "../protocol/types.js";
 import type { Provider } from "../provider/provider.js";
 import { createTapeHeader, type TapeHeaderExtras } from "../replay/header.js";
 import { TapeWriteGuard } from "../replay/recorder.js";
-import { readTape, type Tape, type TapeHeader } from "../replay/tape.js";
+import { readTape, type TapeHeader } from "../replay/tape.js";
+import { summarizeTape, type TapeSummary } from "../replay/tape-summary.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import { createRunLog, type RunLog } from "./run-log.js";
+import { createRunLog, LoadedFrames, type RunLog, storedRunLog } from "./run-log.js";
 
 /** What the server's runs run with: its provider, tools, spec and policy (from its own invocation). */
 export interface ServeRuntime {
@@ -172,7 +173,9 @@ export function createRunService(runtime: ServeRuntime): RunService {
   const tapes = openTapes(runtime);
   const threads = createThreadStore({ workspace: runtime.workspace });
   const runs = new Map<string, ServedRun>();
-  for (const run of restoreRuns(join(runtime.dataDir, "runs"), runtime.onSkippedTape)) runs.set(run.id, run);
+  const loaded = new LoadedFrames((path) => readTape(path).frames);
+  for (const run of restoreRuns(join(runtime.dataDir, "runs"), loaded, runtime.onSkippedTape))
+    runs.set(run.id, run);
   const clock = runtime.clock ?? Date.now;
   const running = () => [...runs.values()].filter((r) => r.status === "running").length;
   const ctx: ServiceContext = { runtime, tapes, threads, runs, clock, running };
@@ -482,7 +485,7 @@ function viewOf(run: ServedRun): RunView {
     created_at: run.createdAt,
     model: run.spec?.model ?? null,
     thread: run.spec?.thread ?? null,
-    events: run.log.frames.length,
+    events: run.log.count,
     usage: ended?.usage ?? null,
     turns: ended?.turns ?? 0,
     tool_calls: ended?.tool_calls ?? 0,
@@ -495,8 +498,16 @@ function viewOf(run: ServedRun): RunView {
   return view;
 }
 
-/** The runs whose tapes are in `dir` (a tape that cannot be read is left out). */
-function restoreRuns(dir: string, onSkipped: ServeRuntime["onSkippedTape"]): ServedRun[] {
+/**
+ * The runs whose tapes are in `dir`, listed from each tape's summary (its header and ends,
+ * replay/tape-summary.ts): their frames are read only when a watcher asks for them (`loaded`). A
+ * tape that cannot be listed is left out, and named to `onSkipped`.
+ */
+function restoreRuns(
+  dir: string,
+  loaded: LoadedFrames,
+  onSkipped: ServeRuntime["onSkippedTape"],
+): ServedRun[] {
   let names: string[];
   try {
     names = readdirSync(dir).filter((n) => n.endsWith(".tape"));
@@ -511,27 +522,26 @@ function restoreRuns(dir: string, onSkipped: ServeRuntime["onSkippedTape"]): Ser
       onSkipped?.(path, `${path}: its name is not that of a run this server makes (run_ID.tape)`);
       continue;
     }
-    let tape: Tape;
+    let summary: TapeSummary;
     try {
-      tape = readTape(path);
+      summary = summarizeTape(path);
     } catch (err) {
       onSkipped?.(path, describeError(err));
       continue;
     }
-    found.push(restoredRun(id, tape));
+    found.push(restoredRun(id, summary, () => loaded.frames(path)));
   }
   return found;
 }
 
-function restoredRun(id: string, tape: Tape): ServedRun {
-  let ended: RunEndedFrame | undefined;
-  for (const f of tape.frames) if (f.type === "run_ended") ended = f;
+function restoredRun(id: string, summary: TapeSummary, load: () => Frame[]): ServedRun {
+  const ended = summary.last?.type === "run_ended" ? summary.last : undefined;
   const run: ServedRun = {
     id,
     status: ended?.reason ?? "interrupted",
-    createdAt: tape.frames[0]?.ts ?? 0,
-    spec: tape.header.spec,
-    log: createRunLog([...tape.frames], false),
+    createdAt: summary.first?.ts ?? 0,
+    spec: summary.header.spec,
+    log: storedRunLog(summary.frames, load),
     decisions: {},
     steering: [],
     done: Promise.resolve(),

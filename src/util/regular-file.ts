@@ -43,6 +43,24 @@ export interface RegularFileOptions {
  * socket, a directory), or is larger than the bound.
  */
 export function readRegularFileSync(path: string, options: RegularFileOptions): Buffer {
+  return withRegularFileSync(path, options, (fd, size, name) => {
+    const bytes = readBounded(fd, size, options.maxBytes);
+    if (bytes === undefined) throw tooLarge(name, options);
+    return bytes;
+  });
+}
+
+/**
+ * Opens the regular file at `path` as `readRegularFileSync` does (refused the same way when it is
+ * not a regular file or is larger than `options.maxBytes`) and hands `read` its descriptor, its size
+ * and its name for errors; closes it after. An error `read` throws that is not an `EddyError` is
+ * worded as a failure to read the file.
+ */
+export function withRegularFileSync<T>(
+  path: string,
+  options: RegularFileOptions,
+  read: (fd: number, size: number, name: string) => T,
+): T {
   const name = `${options.what} ${options.name ?? path}`;
   let fd: number;
   try {
@@ -55,9 +73,7 @@ export function readRegularFileSync(path: string, options: RegularFileOptions): 
     if (!stats.isFile())
       throw failure(options, `${name} is ${kindOf(stats)}, not a regular file: give a file`);
     if (stats.size > options.maxBytes) throw tooLarge(name, options);
-    const bytes = readBounded(fd, stats.size, options.maxBytes);
-    if (bytes === undefined) throw tooLarge(name, options);
-    return bytes;
+    return read(fd, stats.size, name);
   } catch (err) {
     if (EddyError.isInstance(err)) throw err;
     throw failure(options, `cannot read ${name}: ${reasonOf(err)}`, err);
