@@ -15,6 +15,8 @@ describe("the tasks file", () => {
       '{"id": "d", "prompt": "x", "max_tool_calls": 0}',
       '{"id": "e", "prompt": "x", "input": "y"}',
       "[1, 2]",
+      `{"id": "f", "prompt": "x", "metadata": {"k": ${"[".repeat(20_000)}${"]".repeat(20_000)}}}`,
+      "\u001b]52;c;aGk=\u0007{",
     ].join("\n");
     const { tasks, bad } = parseTasks(text);
     expect(tasks.map((t) => t.id)).toEqual(["a", "7", "c"]);
@@ -40,7 +42,13 @@ describe("the tasks file", () => {
       { line: 9, message: "max_tool_calls: must be ≥ 1 (got 0)" },
       { line: 10, message: 'give "prompt" or "input", not both' },
       { line: 11, message: "expected a JSON object" },
+      // Refused before its results line could not be written (JSON.stringify overflowed the stack).
+      { line: 12, message: "nests deeper than 1000 levels" },
+      // V8's message quotes the line: its control characters come out as text.
+      { line: 13, message: expect.stringMatching(/^not valid JSON \(.*\\u001b\]52;c;aGk=\\u0007/) },
     ]);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: what must not be in a message
+    for (const b of bad) expect(b.message).not.toMatch(/[\u0000-\u001f]/);
   });
 
   it("a task is a partial spec: any spec field it sets is checked, fields a batch owns are refused", () => {

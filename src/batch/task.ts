@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto";
 import { EddyError } from "../errors.js";
 import { checkPartialRunSpec, type PartialRunSpec } from "../loop/run-spec.js";
+import { JSON_MAX_DEPTH, jsonErrorReason, nestsDeeperThan } from "../util/json.js";
 import { compileSchema } from "../util/schema.js";
 
 /** One task of a batch: its id, its own spec fields (they win over the batch's) and its metadata. */
@@ -107,9 +108,10 @@ export function parseTaskLine(raw: string): BatchTask | string {
   try {
     value = JSON.parse(raw);
   } catch (err) {
-    return `not valid JSON (${(err as Error).message})`;
+    return `not valid JSON (${jsonErrorReason(err)})`;
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) return "expected a JSON object";
+  if (nestsDeeperThan(value)) return `nests deeper than ${JSON_MAX_DEPTH} levels`;
   const record = value as Record<string, unknown>;
   const id = taskId(record.id);
   if (!id.ok) return id.message;

@@ -14,6 +14,7 @@ import { API_NAMES, STREAM_TRANSPORTS } from "../provider/api-names.js";
 import { CAPABILITY_KEYS, type CapabilityKey, withCapabilities } from "../provider/capabilities.js";
 import type { ChatDialect } from "../provider/chat-completions/dialect.js";
 import { type AiSdkProfile, KNOWN_PROFILES, type ProviderProfile } from "../provider/profiles.js";
+import { JSON_MAX_DEPTH, jsonErrorReason, nestsDeeperThan, withoutBom } from "../util/json.js";
 import { readRegularTextSync } from "../util/regular-file.js";
 import { COMPOSE_CONFIG_KEYS } from "./config-compose.js";
 import { EXTRA_CONFIG_KEYS, REQUEST_KEYS } from "./config-request.js";
@@ -180,10 +181,12 @@ function parseConfigFile(path: string): ConfigFile {
   });
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = JSON.parse(withoutBom(text));
   } catch (err) {
-    throw configError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
+    throw configError(`config file ${path} is not valid JSON: ${jsonErrorReason(err)}`);
   }
+  if (nestsDeeperThan(raw))
+    throw configError(`config file ${path} nests deeper than ${JSON_MAX_DEPTH} levels`);
   const parsed = configSchema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];

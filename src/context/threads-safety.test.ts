@@ -168,6 +168,14 @@ describe("a torn last line (a crash mid-write)", () => {
     expect(log.skipped).toBe(1);
   });
 
+  it("a record nested deeper than 1,000 levels is skipped (the walks after JSON.parse overflowed the stack)", () => {
+    const deep = `{"v":1,"kind":"prompt","run_id":"d","ts":1,"prompt":"p","model":null,"x":${"[".repeat(20_000)}${"]".repeat(20_000)}}`;
+    const good = JSON.stringify({ v: 1, ...prompt("r1"), ts: 1 });
+    const log = parseThreadLog("t", `${deep}\n${good}\n`);
+    expect(log.runs.map((r) => r.run_id)).toEqual(["r1"]);
+    expect(log.skipped).toBe(1);
+  });
+
   it("records of the wrong shape are skipped, not trusted", () => {
     const lines = [
       { v: 1, kind: "prompt", run_id: "a", ts: 1, prompt: 5, model: null },

@@ -24,7 +24,7 @@ import type { FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { EddyError } from "../errors.js";
 import type { JsonObject, Usage } from "../protocol/types.js";
-import { isJsonObject, wellFormed } from "../util/json.js";
+import { forEachLine, isJsonObject, nestsDeeperThan, wellFormed } from "../util/json.js";
 import {
   listStateDir,
   lstatState,
@@ -267,18 +267,21 @@ export function parseThreadLog(name: string, text: string): ThreadLog {
   const runs = new Map<string, ThreadRun>();
   const outcomes = new Map<string, ThreadOutcomeRecord>();
   let skipped = 0;
-  const lines = text.split("\n");
-  // The part after the last newline is a record still being written (or empty).
-  if (lines.at(-1) !== "") skipped++;
-  for (const line of lines.slice(0, -1)) {
-    if (line.trim() === "") continue;
+  // One line at a time (a log of millions of short lines is not split into as many strings at once).
+  forEachLine(text, (line, _index, last) => {
+    // The part after the last newline is a record still being written (or empty).
+    if (last) {
+      if (line !== "") skipped++;
+      return;
+    }
+    if (line.trim() === "") return;
     const found = readRecord(line);
     if (found.torn) skipped++;
     const record = found.record;
     if (record === undefined) skipped++;
     else if (record.kind === "prompt") runs.set(record.run_id, { run_id: record.run_id, prompt: record });
     else outcomes.set(record.run_id, record);
-  }
+  });
   for (const [runId, outcome] of outcomes) {
     const run = runs.get(runId);
     if (run === undefined) skipped++;
@@ -300,10 +303,14 @@ function readRecord(line: string): { record?: ThreadRecord; torn: boolean } {
   return { torn: false };
 }
 
-/** The JSON value of `text` (lone surrogates made U+FFFD: a bundle must hold them), or undefined. */
+/**
+ * The JSON value of `text` (lone surrogates made U+FFFD: a bundle must hold them), or undefined —
+ * also for a value nesting deeper than `JSON_MAX_DEPTH` (the walks after would overflow the stack).
+ */
 function parseJson(text: string): unknown {
   try {
-    return wellFormed(JSON.parse(text));
+    const value: unknown = JSON.parse(text);
+    return nestsDeeperThan(value) ? undefined : wellFormed(value);
   } catch {
     return undefined;
   }

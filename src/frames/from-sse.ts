@@ -5,6 +5,7 @@
  */
 import { validateStreamingEvent, validateWebSocketMessage } from "../protocol/validate.js";
 import type { SseMessage } from "../sse/decoder.js";
+import { jsonErrorReason } from "../util/json.js";
 import type { OutputTextDeltaFrame, ProviderEventFrame } from "./frame.js";
 
 /** Options of the SSE → frame mapping. */
@@ -51,7 +52,7 @@ export function sseData(
   try {
     return JSON.parse(text);
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
+    const reason = jsonErrorReason(err);
     emit(
       providerFrame(turn, "invalid_json", message.event, undefined, text, [
         `data is not valid JSON: ${reason}`,

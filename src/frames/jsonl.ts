@@ -3,7 +3,14 @@
  * first bad record, so a truncated or hand-edited file points at its own problem.
  */
 import { EddyError } from "../errors.js";
-import { isJsonObject } from "../util/json.js";
+import {
+  forEachLine,
+  isJsonObject,
+  JSON_MAX_DEPTH,
+  jsonErrorReason,
+  nestsDeeperThan,
+  withoutBom,
+} from "../util/json.js";
 import { FRAME_TYPES, type Frame } from "./frame.js";
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(FRAME_TYPES);
@@ -23,33 +30,49 @@ export interface JsonlRecord {
  * Parses JSONL text into objects. Blank lines are skipped; a last line without "\n" is accepted
  * (a file cut mid-write loses only its last, partial record when `allowPartialLastLine` is set).
  */
-export function parseJsonl(text: string, options: { allowPartialLastLine?: boolean } = {}): JsonlRecord[] {
-  const lines = text.split("\n");
+export function parseJsonl(text: string, options: JsonlOptions = {}): JsonlRecord[] {
   const out: JsonlRecord[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const raw = lines[i] ?? "";
+  eachJsonlRecord(text, options, (record) => out.push(record));
+  return out;
+}
+
+export interface JsonlOptions {
+  /** A last line that is not valid JSON is a cut write, dropped. @defaultValue false */
+  allowPartialLastLine?: boolean;
+}
+
+/**
+ * `parseJsonl` one record at a time: `visit` sees each as it is parsed and may throw, so a bad line
+ * stops the read there, before the rest of a large file is parsed or held (docs/pitfalls.md #63).
+ * A leading byte order mark is dropped; a value nesting deeper than `JSON_MAX_DEPTH` is refused.
+ */
+export function eachJsonlRecord(
+  text: string,
+  options: JsonlOptions,
+  visit: (record: JsonlRecord) => void,
+): void {
+  forEachLine(withoutBom(text), (raw, i, isLast) => {
     const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (line.trim() === "") continue;
+    if (line.trim() === "") return;
     let value: unknown;
     try {
       value = JSON.parse(line);
     } catch (err) {
-      const isLast = i === lines.length - 1;
-      if (isLast && options.allowPartialLastLine) break;
-      throw new EddyError("frame_invalid", `line ${i + 1}: not valid JSON (${(err as Error).message})`, {
-        fault: "user",
-        details: { line: i + 1 },
-      });
+      if (isLast && options.allowPartialLastLine) return false;
+      throw lineError(i, `not valid JSON (${jsonErrorReason(err)})`);
     }
-    if (!isJsonObject(value)) {
-      throw new EddyError("frame_invalid", `line ${i + 1}: expected a JSON object`, {
-        fault: "user",
-        details: { line: i + 1 },
-      });
-    }
-    out.push({ line: i + 1, value: value as Record<string, unknown> });
-  }
-  return out;
+    if (!isJsonObject(value)) throw lineError(i, "expected a JSON object");
+    if (nestsDeeperThan(value)) throw lineError(i, `nests deeper than ${JSON_MAX_DEPTH} levels`);
+    visit({ line: i + 1, value: value as Record<string, unknown> });
+    return;
+  });
+}
+
+function lineError(index: number, problem: string): EddyError {
+  return new EddyError("frame_invalid", `line ${index + 1}: ${problem}`, {
+    fault: "user",
+    details: { line: index + 1 },
+  });
 }
 
 /** The JSON kinds a frame's payload fields may have (checked when the field is present). */

@@ -7,7 +7,7 @@
 import { canonicalCreateBody } from "../protocol/shorthands.js";
 import type { CreateResponseBody, ItemParam } from "../protocol/types.js";
 import { validateCreateResponseBody } from "../protocol/validate.js";
-import { isJsonObject } from "../util/json.js";
+import { isJsonObject, JSON_MAX_DEPTH, nestsDeeperThan } from "../util/json.js";
 import { invalidRequest } from "./http-error.js";
 
 /** A request body that passed validation: a schema-valid `CreateResponseBody` with a `model`. */
@@ -41,6 +41,15 @@ export function parseJsonBody(
   }
   if (!isJsonObject(value)) {
     throw invalidRequest("The request body must be a JSON object.", null, "invalid_json");
+  }
+  // JSON.parse takes any depth; what walks the body after it (validation, masking, the tape) is
+  // recursive and would overflow the stack (docs/pitfalls.md #74).
+  if (nestsDeeperThan(value)) {
+    throw invalidRequest(
+      `The request body nests deeper than ${JSON_MAX_DEPTH} levels of arrays and objects.`,
+      null,
+      "invalid_json",
+    );
   }
   return value as Record<string, unknown>;
 }

@@ -304,10 +304,21 @@ describe("replay verification", () => {
     if (!outcome.verdict.match) expect(outcome.verdict.index).toBe(0);
   });
 
-  it("refuses a tape from a newer format and a bad line, naming the problem", () => {
+  it("refuses a tape from a newer format and a bad line, naming the problem (the first in the file)", async () => {
     expect(() => parseTape('{"type":"tape_header","format":99}\n')).toThrow(/tape format 99 is newer/);
     expect(() => parseTape('{"type":"tape_header","format":1}\nnot json\n{}\n')).toThrow(
-      /line 2: not valid JSON/,
+      /format-1 tape header lacks/,
+    );
+    const { path } = await record([{ items: [text("hi")] }]);
+    const head = readFileSync(path, "utf8").split("\n")[0];
+    expect(() => parseTape(`${head}\nnot json\n{}\n`)).toThrow(/line 2: not valid JSON/);
+    // Each line is checked as it is read: a bad frame on line 2 is named before the lines after it are parsed.
+    expect(() => parseTape(`${head}\n{"a":1}\n${"not json\n".repeat(3)}`)).toThrow(/line 2: frame/);
+    expect(() => parseTape(`\ufeff${head}\n`)).not.toThrow(); // an editor's byte order mark
+    expect(() => parseTape(head?.slice(0, 40) ?? "")).toThrow(/first line \(its header\) is cut short/);
+    const deep = `${"[".repeat(1001)}${"]".repeat(1001)}`;
+    expect(() => parseTape(`${head}\n{"type":"run_started","x":${deep}}\n`)).toThrow(
+      /line 2: nests deeper than 1000 levels/,
     );
   });
 

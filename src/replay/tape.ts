@@ -7,7 +7,7 @@
  */
 import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
-import { asFrame, parseJsonl } from "../frames/jsonl.js";
+import { asFrame, eachJsonlRecord } from "../frames/jsonl.js";
 import { readRegularTextSync } from "../util/regular-file.js";
 import { checkTapeHeader, type TapeHeader } from "./tape-header.js";
 import { DERIVED_FRAMES_FORMAT, upgradeFrames } from "./upgrade-frames.js";
@@ -22,42 +22,49 @@ export interface Tape {
 
 /** Parses a tape. A bad line, a missing header or a newer format is a clear `EddyError` (exit 2 in the CLI). */
 export function parseTape(text: string, source = "tape"): Tape {
-  let records: ReturnType<typeof parseJsonl>;
+  let header: TapeHeader | undefined;
+  let frames: Frame[] = [];
   try {
-    records = parseJsonl(text, { allowPartialLastLine: true });
-  } catch (err) {
-    throw new EddyError("tape_invalid", `${source}: ${(err as Error).message}`, {
-      fault: "user",
-      cause: err,
+    // Each line is checked as it is read: a bad one ends the read there (a 250 MB file of short
+    // bad lines was parsed whole first, into GBs; docs/pitfalls.md #63).
+    eachJsonlRecord(text, { allowPartialLastLine: true }, (record) => {
+      if (header === undefined) {
+        header = checkTapeHeader(record.value, source);
+        return;
+      }
+      const frame = asFrame(record);
+      if (frame.seq !== frames.length) throw seqError(source, frames.length, frame.seq);
+      frames.push(frame);
     });
-  }
-  const first = records[0];
-  if (first === undefined)
-    throw new EddyError("tape_invalid", `${source}: the tape is empty`, { fault: "user" });
-  const header = checkTapeHeader(first.value, source);
-  let frames: Frame[];
-  try {
-    frames = records.slice(1).map(asFrame);
   } catch (err) {
-    throw new EddyError("tape_invalid", `${source}: ${(err as Error).message}`, {
-      fault: "user",
-      cause: err,
-    });
+    if (EddyError.isInstance(err) && err.code === "frame_invalid")
+      throw new EddyError("tape_invalid", `${source}: ${err.message}`, { fault: "user", cause: err });
+    throw err;
   }
-  frames.forEach((f, i) => {
-    if (f.seq !== i) {
-      throw new EddyError(
-        "tape_invalid",
-        `${source}: frame ${i} has seq ${f.seq} (seq must be contiguous from 0)`,
-        { fault: "user" },
-      );
-    }
-  });
+  if (header === undefined)
+    throw new EddyError("tape_invalid", emptyTapeMessage(text, source), { fault: "user" });
   // Tapes from before the derived frames get them, derived as a run derives them today.
   if (header.format < DERIVED_FRAMES_FORMAT) {
     frames = upgradeFrames(frames, header.provider.wire === undefined ? {} : { wire: header.provider.wire });
   }
   return { header, frames };
+}
+
+function seqError(source: string, index: number, seq: number): EddyError {
+  return new EddyError(
+    "tape_invalid",
+    `${source}: frame ${index} has seq ${seq} (seq must be contiguous from 0)`,
+    {
+      fault: "user",
+    },
+  );
+}
+
+/** Why a tape without a header is refused: empty, or its one line cut before its end. */
+function emptyTapeMessage(text: string, source: string): string {
+  return text.trim() === ""
+    ? `${source}: the tape is empty`
+    : `${source}: the tape's first line (its header) is cut short: the file ends inside it`;
 }
 
 /** The largest tape read (only a regular file is read: src/util/regular-file.ts). */

@@ -1,5 +1,13 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -350,6 +358,26 @@ describe("eddy serve handler: hostile input", () => {
     const answer = await res.text();
     expect(answer).not.toContain("sk-very-secret");
     expect(JSON.parse(answer)).toHaveProperty("error.message");
+  });
+
+  it("JSON nested deeper than 1,000 levels anywhere in a body is 400; no run starts, no tape is made", async () => {
+    const { call, dataDir, service } = setup();
+    const deep = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
+    for (const body of [
+      `{"input":[{"type":"message","role":"user","content":${deep(4000)}}]}`, // ended the server before
+      `{"input":"x","request":{"metadata":${deep(20_000)}}}`,
+      `{"input":"x","output_schema":{"name":"s","schema":{"x":${deep(1001)}}}}`,
+    ]) {
+      const res = await call("POST", "/v1/runs", body);
+      expect(res.status).toBe(400);
+      expect(await res.text()).toMatch(/nests deeper than 1000 levels/);
+    }
+    expect(service.list()).toEqual([]);
+    expect(existsSync(join(dataDir, "runs")) ? readdirSync(join(dataDir, "runs")) : []).toEqual([]);
+    // 1,000 levels is taken as any JSON is (and refused or run on its merits).
+    expect(
+      (await call("POST", "/v1/runs", `{"input":"x","request":{"metadata":{"k":${deep(900)}}}}`)).status,
+    ).not.toBe(500);
   });
 
   it("no CORS header unless configured", async () => {

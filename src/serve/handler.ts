@@ -22,6 +22,7 @@ import {
   problemResponse,
   tooManyRequests,
 } from "../mock/http-error.js";
+import { JSON_MAX_DEPTH, nestsDeeperThan } from "../util/json.js";
 import { redactSecrets } from "../util/redact.js";
 import { decisionBody, matchRoute, messageBody, type RouteInfo, steerBody } from "./api.js";
 import { openApiDocument } from "./openapi.js";
@@ -292,6 +293,14 @@ export async function readJson(
   }
   if (value === null || typeof value !== "object" || Array.isArray(value))
     throw problem(400, "invalid_body", "the body must be a JSON object");
+  // What walks the body after JSON.parse (validation, masking, the tape) is recursive: a deep one
+  // overflowed the stack outside the handler and ended the server (docs/pitfalls.md #74).
+  if (nestsDeeperThan(value))
+    throw problem(
+      400,
+      "invalid_body",
+      `the body nests deeper than ${JSON_MAX_DEPTH} levels of arrays and objects`,
+    );
   return value as Record<string, unknown>;
 }
 

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -116,6 +116,20 @@ describe("the Open Responses face refuses hostile input", () => {
     expect((await error(wrong)).message).toContain("temperature");
     const noModel = await send("POST", "/v1/responses", { input: "hi" });
     expect((await error(noModel)).param).toBe("model");
+  });
+
+  it("400 for input nested deeper than 1,000 levels: no run, no tape (a deep one hung the response)", async () => {
+    const { send, dir } = setup();
+    const deep = `${"[".repeat(1500)}${"]".repeat(1500)}`;
+    const res = await send(
+      "POST",
+      "/v1/responses",
+      `{"model":"eddy","input":[{"type":"message","role":"user","content":${deep}}]}`,
+    );
+    expect(res.status).toBe(400);
+    expect((await error(res)).message).toMatch(/nests deeper than 1000 levels/);
+    const tapes = join(dir, "responses");
+    expect(existsSync(tapes) ? readdirSync(tapes) : []).toEqual([]);
   });
 
   it("404 for an unknown previous_response_id and for tricks in /v1/responses/{id}", async () => {

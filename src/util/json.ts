@@ -45,3 +45,64 @@ function wellFormedValue(value: unknown): unknown {
   });
   return changed ? Object.fromEntries(entries) : value;
 }
+
+/**
+ * Why `JSON.parse` refused a text, safe to show anywhere: V8's message quotes the start of the text
+ * it failed on, so its control characters (an escape sequence a hostile file carries) are written
+ * as `\uXXXX`, and it is cut to 200 characters (docs/pitfalls.md #66).
+ */
+export function jsonErrorReason(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const safe = message.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return safe.length > 200 ? `${safe.slice(0, 199)}…` : safe;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters it escapes
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/** A byte order mark at the start of a text (an editor's; `JSON.parse` refuses it): dropped. */
+export function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** The deepest nesting eddy accepts in a JSON value it reads from a file (tapes, thread logs, tasks, configs). */
+export const JSON_MAX_DEPTH = 1000;
+
+/**
+ * True when `value`'s arrays and objects nest more than `limit` levels deep. Checked after
+ * `JSON.parse` on what eddy reads from files: `JSON.parse` takes any depth, but the recursive code
+ * after it (validation, comparison, `JSON.stringify`) overflows the stack near 10,000 levels. It
+ * visits only arrays and objects and stops at the limit: ~3% of the parse's time.
+ */
+export function nestsDeeperThan(value: unknown, limit = JSON_MAX_DEPTH): boolean {
+  if (value === null || typeof value !== "object") return false;
+  if (limit === 0) return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (typeof item === "object" && nestsDeeperThan(item, limit - 1)) return true;
+    return false;
+  }
+  for (const key in value) {
+    const item = (value as JsonRecord)[key];
+    if (typeof item === "object" && nestsDeeperThan(item, limit - 1)) return true;
+  }
+  return false;
+}
+
+/**
+ * Calls `visit` with each line of `text` (without its "\n"; a CR before it kept), its 0-based index
+ * and whether it is the part after the last "\n" (empty when the text ends with one); stops when
+ * `visit` returns false. Unlike `text.split("\n")`, it holds one line at a time: a file of tens of
+ * millions of short lines does not become as many strings at once.
+ */
+export function forEachLine(
+  text: string,
+  visit: (line: string, index: number, last: boolean) => unknown,
+): void {
+  let start = 0;
+  for (let index = 0; ; index++) {
+    const end = text.indexOf("\n", start);
+    const last = end < 0;
+    if (visit(text.slice(start, last ? text.length : end), index, last) === false || last) return;
+    start = end + 1;
+  }
+}
