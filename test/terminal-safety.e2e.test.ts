@@ -5,7 +5,7 @@
  * "→" and "✗ Unknown tool" lines, the summary) holds no control character at all, and stdout, the
  * answer, is passed on byte for byte. On a pseudo-terminal nothing of the sequences is shown.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -88,5 +88,70 @@ describe("escape sequences from the provider", () => {
     // (The arguments are JSON: their `\\u001b` is six characters of text, not an escape.)
     for (const sequence of [`${ESC}]0;`, `${ESC}[2J`, `${ESC}]52;`, "\u009b", "\u0007"])
       expect(run.output).not.toContain(sequence);
+  });
+});
+
+/** A scenario whose model writes a file named with escape sequences, then answers with them. */
+async function hostileWriter(): Promise<string> {
+  const scenario: Scenario = {
+    turns: [
+      {
+        rawEvents: callEvents("write_file", JSON.stringify({ path: `ev${ESC}[31mred.txt`, content: "x" })),
+      },
+      { items: [{ type: "message", text: `Wrote ${HOSTILE}.` }] },
+    ],
+  };
+  server = await createMockServer({ scenario });
+  return server.url;
+}
+
+describe("escape sequences in files eddy reads and shows", () => {
+  it("a tape, a config file, a thread log: errors and listings hold no control character", async () => {
+    const url = await hostileWriter();
+    const cwd = mkdtempSync(join(tmpdir(), "eddy-escapes-files-"));
+    const run = await runCli(
+      [
+        "run",
+        "--base-url",
+        url,
+        "--model",
+        "m",
+        "--allow-write",
+        "--thread",
+        "t",
+        "--record",
+        "a.tape",
+        "go",
+      ],
+      { cwd },
+    );
+    expect(run.code).toBe(0);
+    // eddy undo names the files it restored: one named with an escape sequence.
+    const undo = await runCli(["undo", "a.tape"], { cwd });
+    expect(undo.code).toBe(0);
+    expect(undo.stdout).toBe("restored evred.txt\n"); // the sequence removed whole
+    // eddy threads show prints the prompt and the answer of each run.
+    const show = await runCli(["threads", "show", "t"], { cwd });
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain("Wrote x");
+    expect(show.stdout).not.toMatch(CONTROL);
+    // A tape line that is not JSON: V8's message quotes it, escape sequences and all.
+    const lines = readFileSync(join(cwd, "a.tape"), "utf8").split("\n");
+    writeFileSync(join(cwd, "bad.tape"), [lines[0], `${HOSTILE}{`, ...lines.slice(1)].join("\n"));
+    const replay = await runCli(["replay", "bad.tape"], { cwd });
+    expect(replay.code).toBe(2);
+    expect(replay.stderr).toMatch(/bad\.tape: line 2: not valid JSON/);
+    expect(replay.stderr).not.toMatch(CONTROL);
+    // A config file that is not JSON, and one whose model is a hostile string.
+    writeFileSync(join(cwd, "eddy.config.json"), `${HOSTILE}{`);
+    const broken = await runCli(["config"], { cwd });
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toMatch(/is not valid JSON/);
+    expect(broken.stderr).not.toMatch(CONTROL);
+    writeFileSync(join(cwd, "eddy.config.json"), JSON.stringify({ model: HOSTILE }));
+    const shown = await runCli(["config"], { cwd });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/model\s+x/);
+    expect(shown.stdout).not.toMatch(CONTROL);
   });
 });

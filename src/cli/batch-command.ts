@@ -27,7 +27,7 @@ import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
 import { type CliIo, cancelOnSignal, readSchema } from "./run-command.js";
 import { mcpEventLine } from "./run-view.js";
 import { secretsOf, startTargetProvider } from "./target-provider.js";
-import { formatDuration, stylesFor } from "./terminal.js";
+import { formatDuration, stylesFor, terminalSafe } from "./terminal.js";
 
 /** Flags of `eddy batch` (the run settings of `eddy run`, plus the batch's own). */
 export interface BatchFlags extends RunFlags {
@@ -57,7 +57,10 @@ export async function batchCommand(tasksPath: string, flags: BatchFlags, io: Cli
   const startedIso = new Date().toISOString();
   const styles = stylesFor(io.stderr, io.env);
   const { tasks, bad } = readTasks(tasksPath);
-  for (const b of bad) io.stderr.write(`eddy: ${tasksPath} line ${b.line}: ${b.message}; skipped\n`);
+  for (const b of bad)
+    io.stderr.write(
+      `${terminalSafe(`eddy: ${tasksPath} line ${b.line}: ${b.message}; skipped`, { oneLine: true })}\n`,
+    );
   const config = resolveConfig(flags, io.env, io.cwd);
   checkWorkspace(config.workspace.value);
   if (flags.queue === undefined) assertReadyToRun(withTaskModels(config, tasks), io.env);

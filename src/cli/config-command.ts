@@ -15,6 +15,7 @@ import type { McpServerSetting } from "./config-tools.js";
 import { doctorCachePath, formatAge } from "./doctor-cache.js";
 import { missingSettings } from "./preflight.js";
 import type { CliIo } from "./run-command.js";
+import { terminalSafe } from "./terminal.js";
 import { describeWithCredentials } from "./url-credentials.js";
 
 type Row = [name: string, value: string, source: string];
@@ -68,8 +69,12 @@ export function configCommand(flags: RunFlags, io: CliIo): number {
   rows.push(doctorRow(config, io));
   for (const problem of missingSettings(config, io.env)) rows.push(["missing", problem, ""]);
   const width = Math.max(...rows.map((r) => r[0].length));
+  // Values come from files and the environment: shown, never acted on by the terminal.
   for (const [name, value, source] of rows)
-    io.stdout.write(`${name.padEnd(width)}  ${value}${source ? `  (${source})` : ""}\n`);
+    io.stdout.write(
+      terminalSafe(`${name.padEnd(width)}  ${value}${source ? `  (${source})` : ""}`, { oneLine: true }) +
+        "\n",
+    );
   return 0;
 }
 

@@ -29,7 +29,7 @@ import { addRequestOptions } from "./request-flags.js";
 import type { ResumeFlags } from "./resume-command.js";
 import type { CliIo } from "./run-command.js";
 import type { ServeFlags } from "./serve-command.js";
-import { readTerminalLine, stylesFor } from "./terminal.js";
+import { readTerminalLine, stylesFor, terminalSafe } from "./terminal.js";
 import type { ThreadsFlags } from "./threads-command.js";
 import type { ViewFlags } from "./view-command.js";
 import type { WorkerFlags } from "./worker-command.js";
@@ -673,12 +673,14 @@ function reportError(err: unknown, io: CliIo, debug: boolean): number {
     io.stderr.write(`${styles.red("eddy:")} ${message} (see eddy --help)\n`);
     return USAGE_ERROR;
   }
+  // A message may quote what a file or a server said: nothing in it reaches the terminal as a
+  // control sequence (docs/pitfalls.md #66).
   if (EddyError.isInstance(err) && err.fault === "user") {
-    io.stderr.write(`${styles.red("eddy:")} ${err.message}\n`);
+    io.stderr.write(`${styles.red("eddy:")} ${terminalSafe(err.message)}\n`);
     if (debug && err.stack) io.stderr.write(`${err.stack}\n`);
     return USAGE_ERROR;
   }
-  const message = err instanceof Error ? err.message.split("\n")[0] : String(err);
+  const message = terminalSafe(err instanceof Error ? (err.message.split("\n")[0] ?? "") : String(err));
   io.stderr.write(
     `${styles.red("eddy: internal error:")} ${message}${debug ? "" : " (run with --debug for details)"}\n`,
   );

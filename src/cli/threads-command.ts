@@ -7,7 +7,7 @@ import { resolve } from "node:path";
 import { createThreadStore, type ThreadRun } from "../context/threads.js";
 import { SUCCESS, USAGE_ERROR } from "./exit-codes.js";
 import type { CliIo } from "./run-command.js";
-import { stylesFor } from "./terminal.js";
+import { stylesFor, terminalSafe } from "./terminal.js";
 
 export interface ThreadsFlags {
   json?: boolean;
@@ -59,15 +59,11 @@ export async function threadsCommand(
   return SUCCESS;
 }
 
+/** One run of `eddy threads show`: what the log holds is data, shown and never acted on (terminalSafe). */
 function describeRun(run: ThreadRun, index: number, styles: ReturnType<typeof stylesFor>): string {
   const { prompt, outcome } = run;
-  const lines = [
-    "",
-    styles.cyan(
-      `#${index + 1}  ${new Date(prompt.ts).toISOString()}  ${run.run_id}${prompt.model ? `  ${prompt.model}` : ""}  ${outcome?.reason ?? "unfinished"}`,
-    ),
-    `> ${indent(prompt.prompt)}`,
-  ];
+  const heading = `#${index + 1}  ${new Date(prompt.ts).toISOString()}  ${run.run_id}${prompt.model ? `  ${prompt.model}` : ""}  ${outcome?.reason ?? "unfinished"}`;
+  const lines = ["", styles.cyan(terminalSafe(heading, { oneLine: true })), `> ${indent(prompt.prompt)}`];
   if (outcome !== undefined) {
     if (outcome.output_text !== "") lines.push(`< ${indent(outcome.output_text)}`);
     const calls = outcome.items.filter((i) => i.type === "function_call").length;
@@ -75,7 +71,7 @@ function describeRun(run: ThreadRun, index: number, styles: ReturnType<typeof st
     const facts = [
       `${calls} tool call${calls === 1 ? "" : "s"}`,
       usage ? `${usage.input_tokens} in / ${usage.output_tokens} out tokens` : undefined,
-      outcome.tape ? `tape ${outcome.tape}` : undefined,
+      outcome.tape ? `tape ${terminalSafe(outcome.tape, { oneLine: true })}` : undefined,
     ].filter(Boolean);
     lines.push(styles.dim(`  ${facts.join(", ")}`));
   }
@@ -83,5 +79,5 @@ function describeRun(run: ThreadRun, index: number, styles: ReturnType<typeof st
 }
 
 function indent(text: string): string {
-  return text.replace(/\n/g, "\n  ");
+  return terminalSafe(text).replace(/\n/g, "\n  ");
 }

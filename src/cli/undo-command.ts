@@ -10,6 +10,7 @@ import { undoTape } from "../session/undo.js";
 import { SUCCESS } from "./exit-codes.js";
 import { checkWorkspace } from "./preflight.js";
 import type { CliIo } from "./run-command.js";
+import { terminalSafe } from "./terminal.js";
 
 /** Restores the tape's changes; prints what was restored (0), or nothing to undo (0). */
 export async function undoCommand(tape: string, flags: { workspace?: string }, io: CliIo): Promise<number> {
@@ -19,7 +20,7 @@ export async function undoCommand(tape: string, flags: { workspace?: string }, i
   io.stdout.write(
     restored.length === 0
       ? "nothing to undo: the run changed no file\n"
-      : `restored ${restored.join(", ")}\n`,
+      : `restored ${restored.map((path) => terminalSafe(path, { oneLine: true })).join(", ")}\n`,
   );
   return SUCCESS;
 }
