@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -112,5 +112,20 @@ describe("openBatchDir", () => {
     expect(written.wall_ms).toBe(1000);
     writeFileSync(join(path, "summary.json"), "{not json");
     expect(openBatchDir(path).summary).toBeUndefined();
+  });
+
+  it("a directory where summary.json or batch.json goes is named when the folder is opened, not after the tasks ran", () => {
+    for (const name of ["summary.json", "batch.json"]) {
+      const path = mkdtempSync(join(tmpdir(), "eddy-batch-dir-"));
+      mkdirSync(join(path, name));
+      expect(() => openBatchDir(path)).toThrow(
+        new RegExp(
+          `the batch file .*${name.replace(".", "\\.")} is a directory, not a regular file: remove it`,
+        ),
+      );
+    }
+    const path = mkdtempSync(join(tmpdir(), "eddy-batch-dir-"));
+    writeFileSync(join(path, "tapes"), "");
+    expect(() => openBatchDir(path)).toThrow(/cannot create its tapes folder .*tapes: (ENOTDIR|EEXIST)/);
   });
 });

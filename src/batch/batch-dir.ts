@@ -6,13 +6,18 @@
  * line, and adds its own wall time to the summary's (`runs`).
  */
 import { randomUUID } from "node:crypto";
-import { existsSync, renameSync } from "node:fs";
+import { existsSync, renameSync, rmSync, type Stats, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { EddyError } from "../errors.js";
 import type { FrameError, RunEndReason } from "../frames/frame.js";
 import type { Usage } from "../protocol/types.js";
 import { makeDirSync } from "../util/make-dir.js";
-import { appendRegularFileSync, readRegularTextSync, writeRegularFileSync } from "../util/regular-file.js";
+import {
+  appendRegularFileSync,
+  kindOf,
+  readRegularTextSync,
+  writeRegularFileSync,
+} from "../util/regular-file.js";
 import { type BatchResult, succeeded } from "./run-task.js";
 import { fileTapeStore, type TapeStore } from "./tape-store.js";
 
@@ -88,15 +93,16 @@ export interface BatchDir {
 
 /** Opens (creating when missing) the batch folder `path`; `secrets` never reach its tapes. */
 export function openBatchDir(path: string, secrets: readonly string[] = []): BatchDir {
+  const tapesDir = join(path, "tapes");
   try {
-    makeDirSync(join(path, "tapes"));
+    makeDirSync(tapesDir);
   } catch (err) {
-    throw new EddyError(
-      "invalid_config",
-      `cannot create the batch folder ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      { fault: "user" },
-    );
+    const which = existsSync(path) ? `its tapes folder ${tapesDir}` : `the batch folder ${path}`;
+    throw new EddyError("invalid_config", `cannot create ${which}: ${errorCode(err)}`, { fault: "user" });
   }
+  // Files replaced whole at the end: one that cannot be (a directory in its place) is said now,
+  // before any task runs, not after all of them.
+  for (const name of ["summary.json", "batch.json"]) checkReplaceable(join(path, name));
   const resultsPath = join(path, "results.jsonl");
   const results = readResults(resultsPath);
   const tapes = fileTapeStore(join(path, "tapes"), secrets);
@@ -135,7 +141,35 @@ const READING = {
 /** Writes `path` whole: a temporary file beside it, renamed over it (a reader never sees half). */
 function replaceFile(path: string, text: string): void {
   writeRegularFileSync(`${path}.tmp`, text, WRITING);
-  renameSync(`${path}.tmp`, path);
+  try {
+    renameSync(`${path}.tmp`, path);
+  } catch (err) {
+    rmSync(`${path}.tmp`, { force: true });
+    throw new EddyError("invalid_config", `cannot write the batch file ${path}: ${errorCode(err)}`, {
+      fault: "user",
+      cause: err,
+    });
+  }
+}
+
+/** A file of the folder that `replaceFile` will replace: missing, or a regular file (or a link to one). */
+function checkReplaceable(path: string): void {
+  let stats: Stats;
+  try {
+    stats = statSync(path);
+  } catch {
+    return; // missing (or a dangling link, which the rename replaces)
+  }
+  if (!stats.isFile())
+    throw new EddyError(
+      "invalid_config",
+      `the batch file ${path} is ${kindOf(stats)}, not a regular file: remove it, or choose another folder with --out`,
+      { fault: "user" },
+    );
+}
+
+function errorCode(err: unknown): string {
+  return (err as NodeJS.ErrnoException).code ?? (err as Error).message;
 }
 
 /** The text of one of the folder's own files, a regular file read with a bound; undefined when there is none. */
