@@ -8,6 +8,7 @@
 export type EddyErrorCode =
   // SSE / framing
   | "sse_message_too_large"
+  | "response_too_large"
   | "sse_stream_error"
   // frames, tapes and files
   | "frame_invalid"

@@ -1,6 +1,6 @@
 import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
-import { TerminalSanitizer, terminalSafe } from "./terminal.js";
+import { clip, TerminalSanitizer, terminalSafe } from "./terminal.js";
 
 const ESC = "\u001b";
 // biome-ignore lint/suspicious/noControlCharactersInRegex: what must never reach a terminal
@@ -86,5 +86,22 @@ describe("terminalSafe", () => {
   it("is linear: a megabyte of escapes takes one pass", () => {
     const text = `${ESC}[`.repeat(500_000);
     expect(terminalSafe(text)).toBe("");
+  });
+});
+
+describe("clip", () => {
+  it("collapses whitespace, cuts on a code point boundary with an ellipsis, and keeps short text whole", () => {
+    expect(clip("a  b\n\tc", 10)).toBe("a b c");
+    expect(clip("abcdef", 6)).toBe("abcdef");
+    expect(clip("abcdefg", 6)).toBe("abcde…");
+    expect(clip("😀😀😀😀", 3)).toBe("😀😀…");
+    expect(clip("   ", 5)).toBe(" ");
+    expect(clip("", 5)).toBe("");
+  });
+
+  it("reads only the start of a huge text (a model's 50 MB arguments)", () => {
+    const huge = `{"path":"${"a".repeat(50 * 1024 * 1024)}"}`;
+    expect(clip(huge, 12)).toBe('{"path":"aa…');
+    expect(clip(`x${" ".repeat(1_000_000)}y`, 5)).toBe("x y");
   });
 });

@@ -23,6 +23,11 @@ export const PROVIDER_DEFAULTS = {
   drainTimeoutMs: 2_000,
   /** Largest SSE message accepted (characters). */
   maxMessageSize: 16 * 1024 * 1024,
+  /**
+   * Largest streamed response body read (bytes): a provider that streams without end is stopped
+   * there with `response_too_large`, before the text it sends outgrows memory (docs/pitfalls.md #73).
+   */
+  maxResponseBytes: 64 * 1024 * 1024,
   /** How much of an error body is read (bytes). */
   maxErrorBodyBytes: 64 * 1024,
   /** Validate every event against the schema (errors recorded in frames, never fatal). */

@@ -15,6 +15,7 @@ import { frame } from "../frames/frame.js";
 import type { FrameDecoder, FrameDecoderOptions } from "../frames/frame-decoder.js";
 import { onAbort } from "../util/abort.js";
 import { redactSecrets } from "../util/redact.js";
+import { sizeText } from "../util/regular-file.js";
 import type { AttemptOpening, AttemptStep } from "./attempts.js";
 import { cancelledError, ProviderError } from "./errors.js";
 import { providerErrorFromHttp } from "./http-error.js";
@@ -47,6 +48,8 @@ export interface HttpAttemptConfig {
   validate: boolean;
   /** Largest SSE message, and largest whole JSON body, accepted. */
   maxMessageSize: number;
+  /** Largest streamed body read, in bytes (`PROVIDER_DEFAULTS.maxResponseBytes`). */
+  maxResponseBytes: number;
   maxErrorBodyBytes: number;
   wire: WireFormat;
   now: () => number;
@@ -77,6 +80,8 @@ interface Body {
   started: boolean;
   /** The decoder produced a frame. */
   framed: boolean;
+  /** Bytes read so far. */
+  bytes: number;
 }
 
 /** Opens an HTTP attempt (see the module comment). */
@@ -240,6 +245,16 @@ class HttpAttempt {
     return { type: "frames", frames: [f] };
   }
 
+  /** A streamed body past `maxResponseBytes`: not read further (docs/pitfalls.md #73). */
+  private tooLarge(): ProviderError {
+    return new ProviderError({
+      kind: "decode",
+      code: "response_too_large",
+      message: `the response is larger than ${sizeText(this.config.maxResponseBytes)}, the most eddy reads of one response (maxResponseBytes); it was not read further`,
+      retryable: false,
+    });
+  }
+
   private async notAStream(response: TransportResponse, contentType: string): Promise<ProviderError> {
     const { text } = await readText(response.body, this.config.maxErrorBodyBytes);
     this.phase = { name: "ended", consumed: false };
@@ -259,6 +274,7 @@ class HttpAttempt {
         }),
         started: false,
         framed: false,
+        bytes: 0,
       };
       const body = phase.body;
       const queue = this.queue;
@@ -274,6 +290,8 @@ class HttpAttempt {
         }
         if (next.done === true) return this.endOfBody(body, phase.declared);
         this.received(body);
+        body.bytes += next.value.length;
+        if (body.bytes > this.config.maxResponseBytes) return { type: "failed", error: this.tooLarge() };
         try {
           body.decoder.feed(next.value);
         } catch (err) {

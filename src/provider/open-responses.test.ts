@@ -643,6 +643,29 @@ describe("OpenResponsesProvider: termination and stalls (docs/pitfalls.md S15–
     expect(frames.filter((f) => f.type === "retry")).toEqual([]);
   });
 
+  it("a response streamed past maxResponseBytes is not read further: a clear error, not retried", async () => {
+    // 400 deltas of ~100 bytes each: 40 KB, each message well under maxMessageSize.
+    const deltas = Array.from({ length: 400 }, () => "x".repeat(60));
+    const pieces = okStream(deltas).match(/[\s\S]{1,1000}/g) ?? []; // written one piece at a time
+    const { frames, outcome } = await run([{ body: pieces }], { maxResponseBytes: 10_000 });
+    expect(!outcome.ok && outcome.error).toMatchObject({
+      kind: "decode",
+      code: "response_too_large",
+      retryable: false,
+      message: expect.stringMatching(
+        /larger than 9\.8 KiB, the most eddy reads of one response \(maxResponseBytes\)/,
+      ),
+    });
+    expect(frames.filter((f) => f.type === "retry")).toEqual([]);
+    // Stopped at the bound, not at the end of the body (how many came before depends on how the
+    // socket delivered the pieces: none when they arrived as one read).
+    expect(frames.filter((f) => f.type === "output_text_delta").length).toBeLessThan(150);
+    expect(outcome.response.terminal).not.toBe("completed");
+    // The same response under the default bound is read whole.
+    const whole = await run([{ body: [okStream(deltas)] }]);
+    expect(whole.outcome.ok).toBe(true);
+  });
+
   it("an oversized SSE message is a clear error", async () => {
     const { outcome } = await run([{ body: [`data: ${"x".repeat(5000)}\n\n`] }], { maxMessageSize: 1000 });
     expect(!outcome.ok && outcome.error.code).toBe("sse_message_too_large");

@@ -74,6 +74,8 @@ export interface OpenResponsesProviderOptions {
   validate?: boolean;
   /** Largest SSE message or JSON body accepted, in characters. @defaultValue PROVIDER_DEFAULTS.maxMessageSize (16 MiB) */
   maxMessageSize?: number;
+  /** Largest streamed response body read, in bytes. @defaultValue PROVIDER_DEFAULTS.maxResponseBytes (64 MiB) */
+  maxResponseBytes?: number;
   /** Jitter source in [0, 1), injected for deterministic tests. @defaultValue Math.random */
   random?: () => number;
   /** Waits between retries, injected for tests. @defaultValue a setTimeout that aborts with the signal */
@@ -208,6 +210,7 @@ export function httpAttemptConfig(
     },
     validate: options.validate ?? PROVIDER_DEFAULTS.validate,
     maxMessageSize: options.maxMessageSize ?? PROVIDER_DEFAULTS.maxMessageSize,
+    maxResponseBytes: options.maxResponseBytes ?? PROVIDER_DEFAULTS.maxResponseBytes,
     maxErrorBodyBytes: PROVIDER_DEFAULTS.maxErrorBodyBytes,
     wire,
     now: options.now ?? Date.now,

@@ -20,6 +20,7 @@ import type { CreateResponseBody, JsonObject } from "../../protocol/types.js";
 import { onAbort } from "../../util/abort.js";
 import { isJsonObject } from "../../util/json.js";
 import { redactSecrets } from "../../util/redact.js";
+import { sizeText } from "../../util/regular-file.js";
 import type { Attempt, AttemptOpening, AttemptStep } from "../attempts.js";
 import { cancelledError, ProviderError } from "../errors.js";
 import { providerErrorFromHttp } from "../http-error.js";
@@ -38,6 +39,8 @@ export interface WebSocketAttemptConfig {
   secrets: readonly (string | undefined)[];
   limits: WatchdogLimits;
   validate: boolean;
+  /** Largest response read, in characters of its messages (`PROVIDER_DEFAULTS.maxResponseBytes`). */
+  maxResponseBytes: number;
   now: () => number;
 }
 
@@ -90,7 +93,14 @@ export function createWebSocketAttempt(options: WebSocketAttemptOptions): Attemp
 
 type Phase =
   | { name: "unsent" }
-  | { name: "streaming"; connection: WebSocketConnection; started: boolean; responseStarted: boolean }
+  | {
+      name: "streaming";
+      connection: WebSocketConnection;
+      started: boolean;
+      responseStarted: boolean;
+      /** Characters of the messages read so far. */
+      received: number;
+    }
   /** The turn ended: `failure` is what the next step reports, `reusable` whether the connection can take another turn. */
   | {
       name: "ended";
@@ -130,7 +140,7 @@ class WebSocketAttempt implements Attempt {
     } catch (err) {
       return { type: "failed", error: this.connectError(err) };
     }
-    this.phase = { name: "streaming", connection, started: false, responseStarted: false };
+    this.phase = { name: "streaming", connection, started: false, responseStarted: false, received: 0 };
     try {
       await connection.send(message);
     } catch (err) {
@@ -151,6 +161,8 @@ class WebSocketAttempt implements Attempt {
     for (;;) {
       const texts = connection.take();
       if (texts.length > 0) {
+        for (const text of texts) phase.received += text.length;
+        if (phase.received > this.config.maxResponseBytes) return { type: "failed", error: this.tooLarge() };
         if (!phase.started) {
           phase.started = true;
           this.watchdog.start("idle");
@@ -283,6 +295,16 @@ class WebSocketAttempt implements Attempt {
       `the WebSocket connection to ${this.config.url} closed before the response ended: ${how}`,
       err ?? end?.error,
     );
+  }
+
+  /** A response past `maxResponseBytes`: not read further (docs/pitfalls.md #73). */
+  private tooLarge(): ProviderError {
+    return new ProviderError({
+      kind: "decode",
+      code: "response_too_large",
+      message: `the response is larger than ${sizeText(this.config.maxResponseBytes)}, the most eddy reads of one response (maxResponseBytes); it was not read further`,
+      retryable: false,
+    });
   }
 
   private connectionError(message: string, cause: unknown): ProviderError {

@@ -56,6 +56,7 @@ export function webSocketAttemptConfig(
     secrets: http.secrets,
     limits: http.limits,
     validate: http.validate,
+    maxResponseBytes: http.maxResponseBytes,
     now: http.now,
   };
 }

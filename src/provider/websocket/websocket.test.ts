@@ -379,6 +379,13 @@ describe("WebSocket mode: failures", () => {
     expect(mock.stats.websocket.connections).toBe(0);
   });
 
+  it("a response past maxResponseBytes is not read further: a clear error, not retried", async () => {
+    const { provider } = await start({ turns: [hello("x".repeat(30_000))] }, { maxResponseBytes: 10_000 });
+    const { frames, outcome } = await send(provider);
+    expect(frames.filter((f) => f.type === "retry")).toHaveLength(0);
+    expect(!outcome.ok && outcome.error).toMatchObject({ code: "response_too_large", retryable: false });
+  });
+
   it("a message over maxMessageSize closes the connection (1009) and fails the request, not retried", async () => {
     const { provider } = await start({ turns: [hello("x".repeat(4_000))] }, { maxMessageSize: 1_000 });
     const { frames, outcome } = await send(provider);
