@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { readSse, streamProblems } from "../../test/support/mock-sse.js";
-import { dripUntilClosed, rawClient } from "../../test/support/slow-peer.js";
+import { dripUntilClosed, rawClient, unsupportedMethodAnswers } from "../../test/support/slow-peer.js";
 import { createMockServer, type MockServer, type MockServerOptions } from "./listener.js";
 import type { MockRequestLog } from "./recording.js";
 
@@ -48,6 +48,10 @@ describe("listener", () => {
     expect(await notFound.json()).toMatchObject({ error: { type: "invalid_request_error" } });
     const wrong = await fetch(`${server.url}/responses`, { method: "DELETE" });
     expect(wrong.status).toBe(405);
+    // Methods a fetch Request cannot carry: 501, not a socket closed unanswered.
+    expect(await unsupportedMethodAnswers(server.port)).toEqual(
+      Array(2).fill("HTTP/1.1 501 Not Implemented"),
+    );
   });
 
   it("records requests (credentials redacted) and logs one line per request", async () => {

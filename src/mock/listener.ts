@@ -113,8 +113,10 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
       : scenario;
   const handler = createMockHandler(loaded === undefined ? rest : { ...rest, scenario: loaded });
   const server = createServer(serverOptions(timeouts), (req, res) => {
+    if (answeredUnsupportedMethod(req, res)) return;
     serve(req, res, handler).catch(() => res.destroy());
   });
+  refuseConnect(server);
   const sockets = attachWebSockets(server, handler.websocket);
   let connections = 0;
   server.on("connection", () => connections++);
@@ -150,6 +152,36 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
       return closing;
     },
   };
+}
+
+/**
+ * Methods a fetch `Request` cannot carry (TRACE; CONNECT comes as its own event; node answers TRACK 400): the
+ * handlers take `Request`s, and making one threw, so the client got a closed socket and no answer.
+ * They are answered 501 here instead (shared by `eddy serve`'s listener).
+ */
+const UNSUPPORTED_METHODS: ReadonlySet<string> = new Set(["TRACE", "CONNECT"]);
+
+/** True when `req`'s method is one no handler here takes; it has been answered 501. */
+export function answeredUnsupportedMethod(req: IncomingMessage, res: ServerResponse): boolean {
+  const method = req.method ?? "";
+  if (!UNSUPPORTED_METHODS.has(method)) return false;
+  const error = {
+    type: "invalid_request_error",
+    code: "method_not_supported",
+    message: `${method} is not supported by this server`,
+    param: null,
+  };
+  res
+    .writeHead(501, { "content-type": "application/json", connection: "close" })
+    .end(JSON.stringify({ error }));
+  return true;
+}
+
+/** A CONNECT request (node emits it apart from requests and closes the socket unanswered): 501. */
+export function refuseConnect(server: Server): void {
+  server.on("connect", (_req: IncomingMessage, socket: Duplex) => {
+    socket.end("HTTP/1.1 501 Not Implemented\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+  });
 }
 
 async function serve(req: IncomingMessage, res: ServerResponse, handler: (r: Request) => Promise<Response>) {

@@ -5,7 +5,12 @@
  * wait below is a hang guard, not a verdict on speed.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closedWithin, dripUntilClosed, rawClient } from "../../test/support/slow-peer.js";
+import {
+  closedWithin,
+  dripUntilClosed,
+  rawClient,
+  unsupportedMethodAnswers,
+} from "../../test/support/slow-peer.js";
 import { LISTEN_TIMEOUTS } from "../mock/listener.js";
 import { listen, type ServeListener } from "./listener.js";
 
@@ -64,6 +69,13 @@ describe("eddy serve's socket and slow peers", () => {
     // 1.5 s of answer against a 0.6 s request timeout: the request was in long before.
     expect(await (await fetch(`${base}/slow-answer`)).text()).toBe("one two three");
     await closedWithin(slow.closed, "the slow client");
+  });
+
+  it("answers TRACE and CONNECT with 501 (a fetch Request cannot carry them: the socket was closed unanswered)", async () => {
+    expect(await unsupportedMethodAnswers(server.port)).toEqual(
+      Array(2).fill("HTTP/1.1 501 Not Implemented"),
+    );
+    expect(await (await fetch(`${server.url}/still-up`)).text()).toBe("ok");
   });
 
   it("defaults to bounds a slow client cannot stretch", () => {

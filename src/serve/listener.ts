@@ -19,7 +19,13 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { EddyError } from "../errors.js";
 import type { WebSocketAdmission } from "../mock/handler.js";
-import { attachWebSockets, type ListenTimeouts, serverOptions } from "../mock/listener.js";
+import {
+  answeredUnsupportedMethod,
+  attachWebSockets,
+  type ListenTimeouts,
+  refuseConnect,
+  serverOptions,
+} from "../mock/listener.js";
 import { drained } from "../util/stream.js";
 import type { ServeHandler } from "./handler.js";
 
@@ -66,8 +72,10 @@ export async function listen(handler: ServeHandler, options: ListenOptions): Pro
       { fault: "user" },
     );
   const server = createServer(serverOptions(options.timeouts), (req, res) => {
+    if (answeredUnsupportedMethod(req, res)) return;
     serve(req, res, handler, host).catch(() => res.destroy());
   });
+  refuseConnect(server);
   const sockets = options.websocket === undefined ? undefined : attachWebSockets(server, options.websocket);
   server.listen(options.port ?? 0, host);
   try {

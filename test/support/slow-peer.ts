@@ -56,3 +56,22 @@ export function closedWithin(closed: Promise<void>, what: string): Promise<void>
     });
   });
 }
+
+/**
+ * Sends each of TRACE and CONNECT on a connection of its own and returns what came back (the
+ * status line), waiting until the server closes each connection. (TRACK never reaches eddy: node's
+ * parser answers it 400.)
+ */
+export async function unsupportedMethodAnswers(port: number): Promise<string[]> {
+  const answers: string[] = [];
+  for (const request of [
+    "TRACE /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+    "CONNECT 127.0.0.1:1 HTTP/1.1\r\nHost: 127.0.0.1:1\r\n\r\n",
+  ]) {
+    const client = rawClient(port);
+    client.socket.write(request);
+    await closedWithin(client.closed, request.split(" ")[0] ?? "a request");
+    answers.push(client.received().split("\r\n")[0] ?? "");
+  }
+  return answers;
+}
