@@ -26,7 +26,7 @@ import type { Usage } from "../protocol/types.js";
 import type { Provider } from "../provider/provider.js";
 import { createTapeHeader, type TapeHeaderExtras } from "../replay/header.js";
 import { TapeWriteGuard } from "../replay/recorder.js";
-import { readTape, type TapeHeader } from "../replay/tape.js";
+import { readTape, type Tape, type TapeHeader } from "../replay/tape.js";
 import { summarizeTape, type TapeSummary } from "../replay/tape-summary.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { createRunLog, LoadedFrames, type RunLog, storedRunLog } from "./run-log.js";
@@ -443,9 +443,24 @@ function resumeInterrupted(ctx: ServiceContext, id: string): ServedRun {
  * decisions, an interrupted one with the at-most-once rule for calls that had started
  * (batch/resume.ts). Its new frames are appended to its event log after those it has.
  */
+/**
+ * The tape of a run to resume. One that no longer reads is the server's problem, not the client's:
+ * a 500 whose reason (with the data folder's path) goes to the server's log only.
+ */
+function recordedTape(ctx: ServiceContext, id: string): Tape {
+  try {
+    return readTape(ctx.tapes.location(id));
+  } catch (err) {
+    throw new EddyError("tape_invalid", `run ${id} cannot be resumed: ${describeError(err)}`, {
+      fault: "system",
+      cause: err,
+    });
+  }
+}
+
 function resume(ctx: ServiceContext, run: ServedRun): void {
   const { runtime } = ctx;
-  const recorded = readTape(ctx.tapes.location(run.id));
+  const recorded = recordedTape(ctx, run.id);
   const registry = runtime.tools();
   const tape = tapeSink(run, runtime.onTapeError);
   let skipBelow = Number.POSITIVE_INFINITY;

@@ -221,6 +221,29 @@ describe("POST /v1/runs/ID/resume", () => {
     expect((await again.call("POST", `/v1/runs/${id}/resume`)).status).toBe(409);
   });
 
+  it("a tape that no longer reads: 500 naming no path, the reason in the server's log; the run stays interrupted", async () => {
+    const first = setup([gateCall("c1"), text("never sent")]);
+    const id = await start(first.call);
+    first.gate.open();
+    await first.service.get(id)?.done;
+    const tapePath = join(first.dataDir, "runs", `${id}.tape`);
+    const lines = readFileSync(tapePath, "utf8").trimEnd().split("\n");
+    const cut = lines.findIndex((l) => l.includes('"type":"tool_started"'));
+    lines[2] = "{ damaged";
+    writeFileSync(tapePath, `${lines.slice(0, cut + 1).join("\n")}\n`);
+    const errors: unknown[] = [];
+    const again = setup([text("never")], {
+      dataDir: first.dataDir,
+      handler: { onError: (e) => errors.push(e) },
+    });
+    expect(again.service.get(id)?.status).toBe("interrupted");
+    const res = await again.call("POST", `/v1/runs/${id}/resume`);
+    expect(res.status).toBe(500);
+    expect(await res.text()).not.toContain(first.dataDir);
+    expect(String(errors[0])).toMatch(new RegExp(`run ${id} cannot be resumed: .*line 3`));
+    expect(again.service.get(id)?.status).toBe("interrupted");
+  });
+
   it.each([
     ["a completed run", "completed", 409],
     ["a running run", "running", 409],
