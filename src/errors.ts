@@ -100,7 +100,17 @@ export function assertNever(value: never, what = "value"): never {
 
 /** A short, single-line description of any thrown value (for error frames and one-line CLI errors). */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message.split("\n", 1)[0] ?? error.name;
+  if (error instanceof Error) {
+    const message = error.message;
+    const first = message.split("\n", 1)[0] ?? "";
+    // A first line that opens a JSON dump (the MCP SDK's validation errors end "…result: [" and
+    // list the issues below) says nothing alone: the whole message, on one line, cut.
+    if (/[[{]\s*$/.test(first) && message.length > first.length + 1) {
+      const whole = message.replace(/\s+/g, " ").trim();
+      return whole.length > 500 ? `${whole.slice(0, 499)}…` : whole;
+    }
+    return first || error.name;
+  }
   if (typeof error === "string") return error;
   try {
     return JSON.stringify(error);

@@ -162,3 +162,18 @@ describe("calls beyond the tool-call budget", () => {
     expect(out.stderr).toContain("✗ grep");
   });
 });
+
+describe("long names and arguments on stderr", () => {
+  it("a 100 KB tool name and 10 MB of arguments are shown cut, each line short", () => {
+    const { out, render } = renderer();
+    const name = `n${"a".repeat(100_000)}`;
+    render(
+      toolFrames("c1", name, `{"path":"${"b".repeat(10_000_000)}"}`, { error: { code: "x", message: "no" } }),
+    );
+    const lines = out.stderr.split("\n").filter((l) => l !== "");
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(line.length).toBeLessThan(400);
+    expect(out.stderr).toContain(`n${"a".repeat(78)}…`);
+    expect(out.stderr).toContain('{"path":"bbb');
+  });
+});

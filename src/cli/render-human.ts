@@ -196,8 +196,8 @@ export class HumanRenderer {
   private describeCall(callId: string, name: string): string {
     const call = this.calls.get(callId);
     const args =
-      call === undefined ? "" : ` ${clip(call.arguments.trim() === "" ? "{}" : safe(call.arguments), 72)}`;
-    return `${this.options.styles.cyan(safe(name))}${args}`;
+      call === undefined ? "" : ` ${call.arguments.trim() === "" ? "{}" : shown(call.arguments, 72)}`;
+    return `${this.options.styles.cyan(shown(name, NAME_SHOWN))}${args}`;
   }
 
   private toolStarted(frame: FrameOf<"tool_started">): void {
@@ -228,7 +228,7 @@ export class HumanRenderer {
     const label =
       this.spinner !== undefined
         ? `${this.describeCall(frame.call_id, frame.name)} `
-        : `${safe(frame.name)} `;
+        : `${shown(frame.name, NAME_SHOWN)} `;
     stderr.write(`${status} ${label}${styles.dim(`(${formatDuration(frame.duration_ms)})`)}${detail}\n`);
   }
 
@@ -312,6 +312,17 @@ function plural(n: number, word: string): string {
 /** A string from outside eddy, made safe for one line of a terminal. */
 function safe(text: string): string {
   return terminalSafe(text, { oneLine: true });
+}
+
+/** The most characters of a tool's name shown (a hostile server's 100 KB name was printed whole, twice). */
+const NAME_SHOWN = 80;
+
+/**
+ * `text` made safe and cut to `max` characters: only its start is sanitised (a 50 MB argument list
+ * was scanned whole to show 72 characters of it).
+ */
+function shown(text: string, max: number): string {
+  return clip(safe(clip(text, max * 4)), max);
 }
 
 /** Why a call failed, from its output: eddy's `{error: {code, message}}`, else stderr, the exit code or the text. */

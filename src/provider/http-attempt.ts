@@ -406,6 +406,7 @@ class HttpAttempt {
       retryAfterMs: parseRetryAfter(response.headers, this.config.now()),
       shouldRetry: parseShouldRetry(response.headers),
       secrets: this.config.secrets,
+      location: response.headers.get("location") ?? undefined,
     });
   }
 

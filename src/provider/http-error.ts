@@ -17,6 +17,8 @@ export interface HttpErrorInput {
   retryAfterMs?: number | undefined;
   shouldRetry?: boolean | undefined;
   secrets: readonly (string | undefined)[];
+  /** The `Location` header of a redirect, for its hint. @defaultValue none */
+  location?: string | undefined;
 }
 
 interface ParsedErrorBody {
@@ -92,6 +94,14 @@ function hint(status: number, input: HttpErrorInput, body: ParsedErrorBody): str
       return ` — POST ${input.url} was not found: check --base-url (eddy appends ${input.endpoint ?? "/v1/responses"} unless the base URL already ends in /v1) and the model name`;
     case 429:
       return body.code === "insufficient_quota" ? " — the account is out of quota; check billing" : "";
+    case 301:
+    case 302:
+    case 303:
+    case 307:
+    case 308: {
+      const to = input.location === undefined ? "another URL" : snippet(input.location);
+      return ` — the server redirects to ${to}; eddy does not follow redirects (the API key would go along): set --base-url to the URL it points to`;
+    }
     default:
       return "";
   }

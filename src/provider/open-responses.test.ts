@@ -734,6 +734,18 @@ describe("OpenResponsesProvider: a 200 that is not an event stream", () => {
   });
 });
 
+describe("OpenResponsesProvider: a redirect", () => {
+  it("is not followed (the key would go along); the error names where it points and what to set", async () => {
+    const { outcome } = await run([
+      { status: 307, headers: { location: "https://elsewhere.example/v1/responses" }, body: [""] },
+    ]);
+    expect(server?.requests).toHaveLength(1);
+    expect(!outcome.ok && outcome.error.message).toMatch(
+      /^HTTP 307: \(empty body\) — the server redirects to https:\/\/elsewhere\.example\/v1\/responses; eddy does not follow redirects .*set --base-url/,
+    );
+  });
+});
+
 describe("resolveResponsesUrl", () => {
   it.each([
     ["https://api.openai.com/v1", "https://api.openai.com/v1/responses"],

@@ -3,7 +3,7 @@
  * A real MCP server, written with the official SDK (`@modelcontextprotocol/sdk`), for tests of
  * eddy's MCP tool sources. Plain JavaScript so a test starts it with `node` alone (no loader, fast).
  *
- *   node mcp-server.mjs [--toolset basic|collide|long|bad-schema] [--stderr TEXT]
+ *   node mcp-server.mjs [--toolset basic|collide|duplicate|long|bad-schema] [--stderr TEXT]
  *                       [--fail-start TEXT] [--hang-start] [--stubborn]
  *                       [--http --token SECRET]   Streamable HTTP on 127.0.0.1 (prints "listening PORT")
  *
@@ -88,6 +88,10 @@ const toolsets = {
   collide: [
     { name: "read.file", description: "dotted", inputSchema: object() },
     { name: "read file", description: "spaced", inputSchema: object() },
+  ],
+  duplicate: [
+    { name: "dup", description: "one", inputSchema: object() },
+    { name: "dup", description: "two", inputSchema: object() },
   ],
   long: [
     { name: `${"x".repeat(70)}_one`, description: "long one", inputSchema: object() },

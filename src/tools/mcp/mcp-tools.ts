@@ -293,6 +293,11 @@ function findClash(entries: readonly Entry[]): { message: string; server: string
     const first = seen.get(info.name);
     if (first !== undefined) {
       const what = (i: McpToolInfo) => `tool "${i.tool}" of MCP server "${i.server}"`;
+      if (first.server === info.server && first.tool === info.tool)
+        return {
+          server: info.server,
+          message: `MCP server "${info.server}" lists two tools named "${info.tool}": remove the server from mcp_servers or ask its author to fix its tool list`,
+        };
       const fix =
         first.server === info.server
           ? "their names differ only in characters a function name cannot hold; remove the server from mcp_servers or ask its author to rename one"

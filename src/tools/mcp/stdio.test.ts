@@ -390,6 +390,11 @@ describe("stdio MCP servers", () => {
     );
   });
 
+  it("refuses a server that lists one name twice, saying so (it was told their names 'differ only in characters')", async () => {
+    const { tools } = mcp({ fs: testServerConfig(newMarker(), "--toolset", "duplicate") });
+    await expect(tools.tools()).rejects.toThrow('MCP server "fs" lists two tools named "dup"');
+  });
+
   it("shortens long names deterministically to 64 characters", async () => {
     const first = mcp({ srv: testServerConfig(newMarker(), "--toolset", "long") });
     const names = (await first.tools.tools()).map((d) => d.name);
