@@ -439,11 +439,6 @@ function resumeInterrupted(ctx: ServiceContext, id: string): ServedRun {
 }
 
 /**
- * The run of its tape resumed under the server's policy: an `awaiting_approval` one with its
- * decisions, an interrupted one with the at-most-once rule for calls that had started
- * (batch/resume.ts). Its new frames are appended to its event log after those it has.
- */
-/**
  * The tape of a run to resume. One that no longer reads is the server's problem, not the client's:
  * a 500 whose reason (with the data folder's path) goes to the server's log only.
  */
@@ -458,6 +453,11 @@ function recordedTape(ctx: ServiceContext, id: string): Tape {
   }
 }
 
+/**
+ * The run of its tape resumed under the server's policy: an `awaiting_approval` one with its
+ * decisions, an interrupted one with the at-most-once rule for calls that had started
+ * (batch/resume.ts). Its new frames are appended to its event log after those it has.
+ */
 function resume(ctx: ServiceContext, run: ServedRun): void {
   const { runtime } = ctx;
   const recorded = recordedTape(ctx, run.id);
