@@ -297,6 +297,30 @@ describe("eddy serve handler: runs", () => {
     expect(String(errors[0])).toMatch(/line 3/); // the operator hears where
   });
 
+  it("a run that ended holds its frames no more: they are read back from its tape, with the same ids", async () => {
+    const { call, service, dataDir } = setup();
+    const { id } = (await (await call("POST", "/v1/runs", { input: "hi" })).json()) as { id: string };
+    await finished(service, id);
+    const live = await sse(await call("GET", `/v1/runs/${id}/events`));
+    expect(live.map((e) => Number(e.id))).toEqual(live.map((_, i) => i));
+    expect(
+      await sse(await call("GET", `/v1/runs/${id}/events`, undefined, { "last-event-id": "2" })),
+    ).toEqual(live.slice(3));
+    // The tape is where they come from now: damaged before they are first asked for, the events
+    // fail (held in memory, they would not).
+    const second = (await (await call("POST", "/v1/runs", { input: "hi" })).json()) as { id: string };
+    await finished(service, second.id);
+    const path = join(dataDir, "runs", `${second.id}.tape`);
+    const lines = readFileSync(path, "utf8").trimEnd().split("\n");
+    writeFileSync(path, `${[lines[0], "{ damaged", ...lines.slice(2)].join("\n")}\n`);
+    const view = (await (await call("GET", `/v1/runs/${second.id}`)).json()) as {
+      events: number;
+      status: string;
+    };
+    expect(view).toMatchObject({ events: lines.length - 1, status: "completed" });
+    expect((await call("GET", `/v1/runs/${second.id}/events`)).status).toBe(500);
+  });
+
   it("a restarted server names each tape it does not list, and leaves it where it is", async () => {
     const first = setup();
     const { id } = (await (await first.call("POST", "/v1/runs", { input: "hi" })).json()) as { id: string };

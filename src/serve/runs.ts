@@ -91,7 +91,8 @@ export interface ServedRun {
   status: RunStatus;
   readonly createdAt: number;
   spec: RunSpec | undefined;
-  readonly log: RunLog;
+  /** Its events: in memory while it runs; read from its tape once it has ended (`storedRunLog`). */
+  log: RunLog;
   ended?: RunEndedFrame;
   handle?: RunHandle;
   /** Decisions given so far for the pending calls (resumes once every one has one). */
@@ -178,7 +179,7 @@ export function createRunService(runtime: ServeRuntime): RunService {
     runs.set(run.id, run);
   const clock = runtime.clock ?? Date.now;
   const running = () => [...runs.values()].filter((r) => r.status === "running").length;
-  const ctx: ServiceContext = { runtime, tapes, threads, runs, clock, running };
+  const ctx: ServiceContext = { runtime, tapes, threads, runs, clock, running, loaded };
   return {
     runtime,
     threads,
@@ -206,6 +207,8 @@ interface ServiceContext {
   runs: Map<string, ServedRun>;
   clock: () => number;
   running: () => number;
+  /** Frames of ended runs read back from their tapes (the last few kept). */
+  loaded: LoadedFrames;
 }
 
 /** 429 when the server runs as many runs as it may. */
@@ -266,8 +269,24 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
   const writer = ctx.tapes.open(id, tapeHeaderOf(runtime, handle.spec), "now");
   tape.writer = writer;
   ctx.runs.set(id, run);
-  run.done = drive(run, handle, writer, registry);
+  run.done = drive(run, handle, writer, registry, (closed) => {
+    if (closed && tape.guard.problem === undefined) storeFinishedLog(ctx, run);
+  });
   return run;
+}
+
+/**
+ * A fresh run that ended, its tape whole: its frames leave memory and are read back from the tape
+ * when a watcher asks (`storedRunLog`), as a restarted server reads them — a long-lived server held
+ * every frame of every run it had served. Only for tapes in the data folder's files, and only while
+ * the log's event ids are the tape's `seq`s (a resumed run's log is not the tape's frames).
+ */
+function storeFinishedLog(ctx: ServiceContext, run: ServedRun): void {
+  if (ctx.runtime.tapeStore !== undefined) return;
+  const { log } = run;
+  if (log.frames.at(-1)?.seq !== log.count - 1) return;
+  const path = ctx.tapes.location(run.id);
+  run.log = storedRunLog(log.count, () => ctx.loaded.frames(path));
 }
 
 /**
@@ -339,16 +358,28 @@ function deliver(run: ServedRun, tape: TapeSink, frame: Frame, skipBelow = 0): v
   run.log.append(frame);
 }
 
-/** Runs the handle to its end, then records how it ended and closes the tape. */
-async function drive(run: ServedRun, handle: RunHandle, writer: TapeWriter, registry: ToolRegistry) {
+/**
+ * Runs the handle to its end, then records how it ended and closes the tape; `ended` hears whether
+ * the tape closed without a lost write.
+ */
+async function drive(
+  run: ServedRun,
+  handle: RunHandle,
+  writer: TapeWriter,
+  registry: ToolRegistry,
+  ended?: (recorded: boolean) => void,
+) {
   run.handle = handle;
+  let recorded = true;
   try {
     for await (const _ of handle);
     await handle.result;
   } catch {
     // The run's own failure is in its frames (run_ended); a resume that does not reproduce is too.
   } finally {
-    await writer.close().catch(() => {});
+    await writer.close().catch(() => {
+      recorded = false;
+    });
     await registry.dispose();
     delete run.handle;
     run.status = run.ended?.reason ?? "failed";
@@ -356,6 +387,7 @@ async function drive(run: ServedRun, handle: RunHandle, writer: TapeWriter, regi
     if (run.steering.length > 0) run.undelivered = [...(run.undelivered ?? []), ...run.steering];
     run.steering = [];
     run.log.close();
+    ended?.(recorded);
   }
 }
 
