@@ -25,6 +25,12 @@ afterEach(async () => {
   server = undefined;
 });
 
+/** A mock server playing `scenario` (closed after each test); its base URL. */
+async function mockOf(scenario: Scenario): Promise<string> {
+  server = await createMockServer({ scenario });
+  return server.url;
+}
+
 /** The events of a response with one function call (spec order). */
 function callEvents(name: string, args: string): JsonObject[] {
   const item = {
@@ -59,8 +65,7 @@ async function hostileModel(): Promise<string> {
       { items: [{ type: "message", text: `The answer ${HOSTILE} ends here.` }] },
     ],
   };
-  server = await createMockServer({ scenario });
-  return server.url;
+  return mockOf(scenario);
 }
 
 describe("escape sequences from the provider", () => {
@@ -101,8 +106,7 @@ async function hostileWriter(): Promise<string> {
       { items: [{ type: "message", text: `Wrote ${HOSTILE}.` }] },
     ],
   };
-  server = await createMockServer({ scenario });
-  return server.url;
+  return mockOf(scenario);
 }
 
 describe("escape sequences in files eddy reads and shows", () => {

@@ -16,6 +16,7 @@ import {
   appendRegularFileSync,
   kindOf,
   readRegularTextSync,
+  reasonOf,
   writeRegularFileSync,
 } from "../util/regular-file.js";
 import { type BatchResult, succeeded } from "./run-task.js";
@@ -98,7 +99,7 @@ export function openBatchDir(path: string, secrets: readonly string[] = []): Bat
     makeDirSync(tapesDir);
   } catch (err) {
     const which = existsSync(path) ? `its tapes folder ${tapesDir}` : `the batch folder ${path}`;
-    throw new EddyError("invalid_config", `cannot create ${which}: ${errorCode(err)}`, { fault: "user" });
+    throw new EddyError("invalid_config", `cannot create ${which}: ${reasonOf(err)}`, { fault: "user" });
   }
   // Files replaced whole at the end: one that cannot be (a directory in its place) is said now,
   // before any task runs, not after all of them.
@@ -145,7 +146,7 @@ function replaceFile(path: string, text: string): void {
     renameSync(`${path}.tmp`, path);
   } catch (err) {
     rmSync(`${path}.tmp`, { force: true });
-    throw new EddyError("invalid_config", `cannot write the batch file ${path}: ${errorCode(err)}`, {
+    throw new EddyError("invalid_config", `cannot write the batch file ${path}: ${reasonOf(err)}`, {
       fault: "user",
       cause: err,
     });
@@ -166,10 +167,6 @@ function checkReplaceable(path: string): void {
       `the batch file ${path} is ${kindOf(stats)}, not a regular file: remove it, or choose another folder with --out`,
       { fault: "user" },
     );
-}
-
-function errorCode(err: unknown): string {
-  return (err as NodeJS.ErrnoException).code ?? (err as Error).message;
 }
 
 /** The text of one of the folder's own files, a regular file read with a bound; undefined when there is none. */

@@ -5,6 +5,7 @@
  */
 import { EddyError, type EddyErrorCode } from "../errors.js";
 import type { RunEndReason } from "../frames/frame.js";
+import { sizeText } from "../util/regular-file.js";
 
 /** What part of a request failed. */
 export type ProviderErrorKind =
@@ -104,6 +105,16 @@ export class ProviderError extends EddyError {
         return "provider_error";
     }
   }
+}
+
+/** A streamed response past `maxBytes` (`maxResponseBytes`): not read further (docs/pitfalls.md #73). */
+export function responseTooLarge(maxBytes: number): ProviderError {
+  return new ProviderError({
+    kind: "decode",
+    code: "response_too_large",
+    message: `the response is larger than ${sizeText(maxBytes)}, the most eddy reads of one response (maxResponseBytes); it was not read further`,
+    retryable: false,
+  });
 }
 
 /** The error of a request that was cancelled (abort signal, or the consumer stopped iterating). */

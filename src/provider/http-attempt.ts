@@ -15,9 +15,8 @@ import { frame } from "../frames/frame.js";
 import type { FrameDecoder, FrameDecoderOptions } from "../frames/frame-decoder.js";
 import { onAbort } from "../util/abort.js";
 import { redactSecrets } from "../util/redact.js";
-import { sizeText } from "../util/regular-file.js";
 import type { AttemptOpening, AttemptStep } from "./attempts.js";
-import { cancelledError, ProviderError } from "./errors.js";
+import { cancelledError, ProviderError, responseTooLarge } from "./errors.js";
 import { providerErrorFromHttp } from "./http-error.js";
 import type { ProviderStreamOptions } from "./provider.js";
 import { parseRetryAfter, parseShouldRetry } from "./retry.js";
@@ -245,16 +244,6 @@ class HttpAttempt {
     return { type: "frames", frames: [f] };
   }
 
-  /** A streamed body past `maxResponseBytes`: not read further (docs/pitfalls.md #73). */
-  private tooLarge(): ProviderError {
-    return new ProviderError({
-      kind: "decode",
-      code: "response_too_large",
-      message: `the response is larger than ${sizeText(this.config.maxResponseBytes)}, the most eddy reads of one response (maxResponseBytes); it was not read further`,
-      retryable: false,
-    });
-  }
-
   private async notAStream(response: TransportResponse, contentType: string): Promise<ProviderError> {
     const { text } = await readText(response.body, this.config.maxErrorBodyBytes);
     this.phase = { name: "ended", consumed: false };
@@ -291,7 +280,8 @@ class HttpAttempt {
         if (next.done === true) return this.endOfBody(body, phase.declared);
         this.received(body);
         body.bytes += next.value.length;
-        if (body.bytes > this.config.maxResponseBytes) return { type: "failed", error: this.tooLarge() };
+        if (body.bytes > this.config.maxResponseBytes)
+          return { type: "failed", error: responseTooLarge(this.config.maxResponseBytes) };
         try {
           body.decoder.feed(next.value);
         } catch (err) {

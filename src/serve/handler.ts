@@ -209,15 +209,9 @@ function readable(run: ServedRun, state: HandlerState): void {
     void run.log.frames;
   } catch (err) {
     state.options.onError?.(err);
-    throw httpProblem({
-      status: 500,
-      error: {
-        type: "server_error",
-        code: "tape_unreadable",
-        message: "this run's tape can no longer be read (the server's log says why)",
-        param: null,
-      },
-    });
+    throw httpProblem(
+      serverProblem("tape_unreadable", "this run's tape can no longer be read (the server's log says why)"),
+    );
   }
 }
 
@@ -376,6 +370,11 @@ function zodProblem(error: {
   );
 }
 
+/** A 500 of the server's own making: its reason is in the server's log, never in the answer. */
+function serverProblem(code: string, message: string) {
+  return { status: 500, error: { type: "server_error", code, message, param: null } };
+}
+
 /** The answer for a thrown error: its problem, a 400/403 for a user error, else a 500 without details. */
 function errorResponse(err: unknown, state: HandlerState): Response {
   const secrets = state.service.runtime.secrets ?? [];
@@ -395,15 +394,7 @@ function errorResponse(err: unknown, state: HandlerState): Response {
     });
   }
   state.options.onError?.(err);
-  return problemResponse({
-    status: 500,
-    error: {
-      type: "server_error",
-      code: "server_error",
-      message: "internal error in eddy serve (see its log)",
-      param: null,
-    },
-  });
+  return problemResponse(serverProblem("server_error", "internal error in eddy serve (see its log)"));
 }
 
 function withCors(response: Response, origin: string | undefined): Response {

@@ -240,7 +240,8 @@ function tooLarge(name: string, options: RegularFileOptions): EddyError {
   return failure(options, `${name} is larger than ${sizeText(options.maxBytes)}, ${reason}`);
 }
 
-function reasonOf(err: unknown): string {
+/** A system error's code (`ENOTDIR`, `EISDIR`, …), else its message: what a one-line error says of it. */
+export function reasonOf(err: unknown): string {
   return (err as NodeJS.ErrnoException).code ?? (err as Error).message;
 }
 

@@ -20,9 +20,8 @@ import type { CreateResponseBody, JsonObject } from "../../protocol/types.js";
 import { onAbort } from "../../util/abort.js";
 import { isJsonObject } from "../../util/json.js";
 import { redactSecrets } from "../../util/redact.js";
-import { sizeText } from "../../util/regular-file.js";
 import type { Attempt, AttemptOpening, AttemptStep } from "../attempts.js";
-import { cancelledError, ProviderError } from "../errors.js";
+import { cancelledError, ProviderError, responseTooLarge } from "../errors.js";
 import { providerErrorFromHttp } from "../http-error.js";
 import type { ProviderStreamOptions } from "../provider.js";
 import { parseRetryAfter, parseShouldRetry } from "../retry.js";
@@ -162,7 +161,8 @@ class WebSocketAttempt implements Attempt {
       const texts = connection.take();
       if (texts.length > 0) {
         for (const text of texts) phase.received += text.length;
-        if (phase.received > this.config.maxResponseBytes) return { type: "failed", error: this.tooLarge() };
+        if (phase.received > this.config.maxResponseBytes)
+          return { type: "failed", error: responseTooLarge(this.config.maxResponseBytes) };
         if (!phase.started) {
           phase.started = true;
           this.watchdog.start("idle");
@@ -295,16 +295,6 @@ class WebSocketAttempt implements Attempt {
       `the WebSocket connection to ${this.config.url} closed before the response ended: ${how}`,
       err ?? end?.error,
     );
-  }
-
-  /** A response past `maxResponseBytes`: not read further (docs/pitfalls.md #73). */
-  private tooLarge(): ProviderError {
-    return new ProviderError({
-      kind: "decode",
-      code: "response_too_large",
-      message: `the response is larger than ${sizeText(this.config.maxResponseBytes)}, the most eddy reads of one response (maxResponseBytes); it was not read further`,
-      retryable: false,
-    });
   }
 
   private connectionError(message: string, cause: unknown): ProviderError {
