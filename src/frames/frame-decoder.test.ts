@@ -207,6 +207,27 @@ describe("createFrameDecoder: bytes → frames", () => {
     ]);
   });
 
+  it("data nesting deeper than JSON_MAX_DEPTH is kept as text (invalid_json), 1,000 levels are parsed", () => {
+    const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+    const deep = `{"type":"${DELTA_TYPE}","delta":"x","logprobs":${nested(20_000)}}`;
+    const { frames } = decodeEverywhere(`event: ${DELTA_TYPE}\ndata: ${deep}\n\n${lf}`);
+    expect(frames).toEqual([
+      providerEvent({
+        status: "invalid_json",
+        event_name: DELTA_TYPE,
+        raw: deep,
+        errors: ["data nests deeper than 1000 levels of arrays and objects"],
+      }),
+      ...DELTA_FRAMES,
+    ]);
+    // Every frame can be written to a tape, and the deep event never derived a text delta.
+    for (const f of frames) expect(() => JSON.stringify(f)).not.toThrow();
+    // The bound is exact: 999 arrays inside the event object are 1,000 levels, and are parsed.
+    const atBound = { type: "x.y", v: JSON.parse(nested(999)) };
+    const [kept] = decodeEverywhere(`data: ${JSON.stringify(atBound)}\n\n`).frames;
+    expect(kept).toMatchObject({ status: "event", data: atBound });
+  });
+
   it("a message larger than maxMessageSize fails with sse_message_too_large", () => {
     const input = utf8(`${lf}data: ${JSON.stringify(deltaEvent("x".repeat(300)))}\n\n`);
     for (const chunking of STANDARD_CHUNKINGS) {

@@ -13,7 +13,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { frame } from "../frames/frame.js";
-import { createTapeRecorder, openTapeFile, releaseTapeFile, reserveTapeFile } from "./recorder.js";
+import {
+  createTapeRecorder,
+  openTapeFile,
+  releaseTapeFile,
+  reserveTapeFile,
+  TapeWriteError,
+  TapeWriteGuard,
+} from "./recorder.js";
 import type { TapeHeader } from "./tape.js";
 
 const dir = mkdtempSync(join(tmpdir(), "eddy-recorder-"));
@@ -80,5 +87,32 @@ describe.each([
     expect(() => open("/dev/null")).toThrow(/cannot write the tape \/dev\/null: it is a character device/);
     expect(() => open(dir)).toThrow(/cannot write the tape .*: EISDIR/);
     expect(() => open(join(dir, "no-such-folder", "t.tape"))).toThrow(/cannot write the tape .*: ENOENT/);
+  });
+});
+
+describe("a tape write that fails", () => {
+  it("is said once with the path; the guard hands on the problem without it", () => {
+    const path = join(dir, "unwritable.tape");
+    const recorder = createTapeRecorder(path, HEADER);
+    const stops: string[] = [];
+    const guard = new TapeWriteGuard((problem) => stops.push(problem));
+    // A value JSON.stringify cannot write (the guard sees the recorder's own error).
+    const bad = { ...frame("run_started", {} as never), big: 1n } as never;
+    guard.write(() => recorder.observer(bad));
+    guard.write(() => recorder.observer(bad)); // after the first failure, nothing more is tried
+    recorder.close();
+    expect(stops).toHaveLength(1);
+    expect(guard.problem).toMatch(/BigInt/);
+    expect(guard.problem).not.toContain(path);
+    let thrown: unknown;
+    try {
+      createTapeRecorder(join(dir, "other.tape"), HEADER).observer(bad);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(TapeWriteError);
+    const message = (thrown as Error).message;
+    expect(message.match(/cannot write the tape/g)).toHaveLength(1);
+    expect(message).toMatch(/other\.tape: .*BigInt/);
   });
 });

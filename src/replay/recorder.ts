@@ -41,12 +41,7 @@ export function createTapeRecorder(
       try {
         write(frame);
       } catch (err) {
-        // Said with the path (a library's run is cancelled with this as its reason); the code kept.
-        const code = (err as NodeJS.ErrnoException).code;
-        const failure = new Error(`cannot write the tape ${path}: ${code ?? (err as Error).message}`, {
-          cause: err,
-        });
-        throw code === undefined ? failure : Object.assign(failure, { code });
+        throw new TapeWriteError(path, err);
       }
     },
     close: () => {
@@ -55,6 +50,25 @@ export function createTapeRecorder(
       closeSync(fd);
     },
   };
+}
+
+/**
+ * A tape line that could not be written, said with the path (a library's run is cancelled with this
+ * as its reason); a system error's code is kept as `code`.
+ */
+export class TapeWriteError extends Error {
+  /** What went wrong, without the path: a system error's code (`ENOSPC`), else the error's message. */
+  readonly problem: string;
+  readonly code: string | undefined;
+
+  constructor(path: string, cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+    const problem = typeof code === "string" ? code : describeError(cause);
+    super(`cannot write the tape ${path}: ${problem}`, { cause });
+    this.name = "TapeWriteError";
+    this.problem = problem;
+    this.code = typeof code === "string" ? code : undefined;
+  }
 }
 
 /**
@@ -77,8 +91,10 @@ export class TapeWriteGuard {
     try {
       write();
     } catch (err) {
+      // The recorder's own error names the path already; the guard's caller says it once.
       const code = (err as NodeJS.ErrnoException | undefined)?.code;
-      this.problem = typeof code === "string" ? code : describeError(err);
+      this.problem =
+        err instanceof TapeWriteError ? err.problem : typeof code === "string" ? code : describeError(err);
       this.stop(this.problem, err);
     }
   }
