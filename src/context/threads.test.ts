@@ -25,6 +25,8 @@ describe("thread store", () => {
     for (const bad of ["", "../x", "a/b", ".hidden", "x".repeat(65), "a b", "trailing."])
       expect(() => checkThreadName(bad)).toThrow(/thread name .* is not allowed: use 1–64 letters/);
     for (const good of ["work", "bug-123", "v1.2_notes", "A"]) expect(checkThreadName(good)).toBe(good);
+    // A long name is quoted cut short: the error stays one readable line.
+    expect(() => checkThreadName("x".repeat(5000))).toThrow(/^thread name "x{80}…" is not allowed/);
     const store = createThreadStore({ workspace: workspace() });
     return expect(
       store.append("../escape", { kind: "prompt", run_id: "r", prompt: "p", model: null }),

@@ -251,7 +251,7 @@ export function checkThreadName(name: string): string {
   if (!THREAD_NAME_PATTERN.test(name) || name.endsWith(".")) {
     throw new EddyError(
       "invalid_argument",
-      `thread name ${JSON.stringify(name)} is not allowed: use 1–64 letters, digits, ".", "_" or "-", starting with a letter or digit`,
+      `thread name ${JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name)} is not allowed: use 1–64 letters, digits, ".", "_" or "-", starting with a letter or digit`,
       { fault: "user" },
     );
   }
