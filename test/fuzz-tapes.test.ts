@@ -301,6 +301,24 @@ describe("fuzz: queue job payloads", () => {
     );
   });
 
+  it("data nested deeper than the stack is refused by name, wherever it sits (it overflowed the checks)", () => {
+    const deep = JSON.parse(`${"[".repeat(20_000)}${"]".repeat(20_000)}`);
+    const job = (spec: object, metadata?: unknown) => ({
+      batch: "abcd1234",
+      retry: false,
+      workspacePerTask: false,
+      task: { id: "t1", spec, ...(metadata === undefined ? {} : { metadata }) },
+    });
+    for (const data of [
+      job({ input: "hi", request: { metadata: deep } }),
+      job({ input: [{ type: "message", role: "user", content: deep }] }),
+      job({ input: "hi" }, deep),
+    ])
+      expect(() => checkQueuedTask(data)).toThrow(
+        /^queue job: nests deeper than 1000 levels of arrays and objects$/,
+      );
+  });
+
   it(
     "checkQueuedTask: a clear error, or a job whose batch id is a safe name and whose task a tasks line could be",
     () => {

@@ -120,3 +120,21 @@ describe("eddy/client reconnects", () => {
     expect(events.map((e) => e.id)).toEqual(runs.get(id)?.log.frames.map((_, i) => i));
   });
 });
+
+describe("eddy/client against a server that is not eddy serve", () => {
+  it("an event that is not JSON, not a frame, or nests deeper than the stack is a serve_error naming it", async () => {
+    const deep = `{"type":"run_started","x":${"[".repeat(20_000)}${"]".repeat(20_000)}}`;
+    for (const [data, expected] of [
+      ["{oops", /event 0 is not JSON/],
+      ['{"no":"type"}', /event 0 is not a frame/],
+      [deep, /event 0 nests deeper than 1000 levels of arrays and objects/],
+    ] as const) {
+      const hostile: typeof fetch = async () =>
+        new Response(`id: 0\ndata: ${data}\n\n`, { headers: { "content-type": "text/event-stream" } });
+      const client = createServeClient({ baseUrl: "http://127.0.0.1", fetch: hostile });
+      const error = await collect(client.events("run_x", { maxReconnects: 0 })).catch((e: unknown) => e);
+      expect(EddyError.isInstance(error) && error.code).toBe("serve_error");
+      expect((error as Error).message).toMatch(expected);
+    }
+  });
+});

@@ -9,6 +9,7 @@ import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import type { PartialRunSpec } from "../loop/run-spec.js";
 import { decodeSse } from "../sse/decoder.js";
+import { JSON_MAX_DEPTH, nestsDeeperThan } from "../util/json.js";
 import type { RunView } from "./runs.js";
 
 /** Options of `createServeClient`. */
@@ -145,6 +146,9 @@ function frameOf(data: string, id: number): Frame {
   }
   if (value === null || typeof value !== "object" || typeof (value as { type?: unknown }).type !== "string")
     throw notServe(`event ${id} is not a frame`);
+  // What takes the frame next (a view, a tape) walks it: refused before it overflows the stack (docs/pitfalls.md #74).
+  if (data.length > 2 * JSON_MAX_DEPTH && nestsDeeperThan(value))
+    throw notServe(`event ${id} nests deeper than ${JSON_MAX_DEPTH} levels of arrays and objects`);
   return value as Frame;
 }
 
