@@ -194,4 +194,15 @@ describe("eddy view --live (slow: spawns the CLI and Chromium)", () => {
     expect(cli.code).toBe(2);
     expect(cli.stderr).not.toMatch(/\n\s+at /);
   });
+
+  it("a live URL answering 500 with a page of HTML: exit 1, the server's failure said as such, not as eddy's", async () => {
+    const base = await fakeServer((_req, res) => {
+      res.writeHead(500, { "content-type": "text/html" }).end("<html>\u001b]52;c;SGVsbG8=\u0007 oops</html>");
+    });
+    const cli = await runCli(["view", "--live", `${base}/v1/runs/run_abc`, "--no-open"], {
+      timeoutMs: 60_000,
+    });
+    expect(cli.code).toBe(1);
+    expect(cli.stderr.trim()).toBe("eddy: eddy serve: HTTP 500");
+  });
 });

@@ -681,6 +681,12 @@ function reportError(err: unknown, io: CliIo, debug: boolean): number {
     return USAGE_ERROR;
   }
   const message = terminalSafe(err instanceof Error ? (err.message.split("\n")[0] ?? "") : String(err));
+  // The other side failed (a provider, eddy serve answering 5xx): said as it is, not as eddy's own fault.
+  if (EddyError.isInstance(err) && (err.fault === "provider" || err.fault === "model")) {
+    io.stderr.write(`${styles.red("eddy:")} ${message}\n`);
+    if (debug && err.stack) io.stderr.write(`${err.stack}\n`);
+    return RUN_FAILED;
+  }
   io.stderr.write(
     `${styles.red("eddy: internal error:")} ${message}${debug ? "" : " (run with --debug for details)"}\n`,
   );

@@ -122,7 +122,7 @@ async function serveError(res: Response): Promise<EddyError> {
     // Not JSON: the status says enough.
   }
   return new EddyError("serve_error", `eddy serve: ${message}`, {
-    fault: res.status >= 500 ? "system" : "user",
+    fault: res.status >= 500 ? "provider" : "user",
     details: { status: res.status, ...(code === undefined ? {} : { code }) },
   });
 }
