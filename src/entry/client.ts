@@ -19,6 +19,7 @@
  * @packageDocumentation
  */
 export {
+  CLIENT_DEFAULTS,
   createServeClient,
   type RunEvent,
   type RunEventsOptions,

@@ -8,8 +8,9 @@
 import type { JsonObject, Usage } from "../protocol/types.js";
 import { isJsonObject } from "../util/json.js";
 import { redactSecrets } from "../util/redact.js";
+import { readText } from "../util/stream.js";
 import { cancelledError, ProviderError } from "./errors.js";
-import { type HttpAttemptConfig, readText } from "./http-attempt.js";
+import type { HttpAttemptConfig } from "./http-attempt.js";
 import { providerErrorFromHttp } from "./http-error.js";
 import type { CompactRequest, CompactResult } from "./provider.js";
 import { parseRetryAfter } from "./retry.js";

@@ -15,6 +15,7 @@ import { frame } from "../frames/frame.js";
 import type { FrameDecoder, FrameDecoderOptions } from "../frames/frame-decoder.js";
 import { onAbort } from "../util/abort.js";
 import { redactSecrets } from "../util/redact.js";
+import { readText } from "../util/stream.js";
 import type { AttemptOpening, AttemptStep } from "./attempts.js";
 import { cancelledError, ProviderError, responseTooLarge } from "./errors.js";
 import { providerErrorFromHttp } from "./http-error.js";
@@ -470,20 +471,4 @@ function snippet(text: string): string {
   const oneLine = text.replace(/\s+/g, " ").trim();
   if (oneLine === "") return "empty body";
   return oneLine.length > 120 ? `${oneLine.slice(0, 120)}…` : oneLine;
-}
-
-/** Reads a body as text, stopping once it holds more than `maxBytes` (the rest is left unread). */
-export async function readText(
-  body: AsyncIterable<Uint8Array>,
-  maxBytes: number,
-): Promise<{ text: string; complete: boolean }> {
-  const decoder = new TextDecoder();
-  let text = "";
-  let bytes = 0;
-  for await (const chunk of body) {
-    bytes += chunk.byteLength;
-    text += decoder.decode(chunk, { stream: true });
-    if (bytes > maxBytes) return { text: text + decoder.decode(), complete: false };
-  }
-  return { text: text + decoder.decode(), complete: true };
 }

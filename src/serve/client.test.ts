@@ -138,3 +138,54 @@ describe("eddy/client against a server that is not eddy serve", () => {
     }
   });
 });
+
+describe("eddy/client calls: bounded in time and size", () => {
+  it("a server that never answers: a serve_error naming the call after timeoutMs", async () => {
+    const silent: typeof fetch = (_input, init) =>
+      new Promise((_resolve, reject) => {
+        init?.signal?.addEventListener("abort", () => reject(init.signal?.reason));
+      });
+    const client = createServeClient({ baseUrl: "http://127.0.0.1", fetch: silent, timeoutMs: 50 });
+    const error = await client.get("run_x").catch((e: unknown) => e);
+    expect(EddyError.isInstance(error) && error.code).toBe("serve_error");
+    expect((error as EddyError).fault).toBe("provider");
+    expect((error as Error).message).toBe("eddy serve did not answer GET /v1/runs/run_x within 50 ms");
+  });
+
+  it("an answer whose body drips forever: the same error (the read counts)", async () => {
+    const drip: typeof fetch = async (_input, init) => {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode("{"));
+          init?.signal?.addEventListener("abort", () => controller.error(init.signal?.reason));
+        },
+      });
+      return new Response(body, { headers: { "content-type": "application/json" } });
+    };
+    const client = createServeClient({ baseUrl: "http://127.0.0.1", fetch: drip, timeoutMs: 50 });
+    await expect(client.list()).rejects.toThrow(/did not answer GET \/v1\/runs within 50 ms/);
+  });
+
+  it("an answer larger than maxResponseBytes, or deeper than the stack, is refused by name", async () => {
+    let cancelled = false;
+    const endless: typeof fetch = async () => {
+      const chunk = new Uint8Array(64 * 1024).fill(32);
+      const body = new ReadableStream<Uint8Array>({
+        pull: (controller) => controller.enqueue(chunk),
+        cancel: () => {
+          cancelled = true;
+        },
+      });
+      return new Response(body, { headers: { "content-type": "application/json" } });
+    };
+    const big = createServeClient({ baseUrl: "http://127.0.0.1", fetch: endless, maxResponseBytes: 1 << 20 });
+    await expect(big.get("run_x")).rejects.toThrow(
+      "eddy serve's answer to GET /v1/runs/run_x is larger than 1048576 bytes",
+    );
+    expect(cancelled).toBe(true);
+    const deep = `{"status":${"[".repeat(20_000)}${"]".repeat(20_000)}}`;
+    const deepFetch: typeof fetch = async () => new Response(deep);
+    const nested = createServeClient({ baseUrl: "http://127.0.0.1", fetch: deepFetch });
+    await expect(nested.get("run_x")).rejects.toThrow(/nests deeper than 1000 levels/);
+  });
+});

@@ -8,8 +8,9 @@ import type { ThreadLog, ThreadSummary } from "../context/threads.js";
 import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import type { PartialRunSpec } from "../loop/run-spec.js";
-import { decodeSse } from "../sse/decoder.js";
+import { decodeSse, iterateBytes } from "../sse/decoder.js";
 import { JSON_MAX_DEPTH, nestsDeeperThan } from "../util/json.js";
+import { readText } from "../util/stream.js";
 import type { RunView } from "./runs.js";
 
 /** Options of `createServeClient`. */
@@ -20,7 +21,22 @@ export interface ServeClientOptions {
   token?: string;
   /** @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
+  /**
+   * How long a call other than `events()` may take, answer read included, before it fails with a
+   * `serve_error`. @defaultValue CLIENT_DEFAULTS.timeoutMs (30 s)
+   */
+  timeoutMs?: number;
+  /** The largest answer a call other than `events()` reads. @defaultValue CLIENT_DEFAULTS.maxResponseBytes (16 MiB) */
+  maxResponseBytes?: number;
 }
+
+/** The client's defaults. */
+export const CLIENT_DEFAULTS = {
+  timeoutMs: 30_000,
+  maxResponseBytes: 16 * 1024 * 1024,
+  /** How much of an error answer is read for its message. */
+  maxErrorBytes: 64 * 1024,
+} as const;
 
 /** One event of a run: its id (for `Last-Event-ID`) and the frame. */
 export interface RunEvent {
@@ -83,14 +99,23 @@ export function createServeClient(options: ServeClientOptions): ServeClient {
     ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
     ...extra,
   });
+  const timeoutMs = options.timeoutMs ?? CLIENT_DEFAULTS.timeoutMs;
+  const maxBytes = options.maxResponseBytes ?? CLIENT_DEFAULTS.maxResponseBytes;
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await doFetch(`${base}${path}`, {
-      method,
-      headers: headers(body === undefined ? {} : { "content-type": "application/json" }),
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    if (!res.ok) throw await serveError(res);
-    return (await res.json()) as T;
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      const res = await doFetch(`${base}${path}`, {
+        method,
+        headers: headers(body === undefined ? {} : { "content-type": "application/json" }),
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal,
+      });
+      if (!res.ok) throw await serveError(res);
+      return (await answerOf(res, `${method} ${path}`, maxBytes)) as T;
+    } catch (err) {
+      if (!signal.aborted || EddyError.isInstance(err)) throw err;
+      throw otherSide(`eddy serve did not answer ${method} ${path} within ${timeoutMs} ms`);
+    }
   };
   const run = (id: string) => `/v1/runs/${encodeURIComponent(id)}`;
   return {
@@ -111,11 +136,38 @@ export function createServeClient(options: ServeClientOptions): ServeClient {
   };
 }
 
+/** An answer's bytes (none for an answer without a body). */
+async function* bytesOf(res: Response): AsyncGenerator<Uint8Array> {
+  if (res.body !== null) yield* iterateBytes(res.body);
+}
+
+/** A failure of the server's (fault `provider`: the other side of the call). */
+function otherSide(message: string): EddyError {
+  return new EddyError("serve_error", message, { fault: "provider" });
+}
+
+/**
+ * A call's answer, read up to `maxBytes` and parsed: a `SyntaxError` when it is not JSON, a
+ * `serve_error` when it is too large or nests deeper than the stack (docs/pitfalls.md #74).
+ */
+async function answerOf(res: Response, call: string, maxBytes: number): Promise<unknown> {
+  const { text, complete } = await readText(bytesOf(res), maxBytes);
+  if (!complete) {
+    await res.body?.cancel().catch(() => {});
+    throw otherSide(`eddy serve's answer to ${call} is larger than ${maxBytes} bytes`);
+  }
+  const value: unknown = JSON.parse(text);
+  if (text.length > 2 * JSON_MAX_DEPTH && nestsDeeperThan(value))
+    throw otherSide(`eddy serve's answer to ${call} nests deeper than ${JSON_MAX_DEPTH} levels`);
+  return value;
+}
+
 async function serveError(res: Response): Promise<EddyError> {
   let message = `HTTP ${res.status}`;
   let code: string | undefined;
   try {
-    const body = (await res.json()) as { error?: { message?: string; code?: string } };
+    const { text } = await readText(bytesOf(res), CLIENT_DEFAULTS.maxErrorBytes);
+    const body = JSON.parse(text) as { error?: { message?: string; code?: string } };
     if (body.error?.message !== undefined) message = `HTTP ${res.status}: ${body.error.message}`;
     code = body.error?.code;
   } catch {

@@ -13,3 +13,19 @@ export function drained(stream: Writable): Promise<void> {
     stream.on("close", done);
   });
 }
+
+/** Reads a body as text, stopping once it holds more than `maxBytes` (the rest is left unread). */
+export async function readText(
+  body: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+): Promise<{ text: string; complete: boolean }> {
+  const decoder = new TextDecoder();
+  let text = "";
+  let bytes = 0;
+  for await (const chunk of body) {
+    bytes += chunk.byteLength;
+    text += decoder.decode(chunk, { stream: true });
+    if (bytes > maxBytes) return { text: text + decoder.decode(), complete: false };
+  }
+  return { text: text + decoder.decode(), complete: true };
+}
