@@ -5,13 +5,14 @@
  * restores what a turn wrote and refuses once the file changed since. `eddy undo TAPE` refuses a
  * hostile tape with one line (exit 2). Every wait is for screen content; timeouts only guard hangs.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createMockServer, type MockServer } from "../src/mock/index.js";
 import type { Scenario } from "../src/mock/scenario.js";
-import { cleanEnv, runCli } from "./support/cli.js";
+import { BIN, cleanEnv, runCli } from "./support/cli.js";
 import { HAS_TMUX, runInTmux, type TmuxRun } from "./support/tmux.js";
 
 let server: MockServer | undefined;
@@ -179,5 +180,73 @@ describe.skipIf(!HAS_TMUX)("eddy chat reads AGENTS.md", { timeout: 240_000 }, ()
       (r) => (r.body as { instructions?: string }).instructions,
     );
     expect(instructions).toEqual(["Instructions from AGENTS.md:\n\nAlways answer in haiku.", undefined]);
+  });
+});
+
+/**
+ * A piped chat whose stdin stays open (a producer still running, as in `tail -f log | eddy chat`):
+ * `lines` are written once the banner is out, then `signals` SIGINTs go to the process, each once
+ * the output holds the text given. Resolves with its exit and output.
+ */
+function pipedChat(
+  args: string[],
+  lines: string[],
+  signals: string[],
+): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, "chat", ...args], {
+      cwd: workspace(),
+      env: env(),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stderr = "";
+    let sent = 0;
+    /** Where the text that sends the next signal is looked for: after the one that sent the last. */
+    let from = 0;
+    let written = false;
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    child.stdout.resume();
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (!written && stderr.includes("/help for commands")) {
+        written = true;
+        for (const line of lines) child.stdin.write(`${line}\n`);
+      }
+      const next = signals[sent];
+      const at = next === undefined || !written ? -1 : stderr.indexOf(next, from);
+      if (at !== -1) {
+        from = at + (next as string).length;
+        sent++;
+        child.kill("SIGINT");
+      }
+    });
+    child.stdin.on("error", () => {});
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+describe("eddy chat on a pipe that stays open", { timeout: 120_000 }, () => {
+  it("Ctrl-C at the prompt twice leaves without a stack trace (the second used to throw in the signal handler)", async () => {
+    const r = await pipedChat(["--model", "m"], [], ["› ", "Ctrl-C again or Ctrl-D to leave"]);
+    expect(r.stderr).not.toMatch(/TypeError|ERR_INVALID_ARG_TYPE|\n\s+at /);
+    expect(r.stderr).toContain("(Ctrl-C again or Ctrl-D to leave)");
+    expect(r.code).toBe(0); // leaving the way the prompt says is not a failure
+  });
+
+  it("what the user typed reaches the terminal inert; a /decide refusal is said (it was dropped)", async () => {
+    const esc = "\u001b";
+    const r = await pipedChat(
+      ["--model", "m"],
+      [`/model ab${esc}]0;PWNED\u0007`, `/zz${esc}[2Jx`, "/decide nobody=allow", "/exit"],
+      [],
+    );
+    expect(r.stderr).not.toContain(esc);
+    expect(r.stderr).toMatch(/the model name "ab\\u001b\]0;PWNED\\u0007" holds control characters/);
+    expect(r.stderr).toMatch(/unknown command \/zz.*x \(\/help lists them\)/);
+    expect(r.stderr).toContain("eddy: no call is waiting for a decision");
   });
 });

@@ -33,7 +33,7 @@ import { instructionReaderOf, specOf } from "./run-settings.js";
 import { closeTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
 import { mcpEventLine, RunView } from "./run-view.js";
 import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
-import { type Styles, stylesFor } from "./terminal.js";
+import { type Styles, stylesFor, terminalSafe } from "./terminal.js";
 
 /** `eddy chat`'s flags: `eddy run`'s that apply to a session. */
 export type ChatFlags = RunFlags;
@@ -180,7 +180,7 @@ async function chatLoop(session: Session, ctx: ChatContext): Promise<number> {
     prompt: `${styles.bold("›")} `,
   });
   io.stderr.write(
-    `${styles.dim(`eddy chat — thread ${session.thread} (model ${session.model ?? "default"}, approve ${session.approve}). /help for commands; Ctrl-D leaves.`)}\n`,
+    `${styles.dim(`eddy chat — thread ${session.thread} (model ${shownModel(session)}, approve ${session.approve}). /help for commands; Ctrl-D leaves.`)}\n`,
   );
   const left = new Promise<void>((resolve) => {
     const leave = leaver(session, rl, resolve);
@@ -268,7 +268,9 @@ function wireKeys(session: Session, rl: Interface, ctx: ChatContext, leave: (now
       return;
     }
     if (rl.line !== "" || ++interrupts < 2) {
-      rl.write(null, { ctrl: true, name: "u" });
+      // Clears the line typed so far. Only a terminal has one: on a pipe readline takes no keys, and
+      // `write(null)` threw inside the signal handler (a stack trace at the second Ctrl-C).
+      if (ctx.io.stdinIsTTY) rl.write(null, { ctrl: true, name: "u" });
       ctx.io.stderr.write(`\n${ctx.styles.dim("(Ctrl-C again or Ctrl-D to leave)")}\n`);
       rl.prompt();
       return;
@@ -375,16 +377,17 @@ async function runSlashCommand(text: string, session: Session, ctx: ChatContext)
         return say(ctx, `new thread ${session.newThread()}`);
       case "/model":
         if (arg !== "") session.setModel(arg);
-        return say(ctx, `model ${session.model ?? "default"}`);
+        return say(ctx, `model ${shownModel(session)}`);
       case "/approve":
         if (arg !== "") session.setApprove(approveMode(arg));
         return say(ctx, `approve ${session.approve}`);
       case "/decide":
-        session.decide(decisions(rest)).catch(() => {});
+        // The session refuses a call it is not waiting for by rejecting: said, not dropped.
+        session.decide(decisions(rest)).catch((err: unknown) => say(ctx, errorLine(err, ctx.styles)));
         return;
       case "/steer":
         if (arg === "") throw usageError("/steer needs the message to send");
-        session.steer(arg).catch(() => {});
+        session.steer(arg).catch((err: unknown) => say(ctx, errorLine(err, ctx.styles)));
         return;
       case "/tools":
         return say(ctx, session.tools.join(", ") || "(no tools)");
@@ -397,7 +400,7 @@ async function runSlashCommand(text: string, session: Session, ctx: ChatContext)
       case "/view":
         return await viewSession(session, ctx);
       default:
-        throw usageError(`unknown command ${command} (/help lists them)`);
+        throw usageError(`unknown command ${terminalSafe(command, { oneLine: true })} (/help lists them)`);
     }
   } catch (err) {
     say(ctx, errorLine(err, ctx.styles));
@@ -441,7 +444,13 @@ function say(ctx: ChatContext, text: string): void {
   ctx.view.say(text);
 }
 
+/** An error as one line; what the user or a file put in its message reaches the terminal inert (docs/pitfalls.md #66). */
 function errorLine(err: unknown, styles: Styles): string {
   const message = EddyError.isInstance(err) || err instanceof Error ? err.message : String(err);
-  return `${styles.red("eddy:")} ${message.split("\n")[0]}`;
+  return `${styles.red("eddy:")} ${terminalSafe(message.split("\n")[0] ?? "", { oneLine: true })}`;
+}
+
+/** The session's model as shown: a name from the command line or a slash command, made inert. */
+function shownModel(session: Session): string {
+  return session.model == null ? "default" : terminalSafe(session.model, { oneLine: true });
 }

@@ -219,6 +219,9 @@ export class Session {
   /** The model of the turns from the next one on. */
   setModel(model: string): void {
     if (model.trim() === "") throw usage("the model name is empty");
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+    if (/[\u0000-\u001f\u007f-\u009f]/.test(model))
+      throw usage(`the model name ${JSON.stringify(model.slice(0, 80))} holds control characters`);
     this.spec = { ...this.spec, model };
   }
 
