@@ -5,7 +5,7 @@
  * `POST /responses/compact` or locally — and the turn sent again. Every run is recorded and
  * replayed: the replay must match without asking a summarization model or the server again.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -438,5 +438,29 @@ describe("runAgentOnThread (the library face of eddy run --thread)", () => {
     ).rejects.toThrow(/needs an onApproval handler/);
     const log = await store.read("t");
     expect(log.runs.map((r) => r.outcome?.reason)).toEqual(["not_started"]);
+  });
+});
+
+describe("a run on a thread keeps no secret in the thread's log", () => {
+  it("the prompt, the answer and the items are masked there as in the frames; the model still gets the prompt", async () => {
+    const secret = "sk-thread-SECRET-123456";
+    const provider = createScriptedProvider([say(`The key is ${secret}, as you said.`)]);
+    const ws = workspace();
+    const store = createThreadStore({ workspace: ws });
+    const handle = await runAgentOnThread(
+      { model: "m", input: `my key is ${secret}`, thread: "keys" },
+      { provider, tools: [], workspace: ws, secrets: [secret] },
+      { store },
+    );
+    for await (const _ of handle);
+    const result = await handle.result;
+    expect(result.outputText).toBe("The key is ***, as you said.");
+    expect(JSON.stringify(provider.requests[0])).toContain(`my key is ${secret}`);
+    const log = readFileSync(join(ws, ".eddy", "threads", "keys.jsonl"), "utf8");
+    expect(log).not.toContain(secret);
+    expect(log).toContain("my key is ***");
+    expect(log).toContain("The key is ***, as you said.");
+    const [run] = (await store.read("keys")).runs;
+    expect(run?.prompt.prompt).toBe("my key is ***");
   });
 });

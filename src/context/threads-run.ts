@@ -19,6 +19,7 @@ import {
   type PastRun,
   renderContextBundle,
 } from "./bundle.js";
+import { redactDeep, redactSecrets, usableSecrets } from "../util/redact.js";
 import type { ThreadLog, ThreadStore } from "./threads.js";
 
 export interface PrepareThreadRunOptions {
@@ -36,6 +37,12 @@ export interface PrepareThreadRunOptions {
   /** @defaultValue CONTEXT_DEFAULTS.budget */
   budget?: number;
   signal?: AbortSignal;
+  /**
+   * Values masked as `***` in what the log keeps — the prompt, and (`finishThreadRun`) the answer and
+   * the items — as the run's frames and tape mask them: the log is a file in the workspace, shown by
+   * `eddy threads show`. The model still gets the prompt as it is. @defaultValue none
+   */
+  secrets?: readonly (string | undefined)[];
 }
 
 /** What a thread run starts with. */
@@ -53,6 +60,8 @@ export interface PreparedThreadRun {
   compiled: ContextCompilation;
   /** The bundle's render (repairs and notes, normally none). */
   rendered: RenderedHistory;
+  /** What the log masks (`PrepareThreadRunOptions.secrets`, the usable ones). */
+  secrets: readonly string[];
 }
 
 /** Compiles, stores and renders the thread's context and appends the prompt (see the module comment). */
@@ -66,10 +75,11 @@ export async function prepareThreadRun(options: PrepareThreadRunOptions): Promis
   const bundle = await compileContextBundle(pastRuns(log), compileOptions);
   const bundleId = await store.saveBundle(bundle);
   const { rendered, compiled } = await renderCompiledContext(bundle, bundleId, manager);
+  const secrets = usableSecrets(options.secrets ?? []);
   await store.append(thread, {
     kind: "prompt",
     run_id: options.runId,
-    prompt: options.prompt,
+    prompt: redactSecrets(options.prompt, secrets),
     model: options.model,
     bundle_id: bundleId,
   });
@@ -83,6 +93,7 @@ export async function prepareThreadRun(options: PrepareThreadRunOptions): Promis
     bundleId,
     compiled,
     rendered,
+    secrets,
   };
 }
 
@@ -135,7 +146,7 @@ export async function finishThreadRun(
     usage: result.usage,
   };
   if (options.tape !== undefined) record.tape = options.tape;
-  await store.append(prepared.thread, record);
+  await store.append(prepared.thread, redactDeep(record, prepared.secrets));
 }
 
 /** The items after the run's own prompt (the last user message with its text; else after the context). */

@@ -88,6 +88,8 @@ export async function runAgentOnThread(
   if (thread.strategy !== undefined) prepareOptions.strategy = thread.strategy;
   if (thread.budget !== undefined) prepareOptions.budget = thread.budget;
   if (deps.signal !== undefined) prepareOptions.signal = deps.signal;
+  // The log masks what the run's frames mask (frame-channel.ts).
+  prepareOptions.secrets = [...(deps.provider.secrets ?? []), ...(deps.secrets ?? [])];
   const prepared = await prepareThreadRun(prepareOptions);
   const context = { items: prepared.input.slice(0, prepared.contextItems), compiled: prepared.compiled };
   let handle: RunHandle;
