@@ -11,6 +11,7 @@ import { userMessageItem } from "../history/items.js";
 import type { RenderedHistory, ToolHistoryManager } from "../history/tool-history.js";
 import { messageText } from "../history/units.js";
 import type { ItemParam, JsonObject, Usage } from "../protocol/types.js";
+import { redactDeep, redactSecrets, usableSecrets } from "../util/redact.js";
 import {
   type CompileOptions,
   type ContextBundle,
@@ -19,7 +20,6 @@ import {
   type PastRun,
   renderContextBundle,
 } from "./bundle.js";
-import { redactDeep, redactSecrets, usableSecrets } from "../util/redact.js";
 import type { ThreadLog, ThreadStore } from "./threads.js";
 
 export interface PrepareThreadRunOptions {
