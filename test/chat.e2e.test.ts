@@ -250,3 +250,21 @@ describe("eddy chat on a pipe that stays open", { timeout: 120_000 }, () => {
     expect(r.stderr).toContain("eddy: no call is waiting for a decision");
   });
 });
+
+describe("eddy chat records what /approve changed", { timeout: 120_000 }, () => {
+  it("a turn after /approve auto has approve auto in its tape's policy (it had the session's first mode)", async () => {
+    const cwd = workspace();
+    const r = await runCli(["chat", "--approve", "deny", "--thread", "modes"], {
+      cwd,
+      env: env(),
+      stdin: "/approve auto\nhello\n",
+      timeoutMs: 60_000,
+    });
+    expect(r.code).toBe(0);
+    const dir = join(cwd, ".eddy", "tapes", "modes");
+    const tapes = readdirSync(dir).filter((n) => n.endsWith(".tape"));
+    expect(tapes).toHaveLength(1);
+    const header = JSON.parse(readFileSync(join(dir, tapes[0] as string), "utf8").split("\n")[0] as string);
+    expect(header.policy.approve).toBe("auto");
+  });
+});

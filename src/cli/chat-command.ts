@@ -131,7 +131,8 @@ export async function chatCommand(flags: ChatFlags, io: CliIo): Promise<number> 
       spec: chatSpec(config),
       deps,
       ...(flags.thread === undefined ? {} : { thread: flags.thread }),
-      tapeHeader: (spec) => tapeHeaderOf(spec, { ...deps, policy: deps.policy }, config, runTools),
+      // The policy the turn runs under: /approve changes it between turns, and the tape says so.
+      tapeHeader: (spec, policy) => tapeHeaderOf(spec, { ...deps, policy }, config, runTools),
       ...(onApproval === undefined ? {} : { onApproval }),
     });
     if (target.notice !== undefined) io.stderr.write(`${styles.dim(target.notice)}\n`);

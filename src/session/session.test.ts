@@ -213,6 +213,20 @@ describe("a session", () => {
     await session.close();
   });
 
+  it("a turn's tape records the approval mode the turn ran under, after /approve changed it", async () => {
+    const provider = createScriptedProvider([say("one"), say("two")]);
+    const session = createSession({
+      spec: { model: "m" },
+      deps: { provider, workspace: workspace(), policy: createPolicy({ approve: "deny" }) },
+    });
+    const first = await session.send("a");
+    session.setApprove("auto");
+    const second = await session.send("b");
+    const approveOf = (tape: string) => readTape(tape).header.policy?.approve;
+    expect([approveOf(first.tape), approveOf(second.tape)]).toEqual(["deny", "auto"]);
+    await session.close();
+  });
+
   it("decides a deferred call later in the session: the turn resumes from its tape and the call runs once", async () => {
     let runs = 0;
     const guarded = defineTool({

@@ -50,8 +50,11 @@ export interface SessionOptions {
   store?: ThreadStore;
   /** Folder for the turns' tapes (`THREAD/RUN_ID.tape` under it). @defaultValue `<workspace>/.eddy/tapes` */
   tapes?: string;
-  /** A turn's tape header. @defaultValue `createTapeHeader(spec, { provider, policy })` */
-  tapeHeader?: (spec: RunSpec) => TapeHeader;
+  /**
+   * A turn's tape header, given the policy the turn runs under (the session's, as `setApprove` left
+   * it). @defaultValue `createTapeHeader(spec, { provider, policy })`
+   */
+  tapeHeader?: (spec: RunSpec, policy: Policy) => TapeHeader;
   /**
    * Writes a turn's tape (`replaces`: the tape a continued turn's new one replaces once committed).
    * A write that throws (a full disk) stops the turn, which is still shown to its end.
@@ -367,7 +370,7 @@ export class Session {
       this.turnDeps(running, recording.observe),
       { store: this.store, tape },
     );
-    const header = (this.options.tapeHeader ?? this.defaultHeader())(handle.spec);
+    const header = (this.options.tapeHeader ?? this.defaultHeader())(handle.spec, this.policy);
     recording.start(this.tapeWriter(tape, header, this.secrets()));
     try {
       for await (const _frame of handle) {
@@ -481,8 +484,8 @@ export class Session {
     return deps;
   }
 
-  private defaultHeader(): (spec: RunSpec) => TapeHeader {
-    return (spec) => createTapeHeader(spec, { provider: this.options.deps.provider, policy: this.policy });
+  private defaultHeader(): (spec: RunSpec, policy: Policy) => TapeHeader {
+    return (spec, policy) => createTapeHeader(spec, { provider: this.options.deps.provider, policy });
   }
 
   private tapePath(runId: string): string {
