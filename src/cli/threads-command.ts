@@ -26,7 +26,7 @@ export async function threadsCommand(
     const threads = await store.list();
     if (flags.json === true) {
       io.stdout.write(
-        `${JSON.stringify(threads.map((t) => ({ ...t, updated: new Date(t.updated).toISOString() })))}\n`,
+        `${JSON.stringify(threads.map((t) => ({ ...t, updated: t.problem === undefined ? new Date(t.updated).toISOString() : null })))}\n`,
       );
       return SUCCESS;
     }
@@ -38,7 +38,9 @@ export async function threadsCommand(
     io.stdout.write(styles.dim(`${"THREAD".padEnd(width)}  RUNS  LAST UPDATE\n`));
     for (const t of threads)
       io.stdout.write(
-        `${t.name.padEnd(width)}  ${String(t.runs).padStart(4)}  ${new Date(t.updated).toISOString()}\n`,
+        t.problem === undefined
+          ? `${t.name.padEnd(width)}  ${String(t.runs).padStart(4)}  ${new Date(t.updated).toISOString()}\n`
+          : `${t.name.padEnd(width)}     ${styles.yellow(`? unreadable: ${terminalSafe(t.problem, { oneLine: true })}`)}\n`,
       );
     return SUCCESS;
   }

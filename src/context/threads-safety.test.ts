@@ -79,9 +79,29 @@ describe("the thread store never follows a symlink out of the workspace", () => 
     const store = createThreadStore({ workspace: ws });
     await expect(store.append("x", prompt("r1"))).rejects.toThrow(/is a symlink: eddy keeps its own state/);
     await expect(store.read("x")).rejects.toThrow(/is a symlink/);
-    await expect(store.list()).rejects.toThrow(/is a symlink/);
+    // A folder that is a link fails the listing; a log that is one is listed as unreadable, saying why.
+    const listed = await store.list().catch((err: Error) => err);
+    if (listed instanceof Error) expect(listed.message).toMatch(/is a symlink/);
+    else
+      expect(listed).toEqual([
+        { name: "x", runs: 0, updated: 0, problem: expect.stringMatching(/is a symlink/) },
+      ]);
     expect(readFileSync(victim, "utf8")).toBe("precious\n");
     expect(readdirSync(outside, { recursive: true }).sort()).toEqual(before);
+  });
+
+  it("eddy threads lists the readable logs beside one that is a FIFO or a folder, which it names as unreadable", async () => {
+    const { ws } = setup();
+    const dir = join(ws, ".eddy/threads");
+    const store = createThreadStore({ workspace: ws });
+    await store.append("good", prompt("r1"));
+    spawnSync("mkfifo", [join(dir, "pipe.jsonl")]);
+    mkdirSync(join(dir, "folder.jsonl"));
+    const listed = await store.list();
+    expect(listed.find((t) => t.name === "good")).toMatchObject({ runs: 1 });
+    expect(listed.find((t) => t.name === "good")?.problem).toBeUndefined();
+    expect(listed.find((t) => t.name === "pipe")?.problem).toMatch(/pipe\.jsonl is not a regular file/);
+    expect(listed.find((t) => t.name === "folder")?.problem).toMatch(/folder\.jsonl is not a regular file/);
   });
 
   it("a log that is a hard link to a file elsewhere, or a FIFO, is refused", async () => {

@@ -22,7 +22,7 @@ import { createHash } from "node:crypto";
 import { constants } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { EddyError } from "../errors.js";
+import { describeError, EddyError } from "../errors.js";
 import type { JsonObject, Usage } from "../protocol/types.js";
 import { forEachLine, isJsonObject, nestsDeeperThan, wellFormed } from "../util/json.js";
 import {
@@ -91,6 +91,11 @@ export interface ThreadSummary {
   runs: number;
   /** Unix ms of the newest record. */
   updated: number;
+  /**
+   * Why the log could not be read (a FIFO, a folder, a link, too large), when it could not: the
+   * other threads are still listed. @defaultValue none
+   */
+  problem?: string;
 }
 
 /** Options of `createThreadStore`. */
@@ -145,10 +150,15 @@ export function createThreadStore(options: ThreadStoreOptions): ThreadStore {
       try {
         const out: ThreadSummary[] = [];
         for (const name of threadNames(await listStateDir(dir))) {
-          const log = parseThreadLog(
-            name,
-            (await readStateFile(dir, logFile(name), THREAD_LOG_MAX_BYTES)) ?? "",
-          );
+          let text: string;
+          try {
+            text = (await readStateFile(dir, logFile(name), THREAD_LOG_MAX_BYTES)) ?? "";
+          } catch (err) {
+            // One log that cannot be read hides none of the others.
+            out.push({ name, runs: 0, updated: 0, problem: describeError(err) });
+            continue;
+          }
+          const log = parseThreadLog(name, text);
           const updated = log.runs.reduce((t, r) => Math.max(t, r.prompt.ts, r.outcome?.ts ?? 0), 0);
           const mtime = (await lstatState(dir, logFile(name)))?.mtimeMs ?? 0;
           out.push({ name, runs: log.runs.length, updated: updated || mtime });

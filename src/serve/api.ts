@@ -206,7 +206,14 @@ export const ROUTES: readonly RouteInfo[] = [
       "200": {
         description: "The threads",
         schema: z.object({
-          data: z.array(z.object({ name: z.string(), runs: z.number(), updated: z.number() })),
+          data: z.array(
+            z.object({
+              name: z.string(),
+              runs: z.number(),
+              updated: z.number(),
+              problem: z.string().optional().describe("Set when the thread's log cannot be read"),
+            }),
+          ),
         }),
       },
       ...errors,

@@ -458,3 +458,18 @@ describe("GET /openapi.json", () => {
     }
   });
 });
+
+describe("GET /v1/threads with a log that cannot be read", () => {
+  it("lists the others, and that one as unreadable without naming the server's path", async () => {
+    const { call, service, dataDir } = setup();
+    await service.threads.append("good", { kind: "prompt", run_id: "r1", prompt: "p", model: null });
+    mkdirSync(join(dataDir, ".eddy", "threads", "folder.jsonl"));
+    const response = await call("GET", "/v1/threads");
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).not.toContain(dataDir);
+    const { data } = JSON.parse(text) as { data: { name: string; runs: number; problem?: string }[] };
+    expect(data.find((t) => t.name === "good")).toMatchObject({ runs: 1 });
+    expect(data.find((t) => t.name === "folder")?.problem).toBe("the thread's log cannot be read");
+  });
+});

@@ -131,7 +131,12 @@ async function dispatch(
     case "steerThread":
       return steer(request, threadRun(service, params.name as string).id, state);
     case "listThreads":
-      return jsonResponse(200, { data: await service.threads.list() });
+      // An unreadable log is listed as such, without the reason: it names a path of the server's.
+      return jsonResponse(200, {
+        data: (await service.threads.list()).map((t) =>
+          t.problem === undefined ? t : { ...t, problem: "the thread's log cannot be read" },
+        ),
+      });
     case "getThread":
       return thread(service, params.name as string);
     case "sendMessage":
