@@ -78,6 +78,38 @@ describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", { timeout: 240_000 }, () =
     expect(await term.exited()).toBe(0);
   });
 
+  it("Ctrl-D during a turn leaves once it ends; Ctrl-C then still cancels it, and its tape ends", async () => {
+    const url = await serve({
+      turns: [
+        {
+          items: [
+            { type: "function_call", name: "shell", arguments: { command: "sleep 300" }, call_id: "call_s" },
+          ],
+        },
+        { items: [{ type: "message", text: "never" }] },
+      ],
+    });
+    const cwd = workspace();
+    term = runInTmux(
+      ["chat", "--base-url", url, "--model", "m", "--allow-shell", "--approve", "auto", "--thread", "d"],
+      { cwd, env: env() },
+    );
+    await term.waitFor("/help for commands");
+    term.line("run something slow");
+    await term.waitFor("sleep 300");
+    term.keys("C-d");
+    await term.waitFor("leaving once this turn ends (Ctrl-C cancels it)");
+    term.keys("C-c");
+    // It used to be killed here (exit 130), the turn's tape without its run_ended.
+    expect(await term.exited()).toBe(0);
+    const dir = join(cwd, ".eddy", "tapes", "d");
+    const [tape] = readdirSync(dir);
+    const lines = readFileSync(join(dir, tape as string), "utf8")
+      .trim()
+      .split("\n");
+    expect(JSON.parse(lines.at(-1) as string)).toMatchObject({ type: "run_ended", reason: "cancelled" });
+  });
+
   it("/undo restores the file a turn wrote, and refuses once the file changed since", async () => {
     const write = (content: string, id: string) => ({
       items: [

@@ -183,10 +183,11 @@ async function chatLoop(session: Session, ctx: ChatContext): Promise<number> {
   io.stderr.write(
     `${styles.dim(`eddy chat — thread ${session.thread} (model ${shownModel(session)}, approve ${session.approve}). /help for commands; Ctrl-D leaves.`)}\n`,
   );
+  let stopKeys = () => {};
   const left = new Promise<void>((resolve) => {
     const leave = leaver(session, rl, resolve);
     renderEvents(session, rl, ctx);
-    wireKeys(session, rl, ctx, leave);
+    stopKeys = wireKeys(session, rl, ctx, leave);
     rl.on("line", (line) => {
       if (ctx.router.answer(line)) return;
       onLine(line, session, rl, ctx, leave).catch((err: unknown) => say(ctx, errorLine(err, styles)));
@@ -194,6 +195,7 @@ async function chatLoop(session: Session, ctx: ChatContext): Promise<number> {
   });
   rl.prompt();
   await left;
+  stopKeys();
   return tooLong ? USAGE_ERROR : SUCCESS;
 }
 
@@ -253,8 +255,14 @@ function leaver(session: Session, rl: Interface, resolve: () => void): (now: boo
 }
 
 /** Ctrl-C: cancels the running turn, or clears the line; twice at an empty prompt (or Ctrl-D) leaves. */
-function wireKeys(session: Session, rl: Interface, ctx: ChatContext, leave: (now: boolean) => void): void {
+function wireKeys(
+  session: Session,
+  rl: Interface,
+  ctx: ChatContext,
+  leave: (now: boolean) => void,
+): () => void {
   let interrupts = 0;
+  let closed = false;
   const interrupt = () => {
     if (ctx.router.answer(null) || session.busy) {
       const dropped = session.clearQueue();
@@ -268,6 +276,10 @@ function wireKeys(session: Session, rl: Interface, ctx: ChatContext, leave: (now
       interrupts = 0;
       return;
     }
+    if (closed) {
+      leave(true);
+      return;
+    }
     if (rl.line !== "" || ++interrupts < 2) {
       // Clears the line typed so far. Only a terminal has one: on a pipe readline takes no keys, and
       // `write(null)` threw inside the signal handler (a stack trace at the second Ctrl-C).
@@ -279,15 +291,20 @@ function wireKeys(session: Session, rl: Interface, ctx: ChatContext, leave: (now
     leave(true);
   };
   rl.on("SIGINT", interrupt);
-  // On a pipe readline sees no keys: the signal comes to the process.
+  // On a pipe readline sees no keys: the signal comes to the process. So it does once readline
+  // closed (Ctrl-D during a turn): the handler stays until the chat has left, so Ctrl-C still
+  // cancels that turn instead of killing the process with the turn's tape unfinished.
   const removeSignal = ctx.io.onSignal(interrupt);
   rl.on("close", () => {
-    removeSignal();
+    closed = true;
+    if (session.busy && ctx.io.stdinIsTTY)
+      say(ctx, ctx.styles.dim("leaving once this turn ends (Ctrl-C cancels it)"));
     leave(false);
   });
   rl.on("line", () => {
     interrupts = 0;
   });
+  return removeSignal;
 }
 
 /** Renders each turn's frames as `eddy run` does; the prompt comes back when the session is idle. */
