@@ -300,3 +300,25 @@ describe("eddy chat records what /approve changed", { timeout: 120_000 }, () => 
     expect(header.policy.approve).toBe("auto");
   });
 });
+
+describe("a piped eddy chat's exit code", { timeout: 120_000 }, () => {
+  it("is a failed turn's, as eddy run's would be; 0 when every turn completed", async () => {
+    const url = await serve({
+      turns: [
+        { items: [{ type: "message", text: "fine" }] },
+        {
+          items: [{ type: "message", text: "broken" }],
+          status: "failed",
+          error: { code: "server_error", message: "boom" },
+        },
+      ],
+    });
+    const args = ["chat", "--base-url", url, "--model", "m", "--max-retries", "0"];
+    const ok = await runCli(args, { cwd: workspace(), env: env(), stdin: "one\n", timeoutMs: 60_000 });
+    expect(ok.code).toBe(0);
+    // The mock goes on with its next turn: this chat's message gets the failed response.
+    const failed = await runCli(args, { cwd: workspace(), env: env(), stdin: "two\n", timeoutMs: 60_000 });
+    expect(failed.stderr).toMatch(/boom/);
+    expect(failed.code).toBe(1);
+  });
+});

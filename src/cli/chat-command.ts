@@ -25,7 +25,7 @@ import { sizeText } from "../util/regular-file.js";
 import type { TerminalInput } from "./approval-prompt.js";
 import { createApprovalPrompter } from "./approval-prompt.js";
 import { type EffectiveConfig, type RunFlags, resolveConfig } from "./config.js";
-import { CANCELLED, SUCCESS, USAGE_ERROR } from "./exit-codes.js";
+import { CANCELLED, exitCodeFor, RUN_FAILED, SUCCESS, USAGE_ERROR } from "./exit-codes.js";
 import { ImageSaver } from "./hosted-items.js";
 import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
 import { type CliIo, humanRenderer, PROMPT_MAX_BYTES, runDepsOf, tapeHeaderOf } from "./run-command.js";
@@ -158,6 +158,11 @@ interface ChatContext {
   view: RunView;
   router: LineRouter;
   images: ImageSaver;
+  /**
+   * The exit code of the last turn that did not complete (`exitCodeFor` its end; 1 for a turn that
+   * failed to start): a piped chat exits with it, so a script sees a failed turn as `eddy run` shows one.
+   */
+  failed?: number;
 }
 
 /** Reads lines until the user leaves; renders the session's events. */
@@ -196,7 +201,9 @@ async function chatLoop(session: Session, ctx: ChatContext): Promise<number> {
   rl.prompt();
   await left;
   stopKeys();
-  return tooLong ? USAGE_ERROR : SUCCESS;
+  if (tooLong) return USAGE_ERROR;
+  // At a terminal every turn's end was shown to the user, who chose to leave: that is a success.
+  return io.stdinIsTTY ? SUCCESS : (ctx.failed ?? SUCCESS);
 }
 
 /**
@@ -324,9 +331,12 @@ function renderEvent(event: SessionEvent, session: Session, rl: Interface, ctx: 
     case "turn_started":
       return;
     case "turn_failed":
+      ctx.failed = RUN_FAILED;
       say(ctx, errorLine(event.error, styles));
       break;
     case "turn_ended": {
+      const code = exitCodeFor(event.result.run.reason);
+      if (code !== SUCCESS) ctx.failed = code;
       const pending = event.result.run.pendingCalls ?? [];
       if (event.result.run.reason === "awaiting_approval")
         say(
