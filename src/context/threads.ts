@@ -98,6 +98,20 @@ export interface ThreadSummary {
   problem?: string;
 }
 
+/** One line of `list()`: a log that cannot be read hides none of the others, and says why. */
+async function threadSummary(dir: StateDir, name: string, file: string): Promise<ThreadSummary> {
+  let text: string;
+  try {
+    text = (await readStateFile(dir, file, THREAD_LOG_MAX_BYTES)) ?? "";
+  } catch (err) {
+    return { name, runs: 0, updated: 0, problem: describeError(err) };
+  }
+  const log = parseThreadLog(name, text);
+  const updated = log.runs.reduce((t, r) => Math.max(t, r.prompt.ts, r.outcome?.ts ?? 0), 0);
+  const mtime = (await lstatState(dir, file))?.mtimeMs ?? 0;
+  return { name, runs: log.runs.length, updated: updated || mtime };
+}
+
 /** Options of `createThreadStore`. */
 export interface ThreadStoreOptions {
   /** The workspace whose `.eddy/` holds the threads. */
@@ -149,20 +163,8 @@ export function createThreadStore(options: ThreadStoreOptions): ThreadStore {
       if (dir === undefined) return [];
       try {
         const out: ThreadSummary[] = [];
-        for (const name of threadNames(await listStateDir(dir))) {
-          let text: string;
-          try {
-            text = (await readStateFile(dir, logFile(name), THREAD_LOG_MAX_BYTES)) ?? "";
-          } catch (err) {
-            // One log that cannot be read hides none of the others.
-            out.push({ name, runs: 0, updated: 0, problem: describeError(err) });
-            continue;
-          }
-          const log = parseThreadLog(name, text);
-          const updated = log.runs.reduce((t, r) => Math.max(t, r.prompt.ts, r.outcome?.ts ?? 0), 0);
-          const mtime = (await lstatState(dir, logFile(name)))?.mtimeMs ?? 0;
-          out.push({ name, runs: log.runs.length, updated: updated || mtime });
-        }
+        for (const name of threadNames(await listStateDir(dir)))
+          out.push(await threadSummary(dir, name, logFile(name)));
         return out;
       } finally {
         await dir.close();
