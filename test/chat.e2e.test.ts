@@ -110,6 +110,38 @@ describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", { timeout: 240_000 }, () =
     expect(JSON.parse(lines.at(-1) as string)).toMatchObject({ type: "run_ended", reason: "cancelled" });
   });
 
+  it("Ctrl-D at an approval prompt answers it with no answer, and the chat leaves once the turn ends", async () => {
+    const url = await serve({
+      turns: [
+        {
+          items: [
+            { type: "function_call", name: "shell", arguments: { command: "echo hi" }, call_id: "call_e" },
+          ],
+        },
+        { items: [{ type: "message", text: "Not run, then." }] },
+      ],
+    });
+    const cwd = workspace();
+    term = runInTmux(["chat", "--base-url", url, "--model", "m", "--allow-shell", "--thread", "ask"], {
+      cwd,
+      env: env(),
+    });
+    await term.waitFor("/help for commands");
+    term.line("run echo");
+    await term.waitFor("Allow");
+    term.keys("C-d");
+    // It used to wait for the prompt's answer forever.
+    expect(await term.exited()).toBe(0);
+    const dir = join(cwd, ".eddy", "tapes", "ask");
+    const [tape] = readdirSync(dir);
+    const frames = readFileSync(join(dir, tape as string), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; decision?: string });
+    expect(frames.find((f) => f.type === "approval_decided")?.decision).toBe("deny");
+    expect(frames.at(-1)?.type).toBe("run_ended");
+  });
+
   it("/undo restores the file a turn wrote, and refuses once the file changed since", async () => {
     const write = (content: string, id: string) => ({
       items: [
@@ -217,13 +249,14 @@ describe.skipIf(!HAS_TMUX)("eddy chat reads AGENTS.md", { timeout: 240_000 }, ()
 
 /**
  * A piped chat whose stdin stays open (a producer still running, as in `tail -f log | eddy chat`):
- * `lines` are written once the banner is out, then `signals` SIGINTs go to the process, each once
- * the output holds the text given. Resolves with its exit and output.
+ * `lines` are written once the banner is out, then a `signal` (SIGINT) goes to the process for each
+ * of `signals`, once the output holds that text. Resolves with its exit and output.
  */
 function pipedChat(
   args: string[],
   lines: string[],
   signals: string[],
+  signal: NodeJS.Signals = "SIGINT",
 ): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, "chat", ...args], {
@@ -249,7 +282,7 @@ function pipedChat(
       if (at !== -1) {
         from = at + (next as string).length;
         sent++;
-        child.kill("SIGINT");
+        child.kill(signal);
       }
     });
     child.stdin.on("error", () => {});
@@ -267,6 +300,27 @@ describe("eddy chat on a pipe that stays open", { timeout: 120_000 }, () => {
     expect(r.stderr).not.toMatch(/TypeError|ERR_INVALID_ARG_TYPE|\n\s+at /);
     expect(r.stderr).toContain("(Ctrl-C again or Ctrl-D to leave)");
     expect(r.code).toBe(0); // leaving the way the prompt says is not a failure
+  });
+
+  it("SIGTERM at the prompt ends the chat with 130 (it was taken for a Ctrl-C and the chat stayed)", async () => {
+    const r = await pipedChat(["--model", "m"], [], ["› "], "SIGTERM");
+    expect(r.code).toBe(130);
+    expect(r.stderr).not.toContain("Ctrl-C again");
+  });
+
+  it("a piped /exit comes after the messages before it: they are sent, not cancelled", async () => {
+    const cwd = workspace();
+    const r = await runCli(["chat", "--thread", "script"], {
+      cwd,
+      env: env(),
+      stdin: "My name is Ada.\n/exit\n",
+      timeoutMs: 60_000,
+    });
+    expect(r.code).toBe(0);
+    expect(r.stderr).not.toMatch(/cancell/);
+    const shown = await runCli(["threads", "show", "script", "--json"], { cwd, env: env() });
+    const log = JSON.parse(shown.stdout) as { runs: { outcome?: { reason: string } }[] };
+    expect(log.runs.map((run) => run.outcome?.reason)).toEqual(["completed"]);
   });
 
   it("what the user typed reaches the terminal inert; a /decide refusal is said (it was dropped)", async () => {

@@ -163,6 +163,8 @@ interface ChatContext {
    * failed to start): a piped chat exits with it, so a script sees a failed turn as `eddy run` shows one.
    */
   failed?: number;
+  /** SIGTERM ended the chat: it exits 130, as every command does. */
+  terminated?: boolean;
 }
 
 /** Reads lines until the user leaves; renders the session's events. */
@@ -202,6 +204,7 @@ async function chatLoop(session: Session, ctx: ChatContext): Promise<number> {
   await left;
   stopKeys();
   if (tooLong) return USAGE_ERROR;
+  if (ctx.terminated === true) return CANCELLED;
   // At a terminal every turn's end was shown to the user, who chose to leave: that is a success.
   return io.stdinIsTTY ? SUCCESS : (ctx.failed ?? SUCCESS);
 }
@@ -301,9 +304,17 @@ function wireKeys(
   // On a pipe readline sees no keys: the signal comes to the process. So it does once readline
   // closed (Ctrl-D during a turn): the handler stays until the chat has left, so Ctrl-C still
   // cancels that turn instead of killing the process with the turn's tape unfinished.
-  const removeSignal = ctx.io.onSignal(interrupt);
+  const removeSignal = ctx.io.onSignal((signal) => {
+    if (signal !== "SIGTERM") return interrupt();
+    // Asked to stop (a service manager, kill): the turn is cancelled and recorded, and the chat leaves.
+    ctx.terminated = true;
+    ctx.router.answer(null);
+    leave(true);
+  });
   rl.on("close", () => {
     closed = true;
+    // An approval prompt waiting for a line gets none: answered as the prompt answers no answer.
+    ctx.router.answer(null);
     if (session.busy && ctx.io.stdinIsTTY)
       say(ctx, ctx.styles.dim("leaving once this turn ends (Ctrl-C cancels it)"));
     leave(false);
@@ -387,7 +398,8 @@ async function slashCommand(
   leave: (now: boolean) => void,
 ): Promise<boolean> {
   if (/^\/(exit|quit)$/.test(text)) {
-    leave(true);
+    // Piped, the messages before /exit are sent first: a script's last line does not cancel them.
+    leave(ctx.io.stdinIsTTY);
     return false;
   }
   await runSlashCommand(text, session, ctx);

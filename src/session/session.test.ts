@@ -210,6 +210,10 @@ describe("a session", () => {
     await session.send("b");
     expect(provider.requests.map((r) => r.model)).toEqual(["m1", "m2"]);
     expect(() => session.setApprove("ask")).toThrow(/approval handler/);
+    // Refused when set, not at the next message (which used to fail, and every one after it).
+    expect(() => session.setModel("M".repeat(257))).toThrow(/257 characters long, more than 256/);
+    expect(() => session.setModel("a\u001b]0;x\u0007")).toThrow(/holds control characters/);
+    expect(session.model).toBe("m2");
     await session.close();
   });
 

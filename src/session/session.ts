@@ -222,6 +222,7 @@ export class Session {
   /** The model of the turns from the next one on. */
   setModel(model: string): void {
     if (model.trim() === "") throw usage("the model name is empty");
+    if (model.length > 256) throw usage(`the model name is ${model.length} characters long, more than 256`);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
     if (/[\u0000-\u001f\u007f-\u009f]/.test(model))
       throw usage(`the model name ${JSON.stringify(model.slice(0, 80))} holds control characters`);
