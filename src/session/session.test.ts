@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -299,6 +299,23 @@ describe("a session", () => {
     writeFileSync(join(cwd, "notes.txt"), "edited by hand\n");
     await expect(session.undo()).rejects.toThrow(/notes\.txt \(it changed since\)/);
     expect(readFileSync(join(cwd, "notes.txt"), "utf8")).toBe("edited by hand\n");
+    await session.close();
+  });
+});
+
+describe("a session's tapes in a workspace whose .eddy/tapes is a symlink", () => {
+  it("refuses to write through it (a cloned repository's link could point anywhere); nothing lands outside", async () => {
+    const cwd = workspace();
+    const outside = workspace();
+    mkdirSync(join(cwd, ".eddy"));
+    symlinkSync(outside, join(cwd, ".eddy", "tapes"));
+    const session = createSession({
+      spec: { model: "m" },
+      deps: { provider: createScriptedProvider([say("hi")]), workspace: cwd },
+      thread: "t",
+    });
+    await expect(session.send("hello")).rejects.toThrow(/tapes is a symlink: eddy keeps its own state/);
+    expect(readdirSync(outside)).toEqual([]);
     await session.close();
   });
 });

@@ -14,7 +14,7 @@
  * `eddy chat` is a terminal over this; a server can put the same sessions behind HTTP.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { resumeRun } from "../batch/resume.js";
 import { createTapeFileWriter, type TapeWriter } from "../batch/tape-store.js";
 import { checkThreadName, createThreadStore, type ThreadStore } from "../context/threads.js";
@@ -33,6 +33,7 @@ import { readTape, type TapeHeader } from "../replay/tape.js";
 import { undoFileChanges } from "../tools/file-undo.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { makeDirSync } from "../util/make-dir.js";
+import { realFolderSync } from "../util/state-dir.js";
 import { Feed } from "./feed.js";
 
 /** The settings every turn shares; each message becomes the turn's `input`. */
@@ -490,8 +491,19 @@ export class Session {
   }
 
   private tapePath(runId: string): string {
-    const dir = join(this.options.tapes ?? join(this.store.root, "tapes"), this.threadName);
-    makeDirSync(dir);
+    const { tapes } = this.options;
+    if (tapes !== undefined) {
+      const dir = join(tapes, this.threadName);
+      makeDirSync(dir);
+      return join(dir, `${runId}.tape`);
+    }
+    // The store's own folder, in the workspace: a symlink there (a cloned repository's) is refused,
+    // not followed, as the thread store refuses one (src/util/state-dir.ts).
+    const dir = realFolderSync(dirname(this.store.root), [
+      basename(this.store.root),
+      "tapes",
+      this.threadName,
+    ]);
     return join(dir, `${runId}.tape`);
   }
 

@@ -17,7 +17,7 @@
  * none. Tests run on Linux.
  */
 import { randomBytes } from "node:crypto";
-import { constants, existsSync, type Stats } from "node:fs";
+import { constants, existsSync, lstatSync, mkdirSync, type Stats } from "node:fs";
 import { type FileHandle, lstat, mkdir, open, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { EddyError } from "../errors.js";
@@ -216,10 +216,7 @@ async function unsafe(err: unknown, dir: StateDir, name: string): Promise<unknow
   if (code !== "ELOOP" && code !== "ENOTDIR") return err;
   const stats = await lstatState(dir, name).catch(() => undefined);
   if (stats === undefined) return err;
-  if (stats.isSymbolicLink())
-    return unsafeError(
-      `${path} is a symlink: eddy keeps its own state only in real folders and files, never through a symlink (one shipped in a repository could point anywhere); remove it`,
-    );
+  if (stats.isSymbolicLink()) return unsafeError(symlinkMessage(path));
   return unsafeError(`${path} is not a folder`);
 }
 
@@ -232,6 +229,33 @@ function cannotCreate(err: unknown, path: string): unknown {
     `cannot create the folder ${path} (${code}): eddy keeps this workspace's own state there (threads, bundles, served runs); use a workspace where it can`,
     { fault: "user" },
   );
+}
+
+/**
+ * `root/parts…` as a real folder, made where missing: a part that is a symlink (one shipped in a
+ * repository could point anywhere) or not a folder is refused, as the state folders opened by
+ * `openStateDir` are. For what is written by path (a chat turn's tape), not through a descriptor.
+ */
+export function realFolderSync(root: string, parts: readonly string[]): string {
+  let path = root;
+  for (const part of parts) {
+    path = join(path, part);
+    let stats: Stats | undefined;
+    try {
+      stats = lstatSync(path);
+    } catch (err) {
+      if (errnoOf(err) !== "ENOENT") throw err;
+    }
+    if (stats === undefined) mkdirSync(path);
+    else if (stats.isSymbolicLink()) throw unsafeError(symlinkMessage(path));
+    else if (!stats.isDirectory())
+      throw unsafeError(`${path} is not a folder: eddy keeps its state in it; move it away`);
+  }
+  return path;
+}
+
+function symlinkMessage(path: string): string {
+  return `${path} is a symlink: eddy keeps its own state only in real folders and files, never through a symlink (one shipped in a repository could point anywhere); remove it`;
 }
 
 function unsafeError(message: string): EddyError {
