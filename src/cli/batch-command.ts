@@ -8,13 +8,14 @@
  * Exit codes: 0 every task completed; 1 a task failed or a line was bad; 2 bad usage; 130
  * interrupted (run the same command again to go on).
  */
-import { tmpdir } from "node:os";
+
 import { join, relative, resolve } from "node:path";
 import { type BatchDir, type BatchSummary, isFailure, openBatchDir, summarize } from "../batch/batch-dir.js";
 import { BATCH_DEFAULTS } from "../batch/defaults.js";
 import { runBatch } from "../batch/pool.js";
 import { type BatchTask, parseTasks } from "../batch/task.js";
 import type { McpToolInfo } from "../tools/mcp/index.js";
+import { privateTempFolder } from "../util/make-dir.js";
 import { readRegularTextSync } from "../util/regular-file.js";
 import { agentSummaries } from "./agent-tools.js";
 import { type BatchProgress, batchProgress } from "./batch-progress.js";
@@ -212,7 +213,7 @@ export function tapeExtrasFor(config: EffectiveConfig, mcpTools: readonly McpToo
 
 /** Where tasks get their own workspace copies: one folder per batch, so a resumed task finds its copy. */
 export function taskWorkspaces(dir: BatchDir): string {
-  return join(tmpdir(), `eddy-batch-${dir.id}`);
+  return privateTempFolder(`eddy-batch-${dir.id}`);
 }
 
 function closingLine(summary: BatchSummary, dir: BatchDir, cwd: string): string {

@@ -5,10 +5,10 @@
  * finished task on stdout; Ctrl-C hands the tasks in flight back to the queue (another worker
  * resumes them from their tapes) and exits 130.
  */
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+
 import { toResultLine } from "../batch/batch-dir.js";
 import { checkRedis, startBatchWorker } from "../batch/queue.js";
+import { privateTempFolder } from "../util/make-dir.js";
 import { tapeExtrasFor } from "./batch-command.js";
 import { describeLine, describeQueueNotice } from "./batch-progress.js";
 import { startBatchRuntime, unattendedApproveMode } from "./batch-run.js";
@@ -65,7 +65,8 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
       ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
       ...(flags.stallTimeout === undefined ? {} : { stallTimeoutMs: flags.stallTimeout }),
       tapeExtras: tapeExtrasFor(config, runtime.mcpTools),
-      workspaces: (batch) => join(tmpdir(), `eddy-batch-${batch}`),
+      // The batch id comes from the job: the folder is checked to be this user's own (util/make-dir.ts).
+      workspaces: (batch) => privateTempFolder(`eddy-batch-${batch}`),
       secrets: [...secretsOf(config), ...runtime.secrets],
       onNotice: (notice) => io.stderr.write(`${describeQueueNotice("eddy worker", notice)}\n`),
       onTask: (event) => {

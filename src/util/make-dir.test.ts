@@ -1,8 +1,18 @@
-import { existsSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { makeDir, makeDirSync } from "./make-dir.js";
+import { makeDir, makeDirSync, privateTempFolder } from "./make-dir.js";
 
 const root = mkdtempSync(join(tmpdir(), "eddy-make-dir-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -55,4 +65,44 @@ describe.each([
       await expect(make(PROC_MISSING)).rejects.toMatchObject({ code: "ENOENT" });
     },
   );
+});
+
+describe("privateTempFolder (a batch's workspace copies, named by a queue job's batch id)", () => {
+  const name = (what: string) => `eddy-test-private-${process.pid}-${what}`;
+  const made: string[] = [];
+  afterAll(() => {
+    for (const path of made) rmSync(path, { recursive: true, force: true });
+  });
+  const planted = (what: string) => {
+    const path = join(tmpdir(), name(what));
+    made.push(path);
+    return path;
+  };
+
+  it("makes the folder with mode 700, and takes it again as it is", () => {
+    const path = planted("fresh");
+    expect(privateTempFolder(name("fresh"))).toBe(path);
+    expect(statSync(path).mode & 0o777).toBe(0o700);
+    expect(privateTempFolder(name("fresh"))).toBe(path);
+  });
+
+  it("refuses a symlink planted under its name (the copies would replace what it points to)", () => {
+    const victim = join(root, "victim");
+    mkdirSync(join(victim, "t1"), { recursive: true });
+    writeFileSync(join(victim, "t1", "keep.txt"), "precious\n");
+    symlinkSync(victim, planted("link"));
+    expect(() => privateTempFolder(name("link"))).toThrow(
+      /is a symlink: eddy keeps task workspace copies only/,
+    );
+    expect(readdirSync(join(victim, "t1"))).toEqual(["keep.txt"]);
+  });
+
+  it("refuses a file, and a folder others may write to", () => {
+    writeFileSync(planted("file"), "x");
+    expect(() => privateTempFolder(name("file"))).toThrow(/is not a folder/);
+    const open = planted("open");
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    expect(() => privateTempFolder(name("open"))).toThrow(/is writable by others/);
+  });
 });

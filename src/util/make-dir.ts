@@ -10,9 +10,11 @@
  * Symlinks on the way are followed, as `mkdir -p` does: the paths given here are the user's own
  * choices (a data folder, an output folder, a cache), not names from untrusted input.
  */
-import { mkdirSync, statSync } from "node:fs";
+import { lstatSync, mkdirSync, statSync } from "node:fs";
 import { mkdir, stat } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { EddyError } from "../errors.js";
 
 /** Creates `path` and whatever folders above it are missing; nothing when it is a folder already. */
 export function makeDirSync(path: string, mode?: number): void {
@@ -85,4 +87,35 @@ function isFolder(stats: { isDirectory(): boolean }, dir: string): true {
 
 function errnoOf(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | null)?.code;
+}
+
+/**
+ * A folder of this user's in the temp folder, named `name` (a batch's workspace copies, found again
+ * by a resumed task): made with mode 700 when missing. One that is there must be a real folder (not
+ * a symlink), this user's, and writable by no one else: the temp folder is shared, and a name known
+ * in advance (a queue job chooses its batch id) could be planted as a link to a folder the copies
+ * would then replace. Throws `EddyError` `workspace_copy_failed` otherwise.
+ */
+export function privateTempFolder(name: string): string {
+  const path = join(tmpdir(), name);
+  try {
+    mkdirSync(path, 0o700);
+  } catch (err) {
+    if (errnoOf(err) !== "EEXIST") throw err;
+  }
+  const stats = lstatSync(path);
+  const uid = process.getuid?.();
+  const refuse = (why: string) =>
+    new EddyError(
+      "workspace_copy_failed",
+      `${path} ${why}: eddy keeps task workspace copies only in a folder of its own; remove it`,
+      {
+        fault: "user",
+      },
+    );
+  if (stats.isSymbolicLink()) throw refuse("is a symlink");
+  if (!stats.isDirectory()) throw refuse("is not a folder");
+  if (uid !== undefined && stats.uid !== uid) throw refuse("belongs to another user");
+  if ((stats.mode & 0o022) !== 0) throw refuse("is writable by others");
+  return path;
 }
