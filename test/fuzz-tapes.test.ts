@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkQueuedTask } from "../src/batch/queue.js";
+import { checkQueuedTask, resultProblem } from "../src/batch/queue.js";
 import { resumeRun } from "../src/batch/resume.js";
 import { parseTasks } from "../src/batch/task.js";
 import { replayTools } from "../src/cli/replay-tools.js";
@@ -292,6 +292,33 @@ describe("fuzz: queue job payloads", () => {
   it("a good job passes the check unchanged", () => {
     const data = { batch: "abcd1234", task: goodTask, retry: false, workspacePerTask: false };
     expect(checkQueuedTask(JSON.parse(JSON.stringify(data)))).toEqual(data);
+  });
+
+  it("a worker's result from Redis is checked before it is written: shape, and the task's own id", () => {
+    const good = {
+      id: "t1",
+      reason: "completed",
+      outputText: "hi",
+      usage: { input_tokens: 1, output_tokens: 2, total_tokens: 3 },
+      turns: 1,
+      toolCalls: 0,
+      durationMs: 5,
+    };
+    expect(resultProblem(good, "t1")).toBeUndefined();
+    expect(resultProblem({ ...good, usage: null }, "t1")).toBeUndefined();
+    for (const [bad, problem] of [
+      [[good], /not an object/],
+      [{ ...good, id: "t2" }, /its id is not the task's/],
+      [{ ...good, id: { a: 1 } }, /its id is not the task's/],
+      [{ ...good, reason: "done\u001b[2J" }, /reason/],
+      [{ ...good, outputText: undefined }, /outputText/],
+      [{ ...good, usage: { input_tokens: "0999" } }, /usage/],
+      [{ ...good, turns: "many" }, /turns/],
+      [{ ...good, durationMs: { a: 1 } }, /durationMs/],
+      [{ ...good, tape: 5 }, /tape/],
+      [{ ...good, error: "boom" }, /error/],
+    ] as const)
+      expect(resultProblem(bad, "t1")).toMatch(problem);
   });
 
   it("a key holding a newline is named in one line (found by this fuzz)", () => {

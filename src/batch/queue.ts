@@ -21,13 +21,13 @@ import { createHash } from "node:crypto";
 import { type Job, Queue, QueueEvents, UnrecoverableError, WaitingError, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { EddyError } from "../errors.js";
-import type { McpServerSummary } from "../frames/frame.js";
+import type { McpServerSummary, RunEndReason } from "../frames/frame.js";
 import type { FrameObserver } from "../loop/frame-channel.js";
 import type { Policy } from "../loop/policy.js";
 import { checkPartialRunSpec, type PartialRunSpec } from "../loop/run-spec.js";
 import type { Provider } from "../provider/provider.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import { JSON_MAX_DEPTH, nestsDeeperThan } from "../util/json.js";
+import { isJsonObject, JSON_MAX_DEPTH, nestsDeeperThan } from "../util/json.js";
 import { fieldPath } from "../util/zod-problems.js";
 import { BATCH_DEFAULTS } from "./defaults.js";
 import { limitedProvider } from "./limited-provider.js";
@@ -357,9 +357,60 @@ function jobOf(task: BatchTask, options: EnqueueOptions) {
 
 /** The task's result from its job: the return value, or a failure saying why the job failed. */
 function resultFromJob(job: Job | undefined, task: BatchTask): BatchResult {
-  if (job !== undefined && job.returnvalue !== null && typeof job.returnvalue === "object")
-    return job.returnvalue as BatchResult;
+  if (job !== undefined && job.returnvalue !== null && job.returnvalue !== undefined) {
+    // What a worker returned comes from Redis: anyone who can write there can put anything in it.
+    const problem = resultProblem(job.returnvalue, task.id);
+    if (problem === undefined) return job.returnvalue as BatchResult;
+    return failedResult(task, "worker_failed", `a worker's result for the task is not valid: ${problem}`);
+  }
   const message = job?.failedReason ?? "the job disappeared from the queue";
+  return failedResult(task, "worker_failed", `no worker could finish the task: ${message}`);
+}
+
+/** Every reason a run ends with (the type keeps it complete). */
+const END_REASONS: Record<RunEndReason, true> = {
+  completed: true,
+  terminal_tool: true,
+  max_tool_calls: true,
+  max_turns: true,
+  no_progress: true,
+  incomplete: true,
+  failed: true,
+  provider_error: true,
+  invalid_request: true,
+  cancelled: true,
+  awaiting_approval: true,
+  stop_condition: true,
+  guardrail: true,
+};
+
+const count = (v: unknown) => typeof v === "number" && Number.isFinite(v) && v >= 0;
+
+/** Why a job's return value is not a `BatchResult` of task `id`, or undefined when it is one. */
+export function resultProblem(value: unknown, id: string): string | undefined {
+  if (!isJsonObject(value)) return "it is not an object";
+  const r = value as Record<string, unknown>;
+  if (r.id !== id) return `its id is not the task's (${JSON.stringify(r.id)?.slice(0, 60)})`;
+  if (typeof r.reason !== "string" || !Object.hasOwn(END_REASONS, r.reason))
+    return "reason: not a run end reason";
+  if (typeof r.outputText !== "string") return "outputText: expected a string";
+  const usage = r.usage as Record<string, unknown> | null;
+  if (usage !== null && !(isJsonObject(usage) && count(usage.input_tokens) && count(usage.output_tokens)))
+    return "usage: expected token counts";
+  for (const key of ["turns", "toolCalls", "durationMs"] as const)
+    if (!count(r[key])) return `${key}: expected a count`;
+  for (const key of ["tape", "workspace"] as const)
+    if (r[key] !== undefined && typeof r[key] !== "string") return `${key}: expected a string`;
+  const error = r.error as Record<string, unknown> | undefined;
+  if (
+    error !== undefined &&
+    !(isJsonObject(error) && typeof error.code === "string" && typeof error.message === "string")
+  )
+    return "error: expected {code, message}";
+  return undefined;
+}
+
+function failedResult(task: BatchTask, code: string, message: string): BatchResult {
   return {
     id: task.id,
     reason: "failed",
@@ -368,7 +419,7 @@ function resultFromJob(job: Job | undefined, task: BatchTask): BatchResult {
     turns: 0,
     toolCalls: 0,
     durationMs: 0,
-    error: { code: "worker_failed", message: `no worker could finish the task: ${message}` },
+    error: { code, message },
     ...(task.metadata === undefined ? {} : { metadata: task.metadata }),
   };
 }
