@@ -78,3 +78,14 @@ describe("the tasks file", () => {
     expect(tapeFileName("a/b")).not.toBe(tapeFileName("a_b"));
   });
 });
+
+describe("a task id is shown on terminals and names files", () => {
+  it("refuses C0 and C1 controls and the characters that turn text around", () => {
+    for (const id of ["a\u0007b", "c1\u009b31mRED", "evil\u202egnp.exe", "x\u2066y", "m\u200fn"]) {
+      const { tasks, bad } = parseTasks(JSON.stringify({ id, input: "hi" }));
+      expect(tasks).toHaveLength(0);
+      expect(bad[0]?.message).toMatch(/"id" holds control or direction characters/);
+    }
+    expect(parseTasks(JSON.stringify({ id: "ünïcode-名", input: "hi" })).tasks).toHaveLength(1);
+  });
+});

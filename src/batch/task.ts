@@ -134,7 +134,8 @@ function taskId(value: unknown): Checked<string> {
   if (value.trim() === "") return bad('"id" is empty');
   if (value.length > MAX_ID_LENGTH) return bad(`"id" is longer than ${MAX_ID_LENGTH} characters`);
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-  if (/[\u0000-\u001f\u007f]/.test(value)) return bad('"id" holds control characters');
+  if (/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/.test(value))
+    return bad('"id" holds control or direction characters');
   return { ok: true, value };
 }
 

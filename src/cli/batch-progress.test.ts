@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { ResultLine } from "../batch/batch-dir.js";
-import { batchProgress, formatEta } from "./batch-progress.js";
+import { batchProgress, describeLine, describeQueueNotice, formatEta } from "./batch-progress.js";
 import type { CliIo } from "./run-command.js";
 import { stylesFor } from "./terminal.js";
 
@@ -198,5 +198,21 @@ describe("formatEta", () => {
     [7_800_000, "2 h 10 min"],
   ])("%d ms → %s", (ms, text) => {
     expect(formatEta(ms)).toBe(text);
+  });
+});
+
+describe("a result line from a queue (Redis) reaches the terminal inert", () => {
+  it("escape sequences in the id, the reason or the error are not written raw", () => {
+    const esc = "\u001b";
+    const hostile: ResultLine = {
+      ...line(`t1${esc}]0;PWNED\u0007`, "failed", 0),
+      reason: `failed${esc}[2J` as ResultLine["reason"],
+      error: { code: "x", message: `boom${esc}[H\u009b31m` },
+    };
+    const shown = describeLine(hostile, stylesFor(terminal(), { NO_COLOR: "1" }));
+    for (const c of ["\u001b", "\u0007", "\u009b"]) expect(shown).not.toContain(c);
+    expect(shown).toContain("boom");
+    const notice = describeQueueNotice("eddy worker", { type: "task_lost", id: `a${esc}[2Jb`, reason: "r" });
+    expect(notice).not.toContain(esc);
   });
 });

@@ -20,7 +20,7 @@ import { isFailure } from "../batch/batch-dir.js";
 import type { QueueNotice } from "../batch/redis-watch.js";
 import { assertNever } from "../errors.js";
 import type { CliIo } from "./run-command.js";
-import { clip, formatDuration, type Styles } from "./terminal.js";
+import { clip, formatDuration, type Styles, terminalSafe } from "./terminal.js";
 
 /** The batch's progress display. */
 export interface BatchProgress {
@@ -204,6 +204,11 @@ export function formatEta(ms: number): string {
 
 /** One line for what happened to the queue (`who` is `eddy batch` or `eddy worker`). */
 export function describeQueueNotice(who: string, notice: QueueNotice): string {
+  // Task ids and reasons come from Redis (docs/pitfalls.md #66).
+  return terminalSafe(queueNoticeText(who, notice), { oneLine: true });
+}
+
+function queueNoticeText(who: string, notice: QueueNotice): string {
   switch (notice.type) {
     case "connection_lost":
       return `${who}: lost the connection to Redis at ${notice.where} (${notice.reason}); trying again until it is back (Ctrl-C stops)`;
@@ -239,5 +244,7 @@ export function describeLine(line: ResultLine, styles: Styles): string {
   ];
   if (line.resumed !== undefined) facts.push(`resumed ${line.resumed}×`);
   const error = line.error === null ? "" : ` · ${clip(line.error.message, 160)}`;
-  return `${mark} ${line.id} ${line.reason} · ${facts.join(" · ")}${error}`;
+  // A queued batch's results come from Redis: what they say reaches the terminal inert (docs/pitfalls.md #66).
+  const said = terminalSafe(`${line.id} ${line.reason} · ${facts.join(" · ")}${error}`, { oneLine: true });
+  return `${mark} ${said}`;
 }

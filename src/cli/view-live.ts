@@ -23,6 +23,7 @@ import { parseViewTape } from "../view/read.js";
 import { buildRunView } from "../view/run-model.js";
 import type { RunPayload } from "../view/view-data.js";
 import type { CliIo } from "./run-command.js";
+import { terminalSafe } from "./terminal.js";
 
 /** Milliseconds between redraws of the page while frames come. */
 const REDRAW_MS = 200;
@@ -65,7 +66,9 @@ export async function viewLiveCommand(
   const page = await servePage(state, `${target.id} (live)`);
   io.stdout.write(`${page.url}\n`);
   if (open) await open(page.url);
-  io.stderr.write(`eddy view: following ${target.shown} (${run.status}); the page is at ${page.url}\n`);
+  io.stderr.write(
+    `eddy view: following ${target.shown} (${terminalSafe(run.status, { oneLine: true })}); the page is at ${page.url}\n`,
+  );
   const stop = new AbortController();
   const remove = io.onSignal(() => stop.abort("interrupted"));
   try {
@@ -77,7 +80,7 @@ export async function viewLiveCommand(
     state.end();
     if (!stop.signal.aborted) {
       io.stderr.write(
-        `eddy view: the run's stream ended (${state.reason()}); serving the page until Ctrl-C\n`,
+        `eddy view: the run's stream ended (${terminalSafe(state.reason(), { oneLine: true })}); serving the page until Ctrl-C\n`,
       );
       await new Promise<void>((done) => {
         if (stop.signal.aborted) done();
