@@ -32,6 +32,27 @@ async function serve(scenario: Scenario): Promise<string> {
   return server.url;
 }
 
+/** A mock whose first turn calls the shell with `command`, and whose second answers `text`. */
+function shellThenSay(command: string, text: string): Promise<string> {
+  return serve({
+    turns: [
+      { items: [{ type: "function_call", name: "shell", arguments: { command }, call_id: "call_s" }] },
+      { items: [{ type: "message", text }] },
+    ],
+  });
+}
+
+/** The frames of a thread's one tape in `cwd` (its header first). */
+function onlyTapeOf(cwd: string, thread: string): { type: string; [key: string]: unknown }[] {
+  const dir = join(cwd, ".eddy", "tapes", thread);
+  const tapes = readdirSync(dir).filter((n) => n.endsWith(".tape"));
+  expect(tapes).toHaveLength(1);
+  return readFileSync(join(dir, tapes[0] as string), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { type: string });
+}
+
 describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", { timeout: 240_000 }, () => {
   it("remembers what the user said across turns (demo model); /exit leaves; eddy threads lists the session", async () => {
     const cwd = workspace();
@@ -52,16 +73,7 @@ describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", { timeout: 240_000 }, () =
   });
 
   it("Ctrl-C cancels a turn running a slow shell call; the session stays and takes another message", async () => {
-    const url = await serve({
-      turns: [
-        {
-          items: [
-            { type: "function_call", name: "shell", arguments: { command: "sleep 300" }, call_id: "call_s" },
-          ],
-        },
-        { items: [{ type: "message", text: "Still here." }] },
-      ],
-    });
+    const url = await shellThenSay("sleep 300", "Still here.");
     const cwd = workspace();
     term = runInTmux(["chat", "--base-url", url, "--model", "m", "--allow-shell", "--approve", "auto"], {
       cwd,
@@ -79,16 +91,7 @@ describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", { timeout: 240_000 }, () =
   });
 
   it("Ctrl-D during a turn leaves once it ends; Ctrl-C then still cancels it, and its tape ends", async () => {
-    const url = await serve({
-      turns: [
-        {
-          items: [
-            { type: "function_call", name: "shell", arguments: { command: "sleep 300" }, call_id: "call_s" },
-          ],
-        },
-        { items: [{ type: "message", text: "never" }] },
-      ],
-    });
+    const url = await shellThenSay("sleep 300", "never");
     const cwd = workspace();
     term = runInTmux(
       ["chat", "--base-url", url, "--model", "m", "--allow-shell", "--approve", "auto", "--thread", "d"],
@@ -102,25 +105,11 @@ describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", { timeout: 240_000 }, () =
     term.keys("C-c");
     // It used to be killed here (exit 130), the turn's tape without its run_ended.
     expect(await term.exited()).toBe(0);
-    const dir = join(cwd, ".eddy", "tapes", "d");
-    const [tape] = readdirSync(dir);
-    const lines = readFileSync(join(dir, tape as string), "utf8")
-      .trim()
-      .split("\n");
-    expect(JSON.parse(lines.at(-1) as string)).toMatchObject({ type: "run_ended", reason: "cancelled" });
+    expect(onlyTapeOf(cwd, "d").at(-1)).toMatchObject({ type: "run_ended", reason: "cancelled" });
   });
 
   it("Ctrl-D at an approval prompt answers it with no answer, and the chat leaves once the turn ends", async () => {
-    const url = await serve({
-      turns: [
-        {
-          items: [
-            { type: "function_call", name: "shell", arguments: { command: "echo hi" }, call_id: "call_e" },
-          ],
-        },
-        { items: [{ type: "message", text: "Not run, then." }] },
-      ],
-    });
+    const url = await shellThenSay("echo hi", "Not run, then.");
     const cwd = workspace();
     term = runInTmux(["chat", "--base-url", url, "--model", "m", "--allow-shell", "--thread", "ask"], {
       cwd,
@@ -132,12 +121,7 @@ describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", { timeout: 240_000 }, () =
     term.keys("C-d");
     // It used to wait for the prompt's answer forever.
     expect(await term.exited()).toBe(0);
-    const dir = join(cwd, ".eddy", "tapes", "ask");
-    const [tape] = readdirSync(dir);
-    const frames = readFileSync(join(dir, tape as string), "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l) as { type: string; decision?: string });
+    const frames = onlyTapeOf(cwd, "ask");
     expect(frames.find((f) => f.type === "approval_decided")?.decision).toBe("deny");
     expect(frames.at(-1)?.type).toBe("run_ended");
   });
@@ -347,11 +331,8 @@ describe("eddy chat records what /approve changed", { timeout: 120_000 }, () => 
       timeoutMs: 60_000,
     });
     expect(r.code).toBe(0);
-    const dir = join(cwd, ".eddy", "tapes", "modes");
-    const tapes = readdirSync(dir).filter((n) => n.endsWith(".tape"));
-    expect(tapes).toHaveLength(1);
-    const header = JSON.parse(readFileSync(join(dir, tapes[0] as string), "utf8").split("\n")[0] as string);
-    expect(header.policy.approve).toBe("auto");
+    const [header] = onlyTapeOf(cwd, "modes");
+    expect(header?.policy).toMatchObject({ approve: "auto" });
   });
 });
 

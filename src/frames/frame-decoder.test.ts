@@ -193,36 +193,31 @@ describe("createFrameDecoder: bytes → frames", () => {
     expect(decodeEverywhere(`: keep-alive\n\n${lf}:bye\n\n`).comments).toEqual(["keep-alive", "bye"]);
   });
 
-  it("invalid JSON: status invalid_json with raw, and the stream goes on", () => {
-    const bad = '{"type":"response.output_text.delta","delta":';
+  const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+
+  it.each([
+    ["data that is not JSON", '{"type":"response.output_text.delta","delta":', /^data is not valid JSON: /],
+    [
+      "data nesting deeper than JSON_MAX_DEPTH",
+      `{"type":"${DELTA_TYPE}","delta":"x","logprobs":${nested(20_000)}}`,
+      /^data nests deeper than 1000 levels of arrays and objects$/,
+    ],
+  ])("%s: status invalid_json with raw, and the stream goes on", (_label, bad, error) => {
     const { frames } = decodeEverywhere(`event: ${DELTA_TYPE}\ndata: ${bad}\n\n${lf}`);
     expect(frames).toEqual([
       providerEvent({
         status: "invalid_json",
         event_name: DELTA_TYPE,
         raw: bad,
-        errors: [expect.stringMatching(/^data is not valid JSON: /)],
+        errors: [expect.stringMatching(error)],
       }),
       ...DELTA_FRAMES,
     ]);
+    // Every frame can be written to a tape, and the event derived no text delta.
+    for (const f of frames) expect(() => JSON.stringify(f)).not.toThrow();
   });
 
-  it("data nesting deeper than JSON_MAX_DEPTH is kept as text (invalid_json), 1,000 levels are parsed", () => {
-    const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
-    const deep = `{"type":"${DELTA_TYPE}","delta":"x","logprobs":${nested(20_000)}}`;
-    const { frames } = decodeEverywhere(`event: ${DELTA_TYPE}\ndata: ${deep}\n\n${lf}`);
-    expect(frames).toEqual([
-      providerEvent({
-        status: "invalid_json",
-        event_name: DELTA_TYPE,
-        raw: deep,
-        errors: ["data nests deeper than 1000 levels of arrays and objects"],
-      }),
-      ...DELTA_FRAMES,
-    ]);
-    // Every frame can be written to a tape, and the deep event never derived a text delta.
-    for (const f of frames) expect(() => JSON.stringify(f)).not.toThrow();
-    // The bound is exact: 999 arrays inside the event object are 1,000 levels, and are parsed.
+  it("the depth bound is exact: 999 arrays inside the event object are 1,000 levels, and are parsed", () => {
     const atBound = { type: "x.y", v: JSON.parse(nested(999)) };
     const [kept] = decodeEverywhere(`data: ${JSON.stringify(atBound)}\n\n`).frames;
     expect(kept).toMatchObject({ status: "event", data: atBound });

@@ -5,7 +5,7 @@
  */
 import { validateStreamingEvent, validateWebSocketMessage } from "../protocol/validate.js";
 import type { SseMessage } from "../sse/decoder.js";
-import { JSON_MAX_DEPTH, jsonErrorReason, nestsDeeperThan } from "../util/json.js";
+import { JSON_MAX_DEPTH, jsonErrorReason, parsedNestsTooDeep } from "../util/json.js";
 import type { OutputTextDeltaFrame, ProviderEventFrame } from "./frame.js";
 
 /** Options of the SSE → frame mapping. */
@@ -51,10 +51,9 @@ export function sseData(
   }
   try {
     const data: unknown = JSON.parse(text);
-    // Nesting deeper than `JSON_MAX_DEPTH` takes at least twice as many characters: a short event is
-    // never walked. A deeper one would overflow the stack of whatever walks it next (validation,
-    // redaction, the tape's JSON.stringify), so it is kept as text (docs/pitfalls.md #74).
-    if (text.length > 2 * JSON_MAX_DEPTH && nestsDeeperThan(data)) {
+    // Deeper data would overflow the stack of whatever walks it next (validation, redaction, the
+    // tape's JSON.stringify): it is kept as text (docs/pitfalls.md #74).
+    if (parsedNestsTooDeep(text, data)) {
       emit(
         providerFrame(turn, "invalid_json", message.event, undefined, text, [
           `data nests deeper than ${JSON_MAX_DEPTH} levels of arrays and objects`,

@@ -9,7 +9,7 @@ import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import type { PartialRunSpec } from "../loop/run-spec.js";
 import { decodeSse, iterateBytes } from "../sse/decoder.js";
-import { JSON_MAX_DEPTH, nestsDeeperThan } from "../util/json.js";
+import { JSON_MAX_DEPTH, parsedNestsTooDeep } from "../util/json.js";
 import { readText } from "../util/stream.js";
 import type { RunView } from "./runs.js";
 
@@ -157,7 +157,7 @@ async function answerOf(res: Response, call: string, maxBytes: number): Promise<
     throw otherSide(`eddy serve's answer to ${call} is larger than ${maxBytes} bytes`);
   }
   const value: unknown = JSON.parse(text);
-  if (text.length > 2 * JSON_MAX_DEPTH && nestsDeeperThan(value))
+  if (parsedNestsTooDeep(text, value))
     throw otherSide(`eddy serve's answer to ${call} nests deeper than ${JSON_MAX_DEPTH} levels`);
   return value;
 }
@@ -199,7 +199,7 @@ function frameOf(data: string, id: number): Frame {
   if (value === null || typeof value !== "object" || typeof (value as { type?: unknown }).type !== "string")
     throw notServe(`event ${id} is not a frame`);
   // What takes the frame next (a view, a tape) walks it: refused before it overflows the stack (docs/pitfalls.md #74).
-  if (data.length > 2 * JSON_MAX_DEPTH && nestsDeeperThan(value))
+  if (parsedNestsTooDeep(data, value))
     throw notServe(`event ${id} nests deeper than ${JSON_MAX_DEPTH} levels of arrays and objects`);
   return value as Frame;
 }

@@ -89,6 +89,15 @@ export function nestsDeeperThan(value: unknown, limit = JSON_MAX_DEPTH): boolean
 }
 
 /**
+ * `nestsDeeperThan(value)` for a `value` just parsed from `text`, without the walk when `text` is
+ * too short to nest that deep (each level takes two characters): the events of a normal stream are
+ * never walked.
+ */
+export function parsedNestsTooDeep(text: string, value: unknown): boolean {
+  return text.length > 2 * JSON_MAX_DEPTH && nestsDeeperThan(value);
+}
+
+/**
  * Calls `visit` with each line of `text` (without its "\n"; a CR before it kept), its 0-based index
  * and whether it is the part after the last "\n" (empty when the text ends with one); stops when
  * `visit` returns false. Unlike `text.split("\n")`, it holds one line at a time: a file of tens of
