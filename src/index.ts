@@ -144,6 +144,7 @@ export {
   APPROVE_MODES,
   type ApproveMode,
   assertPolicy,
+  checkHostedTools,
   checkPolicy,
   createPolicy,
   DEFAULT_POLICY,

@@ -6,6 +6,8 @@
  * another process with the permissions that process grants — never those of the tape.
  */
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
@@ -24,9 +26,11 @@ const HAS_BWRAP = (await probeBubblewrap(process.env.PATH)).ok;
 const validateSpec = new Ajv2020.default({ strict: false }).compile(runSpecSchema);
 
 let mock: MockServer | undefined;
+const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await mock?.close();
   mock = undefined;
+  for (const close of closers.splice(0)) await close();
 });
 
 async function startMock(scenario: Scenario): Promise<string> {
@@ -44,7 +48,36 @@ const call = (name: string, args: Record<string, unknown>, call_id: string) => (
   arguments: args,
   call_id,
 });
+/** A remote MCP server as a hosted tool (`--tool mcp:LABEL=URL`). */
+const DOCS = "mcp:docs=https://docs.example/mcp";
 const say = (text: string) => ({ items: [{ type: "message" as const, text }] });
+
+/**
+ * A proxy in front of the mock that takes the hosted MCP tools out of each request (the mock, as
+ * the spec, knows only function tools) and keeps their `server_url`s in `hosted`, one per request.
+ */
+async function withoutHostedTools(target: string): Promise<{ url: string; hosted: string[] }> {
+  const hosted: string[] = [];
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+      tools?: { type: string; server_url?: string }[];
+    };
+    for (const tool of body.tools ?? []) if (tool.type === "mcp") hosted.push(tool.server_url ?? "");
+    body.tools = body.tools?.filter((tool) => tool.type !== "mcp");
+    const answer = await fetch(`${target}${(req.url ?? "").replace(/^\/v1/, "")}`, {
+      method: req.method ?? "POST",
+      headers: { "content-type": "application/json", authorization: req.headers.authorization ?? "" },
+      body: JSON.stringify(body),
+    });
+    res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "text/plain" });
+    res.end(Buffer.from(await answer.arrayBuffer()));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, hosted };
+}
 
 function results(dir: string): ResultLine[] {
   return readFileSync(join(dir, "out", "results.jsonl"), "utf8")
@@ -203,6 +236,68 @@ describe("--approve defer, then eddy resume --decide in another process", () => 
     expect(resumed.stderr.trim().split("\n")).toHaveLength(1);
     expect(existsSync(join(cwd, "notes.txt"))).toBe(false);
     expect(mock?.requests.length).toBe(sent);
+  });
+
+  it("a tape's hosted tools need this invocation's --tool, field for field: refused by name without it, resumed with it", async () => {
+    const { url, hosted } = await withoutHostedTools(await startMock(writeScenario()));
+    const cwd = workspace();
+    const r = await runCli(
+      ["run", "--allow-write", "--approve", "defer", "--record", "t.tape", "--tool", DOCS].concat([
+        "--base-url",
+        url,
+        "--model",
+        "m",
+        "write notes",
+      ]),
+      { cwd },
+    );
+    expect(r.code, r.stderr).toBe(4);
+    const sent = mock?.requests.length;
+    const refused = await runCli(
+      ["resume", "t.tape", "--allow-write", "--decide", "all=allow", "--base-url", url],
+      {
+        cwd,
+      },
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('the hosted tool "mcp:docs" is not one this invocation declares');
+    expect(refused.stderr).toContain("run with --tool mcp:LABEL=URL");
+    expect(refused.stderr).not.toContain("docs.example");
+    const elsewhere = await runCli(
+      ["resume", "t.tape", "--allow-write", "--tool", "mcp:docs=https://elsewhere.example/mcp"].concat([
+        "--decide",
+        "all=allow",
+        "--base-url",
+        url,
+      ]),
+      { cwd },
+    );
+    expect(elsewhere.code).toBe(2);
+    expect(mock?.requests.length).toBe(sent);
+    const resumed = await runCli(
+      ["resume", "t.tape", "--allow-write", "--tool", DOCS, "--decide", "all=allow", "--base-url", url],
+      { cwd },
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(hosted).toEqual(["https://docs.example/mcp", "https://docs.example/mcp"]);
+  });
+
+  it("a tasks-file line may not add a hosted tool eddy batch was not given (that task fails, naming --tool)", async () => {
+    const url = await startMock({ turns: [say("done")] });
+    const cwd = workspace();
+    const planted = { type: "mcp", server_label: "x", server_url: "https://evil.example/mcp" };
+    writeFileSync(
+      join(cwd, "tasks.jsonl"),
+      `${JSON.stringify({ id: "t1", input: "hi", hosted_tools: [planted] })}\n`,
+    );
+    const r = await runCli(["batch", "tasks.jsonl", "--out", "out", "--base-url", url, "--model", "m"], {
+      cwd,
+    });
+    expect(r.code).toBe(1);
+    const [line] = results(cwd);
+    expect(line?.error?.message).toContain('hosted tool "mcp:x"');
+    expect(line?.error?.message).toContain("--tool mcp:LABEL=URL");
+    expect(mock?.requests.length).toBe(0);
   });
 
   it("an edited tape that turns the pending call into a shell command needs --allow-shell, and runs nothing without it", async () => {

@@ -8,7 +8,7 @@ import type { Frame } from "../frames/frame.js";
 import { agentTool } from "../loop/agent-tool.js";
 import type { BeforeToolCallDecision, ToolHooks } from "../loop/hooks.js";
 import type { RunDeps } from "../loop/options.js";
-import { createPolicy } from "../loop/policy.js";
+import { createPolicy, type Policy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
 import type { RunSpecInput } from "../loop/run-spec.js";
 import { createTapeHeader } from "../replay/header.js";
@@ -392,6 +392,27 @@ describe("resuming: permissions come from the local policy", () => {
       resumeRun(edited, { provider: createScriptedProvider([]), registry: registry(), workspace: dir }),
     ).toThrow(/shell needs --allow-shell/);
     expect(runs).toEqual([]);
+  });
+
+  it("a tape whose spec declares a hosted tool is resumed only when the local policy declares it too", async () => {
+    const registry = () => createToolRegistry([]);
+    // A remote MCP server: the provider sends it the conversation, on this machine's key.
+    const docs = { type: "mcp", server_label: "docs", server_url: "https://docs.example/mcp" };
+    const full = await record(
+      [{ items: [text("done")] }],
+      { runs: new Map(), registry },
+      { hosted_tools: [docs] },
+    );
+    const cut = cutAfter(full, (f) => f.type === "run_started");
+    const provider = createScriptedProvider([{ items: [text("done")] }]);
+    const resume = (policy: Policy) =>
+      resumeRun(cut, { provider, registry: registry(), workspace: dir, policy });
+    expect(() => resume(createPolicy())).toThrow(/hosted tool "mcp:docs".*--tool mcp:LABEL=URL/);
+    const elsewhere = { ...docs, server_url: "https://elsewhere.example/mcp" };
+    expect(() => resume(createPolicy({ hostedTools: [elsewhere] }))).toThrow(/mcp:docs/);
+    const run = resume(createPolicy({ hostedTools: [docs] }));
+    for await (const _ of run);
+    expect((await run.result).reason).toBe("completed");
   });
 });
 

@@ -224,6 +224,19 @@ export interface ResumeHandle extends RunHandle {
   readonly header: TapeHeader;
 }
 
+/** The local policy (DEFAULT_POLICY when none is given), once it allows every tool and hosted tool of the tape's spec. */
+function allowedPolicy(tape: Tape, given: Policy | undefined): Policy {
+  const policy = given ?? DEFAULT_POLICY;
+  const { tools, hosted_tools } = tape.header.spec;
+  assertPolicy(
+    tools ?? [],
+    policy,
+    "the tape's run offers tools this invocation does not allow",
+    hosted_tools ?? [],
+  );
+  return policy;
+}
+
 /**
  * Resumes the run of `tape` (see the module comment). Throws a user error when the run already
  * ended by itself, or when its tools need a permission the local policy does not grant (naming
@@ -247,12 +260,7 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
       { fault: "user" },
     );
   }
-  const policy = options.policy ?? DEFAULT_POLICY;
-  assertPolicy(
-    tape.header.spec.tools ?? [],
-    policy,
-    "the tape's run offers tools this invocation does not allow",
-  );
+  const policy = allowedPolicy(tape, options.policy);
   const point: TapeResume = { ...plan.point, ts: Date.now() };
   const prefix: Tape = { header: tape.header, frames: tape.frames.slice(0, point.at_seq) };
   const gate = createFrameGate();

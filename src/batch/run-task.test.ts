@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
 import type { Frame } from "../frames/frame.js";
+import { createPolicy } from "../loop/policy.js";
 import type { Tape } from "../replay/tape.js";
 import { createToolRegistry } from "../tools/registry.js";
 import { defineTool } from "../tools/tool.js";
@@ -61,5 +62,30 @@ describe("runTask", () => {
     expect(seenAtRun).toContain("tool_call");
     expect(seenAtRun).toContain("tool_started");
     expect(stored.at(-1)?.type).toBe("run_ended");
+  });
+
+  it("a task (a queue job, a tasks-file line) may not add a hosted tool the invocation did not declare", async () => {
+    const asked: unknown[] = [];
+    const provider = createScriptedProvider([
+      (body) => {
+        asked.push(body);
+        return { items: [{ type: "message", text: "done" }] };
+      },
+    ]);
+    const web = { type: "web_search" };
+    const planted = { type: "mcp", server_label: "x", server_url: "https://evil.example/mcp" };
+    const ctx = {
+      spec: { model: "m", hosted_tools: [web] },
+      provider,
+      policy: createPolicy({ hostedTools: [web] }),
+    };
+    const refused = await runTask({ id: "t1", spec: { input: "go", hosted_tools: [planted] } }, ctx);
+    expect(refused.reason).toBe("invalid_request");
+    expect(refused.error?.code).toBe("policy_denied");
+    expect(refused.error?.message).toContain('hosted tool "mcp:x"');
+    expect(asked).toEqual([]);
+    const kept = await runTask({ id: "t2", spec: { input: "go" } }, ctx);
+    expect(kept.reason).toBe("completed");
+    expect(JSON.stringify(asked[0])).toContain("web_search");
   });
 });

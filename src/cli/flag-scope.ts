@@ -17,7 +17,11 @@ const ATTACHMENTS =
 const SPEC_FROM_TAPE =
   "a resumed run's settings come from its tape (the recorded run must be reproduced as it was): start a new run to change them";
 
-/** Spec-shaping flags: what the recorded run was; `eddy resume` reproduces it, so they cannot change. */
+/**
+ * Spec-shaping flags: what the recorded run was; `eddy resume` reproduces it, so they cannot change.
+ * (`--tool` is not one of them on resume: there it allows the hosted tools the tape's run declares,
+ * as `--allow-shell` allows its `shell` — loop/policy.ts, `Policy.hostedTools`.)
+ */
 const SPEC_FLAGS = [
   "--instructions",
   "--stateless",
@@ -43,7 +47,6 @@ const SPEC_FLAGS = [
   "--include",
   "--metadata",
   "--native-tools",
-  "--tool",
   "--continue-incomplete",
   "--schema",
 ] as const;

@@ -88,6 +88,7 @@ export function policyOf(
     approve,
     mcpServers: config.mcpServers.map((server) => server.name),
     rerunInterrupted: extra.rerunInterrupted === true,
+    hostedTools: config.hostedTools.value,
   });
 }
 

@@ -10,6 +10,7 @@
  * anything starts). Each problem names the flag that grants the permission.
  */
 import { EddyError } from "../errors.js";
+import type { HostedTool } from "./tool-declarations.js";
 
 /**
  * How calls that need approval (writers, `shell`, MCP tools not marked read-only) are decided:
@@ -40,6 +41,14 @@ export interface Policy {
    * @defaultValue false
    */
   rerunInterrupted: boolean;
+  /**
+   * The hosted tools (`--tool NAME[:ARG]`, the config file's `tools`) a run may declare to the
+   * provider, which runs them on this invocation's key: a spec from a queue job, a task file, a tape
+   * or a request may use one only when it is declared here, field for field (a remote MCP
+   * `server_url`, `require_approval`, a vector store id). Absent in policies recorded before it
+   * existed. @defaultValue []
+   */
+  hostedTools?: readonly HostedTool[];
 }
 
 /** The policy of a library call that gives none: read-only, nothing asked, no MCP server. */
@@ -50,17 +59,23 @@ export const DEFAULT_POLICY: Readonly<Policy> = Object.freeze({
   approve: "auto",
   mcpServers: Object.freeze([]) as readonly string[],
   rerunInterrupted: false,
+  hostedTools: Object.freeze([]) as readonly HostedTool[],
 });
 
 /** A policy with the given fields over `DEFAULT_POLICY`. */
 export function createPolicy(fields: Partial<Policy> = {}): Policy {
-  return { ...DEFAULT_POLICY, ...fields, mcpServers: [...(fields.mcpServers ?? DEFAULT_POLICY.mcpServers)] };
+  return {
+    ...DEFAULT_POLICY,
+    ...fields,
+    mcpServers: [...(fields.mcpServers ?? DEFAULT_POLICY.mcpServers)],
+    hostedTools: [...(fields.hostedTools ?? [])],
+  };
 }
 
 /** The permission a tool needs, and the flag that grants it. */
 export interface ToolPermission {
-  permission: "allowWrite" | "allowShell" | "mcpServer";
-  /** The CLI flag that grants it (`--allow-write`, `--allow-shell`, `--mcp NAME=…`). */
+  permission: "allowWrite" | "allowShell" | "mcpServer" | "hostedTool";
+  /** The CLI flag that grants it (`--allow-write`, `--allow-shell`, `--mcp NAME=…`, `--tool NAME…`). */
   flag: string;
   /** The MCP server, for `mcpServer`. */
   server?: string;
@@ -115,11 +130,57 @@ export function checkPolicy(tools: readonly string[], policy: Policy): PolicyPro
 }
 
 /**
- * Throws `policy_denied` (fault `user`) when `checkPolicy` finds problems: one line naming each
- * tool and the flag to add, prefixed by `context` ("the tape's run offers …").
+ * The hosted tools of `hosted` (a spec's `hosted_tools`) that `policy.hostedTools` does not declare
+ * field for field (key order aside): one problem each, named `NAME` or `mcp:LABEL`.
  */
-export function assertPolicy(tools: readonly string[], policy: Policy, context: string): void {
-  const problems = checkPolicy(tools, policy);
+export function checkHostedTools(hosted: readonly HostedTool[], policy: Policy): PolicyProblem[] {
+  const allowed = new Set((policy.hostedTools ?? []).map(sortedJson));
+  const problems: PolicyProblem[] = [];
+  for (const tool of hosted) {
+    if (allowed.has(sortedJson(tool))) continue;
+    const label =
+      typeof tool.server_label === "string" ? `${tool.type}:${tool.server_label}` : String(tool.type);
+    problems.push({
+      tool: label,
+      permission: { permission: "hostedTool", flag: HOSTED_FLAGS[tool.type] ?? "--tool NAME[:ARG]" },
+      message: `the hosted tool ${JSON.stringify(label.slice(0, 80))} is not one this invocation declares, field for field`,
+    });
+  }
+  return problems;
+}
+
+/** The flag that declares a hosted tool of each type eddy knows (hosted-tools.ts). */
+const HOSTED_FLAGS: Readonly<Record<string, string>> = {
+  web_search: "--tool web_search",
+  code_interpreter: "--tool code_interpreter",
+  image_generation: "--tool image_generation",
+  file_search: "--tool file_search:VECTOR_STORE_ID",
+  mcp: "--tool mcp:LABEL=URL",
+};
+
+/** JSON with every object's keys sorted: equal for values equal field for field. */
+function sortedJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
+  );
+}
+
+/**
+ * Throws `policy_denied` (fault `user`) when `checkPolicy` (and, given `hosted`, `checkHostedTools`)
+ * finds problems: one line naming each tool and the flag to add, prefixed by `context` ("the
+ * tape's run offers …").
+ */
+export function assertPolicy(
+  tools: readonly string[],
+  policy: Policy,
+  context: string,
+  hosted: readonly HostedTool[] = [],
+): void {
+  const problems = [...checkPolicy(tools, policy), ...checkHostedTools(hosted, policy)];
   if (problems.length === 0) return;
   const flags = [...new Set(problems.map((p) => p.permission.flag))];
   throw new EddyError(
@@ -137,5 +198,7 @@ function allows(policy: Policy, permission: ToolPermission): boolean {
       return policy.allowShell;
     case "mcpServer":
       return permission.server !== undefined && policy.mcpServers.includes(permission.server);
+    case "hostedTool":
+      return false;
   }
 }

@@ -64,7 +64,8 @@ export function runAgent(input: RunSpecInput | RunSpec, deps: RunDeps): RunHandl
   const runId = resolved.run_id ?? `run_${randomUUID().replace(/-/g, "")}`;
   const workspace = resolveWorkspace(deps.workspace ?? process.cwd());
   const base = toRegistry(deps.tools);
-  if (deps.policy !== undefined) assertPolicy(resolved.tools ?? base.names(), deps.policy, "the run");
+  if (deps.policy !== undefined)
+    assertPolicy(resolved.tools ?? base.names(), deps.policy, "the run", resolved.hosted_tools);
   const left = resolved.tools === undefined ? new Set<string>() : unselectedTools(base, resolved.tools);
   const select = (registry: ToolRegistry) => withoutTools(registry, left);
   const tools = liveRegistry(select(base));

@@ -138,6 +138,10 @@ const headerShape = z.strictObject({
       approve: z.enum(APPROVE_MODES),
       mcpServers: z.array(name),
       rerunInterrupted: z.boolean(),
+      hostedTools: z
+        .array(z.looseObject({ type: z.string().min(1).max(64) }))
+        .max(64)
+        .optional(),
     })
     .optional(),
   mcp_servers: z

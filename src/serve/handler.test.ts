@@ -141,6 +141,22 @@ describe("eddy serve handler: runs", () => {
     );
   });
 
+  it("a request's hosted tools must be ones the server declares, field for field (403 otherwise)", async () => {
+    const docs = { type: "mcp", server_label: "docs", server_url: "https://docs.example/mcp" };
+    const { call } = setup({ policy: createPolicy({ hostedTools: [docs] }) });
+    for (const tool of [
+      { type: "code_interpreter", container: { type: "auto" } },
+      { ...docs, require_approval: "never" },
+    ]) {
+      const res = await call("POST", "/v1/runs", { input: "hi", hosted_tools: [tool] });
+      expect(res.status).toBe(403);
+      const message = ((await res.json()) as { error: { message: string } }).error.message;
+      expect(message).toMatch(/hosted tool .* is not one this invocation declares/);
+    }
+    const res = await call("POST", "/v1/runs", { input: "hi", hosted_tools: [docs] });
+    expect(res.status).toBe(201);
+  });
+
   it("cancel ends a running run cancelled, and its tape is recorded", async () => {
     const { call, service } = setup({
       scripts: [{ items: [{ type: "message", text: "slow" }], pauses: { 2: 600_000 } }],

@@ -233,7 +233,12 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
   );
   const registry = runtime.tools();
   try {
-    assertPolicy(spec.tools ?? registry.names(), runtime.policy, "this server does not allow it");
+    assertPolicy(
+      spec.tools ?? registry.names(),
+      runtime.policy,
+      "this server does not allow it",
+      spec.hosted_tools,
+    );
   } catch (err) {
     await registry.dispose();
     throw err;
