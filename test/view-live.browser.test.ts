@@ -3,7 +3,7 @@
  * live page in a real headless Chromium (test/support/browser.ts) showing the run's frames before
  * its run_ended and then its end; and what the flag does with URLs that are not a run on eddy serve.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -114,6 +114,47 @@ describe("eddy view --live (slow: spawns the CLI and Chromium)", () => {
     expect(view.stderr).not.toContain(TOKEN);
     view.child.kill("SIGTERM");
     expect((await view.exited).code).toBe(0);
+  }, 180_000);
+
+  it("a run that never ends and never stops sending: memory stays bounded and Ctrl-C ends the command", async () => {
+    let sent = 0;
+    const base = await fakeServer((req, res) => {
+      if (!req.url?.endsWith("/events")) {
+        res.writeHead(200, { "content-type": "application/json" }).end('{"status":"running"}');
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const frame = (type: string, extra: object) => {
+        const data = JSON.stringify({
+          type,
+          seq: sent,
+          ts: 1_700_000_000_000 + sent,
+          run_id: "run_abc",
+          ...extra,
+        });
+        return `id: ${sent++}\ndata: ${data}\n\n`;
+      };
+      res.write(frame("run_started", { model: "m", tools: [] }));
+      const delta = "x".repeat(900);
+      // As fast as the reader takes them, for as long as it reads.
+      const pump = () => {
+        while (!res.destroyed) {
+          const chunk = Array.from({ length: 50 }, () =>
+            frame("output_text_delta", { turn: 1, item_id: "m1", output_index: 0, content_index: 0, delta }),
+          ).join("");
+          if (!res.write(chunk)) return void res.once("drain", pump);
+        }
+      };
+      pump();
+    });
+    const view = started(startCli(["view", "--live", `${base}/v1/runs/run_abc`, "--no-open"]));
+    // The old view kept every frame and read them all again at each redraw: it never got this far.
+    await until(() => sent > 300_000 || view.child.exitCode !== null, "300,000 frames read", 60_000);
+    const rss = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${view.child.pid}/status`, "utf8"))?.[1]);
+    expect(rss / 1024).toBeLessThan(400);
+    view.child.kill("SIGINT");
+    expect((await view.exited).code).toBe(0);
+    expect(view.stderr).not.toMatch(/\n\s+at /);
   }, 180_000);
 
   it.each([

@@ -18,9 +18,9 @@ import type { AddressInfo } from "node:net";
 import { EddyError } from "../errors.js";
 import { createServeClient, type ServeClient } from "../serve/client.js";
 import { encodeSseMessage } from "../sse/encoder.js";
+import { LiveRunView } from "../view/live-view.js";
 import { renderViewPage } from "../view/page.js";
 import { parseViewTape } from "../view/read.js";
-import { buildRunView } from "../view/run-model.js";
 import type { RunPayload } from "../view/view-data.js";
 import type { CliIo } from "./run-command.js";
 import { terminalSafe } from "./terminal.js";
@@ -117,12 +117,17 @@ function causeOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** The run's frames so far and the page streams waiting for its view. */
+/**
+ * The run's view so far (`LiveRunView`, bounded) and the page streams waiting for it. Redraws come
+ * at most every `REDRAW_MS`, and never closer than four times the last one took, so a long run
+ * leaves the process free to answer Ctrl-C.
+ */
 class LiveState {
-  private readonly lines: string[] = [];
+  private readonly view = new LiveRunView();
   private readonly pages = new Set<ServerResponse>();
   private payload: RunPayload | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private lastRedrawMs = 0;
   private ended = false;
 
   constructor(private readonly source: string) {}
@@ -134,19 +139,25 @@ class LiveState {
       throw new EddyError("tape_invalid", `${this.source}: the server sent a tape header as a frame`, {
         fault: "user",
       });
-    parseViewTape(`${line}\n`, this.source);
-    this.lines.push(line);
-    this.timer ??= setTimeout(() => {
-      this.timer = undefined;
-      this.redraw();
-    }, REDRAW_MS);
+    const [record] = parseViewTape(`${line}\n`, this.source).frames;
+    if (record === undefined) return;
+    this.view.add(record, line);
+    this.timer ??= setTimeout(
+      () => {
+        this.timer = undefined;
+        const start = performance.now();
+        this.publish(this.view.snapshot());
+        this.lastRedrawMs = performance.now() - start;
+      },
+      Math.max(REDRAW_MS, 4 * this.lastRedrawMs),
+    );
   }
 
   end(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.ended = true;
-    this.redraw();
+    this.publish(this.view.end());
     for (const res of this.pages) res.write(encodeSseMessage({ event: "ended", data: "{}" }));
   }
 
@@ -166,13 +177,11 @@ class LiveState {
     return this.payload;
   }
 
-  /** The view of every frame so far, read as a tape's lines are (a bad frame throws, one line). */
-  private redraw(): void {
-    if (this.lines.length === 0) return;
-    // Every line was checked on the way in.
-    const tape = parseViewTape(`${this.lines.join("\n")}\n`, this.source);
-    this.payload = { view: buildRunView(tape), raw: tape.lines };
-    const text = message(this.payload);
+  /** Sends a new view to every page (an unchanged one is not sent again). */
+  private publish(payload: RunPayload | undefined): void {
+    if (payload === undefined || payload === this.payload) return;
+    this.payload = payload;
+    const text = message(payload);
     for (const res of this.pages) res.write(text);
   }
 }
