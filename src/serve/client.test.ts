@@ -189,3 +189,91 @@ describe("eddy/client calls: bounded in time and size", () => {
     await expect(nested.get("run_x")).rejects.toThrow(/nests deeper than 1000 levels/);
   });
 });
+
+describe("eddy/client events(): a stream that stalls or keeps failing", () => {
+  it("a connection silent for idleTimeoutMs is made again after the last event; still silent, a serve_error says so", async () => {
+    const seen: (string | null)[] = [];
+    const stalls: typeof fetch = async (_input, init) => {
+      seen.push(new Headers(init?.headers).get("last-event-id"));
+      const n = seen.length;
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          // The first connection sends two events, then nothing: neither a byte nor an end.
+          if (n === 1)
+            controller.enqueue(
+              new TextEncoder().encode('id: 0\ndata: {"type":"a"}\n\nid: 1\ndata: {"type":"b"}\n\n'),
+            );
+          init?.signal?.addEventListener("abort", () => controller.error(init.signal?.reason));
+        },
+      });
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    };
+    const client = createServeClient({ baseUrl: "http://127.0.0.1", fetch: stalls });
+    const got: number[] = [];
+    const error = await (async () => {
+      for await (const e of client.events("run_x", {
+        idleTimeoutMs: 40,
+        reconnectDelayMs: 1,
+        maxReconnects: 2,
+      }))
+        got.push(e.id);
+    })().catch((e: unknown) => e);
+    expect(got).toEqual([0, 1]);
+    expect(seen).toEqual([null, "1", "1", "1"]);
+    expect(EddyError.isInstance(error) && error.code).toBe("serve_error");
+    expect((error as EddyError).fault).toBe("provider");
+    expect((error as Error).message).toMatch(
+      /failed 3 times in a row without a new event \(it stayed silent\)/,
+    );
+  });
+
+  it("keep-alive comments count as life: a quiet run is not given up on", async () => {
+    const quiet: typeof fetch = async () => {
+      let n = 0;
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          await new Promise((r) => setTimeout(r, 15));
+          if (n++ < 8) controller.enqueue(new TextEncoder().encode(": keep-alive\n\n"));
+          else {
+            controller.enqueue(new TextEncoder().encode('id: 0\ndata: {"type":"run_ended"}\n\n'));
+            controller.close();
+          }
+        },
+      });
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    };
+    const client = createServeClient({ baseUrl: "http://127.0.0.1", fetch: quiet });
+    const events = await collect(client.events("run_x", { idleTimeoutMs: 60, maxReconnects: 0 }));
+    expect(events.map((e) => e.frame.type)).toEqual(["run_ended"]);
+  });
+
+  it("a server that resets every connection: a serve_error naming the cause, not a raw fetch failure", async () => {
+    const resets: typeof fetch = async () => {
+      throw new TypeError("fetch failed", {
+        cause: Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }),
+      });
+    };
+    const client = createServeClient({ baseUrl: "http://127.0.0.1", fetch: resets });
+    const error = await collect(client.events("run_x", { reconnectDelayMs: 1, maxReconnects: 2 })).catch(
+      (e: unknown) => e,
+    );
+    expect(EddyError.isInstance(error) && error.code).toBe("serve_error");
+    expect((error as Error).message).toBe(
+      "eddy serve: the event stream at http://127.0.0.1/v1/runs/run_x/events failed 3 times in a row without a new event (ECONNRESET); is the server up?",
+    );
+  });
+
+  it("aborting during the wait before a reconnection ends it at once", async () => {
+    const resets: typeof fetch = async () => {
+      throw new TypeError("fetch failed");
+    };
+    const client = createServeClient({ baseUrl: "http://127.0.0.1", fetch: resets });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error("stop")), 30);
+    const error = await collect(
+      client.events("run_x", { reconnectDelayMs: 60_000, signal: controller.signal }),
+    ).catch((e: unknown) => e);
+    // (The wait is a minute: before, the test timed out in it.)
+    expect((error as Error).message).toBe("stop");
+  });
+});

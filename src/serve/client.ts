@@ -36,6 +36,8 @@ export const CLIENT_DEFAULTS = {
   maxResponseBytes: 16 * 1024 * 1024,
   /** How much of an error answer is read for its message. */
   maxErrorBytes: 64 * 1024,
+  /** `events()`: longest silence on a connection before it is made again (`RunEventsOptions.idleTimeoutMs`). */
+  eventsIdleMs: 60_000,
 } as const;
 
 /** One event of a run: its id (for `Last-Event-ID`) and the frame. */
@@ -53,6 +55,11 @@ export interface RunEventsOptions {
   maxReconnects?: number;
   /** Milliseconds before a reconnection (doubled each time, up to 8×). @defaultValue 250 */
   reconnectDelayMs?: number;
+  /**
+   * Longest silence on a connection (no byte: eddy serve sends a keep-alive comment every 15 s)
+   * before it is dropped and made again after the last event. @defaultValue CLIENT_DEFAULTS.eventsIdleMs (60 s)
+   */
+  idleTimeoutMs?: number;
 }
 
 /** The client (see the module comment). Every method throws `EddyError` `serve_error` with the server's message on a 4xx/5xx. */
@@ -204,47 +211,138 @@ function frameOf(data: string, id: number): Frame {
   return value as Frame;
 }
 
-/** Follows the event stream, reconnecting after the last id seen until the stream ends cleanly. */
+/**
+ * Follows the event stream, reconnecting after the last id seen until the stream ends cleanly. A
+ * connection silent for `idleTimeoutMs` is dropped and made again; `maxReconnects` failures in a
+ * row without a new event end it with a `serve_error` naming the last cause.
+ */
 async function* runEvents(
   doFetch: typeof fetch,
   url: string,
   headers: Record<string, string>,
   options: RunEventsOptions,
 ): AsyncGenerator<RunEvent> {
-  let last = options.after ?? -1;
+  const cursor = { last: options.after ?? -1, progressed: false };
   let failures = 0;
   const max = options.maxReconnects ?? 5;
   const delay = options.reconnectDelayMs ?? 250;
   for (;;) {
-    let progressed = false;
+    cursor.progressed = false;
+    const idle = idleWatch(options.idleTimeoutMs ?? CLIENT_DEFAULTS.eventsIdleMs, options.signal);
     try {
-      const res = await doFetch(url, {
-        headers: { ...headers, ...(last >= 0 ? { "last-event-id": String(last) } : {}) },
-        ...(options.signal === undefined ? {} : { signal: options.signal }),
-      });
-      if (!res.ok) throw await serveError(res);
-      const type = res.headers.get("content-type") ?? "";
-      if (!type.startsWith("text/event-stream"))
-        throw notServe(
-          `it answered ${type === "" ? "no content type" : type.split(";")[0]}, not an event stream`,
-        );
-      if (res.body === null) return;
-      for await (const message of decodeSse(res.body)) {
-        if (message.id === undefined) continue;
-        const id = Number(message.id);
-        if (!Number.isSafeInteger(id) || id <= last)
-          throw notServe(`an event id ${JSON.stringify(message.id.slice(0, 40))} does not follow ${last}`);
-        last = id;
-        progressed = true;
-        failures = 0;
-        yield { id, frame: frameOf(message.data, id) };
-      }
+      yield* oneConnection(doFetch, url, headers, idle, cursor);
       return; // the server ended the stream: the run ended (or awaits a decision)
     } catch (err) {
       if (options.signal?.aborted === true || EddyError.isInstance(err)) throw err;
-      if (!progressed) failures++;
-      if (failures > max) throw err;
-      await new Promise((r) => setTimeout(r, delay * 2 ** Math.min(3, failures)));
+      failures = cursor.progressed ? 0 : failures + 1;
+      if (failures > max) throw streamFailed(url, failures, idle.timedOut ? "it stayed silent" : err);
+      await pause(delay * 2 ** Math.min(3, failures), options.signal);
+      options.signal?.throwIfAborted();
+    } finally {
+      idle.stop();
     }
   }
+}
+
+/** One connection's events after `cursor.last` (which it moves on). */
+async function* oneConnection(
+  doFetch: typeof fetch,
+  url: string,
+  headers: Record<string, string>,
+  idle: IdleWatch,
+  cursor: { last: number; progressed: boolean },
+): AsyncGenerator<RunEvent> {
+  const res = await doFetch(url, {
+    headers: { ...headers, ...(cursor.last >= 0 ? { "last-event-id": String(cursor.last) } : {}) },
+    signal: idle.signal,
+  });
+  if (!res.ok) throw await serveError(res);
+  const type = res.headers.get("content-type") ?? "";
+  if (!type.startsWith("text/event-stream"))
+    throw notServe(
+      `it answered ${type === "" ? "no content type" : type.split(";")[0]}, not an event stream`,
+    );
+  if (res.body === null) return;
+  for await (const message of decodeSse(idle.watch(res.body))) {
+    if (message.id === undefined) continue;
+    const id = Number(message.id);
+    if (!Number.isSafeInteger(id) || id <= cursor.last)
+      throw notServe(`an event id ${JSON.stringify(message.id.slice(0, 40))} does not follow ${cursor.last}`);
+    cursor.last = id;
+    cursor.progressed = true;
+    yield { id, frame: frameOf(message.data, id) };
+  }
+}
+
+/** Aborts a connection once no byte has come for `ms` (or when `outer` aborts). */
+interface IdleWatch {
+  signal: AbortSignal;
+  readonly timedOut: boolean;
+  /** The body's bytes, each chunk restarting the clock. */
+  watch(body: ReadableStream<Uint8Array>): AsyncIterable<Uint8Array>;
+  stop(): void;
+}
+
+function idleWatch(ms: number, outer: AbortSignal | undefined): IdleWatch {
+  const controller = new AbortController();
+  let timedOut = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error(`no byte for ${ms} ms`));
+    }, ms);
+  };
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted === true) onAbort();
+  else outer?.addEventListener("abort", onAbort, { once: true });
+  arm();
+  return {
+    signal: controller.signal,
+    get timedOut() {
+      return timedOut;
+    },
+    async *watch(body) {
+      for await (const chunk of iterateBytes(body)) {
+        arm();
+        yield chunk;
+      }
+    },
+    stop() {
+      clearTimeout(timer);
+      outer?.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
+/** Waits `ms`, or less when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted === true) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** The stream given up on: the other side's failure, with its last cause in words. */
+function streamFailed(url: string, attempts: number, cause: unknown): EddyError {
+  const reason = typeof cause === "string" ? cause : causeText(cause);
+  return new EddyError(
+    "serve_error",
+    `eddy serve: the event stream at ${url} failed ${attempts} times in a row without a new event (${reason}); is the server up?`,
+    { fault: "provider" },
+  );
+}
+
+function causeText(err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  if (typeof cause?.code === "string") return cause.code;
+  if (typeof cause?.message === "string") return cause.message;
+  return err instanceof Error ? err.message : String(err);
 }
