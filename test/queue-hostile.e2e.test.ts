@@ -101,6 +101,31 @@ describe.skipIf(!HAVE_REDIS)("eddy worker and hostile queue jobs (redis-server)"
     const wrong = await ended(queue, wrongTypes.id as string, worker);
     expect(await wrong.getState()).toBe("failed");
     expect(wrong.failedReason).toMatch(/max_turns/);
+    // Each refusal is said on the worker's stderr too, where its operator looks.
+    expect(worker.stderr).toContain(
+      "eddy worker: refused job hostile without running it: queue job: batch: must be",
+    );
+    expect(worker.stderr).toMatch(/eddy worker: refused job wrong-types without running it: .*max_turns/);
+
+    // A well-formed job that adds a hosted tool this worker was not given: its task fails, nothing is sent.
+    const sent = server.requests.length;
+    const planted = { type: "mcp", server_label: "x", server_url: "https://evil.example/mcp" };
+    const hostedJob = await queue.add(
+      "task",
+      {
+        batch: "abcdefgh12",
+        task: { id: "h", spec: { input: "hi", hosted_tools: [planted] } },
+        retry: false,
+        workspacePerTask: false,
+      },
+      { jobId: "hosted-tool" },
+    );
+    const hosted = await ended(queue, hostedJob.id as string, worker);
+    expect(hosted.returnvalue).toMatchObject({ reason: "invalid_request", error: { code: "policy_denied" } });
+    expect(JSON.stringify(hosted.returnvalue)).toContain(
+      'the hosted tool \\"mcp:x\\" is not one this invocation declares',
+    );
+    expect(server.requests.length).toBe(sent);
     expect(worker.child.exitCode).toBeNull();
     expect(worker.stderr).not.toMatch(/\n\s+at .*\.js:\d+/);
   });

@@ -513,7 +513,9 @@ export async function startBatchWorker(options: BatchWorkerOptions): Promise<Bat
     name,
     async (job, token) => {
       const id = job.id as string;
-      const data = checkedJob(job.data);
+      const data = checkedJob(job.data, (reason) =>
+        options.onNotice?.({ type: "job_refused", job: id, reason }),
+      );
       const signal = jobs.started(id, data.task.id);
       try {
         options.onTask?.({ type: "started", id: data.task.id });
@@ -555,10 +557,11 @@ export async function startBatchWorker(options: BatchWorkerOptions): Promise<Bat
 }
 
 /** A job's data once checked; nothing of a job that fails its check is used: it fails now, with the reason, never retried. */
-function checkedJob(data: unknown): QueuedTask {
+function checkedJob(data: unknown, refused: (reason: string) => void): QueuedTask {
   try {
     return checkQueuedTask(data);
   } catch (err) {
+    refused((err as Error).message);
     throw new UnrecoverableError((err as Error).message);
   }
 }

@@ -17,7 +17,9 @@ export type QueueNotice =
   /** Coordinator: tasks whose jobs vanished from Redis (restarted empty, flushed) were queued again. */
   | { type: "tasks_requeued"; ids: string[] }
   /** Worker: a task's job vanished while it ran; its run is stopped and its result dropped. */
-  | { type: "task_lost"; id: string; reason: string };
+  | { type: "task_lost"; id: string; reason: string }
+  /** Worker: a job whose data failed its check (`checkQueuedTask`) was failed without running; `job` is its BullMQ id. */
+  | { type: "job_refused"; job: string; reason: string };
 
 /** An event emitter as ioredis clients and BullMQ classes are. */
 interface Emitter {

@@ -219,6 +219,8 @@ function queueNoticeText(who: string, notice: QueueNotice): string {
       const shown = notice.ids.slice(0, 5).join(", ") + (n > 5 ? ` and ${n - 5} more` : "");
       return `${who}: ${n} task${n === 1 ? "" : "s"} vanished from Redis (restarted empty or flushed?) and ${n === 1 ? "was" : "were"} queued again, to start over: ${shown}`;
     }
+    case "job_refused":
+      return `${who}: refused job ${notice.job.slice(0, 80)} without running it: ${notice.reason.slice(0, 500)}`;
     case "task_lost":
       return `${who}: task ${notice.id} lost its job in Redis (restarted empty or flushed?): its run is stopped and its result dropped; the coordinator queues it again (${notice.reason})`;
     default:
