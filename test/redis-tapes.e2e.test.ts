@@ -9,7 +9,7 @@
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectRedis } from "../src/batch/queue.js";
-import { redisTapeStore } from "../src/batch/redis-tapes.js";
+import { readTapeText, redisTapeStore } from "../src/batch/redis-tapes.js";
 import type { Frame } from "../src/frames/frame.js";
 import { runAgent } from "../src/loop/run.js";
 import { createMockServer } from "../src/mock/index.js";
@@ -94,5 +94,28 @@ describe.skipIf(!HAVE_REDIS)("tapes in Redis across a dropped connection (redis-
     const tape = await store.read("t1");
     expect(tape?.frames.map((f) => f.seq)).toEqual(frames.map((f) => f.seq));
     expect(tape?.frames.at(-1)?.type).toBe("run_ended");
+  }, 60_000);
+});
+
+describe.skipIf(!HAVE_REDIS)("reading a tape back from Redis (redis-server)", () => {
+  it("is read a page at a time, whole and in order; one over the bound is refused by size, not a crash", async () => {
+    const redis = await startRedis();
+    cleanups.push(() => redis.stop());
+    const client = connectRedis(redis.url);
+    cleanups.push(() => void client.disconnect());
+    const prefix = "eddy:batch:pagetest";
+    // 2,500 lines: more than two pages.
+    const lines = Array.from({ length: 2_500 }, (_, i) => JSON.stringify({ n: i, pad: "x".repeat(100) }));
+    for (let i = 0; i < lines.length; i += 500)
+      await Promise.all(
+        lines.slice(i, i + 500).map((l, j) => client.xadd(`${prefix}:tape:s`, `0-${i + j + 1}`, "l", l)),
+      );
+    await client.hset(`${prefix}:tapes`, "t1", `${prefix}:tape:s`);
+    const text = await readTapeText(client, prefix, "t1");
+    expect(text).toBe(`${lines.join("\n")}\n`);
+    expect(await readTapeText(client, prefix, "none")).toBeUndefined();
+    await expect(readTapeText(client, prefix, "t1", 100_000)).rejects.toThrow(
+      'the tape of task "t1" in Redis is larger than 100,000 characters; it is not read',
+    );
   }, 60_000);
 });

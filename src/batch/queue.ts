@@ -275,7 +275,10 @@ function createCollector(options: EnqueueOptions, redis: Redis, queue: Queue): C
           // A failed attempt that will be retried is not the task's end.
           if (collected.has(id) || (state !== "completed" && state !== "failed")) return;
           collected.add(id);
-          await options.onResult(resultFromJob(job, task), await readTapeText(redis, prefix, task.id));
+          await options.onResult(
+            resultFromJob(job, task),
+            await collectedTape(redis, prefix, task.id, options.onNotice),
+          );
           await dropTape(redis, prefix, task.id);
           await job?.remove().catch(() => {});
         })
@@ -554,6 +557,22 @@ export async function startBatchWorker(options: BatchWorkerOptions): Promise<Bat
       await redis.quit().catch(() => redis.disconnect());
     },
   };
+}
+
+/** A finished task's tape from Redis; one too large to read is left out (and said), not the batch's end. */
+async function collectedTape(
+  redis: Redis,
+  prefix: string,
+  id: string,
+  onNotice: ((notice: QueueNotice) => void) | undefined,
+): Promise<string | undefined> {
+  try {
+    return await readTapeText(redis, prefix, id);
+  } catch (err) {
+    if (!EddyError.isInstance(err) || err.code !== "tape_invalid") throw err;
+    onNotice?.({ type: "tape_not_kept", id, reason: err.message });
+    return undefined;
+  }
 }
 
 /** A job's data once checked; nothing of a job that fails its check is used: it fails now, with the reason, never retried. */

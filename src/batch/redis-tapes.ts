@@ -10,6 +10,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
+import { EddyError } from "../errors.js";
 import { parseTape } from "../replay/tape.js";
 import { untilAborted } from "../util/abort.js";
 import { redactSecrets } from "../util/redact.js";
@@ -88,12 +89,46 @@ function isRepeatedEntry(err: unknown): boolean {
   return err instanceof Error && /equal or smaller than the target stream top item/.test(err.message);
 }
 
-/** The task's tape as the text of a `.tape` file (header line, then one frame per line), if any. */
-export async function readTapeText(redis: Redis, prefix: string, id: string): Promise<string | undefined> {
+/**
+ * Longest tape read back from Redis, in characters: a longer one (a run gone wild, or planted by
+ * anyone who can write to the Redis) would pass the longest string V8 makes (~512 MB).
+ */
+export const REDIS_TAPE_MAX_CHARS = 256 * 1024 * 1024;
+
+/** Stream entries read at a time. */
+const PAGE = 1_000;
+
+/**
+ * The task's tape as the text of a `.tape` file (header line, then one frame per line), if any:
+ * read a page at a time; over `maxChars` it throws `tape_invalid` (fault `user`) naming the size.
+ */
+export async function readTapeText(
+  redis: Redis,
+  prefix: string,
+  id: string,
+  maxChars = REDIS_TAPE_MAX_CHARS,
+): Promise<string | undefined> {
   const key = await redis.hget(`${prefix}:tapes`, id);
   if (key === null) return undefined;
-  const entries = await redis.xrange(key, "-", "+");
-  return entries.map(([, fields]) => `${fields[1] ?? ""}\n`).join("");
+  const parts: string[] = [];
+  let chars = 0;
+  let from = "-";
+  for (;;) {
+    const entries = await redis.xrange(key, from, "+", "COUNT", PAGE);
+    for (const [, fields] of entries) {
+      const line = `${fields[1] ?? ""}\n`;
+      chars += line.length;
+      if (chars > maxChars)
+        throw new EddyError(
+          "tape_invalid",
+          `the tape of task ${JSON.stringify(id.slice(0, 80))} in Redis is larger than ${maxChars.toLocaleString("en-US")} characters; it is not read`,
+          { fault: "user" },
+        );
+      parts.push(line);
+    }
+    if (entries.length < PAGE) return parts.join("");
+    from = `(${(entries.at(-1) as [string, string[]])[0]}`;
+  }
 }
 
 /** Removes the task's tape from Redis (once the coordinator has it on disk). */

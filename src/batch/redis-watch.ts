@@ -19,7 +19,9 @@ export type QueueNotice =
   /** Worker: a task's job vanished while it ran; its run is stopped and its result dropped. */
   | { type: "task_lost"; id: string; reason: string }
   /** Worker: a job whose data failed its check (`checkQueuedTask`) was failed without running; `job` is its BullMQ id. */
-  | { type: "job_refused"; job: string; reason: string };
+  | { type: "job_refused"; job: string; reason: string }
+  /** Coordinator: a finished task's tape could not be kept (too large to read back); its result is. */
+  | { type: "tape_not_kept"; id: string; reason: string };
 
 /** An event emitter as ioredis clients and BullMQ classes are. */
 interface Emitter {

@@ -219,6 +219,8 @@ function queueNoticeText(who: string, notice: QueueNotice): string {
       const shown = notice.ids.slice(0, 5).join(", ") + (n > 5 ? ` and ${n - 5} more` : "");
       return `${who}: ${n} task${n === 1 ? "" : "s"} vanished from Redis (restarted empty or flushed?) and ${n === 1 ? "was" : "were"} queued again, to start over: ${shown}`;
     }
+    case "tape_not_kept":
+      return `${who}: task ${notice.id}'s result is kept, its tape is not: ${notice.reason.slice(0, 500)}`;
     case "job_refused":
       return `${who}: refused job ${notice.job.slice(0, 80)} without running it: ${notice.reason.slice(0, 500)}`;
     case "task_lost":
