@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createMockServer, type MockServer } from "../src/mock/index.js";
 import type { Scenario } from "../src/mock/scenario.js";
 import { BIN, cleanEnv, runCli } from "./support/cli.js";
+import { until } from "./support/cli-process.js";
 import { HAS_TMUX, runInTmux, type TmuxRun } from "./support/tmux.js";
 
 let server: MockServer | undefined;
@@ -106,6 +107,26 @@ describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", { timeout: 240_000 }, () =
     // It used to be killed here (exit 130), the turn's tape without its run_ended.
     expect(await term.exited()).toBe(0);
     expect(onlyTapeOf(cwd, "d").at(-1)).toMatchObject({ type: "run_ended", reason: "cancelled" });
+  });
+
+  it("the terminal closing during a turn (SIGHUP) cancels and records it, as SIGTERM does", async () => {
+    const url = await shellThenSay("sleep 300", "never");
+    const cwd = workspace();
+    term = runInTmux(
+      ["chat", "--base-url", url, "--model", "m", "--allow-shell", "--approve", "auto", "--thread", "hup"],
+      { cwd, env: env() },
+    );
+    await term.waitFor("/help for commands");
+    term.line("run something slow");
+    await term.waitFor("sleep 300");
+    term.close();
+    // It used to die at once, the turn's tape without its run_ended.
+    const ended = () => {
+      const last = onlyTapeOf(cwd, "hup").at(-1);
+      return last?.type === "run_ended" ? last : undefined;
+    };
+    await until(() => ended() !== undefined, "the turn's tape to end", 30_000);
+    expect(ended()).toMatchObject({ type: "run_ended", reason: "cancelled" });
   });
 
   it("Ctrl-D at an approval prompt answers it with no answer, and the chat leaves once the turn ends", async () => {

@@ -163,7 +163,7 @@ interface ChatContext {
    * failed to start): a piped chat exits with it, so a script sees a failed turn as `eddy run` shows one.
    */
   failed?: number;
-  /** SIGTERM ended the chat: it exits 130, as every command does. */
+  /** SIGTERM or SIGHUP ended the chat: it exits 130, as every command does. */
   terminated?: boolean;
 }
 
@@ -304,13 +304,19 @@ function wireKeys(
   // On a pipe readline sees no keys: the signal comes to the process. So it does once readline
   // closed (Ctrl-D during a turn): the handler stays until the chat has left, so Ctrl-C still
   // cancels that turn instead of killing the process with the turn's tape unfinished.
-  const removeSignal = ctx.io.onSignal((signal) => {
-    if (signal !== "SIGTERM") return interrupt();
-    // Asked to stop (a service manager, kill): the turn is cancelled and recorded, and the chat leaves.
+  // Asked to stop (a service manager, kill, the terminal closed): the turn is cancelled and
+  // recorded, and the chat leaves.
+  const stop = () => {
     ctx.terminated = true;
     ctx.router.answer(null);
     leave(true);
+  };
+  const removeSignal = ctx.io.onSignal((signal) => {
+    if (signal !== "SIGTERM" && signal !== "SIGHUP") return interrupt();
+    stop();
   });
+  // A terminal that closed fails readline's reset of it (`setRawMode` EIO): that is a hang-up, not a crash.
+  rl.on("error", stop);
   rl.on("close", () => {
     closed = true;
     // An approval prompt waiting for a line gets none: answered as the prompt answers no answer.

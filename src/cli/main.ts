@@ -700,6 +700,9 @@ export function processIo(): CliIo {
   for (const stream of [process.stdout, process.stderr]) {
     stream.on("error", (err: NodeJS.ErrnoException) => {
       if (err.code === "EPIPE") process.exit(141);
+      // The terminal closed (SIGHUP follows): what is left to say has nowhere to go, and the
+      // command still ends its run and records it.
+      if (err.code === "EIO" || err.code === "ERR_STREAM_DESTROYED") return;
       throw err;
     });
   }
@@ -731,13 +734,14 @@ export function processIo(): CliIo {
     cwd: process.cwd(),
     terminal: { readLine: (signal) => readTerminalLine(process.stdin, signal) },
     onSignal: (handler) => {
-      const onInt = () => handler("SIGINT");
-      const onTerm = () => handler("SIGTERM");
-      process.on("SIGINT", onInt);
-      process.on("SIGTERM", onTerm);
+      // SIGHUP (the terminal closed) ends a command as SIGTERM does: its run cancelled and recorded.
+      const listeners = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((name) => {
+        const listener = () => handler(name);
+        process.on(name, listener);
+        return [name, listener] as const;
+      });
       return () => {
-        process.off("SIGINT", onInt);
-        process.off("SIGTERM", onTerm);
+        for (const [name, listener] of listeners) process.off(name, listener);
       };
     },
   };

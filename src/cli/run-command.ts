@@ -55,7 +55,7 @@ export interface CliIo {
   stdinIsTTY: boolean;
   env: Env;
   cwd: string;
-  /** Registers a handler for SIGINT/SIGTERM; returns a function that removes it. */
+  /** Registers a handler for SIGINT, SIGTERM and SIGHUP; returns a function that removes it. */
   onSignal: (handler: (signal: string) => void) => () => void;
   /** The standard input stream (`eddy chat` reads its lines from it). @defaultValue none */
   stdin?: NodeJS.ReadableStream;
