@@ -210,6 +210,47 @@ describe("a torn last line (a crash mid-write)", () => {
     expect(log.skipped).toBe(5);
   });
 
+  it.each([
+    [
+      "a function_call whose call_id is a number",
+      { type: "function_call", call_id: 5, name: "f", arguments: "{}" },
+    ],
+    [
+      "a function_call whose arguments are an object",
+      { type: "function_call", call_id: "c", name: "f", arguments: {} },
+    ],
+    ["a function_call_output without its call_id", { type: "function_call_output", output: "x" }],
+    ["a message whose content is a number", { type: "message", role: "assistant", content: 7 }],
+    ["an item whose type is not a string", { type: ["message"], role: "user", content: "x" }],
+  ])(
+    "an outcome holding %s is skipped: sent back, it failed every later turn with the provider's 400",
+    (_what, item) => {
+      const good = { type: "function_call", call_id: "c1", name: "f", arguments: "{}" };
+      const outcome = (items: unknown[]) =>
+        JSON.stringify({
+          v: 1,
+          kind: "outcome",
+          run_id: "a",
+          ts: 2,
+          reason: "completed",
+          output_text: "",
+          items,
+          usage: null,
+        });
+      const prompt = JSON.stringify({ v: 1, kind: "prompt", run_id: "a", ts: 1, prompt: "p", model: null });
+      const bad = parseThreadLog("t", `${prompt}\n${outcome([good, item])}\n`);
+      expect(bad.runs[0]?.outcome).toBeUndefined();
+      expect(bad.skipped).toBe(1);
+      // A provider's own item kind, and the kinds eddy sends when well formed, are kept.
+      const kept = parseThreadLog(
+        "t",
+        `${prompt}\n${outcome([good, { type: "x_search_call", id: "x1" }])}\n`,
+      );
+      expect(kept.runs[0]?.outcome?.items).toHaveLength(2);
+      expect(kept.skipped).toBe(0);
+    },
+  );
+
   it("a record with a lone surrogate (JSON allows one) still compiles into a bundle (found by test/fuzz-inputs.test.ts)", async () => {
     const ws = temp("threads-surrogate");
     mkdirSync(join(ws, ".eddy/threads"), { recursive: true });

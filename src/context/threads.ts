@@ -345,12 +345,35 @@ export function asThreadRecord(value: unknown): ThreadRecord | undefined {
       typeof value.reason === "string" &&
       typeof value.output_text === "string" &&
       Array.isArray(value.items) &&
-      value.items.every(isJsonObject) &&
+      value.items.every(isSendableItem) &&
       (value.usage === null || isUsage(value.usage)) &&
       (value.tape === undefined || typeof value.tape === "string");
     return ok ? (value as unknown as ThreadOutcomeRecord) : undefined;
   }
   return undefined;
+}
+
+/**
+ * An item a later run sends back to the model: the fields the provider needs of the kinds eddy
+ * sends, with their types. One of another kind passes as it is (a provider's own item); a
+ * `function_call` without a string `call_id` made every later turn of the thread fail with the
+ * provider's 400, naming nothing in the log.
+ */
+function isSendableItem(item: unknown): boolean {
+  if (!isJsonObject(item)) return false;
+  const text = (key: string) => typeof item[key] === "string";
+  switch (item.type) {
+    case "function_call":
+      return text("call_id") && text("name") && text("arguments");
+    case "function_call_output":
+      return text("call_id") && (text("output") || Array.isArray(item.output));
+    case "message":
+      return (
+        text("role") && (text("content") || (Array.isArray(item.content) && item.content.every(isJsonObject)))
+      );
+    default:
+      return typeof item.type === "string" || (item.type === undefined && text("role"));
+  }
 }
 
 function isUsage(value: unknown): boolean {
