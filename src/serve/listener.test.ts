@@ -12,7 +12,7 @@ import {
   unsupportedMethodAnswers,
 } from "../../test/support/slow-peer.js";
 import { LISTEN_TIMEOUTS } from "../mock/listener.js";
-import { listen, type ServeListener } from "./listener.js";
+import { listen, SERVE_MAX_CONNECTIONS, type ServeListener } from "./listener.js";
 
 let server: ServeListener;
 
@@ -81,5 +81,47 @@ describe("eddy serve's socket and slow peers", () => {
   it("defaults to bounds a slow client cannot stretch", () => {
     expect(LISTEN_TIMEOUTS.headersMs).toBeLessThanOrEqual(LISTEN_TIMEOUTS.requestMs);
     expect(LISTEN_TIMEOUTS.requestMs).toBeLessThanOrEqual(60_000);
+  });
+});
+
+/** Resolves once `test` holds (checked every 20 ms); a hang guard, not a verdict on speed. */
+async function until(test: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await test())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("eddy serve's connections are bounded", () => {
+  it("past maxConnections a new connection is closed as it comes; once one goes, the next is served", async () => {
+    const small = await listen(async () => new Response("ok"), { authenticated: false, maxConnections: 3 });
+    try {
+      // Three kept-alive connections, each answered once: the server holds them all.
+      const held = [rawClient(small.port), rawClient(small.port), rawClient(small.port)];
+      for (const c of held) c.socket.write("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+      for (const c of held) await until(() => c.received().endsWith("ok"), "a held connection's answer");
+      const extra = rawClient(small.port);
+      extra.socket.write("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+      await closedWithin(extra.closed, "the connection past the bound");
+      expect(extra.received()).toBe("");
+      held[0]?.socket.destroy();
+      // Served again once the server has seen that one go.
+      let answer = "";
+      await until(async () => {
+        answer = await fetch(`${small.url}/`).then(
+          (r) => r.text(),
+          () => "",
+        );
+        return answer === "ok";
+      }, "a connection after one went");
+      for (const c of held) c.socket.destroy();
+    } finally {
+      await small.close();
+    }
+  });
+
+  it("defaults to a bound (SERVE_MAX_CONNECTIONS)", () => {
+    expect(SERVE_MAX_CONNECTIONS).toBe(512);
   });
 });

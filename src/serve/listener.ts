@@ -44,7 +44,15 @@ export interface ListenOptions {
    * @defaultValue none (upgrades are refused)
    */
   websocket?: (request: Request) => WebSocketAdmission;
+  /**
+   * Connections open at once (event streams and WebSockets included); one more is closed as it
+   * comes, so a client opening thousands cannot take every file descriptor. @defaultValue SERVE_MAX_CONNECTIONS (512)
+   */
+  maxConnections?: number;
 }
+
+/** The default of `ListenOptions.maxConnections`. */
+export const SERVE_MAX_CONNECTIONS = 512;
 
 /** A listening server. */
 export interface ServeListener {
@@ -76,6 +84,7 @@ export async function listen(handler: ServeHandler, options: ListenOptions): Pro
     serve(req, res, handler, host).catch(() => res.destroy());
   });
   refuseConnect(server);
+  server.maxConnections = options.maxConnections ?? SERVE_MAX_CONNECTIONS;
   const sockets = options.websocket === undefined ? undefined : attachWebSockets(server, options.websocket);
   server.listen(options.port ?? 0, host);
   try {
