@@ -9,7 +9,8 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { createMockServer } from "../src/mock/index.js";
 import { toSse } from "./support/captures.js";
 import { cleanEnv, runCli } from "./support/cli.js";
 import { type RawReply, type RawServer, startRawServer } from "./support/raw-server.js";
@@ -235,4 +236,64 @@ describe.concurrent("eddy run: no secret in stdout, stderr, the tape or the repl
     // Not retried: one request.
     expect(server.requests).toHaveLength(1);
   });
+});
+
+describe("eddy run: a secret the model quotes in pieces (split across streamed deltas)", () => {
+  /** Whether any 6 characters of the key are in `text`. */
+  const partsOfKey = (channel: string, text: string) =>
+    Array.from({ length: KEY.length - 5 }, (_, i) => KEY.slice(i, i + 6))
+      .filter((part) => text.includes(part))
+      .map((part) => `${channel}: ${part}`);
+
+  it.each(["responses", "chat-completions"] as const)(
+    "%s: no piece of it in stdout, stderr, the tape or the replay",
+    {
+      timeout: 120_000,
+    },
+    async (api) => {
+      const cwd = mkdtempSync(join(tmpdir(), "eddy-secrets-split-"));
+      // The mock cuts a long word into 12-character deltas: the key arrives in three pieces.
+      const mock = await createMockServer({
+        scenario: {
+          turns: [{ items: [{ type: "message", text: `The token is token=${KEY}\nDone.` }], repeat: true }],
+        },
+      });
+      try {
+        const found: string[] = [];
+        for (const view of ["--json", "human"]) {
+          const tape = join(cwd, `${view}.tape`);
+          const args = [
+            "run",
+            "--base-url",
+            mock.url,
+            "--api-key",
+            KEY,
+            "--api",
+            api,
+            "--model",
+            "m",
+            "--record",
+            tape,
+          ];
+          const run = await runCli([...args, ...(view === "--json" ? ["--json"] : []), "hi"], {
+            cwd,
+            env: cleanEnv(),
+          });
+          expect(run.code, run.stderr).toBe(0);
+          found.push(
+            ...partsOfKey(`${view} stdout`, run.stdout),
+            ...partsOfKey(`${view} stderr`, run.stderr),
+          );
+          found.push(...partsOfKey(`${view} tape`, readFileSync(tape, "utf8")));
+          if (view === "human") expect(run.stdout).toContain("token=***");
+          const replay = await runCli(["replay", "--json", tape], { cwd, env: cleanEnv() });
+          found.push(...partsOfKey(`${view} replay`, replay.stdout + replay.stderr));
+          expect(replay.code, replay.stdout.slice(-2000)).toBe(0);
+        }
+        expect(found).toEqual([]);
+      } finally {
+        await mock.close();
+      }
+    },
+  );
 });

@@ -13,6 +13,7 @@ import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { type Clock, createFrameStamper, type FrameStamper, systemClock } from "../frames/stamp.js";
 import { redactDeep, usableSecrets } from "../util/redact.js";
+import { SplitSecretGuard } from "./split-secrets.js";
 
 /** Sees each frame right after it is stamped. Must not throw; must not emit. */
 export type FrameObserver = (frame: Frame) => void;
@@ -26,6 +27,8 @@ export class FrameChannel implements AsyncIterable<Frame> {
   private iterated = false;
   private readonly observers: FrameObserver[] = [];
   private readonly secrets: string[];
+  /** Holds back deltas that may end in the start of a secret (split-secrets.ts); none without secrets. */
+  private readonly guard: SplitSecretGuard | undefined;
 
   private readonly clock: Clock;
 
@@ -33,6 +36,7 @@ export class FrameChannel implements AsyncIterable<Frame> {
     this.stamper = createFrameStamper(options);
     this.clock = options.clock ?? systemClock;
     this.secrets = usableSecrets(options.secrets ?? []);
+    this.guard = this.secrets.length === 0 ? undefined : new SplitSecretGuard(this.secrets);
   }
 
   get runId(): string {
@@ -55,15 +59,26 @@ export class FrameChannel implements AsyncIterable<Frame> {
 
   /**
    * Emits frames that arrived together (a provider event and the frames derived from it) with one
-   * clock reading for all of them, as `emit` would one by one.
+   * clock reading for all of them, as `emit` would one by one. A delta that may end in the start of
+   * a secret is held back until the next frame says (split-secrets.ts).
    */
   emitGroup(frames: readonly Frame[]): void {
+    if (this.guard === undefined) this.emitTogether(frames);
+    else for (const group of this.guard.push(frames)) this.emitTogether(group);
+  }
+
+  private emitTogether(frames: readonly Frame[]): void {
     this.groupTs = this.clock();
     try {
-      for (const f of frames) this.emit(f);
+      for (const f of frames) this.emitOne(f);
     } finally {
       this.groupTs = undefined;
     }
+  }
+
+  /** Sends what the guard holds back, in order, before anything else. */
+  private release(): void {
+    if (this.guard?.holding === true) for (const group of this.guard.take()) this.emitTogether(group);
   }
 
   /**
@@ -73,6 +88,11 @@ export class FrameChannel implements AsyncIterable<Frame> {
    * frame as handed out (a masked copy when it held a secret).
    */
   emit<F extends Frame>(frame: F): F {
+    this.release();
+    return this.emitOne(frame);
+  }
+
+  private emitOne<F extends Frame>(frame: F): F {
     if (this.closed) throw new EddyError("frame_invalid", `frame ${frame.type} emitted after run_ended`);
     const sent = this.secrets.length === 0 ? frame : redactDeep(frame, this.secrets);
     this.pending.push(sent);
@@ -97,6 +117,7 @@ export class FrameChannel implements AsyncIterable<Frame> {
 
   /** Ends the stream (after `run_ended`). */
   close(): void {
+    if (!this.closed) this.release();
     this.closed = true;
     const waiter = this.waiter;
     this.waiter = undefined;

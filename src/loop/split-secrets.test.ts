@@ -1,0 +1,149 @@
+import { describe, expect, it } from "vitest";
+import { type Frame, frame } from "../frames/frame.js";
+import { FrameChannel } from "./frame-channel.js";
+
+const KEY = "sk-probe-SECRET-123456";
+
+/** The group a provider's `response.output_text.delta` event brings: the event and its delta. */
+const textGroup = (text: string, item = "msg_1"): Frame[] => [
+  frame("provider_event", {
+    turn: 0,
+    status: "event",
+    event_name: "response.output_text.delta",
+    data: {
+      type: "response.output_text.delta",
+      item_id: item,
+      output_index: 0,
+      content_index: 0,
+      delta: text,
+      obfuscation: "pad",
+    },
+  }),
+  frame("output_text_delta", { turn: 0, item_id: item, output_index: 0, content_index: 0, delta: text }),
+];
+
+/** Every frame the channel hands out for these groups (then a turn_ended, then closed). */
+async function through(groups: Frame[][], secrets: string[] = [KEY]): Promise<Frame[]> {
+  const channel = new FrameChannel({ runId: "run_s", clock: () => 0, secrets });
+  for (const g of groups) channel.emitGroup(g);
+  channel.emit(frame("turn_ended", { turn: 0, response_id: "r", status: "completed", usage: null }));
+  channel.close();
+  const out: Frame[] = [];
+  for await (const f of channel) out.push(f);
+  return out;
+}
+
+const deltas = (frames: Frame[]) => frames.flatMap((f) => (f.type === "output_text_delta" ? [f.delta] : []));
+const eventDeltas = (frames: Frame[]) =>
+  frames.flatMap((f) => (f.type === "provider_event" ? [(f.data as { delta: string }).delta] : []));
+
+/** Whether any 6 characters of the key are in `text`. */
+const holdsPartOfKey = (text: string) =>
+  Array.from({ length: KEY.length - 5 }, (_, i) => KEY.slice(i, i + 6)).some((part) => text.includes(part));
+
+describe("a secret split across streamed deltas (split-secrets.ts)", () => {
+  it.each([
+    ["three pieces", ["token=sk-pro", "be-SECRET-12", "3456\n"]],
+    ["one character at a time", [..."say token=sk-probe-SECRET-123456 ok"]],
+    [
+      "twice, the second starting where the first ends",
+      ["a sk-probe-SECR", `ET-123456${KEY.slice(0, 3)}`, `${KEY.slice(3)}!`],
+    ],
+  ])(
+    "%s: masked in the deltas and the provider events alike; no frame is added or moved",
+    async (_what, pieces) => {
+      const frames = await through(pieces.map((p) => textGroup(p)));
+      expect(frames).toHaveLength(pieces.length * 2 + 1);
+      expect(frames.map((f) => f.seq)).toEqual(frames.map((_, i) => i));
+      const text = deltas(frames).join("");
+      expect(text).toBe(pieces.join("").split(KEY).join("***"));
+      expect(eventDeltas(frames)).toEqual(deltas(frames));
+      expect(holdsPartOfKey(JSON.stringify(frames))).toBe(false);
+      // Each event still pairs with its delta, in order.
+      expect(frames.slice(0, -1).map((f) => f.type)).toEqual(
+        pieces.flatMap(() => ["provider_event", "output_text_delta"]),
+      );
+    },
+  );
+
+  it("text that only begins like the secret goes out unchanged once the next delta says so", async () => {
+    const pieces = ["the sk-pro", "gress bar", " is at sk-p"];
+    const frames = await through(pieces.map((p) => textGroup(p)));
+    expect(deltas(frames)).toEqual(pieces);
+    expect(eventDeltas(frames)).toEqual(pieces);
+  });
+
+  it("a held delta goes out before a frame of another kind, and before another stream's delta", async () => {
+    const channel = new FrameChannel({ runId: "run_o", clock: () => 0, secrets: [KEY] });
+    const seen: string[] = [];
+    channel.observe((f) => seen.push(f.type === "output_text_delta" ? `${f.item_id}:${f.delta}` : f.type));
+    channel.emitGroup(textGroup("x sk-pr"));
+    expect(seen).toEqual([]);
+    channel.emitGroup(textGroup("other", "msg_2"));
+    expect(seen).toEqual(["provider_event", "msg_1:x sk-pr", "provider_event", "msg_2:other"]);
+    channel.emitGroup(textGroup("y sk"));
+    channel.emit(frame("turn_ended", { turn: 0, response_id: "r", status: "completed", usage: null }));
+    expect(seen.slice(4)).toEqual(["provider_event", "msg_1:y sk", "turn_ended"]);
+  });
+
+  it("without secrets nothing is held; a reasoning delta is guarded as an answer's is", async () => {
+    const plain = new FrameChannel({ runId: "run_p", clock: () => 0 });
+    const seen: Frame[] = [];
+    plain.observe((f) => seen.push(f));
+    plain.emitGroup(textGroup("sk-pro"));
+    expect(seen).toHaveLength(2);
+    const reasoning = (text: string): Frame[] => [
+      frame("provider_event", {
+        turn: 0,
+        status: "event",
+        data: { type: "response.reasoning_summary_text.delta", delta: text },
+      }),
+      frame("reasoning_delta", {
+        turn: 0,
+        item_id: "rs_1",
+        output_index: 0,
+        channel: "summary",
+        index: 0,
+        delta: text,
+      }),
+    ];
+    const frames = await through([reasoning("key sk-probe-S"), reasoning("ECRET-123456.")]);
+    expect(frames.flatMap((f) => (f.type === "reasoning_delta" ? [f.delta] : []))).toEqual(["key ***", "."]);
+  });
+
+  it("from a translated wire (Chat Completions), a delta left empty goes, as the translator makes none of empty text", async () => {
+    const chunk = (text: string): Frame[] => [
+      frame("provider_event", {
+        turn: 0,
+        status: "event",
+        data: { object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: text } }] },
+      }),
+      frame("output_text_delta", { turn: 0, item_id: "m", output_index: 0, content_index: 0, delta: text }),
+    ];
+    const frames = await through([chunk("token=sk-pro"), chunk("be-SECRET-12"), chunk("3456\n")]);
+    expect(deltas(frames)).toEqual(["token=***", "\n"]);
+    const contents = frames.flatMap((f) =>
+      f.type === "provider_event"
+        ? [(f.data as { choices: { delta: { content: string } }[] }).choices[0]?.delta.content]
+        : [],
+    );
+    expect(contents).toEqual(["token=***", "", "\n"]);
+  });
+
+  it("a call's argument deltas (no frame derived from them) are guarded in the provider events", async () => {
+    const args = (text: string): Frame[] => [
+      frame("provider_event", {
+        turn: 0,
+        status: "event",
+        data: {
+          type: "response.function_call_arguments.delta",
+          item_id: "fc_1",
+          output_index: 1,
+          delta: text,
+        },
+      }),
+    ];
+    const frames = await through([args('{"content":"sk-probe-'), args('SECRET-123456"}')]);
+    expect(eventDeltas(frames)).toEqual(['{"content":"***', '"}']);
+  });
+});

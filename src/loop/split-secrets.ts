@@ -1,0 +1,204 @@
+/**
+ * Secrets a streamed answer splits across deltas. Masking one frame at a time (frame-channel.ts)
+ * misses a key the model quotes in pieces — `"token=sk-pro"`, `"be-SECRET-12"`, `"3456\n"` — and
+ * the human view printed it whole, while the tape's deltas joined back into it.
+ *
+ * So the channel holds back a group of frames (a provider event and the delta derived from it)
+ * while the text of its stream so far ends with the beginning of a secret. The next delta of the
+ * same stream says whether the secret follows: if it does, the held deltas are rewritten together
+ * — `***` in the delta where the secret starts, its other characters taken out of the deltas that
+ * held them, so that joined they are the final text as masked — in both the derived frame and the provider event (so a replay derives the same
+ * deltas from the tape); if not, they go as they were. Any other frame first sends what is held,
+ * in order, so no frame is reordered and none is added. Frame by frame masking still applies to
+ * each frame after this.
+ */
+import type { Frame } from "../frames/frame.js";
+
+/** A group of frames emitted together. */
+type Group = readonly Frame[];
+
+/** Most frames or characters held back at once (a text made only of secret beginnings). */
+const MAX_HELD_GROUPS = 256;
+const MAX_HELD_CHARS = 64 * 1024;
+
+/** One piece of streamed text: its stream and its text. */
+interface Piece {
+  key: string;
+  text: string;
+}
+
+export class SplitSecretGuard {
+  private held: Group[] = [];
+  private heldKey: string | undefined;
+  private heldText: string[] = [];
+  private heldChars = 0;
+  /** Longest first: of two overlapping secrets, the longer is masked. */
+  private readonly secrets: readonly string[];
+
+  /** `secrets`: from `usableSecrets` (at least 4 characters each). */
+  constructor(secrets: readonly string[]) {
+    this.secrets = [...secrets].sort((a, b) => b.length - a.length);
+  }
+
+  /** Whether groups are held back. */
+  get holding(): boolean {
+    return this.held.length > 0;
+  }
+
+  /** The groups to emit now, in order, once `group` is taken (none while it is held back). */
+  push(group: Group): Group[] {
+    const piece = pieceOf(group);
+    if (piece === undefined) return this.holding ? [...this.take(), group] : [group];
+    const out: Group[] = this.holding && piece.key !== this.heldKey ? this.take() : [];
+    if (!this.holding && !this.startsSecretAtEnd(piece.text)) {
+      out.push(group);
+      return out;
+    }
+    this.held.push(group);
+    this.heldKey = piece.key;
+    this.heldText.push(piece.text);
+    this.heldChars += piece.text.length;
+    const joined = this.heldText.join("");
+    const bounded = this.held.length < MAX_HELD_GROUPS && this.heldChars < MAX_HELD_CHARS;
+    if (bounded && this.startsSecretAtEnd(joined)) return out;
+    out.push(...this.release(joined));
+    return out;
+  }
+
+  /** What is held, as it is (before a frame of another kind, or at the end). */
+  take(): Group[] {
+    const groups = this.held;
+    this.held = [];
+    this.heldKey = undefined;
+    this.heldText = [];
+    this.heldChars = 0;
+    return groups;
+  }
+
+  /** The held groups with every secret that spans them masked across their deltas. */
+  private release(joined: string): Group[] {
+    const texts = this.heldText;
+    const groups = this.take();
+    if (groups.length < 2) return groups;
+    const masked = maskAcross(texts, joined, this.secrets);
+    if (masked === undefined) return groups;
+    return groups.map((g, i) =>
+      masked[i] === texts[i] ? g : withPiece(g, texts[i] as string, masked[i] as string),
+    );
+  }
+
+  /** Whether `text` ends with the first characters (not all) of a secret. */
+  private startsSecretAtEnd(text: string): boolean {
+    if (text === "") return false;
+    const last = text.charCodeAt(text.length - 1);
+    for (const secret of this.secrets) {
+      for (let k = Math.min(secret.length - 1, text.length); k >= 1; k--) {
+        if (secret.charCodeAt(k - 1) === last && text.endsWith(secret.slice(0, k))) return true;
+      }
+    }
+    return false;
+  }
+}
+
+/** The streamed-text piece a group carries, when it is only a provider event and one delta. */
+function pieceOf(group: Group): Piece | undefined {
+  let piece: Piece | undefined;
+  let event: Frame | undefined;
+  for (const frame of group) {
+    if (frame.type === "provider_event") event = frame;
+    else if (frame.type === "output_text_delta" && piece === undefined)
+      piece = { key: `t:${frame.item_id}:${frame.content_index}`, text: frame.delta };
+    else if (frame.type === "reasoning_delta" && piece === undefined)
+      piece = { key: `r:${frame.item_id}:${frame.channel}:${frame.index}`, text: frame.delta };
+    else return undefined;
+  }
+  if (piece !== undefined || event?.type !== "provider_event") return piece;
+  // A delta no frame is derived from (a call's arguments): the Open Responses event's own text.
+  const data = event.data as { type?: unknown; delta?: unknown; item_id?: unknown; output_index?: unknown };
+  if (!isDeltaEvent(data)) return undefined;
+  return {
+    key: `e:${String(data.type)}:${String(data.item_id)}:${String(data.output_index)}`,
+    text: data.delta as string,
+  };
+}
+
+/**
+ * `texts` (joined: `joined`) with each occurrence of a secret masked: `***` in the text where it
+ * starts, its characters taken out of every text that holds them — joined, they are the joined
+ * text masked, as the final text is. Undefined when none occurs.
+ */
+function maskAcross(
+  texts: readonly string[],
+  joined: string,
+  secrets: readonly string[],
+): string[] | undefined {
+  const found: [number, number][] = [];
+  for (const secret of secrets) {
+    for (let at = joined.indexOf(secret); at !== -1; at = joined.indexOf(secret, at + secret.length)) {
+      const end = at + secret.length;
+      if (!found.some(([s, e]) => at < e && s < end)) found.push([at, end]);
+    }
+  }
+  if (found.length === 0) return undefined;
+  found.sort((a, b) => a[0] - b[0]);
+  const out: string[] = [];
+  let offset = 0;
+  for (const text of texts) {
+    const start = offset;
+    const end = offset + text.length;
+    let piece = "";
+    let from = start;
+    for (const [s, e] of found) {
+      if (e <= start || s >= end) continue;
+      if (s > from) piece += joined.slice(from, s);
+      if (s >= start) piece += "***";
+      from = Math.max(from, Math.min(e, end));
+    }
+    if (from < end) piece += joined.slice(from, end);
+    out.push(piece);
+    offset = end;
+  }
+  return out;
+}
+
+/**
+ * The group with its piece `from` made `to`, in the derived delta and in the provider event's data.
+ * A delta left empty stays a frame when the event is itself the Open Responses delta (eddy derives
+ * one from every such event); from a translated wire (Chat Completions, AI SDK) it goes, as the
+ * translator makes no delta of empty text — so a replay of the tape derives the same frames.
+ */
+function withPiece(group: Group, from: string, to: string): Group {
+  const native = group.some((f) => f.type === "provider_event" && isDeltaEvent(f.data));
+  return group.flatMap((frame): Frame[] => {
+    if (frame.type === "output_text_delta" || frame.type === "reasoning_delta")
+      return to === "" && !native ? [] : [{ ...frame, delta: to }];
+    if (frame.type === "provider_event" && from !== "")
+      return [{ ...frame, data: replaced(frame.data, from, to) }];
+    return [frame];
+  });
+}
+
+/** Whether an event's data is an Open Responses delta event (`response.….delta` with its text). */
+function isDeltaEvent(data: unknown): boolean {
+  const d = data as { type?: unknown; delta?: unknown } | null | undefined;
+  return typeof d?.type === "string" && d.type.endsWith(".delta") && typeof d.delta === "string";
+}
+
+/** `value` with every string equal to `from` made `to` (copy on write). */
+function replaced(value: unknown, from: string, to: string): unknown {
+  if (value === from) return to;
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    const next = value.map((v) => replaced(v, from, to));
+    return next.some((v, i) => v !== value[i]) ? next : value;
+  }
+  let copy: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(value)) {
+    const w = replaced(v, from, to);
+    if (w !== v) {
+      copy ??= { ...(value as Record<string, unknown>) };
+      copy[k] = w;
+    }
+  }
+  return copy ?? value;
+}
