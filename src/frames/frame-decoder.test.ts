@@ -234,7 +234,9 @@ describe("createFrameDecoder: bytes → frames", () => {
       }
       expect(EddyError.isInstance(error), chunking.name).toBe(true);
       expect((error as EddyError).code).toBe("sse_message_too_large");
-      expect((error as EddyError).message).toMatch(/exceeds maxMessageSize \(200\); raise maxMessageSize/);
+      expect((error as EddyError).message).toMatch(
+        /exceeds maxMessageSize \(200\): the stream is not read further\. If the provider really sends messages this large, a program can raise the provider.s maxMessageSize/,
+      );
     }
   });
 

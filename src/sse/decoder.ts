@@ -122,7 +122,7 @@ export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
   function fail(what: string, size: number): never {
     throw new EddyError(
       "sse_message_too_large",
-      `SSE ${what} of ${size} characters exceeds maxMessageSize (${maxMessageSize}); raise maxMessageSize if the provider really sends messages this large`,
+      `SSE ${what} of ${size} characters exceeds maxMessageSize (${maxMessageSize}): the stream is not read further. If the provider really sends messages this large, a program can raise the provider's maxMessageSize (createOpenResponsesProvider)`,
       { fault: "provider", details: { size, maxMessageSize } },
     );
   }
