@@ -9,6 +9,7 @@ import { basename, join } from "node:path";
 import { type Job, Queue } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
 import { BATCH_DEFAULTS } from "../src/batch/defaults.js";
+import { connectRedis } from "../src/batch/queue.js";
 import { createMockServer } from "../src/mock/index.js";
 import { type CliProcess, startCli, until } from "./support/cli-process.js";
 import { HAVE_REDIS, startRedis } from "./support/redis.js";
@@ -126,6 +127,20 @@ describe.skipIf(!HAVE_REDIS)("eddy worker and hostile queue jobs (redis-server)"
       'the hosted tool \\"mcp:x\\" is not one this invocation declares',
     );
     expect(server.requests.length).toBe(sent);
+
+    // A job whose data someone made not JSON: BullMQ cannot read it as it takes it. It was said nowhere.
+    await queue.add(
+      "task",
+      { batch: "abcdefgh12", task: { id: "u", spec: { input: "hi" } } },
+      { jobId: "unreadable", delay: 1_500 },
+    );
+    const client = connectRedis(redis.url);
+    cleanups.push(() => void client.disconnect());
+    await client.hset(`bull:${BATCH_DEFAULTS.queueName}:unreadable`, "data", "{oops");
+    await until(
+      () => worker.stderr.includes("eddy worker: a job in Redis could not be read (its data is not JSON"),
+      "the worker to say so",
+    );
     expect(worker.child.exitCode).toBeNull();
     expect(worker.stderr).not.toMatch(/\n\s+at .*\.js:\d+/);
   });

@@ -38,6 +38,19 @@ describe("redisWatch", () => {
     expect(others).toEqual(["Missing lock for job b-1. moveToFinished"]);
   });
 
+  it("a job whose data BullMQ cannot parse is said (it was taken for a connection's complaint and dropped)", () => {
+    const notices: QueueNotice[] = [];
+    const watch = redisWatch("h:1", (n) => notices.push(n));
+    const main = Object.assign(new EventEmitter(), { status: "ready" });
+    const worker = new EventEmitter();
+    watch.watchMain(main);
+    watch.watch(worker);
+    worker.emit("error", new SyntaxError("Expected property name or '}' in JSON at position 1"));
+    expect(notices).toEqual([
+      { type: "job_unreadable", reason: "Expected property name or '}' in JSON at position 1" },
+    ]);
+  });
+
   it("says nothing once stopped (the connections are being closed on purpose)", () => {
     const notices: QueueNotice[] = [];
     const watch = redisWatch("h:1", (n) => notices.push(n));

@@ -21,7 +21,9 @@ export type QueueNotice =
   /** Worker: a job whose data failed its check (`checkQueuedTask`) was failed without running; `job` is its BullMQ id. */
   | { type: "job_refused"; job: string; reason: string }
   /** Coordinator: a finished task's tape could not be kept (too large to read back); its result is. */
-  | { type: "tape_not_kept"; id: string; reason: string };
+  | { type: "tape_not_kept"; id: string; reason: string }
+  /** Worker: a job's data in Redis is not JSON (BullMQ could not read it): it never runs, and fails once it has stalled. */
+  | { type: "job_unreadable"; reason: string };
 
 /** An event emitter as ioredis clients and BullMQ classes are. */
 interface Emitter {
@@ -57,6 +59,12 @@ export function redisWatch(
   };
   const onError = (err: unknown) => {
     const error = err instanceof Error ? err : new Error(String(err));
+    if (error instanceof SyntaxError) {
+      // BullMQ parses a job's data as it takes the job: data that is not JSON (written by someone
+      // else) fails there, and was said nowhere.
+      if (!stopped) onNotice({ type: "job_unreadable", reason: error.message.split("\n")[0] ?? error.name });
+      return;
+    }
     if (!isConnectionError(error)) {
       if (!stopped) onOther(error);
       return;
