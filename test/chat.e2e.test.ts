@@ -91,6 +91,36 @@ describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", { timeout: 240_000 }, () =
     expect(await term.exited()).toBe(0);
   });
 
+  it("a message typed during a turn is still sent when Ctrl-C cancels that turn; Ctrl-C again would drop it", async () => {
+    const url = await serve({
+      turns: [
+        {
+          items: [
+            { type: "function_call", name: "shell", arguments: { command: "sleep 300" }, call_id: "call_s" },
+          ],
+        },
+        // The cancelled turn asks nothing more: the next request is the queued message's.
+        { items: [{ type: "message", text: "Here is the queued answer." }] },
+      ],
+    });
+    const cwd = workspace();
+    term = runInTmux(["chat", "--base-url", url, "--model", "m", "--allow-shell", "--approve", "auto"], {
+      cwd,
+      env: env(),
+    });
+    await term.waitFor("/help for commands");
+    term.line("run something slow");
+    await term.waitFor("sleep 300");
+    term.line("and then this");
+    await term.waitFor("queued: sent when this turn ends");
+    term.keys("C-c");
+    // It used to drop the queued message here, though --help says it is sent when the turn ends.
+    await term.waitFor("(1 queued message still follows: Ctrl-C again drops it)");
+    await term.waitFor("Here is the queued answer.");
+    term.line("/exit");
+    expect(await term.exited()).toBe(0);
+  });
+
   it("Ctrl-D during a turn leaves once it ends; Ctrl-C then still cancels it, and its tape ends", async () => {
     const url = await shellThenSay("sleep 300", "never");
     const cwd = workspace();

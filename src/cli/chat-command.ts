@@ -8,8 +8,9 @@
  * with node:readline"): Node's own, no dependency, no native module, and it gives what a line chat
  * needs — editing, up/down history, Ctrl-C and Ctrl-D as events — on a TTY and on a pipe alike.
  *
- * Ctrl-C during a turn cancels it (and drops queued messages) and returns to the prompt; Ctrl-C
- * twice or Ctrl-D at the prompt leaves. A line typed while a turn runs is queued; `/steer TEXT`
+ * Ctrl-C during a turn cancels it and returns to the prompt; messages queued meanwhile are still
+ * sent, unless Ctrl-C is pressed again before the prompt comes back. Ctrl-C twice or Ctrl-D at the
+ * prompt leaves. A line typed while a turn runs is queued; `/steer TEXT`
  * sends it at the turn's next safe point. While an approval prompt is open, the next line is its answer.
  */
 import { createInterface, type Interface } from "node:readline";
@@ -272,20 +273,18 @@ function wireKeys(
   leave: (now: boolean) => void,
 ): () => void {
   let interrupts = 0;
+  /** Ctrl-C presses during turns since the prompt was last idle: the second drops what is queued. */
+  let cancels = 0;
   let closed = false;
   const interrupt = () => {
     if (ctx.router.answer(null) || session.busy) {
-      const dropped = session.clearQueue();
+      const dropped = ++cancels > 1 ? session.clearQueue() : [];
       session.cancel();
-      say(
-        ctx,
-        ctx.styles.dim(
-          `cancelling the turn…${dropped.length > 0 ? ` (dropped ${dropped.length} queued)` : ""}`,
-        ),
-      );
+      say(ctx, ctx.styles.dim(`cancelling the turn…${queueNote(dropped.length, session.queued.length)}`));
       interrupts = 0;
       return;
     }
+    cancels = 0;
     if (closed) {
       leave(true);
       return;
@@ -327,8 +326,16 @@ function wireKeys(
   });
   rl.on("line", () => {
     interrupts = 0;
+    cancels = 0;
   });
   return removeSignal;
+}
+
+/** What a Ctrl-C during a turn did to the queued messages, for its line. */
+function queueNote(dropped: number, left: number): string {
+  if (dropped > 0) return ` (dropped ${dropped} queued)`;
+  if (left === 0) return "";
+  return ` (${left} queued message${left === 1 ? "" : "s"} still follow${left === 1 ? "s" : ""}: Ctrl-C again drops ${left === 1 ? "it" : "them"})`;
 }
 
 /** Renders each turn's frames as `eddy run` does; the prompt comes back when the session is idle. */

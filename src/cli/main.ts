@@ -330,7 +330,7 @@ function defineChat(program: Command, io: CliIo, state: CliState): void {
   runOptionsFor(chat, state)
     .addHelpText(
       "after",
-      "\nEvery turn is recorded as a tape (.eddy/tapes/THREAD/RUN_ID.tape). Ctrl-C cancels the running turn;\nCtrl-C twice or Ctrl-D at the prompt leaves. A message typed while a turn runs is sent when it ends.",
+      "\nEvery turn is recorded as a tape (.eddy/tapes/THREAD/RUN_ID.tape). Ctrl-C cancels the running turn;\nCtrl-C twice or Ctrl-D at the prompt leaves. A message typed while a turn runs is sent when it ends\n(a cancelled turn too; Ctrl-C again before the prompt is back drops it).",
     )
     .action(async (flags: RunFlags) => {
       state.debug = flags.debug === true;
