@@ -9,7 +9,7 @@ import { basename, join } from "node:path";
 import { type Job, Queue } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
 import { BATCH_DEFAULTS } from "../src/batch/defaults.js";
-import { connectRedis } from "../src/batch/queue.js";
+import { connectRedis, UNREADABLE_JOB } from "../src/batch/queue.js";
 import { createMockServer } from "../src/mock/index.js";
 import { type CliProcess, startCli, until } from "./support/cli-process.js";
 import { HAVE_REDIS, startRedis } from "./support/redis.js";
@@ -141,6 +141,10 @@ describe.skipIf(!HAVE_REDIS)("eddy worker and hostile queue jobs (redis-server)"
       () => worker.stderr.includes("eddy worker: a job in Redis could not be read (its data is not JSON"),
       "the worker to say so",
     );
+    // And fails it: BullMQ cannot take it, so it stayed active for ever (its stall limit never applied).
+    const unreadable = await ended(queue, "unreadable", worker);
+    expect(await unreadable.getState()).toBe("failed");
+    expect(unreadable.failedReason).toBe(UNREADABLE_JOB);
     expect(worker.child.exitCode).toBeNull();
     expect(worker.stderr).not.toMatch(/\n\s+at .*\.js:\d+/);
   });

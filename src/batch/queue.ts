@@ -497,7 +497,12 @@ export interface BatchWorker {
 export async function startBatchWorker(options: BatchWorkerOptions): Promise<BatchWorker> {
   const name = options.queueName ?? BATCH_DEFAULTS.queueName;
   const jobs = workerJobs(options.onNotice);
-  const watch = redisWatch(redisWhere(options.url), options.onNotice ?? (() => {}), jobs.onJobError);
+  const onNotice = (notice: QueueNotice) => {
+    // Such a job would stay active for ever: no worker can take it, so none applies its stall limit.
+    if (notice.type === "job_unreadable") failUnreadableJobs(redis, name).catch(() => {});
+    options.onNotice?.(notice);
+  };
+  const watch = redisWatch(redisWhere(options.url), onNotice, jobs.onJobError);
   const redis = connectRedis(options.url);
   watch.watchMain(redis);
   const queue = new Queue(name, { connection: { url: options.url, maxRetriesPerRequest: null } });
@@ -557,6 +562,45 @@ export async function startBatchWorker(options: BatchWorkerOptions): Promise<Bat
       await redis.quit().catch(() => redis.disconnect());
     },
   };
+}
+
+/** Why `failUnreadableJobs` failed a job. */
+export const UNREADABLE_JOB = "its data in Redis is not JSON: no worker can read it";
+
+/**
+ * Fails the queue's active jobs whose data is not JSON. BullMQ parses a job's data as a worker
+ * takes it, so such a job never runs, and its stall limit — applied when a worker processes the job
+ * — never fails it: it stayed active for ever, and the batch waiting for it with it. It is moved to
+ * failed as BullMQ moves a job (BullMQ's own keys, default prefix), its data made `{}` so the
+ * coordinator can read the job, with `UNREADABLE_JOB` as the reason. Returns the job ids.
+ */
+export async function failUnreadableJobs(redis: Redis, queueName: string): Promise<string[]> {
+  const base = `bull:${queueName}`;
+  const failed: string[] = [];
+  for (const id of await redis.lrange(`${base}:active`, 0, -1)) {
+    const data = await redis.hget(`${base}:${id}`, "data");
+    if (data === null || isJson(data)) continue;
+    const now = Date.now();
+    await redis
+      .multi()
+      .lrem(`${base}:active`, 0, id)
+      .srem(`${base}:stalled`, id)
+      .del(`${base}:${id}:lock`)
+      .hset(`${base}:${id}`, { data: "{}", failedReason: UNREADABLE_JOB, finishedOn: now })
+      .zadd(`${base}:failed`, now, id)
+      .exec();
+    failed.push(id);
+  }
+  return failed;
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A finished task's tape from Redis; one too large to read is left out (and said), not the batch's end. */

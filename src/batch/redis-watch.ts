@@ -22,7 +22,7 @@ export type QueueNotice =
   | { type: "job_refused"; job: string; reason: string }
   /** Coordinator: a finished task's tape could not be kept (too large to read back); its result is. */
   | { type: "tape_not_kept"; id: string; reason: string }
-  /** Worker: a job's data in Redis is not JSON (BullMQ could not read it): it never runs, and fails once it has stalled. */
+  /** Worker: a job's data in Redis is not JSON (BullMQ could not read it): it is failed without running (`failUnreadableJobs`). */
   | { type: "job_unreadable"; reason: string };
 
 /** An event emitter as ioredis clients and BullMQ classes are. */

@@ -17,7 +17,6 @@
  */
 import type { ResultLine } from "../batch/batch-dir.js";
 import { isFailure } from "../batch/batch-dir.js";
-import { BATCH_DEFAULTS } from "../batch/defaults.js";
 import type { QueueNotice } from "../batch/redis-watch.js";
 import { assertNever } from "../errors.js";
 import type { CliIo } from "./run-command.js";
@@ -221,7 +220,7 @@ function queueNoticeText(who: string, notice: QueueNotice): string {
       return `${who}: ${n} task${n === 1 ? "" : "s"} vanished from Redis (restarted empty or flushed?) and ${n === 1 ? "was" : "were"} queued again, to start over: ${shown}`;
     }
     case "job_unreadable":
-      return `${who}: a job in Redis could not be read (its data is not JSON: ${notice.reason.slice(0, 200)}); it does not run, and fails once it has stalled ${BATCH_DEFAULTS.maxStalls} times`;
+      return `${who}: a job in Redis could not be read (its data is not JSON: ${notice.reason.slice(0, 200)}); it is failed without running`;
     case "tape_not_kept":
       return `${who}: task ${notice.id}'s result is kept, its tape is not: ${notice.reason.slice(0, 500)}`;
     case "job_refused":
