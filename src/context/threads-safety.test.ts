@@ -16,7 +16,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { runCli } from "../../test/support/cli.js";
 import { createScriptedProvider } from "../../test/support/scripted.js";
 import { estimateCounter } from "../history/tokens.js";
@@ -186,6 +186,20 @@ describe("a torn last line (a crash mid-write)", () => {
     const log = parseThreadLog("t", `${r1}\n{"v":1,"kind":"outcome","run_id":"r1","reas${r2}\n`);
     expect(log.runs.map((r) => r.run_id)).toEqual(["r1", "r2"]);
     expect(log.skipped).toBe(1);
+  });
+
+  it("a bad line full of record starts costs a few parses, not one per start (20,000 starts took 35 s)", () => {
+    const line = `x${'{"v":1,"a":'.repeat(20_000)}1`;
+    const good = JSON.stringify({ v: 1, ...prompt("r1"), ts: 1 });
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      const log = parseThreadLog("t", `${line}\n${good}\n`);
+      expect(log.runs.map((r) => r.run_id)).toEqual(["r1"]);
+      expect(log.skipped).toBe(1);
+      expect(parse.mock.calls.length).toBeLessThanOrEqual(10);
+    } finally {
+      parse.mockRestore();
+    }
   });
 
   it("a record nested deeper than 1,000 levels is skipped (the walks after JSON.parse overflowed the stack)", () => {

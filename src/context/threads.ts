@@ -304,11 +304,23 @@ export function parseThreadLog(name: string, text: string): ThreadLog {
 
 const RECORD_START = '{"v":1,';
 
+/**
+ * Places on a bad line where a glued record is looked for: a crash tears one record, so the whole
+ * one is among the first few starts. Every start was tried, each a parse of the rest of the line: a
+ * 220 KB line of 20,000 starts took 35 s (docs/pitfalls.md #64).
+ */
+const GLUED_TRIES = 4;
+
 /** The record on `line`; else the whole record glued after a torn one (`torn`), if there is one. */
 function readRecord(line: string): { record?: ThreadRecord; torn: boolean } {
   const record = asThreadRecord(parseJson(line));
   if (record !== undefined) return { record, torn: false };
-  for (let at = line.indexOf(RECORD_START, 1); at > 0; at = line.indexOf(RECORD_START, at + 1)) {
+  let tries = 0;
+  for (
+    let at = line.indexOf(RECORD_START, 1);
+    at > 0 && tries++ < GLUED_TRIES;
+    at = line.indexOf(RECORD_START, at + 1)
+  ) {
     const glued = asThreadRecord(parseJson(line.slice(at)));
     if (glued !== undefined) return { record: glued, torn: true };
   }
