@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto";
 import { EddyError } from "../errors.js";
 import { checkPartialRunSpec, type PartialRunSpec } from "../loop/run-spec.js";
+import { hasControlChars } from "../util/control-chars.js";
 import { JSON_MAX_DEPTH, jsonErrorReason, nestsDeeperThan } from "../util/json.js";
 import { compileSchema } from "../util/schema.js";
 
@@ -133,9 +134,7 @@ function taskId(value: unknown): Checked<string> {
   if (typeof value !== "string") return bad('"id" must be a string or a number');
   if (value.trim() === "") return bad('"id" is empty');
   if (value.length > MAX_ID_LENGTH) return bad(`"id" is longer than ${MAX_ID_LENGTH} characters`);
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-  if (/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/.test(value))
-    return bad('"id" holds control or direction characters');
+  if (hasControlChars(value)) return bad('"id" holds control or direction characters');
   return { ok: true, value };
 }
 

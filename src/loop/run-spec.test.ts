@@ -64,8 +64,21 @@ describe("resolveRunSpec", () => {
     ["a run id with a slash", { model: "m", input: "hi", run_id: "a/b" }, "run_id"],
     ["a loop-owned request key", { model: "m", input: "hi", request: { tools: [] } }, "tools"],
     ["a mode that does not exist", { model: "m", input: "hi", mode: "sometimes" }, "mode"],
+    ["a model name with an escape sequence", { model: "gpt\u001b]0;PWNED\u0007", input: "hi" }, "model"],
+    ["a model name with a direction override", { model: "gpt\u202e5", input: "hi" }, "model"],
+    [
+      "a summarization model with a C1 control",
+      { model: "m", input: "hi", history: { summarization_model: "s\u009b2J" } },
+      "summarization_model",
+    ],
   ])("refuses %s", (_label, input, field) => {
     expect(problem(input).message).toContain(field);
+  });
+
+  it("says a number too large for a double as what it became (JSON.stringify said null)", () => {
+    const err = problem(JSON.parse('{"model":"m","input":"hi","max_turns":1e400}'));
+    expect(err.message).toContain("max_turns");
+    expect(err.message).toContain("(got Infinity)");
   });
 
   it.each([null, 42, "a string", [], undefined])("refuses %j as a whole", (input) => {
@@ -100,7 +113,7 @@ function outcome(resolve: (input: unknown) => unknown, input: unknown): unknown 
 /** Values, good and bad, for each field of a spec (and for keys that are not one). */
 const FIELD_VALUES: Record<string, unknown[]> = {
   version: [1, 2, undefined],
-  model: ["m", null, "", "x".repeat(300), 7, undefined],
+  model: ["m", null, "", "x".repeat(300), 7, "m\u0007", undefined],
   input: ["hi", "", [{ type: "message", role: "user", content: "hi" }], [], [1], undefined],
   instructions: ["be brief", 3, undefined],
   mode: ["auto", "chained", "stateless", "sometimes", undefined],
@@ -188,6 +201,7 @@ describe("runSpecSchema", () => {
   it("refuses what resolveRunSpec refuses", () => {
     expect(validate({ model: "m", input: "hi", max_turns: "many" })).toBe(false);
     expect(validate({ model: "m", input: "hi", allow_shell: true })).toBe(false);
+    expect(validate({ model: "m\u001b[2J", input: "hi" })).toBe(false);
   });
 });
 

@@ -16,6 +16,7 @@ import { EddyError } from "../errors.js";
 import type { ContextCompilation } from "../frames/frame.js";
 import { HISTORY_DEFAULTS, HISTORY_STRATEGIES } from "../history/options.js";
 import type { CreateResponseBody, ItemParam, ToolChoiceParam } from "../protocol/types.js";
+import { NO_CONTROL_CHARS } from "../util/control-chars.js";
 import { lazyObject } from "../util/lazy-object.js";
 import { compileSchema, isZodSchema, type JsonSchema } from "../util/schema.js";
 import { firstProblemField, zodProblems } from "../util/zod-problems.js";
@@ -43,7 +44,12 @@ const historyShape = z.strictObject({
   /** History size (tokens) past which older calls are folded. */
   truncation_threshold: z.int().min(1).default(HISTORY_DEFAULTS.truncationThreshold),
   /** The model that writes summaries; absent: extractive summaries, no model call. */
-  summarization_model: z.string().min(1).max(256).optional(),
+  summarization_model: z
+    .string()
+    .min(1)
+    .max(256)
+    .regex(NO_CONTROL_CHARS, "holds control or direction characters")
+    .optional(),
 });
 
 const outputSchemaShape = z.strictObject({
@@ -99,7 +105,13 @@ const requestShape = jsonObject.superRefine((request, ctx) => {
 const specShape = z.strictObject({
   /** The version of this schema the spec was written against. */
   version: z.literal(RUN_SPEC_VERSION).default(RUN_SPEC_VERSION),
-  model: z.string().min(1).max(256).nullable().default(null),
+  model: z
+    .string()
+    .min(1)
+    .max(256)
+    .regex(NO_CONTROL_CHARS, "holds control or direction characters")
+    .nullable()
+    .default(null),
   input: z.union([z.string().min(1, "must not be empty"), z.array(jsonObject).min(1)]),
   instructions: z.string().optional(),
   instruction_files: z.array(z.string().min(1).max(4096)).max(256).optional(),

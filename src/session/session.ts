@@ -32,6 +32,7 @@ import { TapeWriteGuard } from "../replay/recorder.js";
 import { readTape, type TapeHeader } from "../replay/tape.js";
 import { undoFileChanges } from "../tools/file-undo.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
+import { hasControlChars } from "../util/control-chars.js";
 import { makeDirSync } from "../util/make-dir.js";
 import { realFolderSync } from "../util/state-dir.js";
 import { Feed } from "./feed.js";
@@ -224,8 +225,7 @@ export class Session {
   setModel(model: string): void {
     if (model.trim() === "") throw usage("the model name is empty");
     if (model.length > 256) throw usage(`the model name is ${model.length} characters long, more than 256`);
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
-    if (/[\u0000-\u001f\u007f-\u009f]/.test(model))
+    if (hasControlChars(model))
       throw usage(`the model name ${JSON.stringify(model.slice(0, 80))} holds control characters`);
     this.spec = { ...this.spec, model };
   }

@@ -95,7 +95,11 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): { found: boolean
 function preview(value: unknown): string {
   let text: string;
   try {
-    text = JSON.stringify(value) ?? String(value);
+    // JSON says null for a number too large for a double (1e400 parses as Infinity).
+    text =
+      typeof value === "number" && !Number.isFinite(value)
+        ? String(value)
+        : (JSON.stringify(value) ?? String(value));
   } catch {
     text = String(value);
   }
