@@ -13,8 +13,7 @@
  */
 import type { Redis } from "ioredis";
 import { EddyError } from "../errors.js";
-import { abortableSleep as sleep } from "../provider/attempts.js";
-import { untilAborted } from "../util/abort.js";
+import { abortableSleep as sleep, untilAborted } from "../util/abort.js";
 
 /** A rate limit shared by the requests of a batch (one process, or every worker through Redis). */
 export interface RateLimiter {

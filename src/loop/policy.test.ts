@@ -35,6 +35,13 @@ describe("hosted tools are allowed only as the local invocation declares them (c
     expect(checkHostedTools([{ type: "web_search" }], old)).toHaveLength(1);
   });
 
+  it("a type named like an Object member gets the generic flag, not the member", () => {
+    for (const type of ["constructor", "toString", "__proto__"]) {
+      const [problem] = checkHostedTools([{ type }], createPolicy());
+      expect(problem?.permission.flag).toBe("--tool NAME[:ARG]");
+    }
+  });
+
   it("createPolicy copies the list: changing the caller's array later widens nothing", () => {
     const list = [{ type: "web_search" }];
     const copied = createPolicy({ hostedTools: list });

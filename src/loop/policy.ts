@@ -142,7 +142,7 @@ export function checkHostedTools(hosted: readonly HostedTool[], policy: Policy):
       typeof tool.server_label === "string" ? `${tool.type}:${tool.server_label}` : String(tool.type);
     problems.push({
       tool: label,
-      permission: { permission: "hostedTool", flag: HOSTED_FLAGS[tool.type] ?? "--tool NAME[:ARG]" },
+      permission: { permission: "hostedTool", flag: hostedFlag(tool.type) },
       message: `the hosted tool ${JSON.stringify(label.slice(0, 80))} is not one this invocation declares, field for field`,
     });
   }
@@ -157,6 +157,11 @@ const HOSTED_FLAGS: Readonly<Record<string, string>> = {
   file_search: "--tool file_search:VECTOR_STORE_ID",
   mcp: "--tool mcp:LABEL=URL",
 };
+
+/** The flag for a hosted tool's type (a type from a job may be any string, `constructor` included). */
+function hostedFlag(type: string): string {
+  return Object.hasOwn(HOSTED_FLAGS, type) ? (HOSTED_FLAGS[type] as string) : "--tool NAME[:ARG]";
+}
 
 /** JSON with every object's keys sorted: equal for values equal field for field. */
 function sortedJson(value: unknown): string {

@@ -12,7 +12,6 @@ import {
   type ResponseHeadersFrame,
 } from "../frames/frame.js";
 import type { JsonObject } from "../protocol/types.js";
-import { onAbort } from "../util/abort.js";
 import type { FrameSource, StreamControl } from "./assembling-stream.js";
 import { cancelledError, type ProviderError } from "./errors.js";
 import { backoffDelayMs, type RetryPolicy } from "./retry.js";
@@ -131,25 +130,4 @@ export function failedFrame(turn: number, attempt: number, error: ProviderError)
   if (typeof error.param === "string") f.param = error.param;
   if (error.requestId !== undefined) f.request_id = error.requestId;
   return f;
-}
-
-/** setTimeout as a promise that rejects when `signal` aborts. */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const timer = setTimeout(() => {
-      unsubscribe?.();
-      resolve();
-    }, ms);
-    const unsubscribe =
-      signal === undefined
-        ? undefined
-        : onAbort(signal, () => {
-            clearTimeout(timer);
-            reject(signal.reason);
-          });
-  });
 }

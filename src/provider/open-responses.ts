@@ -10,9 +10,10 @@
 import { EddyError } from "../errors.js";
 import { frame, type ProviderEventFrame } from "../frames/frame.js";
 import { createFrameDecoder } from "../frames/frame-decoder.js";
+import { abortableSleep } from "../util/abort.js";
 import { isJsonObject } from "../util/json.js";
 import { createAssemblingStream } from "./assembling-stream.js";
-import { abortableSleep, retryingSource } from "./attempts.js";
+import { retryingSource } from "./attempts.js";
 import { type ProviderCapabilities, withCapabilities } from "./capabilities.js";
 import { compactOverHttp, compactUrl } from "./compact.js";
 import { PROVIDER_DEFAULTS } from "./defaults.js";

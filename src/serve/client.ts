@@ -9,6 +9,7 @@ import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import type { PartialRunSpec } from "../loop/run-spec.js";
 import { decodeSse, iterateBytes } from "../sse/decoder.js";
+import { abortableSleep } from "../util/abort.js";
 import { JSON_MAX_DEPTH, parsedNestsTooDeep } from "../util/json.js";
 import { readText } from "../util/stream.js";
 import type { RunView } from "./runs.js";
@@ -236,8 +237,7 @@ async function* runEvents(
       if (options.signal?.aborted === true || EddyError.isInstance(err)) throw err;
       failures = cursor.progressed ? 0 : failures + 1;
       if (failures > max) throw streamFailed(url, failures, idle.timedOut ? "it stayed silent" : err);
-      await pause(delay * 2 ** Math.min(3, failures), options.signal);
-      options.signal?.throwIfAborted();
+      await abortableSleep(delay * 2 ** Math.min(3, failures), options.signal);
     } finally {
       idle.stop();
     }
@@ -314,20 +314,6 @@ function idleWatch(ms: number, outer: AbortSignal | undefined): IdleWatch {
       outer?.removeEventListener("abort", onAbort);
     },
   };
-}
-
-/** Waits `ms`, or less when `signal` aborts. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted === true) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }
 
 /** The stream given up on: the other side's failure, with its last cause in words. */

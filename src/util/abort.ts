@@ -67,3 +67,24 @@ export function onAbort(signal: AbortSignal, listener: () => void): () => void {
     own.delete(entry);
   };
 }
+
+/** setTimeout as a promise that rejects when `signal` aborts. */
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      unsubscribe?.();
+      resolve();
+    }, ms);
+    const unsubscribe =
+      signal === undefined
+        ? undefined
+        : onAbort(signal, () => {
+            clearTimeout(timer);
+            reject(signal.reason);
+          });
+  });
+}

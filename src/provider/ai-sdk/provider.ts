@@ -20,8 +20,9 @@
  */
 import { EddyError } from "../../errors.js";
 import type { JsonObject } from "../../protocol/types.js";
+import { abortableSleep } from "../../util/abort.js";
 import { createAssemblingStream } from "../assembling-stream.js";
-import { abortableSleep, retryingSource } from "../attempts.js";
+import { retryingSource } from "../attempts.js";
 import { type ProviderCapabilities, withCapabilities } from "../capabilities.js";
 import { PROVIDER_DEFAULTS } from "../defaults.js";
 import { ProviderError } from "../errors.js";

@@ -12,8 +12,9 @@
  * `request_started.wire_body` holds the Chat Completions body actually sent.
  */
 import type { JsonObject } from "../../protocol/types.js";
+import { abortableSleep } from "../../util/abort.js";
 import { createAssemblingStream } from "../assembling-stream.js";
-import { type Attempt, abortableSleep, retryingSource } from "../attempts.js";
+import { type Attempt, retryingSource } from "../attempts.js";
 import { chatCapabilities } from "../capabilities.js";
 import { ProviderError } from "../errors.js";
 import { createHttpAttempt } from "../http-attempt.js";
