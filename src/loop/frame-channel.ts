@@ -63,6 +63,10 @@ export class FrameChannel implements AsyncIterable<Frame> {
    * a secret is held back until the next frame says (split-secrets.ts).
    */
   emitGroup(frames: readonly Frame[]): void {
+    // Checked here too: a group the guard holds back would not reach `emitOne`'s check.
+    const late = frames[0];
+    if (this.closed && late !== undefined)
+      throw new EddyError("frame_invalid", `frame ${late.type} emitted after run_ended`);
     if (this.guard === undefined) this.emitTogether(frames);
     else for (const group of this.guard.push(frames)) this.emitTogether(group);
   }

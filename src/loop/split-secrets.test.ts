@@ -86,6 +86,13 @@ describe("a secret split across streamed deltas (split-secrets.ts)", () => {
     expect(seen.slice(4)).toEqual(["provider_event", "msg_1:y sk", "turn_ended"]);
   });
 
+  it("a group emitted after the channel closed throws, held back or not (it would be lost silently)", () => {
+    const channel = new FrameChannel({ runId: "run_c", clock: () => 0, secrets: [KEY] });
+    channel.close();
+    expect(() => channel.emitGroup(textGroup("x sk-pr"))).toThrow(/emitted after run_ended/);
+    expect(() => channel.emitGroup(textGroup("plain."))).toThrow(/emitted after run_ended/);
+  });
+
   it("without secrets nothing is held; a reasoning delta is guarded as an answer's is", async () => {
     const plain = new FrameChannel({ runId: "run_p", clock: () => 0 });
     const seen: Frame[] = [];
