@@ -23,6 +23,7 @@ import type { ProviderEventFrame } from "../src/frames/frame.js";
 import { createFrameDecoder } from "../src/frames/frame-decoder.js";
 import type { SseFrame } from "../src/frames/from-sse.js";
 import { upgradeFrames } from "../src/replay/upgrade-frames.js";
+import { isJsonText } from "../src/util/json.js";
 import {
   CAPTURE_DEVIATIONS,
   type Deviation,
@@ -46,18 +47,11 @@ const UPDATE = process.env.UPDATE_GOLDENS === "1";
 function captureSse(lines: readonly string[]): string {
   let body = "";
   for (const line of lines) {
-    body += isJson(line) ? toSse([line], { done: false }) : toSse([line], { done: false, eventLines: false });
+    body += isJsonText(line)
+      ? toSse([line], { done: false })
+      : toSse([line], { done: false, eventLines: false });
   }
   return `${body}data: [DONE]\n\n`;
-}
-
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -170,7 +164,7 @@ describe.each(CAPTURES)("capture %s", (name) => {
     expect(events).toHaveLength(lines.length + 1);
     lines.forEach((line, i) => {
       const f = events[i];
-      if (isJson(line)) {
+      if (isJsonText(line)) {
         const data = JSON.parse(line) as { type?: unknown };
         expect(f, `line ${i + 1}`).toMatchObject({ status: "event", event_name: data.type });
         expect(f?.data, `line ${i + 1}`).toEqual(data);

@@ -43,6 +43,22 @@ function shellThenSay(command: string, text: string): Promise<string> {
   });
 }
 
+/**
+ * `eddy chat` in a terminal against `url` (shell allowed, approvals auto, `extra` flags), once its
+ * first turn is running the mock's slow shell call (`sleep 300`).
+ */
+async function chatInSlowTurn(url: string, cwd: string, ...extra: string[]): Promise<TmuxRun> {
+  const run = runInTmux(
+    ["chat", "--base-url", url, "--model", "m", "--allow-shell", "--approve", "auto", ...extra],
+    { cwd, env: env() },
+  );
+  term = run;
+  await run.waitFor("/help for commands");
+  run.line("run something slow");
+  await run.waitFor("sleep 300");
+  return run;
+}
+
 /** The frames of a thread's one tape in `cwd` (its header first). */
 function onlyTapeOf(cwd: string, thread: string): { type: string; [key: string]: unknown }[] {
   const dir = join(cwd, ".eddy", "tapes", thread);
@@ -74,15 +90,7 @@ describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", { timeout: 240_000 }, () =
   });
 
   it("Ctrl-C cancels a turn running a slow shell call; the session stays and takes another message", async () => {
-    const url = await shellThenSay("sleep 300", "Still here.");
-    const cwd = workspace();
-    term = runInTmux(["chat", "--base-url", url, "--model", "m", "--allow-shell", "--approve", "auto"], {
-      cwd,
-      env: env(),
-    });
-    await term.waitFor("/help for commands");
-    term.line("run something slow");
-    await term.waitFor("sleep 300");
+    term = await chatInSlowTurn(await shellThenSay("sleep 300", "Still here."), workspace());
     term.keys("C-c");
     await term.waitFor("cancelled");
     term.line("are you there?");
@@ -92,25 +100,8 @@ describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", { timeout: 240_000 }, () =
   });
 
   it("a message typed during a turn is still sent when Ctrl-C cancels that turn; Ctrl-C again would drop it", async () => {
-    const url = await serve({
-      turns: [
-        {
-          items: [
-            { type: "function_call", name: "shell", arguments: { command: "sleep 300" }, call_id: "call_s" },
-          ],
-        },
-        // The cancelled turn asks nothing more: the next request is the queued message's.
-        { items: [{ type: "message", text: "Here is the queued answer." }] },
-      ],
-    });
-    const cwd = workspace();
-    term = runInTmux(["chat", "--base-url", url, "--model", "m", "--allow-shell", "--approve", "auto"], {
-      cwd,
-      env: env(),
-    });
-    await term.waitFor("/help for commands");
-    term.line("run something slow");
-    await term.waitFor("sleep 300");
+    // The cancelled turn asks nothing more: the next request is the queued message's.
+    term = await chatInSlowTurn(await shellThenSay("sleep 300", "Here is the queued answer."), workspace());
     term.line("and then this");
     await term.waitFor("queued: sent when this turn ends");
     term.keys("C-c");
@@ -122,15 +113,8 @@ describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", { timeout: 240_000 }, () =
   });
 
   it("Ctrl-D during a turn leaves once it ends; Ctrl-C then still cancels it, and its tape ends", async () => {
-    const url = await shellThenSay("sleep 300", "never");
     const cwd = workspace();
-    term = runInTmux(
-      ["chat", "--base-url", url, "--model", "m", "--allow-shell", "--approve", "auto", "--thread", "d"],
-      { cwd, env: env() },
-    );
-    await term.waitFor("/help for commands");
-    term.line("run something slow");
-    await term.waitFor("sleep 300");
+    term = await chatInSlowTurn(await shellThenSay("sleep 300", "never"), cwd, "--thread", "d");
     term.keys("C-d");
     await term.waitFor("leaving once this turn ends (Ctrl-C cancels it)");
     term.keys("C-c");
@@ -140,15 +124,8 @@ describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", { timeout: 240_000 }, () =
   });
 
   it("the terminal closing during a turn (SIGHUP) cancels and records it, as SIGTERM does", async () => {
-    const url = await shellThenSay("sleep 300", "never");
     const cwd = workspace();
-    term = runInTmux(
-      ["chat", "--base-url", url, "--model", "m", "--allow-shell", "--approve", "auto", "--thread", "hup"],
-      { cwd, env: env() },
-    );
-    await term.waitFor("/help for commands");
-    term.line("run something slow");
-    await term.waitFor("sleep 300");
+    term = await chatInSlowTurn(await shellThenSay("sleep 300", "never"), cwd, "--thread", "hup");
     term.close();
     // It used to die at once, the turn's tape without its run_ended.
     const ended = () => {

@@ -158,7 +158,8 @@ describe("--approve defer, then eddy resume --decide in another process", () => 
     ],
   });
 
-  async function deferred(cwd: string, url: string) {
+  /** `eddy run --approve defer` of the write scenario, recorded as t.tape (`extra`: more flags). */
+  async function deferred(cwd: string, url: string, ...extra: string[]) {
     const r = await runCli(
       [
         "run",
@@ -172,6 +173,7 @@ describe("--approve defer, then eddy resume --decide in another process", () => 
         url,
         "--model",
         "m",
+        ...extra,
         "write notes",
       ],
       { cwd },
@@ -241,17 +243,7 @@ describe("--approve defer, then eddy resume --decide in another process", () => 
   it("a tape's hosted tools need this invocation's --tool, field for field: refused by name without it, resumed with it", async () => {
     const { url, hosted } = await withoutHostedTools(await startMock(writeScenario()));
     const cwd = workspace();
-    const r = await runCli(
-      ["run", "--allow-write", "--approve", "defer", "--record", "t.tape", "--tool", DOCS].concat([
-        "--base-url",
-        url,
-        "--model",
-        "m",
-        "write notes",
-      ]),
-      { cwd },
-    );
-    expect(r.code, r.stderr).toBe(4);
+    await deferred(cwd, url, "--tool", DOCS);
     const sent = mock?.requests.length;
     const refused = await runCli(
       ["resume", "t.tape", "--allow-write", "--decide", "all=allow", "--base-url", url],

@@ -27,7 +27,7 @@ import type { Policy } from "../loop/policy.js";
 import { checkPartialRunSpec, type PartialRunSpec } from "../loop/run-spec.js";
 import type { Provider } from "../provider/provider.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import { isJsonObject, JSON_MAX_DEPTH, nestsDeeperThan } from "../util/json.js";
+import { isJsonObject, isJsonText, JSON_MAX_DEPTH, nestsDeeperThan } from "../util/json.js";
 import { fieldPath } from "../util/zod-problems.js";
 import { BATCH_DEFAULTS } from "./defaults.js";
 import { limitedProvider } from "./limited-provider.js";
@@ -579,7 +579,7 @@ export async function failUnreadableJobs(redis: Redis, queueName: string): Promi
   const failed: string[] = [];
   for (const id of await redis.lrange(`${base}:active`, 0, -1)) {
     const data = await redis.hget(`${base}:${id}`, "data");
-    if (data === null || isJson(data)) continue;
+    if (data === null || isJsonText(data)) continue;
     const now = Date.now();
     await redis
       .multi()
@@ -592,15 +592,6 @@ export async function failUnreadableJobs(redis: Redis, queueName: string): Promi
     failed.push(id);
   }
   return failed;
-}
-
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** A finished task's tape from Redis; one too large to read is left out (and said), not the batch's end. */

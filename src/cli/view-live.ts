@@ -18,6 +18,7 @@ import type { AddressInfo } from "node:net";
 import { EddyError } from "../errors.js";
 import { createServeClient, type ServeClient } from "../serve/client.js";
 import { encodeSseMessage } from "../sse/encoder.js";
+import { fetchCause } from "../util/fetch-cause.js";
 import { LiveRunView } from "../view/live-view.js";
 import { renderViewPage } from "../view/page.js";
 import { parseViewTape } from "../view/read.js";
@@ -111,9 +112,8 @@ async function firstLook(client: ServeClient, target: { shown: string; id: strin
 }
 
 function causeOf(err: unknown): string {
-  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
-  if (typeof cause?.code === "string") return `cannot connect (${cause.code})`;
-  if (typeof cause?.message === "string") return `cannot connect (${cause.message})`;
+  const cause = fetchCause(err);
+  if (cause !== undefined) return `cannot connect (${cause})`;
   return err instanceof Error ? err.message : String(err);
 }
 

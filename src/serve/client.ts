@@ -10,6 +10,7 @@ import type { Frame } from "../frames/frame.js";
 import type { PartialRunSpec } from "../loop/run-spec.js";
 import { decodeSse, iterateBytes } from "../sse/decoder.js";
 import { abortableSleep } from "../util/abort.js";
+import { fetchCause } from "../util/fetch-cause.js";
 import { JSON_MAX_DEPTH, parsedNestsTooDeep } from "../util/json.js";
 import { readText } from "../util/stream.js";
 import type { RunView } from "./runs.js";
@@ -327,8 +328,5 @@ function streamFailed(url: string, attempts: number, cause: unknown): EddyError 
 }
 
 function causeText(err: unknown): string {
-  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
-  if (typeof cause?.code === "string") return cause.code;
-  if (typeof cause?.message === "string") return cause.message;
-  return err instanceof Error ? err.message : String(err);
+  return fetchCause(err) ?? (err instanceof Error ? err.message : String(err));
 }

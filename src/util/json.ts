@@ -8,6 +8,16 @@ export function isJsonObject(value: unknown): value is JsonRecord {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
+/** Whether `text` is JSON (any value). */
+export function isJsonText(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** `text` parsed, when it is a JSON object; undefined for invalid JSON or any other JSON value. */
 export function parseJsonObject(text: string): JsonRecord | undefined {
   try {

@@ -52,18 +52,13 @@ export class LiveRunView {
     this.keptChars += line.length;
   }
 
-  /** The frames seen so far. */
-  get count(): number {
-    return this.frames;
-  }
-
   /** The view now: of the run so far, or, once paused, the last one built (with a note saying so). */
   snapshot(): RunPayload | undefined {
     if (this.ended || this.frames === 0) return this.last;
     if (this.pausedAt === undefined) {
       const builder = new RunBuilder();
       for (const record of this.kept) builder.add(record);
-      this.last = this.payload(builder.finish({ cut: false, frames: this.frames }));
+      this.last = this.raw.payload(builder.finish({ cut: false, frames: this.frames }));
     } else if (!this.pauseNoted) {
       this.pauseNoted = true;
       const before = this.last ?? { view: new RunBuilder().finish({ cut: false, frames: 0 }), raw: [] };
@@ -80,17 +75,8 @@ export class LiveRunView {
     this.kept = [];
     if (this.frames === 0) return undefined;
     const facts: TapeFacts = { cut: false, frames: this.frames };
-    this.last = this.payload(this.builder.finish(facts));
+    this.last = this.raw.payload(this.builder.finish(facts));
     return this.last;
-  }
-
-  private payload(view: RunPayload["view"]): RunPayload {
-    const omitted = this.raw.omittedCount;
-    if (omitted > 0) {
-      const note = `${omitted.toLocaleString("en-US")} raw frames (of the middle of the run) not shown`;
-      view.omitted = [...(view.omitted ?? []), note];
-    }
-    return { view, raw: this.raw.lines() };
   }
 
   private pauseNote(): string {

@@ -84,10 +84,6 @@ function runOf(path: string, label: string): PageRun {
   const facts: TapeFacts = { cut: scan.cut, frames: scan.frames, problems: scan.problems };
   if (scan.header !== undefined) facts.header = scan.header;
   const view = (builder ?? new RunBuilder()).finish(facts);
-  if (raw.omittedCount > 0) {
-    const note = `${raw.omittedCount.toLocaleString("en-US")} raw frames (of the middle of the tape) not shown`;
-    view.omitted = [...(view.omitted ?? []), note];
-  }
   const entry: RunIndexEntry = {
     label,
     source: path,
@@ -99,7 +95,7 @@ function runOf(path: string, label: string): PageRun {
     tokens: view.tokens,
     duration_ms: view.duration_ms,
   };
-  return { entry, payload: { view, raw: raw.lines() } };
+  return { entry, payload: raw.payload(view) };
 }
 
 /** `*.tape` and `*.jsonl` files in `dir` and `dir/tapes`, sorted by name. */

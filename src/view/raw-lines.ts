@@ -7,6 +7,7 @@
  */
 import { VIEW_LIMITS } from "./limits.js";
 import type { FrameRecord } from "./read.js";
+import type { RunPayload, RunView } from "./view-data.js";
 
 /** Longest string value in a shortened frame line. */
 const VALUE_CHARS = 300;
@@ -60,6 +61,15 @@ export class RawLines {
   /** Lines left out of the page. */
   get omittedCount(): number {
     return this.omitted;
+  }
+
+  /** A run's page part: its view (saying how many raw frames were left out, when any) and these lines. */
+  payload(view: RunView): RunPayload {
+    if (this.omitted > 0) {
+      const note = `${this.omitted.toLocaleString("en-US")} raw frames (of the middle of the tape) not shown`;
+      view.omitted = [...(view.omitted ?? []), note];
+    }
+    return { view, raw: this.lines() };
   }
 
   private keep(line: string): void {
