@@ -31,13 +31,14 @@ function responseFrames(): ProviderFrame[][] {
   );
 }
 
-/** A source yielding `request_started`, then the frames of the response's messages `per` at a time. */
+/** A source pushing `request_started`, then the frames of the response's messages `per` at a time. */
 function source(per: number, log?: string[]): FrameSource {
-  return async function* () {
+  return async (_control, emit) => {
     try {
-      yield [frame("request_started", { turn: 0, attempt: 1, body: BODY })];
+      if (!(await emit([frame("request_started", { turn: 0, attempt: 1, body: BODY })]))) return undefined;
       const all = responseFrames();
-      for (let i = 0; i < all.length; i += per) yield all.slice(i, i + per).flat();
+      for (let i = 0; i < all.length; i += per)
+        if (!(await emit(all.slice(i, i + per).flat()))) return undefined;
       return undefined;
     } finally {
       log?.push("source closed");
@@ -94,6 +95,61 @@ describe("the assembling stream's groups", () => {
     const outcome = await stream.result;
     expect(outcome.ok).toBe(false);
     if (!outcome.ok) expect(outcome.error.kind).toBe("cancelled");
+  });
+
+  it("pulled, the source waits at each group until the consumer asks for the next, and a break closes it", async () => {
+    const log: string[] = [];
+    const all = responseFrames();
+    const stream = createAssemblingStream({
+      request: { body: BODY, turn: 0 },
+      source: async (_control, emit) => {
+        try {
+          for (const [i, batch] of [
+            [frame("request_started", { turn: 0, attempt: 1, body: BODY })],
+            ...all,
+          ].entries()) {
+            log.push(`batch ${i}`);
+            if (!(await emit(batch))) return undefined;
+          }
+          return undefined;
+        } finally {
+          log.push("source closed");
+        }
+      },
+    });
+    const pulled = stream.frameGroups?.();
+    if (pulled === undefined) throw new Error("the assembling stream has frameGroups");
+    const groups = pulled[Symbol.asyncIterator]();
+    expect(label((await groups.next()).value)).toBe("request_started");
+    await new Promise((resolve) => setImmediate(resolve));
+    // Not asked for the next group: the source has not gone past the first batch (the request is held back).
+    expect(log).toEqual(["batch 0"]);
+    expect(label((await groups.next()).value)).toBe("response.created");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(log).toEqual(["batch 0", "batch 1"]);
+    await groups.return?.(undefined);
+    expect(log).toEqual(["batch 0", "batch 1", "source closed"]);
+    const outcome = await stream.result;
+    expect(outcome.ok).toBe(false);
+    if (!outcome.ok) expect(outcome.error.kind).toBe("cancelled");
+  });
+
+  it("a source that throws, pulled: the error reaches the consumer and result settles cancelled", async () => {
+    const stream = createAssemblingStream({
+      request: { body: BODY, turn: 0 },
+      source: async (_control, emit) => {
+        await emit([frame("request_started", { turn: 0, attempt: 1, body: BODY })]);
+        throw new Error("source broke");
+      },
+    });
+    const seen: string[] = [];
+    await expect(
+      (async () => {
+        for await (const f of stream) seen.push(f.type);
+      })(),
+    ).rejects.toThrow("source broke");
+    expect(seen).toEqual(["request_started"]);
+    expect((await stream.result).ok).toBe(false);
   });
 
   it("can be taken once, either way", async () => {

@@ -102,8 +102,8 @@ async function play(
   const codec = wireCodec({ api: "chat-completions" });
   const stream = createAssemblingStream({
     request,
-    source: async function* (control) {
-      yield [frame("request_started", { turn: 0, attempt: 1, body: BODY })];
+    source: async (control, emit) => {
+      await emit([frame("request_started", { turn: 0, attempt: 1, body: BODY })]);
       const out: ProviderFrame[] = [];
       const decoder = CHAT_COMPLETIONS_WIRE.createDecoder({
         turn: 0,
@@ -114,10 +114,10 @@ async function play(
       for (const piece of chunking.split(bytes)) {
         decoder.feed(piece);
         sawDone ||= out.some((f) => f.type === "provider_event" && f.status === "done");
-        yield out.splice(0);
+        await emit(out.splice(0));
       }
       decoder.end();
-      yield out.splice(0);
+      await emit(out.splice(0));
       return control.endOfStreamError(sawDone);
     },
     translator: () => codec.createTranslator?.(request),

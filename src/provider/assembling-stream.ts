@@ -10,9 +10,11 @@
  * group (`frameGroups`), so a consumer that emits a group at once keeps them together. Derived
  * frames a source yields (a fallback candidate's, a tape's) are dropped and derived again here.
  *
- * Sources yield frames in batches (one network chunk's worth), and the loop takes them a group
- * at a time, so a frame crosses one generator level on its way to the loop (a frame passing
- * through nested generators costs a promise per level; bench/RESULTS.md, loop rows).
+ * Sources push frames in batches (one network chunk's worth) to the stream, which hands them on a
+ * group at a time. Pushed to the loop (`pumpGroups`), a network chunk's frames go from the bytes
+ * to the loop's sink in one synchronous pass, with no promise between them; a generator level per
+ * chunk cost ~8% of eddy's CPU per turn (bench/README.md, "The turn"). Pulled (`frameGroups`, the
+ * stream itself), the source waits at each group until the consumer asks for the next.
  */
 import { DERIVED_FRAME_TYPES, type ProviderEventFrame, type ProviderFrame } from "../frames/frame.js";
 import type { JsonObject } from "../protocol/types.js";
@@ -39,13 +41,20 @@ export interface StreamControl {
 }
 
 /**
- * The frames of one request, attempt by attempt, in batches; each attempt starts with
- * `request_started`. Returns the failure that ended the request, or undefined when the last
- * attempt's stream was read to its end (its assembly then says how it ended).
+ * Takes one batch of a source's frames. Returns true to go on; false when the consumer stopped (the
+ * source then closes what it opened and returns, and what it returns is not read); or a promise
+ * of either, which the source awaits before it reads on (a pulling consumer, or the event loop's
+ * next turn after a completed call). It throws what the consumer threw: the source closes what it
+ * opened and lets it pass.
  */
-export type FrameSource = (
-  control: StreamControl,
-) => AsyncGenerator<readonly ProviderFrame[], ProviderError | undefined, undefined>;
+export type BatchSink = (batch: readonly ProviderFrame[]) => boolean | Promise<boolean>;
+
+/**
+ * The frames of one request, attempt by attempt, pushed to `emit` in batches; each attempt starts
+ * with `request_started`. Resolves to the failure that ended the request, or undefined when the
+ * last attempt's stream was read to its end (its assembly then says how it ended).
+ */
+export type FrameSource = (control: StreamControl, emit: BatchSink) => Promise<ProviderError | undefined>;
 
 /**
  * Maps the `provider_event`s of a non-Responses wire format (Chat Completions chunks) to the Open
@@ -138,31 +147,13 @@ class AssemblingStream implements ProviderStream, StreamControl {
     return this.frames();
   }
 
-  /**
-   * The frames of `run`'s groups, at one generator level: `run`'s loop again, yielding frames, since
-   * a generator flattening `run` costs a promise per frame (~15% of a streamed event's time;
-   * bench/README.md, "The provider stream").
-   */
   private async *frames(): AsyncGenerator<ProviderFrame> {
-    const source = this.init.source(this);
-    const onCall = this.options.onCall;
-    try {
-      for (;;) {
-        const batch = this.batchOf(await source.next());
-        if (batch === undefined) return;
-        for (let g = this.nextGroup(batch); g !== undefined; g = this.nextGroup(batch)) {
-          for (let i = 0; i < g.length; i++) yield g[i] as ProviderFrame;
-          if (onCall !== undefined) this.deliverCalls(onCall);
-        }
-      }
-    } finally {
-      await this.abandon(source);
-    }
+    for await (const group of this.pulled()) yield* group;
   }
 
   frameGroups(): AsyncIterable<readonly ProviderFrame[]> {
     this.claim();
-    return this.run();
+    return this.pulled();
   }
 
   /**
@@ -177,20 +168,7 @@ class AssemblingStream implements ProviderStream, StreamControl {
    */
   async pumpGroups(sink: (group: readonly ProviderFrame[]) => boolean): Promise<void> {
     this.claim();
-    const source = this.init.source(this);
-    const onCall = this.options.onCall;
-    try {
-      for (;;) {
-        const batch = this.batchOf(await source.next());
-        if (batch === undefined) return;
-        for (let g = this.nextGroup(batch); g !== undefined; g = this.nextGroup(batch)) {
-          if (!sink(g)) return;
-          if (onCall !== undefined && this.deliverCalls(onCall) > 0) await nextTurn();
-        }
-      }
-    } finally {
-      await this.abandon(source);
-    }
+    await this.pump(sink);
   }
 
   private claim(): void {
@@ -198,36 +176,80 @@ class AssemblingStream implements ProviderStream, StreamControl {
     this.iterated = true;
   }
 
-  private async *run(): AsyncGenerator<readonly ProviderFrame[]> {
-    const source = this.init.source(this);
-    const onCall = this.options.onCall;
+  /**
+   * The pump taken a group at a time: at each group it waits until the consumer asks for the next
+   * one, and it stops (the request abandoned) when the consumer stops asking.
+   */
+  private async *pulled(): AsyncGenerator<readonly ProviderFrame[]> {
+    let next = handoff<readonly ProviderFrame[] | undefined>();
+    let resume: ((go: boolean) => void) | undefined;
+    const pumped = this.pump(
+      (group) =>
+        new Promise<boolean>((go) => {
+          resume = go;
+          next.settle(group);
+        }),
+    ).then(
+      () => next.settle(undefined),
+      (err: unknown) => next.fail(err),
+    );
     try {
       for (;;) {
-        const batch = this.batchOf(await source.next());
-        if (batch === undefined) return;
-        for (let g = this.nextGroup(batch); g !== undefined; g = this.nextGroup(batch)) {
-          yield g;
-          if (onCall !== undefined) this.deliverCalls(onCall);
-        }
+        const group = await next.promise;
+        if (group === undefined) return;
+        next = handoff();
+        yield group;
+        const go = resume;
+        resume = undefined;
+        go?.(true);
       }
     } finally {
-      await this.abandon(source);
+      resume?.(false);
+      await pumped;
     }
   }
 
   /** Where `nextGroup` is in the current batch. */
   private at = 0;
 
-  /** The batch a source's step holds; undefined once the source has ended (the stream then settles). */
-  private batchOf(
-    next: IteratorResult<readonly ProviderFrame[], ProviderError | undefined>,
-  ): readonly ProviderFrame[] | undefined {
-    if (next.done === true) {
-      this.finish(next.value);
-      return undefined;
+  /**
+   * Runs the source, handing each group to `sink` and the calls it completed to `onCall`; settles
+   * `result` (cancelled when the sink stopped or threw, or the source threw).
+   */
+  private async pump(sink: (group: readonly ProviderFrame[]) => boolean | Promise<boolean>): Promise<void> {
+    const onCall = this.options.onCall;
+    let stopped = false;
+    const stop = (): false => {
+      stopped = true;
+      return false;
+    };
+    // A group pulled (the sink's promise): its calls go once the consumer asks for the next group.
+    const afterPull = (go: boolean, batch: readonly ProviderFrame[]): boolean | Promise<boolean> => {
+      if (!go) return stop();
+      if (onCall !== undefined) this.deliverCalls(onCall);
+      return groups(batch);
+    };
+    const groups = (batch: readonly ProviderFrame[]): boolean | Promise<boolean> => {
+      for (let g = this.nextGroup(batch); g !== undefined; g = this.nextGroup(batch)) {
+        const shown = sink(g);
+        if (shown === false) return stop();
+        if (shown !== true) return shown.then((go) => afterPull(go, batch));
+        if (onCall !== undefined && this.deliverCalls(onCall) > 0)
+          return nextTurn().then(() => groups(batch));
+      }
+      return true;
+    };
+    try {
+      const failure = await this.init.source(this, (batch) => {
+        if (stopped) return false;
+        this.at = 0;
+        return groups(batch);
+      });
+      if (!stopped) this.finish(failure);
+    } finally {
+      if (!this.settled)
+        this.settleWith({ ok: false, error: cancelledError(), response: finishAssembly(this.assembly) });
     }
-    this.at = 0;
-    return next.value;
   }
 
   /**
@@ -252,13 +274,6 @@ class AssemblingStream implements ProviderStream, StreamControl {
       }
     }
     return undefined;
-  }
-
-  /** The consumer stopped early (break, a sink's false) or the source threw: the request is abandoned. */
-  private async abandon(source: ReturnType<FrameSource>): Promise<void> {
-    if (this.settled) return;
-    await source.return(undefined);
-    this.settleWith({ ok: false, error: cancelledError(), response: finishAssembly(this.assembly) });
   }
 
   /** Steps the attempt with one provider event; its derived frames join its group. */
@@ -307,6 +322,17 @@ class AssemblingStream implements ProviderStream, StreamControl {
 }
 
 const DERIVED: ReadonlySet<string> = new Set(DERIVED_FRAME_TYPES);
+
+/** A promise with its settling functions apart (the pull side of `pulled`). */
+function handoff<T>(): { promise: Promise<T>; settle: (value: T) => void; fail: (err: unknown) => void } {
+  let settle!: (value: T) => void;
+  let fail!: (err: unknown) => void;
+  const promise = new Promise<T>((resolve, reject) => {
+    settle = resolve;
+    fail = reject;
+  });
+  return { promise, settle, fail };
+}
 
 /** Resolves in the event loop's next turn, after every microtask queued before it. */
 function nextTurn(): Promise<void> {

@@ -12,7 +12,7 @@ import {
   type ResponseHeadersFrame,
 } from "../frames/frame.js";
 import type { JsonObject } from "../protocol/types.js";
-import type { FrameSource, StreamControl } from "./assembling-stream.js";
+import type { BatchSink, FrameSource, StreamControl } from "./assembling-stream.js";
 import { cancelledError, type ProviderError } from "./errors.js";
 import { backoffDelayMs, type RetryPolicy } from "./retry.js";
 
@@ -60,7 +60,7 @@ export interface RetryingSourceOptions {
 
 /** The frame source that runs attempts until one succeeds, one may not be retried, or retries run out. */
 export function retryingSource(options: RetryingSourceOptions): FrameSource {
-  return async function* attempts(control) {
+  return async function attempts(control, emit) {
     const { turn, body } = control.request;
     const signal = control.options.signal;
     let attempt = control.request.firstAttempt ?? 1;
@@ -68,51 +68,63 @@ export function retryingSource(options: RetryingSourceOptions): FrameSource {
       const started = frame("request_started", { turn, attempt, body });
       if (options.wireBody !== undefined) started.wire_body = options.wireBody;
       if (options.transport !== undefined) started.transport = options.transport;
-      yield [started];
+      // Sent only once the consumer took `request_started` (a rate limiter holds it back).
+      if (!(await emit([started]))) return undefined;
       const exchange = options.openAttempt(attempt, control);
       let error: ProviderError | undefined;
       try {
-        const opening = await exchange.open();
-        if (opening.type === "failed") error = opening.error;
-        else {
-          if (opening.headers !== undefined) yield [opening.headers];
-          let draining = false;
-          for (;;) {
-            const step = await exchange.next();
-            if (step.type === "failed") {
-              error = step.error;
-              break;
-            }
-            if (step.type === "end") {
-              error = control.endOfStreamError(step.sawDone);
-              break;
-            }
-            yield step.frames;
-            if (!draining && control.terminal !== null && control.terminal !== "error") {
-              draining = true;
-              exchange.startDrain();
-            }
-          }
-        }
+        const tried = await streamAttempt(exchange, control, emit);
+        if (tried === STOPPED) return undefined;
+        error = tried;
       } finally {
         exchange.close();
       }
       if (error === undefined) return undefined;
-      yield [failedFrame(turn, attempt, error)];
+      if (!(await emit([failedFrame(turn, attempt, error)]))) return undefined;
       if (!error.retryable || retries >= options.retry.maxRetries || !control.canResend()) return error;
       attempt++;
       const delay = backoffDelayMs(options.retry, retries + 1, options.random, error.retryAfterMs);
-      yield [frame("retry", { turn, attempt, delay_ms: delay, reason: error.frameCode })];
+      if (!(await emit([frame("retry", { turn, attempt, delay_ms: delay, reason: error.frameCode })])))
+        return undefined;
       try {
         await options.sleep(delay, signal);
       } catch {
         // Cancelled while waiting: the announced attempt ends before it starts.
         const cancelled = cancelledError();
-        yield [failedFrame(turn, attempt, cancelled)];
+        await emit([failedFrame(turn, attempt, cancelled)]);
         return cancelled;
       }
     }
   };
+}
+
+const STOPPED = Symbol("stopped");
+
+/**
+ * One attempt's frames to `emit`, chunk by chunk: the error that ended it (undefined when its
+ * stream was read to its end), or STOPPED when the consumer stopped. A batch the consumer takes at
+ * once is not awaited (the hot path: no promise between a network chunk and the loop).
+ */
+async function streamAttempt(
+  exchange: Attempt,
+  control: StreamControl,
+  emit: BatchSink,
+): Promise<ProviderError | undefined | typeof STOPPED> {
+  const opening = await exchange.open();
+  if (opening.type === "failed") return opening.error;
+  if (opening.headers !== undefined && !(await emit([opening.headers]))) return STOPPED;
+  let draining = false;
+  for (;;) {
+    const step = await exchange.next();
+    if (step.type === "failed") return step.error;
+    if (step.type === "end") return control.endOfStreamError(step.sawDone);
+    const taken = emit(step.frames);
+    if (taken !== true && (taken === false || !(await taken))) return STOPPED;
+    if (!draining && control.terminal !== null && control.terminal !== "error") {
+      draining = true;
+      exchange.startDrain();
+    }
+  }
 }
 
 /** The `request_failed` frame of a failed attempt. */

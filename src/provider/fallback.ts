@@ -67,7 +67,7 @@ function candidateSource(
 ): FrameSource {
   // Calls reach the caller from the outer stream only.
   const { onCall: _outer, ...innerOptions } = options;
-  return async function* fallback(control) {
+  return async function fallback(control, emit) {
     let firstAttempt = request.firstAttempt ?? 1;
     for (let i = 0; ; i++) {
       const candidate = candidates[i] as FallbackCandidate;
@@ -75,10 +75,11 @@ function candidateSource(
       const body = candidate.model === undefined ? request.body : { ...request.body, model: candidate.model };
       const inner = candidate.provider.stream({ ...request, body, firstAttempt }, innerOptions);
       let lastAttempt = firstAttempt;
-      // Groups keep an event's text deltas with it for the outer stream (which derives the rest again).
+      // Groups keep an event's text deltas with it for the outer stream (which derives the rest
+      // again); leaving the loop early abandons the candidate's request.
       for await (const group of inner.frameGroups?.() ?? singles(inner)) {
         for (const f of group) if (f.type === "request_started") lastAttempt = f.attempt;
-        yield group;
+        if (!(await emit(group))) return undefined;
       }
       const outcome = await inner.result;
       if (outcome.ok) return undefined;
@@ -86,14 +87,13 @@ function candidateSource(
       if (next === undefined || outcome.error.runEndReason !== "provider_error" || !control.canResend())
         return outcome.error;
       firstAttempt = lastAttempt + 1;
-      yield [
-        frame("retry", {
-          turn: request.turn,
-          attempt: firstAttempt,
-          delay_ms: 0,
-          reason: `fallback:${next.provider.name}`,
-        }),
-      ];
+      const moved = frame("retry", {
+        turn: request.turn,
+        attempt: firstAttempt,
+        delay_ms: 0,
+        reason: `fallback:${next.provider.name}`,
+      });
+      if (!(await emit([moved]))) return undefined;
     }
   };
 }

@@ -135,7 +135,7 @@ function recordedSource(segment: ProviderFrame[] | undefined, context: ReplayCon
     if (transport !== undefined) started.transport = transport;
     return started;
   };
-  return async function* replay() {
+  return async function replay(_control, emit) {
     if (segment === undefined) {
       const attempt = request.firstAttempt ?? 1;
       const failure = frame("request_failed", {
@@ -147,21 +147,18 @@ function recordedSource(segment: ProviderFrame[] | undefined, context: ReplayCon
         kind: "decode",
         retryable: false,
       });
-      yield [requestStarted(attempt), failure];
+      await emit([requestStarted(attempt), failure]);
       return errorFrom(failure);
     }
     let lastFailure: RequestFailedFrame | undefined;
     const derived: SseFrame[] = [];
-    for (const recorded of segment) {
-      // Derived from the recorded events again by the assembling stream, in the same place.
-      if (DERIVED.has(recorded.type)) continue;
-      await gate.wait(recorded.seq);
+    /** The batch a recorded frame stands for today (none for a derived frame not derived again). */
+    const replayed = (recorded: ProviderFrame): ProviderFrame[] | undefined => {
       switch (recorded.type) {
         case "request_started":
           lastFailure = undefined;
           transport = recorded.transport;
-          yield [requestStarted(recorded.attempt)];
-          break;
+          return [requestStarted(recorded.attempt)];
         case "provider_event": {
           derived.length = 0;
           const options = {
@@ -171,29 +168,32 @@ function recordedSource(segment: ProviderFrame[] | undefined, context: ReplayCon
           };
           current.codec.framesFromSse(messageOf(recorded), options, (f) => derived.push(f));
           const first = derived.shift();
-          if (first !== undefined) yield [first];
-          break;
+          return first === undefined ? undefined : [first];
         }
         case "output_text_delta": {
           const delta = derived.shift();
-          if (delta !== undefined) yield [delta];
-          break;
+          return delta === undefined ? undefined : [delta];
         }
         case "request_failed":
           lastFailure = recorded;
-          yield [fresh(recorded)];
-          break;
+          return [fresh(recorded)];
         case "retry":
           // A fallback chain moved to its next candidate (fallback.ts): its API from now on.
           if (recorded.reason.startsWith("fallback:")) {
             candidate = Math.min(candidate + 1, chain.length - 1);
             current.codec = chain[candidate] as WireCodec;
           }
-          yield [fresh(recorded)];
-          break;
+          return [fresh(recorded)];
         default:
-          yield [fresh(recorded)];
+          return [fresh(recorded)];
       }
+    };
+    for (const recorded of segment) {
+      // Derived from the recorded events again by the assembling stream, in the same place.
+      if (DERIVED.has(recorded.type)) continue;
+      await gate.wait(recorded.seq);
+      const batch = replayed(recorded);
+      if (batch !== undefined && !(await emit(batch))) return undefined;
     }
     return lastFailure === undefined ? undefined : errorFrom(lastFailure);
   };
