@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createMockServer } from "../src/mock/index.js";
+import { createMockServer, type Scenario } from "../src/mock/index.js";
 import { toSse } from "./support/captures.js";
 import { cleanEnv, runCli } from "./support/cli.js";
 import { type RawReply, type RawServer, startRawServer } from "./support/raw-server.js";
@@ -245,22 +245,42 @@ describe("eddy run: a secret the model quotes in pieces (split across streamed d
       .filter((part) => text.includes(part))
       .map((part) => `${channel}: ${part}`);
 
-  it.each(["responses", "chat-completions"] as const)(
-    "%s: no piece of it in stdout, stderr, the tape or the replay",
+  // The mock cuts a long word into 12-character deltas, and a call's arguments into 8-character
+  // fragments: the key arrives in pieces either way.
+  const answer: Scenario = {
+    turns: [{ items: [{ type: "message", text: `The token is token=${KEY}\nDone.` }] }],
+  };
+  const call: Scenario = {
+    turns: [
+      {
+        items: [
+          {
+            type: "function_call",
+            name: "read_file",
+            arguments: { path: `notes-${KEY}.txt` },
+            call_id: "call_1",
+          },
+        ],
+      },
+      { items: [{ type: "message", text: "done" }] },
+    ],
+  };
+  it.each([
+    ["responses", "the answer", answer, "token=***"],
+    ["chat-completions", "the answer", answer, "token=***"],
+    ["responses", "a call's arguments", call, "notes-***"],
+    ["chat-completions", "a call's arguments", call, "notes-***"],
+  ] as const)(
+    "%s, %s: no piece of it in stdout, stderr, the tape or the replay",
     {
       timeout: 120_000,
     },
-    async (api) => {
+    async (api, _what, scenario, shown) => {
       const cwd = mkdtempSync(join(tmpdir(), "eddy-secrets-split-"));
-      // The mock cuts a long word into 12-character deltas: the key arrives in three pieces.
-      const mock = await createMockServer({
-        scenario: {
-          turns: [{ items: [{ type: "message", text: `The token is token=${KEY}\nDone.` }], repeat: true }],
-        },
-      });
-      try {
-        const found: string[] = [];
-        for (const view of ["--json", "human"]) {
+      const found: string[] = [];
+      for (const view of ["--json", "human"]) {
+        const mock = await createMockServer({ scenario });
+        try {
           const tape = join(cwd, `${view}.tape`);
           const args = [
             "run",
@@ -285,15 +305,15 @@ describe("eddy run: a secret the model quotes in pieces (split across streamed d
             ...partsOfKey(`${view} stderr`, run.stderr),
           );
           found.push(...partsOfKey(`${view} tape`, readFileSync(tape, "utf8")));
-          if (view === "human") expect(run.stdout).toContain("token=***");
+          if (view === "human") expect(run.stdout + run.stderr).toContain(shown);
           const replay = await runCli(["replay", "--json", tape], { cwd, env: cleanEnv() });
           found.push(...partsOfKey(`${view} replay`, replay.stdout + replay.stderr));
           expect(replay.code, replay.stdout.slice(-2000)).toBe(0);
+        } finally {
+          await mock.close();
         }
-        expect(found).toEqual([]);
-      } finally {
-        await mock.close();
       }
+      expect(found).toEqual([]);
     },
   );
 });

@@ -137,6 +137,54 @@ describe("a secret split across streamed deltas (split-secrets.ts)", () => {
     expect(contents).toEqual(["token=***", "", "\n"]);
   });
 
+  it("a Chat Completions tool call's argument fragments are guarded in the chunks, each at its own place", async () => {
+    const fragment = (text: string, call = 0, id = "chatcmpl_1"): Frame[] => [
+      frame("provider_event", {
+        turn: 0,
+        status: "event",
+        data: {
+          id,
+          object: "chat.completion.chunk",
+          model: "m",
+          choices: [{ index: 0, delta: { tool_calls: [{ index: call, function: { arguments: text } }] } }],
+        },
+      }),
+    ];
+    const argsOf = (frames: Frame[]) =>
+      frames.flatMap((f) => {
+        if (f.type !== "provider_event") return [];
+        const data = f.data as {
+          choices: { delta: { tool_calls: { function: { arguments: string } }[] } }[];
+        };
+        return [data.choices[0]?.delta.tool_calls[0]?.function.arguments];
+      });
+    // The last chunk's id equals its fragment: only the arguments change.
+    const frames = await through([
+      fragment('{"path":"notes-sk-pro'),
+      fragment("be-SECRET-12"),
+      fragment('3456.txt"}', 0, '3456.txt"}'),
+    ]);
+    expect(argsOf(frames)).toEqual(['{"path":"notes-***', "", '.txt"}']);
+    const ids = frames.flatMap((f) => (f.type === "provider_event" ? [(f.data as { id: string }).id] : []));
+    expect(ids).toEqual(["chatcmpl_1", "chatcmpl_1", '3456.txt"}']);
+    expect(holdsPartOfKey(JSON.stringify(frames.slice(0, 2)))).toBe(false);
+    // Fragments of two calls are two streams: a key split between them is not one secret.
+    const two = await through([fragment('{"a":"sk-probe-'), fragment('SECRET-123456"}', 1)]);
+    expect(argsOf(two)).toEqual(['{"a":"sk-probe-', 'SECRET-123456"}']);
+  });
+
+  it("an AI SDK model's tool input deltas are guarded in its stream parts", async () => {
+    const part = (delta: string): Frame[] => [
+      frame("provider_event", {
+        turn: 0,
+        status: "event",
+        data: { type: "tool-input-delta", id: "call_1", delta },
+      }),
+    ];
+    const frames = await through([part('{"q":"sk-probe-SE'), part('CRET-123456"}')]);
+    expect(eventDeltas(frames)).toEqual(['{"q":"***', '"}']);
+  });
+
   it("a call's argument deltas (no frame derived from them) are guarded in the provider events", async () => {
     const args = (text: string): Frame[] => [
       frame("provider_event", {

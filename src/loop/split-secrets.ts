@@ -11,6 +11,12 @@
  * deltas from the tape); if not, they go as they were. Any other frame first sends what is held,
  * in order, so no frame is reordered and none is added. Frame by frame masking still applies to
  * each frame after this.
+ *
+ * A call's arguments stream without derived frames: there the provider event's own fragment is the
+ * piece — an Open Responses `response.function_call_arguments.delta`, the one tool call of a Chat
+ * Completions chunk (`choices[0].delta.tool_calls[0].function.arguments`), an AI SDK
+ * `tool-input-delta` — and only that field is rewritten. A chunk carrying fragments of several
+ * calls at once, or a fragment beside text, is not guarded (no provider eddy knows sends them).
  */
 import type { Frame } from "../frames/frame.js";
 
@@ -25,12 +31,18 @@ const MAX_HELD_CHARS = 64 * 1024;
 interface Piece {
   key: string;
   text: string;
+  /**
+   * The provider event's data with this piece's text made `to`, for a piece no frame is derived
+   * from (the text is at one known place in the event). @defaultValue every string of the data
+   * equal to the text (`replaced`)
+   */
+  rewrite?: (data: unknown, to: string) => unknown;
 }
 
 export class SplitSecretGuard {
   private held: Group[] = [];
   private heldKey: string | undefined;
-  private heldText: string[] = [];
+  private heldPieces: Piece[] = [];
   private heldChars = 0;
   /** Longest first: of two overlapping secrets, the longer is masked. */
   private readonly secrets: readonly string[];
@@ -56,9 +68,9 @@ export class SplitSecretGuard {
     }
     this.held.push(group);
     this.heldKey = piece.key;
-    this.heldText.push(piece.text);
+    this.heldPieces.push(piece);
     this.heldChars += piece.text.length;
-    const joined = this.heldText.join("");
+    const joined = this.heldPieces.map((p) => p.text).join("");
     const bounded = this.held.length < MAX_HELD_GROUPS && this.heldChars < MAX_HELD_CHARS;
     if (bounded && this.startsSecretAtEnd(joined)) return out;
     out.push(...this.release(joined));
@@ -70,21 +82,27 @@ export class SplitSecretGuard {
     const groups = this.held;
     this.held = [];
     this.heldKey = undefined;
-    this.heldText = [];
+    this.heldPieces = [];
     this.heldChars = 0;
     return groups;
   }
 
   /** The held groups with every secret that spans them masked across their deltas. */
   private release(joined: string): Group[] {
-    const texts = this.heldText;
+    const pieces = this.heldPieces;
     const groups = this.take();
     if (groups.length < 2) return groups;
-    const masked = maskAcross(texts, joined, this.secrets);
-    if (masked === undefined) return groups;
-    return groups.map((g, i) =>
-      masked[i] === texts[i] ? g : withPiece(g, texts[i] as string, masked[i] as string),
+    const masked = maskAcross(
+      pieces.map((p) => p.text),
+      joined,
+      this.secrets,
     );
+    if (masked === undefined) return groups;
+    return groups.map((g, i) => {
+      const piece = pieces[i] as Piece;
+      const to = masked[i] as string;
+      return to === piece.text ? g : withPiece(g, piece, to);
+    });
   }
 
   /** Whether `text` ends with the first characters (not all) of a secret. */
@@ -113,12 +131,57 @@ function pieceOf(group: Group): Piece | undefined {
     else return undefined;
   }
   if (piece !== undefined || event?.type !== "provider_event") return piece;
-  // A delta no frame is derived from (a call's arguments): the Open Responses event's own text.
-  const data = event.data as { type?: unknown; delta?: unknown; item_id?: unknown; output_index?: unknown };
-  if (!isDeltaEvent(data)) return undefined;
+  // A delta no frame is derived from (a call's arguments): the event's own text.
+  return eventDelta(event.data) ?? chatArguments(event.data) ?? aiSdkToolInput(event.data);
+}
+
+/** An AI SDK stream part's tool input delta (`tool-input-delta`, src/provider/ai-sdk/translator.ts). */
+function aiSdkToolInput(value: unknown): Piece | undefined {
+  const part = value as { type?: unknown; id?: unknown; delta?: unknown } | null | undefined;
+  if (part?.type !== "tool-input-delta" || typeof part.delta !== "string") return undefined;
   return {
-    key: `e:${String(data.type)}:${String(data.item_id)}:${String(data.output_index)}`,
-    text: data.delta as string,
+    key: `a:${String(part.id)}`,
+    text: part.delta,
+    rewrite: (d, to) => ({ ...(d as object), delta: to }),
+  };
+}
+
+/** An Open Responses delta event's text (a call's argument delta). */
+function eventDelta(value: unknown): Piece | undefined {
+  if (!isDeltaEvent(value)) return undefined;
+  const data = value as { type: string; delta: string; item_id?: unknown; output_index?: unknown };
+  return {
+    key: `e:${data.type}:${String(data.item_id)}:${String(data.output_index)}`,
+    text: data.delta,
+    rewrite: (d, to) => ({ ...(d as object), delta: to }),
+  };
+}
+
+/** The one argument fragment of one tool call a Chat Completions chunk carries, and nothing else to show. */
+function chatArguments(value: unknown): Piece | undefined {
+  const choices = (value as { choices?: unknown } | null | undefined)?.choices;
+  if (!Array.isArray(choices) || choices.length !== 1) return undefined;
+  const choice = choices[0] as {
+    index?: unknown;
+    delta?: { content?: unknown; tool_calls?: unknown };
+  } | null;
+  const calls = choice?.delta?.tool_calls;
+  if (!Array.isArray(calls) || calls.length !== 1 || typeof choice?.delta?.content === "string")
+    return undefined;
+  const call = calls[0] as { index?: unknown; function?: { arguments?: unknown } } | null;
+  const text = call?.function?.arguments;
+  if (typeof text !== "string") return undefined;
+  return {
+    key: `c:${String(choice?.index)}:${String(call?.index)}`,
+    text,
+    rewrite: (d, to) => {
+      const chunk = d as { choices: [{ delta: { tool_calls: [{ function: object }] } }] };
+      const [c] = chunk.choices;
+      const [t] = c.delta.tool_calls;
+      const fn = { ...t.function, arguments: to };
+      const delta = { ...c.delta, tool_calls: [{ ...t, function: fn }] };
+      return { ...chunk, choices: [{ ...c, delta }] };
+    },
   };
 }
 
@@ -162,18 +225,20 @@ function maskAcross(
 }
 
 /**
- * The group with its piece `from` made `to`, in the derived delta and in the provider event's data.
+ * The group with its piece's text made `to`, in the derived delta and in the provider event's data.
  * A delta left empty stays a frame when the event is itself the Open Responses delta (eddy derives
  * one from every such event); from a translated wire (Chat Completions, AI SDK) it goes, as the
  * translator makes no delta of empty text — so a replay of the tape derives the same frames.
  */
-function withPiece(group: Group, from: string, to: string): Group {
+function withPiece(group: Group, piece: Piece, to: string): Group {
   const native = group.some((f) => f.type === "provider_event" && isDeltaEvent(f.data));
   return group.flatMap((frame): Frame[] => {
     if (frame.type === "output_text_delta" || frame.type === "reasoning_delta")
       return to === "" && !native ? [] : [{ ...frame, delta: to }];
-    if (frame.type === "provider_event" && from !== "")
-      return [{ ...frame, data: replaced(frame.data, from, to) }];
+    if (frame.type === "provider_event" && piece.rewrite !== undefined)
+      return [{ ...frame, data: piece.rewrite(frame.data, to) }];
+    if (frame.type === "provider_event" && piece.text !== "")
+      return [{ ...frame, data: replaced(frame.data, piece.text, to) }];
     return [frame];
   });
 }
