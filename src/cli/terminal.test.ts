@@ -43,6 +43,13 @@ describe("terminalSafe", () => {
     expect(safe).not.toMatch(CONTROL);
   });
 
+  it("shows the bidirectional overrides, embeddings and isolates as U+FFFD (they reorder what follows)", () => {
+    expect(terminalSafe("notes\u202egnp.sh")).toBe("notes\ufffdgnp.sh");
+    expect(terminalSafe("a\u2066b\u2069c\u202ad\u202ce")).toBe("a\ufffdb\ufffdc\ufffdd\ufffde");
+    // Marks (LRM, RLM) steer nothing on their own: kept, as right-to-left text needs them.
+    expect(terminalSafe("\u05e9\u05dc\u05d5\u05dd\u200e!")).toBe("\u05e9\u05dc\u05d5\u05dd\u200e!");
+  });
+
   it("keeps text, tabs, newlines and all Unicode byte for byte", () => {
     const text = "plain\ttext\nline 2 — émoji 🎉, 中文, العربية, ∑ ≠ ∞\n";
     expect(terminalSafe(text)).toBe(text);

@@ -142,10 +142,18 @@ export async function readTerminalLine(
  * plain text. Strings without one (nearly all) pass through untouched.
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 const ESC = 0x1b;
 /** A control string (OSC, DCS, …) longer than this is given up on: what follows is text again. */
 const MAX_STRING = 65_536;
+
+/**
+ * The bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069): they reorder
+ * what a terminal shows after them (a file `notes\u202Egnp.sh` shows as `notes` + `hs.png`).
+ */
+function isBidiControl(c: number): boolean {
+  return (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+}
 
 /** Where the sanitizer is in a control sequence. */
 type Phase =
@@ -192,6 +200,7 @@ export class TerminalSanitizer {
     if (c === ESC) this.phase = "escape";
     else if (c === 0x9b) this.phase = "csi";
     else if (c === 0x9d || c === 0x90 || c === 0x98 || c === 0x9e || c === 0x9f) this.enterString();
+    else if (isBidiControl(c)) return "\ufffd";
     else if (c >= 0x20 && (c < 0x7f || c > 0x9f)) return char;
     return "";
   }
@@ -245,8 +254,9 @@ export class TerminalSanitizer {
  * SOS, PM and APC strings up to their terminator (`ESC ]0;` window title, `ESC ]52;` clipboard
  * write, `ESC ]8;` hyperlinks) — also unterminated, and also in their 8-bit C1 forms (U+009B,
  * U+009D, …) —, two-byte escapes (`ESC c` resets the terminal), and every other C0/C1 control
- * (BEL, backspace, carriage return that would overwrite a line, …). TAB and LF stay; with
- * `oneLine`, LF and TAB become spaces. Printable text, emoji and all other Unicode are kept
+ * (BEL, backspace, carriage return that would overwrite a line, …). The bidirectional
+ * embeddings, overrides and isolates, which reorder what follows them, are shown as U+FFFD. TAB and
+ * LF stay; with `oneLine`, LF and TAB become spaces. Printable text, emoji and all other Unicode are kept
  * byte for byte. (strip-ansi and `util.stripVTControlCharacters` leave OSC payloads they do not
  * recognise, lone C1 controls and BEL/backspace/CR behind, hence this scanner.)
  */
