@@ -14,6 +14,8 @@ import { describe, expect, it } from "vitest";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
 import type { ToolHooks } from "../loop/hooks.js";
 import { createPolicy, type Policy } from "../loop/policy.js";
+import { replayTape } from "../replay/replay.js";
+import { readTape } from "../replay/tape.js";
 import { createToolRegistry } from "../tools/registry.js";
 import { approvalNoteTool } from "../tools/test-support/note-tool.js";
 import { FACE_ROUTES, ROUTES } from "./api.js";
@@ -335,6 +337,35 @@ describe("eddy serve handler: runs", () => {
     };
     expect(view).toMatchObject({ events: lines.length - 1, status: "completed" });
     expect((await call("GET", `/v1/runs/${second.id}/events`)).status).toBe(500);
+  });
+
+  it("a run on a thread records its whole tape (its first frames come before the tape opens): read back, replayed, listed after a restart", async () => {
+    const { call, service, dataDir } = setup({ scripts: [text("hello"), text("again")] });
+    for (const [path, body] of [
+      ["/v1/threads/t1/messages", { input: "My name is Ada." }],
+      ["/v1/runs", { input: "What is my name?", thread: "t1" }],
+    ] as const) {
+      const { id } = (await (await call("POST", path, body)).json()) as { id: string };
+      expect((await finished(service, id))?.status).toBe("completed");
+      const tape = readTape(join(dataDir, "runs", `${id}.tape`));
+      expect(tape.frames.map((f) => f.seq)).toEqual(tape.frames.map((_, i) => i));
+      expect(tape.frames.slice(0, 2).map((f) => f.type)).toEqual(["run_started", "context_compiled"]);
+      const res = await call("GET", `/v1/runs/${id}/events`);
+      expect(res.status).toBe(200);
+      expect((await sse(res)).map((e) => e.event)).toEqual(tape.frames.map((f) => f.type));
+      const registry = createToolRegistry([approvalNoteTool([])]);
+      const replayed = await replayTape(tape, { registry, workspace: dataDir });
+      expect(replayed.verdict).toEqual({ match: true, frames: tape.frames.length });
+    }
+    const restarted = setup({ dataDir });
+    expect(restarted.service.list().map((r) => r.status)).toEqual(["completed", "completed"]);
+    // The thread's view names its runs, not the server's paths.
+    const view = await (await call("GET", "/v1/threads/t1")).text();
+    expect(JSON.parse(view).runs.map((r: { outcome?: { reason: string } }) => r.outcome?.reason)).toEqual([
+      "completed",
+      "completed",
+    ]);
+    expect(view).not.toContain(dataDir);
   });
 
   it("a restarted server names each tape it does not list, and leaves it where it is", async () => {

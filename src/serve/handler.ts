@@ -260,7 +260,13 @@ async function thread(service: RunService, name: string): Promise<Response> {
   const log = await service.threads.read(threadName(name, true));
   if (log.runs.length === 0)
     throw problem(404, "thread_not_found", `no thread ${JSON.stringify(name)} on this server`);
-  return jsonResponse(200, log);
+  // An outcome's tape is a path on the server: its run's events are at /v1/runs/RUN_ID/events.
+  const runs = log.runs.map((run) => {
+    if (run.outcome?.tape === undefined) return run;
+    const { tape: _path, ...outcome } = run.outcome;
+    return { ...run, outcome };
+  });
+  return jsonResponse(200, { ...log, runs });
 }
 
 function threadName(name: string, mustExist: boolean): string {

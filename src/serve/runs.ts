@@ -270,9 +270,9 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
     throw err;
   }
   run.spec = handle.spec;
-  // Frames flow from the next tick on: the tape is open before the first one.
+  // A run on a thread has emitted its first frames by now (they wait in the sink).
   const writer = ctx.tapes.open(id, tapeHeaderOf(runtime, handle.spec), "now");
-  tape.writer = writer;
+  openTape(tape, writer);
   ctx.runs.set(id, run);
   run.done = drive(run, handle, writer, registry, (closed) => {
     if (closed && tape.guard.problem === undefined) storeFinishedLog(ctx, run);
@@ -334,16 +334,28 @@ export function tapeHeaderOf(
   });
 }
 
-/** A segment's tape: its writer (once open) and the guard that cancels the run when a write fails. */
+/**
+ * A segment's tape: its writer (once open), the frames that came before it opened (a run on a
+ * thread starts while its header is still being made), and the guard that cancels the run when a
+ * write fails.
+ */
 interface TapeSink {
   writer: TapeWriter | undefined;
+  early: Frame[];
   guard: TapeWriteGuard;
+}
+
+/** The segment's tape is open: the frames that came before go on it first. */
+function openTape(tape: TapeSink, writer: TapeWriter): void {
+  for (const frame of tape.early.splice(0)) tape.guard.write(() => writer.write(frame));
+  tape.writer = writer;
 }
 
 /** The tape of a segment of `run` (a fresh run, or one resumed after a decision). */
 function tapeSink(run: ServedRun, onError: ServeRuntime["onTapeError"]): TapeSink {
   return {
     writer: undefined,
+    early: [],
     guard: new TapeWriteGuard((problem, error) => {
       onError?.(run.id, error);
       run.handle?.cancel(`eddy serve could not record this run's tape: ${problem}`);
@@ -358,6 +370,7 @@ function tapeSink(run: ServedRun, onError: ServeRuntime["onTapeError"]): TapeSin
  */
 function deliver(run: ServedRun, tape: TapeSink, frame: Frame, skipBelow = 0): void {
   if (tape.writer !== undefined) tape.guard.write(() => tape.writer?.write(frame));
+  else tape.early.push(frame);
   if (frame.seq < skipBelow) return;
   if (frame.type === "run_ended") run.ended = frame;
   run.log.append(frame);
@@ -522,7 +535,7 @@ function resume(ctx: ServiceContext, run: ServedRun): void {
   // Reproduced frames (below the resume point) are in the log already.
   skipBelow = handle.point.at_seq;
   const writer = ctx.tapes.open(run.id, handle.header, "on_commit");
-  tape.writer = writer;
+  openTape(tape, writer);
   run.status = "running";
   delete run.ended;
   run.log.reopen();
