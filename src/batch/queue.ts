@@ -27,7 +27,7 @@ import type { Policy } from "../loop/policy.js";
 import { checkPartialRunSpec, type PartialRunSpec } from "../loop/run-spec.js";
 import type { Provider } from "../provider/provider.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import { isJsonObject, isJsonText, JSON_MAX_DEPTH, nestsDeeperThan } from "../util/json.js";
+import { isJsonObject, isJsonText, nestsDeeperThan, RECORD_MAX_DEPTH } from "../util/json.js";
 import { fieldPath } from "../util/zod-problems.js";
 import { BATCH_DEFAULTS } from "./defaults.js";
 import { limitedProvider } from "./limited-provider.js";
@@ -64,8 +64,8 @@ export function checkQueuedTask(data: unknown): QueuedTask {
     new EddyError("invalid_argument", `queue job: ${message}`, { fault: "user" });
   if (data === null || typeof data !== "object" || Array.isArray(data)) throw problem("expected an object");
   // Before anything walks it: deeper data would overflow the stack of the checks below (docs/pitfalls.md #74).
-  if (nestsDeeperThan(data))
-    throw problem(`nests deeper than ${JSON_MAX_DEPTH} levels of arrays and objects`);
+  if (nestsDeeperThan(data, RECORD_MAX_DEPTH))
+    throw problem(`nests deeper than ${RECORD_MAX_DEPTH} levels of arrays and objects`);
   const { batch, task, retry, workspacePerTask, ...rest } = data as Record<string, unknown>;
   const extra = Object.keys(rest);
   if (extra.length > 0) throw problem(`${fieldPath([extra[0] as string])}: is not a known field`);

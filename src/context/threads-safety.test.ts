@@ -202,7 +202,7 @@ describe("a torn last line (a crash mid-write)", () => {
     }
   });
 
-  it("a record nested deeper than 1,000 levels is skipped (the walks after JSON.parse overflowed the stack)", () => {
+  it("a record nested deeper than 1,032 levels is skipped (the walks after JSON.parse overflowed the stack)", () => {
     const deep = `{"v":1,"kind":"prompt","run_id":"d","ts":1,"prompt":"p","model":null,"x":${"[".repeat(20_000)}${"]".repeat(20_000)}}`;
     const good = JSON.stringify({ v: 1, ...prompt("r1"), ts: 1 });
     const log = parseThreadLog("t", `${deep}\n${good}\n`);

@@ -24,7 +24,7 @@ import type { FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { describeError, EddyError } from "../errors.js";
 import type { JsonObject, Usage } from "../protocol/types.js";
-import { forEachLine, isJsonObject, nestsDeeperThan, wellFormed } from "../util/json.js";
+import { forEachLine, isJsonObject, nestsDeeperThan, RECORD_MAX_DEPTH, wellFormed } from "../util/json.js";
 import {
   listStateDir,
   lstatState,
@@ -329,12 +329,12 @@ function readRecord(line: string): { record?: ThreadRecord; torn: boolean } {
 
 /**
  * The JSON value of `text` (lone surrogates made U+FFFD: a bundle must hold them), or undefined —
- * also for a value nesting deeper than `JSON_MAX_DEPTH` (the walks after would overflow the stack).
+ * also for a value nesting deeper than `RECORD_MAX_DEPTH` (the walks after would overflow the stack).
  */
 function parseJson(text: string): unknown {
   try {
     const value: unknown = JSON.parse(text);
-    return nestsDeeperThan(value) ? undefined : wellFormed(value);
+    return nestsDeeperThan(value, RECORD_MAX_DEPTH) ? undefined : wellFormed(value);
   } catch {
     return undefined;
   }

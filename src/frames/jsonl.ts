@@ -6,9 +6,9 @@ import { EddyError } from "../errors.js";
 import {
   forEachLine,
   isJsonObject,
-  JSON_MAX_DEPTH,
   jsonErrorReason,
   nestsDeeperThan,
+  RECORD_MAX_DEPTH,
   withoutBom,
 } from "../util/json.js";
 import { FRAME_TYPES, type Frame } from "./frame.js";
@@ -44,7 +44,7 @@ export interface JsonlOptions {
 /**
  * `parseJsonl` one record at a time: `visit` sees each as it is parsed and may throw, so a bad line
  * stops the read there, before the rest of a large file is parsed or held (docs/pitfalls.md #63).
- * A leading byte order mark is dropped; a value nesting deeper than `JSON_MAX_DEPTH` is refused.
+ * A leading byte order mark is dropped; a value nesting deeper than `RECORD_MAX_DEPTH` is refused.
  */
 export function eachJsonlRecord(
   text: string,
@@ -62,7 +62,8 @@ export function eachJsonlRecord(
       throw lineError(i, `not valid JSON (${jsonErrorReason(err)})`);
     }
     if (!isJsonObject(value)) throw lineError(i, "expected a JSON object");
-    if (nestsDeeperThan(value)) throw lineError(i, `nests deeper than ${JSON_MAX_DEPTH} levels`);
+    if (nestsDeeperThan(value, RECORD_MAX_DEPTH))
+      throw lineError(i, `nests deeper than ${RECORD_MAX_DEPTH} levels`);
     visit({ line: i + 1, value: value as Record<string, unknown> });
     return;
   });

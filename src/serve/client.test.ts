@@ -127,7 +127,7 @@ describe("eddy/client against a server that is not eddy serve", () => {
     for (const [data, expected] of [
       ["{oops", /event 0 is not JSON/],
       ['{"no":"type"}', /event 0 is not a frame/],
-      [deep, /event 0 nests deeper than 1000 levels of arrays and objects/],
+      [deep, /event 0 nests deeper than 1032 levels of arrays and objects/],
     ] as const) {
       const hostile: typeof fetch = async () =>
         new Response(`id: 0\ndata: ${data}\n\n`, { headers: { "content-type": "text/event-stream" } });
@@ -186,7 +186,7 @@ describe("eddy/client calls: bounded in time and size", () => {
     const deep = `{"status":${"[".repeat(20_000)}${"]".repeat(20_000)}}`;
     const deepFetch: typeof fetch = async () => new Response(deep);
     const nested = createServeClient({ baseUrl: "http://127.0.0.1", fetch: deepFetch });
-    await expect(nested.get("run_x")).rejects.toThrow(/nests deeper than 1000 levels/);
+    await expect(nested.get("run_x")).rejects.toThrow(/nests deeper than 1032 levels/);
   });
 });
 

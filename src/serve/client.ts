@@ -11,7 +11,7 @@ import type { PartialRunSpec } from "../loop/run-spec.js";
 import { decodeSse, iterateBytes } from "../sse/decoder.js";
 import { abortableSleep } from "../util/abort.js";
 import { fetchCause } from "../util/fetch-cause.js";
-import { JSON_MAX_DEPTH, parsedNestsTooDeep } from "../util/json.js";
+import { parsedNestsTooDeep, RECORD_MAX_DEPTH } from "../util/json.js";
 import { readText } from "../util/stream.js";
 import type { RunView } from "./runs.js";
 
@@ -166,8 +166,8 @@ async function answerOf(res: Response, call: string, maxBytes: number): Promise<
     throw otherSide(`eddy serve's answer to ${call} is larger than ${maxBytes} bytes`);
   }
   const value: unknown = JSON.parse(text);
-  if (parsedNestsTooDeep(text, value))
-    throw otherSide(`eddy serve's answer to ${call} nests deeper than ${JSON_MAX_DEPTH} levels`);
+  if (parsedNestsTooDeep(text, value, RECORD_MAX_DEPTH))
+    throw otherSide(`eddy serve's answer to ${call} nests deeper than ${RECORD_MAX_DEPTH} levels`);
   return value;
 }
 
@@ -208,8 +208,8 @@ function frameOf(data: string, id: number): Frame {
   if (value === null || typeof value !== "object" || typeof (value as { type?: unknown }).type !== "string")
     throw notServe(`event ${id} is not a frame`);
   // What takes the frame next (a view, a tape) walks it: refused before it overflows the stack (docs/pitfalls.md #74).
-  if (parsedNestsTooDeep(data, value))
-    throw notServe(`event ${id} nests deeper than ${JSON_MAX_DEPTH} levels of arrays and objects`);
+  if (parsedNestsTooDeep(data, value, RECORD_MAX_DEPTH))
+    throw notServe(`event ${id} nests deeper than ${RECORD_MAX_DEPTH} levels of arrays and objects`);
   return value as Frame;
 }
 

@@ -451,6 +451,24 @@ describe("eddy serve handler: hostile input", () => {
     ).not.toBe(500);
   });
 
+  it("a body of 1,000 levels makes a run whose tape reads back and replays (the tape wraps it deeper)", async () => {
+    const { call, service, dataDir } = setup();
+    const deep = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
+    // body → input → item → content → part → x: 995 levels under 5.
+    const part = `{"type":"input_text","text":"deep","x":${deep(995)}}`;
+    const body = `{"input":[{"type":"message","role":"user","content":[${part}]}]}`;
+    const res = await call("POST", "/v1/runs", body);
+    expect(res.status).toBe(201);
+    const { id } = (await res.json()) as { id: string };
+    expect((await finished(service, id))?.status).toBe("completed");
+    const events = await call("GET", `/v1/runs/${id}/events`);
+    expect(events.status).toBe(200);
+    expect((await sse(events)).at(-1)?.event).toBe("run_ended");
+    const tape = readTape(join(dataDir, "runs", `${id}.tape`));
+    const registry = createToolRegistry([approvalNoteTool([])]);
+    expect((await replayTape(tape, { registry, workspace: dataDir })).verdict.match).toBe(true);
+  });
+
   it("no CORS header unless configured", async () => {
     const plain = setup();
     expect((await plain.call("GET", "/v1/runs")).headers.get("access-control-allow-origin")).toBeNull();

@@ -75,8 +75,16 @@ export function withoutBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
-/** The deepest nesting eddy accepts in a JSON value it reads from a file (tapes, thread logs, tasks, configs). */
+/** The deepest nesting eddy accepts in a JSON value it takes in (requests, tasks, configs, provider events). */
 export const JSON_MAX_DEPTH = 1000;
+
+/**
+ * The deepest nesting eddy accepts in a record it writes itself (tapes, thread logs, a served run's
+ * events, queue jobs): a value it took in, up to `JSON_MAX_DEPTH`, wrapped in the few levels of the
+ * record around it (a tape header's `spec.context.items`, a frame's `data`). Without the margin a
+ * request eddy accepted made a tape eddy refused to read back.
+ */
+export const RECORD_MAX_DEPTH = JSON_MAX_DEPTH + 32;
 
 /**
  * True when `value`'s arrays and objects nest more than `limit` levels deep. Checked after
@@ -103,8 +111,8 @@ export function nestsDeeperThan(value: unknown, limit = JSON_MAX_DEPTH): boolean
  * too short to nest that deep (each level takes two characters): the events of a normal stream are
  * never walked.
  */
-export function parsedNestsTooDeep(text: string, value: unknown): boolean {
-  return text.length > 2 * JSON_MAX_DEPTH && nestsDeeperThan(value);
+export function parsedNestsTooDeep(text: string, value: unknown, limit = JSON_MAX_DEPTH): boolean {
+  return text.length > 2 * limit && nestsDeeperThan(value, limit);
 }
 
 /**
