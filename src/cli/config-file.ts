@@ -216,7 +216,13 @@ export function configError(message: string): EddyError {
 export function profilesFrom(file: ConfigFile): Record<string, ProviderProfile> {
   const profiles: Record<string, ProviderProfile> = { ...KNOWN_PROFILES };
   for (const [name, written] of Object.entries(file.profiles ?? {})) {
-    profiles[name] = profileFromFile(name, written, profiles[name]);
+    const known = Object.hasOwn(profiles, name) ? profiles[name] : undefined;
+    Object.defineProperty(profiles, name, {
+      value: profileFromFile(name, written, known),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return profiles;
 }

@@ -6,7 +6,13 @@ import { HISTORY_DEFAULTS } from "../history/options.js";
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import { CAPABILITY_KEYS, GENERIC_CAPABILITIES } from "../provider/capabilities.js";
 import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
-import { KNOWN_PROFILES, keyRequired, modelRequired, type ProviderProfile } from "../provider/profiles.js";
+import {
+  KNOWN_PROFILES,
+  keyRequired,
+  modelRequired,
+  type ProviderProfile,
+  resolveRoute,
+} from "../provider/profiles.js";
 import {
   type ConfigSources,
   DEMO_MODEL,
@@ -133,6 +139,17 @@ describe("profilesFrom", () => {
     });
     expect(profiles.openrouter?.capabilities).toMatchObject({ strictTools: true, previousResponseId: false });
     expect(profiles.openai).toBe(KNOWN_PROFILES.openai);
+  });
+
+  it("a profile named like an object's own member is a profile of its own, on no known one", () => {
+    const file = JSON.parse(
+      '{"profiles":{"__proto__":{"base_url":"http://127.0.0.1:9/v1"},"toString":{"base_url":"http://127.0.0.1:8/v1"}}}',
+    );
+    const profiles = profilesFrom(file);
+    expect(Object.getPrototypeOf(profiles)).toBe(Object.prototype);
+    expect(Object.hasOwn(profiles, "toString")).toBe(true);
+    expect(profiles.toString).toMatchObject({ baseURL: "http://127.0.0.1:8/v1" });
+    expect(resolveRoute({ provider: "toString" }, profiles)?.profile.baseURL).toBe("http://127.0.0.1:8/v1");
   });
 
   it("naming a key variable makes the key required unless key_policy says optional", () => {

@@ -118,3 +118,32 @@ describe("flag values are checked before anything runs (exit 2)", () => {
     expect(r.stderr).toBe(`eddy: ${message} (see eddy --help)\n`);
   });
 });
+
+describe("an internal error", () => {
+  /** `eddy config` whose output breaks: an error no check made. */
+  async function broken(env: Record<string, string>) {
+    const err: string[] = [];
+    const io: CliIo = {
+      stdout: {
+        write: () => {
+          throw new Error("the output broke");
+        },
+      },
+      stderr: { write: (s: string) => err.push(s) },
+      readStdin: async () => "",
+      stdinIsTTY: true,
+      env,
+      cwd: process.cwd(),
+      onSignal: () => () => {},
+    };
+    return { code: await main(["config"], io), stderr: err.join("") };
+  }
+
+  it("names a way to see its stack trace that the command has; EDDY_DEBUG=1 shows it", async () => {
+    const plain = await broken({});
+    expect(plain.code).toBe(1);
+    expect(plain.stderr).toBe("eddy: internal error: the output broke (set EDDY_DEBUG=1 for details)\n");
+    const debug = await broken({ EDDY_DEBUG: "1" });
+    expect(debug.stderr).toMatch(/^eddy: internal error: the output broke\nError: the output broke\n\s+at /);
+  });
+});

@@ -624,7 +624,11 @@ function defineConfig(program: Command, io: CliIo, state: CliState): void {
 
 /** Runs the CLI. Returns the process exit code. */
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
-  const state: CliState = { exitCode: SUCCESS, debug: argv.includes("--debug"), command: commandNamed(argv) };
+  const state: CliState = {
+    exitCode: SUCCESS,
+    debug: argv.includes("--debug") || io.env.EDDY_DEBUG === "1",
+    command: commandNamed(argv),
+  };
   const program = new Command("eddy")
     .description(
       "An agent runtime for any Open Responses provider: tool-calling runs, recorded tapes, an offline mock server.",
@@ -654,11 +658,16 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     await program.parseAsync(argv, { from: "user" });
     return state.exitCode;
   } catch (err) {
-    return reportError(err, io, state.debug);
+    return reportError(err, io, state.debug, state.command);
   }
 }
 
-function reportError(err: unknown, io: CliIo, debug: boolean): number {
+/** How to see an internal error's stack trace: `--debug` where the command has it, else the variable. */
+function debugHint(command: string | undefined): string {
+  return command === "run" || command === "doctor" ? "run with --debug" : "set EDDY_DEBUG=1";
+}
+
+function reportError(err: unknown, io: CliIo, debug: boolean, command?: string): number {
   const styles = stylesFor(io.stderr, io.env);
   if (err instanceof CommanderError) {
     if (
@@ -688,7 +697,7 @@ function reportError(err: unknown, io: CliIo, debug: boolean): number {
     return RUN_FAILED;
   }
   io.stderr.write(
-    `${styles.red("eddy: internal error:")} ${message}${debug ? "" : " (run with --debug for details)"}\n`,
+    `${styles.red("eddy: internal error:")} ${message}${debug ? "" : ` (${debugHint(command)} for details)`}\n`,
   );
   if (debug && err instanceof Error && err.stack) io.stderr.write(`${err.stack}\n`);
   return RUN_FAILED;

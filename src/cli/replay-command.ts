@@ -10,7 +10,7 @@ import { replayTape } from "../replay/replay.js";
 import { readTape } from "../replay/tape.js";
 import { replayTools } from "./replay-tools.js";
 import type { CliIo } from "./run-command.js";
-import { clip } from "./terminal.js";
+import { clip, jsonForTerminal } from "./terminal.js";
 
 export interface ReplayFlags {
   json?: boolean;
@@ -51,7 +51,7 @@ export async function replayCommand(path: string, flags: ReplayFlags, io: CliIo)
 function describe(frame: Frame | undefined): string {
   if (frame === undefined) return "(no frame)";
   const { ts: _ts, ...rest } = frame;
-  return clip(JSON.stringify(rest), 1200);
+  return clip(jsonForTerminal(rest), 1200);
 }
 
 function isDirectory(path: string): boolean {

@@ -40,6 +40,13 @@ describe("resolveRoute", () => {
       /unknown provider "nope" \(known: azure, deepseek, generic, groq, llamacpp, lmstudio, mistral, ollama, openai, openrouter, vllm\)/,
     );
   });
+
+  it("an object's own names (toString, __proto__, constructor) are not profiles", () => {
+    for (const name of ["toString", "__proto__", "constructor", "hasOwnProperty", "valueOf"]) {
+      expect(() => resolveRoute({ provider: name })).toThrow(`unknown provider "${name}"`);
+      expect(resolveRoute({ model: `${name}/x` })).toBeUndefined();
+    }
+  });
 });
 
 describe("profileForHost", () => {

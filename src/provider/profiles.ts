@@ -248,7 +248,18 @@ export function profileForHost(
   const entry = PROFILE_HOSTS.find((e) => (e.host.startsWith(".") ? name.endsWith(e.host) : name === e.host));
   const generic = profiles.generic ?? KNOWN_PROFILES.generic;
   if (generic === undefined) throw new EddyError("invalid_config", "no generic profile");
-  return (entry === undefined ? undefined : profiles[entry.profile]) ?? generic;
+  return (entry === undefined ? undefined : profileNamed(profiles, entry.profile)) ?? generic;
+}
+
+/**
+ * The profile called `name`, if `profiles` has one of its own: a name that only an object's
+ * prototype answers to (`toString`, `__proto__`, `constructor`) is unknown, like any other.
+ */
+function profileNamed(
+  profiles: Readonly<Record<string, ProviderProfile>>,
+  name: string,
+): ProviderProfile | undefined {
+  return Object.hasOwn(profiles, name) ? profiles[name] : undefined;
 }
 
 /** Whether a run on this profile must have an API key before it sends anything (`keyPolicy`). */
@@ -277,7 +288,7 @@ export function resolveRoute(
   profiles: Readonly<Record<string, ProviderProfile>> = KNOWN_PROFILES,
 ): Route | undefined {
   if (options.provider !== undefined) {
-    const profile = profiles[options.provider];
+    const profile = profileNamed(profiles, options.provider);
     if (profile === undefined) {
       throw new EddyError(
         "invalid_config",
@@ -291,7 +302,7 @@ export function resolveRoute(
   if (model === undefined) return undefined;
   const slash = model.indexOf("/");
   if (slash <= 0) return undefined;
-  const profile = profiles[model.slice(0, slash)];
+  const profile = profileNamed(profiles, model.slice(0, slash));
   if (profile === undefined) return undefined;
   const rest = model.slice(slash + 1);
   return { profile, model: rest === "" ? profile.defaultModel : rest };

@@ -25,6 +25,13 @@ describe("undoFileChanges", () => {
     expect(() => readFileSync(join(dir, "new.txt"))).toThrow(/ENOENT/);
   });
 
+  it("a file to be absent under a folder that is gone is left absent (the folder was an internal error)", async () => {
+    const dir = ws();
+    const record = { path: "a/b/c.txt", encoding: "utf8", before: null, after: null };
+    expect(await undoFileChanges(checkFileChanges([record]), dir)).toEqual(["a/b/c.txt"]);
+    expect(() => readFileSync(join(dir, "a"))).toThrow(/ENOENT/);
+  });
+
   it("keeps bytes that are not UTF-8 (base64)", async () => {
     const dir = ws();
     const bytes = Buffer.from([0xff, 0xfe, 0x00, 0x80]);

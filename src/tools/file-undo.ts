@@ -179,12 +179,19 @@ function sameContent(a: Buffer | null, b: Buffer | null): boolean {
 }
 
 async function restore(root: string, where: { parent: string; name: string; display: string }, r: Restore) {
-  const opened = await openDirForWrite(
-    root,
-    where.parent,
-    { tool: "undo", display: where.display },
-    { create: r.before !== null },
-  );
+  let opened: Awaited<ReturnType<typeof openDirForWrite>>;
+  try {
+    opened = await openDirForWrite(
+      root,
+      where.parent,
+      { tool: "undo", display: where.display },
+      { create: r.before !== null },
+    );
+  } catch (error) {
+    // The file is to be absent and its folder is gone too: nothing to remove.
+    if (r.before === null && (error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw error;
+  }
   try {
     if (r.before === null) await removeChildFile(opened.dir, where.name);
     else {
