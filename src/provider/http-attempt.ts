@@ -109,6 +109,8 @@ class HttpAttempt {
   private response: TransportResponse | undefined;
   /** Frames the decoder produced for the current chunk. */
   private readonly queue: ProviderFrame[] = [];
+  /** The response reached its terminal event (`startDrain`): a body that breaks after it lost nothing. */
+  private answered = false;
 
   constructor(private readonly options: HttpAttemptOptions) {
     this.config = options.config;
@@ -207,6 +209,7 @@ class HttpAttempt {
   }
 
   startDrain(): void {
+    this.answered = true;
     this.watchdog.start("drain");
   }
 
@@ -275,7 +278,9 @@ class HttpAttempt {
         try {
           next = await body.chunks.next();
         } catch (err) {
-          if (this.drainCut()) return this.ended(false);
+          // After the terminal event, a connection that breaks (a Content-Length that lied, a reset
+          // before [DONE]) took nothing the response needed.
+          if (this.drainCut() || this.answered) return this.ended(false);
           throw err;
         }
         if (next.done === true) return this.endOfBody(body, phase.declared);
@@ -318,7 +323,7 @@ class HttpAttempt {
     try {
       next = await body.chunks.next();
     } catch (err) {
-      if (this.drainCut()) return "drained";
+      if (this.drainCut() || this.answered) return "drained";
       throw err;
     }
     if (next.done !== true) this.received(body);

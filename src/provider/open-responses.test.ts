@@ -140,6 +140,23 @@ describe("OpenResponsesProvider: the happy path", () => {
     expect(outcome.ok).toBe(true);
   });
 
+  it("a connection that breaks after the terminal event, before [DONE], lost nothing: the response stands", async () => {
+    const { frames, outcome } = await run([
+      { body: [sse([created, ...textEvents(["a"]), completed], { done: false }), { drop: true }] },
+    ]);
+    expect(outcome.ok).toBe(true);
+    expect(outcome.response.outputText).toBe("a");
+    expect(frames.some((f) => f.type === "request_failed")).toBe(false);
+    // Before the terminal event the same break is a broken stream.
+    const cut = await run(
+      [{ body: [sse([created, ...textEvents(["a"])], { done: false }), { drop: true }] }],
+      {
+        retry: { maxRetries: 0 },
+      },
+    );
+    expect(cut.outcome.ok).toBe(false);
+  });
+
   it("handles a JSON body returned for a streaming request", async () => {
     const resource = {
       id: "resp_j",

@@ -67,6 +67,9 @@ export function parseRetryAfter(headers: HeaderSource, now: number): number | un
   if (value === null) return undefined;
   const seconds = Number(value);
   if (value.trim() !== "" && Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  // An HTTP-date names its day ("Wed, 21 Oct 2015 07:28:00 GMT"); V8 reads "-5" as a date in year
+  // -5, which made a negative value mean "retry at once".
+  if (!/[a-z]/i.test(value)) return undefined;
   const date = Date.parse(value);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);

@@ -1,0 +1,28 @@
+import { describe, expect, it } from "vitest";
+import { parseRetryAfter } from "./retry.js";
+
+const headers = (h: Record<string, string>) => ({ get: (name: string) => h[name] ?? null });
+const NOW = Date.parse("2026-11-29T00:00:00Z");
+
+describe("parseRetryAfter", () => {
+  it.each([
+    [{ "retry-after-ms": "250" }, 250],
+    [{ "retry-after": "3" }, 3000],
+    [{ "retry-after": "0" }, 0],
+    [{ "retry-after": "Sun, 29 Nov 2026 00:00:05 GMT" }, 5000],
+    [{ "retry-after": "Sat, 28 Nov 2026 00:00:05 GMT" }, 0],
+  ] as const)("reads %j", (h, ms) => {
+    expect(parseRetryAfter(headers(h), NOW)).toBe(ms);
+  });
+
+  it.each(["-5", "-0.5", "1e400", "NaN", "soon", "", "  ", "12abc"])(
+    "ignores Retry-After %j (the usual backoff applies; -5 had meant at once)",
+    (value) => {
+      expect(parseRetryAfter(headers({ "retry-after": value }), NOW)).toBeUndefined();
+    },
+  );
+
+  it("ignores a negative retry-after-ms", () => {
+    expect(parseRetryAfter(headers({ "retry-after-ms": "-10" }), NOW)).toBeUndefined();
+  });
+});
