@@ -159,12 +159,12 @@ const PATHS: [string, Api, (echo: string) => RawReply, number, boolean][] = [
   [
     "streamed answer",
     "chat-completions",
-    // The replay of this tape diverges by design: the tape holds the answer with the secrets
-    // masked, and without reported usage the Chat Completions path estimates it from the text's
-    // length (chat-completions/chunk.ts), which masking changed.
+    // The tape holds the answer with the secrets masked, and without reported usage the Chat
+    // Completions path estimates it from the text's length (chat-completions/chunk.ts): the replay
+    // takes the recorded estimate (replay-provider.ts), not one from the masked text.
     (echo) => ({ body: [chatSse([chatChunk({ role: "assistant", content: echo }), chatChunk({}, "stop")])] }),
     0,
-    false,
+    true,
   ],
 ];
 

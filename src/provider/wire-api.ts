@@ -7,7 +7,7 @@
  */
 import type { SseFrameMapping } from "../frames/frame-decoder.js";
 import { framesFromSse } from "../frames/from-sse.js";
-import type { CreateResponseBody, JsonObject } from "../protocol/types.js";
+import type { CreateResponseBody, JsonObject, Usage } from "../protocol/types.js";
 import { type AiSdkCallSettings, toCallOptions } from "./ai-sdk/call-options.js";
 import { createAiSdkTranslator } from "./ai-sdk/translator.js";
 import { aiSdkFramesFromSse } from "./ai-sdk/wire.js";
@@ -57,8 +57,13 @@ export function chainWire(wires: readonly (WireApi | undefined)[]): WireApi | un
 export interface WireCodec {
   /** One SSE message → its frames, as the live decoder maps it. */
   readonly framesFromSse: SseFrameMapping;
-  /** A fresh translator per attempt, for APIs whose events are not Open Responses events. */
-  readonly createTranslator: ((request: ProviderRequest) => EventTranslator) | undefined;
+  /**
+   * A fresh translator per attempt, for APIs whose events are not Open Responses events; a replay
+   * gives the usage the recorded attempt estimated (`createChatTranslator`).
+   */
+  readonly createTranslator:
+    | ((request: ProviderRequest, recordedUsage?: Usage) => EventTranslator)
+    | undefined;
   /**
    * The body the API is really sent for an Open Responses body (`request_started.wire_body`);
    * throws a `ProviderError` of kind `unsupported` when the request cannot be expressed.

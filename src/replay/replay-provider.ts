@@ -18,7 +18,7 @@ import {
   type RequestFailedFrame,
 } from "../frames/frame.js";
 import type { SseFrame } from "../frames/from-sse.js";
-import type { JsonObject } from "../protocol/types.js";
+import type { JsonObject, Usage } from "../protocol/types.js";
 import { createAssemblingStream, type FrameSource } from "../provider/assembling-stream.js";
 import type { ProviderCapabilities } from "../provider/capabilities.js";
 import { ProviderError, type ProviderErrorKind } from "../provider/errors.js";
@@ -73,12 +73,12 @@ export function createReplayProvider(
     capabilities,
     stream: (request, options = {}) => {
       // Each request starts at the chain's first provider; a recorded fallback moves to the next.
-      const current = { codec: chain[0] as WireCodec };
+      const current: ReplayContext["current"] = { codec: chain[0] as WireCodec, usage: undefined };
       return createAssemblingStream({
         request,
         options,
         source: recordedSource(segments[next++], { request, gate, validate, chain, current }),
-        translator: () => current.codec.createTranslator?.(request),
+        translator: () => current.codec.createTranslator?.(request, current.usage),
         notes: validate,
       });
     },
@@ -94,8 +94,27 @@ interface ReplayContext {
   validate: boolean;
   /** The codecs of the recorded provider and its fallback candidates, in order. */
   chain: readonly WireCodec[];
-  /** The codec of the attempt being replayed (the assembling stream's translator reads it). */
-  current: { codec: WireCodec };
+  /**
+   * The codec of the attempt being replayed and the usage it estimated, if it did (the assembling
+   * stream's translator reads them): estimated again from the tape's masked text, it would differ.
+   */
+  current: { codec: WireCodec; usage: Usage | undefined };
+}
+
+/** The usage each attempt of a segment estimated (`usage.estimated`), by attempt number. */
+function estimatesOf(segment: readonly ProviderFrame[]): Map<number, Usage> {
+  const estimates = new Map<number, Usage>();
+  let attempt = 0;
+  for (const f of segment) {
+    if (f.type === "request_started") attempt = f.attempt;
+    else if (
+      f.type === "response_ended" &&
+      f.usage !== null &&
+      (f.usage as { estimated?: unknown }).estimated === true
+    )
+      estimates.set(attempt, f.usage);
+  }
+  return estimates;
 }
 
 /**
@@ -152,12 +171,14 @@ function recordedSource(segment: ProviderFrame[] | undefined, context: ReplayCon
     }
     let lastFailure: RequestFailedFrame | undefined;
     const derived: SseFrame[] = [];
+    const estimates = estimatesOf(segment);
     /** The batch a recorded frame stands for today (none for a derived frame not derived again). */
     const replayed = (recorded: ProviderFrame): ProviderFrame[] | undefined => {
       switch (recorded.type) {
         case "request_started":
           lastFailure = undefined;
           transport = recorded.transport;
+          current.usage = estimates.get(recorded.attempt);
           return [requestStarted(recorded.attempt)];
         case "provider_event": {
           derived.length = 0;

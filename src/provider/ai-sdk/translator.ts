@@ -39,9 +39,12 @@ interface CallState extends ItemState {
   name: string;
 }
 
-/** Makes the translator of one attempt of `request`. */
-export function createAiSdkTranslator(request: ProviderRequest): EventTranslator {
-  return new AiSdkTranslator(request);
+/**
+ * Makes the translator of one attempt of `request`; `recordedUsage` as `createChatTranslator`'s
+ * (src/provider/chat-completions/translator.ts).
+ */
+export function createAiSdkTranslator(request: ProviderRequest, recordedUsage?: Usage): EventTranslator {
+  return new AiSdkTranslator(request, recordedUsage);
 }
 
 class AiSdkTranslator implements EventTranslator {
@@ -58,7 +61,10 @@ class AiSdkTranslator implements EventTranslator {
   private ended = false;
   private out: JsonObject[] = [];
 
-  constructor(private readonly request: ProviderRequest) {}
+  constructor(
+    private readonly request: ProviderRequest,
+    private readonly recordedUsage: Usage | undefined,
+  ) {}
 
   translate(frame: ProviderEventFrame): readonly JsonObject[] {
     if (frame.status !== "event" || !isJsonObject(frame.data) || this.ended) return [];
@@ -306,6 +312,7 @@ class AiSdkTranslator implements EventTranslator {
 
   /** Usage from character counts when the model reported none. */
   private estimate(): Usage {
+    if (this.recordedUsage !== undefined) return this.recordedUsage;
     let outputChars = 0;
     for (const items of [this.texts, this.reasonings, this.calls])
       for (const item of items.values()) outputChars += item.text.length;

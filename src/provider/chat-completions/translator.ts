@@ -68,9 +68,13 @@ interface CallState extends ItemBase {
   end: JsonEnd;
 }
 
-/** Makes the translator of one attempt of `request`. */
-export function createChatTranslator(request: ProviderRequest): EventTranslator {
-  return new ChatTranslator(request);
+/**
+ * Makes the translator of one attempt of `request`. `recordedUsage`: the estimate a recorded run
+ * made for this attempt (a replay), used instead of estimating again — the estimate counts
+ * characters, and a tape has a secret's characters masked.
+ */
+export function createChatTranslator(request: ProviderRequest, recordedUsage?: Usage): EventTranslator {
+  return new ChatTranslator(request, recordedUsage);
 }
 
 class ChatTranslator implements EventTranslator {
@@ -94,7 +98,10 @@ class ChatTranslator implements EventTranslator {
   private ended = false;
   private out: JsonObject[] = [];
 
-  constructor(private readonly request: ProviderRequest) {}
+  constructor(
+    private readonly request: ProviderRequest,
+    private readonly recordedUsage: Usage | undefined,
+  ) {}
 
   translate(frame: ProviderEventFrame): readonly JsonObject[] {
     if (frame.status === "done") return this.end();
@@ -371,6 +378,7 @@ class ChatTranslator implements EventTranslator {
 
   /** Usage from character counts when the server reported none. */
   private estimate(): Usage {
+    if (this.recordedUsage !== undefined) return this.recordedUsage;
     const parts = this.message?.parts;
     let outputChars = this.reasoning?.text.length ?? 0;
     outputChars += (parts?.output_text?.text.length ?? 0) + (parts?.refusal?.text.length ?? 0);
