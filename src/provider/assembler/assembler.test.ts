@@ -315,6 +315,28 @@ describe("response assembler: responses", () => {
     expect(response.id).toBe("resp_1");
   });
 
+  it("a second item at a done item's output_index is an item of its own: its call is not lost", () => {
+    const message = msgDone(0, "msg_1", "pre");
+    const call = fcDone(0, "fc_1", "call_1", "list_dir", "{}");
+    for (const inCompleted of [[message.item, call.item], [call.item], []] as JsonObject[][]) {
+      const state = createAssembly();
+      for (const e of [
+        created(),
+        msgAdded(0, "msg_1"),
+        textDelta(0, "msg_1", "pre"),
+        message,
+        fcAdded(0, "fc_1", "call_1", "list_dir"),
+        argsDelta(0, "fc_1", "{"),
+        argsDelta(0, "fc_1", "}"),
+        call,
+        completed(inCompleted),
+      ])
+        step(state, e);
+      expect(state.calls.map((c) => [c.name, c.callId, c.arguments])).toEqual([["list_dir", "call_1", "{}"]]);
+      expect(finishAssembly(state).outputText).toBe("pre");
+    }
+  });
+
   it("keys items by output_index when item ids rotate (GitHub Copilot)", () => {
     const { response } = assemble([
       created("id-1"),

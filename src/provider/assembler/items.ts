@@ -24,7 +24,8 @@ export function onOutputItemEvent(state: Assembly, event: JsonObject): void {
   if (!isJsonObject(item)) return;
   const it = item as JsonObject;
   const itemType = str(it.type) ?? "unknown";
-  const st = itemFor(state, { output_index: event.output_index, item_id: it.id }, itemType);
+  const starts = event.type === "response.output_item.added";
+  const st = itemFor(state, { output_index: event.output_index, item_id: it.id }, itemType, starts);
   if (isClosed(st)) return; // a repeated done, or an added after done: the first done wins
   st.type = itemType;
   const id = str(it.id);
