@@ -177,3 +177,46 @@ describe("long names and arguments on stderr", () => {
     expect(out.stderr).toContain('{"path":"bbb');
   });
 });
+
+describe("the answer's final text against what streamed", () => {
+  const done = (text: string, index = 0): Frame =>
+    frame("item_done", {
+      turn: 0,
+      output_index: index,
+      item: {
+        type: "message",
+        id: "msg_1",
+        role: "assistant",
+        status: "completed",
+        content: [{ type: "output_text", text, annotations: [] }],
+      },
+    });
+
+  it("a message that streamed no delta is shown from its final text", () => {
+    const { out, render } = renderer();
+    render([done("hello world"), runEnded({ output_text: "hello world" })]);
+    expect(out.stdout).toBe("hello world\n");
+  });
+
+  it("a message shown as it streamed is not shown again", () => {
+    const { out, render } = renderer();
+    render([delta("hello "), delta("world"), done("hello world"), runEnded({ output_text: "hello world" })]);
+    expect(out.stdout).toBe("hello world\n");
+    expect(out.stderr).not.toContain("differs");
+  });
+
+  it("a final text that differs from the deltas is said on stderr, with the final text", () => {
+    const { out, render } = renderer();
+    render([delta("hello world"), done("DIFFERENT"), runEnded({ output_text: "DIFFERENT" })]);
+    expect(out.stdout).toBe("hello world\n");
+    expect(out.stderr).toContain("the provider's final answer differs from the text it streamed");
+    expect(out.stderr).toContain("DIFFERENT");
+  });
+
+  it("on a terminal the final text is shown safe too", () => {
+    const { out, render } = renderer({ stdoutTty: true });
+    render([done(HOSTILE), runEnded()]);
+    expect(out.stdout).not.toMatch(CONTROL);
+    expect(out.stdout).toContain("x");
+  });
+});

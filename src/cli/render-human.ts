@@ -58,6 +58,8 @@ export class HumanRenderer {
   private readonly calls = new Map<string, FrameOf<"tool_call">>();
   /** Turns whose response reported usage, did not, or reported an estimate. */
   private readonly usageSeen = { reported: 0, unreported: 0, estimated: 0 };
+  /** The text each message of the current response streamed, by `turn:output_index`. */
+  private readonly streamed = new Map<string, string>();
 
   constructor(private readonly options: HumanRendererOptions) {
     this.spinner = options.stderr.isTTY === true ? new Spinner(options.stderr) : undefined;
@@ -77,7 +79,7 @@ export class HumanRenderer {
     }
     switch (frame.type) {
       case "output_text_delta":
-        this.text(frame);
+        this.text(frame.turn, frame.output_index, frame.item_id, frame.delta);
         break;
       case "reasoning_delta":
         this.reasoning(frame);
@@ -85,6 +87,7 @@ export class HumanRenderer {
       case "item_done":
         this.closeReasoning();
         this.hostedItem(frame);
+        this.messageDone(frame);
         break;
       case "tool_call":
         this.calls.set(frame.call_id, frame);
@@ -113,6 +116,7 @@ export class HumanRenderer {
         this.lastStatus = frame.status;
         break;
       case "turn_ended":
+        this.streamed.clear();
         this.flushRefused();
         if (frame.usage === null) this.usageSeen.unreported++;
         else if ((frame.usage as { estimated?: unknown }).estimated === true) this.usageSeen.estimated++;
@@ -154,15 +158,48 @@ export class HumanRenderer {
     }
   }
 
-  private text(frame: FrameOf<"output_text_delta">): void {
+  /** A piece of the answer: message `itemId`, at `outputIndex` of turn `turn`'s response. */
+  private text(turn: number, outputIndex: number, itemId: string, delta: string): void {
     this.closeReasoning();
     this.firstToken ??= this.options.now();
-    if (this.textItem !== undefined && frame.item_id !== this.textItem && this.wroteText)
-      this.writeOut("\n\n");
-    this.textItem = frame.item_id;
+    if (this.textItem !== undefined && itemId !== this.textItem && this.wroteText) this.writeOut("\n\n");
+    this.textItem = itemId;
+    const key = `${turn}:${outputIndex}`;
+    this.streamed.set(key, (this.streamed.get(key) ?? "") + delta);
     // On a terminal the answer is shown, never obeyed; piped, it is passed on byte for byte.
-    this.writeOut(this.options.stdout.isTTY === true ? this.answerFilter.write(frame.delta) : frame.delta);
+    this.writeOut(this.options.stdout.isTTY === true ? this.answerFilter.write(delta) : delta);
     this.wroteText = true;
+  }
+
+  /**
+   * A message's final text against what it streamed: a provider that streamed none (the text only
+   * in `output_item.done` or `response.completed`) has it shown now; one whose final text differs
+   * from its deltas gets a warning (the final text is the run's answer, `run_ended.output_text`).
+   */
+  private messageDone(frame: FrameOf<"item_done">): void {
+    const item = frame.item;
+    if (item.type !== "message" || !Array.isArray(item.content)) return;
+    const final = item.content
+      .map((part) => {
+        const p = part as { type?: unknown; text?: unknown } | null;
+        return p?.type === "output_text" && typeof p.text === "string" ? p.text : "";
+      })
+      .join("");
+    const key = `${frame.turn}:${frame.output_index}`;
+    const streamed = this.streamed.get(key) ?? "";
+    this.streamed.delete(key);
+    if (final === "" || final === streamed) return;
+    const id = typeof item.id === "string" ? item.id : key;
+    if (streamed === "") {
+      this.text(frame.turn, frame.output_index, id, final);
+      this.streamed.delete(key);
+      return;
+    }
+    this.note(
+      this.options.styles.yellow(
+        `⚠ the provider's final answer differs from the text it streamed; the run's answer is the final one: ${shown(final, 200)}`,
+      ),
+    );
   }
 
   /** A reasoning summary as it streams (dimmed, on stderr); each summary part on a line of its own. */
