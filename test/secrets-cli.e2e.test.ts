@@ -265,7 +265,59 @@ describe("eddy run: a secret the model quotes in pieces (split across streamed d
       { items: [{ type: "message", text: "done" }] },
     ],
   };
+  // A message whose two content parts split the key (a server may send several parts).
+  const part = (ci: number, text: string) => ({ item_id: "msg_1", output_index: 0, content_index: ci, text });
+  const message = (texts: string[]) => ({
+    type: "message",
+    id: "msg_1",
+    role: "assistant",
+    status: "completed",
+    content: texts.map((text) => ({ type: "output_text", text, annotations: [] })),
+  });
+  const halves = [`a ${KEY.slice(0, 11)}`, `${KEY.slice(11)} b`];
+  const resource = (status: string, output: object[]) => ({
+    id: "resp_parts",
+    object: "response",
+    created_at: 1,
+    status,
+    model: "m",
+    output,
+  });
+  const parts: Scenario = {
+    turns: [
+      {
+        rawEvents: [
+          { type: "response.created", response: resource("in_progress", []) },
+          {
+            type: "response.output_item.added",
+            output_index: 0,
+            item: { ...message([]), status: "in_progress" },
+          },
+          ...halves.flatMap((text, ci) => {
+            const { text: _t, ...at } = part(ci, text);
+            return [
+              {
+                type: "response.content_part.added",
+                ...at,
+                part: { type: "output_text", text: "", annotations: [] },
+              },
+              { type: "response.output_text.delta", ...at, delta: text, logprobs: [] },
+              { type: "response.output_text.done", ...part(ci, text), logprobs: [] },
+              {
+                type: "response.content_part.done",
+                ...at,
+                part: { type: "output_text", text, annotations: [] },
+              },
+            ];
+          }),
+          { type: "response.output_item.done", output_index: 0, item: message(halves) },
+          { type: "response.completed", response: resource("completed", [message(halves)]) },
+        ].map((e, sequence_number) => ({ ...e, sequence_number })),
+      },
+    ],
+  };
   it.each([
+    ["responses", "two content parts of the answer", parts, "a *** b"],
     ["responses", "the answer", answer, "token=***"],
     ["chat-completions", "the answer", answer, "token=***"],
     ["responses", "a call's arguments", call, "notes-***"],

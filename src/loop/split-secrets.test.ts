@@ -137,6 +137,58 @@ describe("a secret split across streamed deltas (split-secrets.ts)", () => {
     expect(contents).toEqual(["token=***", "", "\n"]);
   });
 
+  it("split between two content parts of a message: masked in the deltas and in every event that holds a part's text", async () => {
+    const parts = ["a sk-probe-SEC", "RET-123456 b"];
+    const item = (texts: string[]) => ({
+      type: "message",
+      id: "msg_1",
+      role: "assistant",
+      status: "completed",
+      content: texts.map((text) => ({ type: "output_text", text, annotations: [] })),
+    });
+    const event = (data: Record<string, unknown>): Frame =>
+      frame("provider_event", { turn: 0, status: "event", event_name: String(data.type), data });
+    const where = (ci: number) => ({ item_id: "msg_1", output_index: 0, content_index: ci });
+    const groups: Frame[][] = [
+      [event({ type: "response.output_item.added", output_index: 0, item: item([]) })],
+    ];
+    for (const [ci, text] of parts.entries()) {
+      groups.push([
+        event({ type: "response.content_part.added", ...where(ci), part: { type: "output_text", text: "" } }),
+      ]);
+      groups.push([
+        event({ type: "response.output_text.delta", ...where(ci), delta: text }),
+        frame("output_text_delta", { turn: 0, ...where(ci), delta: text }),
+      ]);
+      groups.push([event({ type: "response.output_text.done", ...where(ci), text })]);
+      groups.push([
+        event({ type: "response.content_part.done", ...where(ci), part: { type: "output_text", text } }),
+      ]);
+    }
+    groups.push([
+      event({ type: "response.output_item.done", output_index: 0, item: item(parts) }),
+      frame("item_done", { turn: 0, output_index: 0, item: item(parts) }),
+    ]);
+    groups.push([
+      event({
+        type: "response.completed",
+        response: { id: "r", status: "completed", output: [item(parts)] },
+      }),
+    ]);
+    const frames = await through(groups);
+    // Nothing added, moved or dropped.
+    expect(frames.map((f) => f.type)).toEqual([...groups.flat().map((f) => f.type), "turn_ended"]);
+    expect(deltas(frames)).toEqual(["a ***", " b"]);
+    expect(holdsPartOfKey(JSON.stringify(frames))).toBe(false);
+    // Every copy of a part's text is the part as its deltas went out.
+    const texts = JSON.stringify(
+      frames.map((f) => (f.type === "provider_event" ? f.data : f.type === "item_done" ? f.item : null)),
+    );
+    expect(texts).not.toContain("RET-123456 b");
+    expect(texts.match(/"text":"a \*\*\*"/g)?.length).toBe(5);
+    expect(texts.match(/"text":" b"/g)?.length).toBe(5);
+  });
+
   it("a Chat Completions tool call's argument fragments are guarded in the chunks, each at its own place", async () => {
     const fragment = (text: string, call = 0, id = "chatcmpl_1"): Frame[] => [
       frame("provider_event", {

@@ -12,6 +12,13 @@
  * in order, so no frame is reordered and none is added. Frame by frame masking still applies to
  * each frame after this.
  *
+ * An answer's content parts are one stream: a secret split between two parts of a message (shown
+ * side by side) is masked like one split between two deltas. The message's other events that come
+ * while its text is held (a part's `output_text.done`, `content_part.done`, `content_part.added`)
+ * are held with it, and every part whose deltas were rewritten is rewritten the same way wherever
+ * its whole text appears later (those events, `output_item.done`, `response.completed`, the
+ * derived `item_done`): joined, the parts are the final text as masked, and a replay agrees.
+ *
  * A call's arguments stream without derived frames: there the provider event's own fragment is the
  * piece — an Open Responses `response.function_call_arguments.delta`, the one tool call of a Chat
  * Completions chunk (`choices[0].delta.tool_calls[0].function.arguments`), an AI SDK
@@ -31,6 +38,8 @@ const MAX_HELD_CHARS = 64 * 1024;
 interface Piece {
   key: string;
   text: string;
+  /** An answer's piece: its message and content part (`item:content_index`). */
+  part?: string;
   /**
    * The provider event's data with this piece's text made `to`, for a piece no frame is derived
    * from (the text is at one known place in the event). @defaultValue every string of the data
@@ -39,11 +48,26 @@ interface Piece {
   rewrite?: (data: unknown, to: string) => unknown;
 }
 
+/** A content part's text as streamed, and as it went out. */
+interface PartText {
+  original: string;
+  masked: string;
+}
+
+/** Most rewritten parts remembered (a run that quotes a secret across parts that often is absurd). */
+const MAX_REWRITTEN_PARTS = 64;
+
 export class SplitSecretGuard {
   private held: Group[] = [];
   private heldKey: string | undefined;
-  private heldPieces: Piece[] = [];
+  /** Each held group's piece; undefined for a message's other event held with its text. */
+  private heldPieces: (Piece | undefined)[] = [];
   private heldChars = 0;
+  /** The content parts of the message streaming now, by `item:content_index`. */
+  private parts = new Map<string, PartText>();
+  private partsItem: string | undefined;
+  /** Parts whose text went out rewritten: their whole text is rewritten wherever it appears. */
+  private readonly rewritten: PartText[] = [];
   /** Longest first: of two overlapping secrets, the longer is masked. */
   private readonly secrets: readonly string[];
 
@@ -60,25 +84,49 @@ export class SplitSecretGuard {
   /** The groups to emit now, in order, once `group` is taken (none while it is held back). */
   push(group: Group): Group[] {
     const piece = pieceOf(group);
-    if (piece === undefined) return this.holding ? [...this.take(), group] : [group];
+    if (piece === undefined) {
+      if (this.holding && this.heldKey === `t:${itemOfEvent(group)}`) return this.hold(group, undefined);
+      const out = this.holding ? this.take() : [];
+      out.push(this.scrub(group));
+      return out;
+    }
     const out: Group[] = this.holding && piece.key !== this.heldKey ? this.take() : [];
     if (!this.holding && !this.startsSecretAtEnd(piece.text)) {
+      this.record(piece, piece.text);
       out.push(group);
       return out;
     }
-    this.held.push(group);
-    this.heldKey = piece.key;
-    this.heldPieces.push(piece);
-    this.heldChars += piece.text.length;
-    const joined = this.heldPieces.map((p) => p.text).join("");
-    const bounded = this.held.length < MAX_HELD_GROUPS && this.heldChars < MAX_HELD_CHARS;
-    if (bounded && this.startsSecretAtEnd(joined)) return out;
-    out.push(...this.release(joined));
+    out.push(...this.hold(group, piece));
     return out;
+  }
+
+  /** Holds `group` back (a piece, or its message's other event); what goes out now, if anything. */
+  private hold(group: Group, piece: Piece | undefined): Group[] {
+    this.held.push(group);
+    this.heldPieces.push(piece);
+    if (piece !== undefined) {
+      this.heldKey = piece.key;
+      this.heldChars += piece.text.length;
+    }
+    const joined = this.heldText();
+    const bounded = this.held.length < MAX_HELD_GROUPS && this.heldChars < MAX_HELD_CHARS;
+    if (bounded && this.startsSecretAtEnd(joined)) return [];
+    return this.release(joined);
+  }
+
+  private heldText(): string {
+    let joined = "";
+    for (const p of this.heldPieces) if (p !== undefined) joined += p.text;
+    return joined;
   }
 
   /** What is held, as it is (before a frame of another kind, or at the end). */
   take(): Group[] {
+    const pieces = this.heldPieces;
+    return this.takeHeld().map((g, i) => this.sent(g, pieces[i], undefined));
+  }
+
+  private takeHeld(): Group[] {
     const groups = this.held;
     this.held = [];
     this.heldKey = undefined;
@@ -90,19 +138,67 @@ export class SplitSecretGuard {
   /** The held groups with every secret that spans them masked across their deltas. */
   private release(joined: string): Group[] {
     const pieces = this.heldPieces;
-    const groups = this.take();
-    if (groups.length < 2) return groups;
-    const masked = maskAcross(
-      pieces.map((p) => p.text),
-      joined,
-      this.secrets,
-    );
-    if (masked === undefined) return groups;
+    const texts = pieces.flatMap((p) => (p === undefined ? [] : [p.text]));
+    const masked = texts.length < 2 ? undefined : maskAcross(texts, joined, this.secrets);
+    if (masked === undefined) return this.take();
+    const groups = this.takeHeld();
+    let next = 0;
     return groups.map((g, i) => {
-      const piece = pieces[i] as Piece;
-      const to = masked[i] as string;
-      return to === piece.text ? g : withPiece(g, piece, to);
+      const piece = pieces[i];
+      return this.sent(g, piece, piece === undefined ? undefined : masked[next++]);
     });
+  }
+
+  /** A held group as it goes out: a piece made `to` (and recorded), another event scrubbed. */
+  private sent(group: Group, piece: Piece | undefined, to: string | undefined): Group {
+    if (piece === undefined) return this.scrub(group);
+    const text = to ?? piece.text;
+    this.record(piece, text);
+    return text === piece.text ? group : withPiece(group, piece, text);
+  }
+
+  /** Keeps the text of the answer's content parts, as streamed and as sent. */
+  private record(piece: Piece, sent: string): void {
+    if (piece.part === undefined) return;
+    const item = piece.key;
+    if (item !== this.partsItem) {
+      this.parts = new Map();
+      this.partsItem = item;
+    }
+    let part = this.parts.get(piece.part);
+    if (part === undefined) {
+      part = { original: "", masked: "" };
+      this.parts.set(piece.part, part);
+    }
+    const clean = part.original === part.masked;
+    part.original += piece.text;
+    part.masked += sent;
+    if (clean && part.original !== part.masked && this.rewritten.length < MAX_REWRITTEN_PARTS)
+      this.rewritten.push(part);
+  }
+
+  /** `group` with every rewritten part's whole text as it was sent. */
+  private scrub(group: Group): Group {
+    if (this.rewritten.length === 0) return group;
+    const parts = this.rewritten;
+    const swap = (value: string) => parts.find((p) => p.original === value)?.masked;
+    let changed = false;
+    const out = group.map((frame): Frame => {
+      if (frame.type === "provider_event") {
+        const data = replacedWith(frame.data, swap);
+        if (data === frame.data) return frame;
+        changed = true;
+        return { ...frame, data };
+      }
+      if (frame.type === "item_done") {
+        const item = replacedWith(frame.item, swap) as typeof frame.item;
+        if (item === frame.item) return frame;
+        changed = true;
+        return { ...frame, item };
+      }
+      return frame;
+    });
+    return changed ? out : group;
   }
 
   /** Whether `text` ends with the first characters (not all) of a secret. */
@@ -125,7 +221,11 @@ function pieceOf(group: Group): Piece | undefined {
   for (const frame of group) {
     if (frame.type === "provider_event") event = frame;
     else if (frame.type === "output_text_delta" && piece === undefined)
-      piece = { key: `t:${frame.item_id}:${frame.content_index}`, text: frame.delta };
+      piece = {
+        key: `t:${frame.item_id}`,
+        text: frame.delta,
+        part: `${frame.item_id}:${frame.content_index}`,
+      };
     else if (frame.type === "reasoning_delta" && piece === undefined)
       piece = { key: `r:${frame.item_id}:${frame.channel}:${frame.index}`, text: frame.delta };
     else return undefined;
@@ -251,19 +351,33 @@ function isDeltaEvent(data: unknown): boolean {
 
 /** `value` with every string equal to `from` made `to` (copy on write). */
 function replaced(value: unknown, from: string, to: string): unknown {
-  if (value === from) return to;
+  return replacedWith(value, (s) => (s === from ? to : undefined));
+}
+
+/** `value` with every string `swap` gives another for replaced by it (copy on write). */
+function replacedWith(value: unknown, swap: (s: string) => string | undefined): unknown {
+  if (typeof value === "string") return swap(value) ?? value;
   if (value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) {
-    const next = value.map((v) => replaced(v, from, to));
+    const next = value.map((v) => replacedWith(v, swap));
     return next.some((v, i) => v !== value[i]) ? next : value;
   }
   let copy: Record<string, unknown> | undefined;
   for (const [k, v] of Object.entries(value)) {
-    const w = replaced(v, from, to);
+    const w = replacedWith(v, swap);
     if (w !== v) {
       copy ??= { ...(value as Record<string, unknown>) };
       copy[k] = w;
     }
   }
   return copy ?? value;
+}
+
+/** The message item an Open Responses event of a group is about (`item_id`, or its `item`'s id). */
+function itemOfEvent(group: Group): string | undefined {
+  const event = group[0];
+  if (event?.type !== "provider_event") return undefined;
+  const data = event.data as { item_id?: unknown; item?: { id?: unknown } } | null | undefined;
+  const id = data?.item_id ?? data?.item?.id;
+  return typeof id === "string" ? id : undefined;
 }
