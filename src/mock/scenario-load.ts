@@ -9,6 +9,11 @@ import { readRegularTextSync } from "../util/regular-file.js";
 import type { Scenario } from "./scenario.js";
 
 const nonNegativeInt = z.number().int().min(0);
+/**
+ * A stall in milliseconds: at most what a Node timer can wait (2^31 − 1 ms, ~24.8 days); a longer
+ * one fired after 1 ms with a TimeoutOverflowWarning.
+ */
+const stallMs = nonNegativeInt.max(2 ** 31 - 1, "must be at most 2147483647 ms (~24.8 days: a Node timer's limit)");
 const positiveInt = z.number().int().min(1);
 const strings = z.union([z.string(), z.array(z.string())]);
 const jsonObject = z.record(z.string(), z.unknown());
@@ -45,9 +50,9 @@ const faults = z.strictObject({
       headers: z.record(z.string(), z.string()).optional(),
     })
     .optional(),
-  stallBeforeHeadersMs: nonNegativeInt.optional(),
-  stallBeforeBodyMs: nonNegativeInt.optional(),
-  stallAfterEvents: z.strictObject({ afterEvents: nonNegativeInt, ms: nonNegativeInt }).optional(),
+  stallBeforeHeadersMs: stallMs.optional(),
+  stallBeforeBodyMs: stallMs.optional(),
+  stallAfterEvents: z.strictObject({ afterEvents: nonNegativeInt, ms: stallMs }).optional(),
   errorEvent: z
     .strictObject({
       afterEvents: nonNegativeInt,

@@ -67,6 +67,11 @@ describe("loadScenario", () => {
     ["no turns", { turns: [] }, "turns: a scenario needs at least one turn"],
     ["a bad fault", { turns: [{ faults: { chunkBytes: 0 } }] }, "turns[0].faults.chunkBytes"],
     ["items and rawEvents", { turns: [{ items: [], rawEvents: [] }] }, "turns[0].rawEvents"],
+    [
+      "a stall past a Node timer's limit",
+      { turns: [{ faults: { stallAfterEvents: { afterEvents: 1, ms: 2 ** 31 } } }] },
+      "turns[0].faults.stallAfterEvents.ms: must be at most 2147483647 ms",
+    ],
   ])("names the file and the path of %s", async (_name, value, message) => {
     const path = file("bad.json", JSON.stringify(value));
     const error = await loadScenario(path).catch((e: unknown) => e);

@@ -54,6 +54,24 @@ describe("undoFileChanges", () => {
     expect(readFileSync(join(dir, "a.txt"), "utf8")).toBe("after");
   });
 
+  it("refuses base64 that is not (Node would decode it leniently and write garbage)", async () => {
+    const dir = ws();
+    writeFileSync(join(dir, "b.bin"), "now");
+    for (const before of ["not base64!", "QUJD=", "QUJ", "QU JD"]) {
+      const record = {
+        path: "b.bin",
+        encoding: "base64",
+        before,
+        after: Buffer.from("now").toString("base64"),
+      };
+      expect(() => checkFileChanges([record])).toThrow(/before is not base64/);
+    }
+    expect(readFileSync(join(dir, "b.bin"), "utf8")).toBe("now");
+    const good = { path: "b.bin", encoding: "base64", before: "QUJD", after: "bm93" };
+    expect(await undoFileChanges(checkFileChanges([good]), dir)).toEqual(["b.bin"]);
+    expect(readFileSync(join(dir, "b.bin"), "utf8")).toBe("ABC");
+  });
+
   it("refuses a change too large to have been recorded", async () => {
     const dir = ws();
     const big = Buffer.alloc(FILE_CHANGE_CONTENT_CAP + 1, 97);
@@ -78,7 +96,7 @@ describe("undo records from a tape are untrusted", () => {
     ["oversize content", [{ ...ok, before: "x".repeat(FILE_CHANGE_CONTENT_CAP * 2 + 1) }], /larger than/],
     [
       "oversize base64 content",
-      [{ ...ok, encoding: "base64", before: "A".repeat(FILE_CHANGE_CONTENT_CAP * 2) }],
+      [{ ...ok, encoding: "base64", before: "A".repeat(FILE_CHANGE_CONTENT_CAP * 2), after: "" }],
       /larger than/,
     ],
     ["too many records", Array.from({ length: UNDO_MAX_CHANGES + 1 }, () => ok), /more than/],

@@ -98,6 +98,9 @@ function checkRecord(value: unknown, index: number): FileChangeRecord {
     // A string of n characters holds at most 3n UTF-8 bytes; base64 decodes to at most 3/4 of its length.
     if (typeof v === "string" && v.length > FILE_CHANGE_CONTENT_CAP * 2)
       throw badRecord(`${at}: ${side} is larger than ${FILE_CHANGE_CONTENT_CAP} bytes`);
+    // Node decodes any string as base64, skipping what is not: garbage would be written as bytes.
+    if (typeof v === "string" && r.encoding === "base64" && !BASE64.test(v))
+      throw badRecord(`${at}: ${side} is not base64 (as eddy writes it: A–Z a–z 0–9 + /, = padding)`);
   }
   const record = r as unknown as FileChangeRecord;
   for (const side of ["before", "after"] as const) {
@@ -106,6 +109,9 @@ function checkRecord(value: unknown, index: number): FileChangeRecord {
   }
   return record;
 }
+
+/** Standard base64 with its padding, as `Buffer.toString("base64")` writes it. */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 function badRecord(message: string): EddyError {
   return new EddyError("invalid_argument", `undo: ${message}`, { fault: "user" });
