@@ -69,6 +69,12 @@ describe("parseViewTape", () => {
     expect(knownFrame(tape.frames[2] as never)?.type).toBe("run_ended");
   });
 
+  it("takes a byte order mark before the header, as eddy replay does", () => {
+    const tape = parseViewTape(`\ufeff${header()}\n${frame(0)}\n`, "t.tape");
+    expect(tape.header?.run_id).toBe("r");
+    expect(tape.frames.map((f) => f.type)).toEqual(["run_started"]);
+  });
+
   it("drops a partial last line only when the file ends without a newline (a crash)", () => {
     expect(parseViewTape(`${header()}\n${frame(0)}\n{"run_id":"r","se`, "t").cut).toBe(true);
     expect(problem(`${header()}\n${frame(0)}\n{"run_id":"r","se\n`)).toContain("line 3 is not a JSON object");

@@ -16,7 +16,7 @@ import { EddyError } from "../errors.js";
 import { FRAME_TYPES, type Frame, type FrameEnvelope } from "../frames/frame.js";
 import { envelopeProblem } from "../frames/jsonl.js";
 import { parseTape, type TapeHeader } from "../replay/tape.js";
-import { parseJsonObject } from "../util/json.js";
+import { parseJsonObject, withoutBom } from "../util/json.js";
 import { kindOf } from "../util/regular-file.js";
 import { VIEW_LIMITS } from "./limits.js";
 
@@ -95,7 +95,9 @@ export function readViewTape(path: string, visitor: TapeVisitor): TapeScan {
 function scanViewTape(lines: Iterable<TapeLine>, source: string, visitor: TapeVisitor): TapeScan {
   const scan: TapeScan = { cut: false, frames: 0, problems: [] };
   let first = true;
-  for (const line of lines) {
+  for (const read of lines) {
+    // An editor's byte order mark before the header, as `eddy replay` takes it (util/json.ts).
+    const line = first && read.text !== undefined ? { ...read, text: withoutBom(read.text) } : read;
     if (line.text !== undefined && line.text.trim() === "") continue;
     if (first) {
       first = false;
