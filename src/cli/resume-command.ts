@@ -217,5 +217,6 @@ function describeResume(
 ): string {
   const kept = `${point.at_seq} of ${tape.frames.length} frames kept`;
   const reused = `${point.reused_tool_outputs} tool output${point.reused_tool_outputs === 1 ? "" : "s"} reused`;
-  return `eddy: resuming ${path} at turn ${point.turn} (${kept}, ${reused}, ${point.dropped_frames} dropped)`;
+  const torn = tape.torn === true ? "; its torn last line, cut by the process's end, was dropped" : "";
+  return `eddy: resuming ${path} at turn ${point.turn} (${kept}, ${reused}, ${point.dropped_frames} dropped${torn})`;
 }

@@ -45,12 +45,14 @@ export interface JsonlOptions {
  * `parseJsonl` one record at a time: `visit` sees each as it is parsed and may throw, so a bad line
  * stops the read there, before the rest of a large file is parsed or held (docs/pitfalls.md #63).
  * A leading byte order mark is dropped; a value nesting deeper than `RECORD_MAX_DEPTH` is refused.
+ * Says whether a partial last line was dropped (`allowPartialLastLine`).
  */
 export function eachJsonlRecord(
   text: string,
   options: JsonlOptions,
   visit: (record: JsonlRecord) => void,
-): void {
+): { partialLastLine: boolean } {
+  let partialLastLine = false;
   forEachLine(withoutBom(text), (raw, i, isLast) => {
     const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
     if (line.trim() === "") return;
@@ -58,7 +60,10 @@ export function eachJsonlRecord(
     try {
       value = JSON.parse(line);
     } catch (err) {
-      if (isLast && options.allowPartialLastLine) return false;
+      if (isLast && options.allowPartialLastLine) {
+        partialLastLine = true;
+        return false;
+      }
       throw lineError(i, `not valid JSON (${jsonErrorReason(err)})`);
     }
     if (!isJsonObject(value)) throw lineError(i, "expected a JSON object");
@@ -67,6 +72,7 @@ export function eachJsonlRecord(
     visit({ line: i + 1, value: value as Record<string, unknown> });
     return;
   });
+  return { partialLastLine };
 }
 
 function lineError(index: number, problem: string): EddyError {

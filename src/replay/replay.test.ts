@@ -323,6 +323,15 @@ describe("replay verification", () => {
     );
   });
 
+  it("a torn last line (a write the process died in) is dropped, and the tape says so", async () => {
+    const { path } = await record([{ items: [text("hi")] }]);
+    const whole = readFileSync(path, "utf8");
+    expect(parseTape(whole).torn).toBeUndefined();
+    const torn = parseTape(whole.slice(0, whole.length - 20));
+    expect(torn.torn).toBe(true);
+    expect(torn.frames.length).toBe(parseTape(whole).frames.length - 1);
+  });
+
   it("refuses a header whose client_tools are not tools, naming the field", async () => {
     const { path } = await record([{ items: [text("hi")] }]);
     const [head, ...rest] = readFileSync(path, "utf8").split("\n");

@@ -18,16 +18,19 @@ export { TAPE_FORMAT, type TapeHeader, type TapeProvider, type TapeResume } from
 export interface Tape {
   header: TapeHeader;
   frames: Frame[];
+  /** The file ended inside a line (a write the process died in): that line was dropped. */
+  torn?: true;
 }
 
 /** Parses a tape. A bad line, a missing header or a newer format is a clear `EddyError` (exit 2 in the CLI). */
 export function parseTape(text: string, source = "tape"): Tape {
   let header: TapeHeader | undefined;
   let frames: Frame[] = [];
+  let torn = false;
   try {
     // Each line is checked as it is read: a bad one ends the read there (a 250 MB file of short
     // bad lines was parsed whole first, into GBs; docs/pitfalls.md #63).
-    eachJsonlRecord(text, { allowPartialLastLine: true }, (record) => {
+    const read = eachJsonlRecord(text, { allowPartialLastLine: true }, (record) => {
       if (header === undefined) {
         header = checkTapeHeader(record.value, source);
         return;
@@ -36,6 +39,7 @@ export function parseTape(text: string, source = "tape"): Tape {
       if (frame.seq !== frames.length) throw seqError(source, frames.length, frame.seq);
       frames.push(frame);
     });
+    torn = read.partialLastLine;
   } catch (err) {
     if (EddyError.isInstance(err) && err.code === "frame_invalid")
       throw new EddyError("tape_invalid", `${source}: ${err.message}`, { fault: "user", cause: err });
@@ -47,7 +51,7 @@ export function parseTape(text: string, source = "tape"): Tape {
   if (header.format < DERIVED_FRAMES_FORMAT) {
     frames = upgradeFrames(frames, header.provider.wire === undefined ? {} : { wire: header.provider.wire });
   }
-  return { header, frames };
+  return torn ? { header, frames, torn: true } : { header, frames };
 }
 
 function seqError(source: string, index: number, seq: number): EddyError {
