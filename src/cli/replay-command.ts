@@ -8,9 +8,10 @@ import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { replayTape } from "../replay/replay.js";
 import { readTape } from "../replay/tape.js";
+import { safeJson } from "../util/control-chars.js";
 import { replayTools } from "./replay-tools.js";
 import type { CliIo } from "./run-command.js";
-import { clip, jsonForTerminal } from "./terminal.js";
+import { clip } from "./terminal.js";
 
 export interface ReplayFlags {
   json?: boolean;
@@ -51,7 +52,7 @@ export async function replayCommand(path: string, flags: ReplayFlags, io: CliIo)
 function describe(frame: Frame | undefined): string {
   if (frame === undefined) return "(no frame)";
   const { ts: _ts, ...rest } = frame;
-  return clip(jsonForTerminal(rest), 1200);
+  return clip(safeJson(rest), 1200);
 }
 
 function isDirectory(path: string): boolean {

@@ -1,6 +1,6 @@
 import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
-import { clip, jsonForTerminal, TerminalSanitizer, terminalSafe } from "./terminal.js";
+import { clip, TerminalSanitizer, terminalSafe } from "./terminal.js";
 
 const ESC = "\u001b";
 // biome-ignore lint/suspicious/noControlCharactersInRegex: what must never reach a terminal
@@ -93,15 +93,6 @@ describe("terminalSafe", () => {
   it("is linear: a megabyte of escapes takes one pass", () => {
     const text = `${ESC}[`.repeat(500_000);
     expect(terminalSafe(text)).toBe("");
-  });
-});
-
-describe("jsonForTerminal", () => {
-  it("escapes what JSON.stringify leaves raw and a terminal acts on; the JSON is the same", () => {
-    const value = { a: "x\u009b31m\u202eY\u2066z\u2069\u2028 ok é 中\u007f" };
-    const shown = jsonForTerminal(value);
-    expect(shown).toBe('{"a":"x\\u009b31m\\u202eY\\u2066z\\u2069\\u2028 ok é 中\\u007f"}');
-    expect(JSON.parse(shown)).toEqual(value);
   });
 });
 

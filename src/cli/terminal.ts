@@ -248,20 +248,6 @@ export class TerminalSanitizer {
 }
 
 /**
- * `value` as JSON for a terminal: what `JSON.stringify` leaves raw and a terminal acts on — DEL,
- * the C1 controls (U+0080–U+009F: U+009B is CSI), the direction marks and controls, the line and
- * paragraph separators — written as `\uXXXX`, so the line is the same JSON, shown as it is.
- */
-export function jsonForTerminal(value: unknown): string {
-  return (JSON.stringify(value) ?? "undefined").replace(
-    STEERING,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
-}
-
-const STEERING = /[\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-
-/**
  * `text` with every terminal control sequence and control character removed, so that what a model,
  * a tool, an MCP server or a tape says is shown and never acted on by the terminal (docs/pitfalls.md
  * #63): CSI sequences (`ESC [` … final byte: cursor moves, `2J` clear screen, colours), OSC, DCS,

@@ -18,6 +18,7 @@ import { replayTape } from "../replay/replay.js";
 import { readTape } from "../replay/tape.js";
 import { createToolRegistry } from "../tools/registry.js";
 import { approvalNoteTool } from "../tools/test-support/note-tool.js";
+import { hasControlChars } from "../util/control-chars.js";
 import { FACE_ROUTES, ROUTES } from "./api.js";
 import { createServeHandler, type ServeHandlerOptions } from "./handler.js";
 import { createRunService, type RunService, type ServeRuntime } from "./runs.js";
@@ -422,6 +423,13 @@ describe("eddy serve handler: hostile input", () => {
     ["an unknown run", "GET", "/v1/runs/run_abc/events", undefined, 404],
     ["an unknown route", "GET", "/v1/nothing", undefined, 404],
     ["a wrong method", "DELETE", "/v1/runs", undefined, 405],
+    [
+      "escapes and direction characters in an id",
+      "GET",
+      "/v1/runs/run_%1b%5b31mRED%e2%80%ae%c2%9b",
+      undefined,
+      404,
+    ],
   ])("%s", async (_name, method, path, body, status) => {
     const { call } = setup({ handler: { maxBodyBytes: 1024 } });
     const res = await call(method as string, path as string, body);
@@ -429,6 +437,8 @@ describe("eddy serve handler: hostile input", () => {
     const answer = await res.text();
     expect(answer).not.toContain("sk-very-secret");
     expect(JSON.parse(answer)).toHaveProperty("error.message");
+    // What a client prints of the answer steers no terminal: the JSON holds no such character raw.
+    expect(hasControlChars(answer)).toBe(false);
   });
 
   it("JSON nested deeper than 1,000 levels anywhere in a body is 400; no run starts, no tape is made", async () => {

@@ -22,6 +22,7 @@ import {
   problemResponse,
   tooManyRequests,
 } from "../mock/http-error.js";
+import { safeJson } from "../util/control-chars.js";
 import { JSON_MAX_DEPTH, nestsDeeperThan } from "../util/json.js";
 import { redactSecrets } from "../util/redact.js";
 import { decisionBody, matchRoute, messageBody, type RouteInfo, steerBody } from "./api.js";
@@ -157,7 +158,7 @@ function statusOf(status: number, run: ServedRun): Response {
 function runOf(service: RunService, id: string): ServedRun {
   const run = service.get(id);
   if (run === undefined)
-    throw problem(404, "run_not_found", `no run ${JSON.stringify(id.slice(0, 100))} on this server`);
+    throw problem(404, "run_not_found", `no run ${safeJson(id.slice(0, 100))} on this server`);
   return run;
 }
 
@@ -259,7 +260,7 @@ async function sendMessage(request: Request, name: string, state: HandlerState):
 async function thread(service: RunService, name: string): Promise<Response> {
   const log = await service.threads.read(threadName(name, true));
   if (log.runs.length === 0)
-    throw problem(404, "thread_not_found", `no thread ${JSON.stringify(name)} on this server`);
+    throw problem(404, "thread_not_found", `no thread ${safeJson(name)} on this server`);
   // An outcome's tape is a path on the server: its run's events are at /v1/runs/RUN_ID/events.
   const runs = log.runs.map((run) => {
     if (run.outcome?.tape === undefined) return run;
@@ -274,7 +275,7 @@ function threadName(name: string, mustExist: boolean): string {
     throw problem(
       mustExist ? 404 : 400,
       "invalid_thread_name",
-      `thread name ${JSON.stringify(name.slice(0, 100))} is not allowed: use 1–64 letters, digits, ".", "_" or "-"`,
+      `thread name ${safeJson(name.slice(0, 100))} is not allowed: use 1–64 letters, digits, ".", "_" or "-"`,
       "name",
     );
   return name;

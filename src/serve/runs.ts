@@ -29,6 +29,7 @@ import { TapeWriteGuard } from "../replay/recorder.js";
 import { readTape, type Tape, type TapeHeader } from "../replay/tape.js";
 import { summarizeTape, type TapeSummary } from "../replay/tape-summary.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import { safeJson } from "../util/control-chars.js";
 import { createRunLog, LoadedFrames, type RunLog, storedRunLog } from "./run-log.js";
 
 /** What the server's runs run with: its provider, tools, spec and policy (from its own invocation). */
@@ -417,7 +418,7 @@ function mustGet(ctx: ServiceContext, id: string): ServedRun {
       error: {
         type: "not_found",
         code: "run_not_found",
-        message: `no run ${JSON.stringify(id)} on this server`,
+        message: `no run ${safeJson(id)} on this server`,
         param: null,
       },
     });

@@ -11,3 +11,17 @@ export const NO_CONTROL_CHARS = /^[^\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a
 export function hasControlChars(text: string): boolean {
   return !NO_CONTROL_CHARS.test(text);
 }
+
+/**
+ * `value` as JSON that steers nothing where it is shown: what `JSON.stringify` leaves raw and a
+ * terminal acts on — DEL, the C1 controls (U+0080–U+009F: U+009B is CSI), the direction marks and
+ * controls, the line and paragraph separators — written as `\uXXXX`. It is the same JSON.
+ */
+export function safeJson(value: unknown): string {
+  return (JSON.stringify(value) ?? "undefined").replace(
+    STEERING,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+const STEERING = /[\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
