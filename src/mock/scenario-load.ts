@@ -13,7 +13,10 @@ const nonNegativeInt = z.number().int().min(0);
  * A stall in milliseconds: at most what a Node timer can wait (2^31 − 1 ms, ~24.8 days); a longer
  * one fired after 1 ms with a TimeoutOverflowWarning.
  */
-const stallMs = nonNegativeInt.max(2 ** 31 - 1, "must be at most 2147483647 ms (~24.8 days: a Node timer's limit)");
+const stallMs = nonNegativeInt.max(
+  2 ** 31 - 1,
+  "must be at most 2147483647 ms (~24.8 days: a Node timer's limit)",
+);
 const positiveInt = z.number().int().min(1);
 const strings = z.union([z.string(), z.array(z.string())]);
 const jsonObject = z.record(z.string(), z.unknown());
