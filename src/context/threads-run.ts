@@ -11,7 +11,7 @@ import { userMessageItem } from "../history/items.js";
 import type { RenderedHistory, ToolHistoryManager } from "../history/tool-history.js";
 import { messageText } from "../history/units.js";
 import type { ItemParam, JsonObject, Usage } from "../protocol/types.js";
-import { redactDeep, redactSecrets, usableSecrets } from "../util/redact.js";
+import { redactAcrossParts, redactDeep, redactSecrets, usableSecrets } from "../util/redact.js";
 import {
   type CompileOptions,
   type ContextBundle,
@@ -146,7 +146,9 @@ export async function finishThreadRun(
     usage: result.usage,
   };
   if (options.tape !== undefined) record.tape = options.tape;
-  await store.append(prepared.thread, redactDeep(record, prepared.secrets));
+  // A secret split between a message's content parts is masked across them first (util/redact.ts).
+  const masked = redactDeep(redactAcrossParts(record, prepared.secrets), prepared.secrets);
+  await store.append(prepared.thread, masked);
 }
 
 /** The items after the run's own prompt (the last user message with its text; else after the context). */

@@ -26,6 +26,7 @@
  * calls at once, or a fragment beside text, is not guarded (no provider eddy knows sends them).
  */
 import type { Frame } from "../frames/frame.js";
+import { maskAcross } from "../util/redact.js";
 
 /** A group of frames emitted together. */
 type Group = readonly Frame[];
@@ -283,45 +284,6 @@ function chatArguments(value: unknown): Piece | undefined {
       return { ...chunk, choices: [{ ...c, delta }] };
     },
   };
-}
-
-/**
- * `texts` (joined: `joined`) with each occurrence of a secret masked: `***` in the text where it
- * starts, its characters taken out of every text that holds them — joined, they are the joined
- * text masked, as the final text is. Undefined when none occurs.
- */
-function maskAcross(
-  texts: readonly string[],
-  joined: string,
-  secrets: readonly string[],
-): string[] | undefined {
-  const found: [number, number][] = [];
-  for (const secret of secrets) {
-    for (let at = joined.indexOf(secret); at !== -1; at = joined.indexOf(secret, at + secret.length)) {
-      const end = at + secret.length;
-      if (!found.some(([s, e]) => at < e && s < end)) found.push([at, end]);
-    }
-  }
-  if (found.length === 0) return undefined;
-  found.sort((a, b) => a[0] - b[0]);
-  const out: string[] = [];
-  let offset = 0;
-  for (const text of texts) {
-    const start = offset;
-    const end = offset + text.length;
-    let piece = "";
-    let from = start;
-    for (const [s, e] of found) {
-      if (e <= start || s >= end) continue;
-      if (s > from) piece += joined.slice(from, s);
-      if (s >= start) piece += "***";
-      from = Math.max(from, Math.min(e, end));
-    }
-    if (from < end) piece += joined.slice(from, end);
-    out.push(piece);
-    offset = end;
-  }
-  return out;
 }
 
 /**
