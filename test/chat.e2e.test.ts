@@ -89,6 +89,27 @@ describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", { timeout: 240_000 }, () =
     expect(readdirSync(join(cwd, ".eddy", "tapes", thread))).toHaveLength(2);
   });
 
+  it("Ctrl-Z at the prompt, then fg: the prompt takes input again (it stayed paused, raw and deaf to every key)", async () => {
+    const cwd = workspace();
+    term = runInTmux(["chat"], { cwd, env: env(), jobControl: true });
+    await term.waitFor("/help for commands");
+    term.keys("C-z");
+    await term.waitFor("Stopped");
+    term.line("fg");
+    await new Promise((r) => setTimeout(r, 300));
+    term.line("My name is Ada.");
+    await term.waitFor("✓ completed");
+    term.line("/exit now");
+    // The chat left once bash shows its prompt again: the last line of the screen.
+    await until(
+      () => term?.screen().trimEnd().endsWith("$") === true,
+      "the shell prompt after the chat",
+      30_000,
+    );
+    term.line('echo "EXITED=$?"');
+    expect(await term.exited()).toBe(0);
+  });
+
   it("Ctrl-C cancels a turn running a slow shell call; the session stays and takes another message", async () => {
     term = await chatInSlowTurn(await shellThenSay("sleep 300", "Still here."), workspace());
     term.keys("C-c");

@@ -316,6 +316,10 @@ function wireKeys(
   });
   // A terminal that closed fails readline's reset of it (`setRawMode` EIO): that is a hang-up, not a crash.
   rl.on("error", stop);
+  // Ctrl-Z at the prompt, then `fg`: readline comes back paused (node:readline pauses it on
+  // SIGCONT for its listeners to resume), and left so the chat read nothing and ignored Ctrl-C and
+  // Ctrl-D while the terminal stayed raw: the keys typed went to the shell after it was killed.
+  rl.on("SIGCONT", () => rl.resume());
   rl.on("close", () => {
     closed = true;
     // An approval prompt waiting for a line gets none: answered as the prompt answers no answer.
@@ -410,7 +414,7 @@ async function slashCommand(
   ctx: ChatContext,
   leave: (now: boolean) => void,
 ): Promise<boolean> {
-  if (/^\/(exit|quit)$/.test(text)) {
+  if (/^\/(exit|quit)(\s|$)/.test(text)) {
     // Piped, the messages before /exit are sent first: a script's last line does not cancel them.
     leave(ctx.io.stdinIsTTY);
     return false;

@@ -220,3 +220,24 @@ describe("the answer's final text against what streamed", () => {
     expect(out.stdout).toContain("x");
   });
 });
+
+describe("an answer that leaves a control string open", () => {
+  it("does not swallow the next turn's answer (eddy chat shows many turns)", () => {
+    const { out, render } = renderer({ stdoutTty: true });
+    const turnEnded = (turn: number) =>
+      frame("turn_ended", { turn, response_id: "r", status: "completed", usage: null });
+    render([delta("Your name is A\u001b]52."), turnEnded(0)]);
+    render([
+      frame("output_text_delta", {
+        turn: 1,
+        item_id: "msg_2",
+        output_index: 0,
+        content_index: 0,
+        delta: "Hello again",
+      }),
+    ]);
+    expect(out.stdout).toContain("Your name is A");
+    expect(out.stdout).toContain("Hello again");
+    expect(out.stdout).not.toMatch(CONTROL);
+  });
+});

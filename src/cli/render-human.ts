@@ -51,7 +51,7 @@ export class HumanRenderer {
   /** The `→` line of a call that started after the budget was spent (shown if it is not refused). */
   private pendingStart: string | undefined;
   /** The answer and the reasoning stream in pieces: a sequence split between two is removed whole. */
-  private readonly answerFilter = new TerminalSanitizer();
+  private answerFilter = new TerminalSanitizer();
   private readonly reasoningFilter = new TerminalSanitizer({ oneLine: true });
   /** The status of the last HTTP answer (a 401 gets `authHint`). */
   private lastStatus: number | undefined;
@@ -117,6 +117,8 @@ export class HumanRenderer {
         break;
       case "turn_ended":
         this.streamed.clear();
+        // A control string an answer left open ends with it: it must not swallow the next answer.
+        this.answerFilter = new TerminalSanitizer();
         this.flushRefused();
         if (frame.usage === null) this.usageSeen.unreported++;
         else if ((frame.usage as { estimated?: unknown }).estimated === true) this.usageSeen.estimated++;

@@ -26,14 +26,30 @@ export interface TmuxRun {
   close(): void;
 }
 
-/** Runs `eddy ARGS…` in a new tmux session in `cwd` with exactly `env`. */
-export function runInTmux(args: string[], options: { cwd: string; env: Record<string, string> }): TmuxRun {
+/**
+ * Runs `eddy ARGS…` in a new tmux session in `cwd` with exactly `env`. With `jobControl` it is
+ * typed into an interactive bash, as a user would (Ctrl-Z stops it and `fg` brings it back); a
+ * command tmux starts itself is in an orphaned process group, where Ctrl-Z does nothing.
+ */
+export function runInTmux(
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; jobControl?: boolean },
+): TmuxRun {
   const dir = mkdtempSync(join(tmpdir(), "eddy-tmux-"));
   const socket = join(dir, "socket");
   const tmux = (...a: string[]) => execFileSync("tmux", ["-S", socket, ...a], { encoding: "utf8" });
   const envWords = Object.entries(options.env).map(([k, v]) => quote(`${k}=${v}`));
-  const command = `env -i ${envWords.join(" ")} ${quote(process.execPath)} ${quote(BIN)} ${args.map(quote).join(" ")}; echo "EXITED=$?"; sleep 600`;
+  const cli = `env -i ${envWords.join(" ")} ${quote(process.execPath)} ${quote(BIN)} ${args.map(quote).join(" ")}`;
+  // With job control the test types `echo "EXITED=$?"` once the CLI left (a stop would print it too).
+  const command =
+    options.jobControl === true
+      ? "env -i PS1='$ ' bash --norc --noprofile -i"
+      : `${cli}; echo "EXITED=$?"; sleep 600`;
   tmux("-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "50", "-c", options.cwd, command);
+  if (options.jobControl === true) {
+    tmux("send-keys", "-t", "0", "-l", cli);
+    tmux("send-keys", "-t", "0", "Enter");
+  }
   tmux("set-option", "-g", "history-limit", "10000");
   const screen = () => tmux("capture-pane", "-p", "-J", "-S", "-10000");
   const waitFor = async (text: string, o: { ms?: number; count?: number } = {}) => {
