@@ -34,6 +34,8 @@ export type EddyErrorCode =
   | "invalid_argument"
   // eddy's own state under .eddy/ (a symlink, a special file, a file with other links)
   | "state_path_unsafe"
+  // a thread another process holds (context/thread-hold.ts)
+  | "thread_busy"
   | "invalid_run_spec"
   | "policy_denied"
   // tools

@@ -10,6 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { createThreadStore } from "../src/context/threads.js";
 import { createMockServer, type MockServer } from "../src/mock/index.js";
 import type { Scenario } from "../src/mock/scenario.js";
 import { BIN, cleanEnv, runCli } from "./support/cli.js";
@@ -404,5 +405,38 @@ describe("a piped eddy chat's exit code", { timeout: 120_000 }, () => {
     const failed = await runCli(args, { cwd: workspace(), env: env(), stdin: "two\n", timeoutMs: 60_000 });
     expect(failed.stderr).toMatch(/boom/);
     expect(failed.code).toBe(1);
+  });
+});
+
+describe("one conversation at a time on a thread", { timeout: 120_000 }, () => {
+  it("a chat or a run on a thread another process holds is refused before anything is sent; free again once let go", async () => {
+    const cwd = workspace();
+    const hold = await createThreadStore({ workspace: cwd }).hold("k1", "eddy chat");
+    const chat = await runCli(["chat", "--thread", "k1"], {
+      cwd,
+      env: env(),
+      stdin: "My name is Bob.\n",
+      timeoutMs: 60_000,
+    });
+    expect(chat.code).toBe(2);
+    expect(chat.stderr).toMatch(/thread k1 is in use by another "eddy chat", process \d+/);
+    const run = await runCli(["run", "--thread", "k1", "My name is Bob."], {
+      cwd,
+      env: env(),
+      timeoutMs: 60_000,
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/thread k1 is in use/);
+    // Nothing reached the thread's log.
+    expect((await createThreadStore({ workspace: cwd }).read("k1")).runs).toEqual([]);
+    await hold.release();
+    const after = await runCli(["run", "--thread", "k1", "My name is Bob."], {
+      cwd,
+      env: env(),
+      timeoutMs: 60_000,
+    });
+    expect(after.code).toBe(0);
+    // The run let the thread go when it ended.
+    await (await createThreadStore({ workspace: cwd }).hold("k1", "test")).release();
   });
 });

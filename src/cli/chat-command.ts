@@ -135,7 +135,10 @@ export async function chatCommand(flags: ChatFlags, io: CliIo): Promise<number> 
       // The policy the turn runs under: /approve changes it between turns, and the tape says so.
       tapeHeader: (spec, policy) => tapeHeaderOf(spec, { ...deps, policy }, config, runTools),
       ...(onApproval === undefined ? {} : { onApproval }),
+      holder: "eddy chat",
     });
+    // One conversation at a time on a thread: a second chat on it is refused before its prompt.
+    await session.hold();
     if (target.notice !== undefined) io.stderr.write(`${styles.dim(target.notice)}\n`);
     return await chatLoop(session, { io, styles, view, router, images });
   } finally {

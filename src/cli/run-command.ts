@@ -260,11 +260,32 @@ export function runDepsOf(
  */
 async function startRun(prepared: PreparedRun, deps: RunDeps, tape: string | undefined): Promise<RunHandle> {
   const { spec } = prepared;
-  if (spec.thread !== undefined) return runAgentOnThread(spec, deps, tape === undefined ? {} : { tape });
+  if (spec.thread !== undefined) return onThread(spec, spec.thread, deps, tape);
   if (prepared.contextRuns === undefined) return runAgent(spec, deps);
   const history = createRunHistory(resolveRunSpec(spec), deps);
   const context = await contextFromRuns(prepared.contextRuns, deps.workspace ?? process.cwd(), history);
   return runAgent({ ...spec, context }, { ...deps, history });
+}
+
+/**
+ * `--thread`: the run holds its thread while it runs (context/thread-hold.ts): a chat open on it,
+ * or another run on it, is refused with `thread_busy` before anything is sent.
+ */
+async function onThread(
+  spec: PreparedRun["spec"],
+  thread: string,
+  deps: RunDeps,
+  tape: string | undefined,
+): Promise<RunHandle> {
+  const store = createThreadStore({ workspace: deps.workspace ?? process.cwd() });
+  const hold = await store.hold(thread, "eddy run");
+  try {
+    const handle = await runAgentOnThread(spec, deps, { store, ...(tape === undefined ? {} : { tape }) });
+    return { ...handle, result: handle.result.finally(() => hold.release()) };
+  } catch (err) {
+    await hold.release();
+    throw err;
+  }
 }
 
 /** `--context`: the tapes' runs compiled into a bundle (stored under `.eddy/bundles`), rendered by the run's manager. */

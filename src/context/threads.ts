@@ -35,6 +35,7 @@ import {
   writeStateFileAtomic,
 } from "../util/state-dir.js";
 import { bundleId, type ContextBundle, canonicalJson } from "./bundle.js";
+import { holdThread, type ThreadHold } from "./thread-hold.js";
 
 /** Thread names: 1–64 letters, digits, `.`, `_`, `-`, starting with a letter or digit. */
 export const THREAD_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -137,6 +138,11 @@ export interface ThreadStore {
   saveBundle(bundle: ContextBundle): Promise<string>;
   /** Loads a stored bundle and checks it against its id. */
   loadBundle(id: string): Promise<ContextBundle>;
+  /**
+   * Holds a thread for this process (a chat session, a run) until released: another that asks
+   * gets `thread_busy` (context/thread-hold.ts). `holder` names it in that message.
+   */
+  hold(name: string, holder: string): Promise<ThreadHold>;
 }
 
 /** The largest thread log or bundle read (`.eddy/threads/NAME.jsonl`, `.eddy/bundles/ID.json`). */
@@ -202,6 +208,11 @@ export function createThreadStore(options: ThreadStoreOptions): ThreadStore {
       } finally {
         await dir.close();
       }
+    },
+
+    hold(name, holder) {
+      const threads = async () => (await folder("threads", true)) as StateDir;
+      return holdThread(threads, checkThreadName(name), holder, clock);
     },
 
     async loadBundle(id) {

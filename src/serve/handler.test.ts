@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
+import { createThreadStore } from "../context/threads.js";
 import type { ToolHooks } from "../loop/hooks.js";
 import { createPolicy, type Policy } from "../loop/policy.js";
 import { replayTape } from "../replay/replay.js";
@@ -367,6 +368,28 @@ describe("eddy serve handler: runs", () => {
       "completed",
     ]);
     expect(view).not.toContain(dataDir);
+  });
+
+  it("a run on a thread another process holds (an eddy chat) is 409 thread_busy, naming no path; the server holds its runs' threads too", async () => {
+    const { call, service, dataDir } = setup({ scripts: [text("hello"), text("again")] });
+    const hold = await createThreadStore({ workspace: dataDir }).hold("t1", "eddy chat");
+    for (const [path, body] of [
+      ["/v1/threads/t1/messages", { input: "hi" }],
+      ["/v1/runs", { input: "hi", thread: "t1" }],
+    ] as const) {
+      const res = await call("POST", path, body);
+      expect(res.status).toBe(409);
+      const answer = await res.text();
+      expect(JSON.parse(answer).error).toMatchObject({ code: "thread_busy" });
+      expect(answer).not.toContain(dataDir);
+    }
+    await hold.release();
+    const { id } = (await (await call("POST", "/v1/threads/t1/messages", { input: "hi" })).json()) as {
+      id: string;
+    };
+    expect((await finished(service, id))?.status).toBe("completed");
+    // Let go once the run ended.
+    await (await createThreadStore({ workspace: dataDir }).hold("t1", "test")).release();
   });
 
   it("a restarted server names each tape it does not list, and leaves it where it is", async () => {

@@ -392,6 +392,15 @@ function errorResponse(err: unknown, state: HandlerState): Response {
   const secrets = state.service.runtime.secrets ?? [];
   const carried = problemOf(err);
   if (carried !== undefined) return problemResponse(carried);
+  if (EddyError.isInstance(err) && err.code === "thread_busy") {
+    // Its message names the server's folder: the client gets who holds it, not where.
+    const thread = String(err.details.thread);
+    const message = `thread ${thread} is in use by another eddy process on this server's workspace (a chat or a run): wait for it to end`;
+    return problemResponse({
+      status: 409,
+      error: { type: "invalid_request_error", code: "thread_busy", message, param: null },
+    });
+  }
   if (EddyError.isInstance(err) && err.fault === "user") {
     const status = err.code === "policy_denied" ? 403 : 400;
     const field = typeof err.details.field === "string" ? err.details.field : null;

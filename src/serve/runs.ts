@@ -11,6 +11,7 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { resumeRun } from "../batch/resume.js";
 import { fileTapeStore, type TapeStore, type TapeWriter } from "../batch/tape-store.js";
+import type { ThreadHold } from "../context/thread-hold.js";
 import { createThreadStore, type ThreadStore } from "../context/threads.js";
 import { describeError, EddyError } from "../errors.js";
 import type { Frame, McpServerSummary, RunEndedFrame, RunEndReason } from "../frames/frame.js";
@@ -261,12 +262,16 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
     steering: () => run.steering.splice(0),
   };
   let handle: RunHandle;
+  // A run on a thread holds it while it runs: a chat or a run of another process on it is refused.
+  let hold: ThreadHold | undefined;
   try {
+    if (spec.thread !== undefined) hold = await ctx.threads.hold(spec.thread, "eddy serve");
     handle =
       spec.thread === undefined
         ? runAgent(spec, deps)
         : await runAgentOnThread(spec, deps, { store: ctx.threads, tape: ctx.tapes.location(id) });
   } catch (err) {
+    await hold?.release();
     await registry.dispose();
     throw err;
   }
@@ -277,7 +282,7 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
   ctx.runs.set(id, run);
   run.done = drive(run, handle, writer, registry, (closed) => {
     if (closed && tape.guard.problem === undefined) storeFinishedLog(ctx, run);
-  });
+  }).finally(() => hold?.release().catch(() => {}));
   return run;
 }
 

@@ -17,6 +17,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { basename, dirname, join } from "node:path";
 import { resumeRun } from "../batch/resume.js";
 import { createTapeFileWriter, type TapeWriter } from "../batch/tape-store.js";
+import type { ThreadHold } from "../context/thread-hold.js";
 import { checkThreadName, createThreadStore, type ThreadStore } from "../context/threads.js";
 import { finishThreadRun, type PreparedThreadRun } from "../context/threads-run.js";
 import { EddyError } from "../errors.js";
@@ -70,6 +71,8 @@ export interface SessionOptions {
   ) => TapeWriter;
   /** Asks about calls that need approval while the approval mode is `ask`. @defaultValue none (`ask` refused) */
   onApproval?: ApprovalHandler;
+  /** Who holds the thread, for another process's `thread_busy` message. @defaultValue "eddy session" */
+  holder?: string;
 }
 
 /** How a turn ended. */
@@ -138,6 +141,8 @@ export class Session {
   private running: Running | undefined;
   private draining: Promise<void> | undefined;
   private closed = false;
+  /** The hold on the thread the turns go to (context/thread-hold.ts), once taken. */
+  private held: { name: string; hold: Promise<ThreadHold> } | undefined;
 
   constructor(private readonly options: SessionOptions) {
     this.spec = { ...options.spec };
@@ -150,6 +155,27 @@ export class Session {
   /** The thread the next turn continues. */
   get thread(): string {
     return this.threadName;
+  }
+
+  /**
+   * Holds the session's thread for this process (done by the first turn; `eddy chat` does it before
+   * its first prompt): another process's session or run on it then gets `thread_busy`, as this one
+   * does when another holds it. Let go when the thread changes or the session closes.
+   */
+  async hold(): Promise<void> {
+    if (this.held?.name !== this.threadName) {
+      const previous = this.held;
+      const holder = this.options.holder ?? "eddy session";
+      this.held = { name: this.threadName, hold: this.store.hold(this.threadName, holder) };
+      await previous?.hold.then((h) => h.release()).catch(() => {});
+    }
+    const held = this.held;
+    try {
+      await held.hold;
+    } catch (err) {
+      if (this.held === held) this.held = undefined;
+      throw err;
+    }
   }
 
   /** The model of the next turn. */
@@ -308,6 +334,7 @@ export class Session {
     this.clearQueue();
     this.cancel("the session was closed");
     await this.draining;
+    await this.held?.hold.then((h) => h.release()).catch(() => {});
     this.feed.close();
   }
 
@@ -348,6 +375,7 @@ export class Session {
   }
 
   private async runJob(job: Job, turn: number): Promise<TurnResult> {
+    await this.hold();
     const running: Running = { controller: new AbortController(), steer: false, sawCall: false };
     this.running = running;
     this.feed.push({ type: "turn_started", turn, thread: this.threadName, message: job.message });

@@ -208,6 +208,35 @@ function held(handle: FileHandle, path: string): StateDir {
   };
 }
 
+/**
+ * Creates the file `name` in `dir` with `content` unless something is there already (false then):
+ * one process of many wins. Never follows a symlink.
+ */
+export async function createStateFileOnce(dir: StateDir, name: string, content: string): Promise<boolean> {
+  let handle: FileHandle;
+  try {
+    handle = await open(
+      `${dir.ref}/${name}`,
+      constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | O_SAFE,
+      0o644,
+    );
+  } catch (err) {
+    if (errnoOf(err) === "EEXIST") return false;
+    throw await unsafe(err, dir, name);
+  }
+  try {
+    await handle.writeFile(content);
+  } finally {
+    await handle.close();
+  }
+  return true;
+}
+
+/** Removes the file `name` from `dir`, if it is there (a symlink is removed, never followed). */
+export async function removeStateFile(dir: StateDir, name: string): Promise<void> {
+  await rm(`${dir.ref}/${name}`, { force: true });
+}
+
 /** The error for `name` in `dir` that could not be opened: a symlink, not a folder, a FIFO, else `err`. */
 async function unsafe(err: unknown, dir: StateDir, name: string): Promise<unknown> {
   const path = join(dir.path, name);
