@@ -440,3 +440,21 @@ describe("one conversation at a time on a thread", { timeout: 120_000 }, () => {
     await (await createThreadStore({ workspace: cwd }).hold("k1", "test")).release();
   });
 });
+
+describe("a later chat on a thread whose last run waits for a decision", { timeout: 120_000 }, () => {
+  it("says which calls wait and how to decide them (its /decide answers only its own turns)", async () => {
+    const cwd = workspace();
+    const args = ["chat", "--thread", "ap1", "--allow-write"];
+    const first = await runCli(args, {
+      cwd,
+      env: env(),
+      stdin: "/approve defer\nCreate a file named c.txt containing the text deferred\n",
+      timeoutMs: 60_000,
+    });
+    expect(first.stderr).toMatch(/waiting for a decision on call_mock_0001/);
+    const second = await runCli(args, { cwd, env: env(), stdin: "", timeoutMs: 60_000 });
+    expect(second.stderr).toMatch(
+      /the thread's last run \(run_\w+\) waits for a decision on call_mock_0001: decide it with eddy resume --decide call_mock_0001=allow\|deny \.eddy\/tapes\/ap1\/run_\w+\.tape/,
+    );
+  });
+});

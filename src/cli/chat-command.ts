@@ -13,9 +13,10 @@
  * prompt leaves. A line typed while a turn runs is queued; `/steer TEXT`
  * sends it at the turn's next safe point. While an approval prompt is open, the next line is its answer.
  */
+import { relative } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import { type Readable, Transform } from "node:stream";
-import { checkThreadName } from "../context/threads.js";
+import { checkThreadName, createThreadStore } from "../context/threads.js";
 import { EddyError } from "../errors.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
 import { withInstructionFiles } from "../loop/instruction-files.js";
@@ -140,6 +141,8 @@ export async function chatCommand(flags: ChatFlags, io: CliIo): Promise<number> 
     // One conversation at a time on a thread: a second chat on it is refused before its prompt.
     await session.hold();
     if (target.notice !== undefined) io.stderr.write(`${styles.dim(target.notice)}\n`);
+    const waiting = await waitingRun(config.workspace.value, session.thread);
+    if (waiting !== undefined) io.stderr.write(`${styles.yellow(waiting)}\n`);
     return await chatLoop(session, { io, styles, view, router, images });
   } finally {
     removeSignal();
@@ -511,6 +514,29 @@ function errorLine(err: unknown, styles: Styles): string {
 }
 
 /** The session's model as shown: a name from the command line or a slash command, made inert. */
+/**
+ * A note when the thread's last run, from an earlier chat or run, waits for a decision on calls it
+ * deferred: this chat's /decide answers its own turns, `eddy resume --decide` that run.
+ */
+async function waitingRun(workspace: string, thread: string): Promise<string | undefined> {
+  const log = await createThreadStore({ workspace })
+    .read(thread)
+    .catch(() => undefined);
+  const outcome = log?.runs.at(-1)?.outcome;
+  if (outcome === undefined || outcome.reason !== "awaiting_approval") return undefined;
+  const answered = new Set(
+    outcome.items.flatMap((i) => (i.type === "function_call_output" ? [String(i.call_id)] : [])),
+  );
+  const calls = outcome.items.flatMap((i) =>
+    i.type === "function_call" && !answered.has(String(i.call_id)) ? [String(i.call_id)] : [],
+  );
+  const tape = outcome.tape === undefined ? "ITS_TAPE" : relative(workspace, outcome.tape);
+  const which = calls.length === 0 ? "CALL_ID" : (calls[0] as string);
+  return terminalSafe(
+    `⚠ the thread's last run (${outcome.run_id}) waits for a decision on ${calls.length === 0 ? "a deferred call" : calls.join(", ")}: decide it with eddy resume --decide ${which}=allow|deny ${tape} (/decide here answers this chat's own turns)`,
+  );
+}
+
 function shownModel(session: Session): string {
   return session.model == null ? "default" : terminalSafe(session.model, { oneLine: true });
 }
