@@ -241,3 +241,33 @@ describe("an answer that leaves a control string open", () => {
     expect(out.stdout).not.toMatch(CONTROL);
   });
 });
+
+describe("the context note", () => {
+  const compiled = (runs: number, left?: number): Frame =>
+    frame("context_compiled", {
+      bundle_id: "b",
+      strategy: "recent_messages_v1",
+      item_count: runs * 2,
+      token_estimate: 10,
+      tokenizer: "estimate",
+      runs,
+      thread: "big1",
+      ...(left === undefined ? {} : { runs_left_out: left }),
+    });
+
+  it("says runs left out over the budget (it said no earlier runs)", () => {
+    const { out, render } = renderer();
+    render([compiled(0, 1)]);
+    expect(out.stderr).toContain(
+      "↺ thread big1: no earlier runs; 1 older run left out (over the context budget)",
+    );
+    const two = renderer();
+    two.render([compiled(1, 2)]);
+    expect(two.out.stderr).toContain(
+      "1 earlier run of thread big1 (2 items, ~10 tokens); 2 older runs left out",
+    );
+    const none = renderer();
+    none.render([compiled(0)]);
+    expect(none.out.stderr).toContain("↺ thread big1: no earlier runs\n");
+  });
+});

@@ -147,12 +147,16 @@ export class HumanRenderer {
         return this.options.styles.yellow(
           `⚠ repaired the conversation before sending: ${safe(frame.repairs.map((r) => r.detail).join("; "))}`,
         );
-      case "context_compiled":
-        return this.options.styles.dim(
+      case "context_compiled": {
+        const left = frame.runs_left_out ?? 0;
+        const leftOut =
+          left === 0 ? "" : `; ${left} older run${left === 1 ? "" : "s"} left out (over the context budget)`;
+        const line =
           frame.runs === 0
-            ? `↺ ${frame.thread === undefined ? "context" : `thread ${safe(frame.thread)}`}: no earlier runs`
-            : `↺ context: ${frame.runs} earlier run${frame.runs === 1 ? "" : "s"}${frame.thread === undefined ? "" : ` of thread ${safe(frame.thread)}`} (${frame.item_count} items, ~${frame.token_estimate} tokens)`,
-        );
+            ? `↺ ${frame.thread === undefined ? "context" : `thread ${safe(frame.thread)}`}: no earlier runs${leftOut}`
+            : `↺ context: ${frame.runs} earlier run${frame.runs === 1 ? "" : "s"}${frame.thread === undefined ? "" : ` of thread ${safe(frame.thread)}`} (${frame.item_count} items, ~${frame.token_estimate} tokens)${leftOut}`;
+        return left === 0 ? this.options.styles.dim(line) : this.options.styles.yellow(line);
+      }
       case "context_compacted":
         return this.options.styles.yellow(
           `⇣ compacted the conversation (${frame.trigger}, ${frame.method}): ${frame.tokens_before} → ${frame.tokens_after} tokens, ${frame.items_removed} items removed`,

@@ -72,9 +72,11 @@ export async function prepareThreadRun(options: PrepareThreadRunOptions): Promis
   if (options.strategy !== undefined) compileOptions.strategy = options.strategy;
   if (options.budget !== undefined) compileOptions.budget = options.budget;
   if (options.signal !== undefined) compileOptions.signal = options.signal;
-  const bundle = await compileContextBundle(pastRuns(log), compileOptions);
+  const past = pastRuns(log);
+  const bundle = await compileContextBundle(past, compileOptions);
   const bundleId = await store.saveBundle(bundle);
   const { rendered, compiled } = await renderCompiledContext(bundle, bundleId, manager);
+  if (past.length > compiled.runs) compiled.runs_left_out = past.length - compiled.runs;
   const secrets = usableSecrets(options.secrets ?? []);
   await store.append(thread, {
     kind: "prompt",

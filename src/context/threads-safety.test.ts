@@ -284,4 +284,30 @@ describe("a torn last line (a crash mid-write)", () => {
     expect(JSON.stringify(prepared.input)).toContain("half \ufffd a pair");
     expect(await store.loadBundle(prepared.bundleId)).toEqual(prepared.bundle);
   });
+
+  it("a run too large for the context budget is said left out, not taken for no run at all", async () => {
+    const ws = temp("threads-left-out");
+    const store = createThreadStore({ workspace: ws });
+    const big = "x".repeat(200_000);
+    await store.append("t", { kind: "prompt", run_id: "r1", prompt: big, model: "m" });
+    await store.append("t", {
+      kind: "outcome",
+      run_id: "r1",
+      reason: "completed",
+      output_text: "ok",
+      items: [{ type: "message", role: "assistant", content: [{ type: "output_text", text: "ok" }] }],
+      usage: null,
+    });
+    const provider = createScriptedProvider([{ items: [{ type: "message", text: "ok" }] }]);
+    const manager = new ToolHistoryManager({ provider, model: "m", tokenCounter: estimateCounter });
+    const prepared = await prepareThreadRun({
+      store,
+      thread: "t",
+      prompt: "next",
+      runId: "r2",
+      model: "m",
+      manager,
+    });
+    expect(prepared.compiled).toMatchObject({ runs: 0, runs_left_out: 1 });
+  });
 });
