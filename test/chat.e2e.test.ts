@@ -409,7 +409,7 @@ describe("a piped eddy chat's exit code", { timeout: 120_000 }, () => {
 });
 
 describe("one conversation at a time on a thread", { timeout: 120_000 }, () => {
-  it("a chat or a run on a thread another process holds is refused before anything is sent; free again once let go", async () => {
+  it("a chat on a thread another process holds is refused before its prompt; a run waits for it, then runs", async () => {
     const cwd = workspace();
     const hold = await createThreadStore({ workspace: cwd }).hold("k1", "eddy chat");
     const chat = await runCli(["chat", "--thread", "k1"], {
@@ -420,22 +420,24 @@ describe("one conversation at a time on a thread", { timeout: 120_000 }, () => {
     });
     expect(chat.code).toBe(2);
     expect(chat.stderr).toMatch(/thread k1 is in use by another "eddy chat", process \d+/);
-    const run = await runCli(["run", "--thread", "k1", "My name is Bob."], {
+    // A run waits, saying so once, and runs once the thread is let go.
+    const run = spawn(process.execPath, [BIN, "run", "--thread", "k1", "My name is Bob."], {
       cwd,
       env: env(),
-      timeoutMs: 60_000,
+      stdio: ["ignore", "pipe", "pipe"],
     });
-    expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/thread k1 is in use/);
-    // Nothing reached the thread's log.
+    let stderr = "";
+    run.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    run.stdout.resume();
+    const exited = new Promise<number | null>((resolve) => run.on("close", resolve));
+    await until(() => stderr.includes("waiting for thread k1"), "the run's wait");
     expect((await createThreadStore({ workspace: cwd }).read("k1")).runs).toEqual([]);
     await hold.release();
-    const after = await runCli(["run", "--thread", "k1", "My name is Bob."], {
-      cwd,
-      env: env(),
-      timeoutMs: 60_000,
-    });
-    expect(after.code).toBe(0);
+    expect(await exited).toBe(0);
+    expect(stderr.split("waiting for thread k1")).toHaveLength(2);
+    expect((await createThreadStore({ workspace: cwd }).read("k1")).runs).toHaveLength(1);
     // The run let the thread go when it ended.
     await (await createThreadStore({ workspace: cwd }).hold("k1", "test")).release();
   });

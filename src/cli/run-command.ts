@@ -5,8 +5,10 @@
  * exit with the code of the run's end reason (docs/architecture.md, "The CLI contract").
  */
 import { compileContextBundle } from "../context/bundle.js";
+import type { ThreadHold } from "../context/thread-hold.js";
 import { checkThreadName, createThreadStore } from "../context/threads.js";
 import { renderCompiledContext } from "../context/threads-run.js";
+import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { type Attachment, userMessageWithAttachments } from "../history/attachments.js";
 import { withInstructionFiles } from "../loop/instruction-files.js";
@@ -26,6 +28,7 @@ import {
   type TapeRecorder,
 } from "../replay/recorder.js";
 import { readTape, type TapeHeader } from "../replay/tape.js";
+import { abortableSleep } from "../util/abort.js";
 import { readRegularTextSync, sizeText } from "../util/regular-file.js";
 import { compileSchema } from "../util/schema.js";
 import { agentSummaries } from "./agent-tools.js";
@@ -131,7 +134,15 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
       view.render(frame);
     };
     // Bad settings throw here, before any request and before the demo-model notice: exit 2.
-    const handle = await startRun(prepared, deps, flags.record);
+    let handle: RunHandle;
+    try {
+      handle = await startRun(prepared, deps, flags.record, (line) => view.say(styles.dim(line)));
+    } catch (err) {
+      // Ctrl-C while the run waited for its thread.
+      if (!controller.signal.aborted) throw err;
+      view.say(styles.yellow("■ cancelled before the run started"));
+      return CANCELLED;
+    }
     if (started.notice !== undefined) io.stderr.write(`${styles.dim(started.notice)}\n`);
     if (flags.record !== undefined) {
       const header = tapeHeaderOf(handle.spec, deps, prepared.config, tools);
@@ -258,9 +269,14 @@ export function runDepsOf(
  * Starts the run: on its thread (`--thread`: context compiled from the thread, outcome appended
  * when it ends), from `--context` tapes, or plain.
  */
-async function startRun(prepared: PreparedRun, deps: RunDeps, tape: string | undefined): Promise<RunHandle> {
+async function startRun(
+  prepared: PreparedRun,
+  deps: RunDeps,
+  tape: string | undefined,
+  say: (line: string) => void,
+): Promise<RunHandle> {
   const { spec } = prepared;
-  if (spec.thread !== undefined) return onThread(spec, spec.thread, deps, tape);
+  if (spec.thread !== undefined) return onThread(spec, spec.thread, deps, tape, say);
   if (prepared.contextRuns === undefined) return runAgent(spec, deps);
   const history = createRunHistory(resolveRunSpec(spec), deps);
   const context = await contextFromRuns(prepared.contextRuns, deps.workspace ?? process.cwd(), history);
@@ -268,17 +284,19 @@ async function startRun(prepared: PreparedRun, deps: RunDeps, tape: string | und
 }
 
 /**
- * `--thread`: the run holds its thread while it runs (context/thread-hold.ts): a chat open on it,
- * or another run on it, is refused with `thread_busy` before anything is sent.
+ * `--thread`: the run holds its thread while it runs (context/thread-hold.ts). While a chat open
+ * on it, or another run on it, holds it, the run waits (saying so once; Ctrl-C ends the wait):
+ * runs a script starts at once on one thread go one after another, each with the ones before.
  */
 async function onThread(
   spec: PreparedRun["spec"],
   thread: string,
   deps: RunDeps,
   tape: string | undefined,
+  say: (line: string) => void,
 ): Promise<RunHandle> {
   const store = createThreadStore({ workspace: deps.workspace ?? process.cwd() });
-  const hold = await store.hold(thread, "eddy run");
+  const hold = await waitForThread(store, thread, deps.signal, say);
   try {
     const handle = await runAgentOnThread(spec, deps, { store, ...(tape === undefined ? {} : { tape }) });
     return { ...handle, result: handle.result.finally(() => hold.release()) };
@@ -287,6 +305,27 @@ async function onThread(
     throw err;
   }
 }
+
+/** The thread held for this run, once no other process holds it. */
+async function waitForThread(
+  store: ReturnType<typeof createThreadStore>,
+  thread: string,
+  signal: AbortSignal | undefined,
+  say: (line: string) => void,
+): Promise<ThreadHold> {
+  for (let said = false; ; said = true) {
+    try {
+      return await store.hold(thread, "eddy run");
+    } catch (err) {
+      if (!EddyError.isInstance(err) || err.code !== "thread_busy") throw err;
+      if (!said) say(`waiting for thread ${thread}: ${err.message.split(": leave")[0]} (Ctrl-C stops)`);
+    }
+    await abortableSleep(THREAD_WAIT_MS, signal);
+  }
+}
+
+/** How often a run waiting for its thread asks again. */
+const THREAD_WAIT_MS = 100;
 
 /** `--context`: the tapes' runs compiled into a bundle (stored under `.eddy/bundles`), rendered by the run's manager. */
 async function contextFromRuns(
