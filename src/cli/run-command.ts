@@ -134,15 +134,8 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
       view.render(frame);
     };
     // Bad settings throw here, before any request and before the demo-model notice: exit 2.
-    let handle: RunHandle;
-    try {
-      handle = await startRun(prepared, deps, flags.record, (line) => view.say(styles.dim(line)));
-    } catch (err) {
-      // Ctrl-C while the run waited for its thread.
-      if (!controller.signal.aborted) throw err;
-      view.say(styles.yellow("■ cancelled before the run started"));
-      return CANCELLED;
-    }
+    const handle = await startUnlessCancelled(prepared, deps, flags.record, view, styles);
+    if (handle === undefined) return CANCELLED;
     if (started.notice !== undefined) io.stderr.write(`${styles.dim(started.notice)}\n`);
     if (flags.record !== undefined) {
       const header = tapeHeaderOf(handle.spec, deps, prepared.config, tools);
@@ -281,6 +274,23 @@ async function startRun(
   const history = createRunHistory(resolveRunSpec(spec), deps);
   const context = await contextFromRuns(prepared.contextRuns, deps.workspace ?? process.cwd(), history);
   return runAgent({ ...spec, context }, { ...deps, history });
+}
+
+/** `startRun`, or undefined when Ctrl-C came before the run started (while it waited for its thread). */
+async function startUnlessCancelled(
+  prepared: PreparedRun,
+  deps: RunDeps,
+  tape: string | undefined,
+  view: RunView,
+  styles: Styles,
+): Promise<RunHandle | undefined> {
+  try {
+    return await startRun(prepared, deps, tape, (line) => view.say(styles.dim(line)));
+  } catch (err) {
+    if (deps.signal?.aborted !== true) throw err;
+    view.say(styles.yellow("■ cancelled before the run started"));
+    return undefined;
+  }
 }
 
 /**
