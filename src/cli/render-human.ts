@@ -11,6 +11,7 @@
  * tool-call budget is spent are counted on one line, not listed (docs/pitfalls.md #42).
  */
 import type { Frame, FrameOf, RunEndedFrame } from "../frames/frame.js";
+import { outputTextOf } from "../provider/assembler/index.js";
 import { describeHostedItem } from "./hosted-items.js";
 import {
   clip,
@@ -184,13 +185,9 @@ export class HumanRenderer {
    */
   private messageDone(frame: FrameOf<"item_done">): void {
     const item = frame.item;
-    if (item.type !== "message" || !Array.isArray(item.content)) return;
-    const final = item.content
-      .map((part) => {
-        const p = part as { type?: unknown; text?: unknown } | null;
-        return p?.type === "output_text" && typeof p.text === "string" ? p.text : "";
-      })
-      .join("");
+    if (item.type !== "message") return;
+    // The message's text as the run takes it for its answer.
+    const final = outputTextOf([item]);
     const key = `${frame.turn}:${frame.output_index}`;
     const streamed = this.streamed.get(key) ?? "";
     this.streamed.delete(key);

@@ -265,22 +265,20 @@ describe("a torn last line (a crash mid-write)", () => {
     },
   );
 
+  /** The next run ("next", r2) of thread t, prepared with an estimating manager. */
+  const prepareNext = (store: ReturnType<typeof createThreadStore>) => {
+    const provider = createScriptedProvider([{ items: [{ type: "message", text: "ok" }] }]);
+    const manager = new ToolHistoryManager({ provider, model: "m", tokenCounter: estimateCounter });
+    return prepareThreadRun({ store, thread: "t", prompt: "next", runId: "r2", model: "m", manager });
+  };
+
   it("a record with a lone surrogate (JSON allows one) still compiles into a bundle (found by test/fuzz-inputs.test.ts)", async () => {
     const ws = temp("threads-surrogate");
     mkdirSync(join(ws, ".eddy/threads"), { recursive: true });
     const record = { v: 1, ...prompt("r1"), prompt: "half \ud800 a pair", ts: 1 };
     writeFileSync(join(ws, ".eddy/threads/t.jsonl"), `${JSON.stringify(record)}\n`);
     const store = createThreadStore({ workspace: ws });
-    const provider = createScriptedProvider([{ items: [{ type: "message", text: "ok" }] }]);
-    const manager = new ToolHistoryManager({ provider, model: "m", tokenCounter: estimateCounter });
-    const prepared = await prepareThreadRun({
-      store,
-      thread: "t",
-      prompt: "next",
-      runId: "r2",
-      model: "m",
-      manager,
-    });
+    const prepared = await prepareNext(store);
     expect(JSON.stringify(prepared.input)).toContain("half \ufffd a pair");
     expect(await store.loadBundle(prepared.bundleId)).toEqual(prepared.bundle);
   });
@@ -298,16 +296,7 @@ describe("a torn last line (a crash mid-write)", () => {
       items: [{ type: "message", role: "assistant", content: [{ type: "output_text", text: "ok" }] }],
       usage: null,
     });
-    const provider = createScriptedProvider([{ items: [{ type: "message", text: "ok" }] }]);
-    const manager = new ToolHistoryManager({ provider, model: "m", tokenCounter: estimateCounter });
-    const prepared = await prepareThreadRun({
-      store,
-      thread: "t",
-      prompt: "next",
-      runId: "r2",
-      model: "m",
-      manager,
-    });
+    const prepared = await prepareNext(store);
     expect(prepared.compiled).toMatchObject({ runs: 0, runs_left_out: 1 });
   });
 });

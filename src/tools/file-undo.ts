@@ -139,10 +139,7 @@ function collapse(changes: readonly FileChangeRecord[]): Restore[] {
 }
 
 /** The path's parent (workspace-relative) and name; a path leaving the workspace is refused. */
-async function locate(
-  root: string,
-  path: string,
-): Promise<{ parent: string; name: string; display: string }> {
+async function locate(root: string, path: string): Promise<Where> {
   let resolved: Awaited<ReturnType<typeof resolveInWorkspace>>;
   try {
     resolved = await resolveInWorkspace(root, path, "undo");
@@ -157,19 +154,9 @@ async function locate(
 }
 
 /** The file's bytes now; `null` when nothing is there; a symlink or directory is refused. */
-async function currentContent(root: string, where: { parent: string; name: string; display: string }) {
-  let opened: Awaited<ReturnType<typeof openDirForWrite>>;
-  try {
-    opened = await openDirForWrite(
-      root,
-      where.parent,
-      { tool: "undo", display: where.display },
-      { create: false },
-    );
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw error;
-  }
+async function currentContent(root: string, where: Where) {
+  const opened = await openParent(root, where, false);
+  if (opened === undefined) return null;
   try {
     const stat = await lstatChild(opened.dir, where.name);
     if (stat === undefined) return null;
@@ -180,24 +167,31 @@ async function currentContent(root: string, where: { parent: string; name: strin
   }
 }
 
+/** Where a change's file is: its parent folder (workspace-relative), its name, how it is shown. */
+interface Where {
+  parent: string;
+  name: string;
+  display: string;
+}
+
+/** The file's folder, opened (made when `create`); undefined when it is not there and not to be made. */
+async function openParent(root: string, where: Where, create: boolean) {
+  try {
+    return await openDirForWrite(root, where.parent, { tool: "undo", display: where.display }, { create });
+  } catch (error) {
+    if (!create && (error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
 function sameContent(a: Buffer | null, b: Buffer | null): boolean {
   return a === null || b === null ? a === b : a.equals(b);
 }
 
-async function restore(root: string, where: { parent: string; name: string; display: string }, r: Restore) {
-  let opened: Awaited<ReturnType<typeof openDirForWrite>>;
-  try {
-    opened = await openDirForWrite(
-      root,
-      where.parent,
-      { tool: "undo", display: where.display },
-      { create: r.before !== null },
-    );
-  } catch (error) {
-    // The file is to be absent and its folder is gone too: nothing to remove.
-    if (r.before === null && (error as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw error;
-  }
+async function restore(root: string, where: Where, r: Restore) {
+  // Created when the file is to be restored; gone with the file to be absent: nothing to remove.
+  const opened = await openParent(root, where, r.before !== null);
+  if (opened === undefined) return;
   try {
     if (r.before === null) await removeChildFile(opened.dir, where.name);
     else {

@@ -180,7 +180,7 @@ function rebuild(st: ItemState): JsonObject {
  * The `output_text` parts of assistant message items: parts of one message are concatenated,
  * separate messages (e.g. a `commentary` then a `final_answer`) are joined with a blank line.
  */
-function outputTextOf(items: JsonObject[]): string {
+export function outputTextOf(items: readonly JsonObject[]): string {
   const messages: string[] = [];
   for (const item of items) {
     if (item.type !== "message" || (item.role !== undefined && item.role !== "assistant")) continue;

@@ -1,4 +1,4 @@
-export { type AssembledResponse, finishAssembly } from "./finish.js";
+export { type AssembledResponse, finishAssembly, outputTextOf } from "./finish.js";
 export {
   type CallItemType,
   isNativeCallType,
