@@ -270,6 +270,7 @@ export {
   type TurnUsage,
 } from "./session/session.js";
 export { fileChangesOf, undoTape } from "./session/undo.js";
+export type { PendingCall, WaitingRun } from "./session/waiting-run.js";
 // ── tools ─────────────────────────────────────────────────────────────────────────────────
 export {
   BUILTIN_TOOL_NAMES,

@@ -6,7 +6,7 @@
  * hostile tape with one line (exit 2). Every wait is for screen content; timeouts only guard hangs.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -444,7 +444,7 @@ describe("one conversation at a time on a thread", { timeout: 120_000 }, () => {
 });
 
 describe("a later chat on a thread whose last run waits for a decision", { timeout: 120_000 }, () => {
-  it("says which calls wait and how to decide them (its /decide answers only its own turns)", async () => {
+  it("shows the waiting call as its tape recorded it; /decide continues that run, and the thread's log says how it ended", async () => {
     const cwd = workspace();
     const args = ["chat", "--thread", "ap1", "--allow-write"];
     const first = await runCli(args, {
@@ -454,9 +454,21 @@ describe("a later chat on a thread whose last run waits for a decision", { timeo
       timeoutMs: 60_000,
     });
     expect(first.stderr).toMatch(/waiting for a decision on call_mock_0001/);
-    const second = await runCli(args, { cwd, env: env(), stdin: "", timeoutMs: 60_000 });
+    expect(existsSync(join(cwd, "c.txt"))).toBe(false);
+    const second = await runCli(args, {
+      cwd,
+      env: env(),
+      stdin: "/decide call_mock_0001=allow\n",
+      timeoutMs: 60_000,
+    });
     expect(second.stderr).toMatch(
-      /the thread's last run \(run_\w+\) waits for a decision on call_mock_0001: decide it with eddy resume --decide call_mock_0001=allow\|deny \.eddy\/tapes\/ap1\/run_\w+\.tape/,
+      /the thread's last run \(run_\w+\) waits for decisions on this call \(tape \.eddy\/tapes\/ap1\/run_\w+\.tape\):\n {2}call_mock_0001: write_file \{"path":"c\.txt","content":"deferred"\}\n {2}\/decide call_mock_0001=allow\|deny/,
     );
+    expect(readFileSync(join(cwd, "c.txt"), "utf8")).toBe("deferred");
+    const log = await createThreadStore({ workspace: cwd }).read("ap1");
+    expect(log.runs.map((r) => r.outcome?.reason)).toEqual(["completed"]);
+    // Decided: a third chat has nothing waiting.
+    const third = await runCli(args, { cwd, env: env(), stdin: "", timeoutMs: 60_000 });
+    expect(third.stderr).not.toMatch(/waits for decisions/);
   });
 });

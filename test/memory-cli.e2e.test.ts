@@ -126,6 +126,44 @@ describe("eddy run --thread NAME", () => {
     expect(JSON.parse(listed.stdout)).toMatchObject([{ name: "busy", runs: 3 }]);
   });
 
+  it("a run deferred on a thread and decided with eddy resume: the thread's log takes its new outcome, and the next run continues from it", async () => {
+    const cwd = workspace();
+    const server = await mock({
+      turns: [
+        {
+          items: [
+            {
+              type: "function_call",
+              name: "write_file",
+              arguments: { path: "w.txt", content: "hi" },
+              call_id: "cw",
+            },
+          ],
+        },
+        say("Wrote w.txt."),
+        { ...say("You had me write w.txt."), expect: { inputContains: "Wrote w.txt." } },
+      ],
+    });
+    const base = ["--base-url", server.url, "--model", "m", "--allow-write"];
+    const deferred = await runCli(
+      ["run", ...base, "--approve", "defer", "--thread", "d1", "--record", "d.tape", "write it"],
+      { cwd },
+    );
+    expect(deferred.code, deferred.stderr).toBe(4);
+    const resumed = await runCli(["resume", ...base, "--decide", "cw=allow", "d.tape"], { cwd });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(readFileSync(join(cwd, "w.txt"), "utf8")).toBe("hi");
+    const log = parseThreadLog("d1", readFileSync(join(cwd, ".eddy", "threads", "d1.jsonl"), "utf8"));
+    expect(log.runs.map((r) => [r.outcome?.reason, r.outcome?.output_text, r.outcome?.tape])).toEqual([
+      ["completed", "Wrote w.txt.", "d.tape"],
+    ]);
+    // The next run on the thread sees the call's output and the answer (the mock checks the input).
+    const next = await runCli(["run", ...base, "--thread", "d1", "what did you do?"], { cwd });
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toContain("You had me write w.txt.");
+    expect(JSON.stringify(inputOf(server, 2))).not.toContain("missing_output");
+  });
+
   it("refuses a bad thread name, and --thread with --context, before anything runs (exit 2)", async () => {
     const cwd = workspace();
     const bad = await runCli(["run", "--thread", "../etc", "hi"], { cwd });

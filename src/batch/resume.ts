@@ -25,13 +25,19 @@
  * A run that ended `awaiting_approval` (`approve: "defer"`) resumes inside its last turn: the
  * deferred calls are decided (`decide`, else the local approval mode) once every recorded frame is
  * reproduced, then run or answered as denied, and the run goes on.
+ *
+ * A run on a thread (`spec.thread`) appends its outcome to the thread's log again when the resumed
+ * run ends (`ResumeOptions.thread`): the log keeps a run's last outcome, so the thread's next run
+ * continues from what the resumed run did, not from the calls it had left waiting.
  */
+import { createThreadStore, type ThreadStore } from "../context/threads.js";
+import { finishThreadRun, type ThreadRunRef } from "../context/threads-run.js";
 import { EddyError } from "../errors.js";
 import type { Frame, RunEndReason, ToolDeferredFrame } from "../frames/frame.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
 import type { FrameObserver } from "../loop/frame-channel.js";
 import { resumedHooks, type ToolHooks } from "../loop/hooks.js";
-import type { RunDeps, RunHandle, SubRunResumer, ToolExecutor } from "../loop/options.js";
+import type { RunDeps, RunHandle, RunResult, SubRunResumer, ToolExecutor } from "../loop/options.js";
 import { assertPolicy, DEFAULT_POLICY, type Policy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
 import { type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
@@ -48,6 +54,7 @@ import { createReplayProvider, providerSegments } from "../replay/replay-provide
 import type { Tape, TapeHeader, TapeResume } from "../replay/tape.js";
 import { executeToolCall, refusedToolOutput } from "../tools/execute.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import { usableSecrets } from "../util/redact.js";
 
 /** End reasons that leave a run worth resuming: it was stopped from outside, not by its model or a limit. */
 const RESUMABLE_ENDS: ReadonlySet<RunEndReason> = new Set([
@@ -215,6 +222,14 @@ export interface ResumeOptions {
   onResumed?: (point: TapeResume) => void;
   /** Awaited between a call's `tool_started` and its run (`RunDeps.beforeToolRun`). @defaultValue none */
   beforeToolRun?: (signal: AbortSignal) => Promise<void>;
+  /**
+   * For a run on a thread (the tape's `spec.thread`): the store of its thread, and the tape path its
+   * outcome record names. When the resumed run ends its outcome is appended to the thread's log,
+   * if the log has the run's prompt (a tape naming a thread it never ran on changes nothing).
+   * Holding the thread while the run goes on is the caller's (`ThreadStore.hold`).
+   * @defaultValue the workspace's threads (`createThreadStore({ workspace })`), no tape path
+   */
+  thread?: { store?: ThreadStore; tape?: string };
 }
 
 /** A resumed run: a run handle, where it resumed, and the header its tape should have. */
@@ -303,7 +318,8 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
     if (complete) options.onResumed?.(point);
   };
   const handle = runAgent(spec, deps);
-  const result = handle.result.then((r) => {
+  const onThread = threadRunOfTape(tape, [...(options.provider.secrets ?? []), ...(options.secrets ?? [])]);
+  const result = handle.result.then(async (r) => {
     options.signal?.removeEventListener("abort", onAbort);
     if (diverged !== undefined && !diverged.match) {
       throw new EddyError(
@@ -312,6 +328,7 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
         { fault: "user" },
       );
     }
+    if (onThread !== undefined) await finishOnThread(onThread, r, options);
     return r;
   });
   // A rejection nobody awaited yet must not crash the process before the caller gets to it.
@@ -325,6 +342,34 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
     cancel: (reason) => controller.abort(reason ?? "cancelled"),
     [Symbol.asyncIterator]: () => handle[Symbol.asyncIterator](),
   };
+}
+
+/**
+ * The thread run a tape records (its spec's `thread`), as `finishThreadRun` needs it; undefined for
+ * a run on no thread. `secrets` are what the log masks.
+ */
+export function threadRunOfTape(
+  tape: Tape,
+  secrets: readonly (string | undefined)[],
+): ThreadRunRef | undefined {
+  const { spec } = tape.header;
+  if (spec.thread === undefined || typeof spec.input !== "string") return undefined;
+  return {
+    thread: spec.thread,
+    runId: spec.run_id ?? tape.header.run_id,
+    prompt: spec.input,
+    contextItems: spec.context?.items.length ?? 0,
+    secrets: usableSecrets(secrets),
+  };
+}
+
+/** The resumed run's outcome appended to its thread's log, when the log has the run (`ResumeOptions.thread`). */
+async function finishOnThread(ref: ThreadRunRef, result: RunResult, options: ResumeOptions): Promise<void> {
+  const store = options.thread?.store ?? createThreadStore({ workspace: options.workspace });
+  const log = await store.read(ref.thread);
+  if (!log.runs.some((run) => run.run_id === ref.runId)) return;
+  const tape = options.thread?.tape;
+  await finishThreadRun(store, ref, result, tape === undefined ? {} : { tape });
 }
 
 /**

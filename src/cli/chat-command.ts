@@ -16,7 +16,7 @@
 import { relative } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import { type Readable, Transform } from "node:stream";
-import { checkThreadName, createThreadStore } from "../context/threads.js";
+import { checkThreadName } from "../context/threads.js";
 import { EddyError } from "../errors.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
 import { withInstructionFiles } from "../loop/instruction-files.js";
@@ -46,7 +46,7 @@ export const CHAT_HELP = [
   "/new                start a new thread",
   "/model NAME         the model of the next turns",
   "/approve MODE       ask, auto, deny or defer for the next turns",
-  "/decide ID=allow|deny  decide a call the last turn deferred (all=… for every one)",
+  "/decide ID=allow|deny  decide a call the last turn (or the thread's last run) deferred (all=… for every one)",
   "/steer TEXT         interrupt the running turn at its next safe point and send TEXT",
   "/tools              the tools the turns may use",
   "/undo               restore the files the last turn changed",
@@ -141,7 +141,7 @@ export async function chatCommand(flags: ChatFlags, io: CliIo): Promise<number> 
     // One conversation at a time on a thread: a second chat on it is refused before its prompt.
     await session.hold();
     if (target.notice !== undefined) io.stderr.write(`${styles.dim(target.notice)}\n`);
-    const waiting = await waitingRun(config.workspace.value, session.thread);
+    const waiting = inheritedNote(session, config.workspace.value);
     if (waiting !== undefined) io.stderr.write(`${styles.yellow(waiting)}\n`);
     return await chatLoop(session, { io, styles, view, router, images });
   } finally {
@@ -515,26 +515,30 @@ function errorLine(err: unknown, styles: Styles): string {
 
 /** The session's model as shown: a name from the command line or a slash command, made inert. */
 /**
- * A note when the thread's last run, from an earlier chat or run, waits for a decision on calls it
- * deferred: this chat's /decide answers its own turns, `eddy resume --decide` that run.
+ * A note when the thread's last run, from an earlier chat or run, waits for decisions on calls it
+ * deferred (`Session.inherited`): the calls as its tape recorded them, and how to decide them here;
+ * or why it cannot be continued.
  */
-async function waitingRun(workspace: string, thread: string): Promise<string | undefined> {
-  const log = await createThreadStore({ workspace })
-    .read(thread)
-    .catch(() => undefined);
-  const outcome = log?.runs.at(-1)?.outcome;
-  if (outcome === undefined || outcome.reason !== "awaiting_approval") return undefined;
-  const answered = new Set(
-    outcome.items.flatMap((i) => (i.type === "function_call_output" ? [String(i.call_id)] : [])),
-  );
-  const calls = outcome.items.flatMap((i) =>
-    i.type === "function_call" && !answered.has(String(i.call_id)) ? [String(i.call_id)] : [],
-  );
-  const tape = outcome.tape === undefined ? "ITS_TAPE" : relative(workspace, outcome.tape);
-  const which = calls.length === 0 ? "CALL_ID" : (calls[0] as string);
-  return terminalSafe(
-    `⚠ the thread's last run (${outcome.run_id}) waits for a decision on ${calls.length === 0 ? "a deferred call" : calls.join(", ")}: decide it with eddy resume --decide ${which}=allow|deny ${tape} (/decide here answers this chat's own turns)`,
-  );
+function inheritedNote(session: Session, workspace: string): string | undefined {
+  const earlier = session.inherited;
+  if (earlier === undefined) return undefined;
+  const head = `⚠ the thread's last run (${earlier.runId}) waits for decisions`;
+  if ("problem" in earlier) return terminalSafe(`${head}, but cannot be continued: ${earlier.problem}`);
+  const calls = earlier.calls.map((c) => `  ${c.call_id}: ${c.name} ${oneLine(c.arguments, 160)}`);
+  const first = earlier.calls[0]?.call_id ?? "CALL_ID";
+  return [
+    terminalSafe(
+      `${head} on ${earlier.calls.length === 1 ? "this call" : "these calls"} (tape ${relative(workspace, earlier.tape)}):`,
+    ),
+    ...calls.map((line) => terminalSafe(line, { oneLine: true })),
+    `  /decide ${terminalSafe(first, { oneLine: true })}=allow|deny (all=… for every one) continues it; a message starts a new run instead`,
+  ].join("\n");
+}
+
+/** `text` on one line, cut to `max` characters. */
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ");
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 function shownModel(session: Session): string {

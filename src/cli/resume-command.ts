@@ -14,6 +14,8 @@
 import { resolve } from "node:path";
 import { planResume, type ResumeOptions, resumeRun } from "../batch/resume.js";
 import { createTapeFileWriter, type TapeWriter } from "../batch/tape-store.js";
+import type { ThreadHold } from "../context/thread-hold.js";
+import { createThreadStore, type ThreadStore } from "../context/threads.js";
 import type { Frame } from "../frames/frame.js";
 import { type ReservedTape, releaseTapeFile, reserveTapeFile } from "../replay/recorder.js";
 import { readTape, type Tape, type TapeHeader } from "../replay/tape.js";
@@ -22,13 +24,13 @@ import { CANCELLED, exitCodeFor } from "./exit-codes.js";
 import { ImageSaver } from "./hosted-items.js";
 import { type OtelExport, otelRequested, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
-import { type CliIo, cancelOnSignal, humanRenderer } from "./run-command.js";
+import { type CliIo, cancelOnSignal, humanRenderer, waitForThread } from "./run-command.js";
 import { hooksOf, policyOf } from "./run-settings.js";
 import { closeTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
 import { mcpEventLine, RunView } from "./run-view.js";
 import { TapeGuard } from "./tape-guard.js";
 import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
-import { stylesFor } from "./terminal.js";
+import { type Styles, stylesFor } from "./terminal.js";
 
 /** Flags of `eddy resume`: where requests go and what this invocation allows (as `eddy run`), and output. */
 export interface ResumeFlags extends RunFlags {
@@ -68,6 +70,7 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
   let tools: RunTools | undefined;
   let target: TargetProvider | undefined;
   let otel: OtelExport | undefined;
+  let thread: TapeThread | undefined;
   try {
     tools = await startTools(prepared, {
       config,
@@ -82,6 +85,8 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     if (otelRequested(flags.otel, io.env))
       otel = await startOtelExport({ env: io.env, providerName: target.provider.name });
     const secrets = [...secretsOf(config), ...tools.secrets];
+    thread = await holdTapeThread(tape, config.workspace.value, controller.signal, view, styles);
+    if (thread === "cancelled") return CANCELLED;
     const handle = resumeRun(tape, {
       provider: target.provider,
       registry: tools.registry,
@@ -97,6 +102,7 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
         view.render(frame);
       },
       onResumed: () => record.writer?.commit(),
+      ...(thread === undefined ? {} : { thread: { store: thread.store, tape: flags.record ?? path } }),
     });
     record.start(handle.header, secrets);
     if (target.notice !== undefined) io.stderr.write(`${styles.dim(target.notice)}\n`);
@@ -107,10 +113,38 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     return tapeGuard.exitCode((await handle.result).reason, (line) => view.say(line), styles);
   } finally {
     removeSignal();
+    if (thread !== undefined && thread !== "cancelled") await thread.hold.release();
     await record.close();
     await otel?.shutdown();
     await target?.close();
     await closeTools(prepared, tools?.registry);
+  }
+}
+
+type TapeThread = { store: ThreadStore; hold: ThreadHold } | "cancelled";
+
+/**
+ * A tape of a run on a thread: the thread held while the run goes on (waiting, as `eddy run
+ * --thread` does, while a chat or another run holds it; Ctrl-C ends the wait), so its new outcome
+ * lands in the thread's log after the runs before it. Undefined for a run on no thread.
+ */
+async function holdTapeThread(
+  tape: Tape,
+  workspace: string,
+  signal: AbortSignal,
+  view: RunView,
+  styles: Styles,
+): Promise<TapeThread | undefined> {
+  const name = tape.header.spec.thread;
+  if (name === undefined) return undefined;
+  const store = createThreadStore({ workspace });
+  try {
+    const say = (line: string) => view.say(styles.dim(line));
+    return { store, hold: await waitForThread(store, name, "eddy resume", signal, say) };
+  } catch (err) {
+    if (!signal.aborted) throw err;
+    view.say(styles.yellow("■ cancelled before the run resumed"));
+    return "cancelled";
   }
 }
 

@@ -306,7 +306,7 @@ async function onThread(
   say: (line: string) => void,
 ): Promise<RunHandle> {
   const store = createThreadStore({ workspace: deps.workspace ?? process.cwd() });
-  const hold = await waitForThread(store, thread, deps.signal, say);
+  const hold = await waitForThread(store, thread, "eddy run", deps.signal, say);
   try {
     const handle = await runAgentOnThread(spec, deps, { store, ...(tape === undefined ? {} : { tape }) });
     return { ...handle, result: handle.result.finally(() => hold.release()) };
@@ -316,16 +316,17 @@ async function onThread(
   }
 }
 
-/** The thread held for this run, once no other process holds it. */
-async function waitForThread(
+/** The thread held for this run (`holder` names it to others), once no other process holds it. */
+export async function waitForThread(
   store: ReturnType<typeof createThreadStore>,
   thread: string,
+  holder: string,
   signal: AbortSignal | undefined,
   say: (line: string) => void,
 ): Promise<ThreadHold> {
   for (let said = false; ; said = true) {
     try {
-      return await store.hold(thread, "eddy run");
+      return await store.hold(thread, holder);
     } catch (err) {
       if (!EddyError.isInstance(err) || err.code !== "thread_busy") throw err;
       if (!said) say(`waiting for thread ${thread}: ${err.message.split(": leave")[0]} (Ctrl-C stops)`);

@@ -34,5 +34,6 @@ export {
   pastRuns,
   prepareThreadRun,
   renderCompiledContext,
+  type ThreadRunRef,
   type ThreadRunResult,
 } from "./threads-run.js";

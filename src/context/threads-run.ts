@@ -64,6 +64,16 @@ export interface PreparedThreadRun {
   secrets: readonly string[];
 }
 
+/**
+ * What appending a run's outcome to its thread needs: the thread, the run, its prompt (to find where
+ * the run's own items start) and what the log masks. A `PreparedThreadRun` is one; a run resumed
+ * from its tape rebuilds one from the tape (batch/resume.ts, `threadRunOfTape`).
+ */
+export type ThreadRunRef = Pick<
+  PreparedThreadRun,
+  "thread" | "runId" | "prompt" | "contextItems" | "secrets"
+>;
+
 /** Compiles, stores and renders the thread's context and appends the prompt (see the module comment). */
 export async function prepareThreadRun(options: PrepareThreadRunOptions): Promise<PreparedThreadRun> {
   const { store, thread, manager } = options;
@@ -135,7 +145,7 @@ export interface ThreadRunResult {
 /** Appends the run's outcome: final text, the items it added after its prompt, usage, tape. */
 export async function finishThreadRun(
   store: ThreadStore,
-  prepared: PreparedThreadRun,
+  prepared: ThreadRunRef,
   result: ThreadRunResult,
   options: { tape?: string } = {},
 ): Promise<void> {
@@ -154,7 +164,7 @@ export async function finishThreadRun(
 }
 
 /** The items after the run's own prompt (the last user message with its text; else after the context). */
-function itemsAfterPrompt(items: readonly JsonObject[], prepared: PreparedThreadRun): JsonObject[] {
+function itemsAfterPrompt(items: readonly JsonObject[], prepared: ThreadRunRef): JsonObject[] {
   for (let i = items.length - 1; i >= 0; i--) {
     const item = items[i] as JsonObject;
     if (item.type === "message" && item.role === "user" && messageText(item) === prepared.prompt)

@@ -392,6 +392,37 @@ describe("eddy serve handler: runs", () => {
     await (await createThreadStore({ workspace: dataDir }).hold("t1", "test")).release();
   });
 
+  it("a deferred run on a thread, decided over HTTP: held again while it goes on (409 while a chat holds it, the decision not kept), and the thread's log takes its new outcome", async () => {
+    const scripts: Script[] = [
+      {
+        items: [{ type: "function_call", name: "write_note", arguments: '{"text":"hello"}', call_id: "w1" }],
+      },
+      text("noted"),
+    ];
+    const { call, service, notes, dataDir } = setup({ scripts, policy: createPolicy({ approve: "defer" }) });
+    const store = createThreadStore({ workspace: dataDir });
+    const { id } = (await (await call("POST", "/v1/threads/t1/messages", { input: "note it" })).json()) as {
+      id: string;
+    };
+    expect((await finished(service, id))?.status).toBe("awaiting_approval");
+    const chat = await store.hold("t1", "eddy chat");
+    const busy = await call("POST", `/v1/runs/${id}/decisions`, { call_id: "w1", decision: "allow" });
+    expect(busy.status).toBe(409);
+    expect(((await busy.json()) as { error: unknown }).error).toMatchObject({ code: "thread_busy" });
+    expect(service.get(id)).toMatchObject({ status: "awaiting_approval", decisions: {} });
+    await chat.release();
+    const decided = await call("POST", `/v1/runs/${id}/decisions`, { call_id: "w1", decision: "allow" });
+    expect(decided.status).toBe(202);
+    expect((await finished(service, id))?.status).toBe("completed");
+    expect(notes).toEqual(["hello"]);
+    const log = await store.read("t1");
+    expect(log.runs.map((r) => [r.run_id, r.outcome?.reason, r.outcome?.output_text])).toEqual([
+      [id, "completed", "noted"],
+    ]);
+    // Let go once the resumed run ended.
+    await (await store.hold("t1", "test")).release();
+  });
+
   it("a restarted server names each tape it does not list, and leaves it where it is", async () => {
     const first = setup();
     const { id } = (await (await first.call("POST", "/v1/runs", { input: "hi" })).json()) as { id: string };

@@ -128,7 +128,7 @@ async function dispatch(
     case "steerRun":
       return steer(request, runOf(service, params.id as string).id, state);
     case "resumeRun":
-      return statusOf(202, service.resume(runOf(service, params.id as string).id));
+      return statusOf(202, await service.resume(runOf(service, params.id as string).id));
     case "steerThread":
       return steer(request, threadRun(service, params.name as string).id, state);
     case "listThreads":
@@ -225,7 +225,7 @@ async function decide(request: Request, id: string, state: HandlerState): Promis
   const run = runOf(state.service, id);
   const parsed = decisionBody.safeParse(await readJson(request, state));
   if (!parsed.success) throw zodProblem(parsed.error);
-  const after = state.service.decide(run.id, parsed.data.call_id, parsed.data.decision);
+  const after = await state.service.decide(run.id, parsed.data.call_id, parsed.data.decision);
   const pending = (after.ended?.pending_calls ?? []).filter((c) => after.decisions[c] === undefined);
   return jsonResponse(202, { id: after.id, status: after.status, pending_calls: pending });
 }

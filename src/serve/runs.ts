@@ -139,12 +139,15 @@ export interface RunService {
   get(id: string): ServedRun | undefined;
   list(): ServedRun[];
   cancel(id: string): ServedRun;
-  /** Records a decision for a pending call; the run resumes once every pending call has one. */
-  decide(id: string, callId: string, decision: "allow" | "deny"): ServedRun;
+  /**
+   * Records a decision for a pending call; the run resumes once every pending call has one (a run
+   * on a thread another process holds: `thread_busy`, the decision not kept).
+   */
+  decide(id: string, callId: string, decision: "allow" | "deny"): Promise<ServedRun>;
   /** Queues a message for a running run's next turn boundary (409 when it is not running). */
   steer(id: string, message: string): ServedRun;
   /** Resumes an `interrupted` run from its tape under the server's policy (409 when it is not interrupted). */
-  resume(id: string): ServedRun;
+  resume(id: string): Promise<ServedRun>;
   view(run: ServedRun): RunView;
   /** Runs going on now. */
   running(): number;
@@ -445,7 +448,12 @@ function cancelRun(ctx: ServiceContext, id: string): ServedRun {
 }
 
 /** Records a decision; once every pending call has one, the run goes on from its tape. */
-function decideCall(ctx: ServiceContext, id: string, callId: string, decision: "allow" | "deny"): ServedRun {
+async function decideCall(
+  ctx: ServiceContext,
+  id: string,
+  callId: string,
+  decision: "allow" | "deny",
+): Promise<ServedRun> {
   const run = mustGet(ctx, id);
   const pending = run.ended?.pending_calls ?? [];
   if (run.status !== "awaiting_approval")
@@ -461,7 +469,11 @@ function decideCall(ctx: ServiceContext, id: string, callId: string, decision: "
       },
     });
   run.decisions[callId] = decision;
-  if (pending.every((c) => run.decisions[c] !== undefined)) resume(ctx, run);
+  if (pending.every((c) => run.decisions[c] !== undefined))
+    await resume(ctx, run).catch((err: unknown) => {
+      delete run.decisions[callId];
+      throw err;
+    });
   return run;
 }
 
@@ -483,14 +495,14 @@ function steerRun(ctx: ServiceContext, id: string, message: string): ServedRun {
 }
 
 /** An `interrupted` run (the server died mid-run) resumed from its tape under the server's policy. */
-function resumeInterrupted(ctx: ServiceContext, id: string): ServedRun {
+async function resumeInterrupted(ctx: ServiceContext, id: string): Promise<ServedRun> {
   const run = mustGet(ctx, id);
   if (run.status !== "interrupted")
     throw conflict(
       `run ${id} is not interrupted (it is ${run.status}): only a run the server died in can be resumed${run.status === "awaiting_approval" ? " (decide its pending calls instead)" : ""}`,
     );
   assertRoom(ctx);
-  resume(ctx, run);
+  await resume(ctx, run);
   return run;
 }
 
@@ -512,11 +524,23 @@ function recordedTape(ctx: ServiceContext, id: string): Tape {
 /**
  * The run of its tape resumed under the server's policy: an `awaiting_approval` one with its
  * decisions, an interrupted one with the at-most-once rule for calls that had started
- * (batch/resume.ts). Its new frames are appended to its event log after those it has.
+ * (batch/resume.ts). Its new frames are appended to its event log after those it has. A run on a
+ * thread holds it again while it goes on, and appends its new outcome to the thread's log.
  */
-function resume(ctx: ServiceContext, run: ServedRun): void {
+async function resume(ctx: ServiceContext, run: ServedRun): Promise<void> {
   const { runtime } = ctx;
   const recorded = recordedTape(ctx, run.id);
+  const before = run.status;
+  // Running from now: a second decision or resume arriving while the thread is taken is a 409.
+  run.status = "running";
+  const thread = recorded.header.spec.thread;
+  let hold: ThreadHold | undefined;
+  try {
+    if (thread !== undefined) hold = await ctx.threads.hold(thread, "eddy serve");
+  } catch (err) {
+    run.status = before;
+    throw err;
+  }
   const registry = runtime.tools();
   const tape = tapeSink(run, runtime.onTapeError);
   let skipBelow = Number.POSITIVE_INFINITY;
@@ -533,19 +557,21 @@ function resume(ctx: ServiceContext, run: ServedRun): void {
       onFrame: (f) => deliver(run, tape, f, skipBelow),
       onResumed: () => tape.writer?.commit(),
       steering: () => run.steering.splice(0),
+      thread: { store: ctx.threads, tape: ctx.tapes.location(run.id) },
     });
   } catch (err) {
+    run.status = before;
     void registry.dispose();
+    await hold?.release();
     throw err;
   }
   // Reproduced frames (below the resume point) are in the log already.
   skipBelow = handle.point.at_seq;
   const writer = ctx.tapes.open(run.id, handle.header, "on_commit");
   openTape(tape, writer);
-  run.status = "running";
   delete run.ended;
   run.log.reopen();
-  run.done = drive(run, handle, writer, registry);
+  run.done = drive(run, handle, writer, registry).finally(() => hold?.release().catch(() => {}));
 }
 
 function viewOf(run: ServedRun): RunView {

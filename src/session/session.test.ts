@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { failingTapeWriter } from "../../test/support/failing-tapes.js";
 import { createScriptedProvider, type ScriptedResponse } from "../../test/support/scripted.js";
+import { resumeRun } from "../batch/resume.js";
 import { createTapeFileWriter } from "../batch/tape-store.js";
 import { createThreadStore } from "../context/threads.js";
 import type { Frame } from "../frames/frame.js";
@@ -266,6 +267,153 @@ describe("a session", () => {
     // The resumed tape replaced the deferred one in place.
     expect(readTape(deferred.tape).frames.at(-1)).toMatchObject({ type: "run_ended", reason: "completed" });
     await session.close();
+  });
+
+  it("picks up a run an earlier session left waiting: the calls as its tape recorded them, decided here, the thread's log updated", async () => {
+    let runs = 0;
+    const guarded = defineTool({
+      name: "launch",
+      description: "needs approval",
+      parameters: { type: "object", properties: { n: { type: "number" } } },
+      needsApproval: true,
+      execute: () => {
+        runs++;
+        return "launched";
+      },
+    });
+    const cwd = workspace();
+    const deps = (provider: ReturnType<typeof createScriptedProvider>) => ({
+      provider,
+      tools: createToolRegistry([guarded]),
+      workspace: cwd,
+      policy: createPolicy({ approve: "defer" as const }),
+    });
+    // Yesterday's chat: the call deferred, the chat closed.
+    const first = createSession({
+      spec: { model: "m" },
+      deps: deps(createScriptedProvider([call("launch", { n: 7 }, "c9")])),
+      thread: "t1",
+    });
+    const deferred = await first.send("launch it");
+    expect(deferred.run.reason).toBe("awaiting_approval");
+    await first.close();
+    // Today's: it finds the run, decides it, and the thread's log says how it ended.
+    const provider = createScriptedProvider([say("Launched."), say("Next.")]);
+    const second = createSession({ spec: { model: "m" }, deps: deps(provider), thread: "t1" });
+    expect(second.pending()).toEqual([]);
+    await second.hold();
+    expect(second.inherited).toEqual({
+      runId: deferred.run.runId,
+      tape: deferred.tape,
+      calls: [{ call_id: "c9", name: "launch", arguments: '{"n":7}' }],
+    });
+    expect(second.pending()).toEqual(["c9"]);
+    await expect(second.decide({ c8: "allow" })).rejects.toThrow(/c8 is not waiting/);
+    const decided = await second.decide({ c9: "allow" });
+    expect(decided.run).toMatchObject({ reason: "completed", outputText: "Launched." });
+    expect(runs).toBe(1);
+    expect(second.pending()).toEqual([]);
+    expect(second.inherited).toBeUndefined();
+    const log = await createThreadStore({ workspace: cwd }).read("t1");
+    expect(log.runs.map((r) => [r.run_id, r.outcome?.reason, r.outcome?.output_text])).toEqual([
+      [deferred.run.runId, "completed", "Launched."],
+    ]);
+    // The next turn continues from the decided run: the call's real output, not a missing one.
+    await second.send("and then?");
+    const input = JSON.stringify(provider.requests.at(-1)?.input);
+    expect(input).toContain("launched");
+    expect(input).not.toContain("missing_output");
+    await second.close();
+  });
+
+  it("an inherited run whose tape is gone, or records another run, is named with the reason and not continued", async () => {
+    const cwd = workspace();
+    const guarded = defineTool({
+      name: "launch",
+      description: "needs approval",
+      parameters: { type: "object", properties: {} },
+      needsApproval: true,
+      execute: () => "launched",
+    });
+    const deps = {
+      provider: createScriptedProvider([call("launch", {}, "c1"), call("launch", {}, "c2")]),
+      tools: createToolRegistry([guarded]),
+      workspace: cwd,
+      policy: createPolicy({ approve: "defer" as const }),
+    };
+    const a = createSession({ spec: { model: "m" }, deps, thread: "ta" });
+    const ta = await a.send("go");
+    await a.close();
+    const b = createSession({ spec: { model: "m" }, deps, thread: "tb" });
+    const tb = await b.send("go");
+    await b.close();
+    // ta's tape now holds tb's run (a copied or edited file); tb's tape is gone.
+    writeFileSync(ta.tape, readFileSync(tb.tape));
+    writeFileSync(tb.tape, "");
+    const onA = createSession({ spec: { model: "m" }, deps, thread: "ta" });
+    await onA.hold();
+    expect(onA.inherited).toMatchObject({
+      runId: ta.run.runId,
+      problem: expect.stringMatching(/records another run/),
+    });
+    expect(onA.pending()).toEqual([]);
+    await onA.close();
+    const onB = createSession({ spec: { model: "m" }, deps, thread: "tb" });
+    await onB.hold();
+    expect(onB.inherited).toMatchObject({
+      runId: tb.run.runId,
+      problem: expect.stringMatching(/cannot be read/),
+    });
+    await expect(onB.decide({ c2: "allow" })).rejects.toThrow(/no call is waiting/);
+    await onB.close();
+  });
+
+  it("resumeRun of a tape that names a thread its run never ran on appends nothing to any thread's log", async () => {
+    const cwd = workspace();
+    const guarded = defineTool({
+      name: "launch",
+      description: "needs approval",
+      parameters: { type: "object", properties: {} },
+      needsApproval: true,
+      execute: () => "launched",
+    });
+    const tools = createToolRegistry([guarded]);
+    const policy = createPolicy({ approve: "defer" });
+    const provider = createScriptedProvider([call("launch", {}, "c1"), say("Launched.")]);
+    const session = createSession({
+      spec: { model: "m" },
+      deps: { provider, tools, workspace: cwd, policy },
+      thread: "ta",
+    });
+    const deferred = await session.send("go");
+    await session.close();
+    const store = createThreadStore({ workspace: cwd });
+    await store.append("tb", {
+      kind: "prompt",
+      run_id: "run_other",
+      prompt: "x",
+      model: "m",
+      bundle_id: "b",
+    });
+    const before = [
+      readFileSync(join(cwd, ".eddy/threads/ta.jsonl"), "utf8"),
+      readFileSync(join(cwd, ".eddy/threads/tb.jsonl"), "utf8"),
+    ];
+    const tape = readTape(deferred.tape);
+    const moved = { ...tape, header: { ...tape.header, spec: { ...tape.header.spec, thread: "tb" } } };
+    const run = resumeRun(moved, {
+      provider,
+      registry: tools,
+      workspace: cwd,
+      policy,
+      decide: { c1: "allow" },
+    });
+    for await (const _ of run);
+    expect((await run.result).reason).toBe("completed");
+    expect([
+      readFileSync(join(cwd, ".eddy/threads/ta.jsonl"), "utf8"),
+      readFileSync(join(cwd, ".eddy/threads/tb.jsonl"), "utf8"),
+    ]).toEqual(before);
   });
 
   it("undoes the files the last turn wrote, and refuses when one changed since", async () => {

@@ -19,7 +19,6 @@ import { resumeRun } from "../batch/resume.js";
 import { createTapeFileWriter, type TapeWriter } from "../batch/tape-store.js";
 import type { ThreadHold } from "../context/thread-hold.js";
 import { checkThreadName, createThreadStore, type ThreadStore } from "../context/threads.js";
-import { finishThreadRun, type PreparedThreadRun } from "../context/threads-run.js";
 import { EddyError } from "../errors.js";
 import type { FileChangeRecord, Frame } from "../frames/frame.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
@@ -37,6 +36,7 @@ import { hasControlChars } from "../util/control-chars.js";
 import { makeDirSync } from "../util/make-dir.js";
 import { realFolderSync } from "../util/state-dir.js";
 import { Feed } from "./feed.js";
+import { findWaitingRun, type WaitingRun } from "./waiting-run.js";
 
 /** The settings every turn shares; each message becomes the turn's `input`. */
 export type SessionSpec = Omit<RunSpecInput, "input" | "thread" | "run_id" | "context">;
@@ -109,6 +109,8 @@ interface Job {
   kind: "message" | "decide";
   message: string;
   decide?: Record<string, "allow" | "deny">;
+  /** `decide`: the run it continues. */
+  deferred?: Deferred;
   resolve: (result: TurnResult) => void;
   reject: (error: Error) => void;
 }
@@ -123,9 +125,16 @@ interface Running {
 /** A turn that ended, as the session keeps it. */
 interface DoneTurn {
   result: TurnResult;
-  prepared: PreparedThreadRun | undefined;
   decided: boolean;
   undone: boolean;
+}
+
+/** A run waiting for decisions that `decide` continues: a turn of this session, or the one it inherited. */
+interface Deferred {
+  tape: string;
+  calls: string[];
+  /** Marks it decided (its continuation is a turn of its own). */
+  decided(): void;
 }
 
 /** A session of turns on one thread (see the module comment). */
@@ -143,6 +152,8 @@ export class Session {
   private closed = false;
   /** The hold on the thread the turns go to (context/thread-hold.ts), once taken. */
   private held: { name: string; hold: Promise<ThreadHold> } | undefined;
+  /** The thread's last run from before this session, waiting for decisions (waiting-run.ts). */
+  private earlier: (WaitingRun & { decided: boolean }) | { runId: string; problem: string } | undefined;
 
   constructor(private readonly options: SessionOptions) {
     this.spec = { ...options.spec };
@@ -163,10 +174,13 @@ export class Session {
    * does when another holds it. Let go when the thread changes or the session closes.
    */
   async hold(): Promise<void> {
+    let fresh = false;
     if (this.held?.name !== this.threadName) {
       const previous = this.held;
       const holder = this.options.holder ?? "eddy session";
       this.held = { name: this.threadName, hold: this.store.hold(this.threadName, holder) };
+      this.earlier = undefined;
+      fresh = true;
       await previous?.hold.then((h) => h.release()).catch(() => {});
     }
     const held = this.held;
@@ -176,6 +190,25 @@ export class Session {
       if (this.held === held) this.held = undefined;
       throw err;
     }
+    // Held, so no other process changes the thread's last run from now on.
+    if (fresh && !this.done.some((d) => d.result.thread === held.name)) {
+      const found = await findWaitingRun(this.store, held.name, this.workspace);
+      this.earlier = found === undefined || "problem" in found ? found : { ...found, decided: false };
+    }
+  }
+
+  /**
+   * The thread's last run from before this session (another chat, `eddy run --thread`, a served
+   * run) when it waits for decisions, found when the session takes its thread (`hold`): `decide`
+   * continues it until this session runs a turn on the thread. `problem` says why it cannot be
+   * continued (its tape is gone or records something else).
+   */
+  get inherited(): WaitingRun | { runId: string; problem: string } | undefined {
+    const earlier = this.earlier;
+    if (earlier === undefined || ("decided" in earlier && earlier.decided)) return undefined;
+    if (this.done.some((d) => d.result.thread === this.threadName)) return undefined;
+    if ("problem" in earlier) return earlier;
+    return { runId: earlier.runId, tape: earlier.tape, calls: earlier.calls };
   }
 
   /** The model of the next turn. */
@@ -270,11 +303,27 @@ export class Session {
     return this.threadName;
   }
 
-  /** The calls the last turn left awaiting approval (`approve: "defer"`), not yet decided. */
+  /**
+   * The calls the last turn left awaiting approval (`approve: "defer"`), not yet decided; before
+   * the session's first turn on its thread, those of the run it inherited (`inherited`).
+   */
   pending(): string[] {
+    return this.deferred()?.calls ?? [];
+  }
+
+  /** The run `decide` continues: the last turn when it is on this thread, else the inherited run. */
+  private deferred(): Deferred | undefined {
     const last = this.done.at(-1);
-    if (last === undefined || last.decided || last.result.run.reason !== "awaiting_approval") return [];
-    return last.result.run.pendingCalls ?? [];
+    if (last !== undefined && last.result.thread === this.threadName) {
+      if (last.decided || last.result.run.reason !== "awaiting_approval") return undefined;
+      const calls = last.result.run.pendingCalls ?? [];
+      return { tape: last.result.tape, calls, decided: () => (last.decided = true) };
+    }
+    const earlier = this.earlier;
+    if (earlier === undefined || "problem" in earlier || earlier.decided || this.inherited === undefined)
+      return undefined;
+    const calls = earlier.calls.map((c) => c.call_id);
+    return { tape: earlier.tape, calls, decided: () => (earlier.decided = true) };
   }
 
   /**
@@ -283,8 +332,10 @@ export class Session {
    * decided go to the approval mode.
    */
   decide(decisions: Record<string, "allow" | "deny">): Promise<TurnResult> {
-    const pending = this.pending();
-    if (pending.length === 0) return Promise.reject(usage("no call is waiting for a decision"));
+    const deferred = this.deferred();
+    const pending = deferred?.calls ?? [];
+    if (deferred === undefined || pending.length === 0)
+      return Promise.reject(usage("no call is waiting for a decision"));
     const unknown = Object.keys(decisions).find((id) => id !== "all" && !pending.includes(id));
     if (unknown !== undefined)
       return Promise.reject(
@@ -293,7 +344,7 @@ export class Session {
     const message = Object.entries(decisions)
       .map(([id, d]) => `${id}=${d}`)
       .join(" ");
-    return this.enqueue({ kind: "decide", message, decide: { ...decisions } }, false);
+    return this.enqueue({ kind: "decide", message, decide: { ...decisions }, deferred }, false);
   }
 
   /**
@@ -338,7 +389,10 @@ export class Session {
     this.feed.close();
   }
 
-  private enqueue(fields: Pick<Job, "kind" | "message" | "decide">, front: boolean): Promise<TurnResult> {
+  private enqueue(
+    fields: Pick<Job, "kind" | "message" | "decide" | "deferred">,
+    front: boolean,
+  ): Promise<TurnResult> {
     if (this.closed) return Promise.reject(usage("the session is closed"));
     const promise = new Promise<TurnResult>((resolve, reject) => {
       const job: Job = { ...fields, resolve, reject };
@@ -384,8 +438,8 @@ export class Session {
         ? await this.resumeTurn(job, running)
         : await this.messageTurn(job.message, running);
     const result: TurnResult = { turn, thread: this.threadName, message: job.message, ...outcome.result };
-    if (job.kind === "decide") (this.done.at(-1) as DoneTurn).decided = true;
-    this.done.push({ result, prepared: outcome.prepared, decided: false, undone: false });
+    job.deferred?.decided();
+    this.done.push({ result, decided: false, undone: false });
     this.feed.push({ type: "turn_ended", turn, result });
     return result;
   }
@@ -407,16 +461,15 @@ export class Session {
         // Frames reach the feed and the tape through onFrame.
       }
       const run = await handle.result;
-      return { result: { run, tape, fileChanges: recording.fileChanges }, prepared: handle.prepared };
+      return { result: { run, tape, fileChanges: recording.fileChanges } };
     } finally {
       await recording.close();
     }
   }
 
-  /** The last turn continued from its tape with decisions; its outcome appended to the thread. */
+  /** The deferred run continued from its tape with decisions; its outcome appended to the thread. */
   private async resumeTurn(job: Job, running: Running) {
-    const last = this.done.at(-1) as DoneTurn;
-    const tape = last.result.tape;
+    const tape = (job.deferred as Deferred).tape;
     const recording = this.recording(running);
     const handle = resumeRun(readTape(tape), {
       provider: this.options.deps.provider,
@@ -431,6 +484,8 @@ export class Session {
       secrets: this.secrets(),
       onFrame: recording.observe,
       onResumed: () => recording.commit(),
+      // Its outcome goes to the thread's log once it ends (batch/resume.ts).
+      thread: { store: this.store, tape },
     });
     // Reproduced frames go to the new tape, not to the feed again: they were shown in their turn.
     recording.showFrom(handle.point.at_seq);
@@ -440,8 +495,7 @@ export class Session {
         // As in messageTurn.
       }
       const run = await handle.result;
-      if (last.prepared !== undefined) await finishThreadRun(this.store, last.prepared, run, { tape });
-      return { result: { run, tape, fileChanges: recording.fileChanges }, prepared: last.prepared };
+      return { result: { run, tape, fileChanges: recording.fileChanges } };
     } finally {
       await recording.close();
     }

@@ -1,0 +1,68 @@
+/**
+ * The run a session inherits: the thread's last run, when an earlier session or process (another
+ * chat, `eddy run --thread`, a served run) left it waiting for decisions on calls it deferred
+ * (`approve: "defer"`). A session that starts on the thread decides them with `decide`, which
+ * resumes that run from its tape, as it does its own turns (docs/architecture.md, "Sessions").
+ *
+ * The thread's log names the tape. The log is a file in the workspace, so the tape it names is read
+ * as the untrusted input it is — a regular file, bounded, parsed (src/replay/tape.ts) — and taken
+ * only when it records that same run, on that same thread, ended waiting for approval; the calls
+ * come from the tape, as its run recorded them, so what the user decides is what would run.
+ */
+import { resolve } from "node:path";
+import type { ThreadStore } from "../context/threads.js";
+import { describeError } from "../errors.js";
+import { readTape, type Tape } from "../replay/tape.js";
+
+/** A call the inherited run waits for a decision on. */
+export interface PendingCall {
+  call_id: string;
+  name: string;
+  /** The arguments as the model produced them. */
+  arguments: string;
+}
+
+/** The thread's last run, waiting for decisions: its tape, and the calls. */
+export interface WaitingRun {
+  runId: string;
+  /** The tape's path (resolved against the workspace). */
+  tape: string;
+  calls: PendingCall[];
+}
+
+/**
+ * The thread's last run when it waits for decisions: the run to continue, or — when its tape is
+ * missing or does not record that run waiting — why it cannot be (`problem`, one line naming the
+ * tape). Undefined when the last run does not wait (or the thread has no run).
+ */
+export async function findWaitingRun(
+  store: ThreadStore,
+  thread: string,
+  workspace: string,
+): Promise<WaitingRun | { runId: string; problem: string } | undefined> {
+  const log = await store.read(thread).catch(() => undefined);
+  const run = log?.runs.at(-1);
+  const outcome = run?.outcome;
+  if (run === undefined || outcome?.reason !== "awaiting_approval") return undefined;
+  const runId = run.run_id;
+  if (outcome.tape === undefined) return { runId, problem: "the thread's log names no tape for it" };
+  const path = resolve(workspace, outcome.tape);
+  let tape: Tape;
+  try {
+    tape = readTape(path);
+  } catch (err) {
+    return { runId, problem: `its tape cannot be read: ${describeError(err)}` };
+  }
+  const ended = tape.frames.findLast((f) => f.type === "run_ended");
+  if (tape.header.spec.thread !== thread || tape.header.run_id !== runId)
+    return { runId, problem: `its tape ${path} records another run` };
+  if (ended?.type !== "run_ended" || ended.reason !== "awaiting_approval")
+    return { runId, problem: `its tape ${path} does not end waiting for approval (resumed elsewhere?)` };
+  const calls = (ended.pending_calls ?? []).map((id) => {
+    const call = tape.frames.findLast((f) => f.type === "tool_call" && f.call_id === id);
+    return call?.type === "tool_call"
+      ? { call_id: id, name: call.name, arguments: call.arguments }
+      : { call_id: id, name: "(unknown)", arguments: "" };
+  });
+  return { runId, tape: path, calls };
+}
