@@ -12,7 +12,10 @@
  *
  * const provider = createOpenResponsesProvider({ baseURL: "https://api.openai.com/v1", apiKey: process.env.OPENAI_API_KEY });
  * const { tools, disabled } = createBuiltinTools();
- * const run = runAgent({ provider, model: "gpt-5-mini", input: "What is in package.json?", tools: createToolRegistry(tools, { disabled }) });
+ * const run = runAgent(
+ *   { model: "gpt-5-mini", input: "What is in package.json?" },
+ *   { provider, tools: createToolRegistry(tools, { disabled }) },
+ * );
  * for await (const frame of run) if (frame.type === "output_text_delta") process.stdout.write(frame.delta);
  * console.log((await run.result).reason);
  * ```

@@ -69,7 +69,8 @@ export interface RunDeps {
    * What the local invocation allows (policy.ts): checked against the spec's tools before anything
    * is sent (`policy_denied`), and its `approve` mode decides calls that need approval unless
    * `onApproval` is given (`ask` needs `onApproval`).
-   * @defaultValue none (the tools as given; `onApproval` alone decides)
+   * @defaultValue none (the tools as given; `onApproval` alone decides; a spec's `hosted_tools` are
+   * refused, as `DEFAULT_POLICY` declares none: a spec grants nothing)
    */
   policy?: Policy;
   /**

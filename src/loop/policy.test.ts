@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { EddyError } from "../errors.js";
-import { assertPolicy, checkHostedTools, createPolicy, DEFAULT_POLICY } from "./policy.js";
+import { assertPolicy, checkHostedTools, createPolicy, DEFAULT_POLICY, type Policy } from "./policy.js";
 
 const docs = { type: "mcp", server_label: "docs", server_url: "https://docs.example/mcp" };
 
@@ -63,5 +63,34 @@ describe("hosted tools are allowed only as the local invocation declares them (c
     expect(message).toContain("--tool mcp:LABEL=URL");
     expect(message).toContain("--tool web_search");
     expect(message).not.toContain("docs.example");
+  });
+});
+
+describe("a policy from plain JS or a parsed file grants nothing by a wrong value", () => {
+  it("createPolicy refuses wrong types and unknown approval modes, naming the field", () => {
+    const bad: [unknown, RegExp][] = [
+      [{ approve: "Deny" }, /policy: approve: "Deny" is not an approval mode/],
+      [{ approve: "ask " }, /approve: "ask " is not/],
+      [{ allowWrite: "false" }, /policy: allowWrite: must be true or false, got "false"/],
+      [{ allowShell: 0 }, /allowShell: must be true or false, got 0/],
+      [{ sandbox: "yes" }, /sandbox: must be/],
+      [{ mcpServers: "fs" }, /mcpServers: must be a list/],
+      [{ hostedTools: {} }, /hostedTools: must be a list/],
+    ];
+    for (const [fields, message] of bad) {
+      expect(() => createPolicy(fields as Partial<Policy>)).toThrow(message);
+      try {
+        createPolicy(fields as Partial<Policy>);
+      } catch (err) {
+        expect(EddyError.isInstance(err) && err.code).toBe("invalid_argument");
+      }
+    }
+  });
+
+  it("a hand-made policy whose flags are not strictly true allows no writer or shell", () => {
+    const loose = { ...DEFAULT_POLICY, allowWrite: "false", allowShell: 1 } as unknown as Policy;
+    expect(() => assertPolicy(["write_file", "shell"], loose, "the run")).toThrow(
+      /--allow-write and --allow-shell/,
+    );
   });
 });

@@ -62,14 +62,38 @@ export const DEFAULT_POLICY: Readonly<Policy> = Object.freeze({
   hostedTools: Object.freeze([]) as readonly HostedTool[],
 });
 
-/** A policy with the given fields over `DEFAULT_POLICY`. */
+/**
+ * A policy with the given fields over `DEFAULT_POLICY`. Each field is checked (a policy may come
+ * from plain JS or a parsed file): `"false"` is not false, `"Deny"` is not a mode — a wrong type
+ * or value throws `invalid_argument` rather than granting anything.
+ */
 export function createPolicy(fields: Partial<Policy> = {}): Policy {
+  const problem = policyProblem(fields);
+  if (problem !== undefined) throw new EddyError("invalid_argument", `policy: ${problem}`, { fault: "user" });
   return {
     ...DEFAULT_POLICY,
     ...fields,
     mcpServers: [...(fields.mcpServers ?? DEFAULT_POLICY.mcpServers)],
     hostedTools: [...(fields.hostedTools ?? [])],
   };
+}
+
+const POLICY_FLAGS = ["allowWrite", "allowShell", "sandbox", "rerunInterrupted"] as const;
+
+/** What is wrong with a policy's fields, if anything. */
+function policyProblem(fields: Partial<Policy>): string | undefined {
+  if (fields === null || typeof fields !== "object") return "give the fields as an object";
+  for (const flag of POLICY_FLAGS)
+    if (fields[flag] !== undefined && typeof fields[flag] !== "boolean")
+      return `${flag}: must be true or false, got ${JSON.stringify(fields[flag])}`;
+  if (fields.approve !== undefined && !(APPROVE_MODES as readonly unknown[]).includes(fields.approve))
+    return `approve: ${JSON.stringify(fields.approve)} is not an approval mode (use ${APPROVE_MODES.map((m) => `"${m}"`).join(", ")})`;
+  const servers = fields.mcpServers;
+  if (servers !== undefined && (!Array.isArray(servers) || servers.some((n) => typeof n !== "string")))
+    return "mcpServers: must be a list of server names";
+  if (fields.hostedTools !== undefined && !Array.isArray(fields.hostedTools))
+    return "hostedTools: must be a list of hosted tool declarations";
+  return undefined;
 }
 
 /** The permission a tool needs, and the flag that grants it. */
@@ -197,10 +221,11 @@ export function assertPolicy(
 
 function allows(policy: Policy, permission: ToolPermission): boolean {
   switch (permission.permission) {
+    // Strictly true: a policy that is not createPolicy's ("false" from a file) grants nothing.
     case "allowWrite":
-      return policy.allowWrite;
+      return policy.allowWrite === true;
     case "allowShell":
-      return policy.allowShell;
+      return policy.allowShell === true;
     case "mcpServer":
       return permission.server !== undefined && policy.mcpServers.includes(permission.server);
     case "hostedTool":

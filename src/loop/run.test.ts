@@ -874,3 +874,48 @@ describe("runAgent: approvals (issue 13)", () => {
     });
   });
 });
+
+describe("runAgent: what a spec or a caller without types cannot do", () => {
+  it("a spec's hosted tools are not sent without a policy that declares them (the spec grants nothing)", () => {
+    const provider = createScriptedProvider([{ items: [{ type: "message", text: "hi" }] }]);
+    const untrusted = JSON.parse(
+      '{"input":"hi","hosted_tools":[{"type":"mcp","server_label":"evil","server_url":"https://evil.example/mcp","require_approval":"never"}]}',
+    ) as RunSpecInput;
+    expect(() => runAgent(untrusted, { provider })).toThrow(/policy|not declared|--tool/);
+    expect(provider.requests).toEqual([]);
+  });
+
+  it("an unknown approval mode in a hand-made policy refuses to start rather than running every call", () => {
+    const provider = createScriptedProvider([{ items: [{ type: "message", text: "hi" }] }]);
+    const policy = {
+      allowWrite: false,
+      allowShell: false,
+      sandbox: false,
+      approve: "Deny",
+      mcpServers: [],
+      rerunInterrupted: false,
+    };
+    expect(() =>
+      runAgent({ input: "hi" }, { provider, policy: policy as unknown as RunDeps["policy"] }),
+    ).toThrow(/policy.approve: "Deny" is not an approval mode/);
+  });
+
+  it("missing or wrong deps are a one-line invalid_argument naming what to give, not a TypeError", () => {
+    const provider = createScriptedProvider([]);
+    const cases: [unknown, RegExp][] = [
+      [undefined, /deps: give the run its dependencies/],
+      [{}, /deps.provider: give a provider/],
+      [{ provider: {} }, /deps.provider: give a provider/],
+      [{ provider, tools: { names: 1 } }, /deps.tools: give an array of tools/],
+    ];
+    for (const [deps, message] of cases) {
+      let error: unknown;
+      try {
+        runAgent({ input: "x" }, deps as RunDeps);
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toMatchObject({ code: "invalid_argument", message: expect.stringMatching(message) });
+    }
+  });
+});

@@ -26,7 +26,7 @@ import { checkGuardrails } from "./guardrails.js";
 import { liveRegistry } from "./live-registry.js";
 import type { RunDeps, RunHandle, RunResult, ToolExecutor } from "./options.js";
 import { compactAfterOverflow, isContextOverflow, overflowError } from "./overflow.js";
-import { assertPolicy } from "./policy.js";
+import { assertPolicy, DEFAULT_POLICY } from "./policy.js";
 import { preparedSettings, type TurnSettings } from "./prepare-turn.js";
 import { buildRequestBody } from "./request.js";
 import { createRunHistory } from "./run-history.js";
@@ -61,11 +61,15 @@ import { addUsage, emptyUsage } from "./usage.js";
  */
 export function runAgent(input: RunSpecInput | RunSpec, deps: RunDeps): RunHandle {
   const resolved = resolveRunSpec(input);
+  assertDeps(deps);
   const runId = resolved.run_id ?? `run_${randomUUID().replace(/-/g, "")}`;
   const workspace = resolveWorkspace(deps.workspace ?? process.cwd());
   const base = toRegistry(deps.tools);
   if (deps.policy !== undefined)
     assertPolicy(resolved.tools ?? base.names(), deps.policy, "the run", resolved.hosted_tools);
+  // The tools come from the caller's code; hosted tools come from the spec alone, which grants
+  // nothing: without a policy declaring them, none is sent (DEFAULT_POLICY).
+  else assertPolicy([], DEFAULT_POLICY, "the run", resolved.hosted_tools);
   const left = resolved.tools === undefined ? new Set<string>() : unselectedTools(base, resolved.tools);
   const select = (registry: ToolRegistry) => withoutTools(registry, left);
   const tools = liveRegistry(select(base));
@@ -149,7 +153,8 @@ function stopConditions(spec: RunSpec, deps: RunDeps): StopCondition[] {
 /** The run's approval handler: the one given, else the policy's mode (`ask` needs one given). */
 function approvalHandler(deps: RunDeps): ApprovalHandler | undefined {
   if (deps.onApproval !== undefined) return deps.onApproval;
-  switch (deps.policy?.approve ?? "auto") {
+  const mode = deps.policy?.approve ?? "auto";
+  switch (mode) {
     case "auto":
       return undefined;
     case "deny":
@@ -162,7 +167,28 @@ function approvalHandler(deps: RunDeps): ApprovalHandler | undefined {
       );
     case "defer":
       return () => "defer";
+    default:
+      // A policy not made by createPolicy (plain JS, a parsed file): an unknown mode runs nothing unasked.
+      throw new EddyError(
+        "invalid_argument",
+        `policy.approve: ${JSON.stringify(mode)} is not an approval mode (use "ask", "auto", "deny" or "defer")`,
+        { fault: "user" },
+      );
   }
+}
+
+/** The deps a run cannot start without, checked for callers without types (plain JS). */
+function assertDeps(deps: RunDeps): void {
+  const missing =
+    deps === null || typeof deps !== "object"
+      ? "deps: give the run its dependencies as an object ({ provider, tools?, workspace? })"
+      : typeof deps.provider !== "object" ||
+          deps.provider === null ||
+          typeof deps.provider.stream !== "function" ||
+          typeof deps.provider.capabilities !== "object"
+        ? "deps.provider: give a provider (createProvider({ baseURL, apiKey }), or createMockServer for a local one)"
+        : undefined;
+  if (missing !== undefined) throw new EddyError("invalid_argument", missing, { fault: "user" });
 }
 
 interface LoopDeps {
@@ -790,6 +816,13 @@ function resolveWorkspace(path: string): string {
 function toRegistry(tools: RunDeps["tools"]): ToolRegistry {
   if (tools === undefined) return createToolRegistry([]);
   if (Array.isArray(tools)) return createToolRegistry(tools);
+  const registry = tools as Partial<ToolRegistry> | null;
+  if (typeof registry?.names !== "function" || typeof registry.resolve !== "function")
+    throw new EddyError(
+      "invalid_argument",
+      "deps.tools: give an array of tools (defineTool) or a registry (createToolRegistry)",
+      { fault: "user" },
+    );
   return tools as ToolRegistry;
 }
 
