@@ -448,6 +448,35 @@ describe("deferred approvals", () => {
     expect(outcome.verdict).toEqual({ match: true, frames: tape.frames.length });
   });
 
+  it("resumed with no decision, the call goes to the local approval mode (auto runs it, deny refuses it) and the run completes", async () => {
+    for (const approve of [undefined, "auto", "deny"] as const) {
+      const { tape, scripts } = await deferred([]);
+      const later: string[] = [];
+      const resumed = await resume(
+        tape,
+        scripts.slice(1),
+        { runs: new Map(), registry: () => createToolRegistry([approvalNoteTool(later)]) },
+        {},
+        approve === undefined ? {} : { policy: createPolicy({ approve, allowWrite: true }) },
+      );
+      expect(resumed.result.reason, String(approve)).toBe("completed");
+      expect(later).toEqual(approve === "deny" ? [] : ["hello"]);
+      expect(resumed.frames.find((f) => f.type === "approval_decided")).toMatchObject({
+        decision: approve === "deny" ? "deny" : "allow",
+      });
+    }
+  });
+
+  it("a decision for a call the tape's run does not wait for is refused before anything runs", async () => {
+    const { tape, scripts } = await deferred([]);
+    const registry = createToolRegistry([approvalNoteTool([])]);
+    const provider = createScriptedProvider(scripts.slice(1));
+    expect(() => resumeRun(tape, { provider, registry, workspace: dir, decide: { zz: "allow" } })).toThrow(
+      /decide: the tape's run does not wait for a call "zz" \(it waits for w1\)/,
+    );
+    expect(provider.requests).toEqual([]);
+  });
+
   it("resumed with allow, the call runs once and the run completes; the resumed tape replays", async () => {
     const runs: string[] = [];
     const { tape, scripts } = await deferred(runs);

@@ -276,6 +276,7 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
     );
   }
   const policy = allowedPolicy(tape, options.policy);
+  checkDecisions(tape, options.decide);
   const point: TapeResume = { ...plan.point, ts: Date.now() };
   const prefix: Tape = { header: tape.header, frames: tape.frames.slice(0, point.at_seq) };
   const gate = createFrameGate();
@@ -344,6 +345,19 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
   };
 }
 
+/** Every call `decide` names must be one the tape's run waits for (`all` aside). */
+function checkDecisions(tape: Tape, decide: ResumeOptions["decide"]): void {
+  const ended = tape.frames.findLast((f) => f.type === "run_ended");
+  const pending = ended?.type === "run_ended" ? (ended.pending_calls ?? []) : [];
+  const unknown = Object.keys(decide ?? {}).find((id) => id !== "all" && !pending.includes(id));
+  if (unknown === undefined) return;
+  throw new EddyError(
+    "invalid_argument",
+    `decide: the tape's run does not wait for a call ${JSON.stringify(unknown)} (${pending.length === 0 ? "it waits for none" : `it waits for ${pending.join(", ")}`})`,
+    { fault: "user" },
+  );
+}
+
 /**
  * The thread run a tape records (its spec's `thread`), as `finishThreadRun` needs it; undefined for
  * a run on no thread. `secrets` are what the log masks.
@@ -403,18 +417,17 @@ function liveApprovals(
   reproduced: () => Promise<void>,
 ): ApprovalHandler {
   return async (request) => {
+    // Decided only once the tape is reproduced: a decision frame before the recorded ones would
+    // not reproduce (the deferred calls of a tape are asked at its last turn, before its end).
+    await reproduced();
     const given = options.decide?.[request.callId] ?? options.decide?.all;
-    if (given !== undefined) {
-      await reproduced();
-      return given;
-    }
+    if (given !== undefined) return given;
     switch (policy.approve) {
       case "ask":
         return options.onApproval === undefined ? "deny" : options.onApproval(request);
       case "deny":
         return "deny";
       case "defer":
-        await reproduced();
         return "defer";
       default:
         return "allow";
