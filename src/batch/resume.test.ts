@@ -402,6 +402,7 @@ describe("resuming: permissions come from the local policy", () => {
       [{ items: [text("done")] }],
       { runs: new Map(), registry },
       { hosted_tools: [docs] },
+      { policy: createPolicy({ hostedTools: [docs] }) },
     );
     const cut = cutAfter(full, (f) => f.type === "run_started");
     const provider = createScriptedProvider([{ items: [text("done")] }]);

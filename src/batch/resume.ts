@@ -291,6 +291,7 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
     registry: options.registry,
     workspace: options.workspace,
     signal: controller.signal,
+    policy,
     executeTool: recordedToolExecutor(prefix, gate, {
       registry: options.registry,
       onMissing: atMostOnce(plan.interrupted, options.registry, tape.header.spec, policy, () =>

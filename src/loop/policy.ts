@@ -96,6 +96,27 @@ function policyProblem(fields: Partial<Policy>): string | undefined {
   return undefined;
 }
 
+/**
+ * The policy a recorded run is replayed under: what its spec needs — its tools, their MCP servers,
+ * its hosted tools — since a replay runs nothing live (tools answer from the tape, the tape is the
+ * provider); approvals come from the tape (src/replay/replay.ts).
+ */
+export function replayPolicy(spec: {
+  tools?: readonly string[];
+  hosted_tools?: readonly HostedTool[];
+}): Policy {
+  const servers = (spec.tools ?? []).flatMap((name) => {
+    const permission = toolPermission(name);
+    return permission?.server === undefined ? [] : [permission.server];
+  });
+  return createPolicy({
+    allowWrite: true,
+    allowShell: true,
+    mcpServers: [...new Set(servers)],
+    hostedTools: [...(spec.hosted_tools ?? [])],
+  });
+}
+
 /** The permission a tool needs, and the flag that grants it. */
 export interface ToolPermission {
   permission: "allowWrite" | "allowShell" | "mcpServer" | "hostedTool";

@@ -9,6 +9,7 @@ import type { ApprovalHandler } from "../loop/approvals.js";
 import { recordedGuardrails } from "../loop/guardrails.js";
 import { recordedHooks } from "../loop/hooks.js";
 import type { RunDeps, RunResult, ToolExecutor } from "../loop/options.js";
+import { type Policy, replayPolicy } from "../loop/policy.js";
 import { recordedPrepareTurn } from "../loop/prepare-turn.js";
 import { runAgent } from "../loop/run.js";
 import type { RunSpec } from "../loop/run-spec.js";
@@ -101,6 +102,11 @@ export interface TapeRunParts {
    * call is denied
    */
   onUnrecordedApproval?: ApprovalHandler;
+  /**
+   * What the run is checked against (`RunDeps.policy`): a resumed run's local policy.
+   * @defaultValue `replayPolicy(spec)` (a replay runs nothing live)
+   */
+  policy?: Policy;
 }
 
 /**
@@ -120,6 +126,7 @@ export function runFromTape(tape: Tape, parts: TapeRunParts): { spec: RunSpec; d
     clock: () => tape.frames[gate.emitted]?.ts ?? Date.now(),
     onFrame: gate.observer,
     executeTool: parts.executeTool,
+    policy: parts.policy ?? replayPolicy(header.spec),
   };
   if (header.mcp_servers !== undefined) deps.mcpServers = header.mcp_servers;
   // Hook decisions come from the tape: no hook (no command) runs again.
