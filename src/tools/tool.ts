@@ -199,6 +199,15 @@ export interface FreeformGrammar {
   definition: string;
 }
 
+/**
+ * The brand `toolResult()` puts on what it builds: a symbol key, which no JSON value can carry. A
+ * tool that returns parsed data shaped like a result (`{"kind": "eddy.tool_result", "fileChanges":
+ * […]}` from a web page) must not forge the records the run acts on — undo records, a sub-agent's
+ * deferred calls — so `isToolResult` asks for the symbol, not the `kind` string. `Symbol.for`: a
+ * second copy of the package in one program still recognises the first one's results.
+ */
+const BRAND: unique symbol = Symbol.for("eddy.tool_result") as never;
+
 /** Builds a branded `ToolResult`. */
 export function toolResult(
   fields: Omit<ToolResult, "kind" | "stdout" | "stderr" | "exitCode"> & {
@@ -207,7 +216,8 @@ export function toolResult(
     stderr?: string;
   },
 ): ToolResult {
-  const result: ToolResult = {
+  const result: ToolResult & { [BRAND]?: true } = {
+    [BRAND]: true,
     kind: "eddy.tool_result",
     ok: fields.ok,
     exitCode: fields.exitCode ?? (fields.ok ? 0 : 1),
@@ -223,11 +233,9 @@ export function toolResult(
   return result;
 }
 
-/** True for a value built with `toolResult()` (checked by its brand, not by shape). */
+/** True for a value built with `toolResult()` (checked by its brand, not by shape: see `BRAND`). */
 export function isToolResult(value: unknown): value is ToolResult {
-  return (
-    value !== null && typeof value === "object" && (value as { kind?: unknown }).kind === "eddy.tool_result"
-  );
+  return value !== null && typeof value === "object" && (value as { [BRAND]?: unknown })[BRAND] === true;
 }
 
 /**
