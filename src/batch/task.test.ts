@@ -77,6 +77,23 @@ describe("the tasks file", () => {
     expect(odd).toMatch(/^etc_passwd-[0-9a-f]{10}\.tape$/);
     expect(tapeFileName("a/b")).not.toBe(tapeFileName("a_b"));
   });
+
+  it("no id takes the tape name of another: a plain id shaped like a hashed name is hashed, and a shared name is refused", () => {
+    const hashed = tapeFileName("a b");
+    expect(hashed).toBe("a_b-c8687a08aa.tape");
+    expect(tapeFileName("a_b-c8687a08aa")).not.toBe(hashed);
+    const { tasks, bad } = parseTasks(
+      [
+        { id: "a b", input: "list the files" },
+        { id: "a_b-c8687a08aa", input: "what is my name?" },
+      ]
+        .map((t) => JSON.stringify(t))
+        .join("\n"),
+    );
+    expect(tasks.map((t) => t.id)).toEqual(["a b", "a_b-c8687a08aa"]);
+    expect(bad).toEqual([]);
+    expect(new Set(tasks.map((t) => tapeFileName(t.id))).size).toBe(2);
+  });
 });
 
 describe("a task id is shown on terminals and names files", () => {

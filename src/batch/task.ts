@@ -77,6 +77,7 @@ export function parseTasks(text: string): ParsedTasks {
   const tasks: BatchTask[] = [];
   const skipped: BadTaskLine[] = [];
   const seen = new Map<string, number>();
+  const files = new Map<string, { id: string; line: number }>();
   const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {
     const raw = (lines[i] ?? "").trim();
@@ -92,7 +93,18 @@ export function parseTasks(text: string): ParsedTasks {
       skipped.push({ line, message: `duplicate id ${JSON.stringify(parsed.id)} (first on line ${first})` });
       continue;
     }
+    // Two ids must not share a tape or a workspace copy (both are named by tapeFileName).
+    const file = tapeFileName(parsed.id);
+    const other = files.get(file);
+    if (other !== undefined) {
+      skipped.push({
+        line,
+        message: `id ${JSON.stringify(parsed.id)} would share its tape file ${file} with id ${JSON.stringify(other.id)} (line ${other.line}): rename one`,
+      });
+      continue;
+    }
     seen.set(parsed.id, line);
+    files.set(file, { id: parsed.id, line });
     tasks.push(parsed);
   }
   return { tasks, bad: skipped };
@@ -187,7 +199,9 @@ function taskSchema(schema: unknown): Checked<{ name: string; schema: Record<str
  * id with a short hash of the real one (so two ids never share a tape).
  */
 export function tapeFileName(id: string): string {
-  if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(id)) return `${id}.tape`;
+  // A plain id ending like a hashed name (`-` and 10 hex digits) is hashed too: `a_b-c8687a08aa` is
+  // the name of id "a b", so that id may not have it as well.
+  if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(id) && !/-[0-9a-f]{10}$/.test(id)) return `${id}.tape`;
   const clean = id
     .replace(/[^A-Za-z0-9._-]/g, "_")
     .replace(/^[._-]+/, "")
