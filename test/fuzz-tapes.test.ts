@@ -317,6 +317,10 @@ describe("fuzz: queue job payloads", () => {
       [{ ...good, durationMs: { a: 1 } }, /durationMs/],
       [{ ...good, tape: 5 }, /tape/],
       [{ ...good, error: "boom" }, /error/],
+      [{ ...good, usage: { input_tokens: 1, output_tokens: 2, total_tokens: "EVIL" } }, /usage/],
+      [{ ...good, resumes: "abcdef" }, /resumes/],
+      [{ ...good, metadata: "str" }, /metadata/],
+      [{ ...good, skippedFiles: 42 }, /skippedFiles/],
     ] as const)
       expect(resultProblem(bad, "t1")).toMatch(problem);
   });

@@ -8,8 +8,8 @@
  */
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { connectRedis } from "../src/batch/queue.js";
-import { readTapeText, redisTapeStore } from "../src/batch/redis-tapes.js";
+import { collectedTape, connectRedis } from "../src/batch/queue.js";
+import { dropTape, readTapeText, redisTapeStore } from "../src/batch/redis-tapes.js";
 import type { Frame } from "../src/frames/frame.js";
 import { runAgent } from "../src/loop/run.js";
 import { createMockServer } from "../src/mock/index.js";
@@ -18,6 +18,7 @@ import { createTapeHeader } from "../src/replay/header.js";
 import { HAVE_REDIS, startRedis } from "./support/redis.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
+const UUID = "0b0f4c3e-2a1d-4e5f-9a8b-7c6d5e4f3a2b";
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
@@ -108,14 +109,40 @@ describe.skipIf(!HAVE_REDIS)("reading a tape back from Redis (redis-server)", ()
     const lines = Array.from({ length: 2_500 }, (_, i) => JSON.stringify({ n: i, pad: "x".repeat(100) }));
     for (let i = 0; i < lines.length; i += 500)
       await Promise.all(
-        lines.slice(i, i + 500).map((l, j) => client.xadd(`${prefix}:tape:s`, `0-${i + j + 1}`, "l", l)),
+        lines
+          .slice(i, i + 500)
+          .map((l, j) => client.xadd(`${prefix}:tape:${UUID}`, `0-${i + j + 1}`, "l", l)),
       );
-    await client.hset(`${prefix}:tapes`, "t1", `${prefix}:tape:s`);
+    await client.hset(`${prefix}:tapes`, "t1", `${prefix}:tape:${UUID}`);
     const text = await readTapeText(client, prefix, "t1");
     expect(text).toBe(`${lines.join("\n")}\n`);
     expect(await readTapeText(client, prefix, "none")).toBeUndefined();
     await expect(readTapeText(client, prefix, "t1", 100_000)).rejects.toThrow(
       'the tape of task "t1" in Redis is larger than 100,000 characters; it is not read',
     );
+  }, 60_000);
+
+  it("a pointer another client planted is neither followed out of the batch's tapes nor deleted; a wrong-type tape is the task's problem, not the batch's", async () => {
+    const redis = await startRedis();
+    cleanups.push(() => redis.stop());
+    const client = connectRedis(redis.url);
+    cleanups.push(() => void client.disconnect());
+    const prefix = "eddy:batch:hostile";
+    await client.set("victim", "keep me");
+    await client.hset(`${prefix}:tapes`, "t1", "victim");
+    await expect(readTapeText(client, prefix, "t1")).rejects.toThrow(
+      /its pointer names no tape of this batch/,
+    );
+    await dropTape(client, prefix, "t1");
+    expect(await client.get("victim")).toBe("keep me");
+    expect(await client.hget(`${prefix}:tapes`, "t1")).toBeNull();
+    // A tape key of the batch's form holding a string: Redis answers WRONGTYPE.
+    await client.set(`${prefix}:tape:${UUID}`, "not a stream");
+    await client.hset(`${prefix}:tapes`, "t2", `${prefix}:tape:${UUID}`);
+    const notices: unknown[] = [];
+    expect(await collectedTape(client, prefix, "t2", (n) => notices.push(n))).toBeUndefined();
+    expect(notices).toEqual([
+      { type: "tape_not_kept", id: "t2", reason: expect.stringMatching(/WRONGTYPE/) },
+    ]);
   }, 60_000);
 });

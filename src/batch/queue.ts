@@ -398,8 +398,24 @@ export function resultProblem(value: unknown, id: string): string | undefined {
     return "reason: not a run end reason";
   if (typeof r.outputText !== "string") return "outputText: expected a string";
   const usage = r.usage as Record<string, unknown> | null;
-  if (usage !== null && !(isJsonObject(usage) && count(usage.input_tokens) && count(usage.output_tokens)))
+  if (
+    usage !== null &&
+    !(
+      isJsonObject(usage) &&
+      count(usage.input_tokens) &&
+      count(usage.output_tokens) &&
+      (usage.total_tokens === undefined || count(usage.total_tokens))
+    )
+  )
     return "usage: expected token counts";
+  if (r.metadata !== undefined && !isJsonObject(r.metadata)) return "metadata: expected an object";
+  if (r.resumes !== undefined && !(Array.isArray(r.resumes) && r.resumes.every(isJsonObject)))
+    return "resumes: expected a list of resume points";
+  if (
+    r.skippedFiles !== undefined &&
+    !(Array.isArray(r.skippedFiles) && r.skippedFiles.every((f) => typeof f === "string"))
+  )
+    return "skippedFiles: expected a list of paths";
   for (const key of ["turns", "toolCalls", "durationMs"] as const)
     if (!count(r[key])) return `${key}: expected a count`;
   for (const key of ["tape", "workspace"] as const)
@@ -595,7 +611,7 @@ export async function failUnreadableJobs(redis: Redis, queueName: string): Promi
 }
 
 /** A finished task's tape from Redis; one too large to read is left out (and said), not the batch's end. */
-async function collectedTape(
+export async function collectedTape(
   redis: Redis,
   prefix: string,
   id: string,
@@ -604,8 +620,10 @@ async function collectedTape(
   try {
     return await readTapeText(redis, prefix, id);
   } catch (err) {
-    if (!EddyError.isInstance(err) || err.code !== "tape_invalid") throw err;
-    onNotice?.({ type: "tape_not_kept", id, reason: err.message });
+    // A key of the wrong type (WRONGTYPE) is Redis's answer about the data, not a lost connection.
+    const refused = (err as Error | null)?.name === "ReplyError";
+    if (!refused && (!EddyError.isInstance(err) || err.code !== "tape_invalid")) throw err;
+    onNotice?.({ type: "tape_not_kept", id, reason: (err as Error).message });
     return undefined;
   }
 }

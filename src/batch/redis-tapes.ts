@@ -19,8 +19,18 @@ import type { TapeStore, TapeWriter } from "./tape-store.js";
 /** Points the task at the new stream and drops the stream it had (atomically). */
 const SWAP = `local old = redis.call('hget', KEYS[1], ARGV[1])
 redis.call('hset', KEYS[1], ARGV[1], ARGV[2])
-if old and old ~= ARGV[2] then redis.call('del', old) end
+if old and old ~= ARGV[2] and string.sub(old, 1, string.len(ARGV[3])) == ARGV[3] then redis.call('del', old) end
 return 1`;
+
+/**
+ * The stream a task's pointer names, when it is one of this batch's tapes (`PREFIX:tape:UUID`).
+ * The hash is in Redis, which another client may write: a pointer naming any other key is not
+ * read (a wrong-type key made the coordinator fail for good) nor deleted.
+ */
+function tapeKeyOf(prefix: string, pointer: string): string | undefined {
+  const head = `${prefix}:tape:`;
+  return pointer.startsWith(head) && /^[0-9a-f-]{36}$/.test(pointer.slice(head.length)) ? pointer : undefined;
+}
 
 /** The tapes of a batch under `prefix` (e.g. `eddy:batch:ID`); `secrets` never reach them. */
 export function redisTapeStore(redis: Redis, prefix: string, secrets: readonly string[] = []): TapeStore {
@@ -60,7 +70,7 @@ export function redisTapeStore(redis: Redis, prefix: string, secrets: readonly s
       const commit = () => {
         if (committed) return;
         committed = true;
-        send(redis.eval(SWAP, 1, pointers, id, key));
+        send(redis.eval(SWAP, 1, pointers, id, key, `${prefix}:tape:`));
       };
       if (replace === "now") commit();
       const stored = async () => {
@@ -108,8 +118,11 @@ export async function readTapeText(
   id: string,
   maxChars = REDIS_TAPE_MAX_CHARS,
 ): Promise<string | undefined> {
-  const key = await redis.hget(`${prefix}:tapes`, id);
-  if (key === null) return undefined;
+  const pointer = await redis.hget(`${prefix}:tapes`, id);
+  if (pointer === null) return undefined;
+  const key = tapeKeyOf(prefix, pointer);
+  if (key === undefined)
+    throw new EddyError("tape_invalid", `the tape of task ${id}: its pointer names no tape of this batch`);
   const parts: string[] = [];
   let chars = 0;
   let from = "-";
@@ -133,7 +146,8 @@ export async function readTapeText(
 
 /** Removes the task's tape from Redis (once the coordinator has it on disk). */
 export async function dropTape(redis: Redis, prefix: string, id: string): Promise<void> {
-  const key = await redis.hget(`${prefix}:tapes`, id);
-  if (key !== null) await redis.del(key);
+  const pointer = await redis.hget(`${prefix}:tapes`, id);
+  const key = pointer === null ? undefined : tapeKeyOf(prefix, pointer);
+  if (key !== undefined) await redis.del(key);
   await redis.hdel(`${prefix}:tapes`, id);
 }
