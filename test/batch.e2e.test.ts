@@ -3,11 +3,11 @@
  * 200 tasks at `--concurrency 16` all complete, and running the same command again sends no
  * request. Bad lines are reported with their line numbers and skipped.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ResultLine } from "../src/batch/batch-dir.js";
+import { holdBatchDir, type ResultLine } from "../src/batch/batch-dir.js";
 import { readTape } from "../src/replay/tape.js";
 import { runCli } from "./support/cli.js";
 import { type CliProcess, startCli, until } from "./support/cli-process.js";
@@ -194,4 +194,24 @@ describe("eddy batch in one process (slow: 200 runs)", () => {
     expect(badQueue.code).toBe(2);
     expect(badQueue.stderr).toMatch(/cannot reach Redis at 127\.0\.0\.1:1 \(ECONNREFUSED\)/);
   }, 150_000);
+});
+
+describe("one batch at a time in a folder", () => {
+  it("a second eddy batch on a folder another holds is refused (exit 2) and writes nothing; once let go it runs", async () => {
+    const cwd = workspace([JSON.stringify({ id: "only", prompt: "What is in package.json?" })]);
+    const args = ["batch", "tasks.jsonl", "--out", "out", "--base-url", url, "--model", "eddy-demo"];
+    const held = await holdBatchDir(join(cwd, "out"), "eddy batch");
+    const refused = await runCli(args, { cwd });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(
+      /the batch folder .*out is in use by another "eddy batch", process \d+: wait for it to end, or give another --out/,
+    );
+    expect(existsSync(join(cwd, "out", "results.jsonl"))).toBe(false);
+    await held.release();
+    const ran = await runCli(args, { cwd });
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(results(cwd).map((r) => r.id)).toEqual(["only"]);
+    // Let go when it ended.
+    expect(existsSync(join(cwd, "out", "batch.lock"))).toBe(false);
+  });
 });

@@ -19,6 +19,8 @@ import {
   reasonOf,
   writeRegularFileSync,
 } from "../util/regular-file.js";
+import { openStateDir, type StateDir } from "../util/state-dir.js";
+import { holdStateLock, type StateLock } from "../util/state-lock.js";
 import { type BatchResult, succeeded } from "./run-task.js";
 import { fileTapeStore, type TapeStore } from "./tape-store.js";
 
@@ -93,6 +95,23 @@ export interface BatchDir {
 }
 
 /** Opens (creating when missing) the batch folder `path`; `secrets` never reach its tapes. */
+/**
+ * Holds the batch folder `path` for this process (`batch.lock`, naming it; free once its process
+ * is gone): a second `eddy batch` on the same folder is refused rather than both appending result
+ * lines for the same tasks. Created when missing.
+ */
+export async function holdBatchDir(path: string, holder = "eddy batch"): Promise<StateLock> {
+  const open = async () => (await openStateDir(path, [], { create: true })) as StateDir;
+  return holdStateLock(open, "batch.lock", holder, (other, dir) => {
+    const pid = other.pid === undefined ? "" : `, process ${other.pid}`;
+    return new EddyError(
+      "invalid_config",
+      `the batch folder ${dir.path} is in use by another ${JSON.stringify(other.holder)}${pid}: wait for it to end, or give another --out (if no eddy batch runs there, delete ${dir.path}/batch.lock)`,
+      { fault: "user" },
+    );
+  });
+}
+
 export function openBatchDir(path: string, secrets: readonly string[] = []): BatchDir {
   const tapesDir = join(path, "tapes");
   try {

@@ -10,7 +10,14 @@
  */
 
 import { join, relative, resolve } from "node:path";
-import { type BatchDir, type BatchSummary, isFailure, openBatchDir, summarize } from "../batch/batch-dir.js";
+import {
+  type BatchDir,
+  type BatchSummary,
+  holdBatchDir,
+  isFailure,
+  openBatchDir,
+  summarize,
+} from "../batch/batch-dir.js";
 import { BATCH_DEFAULTS } from "../batch/defaults.js";
 import { runBatch } from "../batch/pool.js";
 import { type BatchTask, parseTasks } from "../batch/task.js";
@@ -67,6 +74,27 @@ export async function batchCommand(tasksPath: string, flags: BatchFlags, io: Cli
   if (flags.queue === undefined) assertReadyToRun(withTaskModels(config, tasks), io.env);
   if (flags.schema !== undefined) readSchema(flags.schema);
   if (flags.queue !== undefined) await (await import("../batch/queue.js")).checkRedis(flags.queue);
+  // One batch at a time in a folder: two wrote contradicting result lines for the same tasks.
+  const lock = await holdBatchDir(resolve(io.cwd, flags.out));
+  try {
+    return await batchInFolder({ tasks, bad, config, flags, io, styles, startedAt, startedIso });
+  } finally {
+    await lock.release();
+  }
+}
+
+/** The batch once its folder is held: run what is pending, then the summary and the exit code. */
+async function batchInFolder(args: {
+  tasks: BatchTask[];
+  bad: readonly unknown[];
+  config: EffectiveConfig;
+  flags: BatchFlags;
+  io: CliIo;
+  styles: ReturnType<typeof stylesFor>;
+  startedAt: number;
+  startedIso: string;
+}): Promise<number> {
+  const { tasks, bad, config, flags, io, styles, startedAt, startedIso } = args;
   const dir = openBatchDir(resolve(io.cwd, flags.out), secretsOf(config));
   const retrying = new Set<string>();
   if (flags.retryFailed === true)

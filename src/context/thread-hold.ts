@@ -6,70 +6,30 @@
  * its process; one whose process is gone (killed, the machine restarted) holds nothing.
  */
 import { EddyError } from "../errors.js";
-import { isJsonObject, parseJsonObject } from "../util/json.js";
-import { createStateFileOnce, readStateFile, removeStateFile, type StateDir } from "../util/state-dir.js";
+import type { StateDir } from "../util/state-dir.js";
+import { holdStateLock, type LockHolder, type StateLock } from "../util/state-lock.js";
 
 /** A thread held by this process; `release` lets it go (once). */
-export interface ThreadHold {
-  release(): Promise<void>;
-}
+export type ThreadHold = StateLock;
 
 /**
  * Holds `name` in the threads folder `open()` gives (a fresh descriptor per call) for `holder`
  * (e.g. "eddy chat"), or throws `thread_busy` naming who holds it and what to do.
  */
-export async function holdThread(
+export function holdThread(
   open: () => Promise<StateDir>,
   name: string,
   holder: string,
   now: () => number,
 ): Promise<ThreadHold> {
-  const file = `${name}.lock`;
-  const mine = JSON.stringify({ pid: process.pid, holder, since: now() });
-  const dir = await open();
-  try {
-    for (let tries = 0; ; tries++) {
-      if (await createStateFileOnce(dir, file, mine)) break;
-      const other = parseJsonObject((await readStateFile(dir, file, 4096)) ?? "");
-      const pid = isJsonObject(other) && Number.isSafeInteger(other.pid) ? (other.pid as number) : undefined;
-      if (tries > 0 || (pid !== undefined && alive(pid))) throw busy(name, other, pid, dir.path);
-      // Its process is gone (or the file is not one eddy wrote): it holds nothing.
-      await removeStateFile(dir, file);
-    }
-  } finally {
-    await dir.close();
-  }
-  let released = false;
-  return {
-    async release() {
-      if (released) return;
-      released = true;
-      const folder = await open();
-      try {
-        if ((await readStateFile(folder, file, 4096)) === mine) await removeStateFile(folder, file);
-      } finally {
-        await folder.close();
-      }
-    },
-  };
+  return holdStateLock(open, `${name}.lock`, holder, (other, dir) => busy(name, other, dir.path), now);
 }
 
-/** Whether process `pid` runs (one of another user's runs too: EPERM). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-function busy(name: string, other: unknown, pid: number | undefined, folder: string): EddyError {
-  const who = isJsonObject(other) && typeof other.holder === "string" ? other.holder.slice(0, 40) : "eddy";
-  const process_ = pid === undefined ? "" : `, process ${pid}`;
+function busy(name: string, other: LockHolder, folder: string): EddyError {
+  const process_ = other.pid === undefined ? "" : `, process ${other.pid}`;
   return new EddyError(
     "thread_busy",
-    `thread ${name} is in use by another ${JSON.stringify(who)}${process_}: leave that one first, or use another thread (if no eddy runs on it, delete ${folder}/${name}.lock)`,
+    `thread ${name} is in use by another ${JSON.stringify(other.holder)}${process_}: leave that one first, or use another thread (if no eddy runs on it, delete ${folder}/${name}.lock)`,
     { fault: "user", details: { thread: name } },
   );
 }
