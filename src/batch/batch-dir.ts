@@ -101,7 +101,14 @@ export interface BatchDir {
  * lines for the same tasks. Created when missing.
  */
 export async function holdBatchDir(path: string, holder = "eddy batch"): Promise<StateLock> {
-  const open = async () => (await openStateDir(path, [], { create: true })) as StateDir;
+  try {
+    makeDirSync(path);
+  } catch (err) {
+    throw new EddyError("invalid_config", `cannot create the batch folder ${path}: ${reasonOf(err)}`, {
+      fault: "user",
+    });
+  }
+  const open = async () => (await openStateDir(path, [], { create: false })) as StateDir;
   return holdStateLock(open, "batch.lock", holder, (other, dir) => {
     const pid = other.pid === undefined ? "" : `, process ${other.pid}`;
     return new EddyError(

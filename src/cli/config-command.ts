@@ -2,7 +2,9 @@
  * `eddy config`: the effective configuration of a run and where each value came from (keys and
  * URL passwords redacted), and what the run would lack to start (see preflight.ts).
  */
+import { existsSync } from "node:fs";
 import { capabilitiesWithEvidence, evidenceChanges } from "../provider/probe/evidence.js";
+import { withoutBom } from "../util/json.js";
 import {
   type EffectiveConfig,
   type Endpoint,
@@ -11,14 +13,40 @@ import {
   resolveConfig,
   type Setting,
 } from "./config.js";
+import { readConfigText, workspaceConfigPath } from "./config-file.js";
 import type { McpServerSetting } from "./config-tools.js";
+import { configDigest, trustConfigFile, trustFilePath, withoutUntrusted } from "./config-trust.js";
 import { doctorCachePath, formatAge } from "./doctor-cache.js";
-import { missingSettings } from "./preflight.js";
+import { missingSettings, usageError } from "./preflight.js";
 import type { CliIo } from "./run-command.js";
 import { terminalSafe } from "./terminal.js";
 import { describeWithCredentials } from "./url-credentials.js";
 
 type Row = [name: string, value: string, source: string];
+
+/**
+ * `eddy config --trust`: records the workspace's `eddy.config.json`, as it is now, as trusted
+ * (config-trust.ts): its settings that run commands, grant permissions or choose endpoints apply
+ * from now on, until the file changes.
+ */
+export function trustCommand(flags: RunFlags, io: CliIo): number {
+  if (flags.config !== undefined)
+    throw usageError(
+      "--trust trusts the workspace's eddy.config.json; a file given with --config applies whole already",
+    );
+  const workspace = resolveConfig({ ...flags }, io.env, io.cwd).workspace.value;
+  const path = workspaceConfigPath(workspace);
+  if (!existsSync(path)) throw usageError(`--trust: there is no ${path} to trust`);
+  const text = readConfigText(path);
+  trustConfigFile(trustFilePath(io.env), path, text);
+  const { left } = withoutUntrusted(JSON.parse(withoutBom(text)) as Record<string, unknown>);
+  const what =
+    left.length === 0 ? "it sets nothing that needs trust" : `its ${left.join(", ")} apply from now on`;
+  io.stdout.write(
+    `${terminalSafe(`trusted ${path} (sha256 ${configDigest(text).slice(0, 12)}…): ${what}, until the file changes`, { oneLine: true })}\n`,
+  );
+  return 0;
+}
 
 export function configCommand(flags: RunFlags, io: CliIo): number {
   const config = resolveConfig(flags, io.env, io.cwd);
@@ -66,6 +94,12 @@ export function configCommand(flags: RunFlags, io: CliIo): number {
   for (const server of config.mcpServers)
     rows.push(settingRow(`mcp_servers.${server.name}`, { ...server, value: describeServer(server.value) }));
   rows.push(["config_file", config.configFile ?? "(none found)", ""]);
+  if (config.configUntrusted !== undefined)
+    rows.push([
+      "config_untrusted",
+      `${config.configUntrusted.join(", ")} left out until the file is trusted (eddy config --trust)`,
+      "",
+    ]);
   rows.push(doctorRow(config, io));
   for (const problem of missingSettings(config, io.env)) rows.push(["missing", problem, ""]);
   const width = Math.max(...rows.map((r) => r[0].length));

@@ -4,7 +4,6 @@
  * never live in the file: a profile names the environment variable that holds its key.
  */
 import { existsSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { EddyError } from "../errors.js";
@@ -18,6 +17,7 @@ import { JSON_MAX_DEPTH, jsonErrorReason, nestsDeeperThan, withoutBom } from "..
 import { readRegularTextSync } from "../util/regular-file.js";
 import { COMPOSE_CONFIG_KEYS } from "./config-compose.js";
 import { EXTRA_CONFIG_KEYS, REQUEST_KEYS } from "./config-request.js";
+import { isTrusted, trustFilePath, userConfigDir, withoutUntrusted } from "./config-trust.js";
 
 /** Environment variables as the CLI sees them (`process.env`, or a test's record). */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -147,33 +147,48 @@ export type ConfigProfile = z.infer<typeof profileSchema>;
 /** Where the config file is looked for: `--config`, the workspace, then the user config dir. */
 export function configPaths(explicit: string | undefined, env: Env, workspace: string): string[] {
   if (explicit !== undefined) return [explicit];
-  const base =
-    env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== ""
-      ? env.XDG_CONFIG_HOME
-      : join(env.HOME ?? homedir(), ".config");
-  return [join(workspace, "eddy.config.json"), join(base, "eddy", "config.json")];
+  return [workspaceConfigPath(workspace), join(userConfigDir(env), "config.json")];
+}
+
+/** The workspace's config file. */
+export function workspaceConfigPath(workspace: string): string {
+  return join(workspace, "eddy.config.json");
+}
+
+/** A config file as loaded: its settings, where from, and the settings left out until it is trusted. */
+export interface LoadedConfig {
+  file: ConfigFile;
+  path: string | undefined;
+  /** A workspace file's settings that need trust (config-trust.ts), left out: the keys, in file order. */
+  untrusted?: string[];
 }
 
 /**
  * Reads the first config file that exists (`--config` must exist). Throws `invalid_config`
- * (exit 2) naming the file and the offending key when it cannot be read or does not validate.
+ * (exit 2) naming the file and the offending key when it cannot be read or does not validate. A
+ * workspace's file not trusted (`eddy config --trust`) loses its `TRUST_KEYS` (config-trust.ts).
  */
-export function loadConfigFile(
-  explicit: string | undefined,
-  env: Env,
-  workspace: string,
-): { file: ConfigFile; path: string | undefined } {
+export function loadConfigFile(explicit: string | undefined, env: Env, workspace: string): LoadedConfig {
   for (const path of configPaths(explicit, env, workspace)) {
     if (explicit === undefined && !existsSync(path)) continue;
-    return { file: parseConfigFile(path), path };
+    const { file, text } = parseConfigFile(path);
+    if (explicit !== undefined || path !== workspaceConfigPath(workspace)) return { file, path };
+    if (env.EDDY_TRUST_CONFIG === "1" || isTrusted(trustFilePath(env), path, text)) return { file, path };
+    const { kept, left } = withoutUntrusted(file);
+    return left.length === 0 ? { file, path } : { file: kept, path, untrusted: left };
   }
   return { file: {}, path: undefined };
+}
+
+/** The text of a config file, for `eddy config --trust`. */
+export function readConfigText(path: string): string {
+  return parseConfigFile(path).text;
 }
 
 /** The largest config file read (only a regular file is read: src/util/regular-file.ts). */
 export const CONFIG_MAX_BYTES = 1024 * 1024;
 
-function parseConfigFile(path: string): ConfigFile {
+function parseConfigFile(path: string): { file: ConfigFile; text: string } {
   const text = readRegularTextSync(path, {
     what: "config file",
     maxBytes: CONFIG_MAX_BYTES,
@@ -188,7 +203,7 @@ function parseConfigFile(path: string): ConfigFile {
   if (nestsDeeperThan(raw))
     throw configError(`config file ${path} nests deeper than ${JSON_MAX_DEPTH} levels`);
   const parsed = configSchema.safeParse(raw);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) return { file: parsed.data, text };
   const issue = parsed.error.issues[0];
   const where = issue?.path.length ? issue.path.map(keyText).join(".") : "(top level)";
   // A key of the file may hold anything, a newline included: the message stays one line.

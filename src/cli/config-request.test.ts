@@ -7,7 +7,7 @@ import { resolveConfig } from "./config.js";
 function resolveWith(file: unknown, flags: Record<string, unknown> = {}) {
   const dir = mkdtempSync(join(tmpdir(), "eddy-cfg17-"));
   writeFileSync(join(dir, "eddy.config.json"), JSON.stringify(file));
-  return resolveConfig({ workspace: dir, ...flags }, { HOME: dir }, dir);
+  return resolveConfig({ workspace: dir, ...flags }, { HOME: dir, EDDY_TRUST_CONFIG: "1" }, dir);
 }
 
 describe("request options, native and hosted tools in the configuration", () => {

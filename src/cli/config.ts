@@ -134,6 +134,11 @@ export interface EffectiveConfig extends RequestSettings, ToolSettings, ComposeS
   instructions: Setting<string | undefined>;
   workspace: Setting<string>;
   configFile: string | undefined;
+  /**
+   * The workspace config file's settings left out because the file is not trusted (config-trust.ts):
+   * the keys. @defaultValue none
+   */
+  configUntrusted?: string[];
   stateless: Setting<boolean>;
   toolsOnFollowUp: Setting<ToolsOnFollowUp>;
   maxToolCalls: Setting<number>;
@@ -186,7 +191,7 @@ export const DEMO_MODEL = "eddy-demo";
 /** Resolves the effective configuration of a run. Throws `invalid_config` (exit 2) for bad input. */
 export function resolveConfig(flags: RunFlags, env: Env, cwd: string): EffectiveConfig {
   const workspace = resolveWorkspace(flags, cwd);
-  const { file, path } = loadConfigFile(flags.config, env, workspace.value);
+  const { file, path, untrusted } = loadConfigFile(flags.config, env, workspace.value);
   const sources: ConfigSources = { flags, env, file, path };
   const profiles = profilesFrom(file);
   const routing = resolveRouting(sources, profiles);
@@ -200,6 +205,7 @@ export function resolveConfig(flags: RunFlags, env: Env, cwd: string): Effective
     model,
     workspace,
     configFile: path,
+    ...(untrusted === undefined ? {} : { configUntrusted: untrusted }),
     ...resolveLimits(sources, target.kind === "http" ? target.profile : undefined),
     ...resolveBehaviour(sources),
     history: resolveHistory(sources),

@@ -79,7 +79,11 @@ describe("eddy run --help", () => {
     const run = optionHelp((await cli(["run", "--help"])).stdout);
     const config = optionHelp((await cli(["config", "--help"])).stdout);
     const runOnly = ["--context", "--thread", "--schema", "--json", "--record", "--otel", "--debug"];
-    expect([...config.keys()].sort()).toEqual([...run.keys()].filter((k) => !runOnly.includes(k)).sort());
+    // --trust is config's own (src/cli/config-trust.ts).
+    const configOwn = ["--trust"];
+    expect([...config.keys()].filter((k) => !configOwn.includes(k)).sort()).toEqual(
+      [...run.keys()].filter((k) => !runOnly.includes(k)).sort(),
+    );
   });
 
   it.each([

@@ -616,9 +616,13 @@ function defineConfig(program: Command, io: CliIo, state: CliState): void {
     .description("show the effective configuration and where each value comes from (keys redacted)");
   addRequestOptions(addPolicyOptions(addTargetOptions(config)))
     .option("--no-agents-md", "show the settings without AGENTS.md instruction files")
-    .action(async (flags: RunFlags) => {
-      const { configCommand } = await import("./config-command.js");
-      state.exitCode = configCommand(flags, io);
+    .option(
+      "--trust",
+      "trust the workspace's eddy.config.json as it is now: its commands, permissions and endpoints apply until it changes",
+    )
+    .action(async (flags: RunFlags & { trust?: boolean }) => {
+      const { configCommand, trustCommand } = await import("./config-command.js");
+      state.exitCode = flags.trust === true ? trustCommand(flags, io) : configCommand(flags, io);
     });
 }
 

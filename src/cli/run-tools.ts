@@ -21,9 +21,10 @@ import { agentToolsOf } from "./agent-tools.js";
 import { assertCanAsk, chooseApproveMode, createApprovalPrompter, type Ttys } from "./approval-prompt.js";
 import type { EffectiveConfig, Env } from "./config.js";
 import type { ApproveMode } from "./config-tools.js";
+import { untrustedNotice } from "./config-trust.js";
 import { usageError } from "./preflight.js";
 import type { CliIo } from "./run-command.js";
-import type { Styles } from "./terminal.js";
+import { type Styles, terminalSafe } from "./terminal.js";
 
 /** The run's tools, configured and checked, nothing started yet. */
 export interface PreparedTools {
@@ -60,6 +61,10 @@ export async function prepareTools(
   io: CliIo,
   onEvent: (event: McpEvent) => void,
 ): Promise<PreparedTools> {
+  if (config.configUntrusted !== undefined && config.configFile !== undefined)
+    io.stderr.write(
+      `${terminalSafe(untrustedNotice(config.configFile, config.configUntrusted), { oneLine: true })}\n`,
+    );
   assertCanAsk(config.approve, ttysOf(io));
   if (config.sandbox.value && config.allowShell.value) {
     const probe = await probeBubblewrap(io.env.PATH);

@@ -35,7 +35,9 @@ const CACHE_HOME = mkdtempSync(join(tmpdir(), "eddy-test-cache-"));
 
 /** A clean environment: no provider keys or URLs, nor eddy doctor's cache, leak in from the machine running the tests. */
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = { XDG_CACHE_HOME: CACHE_HOME };
+  // The workspaces the tests make are theirs: their eddy.config.json applies whole (src/cli/config-trust.ts;
+  // the trust itself is tested with this left out).
+  const env: Record<string, string> = { XDG_CACHE_HOME: CACHE_HOME, EDDY_TRUST_CONFIG: "1" };
   for (const key of ["PATH", "HOME", "LANG", "TMPDIR", "SystemRoot"]) {
     const v = process.env[key];
     if (v !== undefined) env[key] = v;
