@@ -376,6 +376,37 @@ describe("context overflow: compacted once, then the turn is sent again", () => 
 });
 
 describe("runAgentOnThread (the library face of eddy run --thread)", () => {
+  it("holds its thread while it runs: a second run on it is thread_busy, and it lets go when it ends", async () => {
+    const dir = workspace();
+    const store = createThreadStore({ workspace: dir });
+    const provider = createScriptedProvider([
+      { items: [{ type: "message", text: "first" }] },
+      { items: [{ type: "message", text: "second" }] },
+    ]);
+    // Not iterated yet: the run has not ended, so it holds the thread.
+    const first = await runAgentOnThread(
+      { model: "m", input: "one", thread: "t" },
+      { provider, workspace: dir },
+      { store },
+    );
+    await expect(
+      runAgentOnThread({ model: "m", input: "two", thread: "t" }, { provider, workspace: dir }, { store }),
+    ).rejects.toMatchObject({ code: "thread_busy" });
+    for await (const _ of first) {
+    }
+    expect((await first.result).outputText).toBe("first");
+    const log = await store.read("t");
+    expect(log.runs.map((r) => r.prompt.prompt)).toEqual(["one"]);
+    const next = await runAgentOnThread(
+      { model: "m", input: "two", thread: "t" },
+      { provider, workspace: dir },
+      { store },
+    );
+    for await (const _ of next) {
+    }
+    expect((await next.result).outputText).toBe("second");
+  });
+
   it("compiles the thread into the run's context, appends the outcome, and replays from the recorded context", async () => {
     server = await createMockServer({});
     const provider = createOpenResponsesProvider({ baseURL: server.url, name: "mock" });

@@ -308,7 +308,11 @@ async function onThread(
   const store = createThreadStore({ workspace: deps.workspace ?? process.cwd() });
   const hold = await waitForThread(store, thread, "eddy run", deps.signal, say);
   try {
-    const handle = await runAgentOnThread(spec, deps, { store, ...(tape === undefined ? {} : { tape }) });
+    const handle = await runAgentOnThread(spec, deps, {
+      store,
+      held: true,
+      ...(tape === undefined ? {} : { tape }),
+    });
     return { ...handle, result: handle.result.finally(() => hold.release()) };
   } catch (err) {
     await hold.release();

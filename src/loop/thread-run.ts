@@ -26,6 +26,13 @@ export interface ThreadRunSettings {
   budget?: number;
   /** The run's tape path, kept in the outcome record (`eddy threads show`). @defaultValue none */
   tape?: string;
+  /**
+   * The caller holds the thread for this run already (`ThreadStore.hold`, as a session does for all
+   * its turns). @defaultValue false: the run holds it from before its context is compiled until
+   * its outcome is in the log, and throws `thread_busy` when another holds it (one conversation at
+   * a time on a thread, context/thread-hold.ts)
+   */
+  held?: boolean;
 }
 
 /** A run on a thread: the run, and what it started from. */
@@ -75,6 +82,32 @@ export async function runAgentOnThread(
       details: { field: "context" },
     });
   const store = thread.store ?? createThreadStore({ workspace: deps.workspace ?? process.cwd() });
+  const hold = thread.held === true ? undefined : await store.hold(name, "a run on the thread");
+  try {
+    const handle = await startOnThread(
+      spec as RunSpec & { thread: string; input: string },
+      deps,
+      thread,
+      store,
+    );
+    if (hold === undefined) return handle;
+    const result = handle.result.finally(() => hold.release());
+    result.catch(() => {});
+    return { ...handle, result, [Symbol.asyncIterator]: () => handle[Symbol.asyncIterator]() };
+  } catch (err) {
+    await hold?.release();
+    throw err;
+  }
+}
+
+/** The run once its thread is held: the context compiled, the run started, its outcome appended when it ends. */
+async function startOnThread(
+  spec: RunSpec & { thread: string; input: string },
+  deps: RunDeps,
+  thread: ThreadRunSettings,
+  store: ThreadStore,
+): Promise<ThreadRunHandle> {
+  const name = spec.thread;
   const runId = spec.run_id ?? `run_${randomUUID().replace(/-/g, "")}`;
   const history = createRunHistory(spec, deps);
   const prepareOptions: Parameters<typeof prepareThreadRun>[0] = {

@@ -272,7 +272,11 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
     handle =
       spec.thread === undefined
         ? runAgent(spec, deps)
-        : await runAgentOnThread(spec, deps, { store: ctx.threads, tape: ctx.tapes.location(id) });
+        : await runAgentOnThread(spec, deps, {
+            store: ctx.threads,
+            tape: ctx.tapes.location(id),
+            held: true,
+          });
   } catch (err) {
     await hold?.release();
     await registry.dispose();

@@ -452,7 +452,8 @@ export class Session {
     const handle = await runAgentOnThread(
       { ...this.spec, input: message, thread: this.threadName, run_id: runId },
       this.turnDeps(running, recording.observe),
-      { store: this.store, tape },
+      // The session holds its thread (hold) for all its turns.
+      { store: this.store, tape, held: true },
     );
     const header = (this.options.tapeHeader ?? this.defaultHeader())(handle.spec, this.policy);
     recording.start(this.tapeWriter(tape, header, this.secrets()));
