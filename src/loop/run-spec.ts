@@ -88,13 +88,26 @@ const LOOP_OWNED = [
   "stream",
 ] as const;
 
+/** What a spec says instead of each of `LOOP_OWNED` in `request`. */
+const LOOP_OWNED_HINTS: Record<(typeof LOOP_OWNED)[number], string> = {
+  model: "use the spec's model field",
+  instructions: "use the spec's instructions field",
+  input: "use the spec's input field",
+  previous_response_id: 'the loop chains its own turns; use mode "chained" or "stateless"',
+  tools: "use the spec's tools / hosted_tools fields",
+  tool_choice: "use the spec's tool_choice field",
+  parallel_tool_calls: "use the spec's parallel_tool_calls field",
+  max_tool_calls: "use the spec's max_tool_calls field",
+  stream: "a run always streams",
+};
+
 const requestShape = jsonObject.superRefine((request, ctx) => {
   for (const key of LOOP_OWNED) {
     if (key in request)
       ctx.addIssue({
         code: "custom",
         path: [key],
-        message: `is set by the loop, not by request (use the spec's own ${key === "tools" ? "tools / hosted_tools" : key} field)`,
+        message: `is set by the loop, not by request (${LOOP_OWNED_HINTS[key]})`,
       });
   }
   const problem = requestProblem(request);
