@@ -350,6 +350,8 @@ describe("mcp_approval_request (remote MCP through the provider)", () => {
       {
         provider,
         workspace: workspace(),
+        // The hosted tool is this program's own: its policy declares it (a spec alone grants nothing).
+        policy: createPolicy({ hostedTools: [zip] }),
         ...(decision === undefined
           ? {}
           : {
