@@ -1,4 +1,4 @@
-import { access, readFile } from "node:fs/promises";
+import { access, lstat, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { allBuiltins, createSandbox, runTool, type Sandbox } from "../test-support/workspace.js";
@@ -132,6 +132,52 @@ describe("apply_patch: realistic patches", () => {
     const r = await apply("*** Add File: notes.txt", "+fresh");
     expect(r.ok).toBe(true);
     expect(await content("notes.txt")).toBe("fresh\n");
+  });
+});
+
+describe("apply_patch and symlinks", () => {
+  const lstatKind = (path: string) =>
+    lstat(join(box.root, path)).then(
+      (s) => (s.isSymbolicLink() ? "link" : "file"),
+      () => "missing",
+    );
+
+  it("refuses to delete a symlink: the file it points to stays, and so does the link", async () => {
+    await box.files({ "data.txt": "precious\n" });
+    await box.link("alias", "data.txt");
+    const r = await apply("*** Delete File: alias");
+    expect(r.ok).toBe(false);
+    expect(r.error?.message).toMatch(/alias is a symlink \(to data.txt\); a patch does not delete a symlink/);
+    expect(await content("data.txt")).toBe("precious\n");
+    expect(await lstatKind("alias")).toBe("link");
+  });
+
+  it("refuses to move a file onto a symlink (which would overwrite the file it points to)", async () => {
+    await box.files({ "important.txt": "keep\n", "b.txt": "b\n" });
+    await box.link("ilink", "important.txt");
+    const r = await apply("*** Update File: b.txt", "*** Move to: ilink", "@@", "-b", "+B");
+    expect(r.ok).toBe(false);
+    expect(r.error?.message).toMatch(/ilink is a symlink \(to important.txt\); a patch does not move onto/);
+    expect(await content("important.txt")).toBe("keep\n");
+    expect(await content("b.txt")).toBe("b\n");
+  });
+
+  it("refuses to move a symlink away (which would remove the file it points to)", async () => {
+    await box.files({ "data.txt": "d\n" });
+    await box.link("alias", "data.txt");
+    const r = await apply("*** Update File: alias", "*** Move to: moved.txt", "@@", "-d", "+D");
+    expect(r.ok).toBe(false);
+    expect(await content("data.txt")).toBe("d\n");
+    expect(await exists("moved.txt")).toBe(false);
+  });
+
+  it("still updates a file through a symlink that stays inside (as write_file does)", async () => {
+    await box.files({ "data.txt": "d\n" });
+    await box.link("alias", "data.txt");
+    const r = await apply("*** Update File: alias", "@@", "-d", "+D");
+    expect(r.ok).toBe(true);
+    expect(await content("data.txt")).toBe("D\n");
+    expect(await lstatKind("alias")).toBe("link");
   });
 });
 

@@ -4,7 +4,8 @@
  * computed in memory first; only then are files written (atomically, one by one), and if a write
  * fails, the files already written are restored and the call fails with nothing changed.
  */
-import { dirname, relative } from "node:path";
+import { lstat } from "node:fs/promises";
+import { dirname, join, relative } from "node:path";
 import { EddyError } from "../../errors.js";
 import { fileChangeRecord } from "../file-changes.js";
 import { type ToolDefinition, toolResult } from "../tool.js";
@@ -147,6 +148,7 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
         throw toolFailure("tool_failed", `apply_patch: ${t.display}: no such file${hint}`);
       }
       if (op.kind === "delete") {
+        await refuseSymlink(root, t, "delete");
         entry.next = null;
         summary.push(`D ${t.display}`);
         continue;
@@ -170,7 +172,10 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
         summary.push(`M ${t.display}`);
         continue;
       }
-      const destination = await change(await target(op.moveTo));
+      await refuseSymlink(root, t, "move");
+      const to = await target(op.moveTo);
+      await refuseSymlink(root, to, "move onto");
+      const destination = await change(to);
       entry.next = null;
       destination.next = updated;
       summary.push(`M ${t.display} -> ${destination.display}`);
@@ -197,6 +202,26 @@ function parseOrRefuse(patch: string): ReturnType<typeof parsePatch> {
     }
     throw error;
   }
+}
+
+/**
+ * Refuses to delete or move a symlink, or to move a file onto one. The patch names the link, but
+ * its operations act on the real path (the file the link points to): deleting would remove that
+ * file and leave the link dangling — which `eddy undo` cannot restore (file-undo.ts refuses a path
+ * through a dangling link) — and a move would overwrite it. Updating or adding through a link that
+ * stays inside writes the file it points to, as `write_file` does (docs/pitfalls.md).
+ */
+async function refuseSymlink(root: string, t: WorkspacePath, what: "delete" | "move" | "move onto") {
+  const link = await lstat(join(root, t.display)).then(
+    (s) => s.isSymbolicLink(),
+    () => false,
+  );
+  if (!link) return;
+  const real = toDisplay(relative(root, t.absolute));
+  throw toolFailure(
+    "tool_failed",
+    `apply_patch: ${t.display} is a symlink (to ${real}); a patch does not ${what} a symlink, since that would change ${real}, not the link. Patch ${real} by its own path, or change the link with the shell tool`,
+  );
 }
 
 /** The bytes of an existing file the patch touches (a directory is refused). */
