@@ -175,6 +175,41 @@ describe("describeApproval", () => {
     expect(await view("apply_patch", { patch: "not a patch" }, ws)).toMatch(/^\(the patch does not parse/);
   });
 
+  it("apply_patch: chained operations show the result the tool applies, one diff per file", async () => {
+    const ws = workspace({ "notes.txt": "v1\n", "b.txt": "b\n", "c.txt": "c\n" });
+    const patch = [
+      "*** Begin Patch",
+      "*** Add File: notes.txt",
+      "+new",
+      "*** Update File: notes.txt",
+      "@@",
+      "-new",
+      "+SWAPPED",
+      "*** Update File: b.txt",
+      "*** Move to: c.txt",
+      "@@",
+      "-b",
+      "+B",
+      "*** End Patch",
+    ].join("\n");
+    const shown = await view("apply_patch", { patch }, ws);
+    expect(shown).not.toMatch(/will fail/);
+    // Add File over an existing file is an overwrite of v1, chained with the update after it.
+    expect(shown).toContain("--- notes.txt\n+++ notes.txt\n@@ -1,1 +1,1 @@\n-v1\n+SWAPPED");
+    expect(shown).toContain("b.txt: moved to c.txt (removed here)");
+    expect(shown).toContain("c.txt exists: moving b.txt onto it replaces its content");
+    expect(shown).toContain("--- c.txt\n+++ c.txt\n@@ -1,1 +1,1 @@\n-c\n+B");
+  });
+
+  it("apply_patch: a move to a new path diffs from the moved file", async () => {
+    const ws = workspace({ "b.txt": "one\ntwo\n" });
+    const patch =
+      "*** Begin Patch\n*** Update File: b.txt\n*** Move to: d.txt\n@@\n one\n-two\n+2\n*** End Patch";
+    expect(await view("apply_patch", { patch }, ws)).toBe(
+      "b.txt: moved to d.txt (removed here)\n--- b.txt\n+++ d.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2",
+    );
+  });
+
   it("cuts long views and counts the rest", async () => {
     const content = Array.from({ length: 200 }, (_, i) => `line ${i}`).join("\n");
     const shown = await describeApproval(request("write_file", { path: "big.txt", content }), {

@@ -1,7 +1,8 @@
 /**
  * What the approval prompt shows about a call: for `write_file` a unified diff against the file as
- * it is now, for `apply_patch` the change the patch makes to each file (a unified diff from the
- * current content; the patch text itself when it does not parse or apply), for `shell` the command
+ * it is now, for `apply_patch` the change the patch makes to each file (a unified diff from its
+ * current content to what the whole patch leaves there, planned by the tool's own `planPatch`; the
+ * patch text itself when it does not parse or apply), for `shell` the command
  * line, for anything else the arguments as indented JSON. Diffs come from the `diff` package.
  * Long views are cut (the rest is counted) and configured secrets are masked: this is a terminal,
  * not the model's output, but keys must not show up on a screen share either.
@@ -9,7 +10,7 @@
 import { open } from "node:fs/promises";
 import { createTwoFilesPatch } from "diff";
 import type { ApprovalRequest } from "../loop/approvals.js";
-import { applyChunks } from "../tools/builtin/patch-apply.js";
+import { type FileChange, planPatch } from "../tools/builtin/apply-patch.js";
 import { type PatchOperation, parsePatch } from "../tools/builtin/patch-parser.js";
 import { resolveInWorkspace, workspaceRoot } from "../tools/workspace.js";
 import { redactSecrets } from "../util/redact.js";
@@ -40,7 +41,7 @@ export async function describeApproval(
   if (request.name === "write_file" && typeof args.path === "string" && typeof args.content === "string") {
     body = await writeFileDiff(args.path, args.content, args.append === true, options.workspace);
   } else if (request.name === "apply_patch" && typeof args.patch === "string") {
-    body = await patchDiff(args.patch, options.workspace);
+    body = await patchDiff(args.patch, options.workspace, request.signal);
   } else if (request.name === "shell" && typeof args.command === "string") {
     body = [`$ ${args.command}`];
     if (typeof args.cwd === "string") body.push(`(in ${args.cwd})`);
@@ -70,40 +71,55 @@ async function writeFileDiff(
   return unified(from, path, before, after);
 }
 
-/** `apply_patch`: each operation as a diff from the current file. */
-async function patchDiff(patch: string, workspace: string): Promise<string[]> {
+/**
+ * `apply_patch`: one diff per file, from its current content to what the patch leaves there,
+ * computed by the tool's own planning (`planPatch`), so chained operations (an Add then an Update
+ * of one file, a move onto an existing file) show what will be applied.
+ */
+async function patchDiff(patch: string, workspace: string, signal: AbortSignal): Promise<string[]> {
   let operations: PatchOperation[];
   try {
     operations = parsePatch(patch);
   } catch (error) {
     return [`(the patch does not parse: ${(error as Error).message})`, ...patch.split("\n")];
   }
-  const out: string[] = [];
-  for (const op of operations) out.push(...(await operationDiff(op, workspace)));
-  return out;
+  let changes: FileChange[];
+  try {
+    changes = (await planPatch(operations, await workspaceRoot(workspace), signal)).changes;
+  } catch (error) {
+    return [`(the patch will fail: ${(error as Error).message}; the patch:)`, ...patch.split("\n")];
+  }
+  return changes.flatMap(changeDiff);
 }
 
-async function operationDiff(op: PatchOperation, workspace: string): Promise<string[]> {
-  if (op.kind === "add") return unified("/dev/null", op.path, "", op.contents);
-  const current = await currentText(op.path, workspace);
-  if (current.kind !== "file") {
-    const why = current.kind === "missing" ? "it does not exist" : current.why;
-    return [`${op.kind} ${op.path}: ${why} (the patch will fail)`];
+/** One planned file change as a diff (a move's destination diffs from the moved file). */
+function changeDiff(c: FileChange): string[] {
+  if (c.next === null) {
+    if (c.original === null) return [];
+    if (c.movedTo !== undefined) return [`${c.display}: moved to ${c.movedTo} (removed here)`];
   }
-  if (op.kind === "delete") return unified(op.path, "/dev/null", current.text, "");
-  try {
-    const next = applyChunks(current.text, op.chunks, op.path);
-    return unified(op.path, op.moveTo ?? op.path, current.text, next);
-  } catch (error) {
-    return [
-      `(${(error as Error).message}: the patch will fail; its hunks:)`,
-      ...op.chunks.flatMap((c) => [
-        `@@ ${c.context ?? ""}`,
-        ...c.oldLines.map((l) => `-${l}`),
-        ...c.newLines.map((l) => `+${l}`),
-      ]),
-    ];
-  }
+  const source = c.original === null ? c.movedFrom : undefined;
+  const before = c.original ?? source?.original ?? null;
+  const notes =
+    c.original !== null && c.movedFrom !== undefined
+      ? [`${c.display} exists: moving ${c.movedFrom.display} onto it replaces its content`]
+      : [];
+  const from = c.original !== null ? c.display : (source?.display ?? "/dev/null");
+  const to = c.next === null ? "/dev/null" : c.display;
+  const beforeText = showable(before, "replaces");
+  const afterText = c.next === null ? "" : c.next;
+  if (typeof beforeText !== "string") return [...notes, `${c.display}: ${beforeText.why}`];
+  if (afterText.length > MAX_DIFF_FILE_BYTES)
+    return [...notes, `${c.display}: writes ${afterText.length} characters (too large to show a diff)`];
+  return [...notes, ...unified(from, to, beforeText, afterText)];
+}
+
+/** A file's bytes as text to diff, or why they are not shown. */
+function showable(bytes: Buffer | null, verb: string): string | { why: string } {
+  if (bytes === null) return "";
+  if (bytes.length > MAX_DIFF_FILE_BYTES) return { why: `${verb} a file of ${bytes.length} bytes` };
+  if (bytes.subarray(0, 8192).includes(0)) return { why: `${verb} a binary file of ${bytes.length} bytes` };
+  return bytes.toString("utf8");
 }
 
 type Current =
