@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -207,6 +208,18 @@ describe("describeApproval", () => {
       "*** Begin Patch\n*** Update File: b.txt\n*** Move to: d.txt\n@@\n one\n-two\n+2\n*** End Patch";
     expect(await view("apply_patch", { patch }, ws)).toBe(
       "b.txt: moved to d.txt (removed here)\n--- b.txt\n+++ d.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2",
+    );
+  });
+
+  it("a FIFO is shown as such, never opened blocking (the prompt does not hang)", async () => {
+    const ws = workspace();
+    execFileSync("mkfifo", [join(ws, "pipe")]);
+    expect(await view("write_file", { path: "pipe", content: "x\n" }, ws)).toMatch(
+      /^write_file pipe \(replaces a FIFO \(named pipe\), not a regular file\)\n\+x/,
+    );
+    const patch = "*** Begin Patch\n*** Update File: pipe\n@@\n-a\n+b\n*** End Patch";
+    expect(await view("apply_patch", { patch }, ws)).toMatch(
+      /the patch will fail: apply_patch: pipe is a FIFO \(named pipe\), not a regular file/,
     );
   });
 

@@ -7,13 +7,14 @@
  * Long views are cut (the rest is counted) and configured secrets are masked: this is a terminal,
  * not the model's output, but keys must not show up on a screen share either.
  */
-import { open } from "node:fs/promises";
 import { createTwoFilesPatch } from "diff";
 import type { ApprovalRequest } from "../loop/approvals.js";
 import { type FileChange, planPatch } from "../tools/builtin/apply-patch.js";
 import { type PatchOperation, parsePatch } from "../tools/builtin/patch-parser.js";
-import { resolveInWorkspace, workspaceRoot } from "../tools/workspace.js";
+import { resolveInWorkspace, type WorkspacePath, workspaceRoot } from "../tools/workspace.js";
+import { openForRead } from "../tools/workspace-fs.js";
 import { redactSecrets } from "../util/redact.js";
+import { kindOf } from "../util/regular-file.js";
 import { type Styles, terminalSafe } from "./terminal.js";
 
 /** Options of `describeApproval`. */
@@ -128,23 +129,43 @@ type Current =
   | { kind: "refused"; why: string }
   | { kind: "unreadable"; why: string };
 
-/** The current text of a workspace file, for display; never reads outside the workspace. */
+/**
+ * The current text of a workspace file, for display; never reads outside the workspace. Opened as
+ * the tools open what they read (`openForRead`: non-blocking, so a FIFO cannot hang the prompt),
+ * and only a regular file is read, at most `MAX_DIFF_FILE_BYTES` of it.
+ */
 async function currentText(path: string, workspace: string): Promise<Current> {
-  let absolute: string;
+  let root: string;
+  let target: WorkspacePath;
   try {
-    const target = await resolveInWorkspace(await workspaceRoot(workspace), path, "approval");
+    root = await workspaceRoot(workspace);
+    target = await resolveInWorkspace(root, path, "approval");
     if (!target.exists) return { kind: "missing" };
-    absolute = target.absolute;
   } catch (error) {
     return { kind: "refused", why: `${(error as Error).message} (the tool will refuse it)` };
   }
   try {
-    const handle = await open(absolute, "r");
+    const { handle, stats } = await openForRead(root, target.absolute, {
+      tool: "approval",
+      display: target.display,
+    });
     try {
-      const { size } = await handle.stat();
-      if (size > MAX_DIFF_FILE_BYTES) return { kind: "unreadable", why: `replaces a file of ${size} bytes` };
-      const bytes = await handle.readFile();
-      if (bytes.includes(0)) return { kind: "unreadable", why: `replaces a binary file of ${size} bytes` };
+      if (!stats.isFile())
+        return { kind: "unreadable", why: `replaces ${kindOf(stats)}, not a regular file` };
+      if (stats.size > MAX_DIFF_FILE_BYTES)
+        return { kind: "unreadable", why: `replaces a file of ${stats.size} bytes` };
+      const buffer = Buffer.alloc(MAX_DIFF_FILE_BYTES + 1);
+      let bytesRead = 0;
+      while (bytesRead < buffer.length) {
+        const n = (await handle.read(buffer, bytesRead, buffer.length - bytesRead, bytesRead)).bytesRead;
+        if (n === 0) break;
+        bytesRead += n;
+      }
+      if (bytesRead > MAX_DIFF_FILE_BYTES)
+        return { kind: "unreadable", why: `replaces a file of over ${MAX_DIFF_FILE_BYTES} bytes` };
+      const bytes = buffer.subarray(0, bytesRead);
+      if (bytes.includes(0))
+        return { kind: "unreadable", why: `replaces a binary file of ${bytesRead} bytes` };
       return { kind: "file", text: bytes.toString("utf8") };
     } finally {
       await handle.close();

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { access, lstat, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -231,6 +232,16 @@ describe("apply_patch: all or nothing", () => {
     expect(r.error?.code).toBe(code);
     expect(r.error?.message).toMatch(message);
     expect(await content("notes.txt")).toBe("a\nb\nc\n");
+  });
+
+  it("refuses a FIFO (it is not read, and not replaced by a file)", async () => {
+    execFileSync("mkfifo", [join(box.root, "pipe")]);
+    const r = await apply("*** Update File: pipe", "@@", "+added");
+    expect(r.ok).toBe(false);
+    expect(r.error?.message).toBe(
+      "apply_patch: pipe is a FIFO (named pipe), not a regular file; a patch only changes regular files",
+    );
+    expect((await lstat(join(box.root, "pipe"))).isFIFO()).toBe(true);
   });
 
   it("rolls back written files when a later write fails", async () => {

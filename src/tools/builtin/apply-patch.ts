@@ -7,6 +7,7 @@
 import { lstat } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { EddyError } from "../../errors.js";
+import { kindOf } from "../../util/regular-file.js";
 import { fileChangeRecord } from "../file-changes.js";
 import { type ToolDefinition, toolResult } from "../tool.js";
 import { resolveInWorkspace, toDisplay, type WorkspacePath, workspaceRoot } from "../workspace.js";
@@ -257,13 +258,20 @@ async function refuseSymlink(root: string, t: WorkspacePath, what: "delete" | "m
   );
 }
 
-/** The bytes of an existing file the patch touches (a directory is refused). */
+/** The bytes of an existing file the patch touches (a directory, a FIFO or a device is refused). */
 async function readOriginal(root: string, t: WorkspacePath): Promise<Buffer> {
   try {
     const opened = await openForRead(root, t.absolute, { tool: "apply_patch", display: t.display });
     try {
       if (opened.stats.isDirectory()) {
         throw toolFailure("tool_failed", `apply_patch: ${t.display} is a directory`);
+      }
+      // A FIFO or a device would read as empty (or forever): only a regular file is patched.
+      if (!opened.stats.isFile()) {
+        throw toolFailure(
+          "tool_failed",
+          `apply_patch: ${t.display} is ${kindOf(opened.stats)}, not a regular file; a patch only changes regular files`,
+        );
       }
       return await opened.handle.readFile();
     } finally {
