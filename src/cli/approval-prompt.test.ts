@@ -232,6 +232,35 @@ describe("describeApproval", () => {
       maxLines: 10,
     });
     expect(shown).toHaveLength(11);
-    expect(shown.at(-1)).toMatch(/^… \d+ more lines$/);
+    expect(shown.at(-1)).toMatch(
+      /^… \d+ more lines \(\d+ characters\) are not shown: answer n unless you have checked them$/,
+    );
+  });
+
+  it("hides no part of a shell command: blank runs become markers, long lines wrap, nothing is cut", async () => {
+    const ws = workspace();
+    const spaced = await view("shell", { command: `echo hello${" ".repeat(300)}; touch PWNED` }, ws);
+    expect(spaced).toBe("$ echo hello⟨300 spaces⟩; touch PWNED");
+    const lined = await view("shell", { command: `ls${"\n".repeat(260)}touch HIDDEN` }, ws);
+    expect(lined).toBe("$ ls\n⟨259 empty lines⟩\ntouch HIDDEN");
+    const long = `${"echo a; ".repeat(2_000)}touch END`;
+    const shown = await describeApproval(request("shell", { command: long }), {
+      workspace: ws,
+      styles: plain,
+      secrets: [],
+      maxLines: 10,
+    });
+    expect(shown.length).toBeGreaterThan(10);
+    expect(shown.every((line) => line.length <= 202)).toBe(true);
+    expect(shown.map((line) => line.slice(2)).join("")).toBe(long);
+  });
+
+  it("hides no part of a file line: a blank run in it is a marker, a long line wraps", async () => {
+    const ws = workspace();
+    const content = `echo build${" ".repeat(250)}; touch HIDDEN_IN_FILE\n${"x".repeat(450)}END\n`;
+    const shown = await view("write_file", { path: "build.sh", content }, ws);
+    expect(shown).toContain("+echo build⟨250 spaces⟩; touch HIDDEN_IN_FILE");
+    expect(shown).toContain(`+${"x".repeat(199)}\n↳ ${"x".repeat(200)}\n↳ ${"x".repeat(51)}END`);
+    expect(shown).not.toContain("…");
   });
 });

@@ -4,8 +4,10 @@
  * current content to what the whole patch leaves there, planned by the tool's own `planPatch`; the
  * patch text itself when it does not parse or apply), for `shell` the command
  * line, for anything else the arguments as indented JSON. Diffs come from the `diff` package.
- * Long views are cut (the rest is counted) and configured secrets are masked: this is a terminal,
- * not the model's output, but keys must not show up on a screen share either.
+ * Nothing is hidden silently (`visible-lines.ts`): long blank runs show as markers, long lines wrap,
+ * a view over `maxLines` says how many lines and characters it leaves out (a shell command is never
+ * cut). Configured secrets are masked: this is a terminal, not the model's output, but keys must
+ * not show up on a screen share either.
  */
 import { createTwoFilesPatch } from "diff";
 import type { ApprovalRequest } from "../loop/approvals.js";
@@ -16,6 +18,7 @@ import { openForRead } from "../tools/workspace-fs.js";
 import { redactSecrets } from "../util/redact.js";
 import { kindOf } from "../util/regular-file.js";
 import { type Styles, terminalSafe } from "./terminal.js";
+import { capLines, visibleLines } from "./visible-lines.js";
 
 /** Options of `describeApproval`. */
 export interface ApprovalViewOptions {
@@ -30,7 +33,6 @@ export interface ApprovalViewOptions {
 
 /** Files larger than this are not read for a diff: the view says how big they are instead. */
 const MAX_DIFF_FILE_BYTES = 1024 * 1024;
-const MAX_LINE_CHARS = 240;
 
 /** The lines that show what `request` would do (without the question). */
 export async function describeApproval(
@@ -38,13 +40,14 @@ export async function describeApproval(
   options: ApprovalViewOptions,
 ): Promise<string[]> {
   const args = (request.args ?? {}) as Record<string, unknown>;
+  const isShell = (request.name === "shell" || request.name === "bash") && typeof args.command === "string";
   let body: string[];
   if (request.name === "write_file" && typeof args.path === "string" && typeof args.content === "string") {
     body = await writeFileDiff(args.path, args.content, args.append === true, options.workspace);
   } else if (request.name === "apply_patch" && typeof args.patch === "string") {
     body = await patchDiff(args.patch, options.workspace, request.signal);
-  } else if (request.name === "shell" && typeof args.command === "string") {
-    body = [`$ ${args.command}`];
+  } else if (isShell) {
+    body = [`$ ${args.command as string}`];
     if (typeof args.cwd === "string") body.push(`(in ${args.cwd})`);
   } else {
     body = (request.args === undefined ? request.arguments : JSON.stringify(request.args, null, 2)).split(
@@ -52,8 +55,12 @@ export async function describeApproval(
     );
   }
   // The model's arguments and the files' text are shown, never obeyed by the terminal.
-  const masked = body.map((line) => terminalSafe(redactSecrets(line, options.secrets)));
-  return cut(masked, options.maxLines ?? 80).map((line) => colour(line, options.styles));
+  const masked = body.flatMap((line) => terminalSafe(redactSecrets(line, options.secrets)).split("\n"));
+  // Nothing that will run is hidden silently: blank runs become markers, long lines wrap, and a
+  // view over the cap says how much it leaves out — a shell command is never cut at all.
+  const lines = visibleLines(masked);
+  const shown = isShell ? lines : capLines(lines, options.maxLines ?? 80);
+  return shown.map((line) => colour(line, options.styles));
 }
 
 /** `write_file`: the file as it is → as it would be. */
@@ -186,14 +193,6 @@ function unified(from: string, to: string, before: string, after: string): strin
 
 function plus(content: string): string[] {
   return content.split("\n").map((l) => `+${l}`);
-}
-
-function cut(lines: readonly string[], max: number): string[] {
-  const shown = lines
-    .slice(0, max)
-    .map((l) => (l.length > MAX_LINE_CHARS ? `${l.slice(0, MAX_LINE_CHARS)}…` : l));
-  if (lines.length > max) shown.push(`… ${lines.length - max} more lines`);
-  return shown;
 }
 
 function colour(line: string, styles: Styles): string {
