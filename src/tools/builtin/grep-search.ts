@@ -75,7 +75,7 @@ export async function searchWorkspace(request: GrepRequest, signal: AbortSignal)
 
   const start: AnchoredDir = anchorDir(opened);
   try {
-    const include = globMatcher(request.include);
+    const include = globMatcher(request.include, "grep");
     for await (const entry of walk(start, display, {
       maxDepth: Number.POSITIVE_INFINITY,
       includeHidden: false,
