@@ -38,6 +38,8 @@ export interface GrepOutcome {
   complete: boolean;
   /** Files and directories that could not be read, each with the reason. */
   unreadable: string[];
+  /** Entries skipped on the way (a name that is not valid UTF-8), each with the reason. */
+  skipped: string[];
   /** The target is neither a regular file nor a directory. */
   special?: true;
 }
@@ -55,6 +57,7 @@ export async function searchWorkspace(request: GrepRequest, signal: AbortSignal)
     large: 0,
     complete: true,
     unreadable: [],
+    skipped: [],
   };
   const { display } = request.target;
   const opened = await openForRead(request.root, request.target.absolute, { tool: "grep", display });
@@ -82,6 +85,7 @@ export async function searchWorkspace(request: GrepRequest, signal: AbortSignal)
       ignore: await walkRules(request.root, display, request.includeIgnored, "grep"),
       signal,
       onError: (message) => outcome.unreadable.push(message),
+      onSkip: (message) => outcome.skipped.push(message),
     })) {
       if (entry.kind !== "file" || (include !== undefined && !include(entry.display))) continue;
       let fd: number;

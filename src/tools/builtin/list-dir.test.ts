@@ -1,3 +1,4 @@
+import { mkdirSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TOOL_DEFAULTS } from "../defaults.js";
 import { allBuiltins, createSandbox, runTool, type Sandbox } from "../test-support/workspace.js";
@@ -146,5 +147,18 @@ describe("list_dir with crafted globs (they ran for hours on the main thread)", 
     expect(r.ok).toBe(false);
     expect(r.error?.code).toBe("tool_input_invalid");
     expect(r.error?.message).toMatch(/list_dir: the glob .* has 13 \* wildcards/);
+  });
+});
+
+describe("list_dir with a name that is not valid UTF-8", () => {
+  it("skips it with a note (escaped) and lists the rest, ok", async () => {
+    await box.files({ "enc/good.txt": "", "enc/sub/inner.txt": "" });
+    writeFileSync(Buffer.from(`${box.root}/enc/bad\xff.txt`, "latin1"), "x");
+    mkdirSync(Buffer.from(`${box.root}/enc/dir\xfe`, "latin1"));
+    const r = await list({ path: "enc", recursive: true });
+    expect(r.ok).toBe(true);
+    expect(r.parsed.stdout).toBe("enc/good.txt\nenc/sub/\nenc/sub/inner.txt");
+    expect(r.parsed.stderr).toContain("list_dir: skipped enc/bad\\xff.txt: its name is not valid UTF-8");
+    expect(r.parsed.stderr).toContain("list_dir: skipped enc/dir\\xfe: its name is not valid UTF-8");
   });
 });

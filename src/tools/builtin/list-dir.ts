@@ -105,6 +105,7 @@ async function listEntries(
     descend: (e) => exclude === undefined || !exclude(e.display),
     signal,
     onError: (message) => unreadable.push(message),
+    onSkip: (message) => problems.push(`list_dir: ${message}`),
   })) {
     if (exclude?.(entry.display)) continue;
     // include filters what is printed, not where the walk goes: matches deep down still show.
