@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -175,6 +176,53 @@ describe("describeApproval", () => {
     expect(await view("apply_patch", { patch: "not a patch" }, ws)).toMatch(/^\(the patch does not parse/);
   });
 
+  it("apply_patch: chained operations show the result the tool applies, one diff per file", async () => {
+    const ws = workspace({ "notes.txt": "v1\n", "b.txt": "b\n", "c.txt": "c\n" });
+    const patch = [
+      "*** Begin Patch",
+      "*** Add File: notes.txt",
+      "+new",
+      "*** Update File: notes.txt",
+      "@@",
+      "-new",
+      "+SWAPPED",
+      "*** Update File: b.txt",
+      "*** Move to: c.txt",
+      "@@",
+      "-b",
+      "+B",
+      "*** End Patch",
+    ].join("\n");
+    const shown = await view("apply_patch", { patch }, ws);
+    expect(shown).not.toMatch(/will fail/);
+    // Add File over an existing file is an overwrite of v1, chained with the update after it.
+    expect(shown).toContain("--- notes.txt\n+++ notes.txt\n@@ -1,1 +1,1 @@\n-v1\n+SWAPPED");
+    expect(shown).toContain("b.txt: moved to c.txt (removed here)");
+    expect(shown).toContain("c.txt exists: moving b.txt onto it replaces its content");
+    expect(shown).toContain("--- c.txt\n+++ c.txt\n@@ -1,1 +1,1 @@\n-c\n+B");
+  });
+
+  it("apply_patch: a move to a new path diffs from the moved file", async () => {
+    const ws = workspace({ "b.txt": "one\ntwo\n" });
+    const patch =
+      "*** Begin Patch\n*** Update File: b.txt\n*** Move to: d.txt\n@@\n one\n-two\n+2\n*** End Patch";
+    expect(await view("apply_patch", { patch }, ws)).toBe(
+      "b.txt: moved to d.txt (removed here)\n--- b.txt\n+++ d.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2",
+    );
+  });
+
+  it("a FIFO is shown as such, never opened blocking (the prompt does not hang)", async () => {
+    const ws = workspace();
+    execFileSync("mkfifo", [join(ws, "pipe")]);
+    expect(await view("write_file", { path: "pipe", content: "x\n" }, ws)).toMatch(
+      /^write_file pipe \(replaces a FIFO \(named pipe\), not a regular file\)\n\+x/,
+    );
+    const patch = "*** Begin Patch\n*** Update File: pipe\n@@\n-a\n+b\n*** End Patch";
+    expect(await view("apply_patch", { patch }, ws)).toMatch(
+      /the patch will fail: apply_patch: pipe is a FIFO \(named pipe\), not a regular file/,
+    );
+  });
+
   it("cuts long views and counts the rest", async () => {
     const content = Array.from({ length: 200 }, (_, i) => `line ${i}`).join("\n");
     const shown = await describeApproval(request("write_file", { path: "big.txt", content }), {
@@ -184,6 +232,35 @@ describe("describeApproval", () => {
       maxLines: 10,
     });
     expect(shown).toHaveLength(11);
-    expect(shown.at(-1)).toMatch(/^… \d+ more lines$/);
+    expect(shown.at(-1)).toMatch(
+      /^… \d+ more lines \(\d+ characters\) are not shown: answer n unless you have checked them$/,
+    );
+  });
+
+  it("hides no part of a shell command: blank runs become markers, long lines wrap, nothing is cut", async () => {
+    const ws = workspace();
+    const spaced = await view("shell", { command: `echo hello${" ".repeat(300)}; touch PWNED` }, ws);
+    expect(spaced).toBe("$ echo hello⟨300 spaces⟩; touch PWNED");
+    const lined = await view("shell", { command: `ls${"\n".repeat(260)}touch HIDDEN` }, ws);
+    expect(lined).toBe("$ ls\n⟨259 empty lines⟩\ntouch HIDDEN");
+    const long = `${"echo a; ".repeat(2_000)}touch END`;
+    const shown = await describeApproval(request("shell", { command: long }), {
+      workspace: ws,
+      styles: plain,
+      secrets: [],
+      maxLines: 10,
+    });
+    expect(shown.length).toBeGreaterThan(10);
+    expect(shown.every((line) => line.length <= 202)).toBe(true);
+    expect(shown.map((line) => line.slice(2)).join("")).toBe(long);
+  });
+
+  it("hides no part of a file line: a blank run in it is a marker, a long line wraps", async () => {
+    const ws = workspace();
+    const content = `echo build${" ".repeat(250)}; touch HIDDEN_IN_FILE\n${"x".repeat(450)}END\n`;
+    const shown = await view("write_file", { path: "build.sh", content }, ws);
+    expect(shown).toContain("+echo build⟨250 spaces⟩; touch HIDDEN_IN_FILE");
+    expect(shown).toContain(`+${"x".repeat(199)}\n↳ ${"x".repeat(200)}\n↳ ${"x".repeat(51)}END`);
+    expect(shown).not.toContain("…");
   });
 });

@@ -1,19 +1,24 @@
 /**
  * What the approval prompt shows about a call: for `write_file` a unified diff against the file as
- * it is now, for `apply_patch` the change the patch makes to each file (a unified diff from the
- * current content; the patch text itself when it does not parse or apply), for `shell` the command
+ * it is now, for `apply_patch` the change the patch makes to each file (a unified diff from its
+ * current content to what the whole patch leaves there, planned by the tool's own `planPatch`; the
+ * patch text itself when it does not parse or apply), for `shell` the command
  * line, for anything else the arguments as indented JSON. Diffs come from the `diff` package.
- * Long views are cut (the rest is counted) and configured secrets are masked: this is a terminal,
- * not the model's output, but keys must not show up on a screen share either.
+ * Nothing is hidden silently (`visible-lines.ts`): long blank runs show as markers, long lines wrap,
+ * a view over `maxLines` says how many lines and characters it leaves out (a shell command is never
+ * cut). Configured secrets are masked: this is a terminal, not the model's output, but keys must
+ * not show up on a screen share either.
  */
-import { open } from "node:fs/promises";
 import { createTwoFilesPatch } from "diff";
 import type { ApprovalRequest } from "../loop/approvals.js";
-import { applyChunks } from "../tools/builtin/patch-apply.js";
+import { type FileChange, planPatch } from "../tools/builtin/apply-patch.js";
 import { type PatchOperation, parsePatch } from "../tools/builtin/patch-parser.js";
-import { resolveInWorkspace, workspaceRoot } from "../tools/workspace.js";
+import { resolveInWorkspace, type WorkspacePath, workspaceRoot } from "../tools/workspace.js";
+import { openForRead } from "../tools/workspace-fs.js";
 import { redactSecrets } from "../util/redact.js";
+import { kindOf } from "../util/regular-file.js";
 import { type Styles, terminalSafe } from "./terminal.js";
+import { capLines, visibleLines } from "./visible-lines.js";
 
 /** Options of `describeApproval`. */
 export interface ApprovalViewOptions {
@@ -28,7 +33,6 @@ export interface ApprovalViewOptions {
 
 /** Files larger than this are not read for a diff: the view says how big they are instead. */
 const MAX_DIFF_FILE_BYTES = 1024 * 1024;
-const MAX_LINE_CHARS = 240;
 
 /** The lines that show what `request` would do (without the question). */
 export async function describeApproval(
@@ -36,13 +40,14 @@ export async function describeApproval(
   options: ApprovalViewOptions,
 ): Promise<string[]> {
   const args = (request.args ?? {}) as Record<string, unknown>;
+  const isShell = (request.name === "shell" || request.name === "bash") && typeof args.command === "string";
   let body: string[];
   if (request.name === "write_file" && typeof args.path === "string" && typeof args.content === "string") {
     body = await writeFileDiff(args.path, args.content, args.append === true, options.workspace);
   } else if (request.name === "apply_patch" && typeof args.patch === "string") {
-    body = await patchDiff(args.patch, options.workspace);
-  } else if (request.name === "shell" && typeof args.command === "string") {
-    body = [`$ ${args.command}`];
+    body = await patchDiff(args.patch, options.workspace, request.signal);
+  } else if (isShell) {
+    body = [`$ ${args.command as string}`];
     if (typeof args.cwd === "string") body.push(`(in ${args.cwd})`);
   } else {
     body = (request.args === undefined ? request.arguments : JSON.stringify(request.args, null, 2)).split(
@@ -50,8 +55,12 @@ export async function describeApproval(
     );
   }
   // The model's arguments and the files' text are shown, never obeyed by the terminal.
-  const masked = body.map((line) => terminalSafe(redactSecrets(line, options.secrets)));
-  return cut(masked, options.maxLines ?? 80).map((line) => colour(line, options.styles));
+  const masked = body.flatMap((line) => terminalSafe(redactSecrets(line, options.secrets)).split("\n"));
+  // Nothing that will run is hidden silently: blank runs become markers, long lines wrap, and a
+  // view over the cap says how much it leaves out — a shell command is never cut at all.
+  const lines = visibleLines(masked);
+  const shown = isShell ? lines : capLines(lines, options.maxLines ?? 80);
+  return shown.map((line) => colour(line, options.styles));
 }
 
 /** `write_file`: the file as it is → as it would be. */
@@ -70,40 +79,55 @@ async function writeFileDiff(
   return unified(from, path, before, after);
 }
 
-/** `apply_patch`: each operation as a diff from the current file. */
-async function patchDiff(patch: string, workspace: string): Promise<string[]> {
+/**
+ * `apply_patch`: one diff per file, from its current content to what the patch leaves there,
+ * computed by the tool's own planning (`planPatch`), so chained operations (an Add then an Update
+ * of one file, a move onto an existing file) show what will be applied.
+ */
+async function patchDiff(patch: string, workspace: string, signal: AbortSignal): Promise<string[]> {
   let operations: PatchOperation[];
   try {
     operations = parsePatch(patch);
   } catch (error) {
     return [`(the patch does not parse: ${(error as Error).message})`, ...patch.split("\n")];
   }
-  const out: string[] = [];
-  for (const op of operations) out.push(...(await operationDiff(op, workspace)));
-  return out;
+  let changes: FileChange[];
+  try {
+    changes = (await planPatch(operations, await workspaceRoot(workspace), signal)).changes;
+  } catch (error) {
+    return [`(the patch will fail: ${(error as Error).message}; the patch:)`, ...patch.split("\n")];
+  }
+  return changes.flatMap(changeDiff);
 }
 
-async function operationDiff(op: PatchOperation, workspace: string): Promise<string[]> {
-  if (op.kind === "add") return unified("/dev/null", op.path, "", op.contents);
-  const current = await currentText(op.path, workspace);
-  if (current.kind !== "file") {
-    const why = current.kind === "missing" ? "it does not exist" : current.why;
-    return [`${op.kind} ${op.path}: ${why} (the patch will fail)`];
+/** One planned file change as a diff (a move's destination diffs from the moved file). */
+function changeDiff(c: FileChange): string[] {
+  if (c.next === null) {
+    if (c.original === null) return [];
+    if (c.movedTo !== undefined) return [`${c.display}: moved to ${c.movedTo} (removed here)`];
   }
-  if (op.kind === "delete") return unified(op.path, "/dev/null", current.text, "");
-  try {
-    const next = applyChunks(current.text, op.chunks, op.path);
-    return unified(op.path, op.moveTo ?? op.path, current.text, next);
-  } catch (error) {
-    return [
-      `(${(error as Error).message}: the patch will fail; its hunks:)`,
-      ...op.chunks.flatMap((c) => [
-        `@@ ${c.context ?? ""}`,
-        ...c.oldLines.map((l) => `-${l}`),
-        ...c.newLines.map((l) => `+${l}`),
-      ]),
-    ];
-  }
+  const source = c.original === null ? c.movedFrom : undefined;
+  const before = c.original ?? source?.original ?? null;
+  const notes =
+    c.original !== null && c.movedFrom !== undefined
+      ? [`${c.display} exists: moving ${c.movedFrom.display} onto it replaces its content`]
+      : [];
+  const from = c.original !== null ? c.display : (source?.display ?? "/dev/null");
+  const to = c.next === null ? "/dev/null" : c.display;
+  const beforeText = showable(before, "replaces");
+  const afterText = c.next === null ? "" : c.next;
+  if (typeof beforeText !== "string") return [...notes, `${c.display}: ${beforeText.why}`];
+  if (afterText.length > MAX_DIFF_FILE_BYTES)
+    return [...notes, `${c.display}: writes ${afterText.length} characters (too large to show a diff)`];
+  return [...notes, ...unified(from, to, beforeText, afterText)];
+}
+
+/** A file's bytes as text to diff, or why they are not shown. */
+function showable(bytes: Buffer | null, verb: string): string | { why: string } {
+  if (bytes === null) return "";
+  if (bytes.length > MAX_DIFF_FILE_BYTES) return { why: `${verb} a file of ${bytes.length} bytes` };
+  if (bytes.subarray(0, 8192).includes(0)) return { why: `${verb} a binary file of ${bytes.length} bytes` };
+  return bytes.toString("utf8");
 }
 
 type Current =
@@ -112,23 +136,43 @@ type Current =
   | { kind: "refused"; why: string }
   | { kind: "unreadable"; why: string };
 
-/** The current text of a workspace file, for display; never reads outside the workspace. */
+/**
+ * The current text of a workspace file, for display; never reads outside the workspace. Opened as
+ * the tools open what they read (`openForRead`: non-blocking, so a FIFO cannot hang the prompt),
+ * and only a regular file is read, at most `MAX_DIFF_FILE_BYTES` of it.
+ */
 async function currentText(path: string, workspace: string): Promise<Current> {
-  let absolute: string;
+  let root: string;
+  let target: WorkspacePath;
   try {
-    const target = await resolveInWorkspace(await workspaceRoot(workspace), path, "approval");
+    root = await workspaceRoot(workspace);
+    target = await resolveInWorkspace(root, path, "approval");
     if (!target.exists) return { kind: "missing" };
-    absolute = target.absolute;
   } catch (error) {
     return { kind: "refused", why: `${(error as Error).message} (the tool will refuse it)` };
   }
   try {
-    const handle = await open(absolute, "r");
+    const { handle, stats } = await openForRead(root, target.absolute, {
+      tool: "approval",
+      display: target.display,
+    });
     try {
-      const { size } = await handle.stat();
-      if (size > MAX_DIFF_FILE_BYTES) return { kind: "unreadable", why: `replaces a file of ${size} bytes` };
-      const bytes = await handle.readFile();
-      if (bytes.includes(0)) return { kind: "unreadable", why: `replaces a binary file of ${size} bytes` };
+      if (!stats.isFile())
+        return { kind: "unreadable", why: `replaces ${kindOf(stats)}, not a regular file` };
+      if (stats.size > MAX_DIFF_FILE_BYTES)
+        return { kind: "unreadable", why: `replaces a file of ${stats.size} bytes` };
+      const buffer = Buffer.alloc(MAX_DIFF_FILE_BYTES + 1);
+      let bytesRead = 0;
+      while (bytesRead < buffer.length) {
+        const n = (await handle.read(buffer, bytesRead, buffer.length - bytesRead, bytesRead)).bytesRead;
+        if (n === 0) break;
+        bytesRead += n;
+      }
+      if (bytesRead > MAX_DIFF_FILE_BYTES)
+        return { kind: "unreadable", why: `replaces a file of over ${MAX_DIFF_FILE_BYTES} bytes` };
+      const bytes = buffer.subarray(0, bytesRead);
+      if (bytes.includes(0))
+        return { kind: "unreadable", why: `replaces a binary file of ${bytesRead} bytes` };
       return { kind: "file", text: bytes.toString("utf8") };
     } finally {
       await handle.close();
@@ -149,14 +193,6 @@ function unified(from: string, to: string, before: string, after: string): strin
 
 function plus(content: string): string[] {
   return content.split("\n").map((l) => `+${l}`);
-}
-
-function cut(lines: readonly string[], max: number): string[] {
-  const shown = lines
-    .slice(0, max)
-    .map((l) => (l.length > MAX_LINE_CHARS ? `${l.slice(0, MAX_LINE_CHARS)}…` : l));
-  if (lines.length > max) shown.push(`… ${lines.length - max} more lines`);
-  return shown;
 }
 
 function colour(line: string, styles: Styles): string {

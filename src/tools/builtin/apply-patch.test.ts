@@ -1,4 +1,5 @@
-import { access, readFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { access, lstat, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { allBuiltins, createSandbox, runTool, type Sandbox } from "../test-support/workspace.js";
@@ -135,6 +136,52 @@ describe("apply_patch: realistic patches", () => {
   });
 });
 
+describe("apply_patch and symlinks", () => {
+  const lstatKind = (path: string) =>
+    lstat(join(box.root, path)).then(
+      (s) => (s.isSymbolicLink() ? "link" : "file"),
+      () => "missing",
+    );
+
+  it("refuses to delete a symlink: the file it points to stays, and so does the link", async () => {
+    await box.files({ "data.txt": "precious\n" });
+    await box.link("alias", "data.txt");
+    const r = await apply("*** Delete File: alias");
+    expect(r.ok).toBe(false);
+    expect(r.error?.message).toMatch(/alias is a symlink \(to data.txt\); a patch does not delete a symlink/);
+    expect(await content("data.txt")).toBe("precious\n");
+    expect(await lstatKind("alias")).toBe("link");
+  });
+
+  it("refuses to move a file onto a symlink (which would overwrite the file it points to)", async () => {
+    await box.files({ "important.txt": "keep\n", "b.txt": "b\n" });
+    await box.link("ilink", "important.txt");
+    const r = await apply("*** Update File: b.txt", "*** Move to: ilink", "@@", "-b", "+B");
+    expect(r.ok).toBe(false);
+    expect(r.error?.message).toMatch(/ilink is a symlink \(to important.txt\); a patch does not move onto/);
+    expect(await content("important.txt")).toBe("keep\n");
+    expect(await content("b.txt")).toBe("b\n");
+  });
+
+  it("refuses to move a symlink away (which would remove the file it points to)", async () => {
+    await box.files({ "data.txt": "d\n" });
+    await box.link("alias", "data.txt");
+    const r = await apply("*** Update File: alias", "*** Move to: moved.txt", "@@", "-d", "+D");
+    expect(r.ok).toBe(false);
+    expect(await content("data.txt")).toBe("d\n");
+    expect(await exists("moved.txt")).toBe(false);
+  });
+
+  it("still updates a file through a symlink that stays inside (as write_file does)", async () => {
+    await box.files({ "data.txt": "d\n" });
+    await box.link("alias", "data.txt");
+    const r = await apply("*** Update File: alias", "@@", "-d", "+D");
+    expect(r.ok).toBe(true);
+    expect(await content("data.txt")).toBe("D\n");
+    expect(await lstatKind("alias")).toBe("link");
+  });
+});
+
 describe("apply_patch: all or nothing", () => {
   it("a hunk that does not match changes no file and names the file and the line", async () => {
     const r = await apply(
@@ -185,6 +232,16 @@ describe("apply_patch: all or nothing", () => {
     expect(r.error?.code).toBe(code);
     expect(r.error?.message).toMatch(message);
     expect(await content("notes.txt")).toBe("a\nb\nc\n");
+  });
+
+  it("refuses a FIFO (it is not read, and not replaced by a file)", async () => {
+    execFileSync("mkfifo", [join(box.root, "pipe")]);
+    const r = await apply("*** Update File: pipe", "@@", "+added");
+    expect(r.ok).toBe(false);
+    expect(r.error?.message).toBe(
+      "apply_patch: pipe is a FIFO (named pipe), not a regular file; a patch only changes regular files",
+    );
+    expect((await lstat(join(box.root, "pipe"))).isFIFO()).toBe(true);
   });
 
   it("rolls back written files when a later write fails", async () => {

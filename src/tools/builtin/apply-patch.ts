@@ -4,8 +4,10 @@
  * computed in memory first; only then are files written (atomically, one by one), and if a write
  * fails, the files already written are restored and the call fails with nothing changed.
  */
-import { dirname, relative } from "node:path";
+import { lstat } from "node:fs/promises";
+import { dirname, join, relative } from "node:path";
 import { EddyError } from "../../errors.js";
+import { kindOf } from "../../util/regular-file.js";
 import { fileChangeRecord } from "../file-changes.js";
 import { type ToolDefinition, toolResult } from "../tool.js";
 import { resolveInWorkspace, toDisplay, type WorkspacePath, workspaceRoot } from "../workspace.js";
@@ -21,7 +23,7 @@ import {
 } from "../workspace-fs.js";
 import { describeFsError, fsFailure, toolFailure } from "./common.js";
 import type { ChunksInput, ChunksOutcome } from "./patch-apply.js";
-import { PatchSyntaxError, parsePatch } from "./patch-parser.js";
+import { type PatchOperation, PatchSyntaxError, parsePatch } from "./patch-parser.js";
 import { runInWorker } from "./worker-task.js";
 
 /** Arguments of `apply_patch`. */
@@ -35,6 +37,10 @@ export interface FileChange {
   display: string;
   original: Buffer | null;
   next: string | null;
+  /** Set on a file a `*** Move to:` took away: where its content went (display path). */
+  movedTo?: string;
+  /** Set on a move's destination: the file its content came from. */
+  movedFrom?: FileChange;
 }
 
 /** The file operations `commitChanges` uses, on real paths (replaceable in tests to inject failures). */
@@ -116,68 +122,9 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
   async execute(args, { workspace, signal }) {
     const ops = parseOrRefuse(args.patch);
     const root = await workspaceRoot(workspace);
-    const plan = new Map<string, FileChange>();
-    const summary: string[] = [];
-
-    const target = (path: string) => resolveInWorkspace(root, path, "apply_patch");
-    const change = async (t: WorkspacePath): Promise<FileChange> => {
-      const known = plan.get(t.absolute);
-      if (known !== undefined) return known;
-      const original = t.exists ? await readOriginal(root, t) : null;
-      const entry: FileChange = {
-        absolute: t.absolute,
-        display: t.display,
-        original,
-        next: original === null ? null : original.toString("utf8"),
-      };
-      plan.set(t.absolute, entry);
-      return entry;
-    };
-
-    for (const op of ops) {
-      const t = await target(op.path);
-      const entry = await change(t);
-      if (op.kind === "add") {
-        entry.next = op.contents;
-        summary.push(`A ${t.display}`);
-        continue;
-      }
-      if (entry.next === null) {
-        const hint = op.kind === "update" ? "; to create it use *** Add File" : "";
-        throw toolFailure("tool_failed", `apply_patch: ${t.display}: no such file${hint}`);
-      }
-      if (op.kind === "delete") {
-        entry.next = null;
-        summary.push(`D ${t.display}`);
-        continue;
-      }
-      if (entry.original?.subarray(0, 8192).includes(0)) {
-        throw toolFailure("tool_failed", `apply_patch: ${t.display} is a binary file; it cannot be patched`);
-      }
-      // Finding the hunks costs up to (file lines × hunk lines): a large file and a long hunk would
-      // block the event loop, so it runs in the tools worker, where a cancellation can stop it.
-      const applied = await runInWorker<ChunksOutcome>(
-        "apply_chunks",
-        { content: entry.next, chunks: op.chunks, path: t.display } satisfies ChunksInput,
-        signal,
-      );
-      if ("mismatch" in applied) {
-        throw toolFailure("tool_failed", `apply_patch: nothing was changed. ${applied.mismatch}`);
-      }
-      const updated = applied.updated;
-      if (op.moveTo === undefined) {
-        entry.next = updated;
-        summary.push(`M ${t.display}`);
-        continue;
-      }
-      const destination = await change(await target(op.moveTo));
-      entry.next = null;
-      destination.next = updated;
-      summary.push(`M ${t.display} -> ${destination.display}`);
-    }
-
-    await commitChanges([...plan.values()], workspaceIo(root));
-    const changed = [...plan.values()].filter((c) => c.next !== (c.original?.toString("utf8") ?? null));
+    const { changes, summary } = await planPatch(ops, root, signal);
+    await commitChanges(changes, workspaceIo(root));
+    const changed = changes.filter((c) => c.next !== (c.original?.toString("utf8") ?? null));
     return toolResult({
       ok: true,
       stdout: `Applied the patch:\n${summary.join("\n")}`,
@@ -186,6 +133,98 @@ export const applyPatchTool: ToolDefinition<ApplyPatchArgs> = {
     });
   },
 };
+
+/** What a patch will do: each file's planned change (in the order first touched) and a summary line per operation. */
+export interface PatchPlan {
+  changes: FileChange[];
+  summary: string[];
+}
+
+/**
+ * Plans `ops` against the files in the workspace `root`, in memory: the operations chain (an Add
+ * then an Update of one file updates the added text; a move carries the updated text). Nothing is
+ * written. Throws `tool_failed` naming the file for an operation that cannot apply. The approval
+ * view (src/cli/approval-view.ts) shows this same plan, so what is approved is what is applied.
+ */
+export async function planPatch(
+  ops: readonly PatchOperation[],
+  root: string,
+  signal: AbortSignal,
+): Promise<PatchPlan> {
+  const plan = new Map<string, FileChange>();
+  const summary: string[] = [];
+  const target = (path: string) => resolveInWorkspace(root, path, "apply_patch");
+  const change = async (t: WorkspacePath): Promise<FileChange> => {
+    const known = plan.get(t.absolute);
+    if (known !== undefined) return known;
+    const original = t.exists ? await readOriginal(root, t) : null;
+    const entry: FileChange = {
+      absolute: t.absolute,
+      display: t.display,
+      original,
+      next: original === null ? null : original.toString("utf8"),
+    };
+    plan.set(t.absolute, entry);
+    return entry;
+  };
+  for (const op of ops) {
+    const t = await target(op.path);
+    const entry = await change(t);
+    if (op.kind === "add") {
+      entry.next = op.contents;
+      summary.push(`A ${t.display}`);
+      continue;
+    }
+    if (entry.next === null) {
+      const hint = op.kind === "update" ? "; to create it use *** Add File" : "";
+      throw toolFailure("tool_failed", `apply_patch: ${t.display}: no such file${hint}`);
+    }
+    if (op.kind === "delete") {
+      await refuseSymlink(root, t, "delete");
+      entry.next = null;
+      summary.push(`D ${t.display}`);
+      continue;
+    }
+    const updated = await updatedText(entry, op, signal);
+    if (op.moveTo === undefined) {
+      entry.next = updated;
+      summary.push(`M ${t.display}`);
+      continue;
+    }
+    await refuseSymlink(root, t, "move");
+    const to = await target(op.moveTo);
+    await refuseSymlink(root, to, "move onto");
+    const destination = await change(to);
+    entry.next = null;
+    entry.movedTo = destination.display;
+    destination.next = updated;
+    destination.movedFrom = entry;
+    summary.push(`M ${t.display} -> ${destination.display}`);
+  }
+  return { changes: [...plan.values()], summary };
+}
+
+/** The text of `entry` with the hunks of `op` applied; throws `tool_failed` when they do not fit. */
+async function updatedText(
+  entry: FileChange,
+  op: Extract<PatchOperation, { kind: "update" }>,
+  signal: AbortSignal,
+): Promise<string> {
+  if (entry.original?.subarray(0, 8192).includes(0)) {
+    throw toolFailure("tool_failed", `apply_patch: ${entry.display} is a binary file; it cannot be patched`);
+  }
+  // Finding the hunks costs up to (file lines × hunk lines): a large file and a long hunk would
+  // block the event loop, so it runs in the tools worker, where a cancellation can stop it.
+  const applied = await runInWorker<ChunksOutcome>(
+    "apply_chunks",
+    { content: entry.next ?? "", chunks: op.chunks, path: entry.display } satisfies ChunksInput,
+    signal,
+  );
+  if ("mismatch" in applied) {
+    throw toolFailure("tool_failed", `apply_patch: nothing was changed. ${applied.mismatch}`);
+  }
+  return applied.updated;
+}
 
 /** The patch's operations; a syntax error is the model's (`tool_input_invalid`). */
 function parseOrRefuse(patch: string): ReturnType<typeof parsePatch> {
@@ -199,13 +238,40 @@ function parseOrRefuse(patch: string): ReturnType<typeof parsePatch> {
   }
 }
 
-/** The bytes of an existing file the patch touches (a directory is refused). */
+/**
+ * Refuses to delete or move a symlink, or to move a file onto one. The patch names the link, but
+ * its operations act on the real path (the file the link points to): deleting would remove that
+ * file and leave the link dangling — which `eddy undo` cannot restore (file-undo.ts refuses a path
+ * through a dangling link) — and a move would overwrite it. Updating or adding through a link that
+ * stays inside writes the file it points to, as `write_file` does (docs/pitfalls.md).
+ */
+async function refuseSymlink(root: string, t: WorkspacePath, what: "delete" | "move" | "move onto") {
+  const link = await lstat(join(root, t.display)).then(
+    (s) => s.isSymbolicLink(),
+    () => false,
+  );
+  if (!link) return;
+  const real = toDisplay(relative(root, t.absolute));
+  throw toolFailure(
+    "tool_failed",
+    `apply_patch: ${t.display} is a symlink (to ${real}); a patch does not ${what} a symlink, since that would change ${real}, not the link. Patch ${real} by its own path, or change the link with the shell tool`,
+  );
+}
+
+/** The bytes of an existing file the patch touches (a directory, a FIFO or a device is refused). */
 async function readOriginal(root: string, t: WorkspacePath): Promise<Buffer> {
   try {
     const opened = await openForRead(root, t.absolute, { tool: "apply_patch", display: t.display });
     try {
       if (opened.stats.isDirectory()) {
         throw toolFailure("tool_failed", `apply_patch: ${t.display} is a directory`);
+      }
+      // A FIFO or a device would read as empty (or forever): only a regular file is patched.
+      if (!opened.stats.isFile()) {
+        throw toolFailure(
+          "tool_failed",
+          `apply_patch: ${t.display} is ${kindOf(opened.stats)}, not a regular file; a patch only changes regular files`,
+        );
       }
       return await opened.handle.readFile();
     } finally {

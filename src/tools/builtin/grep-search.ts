@@ -38,6 +38,8 @@ export interface GrepOutcome {
   complete: boolean;
   /** Files and directories that could not be read, each with the reason. */
   unreadable: string[];
+  /** Entries skipped on the way (a name that is not valid UTF-8), each with the reason. */
+  skipped: string[];
   /** The target is neither a regular file nor a directory. */
   special?: true;
 }
@@ -55,6 +57,7 @@ export async function searchWorkspace(request: GrepRequest, signal: AbortSignal)
     large: 0,
     complete: true,
     unreadable: [],
+    skipped: [],
   };
   const { display } = request.target;
   const opened = await openForRead(request.root, request.target.absolute, { tool: "grep", display });
@@ -75,13 +78,14 @@ export async function searchWorkspace(request: GrepRequest, signal: AbortSignal)
 
   const start: AnchoredDir = anchorDir(opened);
   try {
-    const include = globMatcher(request.include);
+    const include = globMatcher(request.include, "grep");
     for await (const entry of walk(start, display, {
       maxDepth: Number.POSITIVE_INFINITY,
       includeHidden: false,
       ignore: await walkRules(request.root, display, request.includeIgnored, "grep"),
       signal,
       onError: (message) => outcome.unreadable.push(message),
+      onSkip: (message) => outcome.skipped.push(message),
     })) {
       if (entry.kind !== "file" || (include !== undefined && !include(entry.display))) continue;
       let fd: number;

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allBuiltins, createSandbox, runTool, type Sandbox } from "../test-support/workspace.js";
@@ -206,5 +207,16 @@ describe("grep on hostile and large input", () => {
     // The terminated worker's open files are closed with it.
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect((await readdir("/proc/self/fd")).length).toBeLessThanOrEqual(fdsBefore);
+  });
+});
+
+describe("grep over a name that is not valid UTF-8", () => {
+  it("skips it with a note and searches the rest, ok", async () => {
+    await box.files({ "enc/good.txt": "needle here\n" });
+    writeFileSync(Buffer.from(`${box.root}/enc/bad\xff.txt`, "latin1"), "needle too\n");
+    const r = await grep({ pattern: "needle", path: "enc" });
+    expect(r.ok).toBe(true);
+    expect(r.parsed.stdout).toBe("enc/good.txt:1:needle here");
+    expect(r.parsed.stderr).toContain("grep: skipped enc/bad\\xff.txt: its name is not valid UTF-8");
   });
 });

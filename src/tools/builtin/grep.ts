@@ -99,7 +99,7 @@ export const grepTool: ToolDefinition<GrepArgs> = {
 };
 
 function toToolResult(args: GrepArgs, display: string, outcome: GrepOutcome, max: number) {
-  const notes = outcome.unreadable.map((message) => `grep: ${message}`);
+  const notes = [...outcome.unreadable, ...outcome.skipped].map((message) => `grep: ${message}`);
   if (!outcome.complete) {
     notes.push(
       `grep: stopped after ${max} matches (there are more); narrow the pattern, path or include, or raise max_results.`,

@@ -1,3 +1,4 @@
+import { mkdirSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TOOL_DEFAULTS } from "../defaults.js";
 import { allBuiltins, createSandbox, runTool, type Sandbox } from "../test-support/workspace.js";
@@ -118,5 +119,46 @@ describe("list_dir", () => {
     const r = await list(args);
     expect(r.ok).toBe(false);
     expect(r.error?.message).toMatch(message);
+  });
+});
+
+describe("list_dir with crafted globs (they ran for hours on the main thread)", () => {
+  it("`*?` ×22 + `*Q` over 43–47-character names: finishes, and matches correctly", async () => {
+    await box.files(
+      Object.fromEntries([
+        ...[43, 44, 45, 46, 47].map((n) => [`openai/${"x".repeat(n)}`, ""]),
+        [`openai/${"y".repeat(30)}Q`, ""],
+      ]),
+    );
+    const r = await list({ path: "openai", include: [`${"*?".repeat(22)}*Q`] });
+    expect(r.ok).toBe(true);
+    expect(r.parsed.stdout).toBe(`openai/${"y".repeat(30)}Q`);
+  });
+
+  it("`*a` ×12 + `*b` over a name of 64 a's: finishes with no match", async () => {
+    await box.files({ [`aaa/${"a".repeat(64)}`]: "" });
+    const r = await list({ path: "aaa", include: `${"*a".repeat(12)}*b` });
+    expect(r.ok).toBe(true);
+    expect(r.parsed.artifacts).toMatchObject({ entries: 0 });
+  });
+
+  it("refuses such a glob when it needs picomatch (braces), with a clear error", async () => {
+    const r = await list({ path: "aaa", include: `{x,${"*a".repeat(12)}*b}` });
+    expect(r.ok).toBe(false);
+    expect(r.error?.code).toBe("tool_input_invalid");
+    expect(r.error?.message).toMatch(/list_dir: the glob .* has 13 \* wildcards/);
+  });
+});
+
+describe("list_dir with a name that is not valid UTF-8", () => {
+  it("skips it with a note (escaped) and lists the rest, ok", async () => {
+    await box.files({ "enc/good.txt": "", "enc/sub/inner.txt": "" });
+    writeFileSync(Buffer.from(`${box.root}/enc/bad\xff.txt`, "latin1"), "x");
+    mkdirSync(Buffer.from(`${box.root}/enc/dir\xfe`, "latin1"));
+    const r = await list({ path: "enc", recursive: true });
+    expect(r.ok).toBe(true);
+    expect(r.parsed.stdout).toBe("enc/good.txt\nenc/sub/\nenc/sub/inner.txt");
+    expect(r.parsed.stderr).toContain("list_dir: skipped enc/bad\\xff.txt: its name is not valid UTF-8");
+    expect(r.parsed.stderr).toContain("list_dir: skipped enc/dir\\xfe: its name is not valid UTF-8");
   });
 });

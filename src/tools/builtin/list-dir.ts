@@ -91,8 +91,8 @@ async function listEntries(
   signal: AbortSignal,
 ) {
   const maxDepth = args.max_depth ?? (args.recursive === true ? TOOL_DEFAULTS.listMaxDepth : 1);
-  const include = globMatcher(args.include);
-  const exclude = globMatcher(args.exclude);
+  const include = globMatcher(args.include, "list_dir");
+  const exclude = globMatcher(args.exclude, "list_dir");
   const limit = TOOL_DEFAULTS.listMaxEntries;
   const lines: string[] = [];
   const problems: string[] = [];
@@ -105,6 +105,7 @@ async function listEntries(
     descend: (e) => exclude === undefined || !exclude(e.display),
     signal,
     onError: (message) => unreadable.push(message),
+    onSkip: (message) => problems.push(`list_dir: ${message}`),
   })) {
     if (exclude?.(entry.display)) continue;
     // include filters what is printed, not where the walk goes: matches deep down still show.

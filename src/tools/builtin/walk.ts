@@ -43,6 +43,11 @@ export interface WalkOptions {
   signal: AbortSignal;
   /** Told about directories that cannot be read; the walk goes on without them. */
   onError: (message: string) => void;
+  /**
+   * Told about entries skipped because their name is not valid UTF-8 (a path the tools could not
+   * name back: it would read as U+FFFD and then not be found), the name shown with `\xNN` escapes.
+   */
+  onSkip: (message: string) => void;
 }
 
 /** Walks below the open directory `start`, whose workspace-relative path is `startDisplay`. */
@@ -64,7 +69,11 @@ async function* walkDir(
   throwIfAborted(options.signal);
   let dirents: Dirent[];
   try {
-    dirents = await readdir(dir.ref, { withFileTypes: true });
+    dirents = namedDirents(
+      await readdir(dir.ref, { withFileTypes: true, encoding: "buffer" }),
+      display,
+      options,
+    );
   } catch (error) {
     options.onError(`cannot read ${describeFsError(error, display)}`);
     return;
@@ -108,6 +117,35 @@ async function* walkDir(
       await child.close();
     }
   }
+}
+
+/**
+ * The entries whose names are valid UTF-8, with their names as strings; the others are reported
+ * to `onSkip` and left out (docs/pitfalls.md #80).
+ */
+function namedDirents(raw: Dirent<Buffer>[], display: string, options: WalkOptions): Dirent[] {
+  const named: Dirent[] = [];
+  for (const dirent of raw) {
+    const name = dirent.name.toString("utf8");
+    if (!Buffer.from(name, "utf8").equals(dirent.name)) {
+      const shown = escapeBytes(dirent.name);
+      options.onSkip(
+        `skipped ${display === "." ? shown : `${display}/${shown}`}: its name is not valid UTF-8`,
+      );
+      continue;
+    }
+    named.push(Object.assign(dirent, { name }) as unknown as Dirent);
+  }
+  return named;
+}
+
+/** A name's printable ASCII as it is, every other byte as `\xNN`. */
+function escapeBytes(bytes: Buffer): string {
+  let out = "";
+  for (const b of bytes)
+    out +=
+      b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, "0")}`;
+  return out;
 }
 
 function kindOf(dirent: Dirent): WalkEntry["kind"] {
