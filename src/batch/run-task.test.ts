@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
 import type { Frame } from "../frames/frame.js";
 import { createPolicy } from "../loop/policy.js";
+import type { JsonObject } from "../protocol/types.js";
 import type { Tape } from "../replay/tape.js";
 import { createToolRegistry } from "../tools/registry.js";
 import { defineTool } from "../tools/tool.js";
@@ -87,5 +88,36 @@ describe("runTask", () => {
     const kept = await runTask({ id: "t2", spec: { input: "go" } }, ctx);
     expect(kept.reason).toBe("completed");
     expect(JSON.stringify(asked[0])).toContain("web_search");
+  });
+
+  it("a task may not turn the invocation's --stateless into a chained run that stores the conversation", async () => {
+    const asked: JsonObject[] = [];
+    const provider = createScriptedProvider([
+      (body) => {
+        asked.push(body);
+        return { items: [{ type: "function_call", name: "note", arguments: "{}", call_id: "c1" }] };
+      },
+      (body) => {
+        asked.push(body);
+        return { items: [{ type: "message", text: "done" }] };
+      },
+    ]);
+    const note = defineTool({
+      name: "note",
+      description: "notes",
+      parameters: { type: "object", properties: {} },
+      execute: () => "ok",
+    });
+    const ctx = {
+      spec: { model: "m", mode: "stateless" as const },
+      provider,
+      tools: () => createToolRegistry([note]),
+    };
+    const result = await runTask({ id: "st2", spec: { input: "go", mode: "chained" } }, ctx);
+    expect(result.reason).toBe("completed");
+    expect(asked.map((b) => [b.store, b.previous_response_id])).toEqual([
+      [false, undefined],
+      [false, undefined],
+    ]);
   });
 });

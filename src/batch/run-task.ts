@@ -176,6 +176,9 @@ function startTask(
   // Which instruction files are read is this process's to say (its workspace, the task's copy), never a task's.
   const { instruction_files: _claimed, ...own } = task.spec;
   const merged: PartialRunSpec = { ...mergeRunSpecs(ctx.spec, own), run_id: `run_${randomId()}` };
+  // Stateless (--stateless: nothing stored at the provider) is the invocation's retention choice:
+  // a task or a queue job may not turn it into a chained run.
+  if (ctx.spec.mode === "stateless") merged.mode = "stateless";
   if (ctx.instructionFiles !== undefined) {
     const root = workspace ?? ctx.workspace ?? process.cwd();
     const copyOf = ctx.workspaces === undefined ? undefined : (ctx.workspace ?? process.cwd());
