@@ -147,7 +147,8 @@ export const ROUTES: readonly RouteInfo[] = [
     operationId: "cancelRun",
     summary: "Cancel a running run (it ends cancelled, its tape recorded)",
     responses: {
-      "202": { description: "Cancelling", schema: runStatus },
+      "200": { description: "Cancelled: the run's final status, its tape closed", schema: runStatus },
+      "202": { description: "Cancelling: the run had not ended within a second", schema: runStatus },
       ...errors,
       ...notFound,
       "409": { description: "The run is not running", schema: errorBody },

@@ -167,7 +167,8 @@ describe("eddy serve handler: runs", () => {
     });
     const { id } = (await (await call("POST", "/v1/runs", { input: "hi" })).json()) as { id: string };
     const res = await call("POST", `/v1/runs/${id}/cancel`);
-    expect(res.status).toBe(202);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ id, status: "cancelled" });
     expect((await finished(service, id))?.status).toBe("cancelled");
     expect((await call("POST", `/v1/runs/${id}/cancel`)).status).toBe(409);
   });

@@ -122,7 +122,7 @@ async function dispatch(
     case "runEvents":
       return events(request, runOf(service, params.id as string), state);
     case "cancelRun":
-      return statusOf(202, service.cancel(runOf(service, params.id as string).id));
+      return cancelled(service.cancel(runOf(service, params.id as string).id));
     case "decideCall":
       return decide(request, params.id as string, state);
     case "steerRun":
@@ -149,6 +149,24 @@ async function dispatch(
 
 function started(run: ServedRun): Response {
   return jsonResponse(201, { id: run.id, status: run.status }, { location: `/v1/runs/${run.id}` });
+}
+
+/** How long a cancel waits for its run to end, to answer with the run's final status. */
+const CANCEL_WAIT_MS = 1_000;
+
+/**
+ * A cancelled run's answer: 200 with its final status (`cancelled`) once its tape is closed, which
+ * a run's cancellation takes milliseconds to reach; 202 with `running` when it did not within
+ * `CANCEL_WAIT_MS` (a tool that ignores cancellation; it ends as it can).
+ */
+async function cancelled(run: ServedRun): Promise<Response> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    run.done,
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, CANCEL_WAIT_MS))),
+  ]);
+  clearTimeout(timer);
+  return statusOf(run.status === "running" ? 202 : 200, run);
 }
 
 function statusOf(status: number, run: ServedRun): Response {
