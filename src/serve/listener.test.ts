@@ -94,6 +94,35 @@ async function until(test: () => boolean | Promise<boolean>, what: string): Prom
 }
 
 describe("eddy serve's connections are bounded", () => {
+  it("one address holds at most maxConnectionsPerAddress: its next is closed as it comes, while the server still has room", async () => {
+    const small = await listen(async () => new Response("ok"), {
+      authenticated: false,
+      maxConnections: 10,
+      maxConnectionsPerAddress: 2,
+    });
+    try {
+      // Two idle connections that send nothing (no token is ever checked on them).
+      const idle = [rawClient(small.port), rawClient(small.port)];
+      for (const c of idle) await new Promise<void>((resolve) => c.socket.once("connect", () => resolve()));
+      const extra = rawClient(small.port);
+      extra.socket.write("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+      await closedWithin(extra.closed, "the connection past the address's bound");
+      expect(extra.received()).toBe("");
+      idle[0]?.socket.destroy();
+      let answer = "";
+      await until(async () => {
+        answer = await fetch(`${small.url}/`).then(
+          (r) => r.text(),
+          () => "",
+        );
+        return answer === "ok";
+      }, "a connection once one of the address's went");
+      for (const c of idle) c.socket.destroy();
+    } finally {
+      await small.close();
+    }
+  });
+
   it("past maxConnections a new connection is closed as it comes; once one goes, the next is served", async () => {
     const small = await listen(async () => new Response("ok"), { authenticated: false, maxConnections: 3 });
     try {

@@ -14,8 +14,8 @@
  * takes: an event stream is not a request.
  */
 import { once } from "node:events";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
 import { Readable } from "node:stream";
 import { EddyError } from "../errors.js";
 import type { WebSocketAdmission } from "../mock/handler.js";
@@ -49,10 +49,18 @@ export interface ListenOptions {
    * comes, so a client opening thousands cannot take every file descriptor. @defaultValue SERVE_MAX_CONNECTIONS (512)
    */
   maxConnections?: number;
+  /**
+   * Connections open at once from one address: one client (an unauthenticated one too: a token is
+   * checked per request, a connection is taken before) cannot hold every connection the server
+   * has. @defaultValue SERVE_MAX_CONNECTIONS_PER_ADDRESS (64)
+   */
+  maxConnectionsPerAddress?: number;
 }
 
 /** The default of `ListenOptions.maxConnections`. */
 export const SERVE_MAX_CONNECTIONS = 512;
+/** The default of `ListenOptions.maxConnectionsPerAddress`. */
+export const SERVE_MAX_CONNECTIONS_PER_ADDRESS = 64;
 
 /** A listening server. */
 export interface ServeListener {
@@ -85,6 +93,7 @@ export async function listen(handler: ServeHandler, options: ListenOptions): Pro
   });
   refuseConnect(server);
   server.maxConnections = options.maxConnections ?? SERVE_MAX_CONNECTIONS;
+  limitPerAddress(server, options.maxConnectionsPerAddress ?? SERVE_MAX_CONNECTIONS_PER_ADDRESS);
   const sockets = options.websocket === undefined ? undefined : attachWebSockets(server, options.websocket);
   server.listen(options.port ?? 0, host);
   try {
@@ -111,6 +120,25 @@ export async function listen(handler: ServeHandler, options: ListenOptions): Pro
       return closing;
     },
   };
+}
+
+/** Closes a connection as it comes when its address holds `limit` already. */
+function limitPerAddress(server: Server, limit: number): void {
+  const open = new Map<string, number>();
+  server.on("connection", (socket: Socket) => {
+    const address = socket.remoteAddress ?? "";
+    const count = open.get(address) ?? 0;
+    if (count >= limit) {
+      socket.destroy();
+      return;
+    }
+    open.set(address, count + 1);
+    socket.once("close", () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left === 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
 }
 
 async function serve(req: IncomingMessage, res: ServerResponse, handler: ServeHandler, host: string) {
