@@ -242,6 +242,9 @@ export type RunSpecOutputSchema = NonNullable<RunSpec["output_schema"]>;
  * The JSON Schema (draft 2020-12) of a RunSpec as accepted on input — what `eddy serve` validates
  * `POST /v1/runs` against and its `/openapi.json` describes, what a tape header's `spec` and a
  * queue job's spec are checked with. Generated from the same zod schema `resolveRunSpec` uses.
+ * A few cross-field rules JSON Schema cannot say (which `request` keys the loop owns, their
+ * ranges) are `resolveRunSpec`'s alone: a spec the schema accepts may still be refused there, so
+ * `resolveRunSpec` is the check to trust, the schema a description for other tools.
  */
 export const runSpecSchema: Readonly<Record<string, unknown>> = lazyObject(() =>
   // Built on first use (util/lazy-object.ts): converting the schema at import time cost every
