@@ -15,6 +15,7 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { describeError } from "../../errors.js";
 import { redactSecrets } from "../../util/redact.js";
 import { exitCodeFor } from "../execute.js";
@@ -60,6 +61,16 @@ export interface McpConnection {
 const MAX_PAGES = 100;
 /** How long the liveness ping after an HTTP transport error may take. */
 const PROBE_TIMEOUT_MS = 5000;
+
+/**
+ * The SDK client checks a tool's `structuredContent` against its `outputSchema` with ajv and
+ * native RegExp: a server's pattern such as `^(a+)+$` with a crafted value would stall the
+ * process for minutes, out of reach of the call's timeout. eddy hands results to the model as
+ * data and never relies on their shape, so it checks nothing there.
+ */
+const ACCEPT_ANY_OUTPUT: jsonSchemaValidator = {
+  getValidator: () => (input: unknown) => ({ valid: true, data: input as never, errorMessage: undefined }),
+};
 
 /** Creates a connection; nothing starts until `start()`. */
 export function createMcpConnection(server: ResolvedServer, options: ConnectionOptions): McpConnection {
@@ -233,7 +244,10 @@ class ServerConnection implements McpConnection {
   private async doStart(): Promise<void> {
     const server = this.server;
     this.state = "starting";
-    const c = new Client(this.options.clientInfo, { capabilities: {} });
+    const c = new Client(this.options.clientInfo, {
+      capabilities: {},
+      jsonSchemaValidator: ACCEPT_ANY_OUTPUT,
+    });
     this.client = c;
     // Transport-level errors (a malformed line, a dropped SSE stream) are not fatal by themselves;
     // over HTTP they make eddy check that the server is still there (see probe()).

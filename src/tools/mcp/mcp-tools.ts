@@ -267,14 +267,15 @@ function toEntry(
 
 /**
  * The server's input schema when eddy can validate with it (it is compiled here, so the registry
- * finds it compiled); otherwise an open object schema and a warning: a server's odd schema (an
- * older draft's tuple `items`, a bad `$ref`) must not keep the run from starting. The server still
- * checks the arguments itself.
+ * finds it compiled, its patterns on the linear-time engine: the server is not trusted); otherwise
+ * an open object schema and a warning: a server's odd schema (an older draft's tuple `items`, a bad
+ * `$ref`, a pattern with lookahead) must not keep the run from starting. The server still checks
+ * the arguments itself.
  */
 function usableSchema(server: string, tool: Tool, onEvent: (event: McpEvent) => void): JsonSchema {
   const schema = tool.inputSchema as JsonSchema;
   try {
-    compileSchema(`MCP tool "${tool.name}"`, schema);
+    compileSchema(`MCP tool "${tool.name}"`, schema, { untrusted: true });
     return schema;
   } catch (error) {
     const reason = error instanceof Error ? error.message.split("\n", 1)[0] : "unusable";
