@@ -62,4 +62,21 @@ describe("hostile MCP servers", () => {
       'the input schema of tool "la" cannot be used',
     );
   });
+
+  it("offers a tool whose schema nests 3,000 levels deep with an open schema; the others work", async () => {
+    const { tools, events } = mcp({ h: hostileServerConfig("deep", { env: { DEPTH: "3000" } }) });
+    const definitions = await tools.tools();
+    expect(definitions.find((d) => d.name === "h__deep")?.parameters).toEqual({
+      type: "object",
+      additionalProperties: true,
+    });
+    expect(events.find((e) => e.type === "warning")?.message).toContain(
+      'the input schema of tool "deep" cannot be used (it nests deeper than 100 levels',
+    );
+    expect(JSON.stringify(tools.toolInfo())).toContain("h__deep");
+    const registry = createToolRegistry(definitions);
+    expect((await run(registry, "h__echo", { t: "x" })).stdout).toBe('echo:{"t":"x"}');
+    // A second listing (tools/list_changed) reuses nothing of it, and still does not throw.
+    expect((await tools.tools()).length).toBe(2);
+  });
 });

@@ -8,6 +8,7 @@
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { EddyError } from "../../errors.js";
+import { nestsDeeperThan } from "../../util/json.js";
 import { compileSchema } from "../../util/schema.js";
 import { EDDY_VERSION } from "../../version.js";
 import type { JsonSchema, ToolDefinition } from "../tool.js";
@@ -87,6 +88,13 @@ export interface McpTools {
    */
   close(deadline?: number): Promise<void>;
 }
+
+/**
+ * How deep a server's input schema may nest (JSON levels): far beyond what a hand-written or
+ * generated schema needs, and shallow enough that compiling it, the request body, the tape header
+ * and its replay never come near the stack's limit (docs/pitfalls.md #74).
+ */
+const MAX_SCHEMA_DEPTH = 100;
 
 /**
  * Margin between the MCP call timeout and the timeout the executor enforces, so the MCP timeout
@@ -218,10 +226,14 @@ class EntryCache {
       (this.callTimeout.get(connection.name) ?? MCP_DEFAULTS.callTimeoutMs) + EXECUTOR_MARGIN_MS;
     const byTool = new Map<string, Built>();
     const entries = listed.map((tool) => {
-      const json = JSON.stringify(tool);
+      // A tool nested deeper than the stack allows to walk (docs/pitfalls.md #74) has no JSON to
+      // compare: it is built again each time (its schema is replaced, see usableSchema).
+      const json = nestsDeeperThan(tool) ? undefined : JSON.stringify(tool);
       const previous = cached?.byTool.get(tool.name);
       const entry =
-        previous?.json === json ? previous.entry : toEntry(connection, tool, timeoutMs, this.onEvent);
+        json !== undefined && previous?.json === json
+          ? previous.entry
+          : toEntry(connection, tool, timeoutMs, this.onEvent);
       byTool.set(tool.name, { json, entry });
       return entry;
     });
@@ -236,7 +248,7 @@ interface Entry {
 }
 
 interface Built {
-  json: string;
+  json: string | undefined;
   entry: Entry;
 }
 
@@ -275,9 +287,13 @@ function toEntry(
 function usableSchema(server: string, tool: Tool, onEvent: (event: McpEvent) => void): JsonSchema {
   const schema = tool.inputSchema as JsonSchema;
   try {
+    if (nestsDeeperThan(schema, MAX_SCHEMA_DEPTH)) {
+      throw new Error(`it nests deeper than ${MAX_SCHEMA_DEPTH} levels of arrays and objects`);
+    }
     compileSchema(`MCP tool "${tool.name}"`, schema, { untrusted: true });
     return schema;
   } catch (error) {
+    // A RangeError (the stack) included: a server's schema must not end the run.
     const reason = error instanceof Error ? error.message.split("\n", 1)[0] : "unusable";
     onEvent({
       type: "warning",
