@@ -21,6 +21,7 @@ import { redactSecrets } from "../../util/redact.js";
 import { exitCodeFor } from "../execute.js";
 import { type ToolErrorCode, type ToolResult, toolResult } from "../tool.js";
 import { shortenText } from "../utf8.js";
+import { cappedFetch } from "./capped-fetch.js";
 import { describeExit, describeNetworkError, describeStartFailure, StartError } from "./failures.js";
 import type { ResolvedServer } from "./resolve.js";
 import { type McpCallResult, mcpResultToToolResult } from "./result.js";
@@ -95,6 +96,8 @@ class ServerConnection implements McpConnection {
   /** Ends the calls in flight early (HTTP: the server became unreachable). */
   private readonly inFlight = new Set<(reason: string) => void>();
   private probing = false;
+  /** Why eddy stopped an HTTP server mid-run (capped-fetch.ts), once it did. */
+  private dropped: string | undefined;
 
   constructor(server: ResolvedServer, options: ConnectionOptions) {
     this.name = server.name;
@@ -193,7 +196,7 @@ class ServerConnection implements McpConnection {
   private exitDetails(): string | undefined {
     return this.server.transport === "stdio"
       ? describeExit(this.transport as StdioTransport | undefined)
-      : undefined;
+      : this.dropped;
   }
 
   private isClosing(): boolean {
@@ -292,12 +295,25 @@ class ServerConnection implements McpConnection {
     }
   }
 
+  /**
+   * Over HTTP, a response too large to take (capped-fetch.ts): the server is stopped as a stdio
+   * server sending such a message is. Its calls in flight end now; a start in progress fails.
+   */
+  private drop(reason: string): void {
+    if (this.dropped !== undefined || this.isClosing()) return;
+    this.dropped = reason;
+    for (const fail of [...this.inFlight]) fail(reason);
+    if (this.currentState() === "ready") this.fail("failed", `${this.label} ${reason}`);
+    void this.client?.close().catch(() => {});
+  }
+
   /** The server's transport: a child process over stdio (its cwd checked first) or Streamable HTTP. */
   private async openTransport(): Promise<Transport> {
     const server = this.server;
     if (server.transport !== "stdio") {
       return new StreamableHTTPClientTransport(new URL(server.url), {
         requestInit: { headers: server.headers },
+        fetch: cappedFetch((reason) => this.drop(reason)),
       });
     }
     if (server.cwd !== undefined && !(await isDirectory(server.cwd))) {

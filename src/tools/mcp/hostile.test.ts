@@ -3,6 +3,8 @@
  * stall, crash or mislead a run.
  */
 import { mkdtempSync } from "node:fs";
+import { createServer, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -15,10 +17,64 @@ import type { McpEvent } from "./status.js";
 
 const workspace = mkdtempSync(join(tmpdir(), "eddy-mcp-hostile-"));
 const open: McpTools[] = [];
+const listening: Server[] = [];
 
 afterEach(async () => {
   await Promise.all(open.splice(0).map((m) => m.close()));
+  for (const server of listening.splice(0)) server.closeAllConnections();
+  await Promise.all(listening.map((server) => new Promise((resolve) => server.close(resolve))));
 });
+
+/**
+ * A raw Streamable HTTP MCP server on 127.0.0.1 whose tools/call answer is `answer(id, res)`;
+ * everything else is answered as a plain server would.
+ */
+async function rawHttpServer(answer: (id: unknown, res: ServerResponse) => void): Promise<string> {
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c: Buffer) => {
+      body += c.toString();
+    });
+    req.on("end", () => {
+      if (req.method !== "POST") return void res.writeHead(405).end();
+      const m = JSON.parse(body) as { id?: unknown; method: string; params?: { protocolVersion?: string } };
+      if (m.id === undefined) return void res.writeHead(202).end();
+      const reply = (result: unknown) =>
+        res
+          .writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }));
+      if (m.method === "initialize")
+        return reply({
+          protocolVersion: m.params?.protocolVersion,
+          capabilities: { tools: {} },
+          serverInfo: { name: "flood", version: "1" },
+        });
+      if (m.method === "tools/list")
+        return reply({ tools: [{ name: "echo", inputSchema: { type: "object" } }] });
+      if (m.method === "tools/call") return answer(m.id, res);
+      reply({});
+    });
+  });
+  listening.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+}
+
+/** Writes `prefix`, then `mib` MiB of "x" (as fast as the client reads), then `suffix`. */
+function flood(res: ServerResponse, prefix: string, mib: number, suffix: string): void {
+  res.write(prefix);
+  const chunk = "x".repeat(1 << 20);
+  let sent = 0;
+  const pump = () => {
+    while (sent < mib && !res.destroyed) {
+      sent++;
+      if (!res.write(chunk)) return;
+    }
+    if (sent >= mib) res.end(suffix);
+  };
+  res.on("drain", pump);
+  pump();
+}
 
 function mcp(servers: Record<string, unknown>) {
   const events: McpEvent[] = [];
@@ -78,5 +134,41 @@ describe("hostile MCP servers", () => {
     expect((await run(registry, "h__echo", { t: "x" })).stdout).toBe('echo:{"t":"x"}');
     // A second listing (tools/list_changed) reuses nothing of it, and still does not throw.
     expect((await tools.tools()).length).toBe(2);
+  });
+
+  it("stops an HTTP server whose event stream sends a message over 10 MiB", async () => {
+    // 200 MiB in one event: without a cap the SDK buffers all of it (an endless line fills the heap).
+    const url = await rawHttpServer((id, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const text = JSON.stringify({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: "" }] } });
+      flood(res, `data: ${text.slice(0, -5)}`, 200, `${text.slice(-5)}\n\n`);
+    });
+    const { tools, events } = mcp({ h: { url } });
+    const registry = createToolRegistry(await tools.tools());
+    const out = await run(registry, "h__echo");
+    expect(out.ok).toBe(false);
+    expect(out.error?.message).toContain("sent a message over the 10485760-byte limit and was stopped");
+    expect(tools.status()[0]?.state).toBe("failed");
+    expect(events.find((e) => e.type === "server_failed")?.message).toBe(
+      'MCP server "h" sent a message over the 10485760-byte limit and was stopped',
+    );
+  });
+
+  it("stops an HTTP server whose JSON answer is over 10 MiB", async () => {
+    const url = await rawHttpServer((id, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      flood(
+        res,
+        `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"`,
+        200,
+        '"}]}}',
+      );
+    });
+    const { tools } = mcp({ h: { url } });
+    const registry = createToolRegistry(await tools.tools());
+    const out = await run(registry, "h__echo");
+    expect(out.ok).toBe(false);
+    expect(out.error?.message).toContain("sent a message over the 10485760-byte limit and was stopped");
+    expect(tools.status()[0]?.state).toBe("failed");
   });
 });
