@@ -48,7 +48,11 @@ export interface McpConnection {
   start(): Promise<void>;
   /** The server's tools as last listed (empty unless started). */
   tools(): readonly Tool[];
-  /** Resolves once no `tools/list_changed` refresh is in flight (never rejects). */
+  /**
+   * Starts a turn: resolves once no `tools/list_changed` refresh is in flight (never rejects). The
+   * server may have its tools listed `MAX_LISTINGS_PER_TURN` times a turn; a change announced
+   * past that is listed here, at the next turn's start.
+   */
   settled(): Promise<void>;
   /** Calls `tool`; every failure is an `ok:false` result. `exposed` is the model-facing name. */
   call(tool: string, exposed: string, args: unknown, signal: AbortSignal): Promise<ToolResult>;
@@ -60,6 +64,11 @@ export interface McpConnection {
 }
 
 const MAX_PAGES = 100;
+/**
+ * How many times a server's tools are listed after `tools/list_changed` within one turn: a server
+ * that announces a change during every listing would otherwise be listed for ever.
+ */
+export const MAX_LISTINGS_PER_TURN = 3;
 /** How long the liveness ping after an HTTP transport error may take. */
 const PROBE_TIMEOUT_MS = 5000;
 
@@ -93,6 +102,10 @@ class ServerConnection implements McpConnection {
   private closing: Promise<void> | undefined;
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
+  /** Listings left this turn (`MAX_LISTINGS_PER_TURN`). */
+  private listingsLeft = MAX_LISTINGS_PER_TURN;
+  /** A change announced once the turn had no listing left: listed at the next turn's start. */
+  private deferred = false;
   /** Ends the calls in flight early (HTTP: the server became unreachable). */
   private readonly inFlight = new Set<(reason: string) => void>();
   private probing = false;
@@ -128,6 +141,12 @@ class ServerConnection implements McpConnection {
   }
 
   settled(): Promise<void> {
+    // A refresh going on from the last turn keeps its count: it is this turn's first.
+    if (this.refreshing === undefined) this.listingsLeft = MAX_LISTINGS_PER_TURN;
+    if (this.deferred) {
+      this.deferred = false;
+      void this.refresh();
+    }
     return this.refreshing ?? Promise.resolve();
   }
 
@@ -214,11 +233,17 @@ class ServerConnection implements McpConnection {
       this.refreshAgain = true;
       return this.refreshing;
     }
+    if (this.listingsLeft <= 0) return this.defer();
     this.refreshing = (async () => {
       do {
         this.refreshAgain = false;
         const c = this.client;
         if (c === undefined || this.currentState() !== "ready") break;
+        if (this.listingsLeft <= 0) {
+          this.defer();
+          break;
+        }
+        this.listingsLeft--;
         try {
           this.listed = await listAll(c, this.server.startupTimeoutMs);
           this.options.onToolsChanged();
@@ -242,6 +267,17 @@ class ServerConnection implements McpConnection {
       this.refreshing = undefined;
     });
     return this.refreshing;
+  }
+
+  /** No listing left this turn: the tools as last listed stay, and the change waits for the next turn. */
+  private defer(): void {
+    if (this.deferred) return;
+    this.deferred = true;
+    this.options.onEvent({
+      type: "warning",
+      server: this.name,
+      message: `${this.label} keeps announcing new tools (listed ${MAX_LISTINGS_PER_TURN} times this turn): the tools it listed last stay until the next turn`,
+    });
   }
 
   private async doStart(): Promise<void> {

@@ -2,7 +2,7 @@
  * MCP servers that misbehave on purpose (test/support/mcp-hostile.mjs): what they send must not
  * stall, crash or mislead a run.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -12,6 +12,7 @@ import { hostileServerConfig } from "../../../test/support/mcp.js";
 import { executeToolCall } from "../execute.js";
 import type { ToolOutput } from "../output.js";
 import { createToolRegistry, type ToolRegistry } from "../registry.js";
+import { MAX_LISTINGS_PER_TURN } from "./connection.js";
 import { createMcpTools, type McpTools } from "./mcp-tools.js";
 import type { McpEvent } from "./status.js";
 
@@ -170,5 +171,37 @@ describe("hostile MCP servers", () => {
     expect(out.ok).toBe(false);
     expect(out.error?.message).toContain("sent a message over the 10485760-byte limit and was stopped");
     expect(tools.status()[0]?.state).toBe("failed");
+  });
+
+  it("lists a server that announces a change during every listing a few times a turn, not for ever", async () => {
+    const log = join(workspace, "loop-relist.log");
+    const { tools, events } = mcp({ h: hostileServerConfig("loop-relist", { log }) });
+    const registry = createToolRegistry(await tools.tools());
+    const listings = () =>
+      readFileSync(log, "utf8")
+        .split("\n")
+        .filter((l) => l.includes('"tools/list"'));
+    expect(listings()).toHaveLength(1);
+    expect((await run(registry, "h__echo")).ok).toBe(true);
+    // The next turn: the tools as listed last, after at most MAX_LISTINGS_PER_TURN listings.
+    expect((await tools.tools()).map((d) => d.name)).toEqual(["h__echo"]);
+    expect(listings()).toHaveLength(1 + MAX_LISTINGS_PER_TURN);
+    expect(events.filter((e) => e.type === "warning").map((e) => e.message)).toEqual([
+      'MCP server "h" keeps announcing new tools (listed 3 times this turn): the tools it listed last stay until the next turn',
+    ]);
+    // The turn after: the change it announced last is listed then, again a bounded number of times.
+    await tools.tools();
+    expect(listings()).toHaveLength(1 + 2 * MAX_LISTINGS_PER_TURN);
+  });
+
+  it("stops waiting for a listing that never comes when the run is cancelled", async () => {
+    // startup_timeout_sec bounds the listing: 10 minutes without the signal.
+    const { tools } = mcp({ h: { ...hostileServerConfig("hang-relist"), startup_timeout_sec: 600 } });
+    const registry = createToolRegistry(await tools.tools());
+    expect((await run(registry, "h__echo")).ok).toBe(true);
+    const controller = new AbortController();
+    const waiting = tools.tools({ signal: controller.signal });
+    setTimeout(() => controller.abort(new Error("Ctrl-C")), 50);
+    await expect(waiting).rejects.toThrow("Ctrl-C");
   });
 });

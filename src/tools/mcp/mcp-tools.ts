@@ -8,6 +8,7 @@
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { EddyError } from "../../errors.js";
+import { untilAborted } from "../../util/abort.js";
 import { nestsDeeperThan } from "../../util/json.js";
 import { compileSchema } from "../../util/schema.js";
 import { EDDY_VERSION } from "../../version.js";
@@ -67,9 +68,11 @@ export interface McpTools {
    * sent during a call (before its result) is reflected when the call's turn ends. A server that
    * fails to start contributes no tools (see `status()` and `onEvent`).
    * Rejects with `invalid_config` when two tools would be offered under one name (at the first
-   * listing; a later clash keeps the previous list and reports a warning), and after `close()`.
+   * listing; a later clash keeps the previous list and reports a warning), after `close()`, and
+   * with `signal`'s reason as soon as it aborts (the servers' starts and listings go on, bounded
+   * by their timeouts, until `close()`).
    */
-  tools(): Promise<ToolDefinition[]>;
+  tools(options?: { signal?: AbortSignal }): Promise<ToolDefinition[]>;
   /** The offered tools as data (after `tools()`). */
   toolInfo(): McpToolInfo[];
   /** Every server, in configuration order: name, transport, state, tool count, error. */
@@ -157,7 +160,7 @@ export function createMcpTools(servers: unknown, options: McpToolsOptions = {}):
   }
 
   return {
-    async tools() {
+    async tools(o = {}) {
       if (closed !== undefined) {
         throw new EddyError(
           "invalid_argument",
@@ -165,8 +168,8 @@ export function createMcpTools(servers: unknown, options: McpToolsOptions = {}):
         );
       }
       started ??= Promise.all(connections.map((c) => c.start())).then(() => {});
-      await started;
-      await Promise.all(connections.map((c) => c.settled()));
+      await untilAborted(started, o.signal);
+      await untilAborted(Promise.all(connections.map((c) => c.settled())), o.signal);
       return current().map((e) => e.definition);
     },
     toolInfo: () => (lastGood ?? []).map((e) => e.info),
