@@ -3,6 +3,7 @@
  * URL passwords redacted), and what the run would lack to start (see preflight.ts).
  */
 import { capabilitiesWithEvidence, evidenceChanges } from "../provider/probe/evidence.js";
+import { describeWithCredentials, splitUrlCredentials } from "../util/url-credentials.js";
 import {
   type EffectiveConfig,
   type Endpoint,
@@ -16,7 +17,6 @@ import { doctorCachePath, formatAge } from "./doctor-cache.js";
 import { missingSettings } from "./preflight.js";
 import type { CliIo } from "./run-command.js";
 import { terminalSafe } from "./terminal.js";
-import { describeWithCredentials } from "./url-credentials.js";
 
 type Row = [name: string, value: string, source: string];
 
@@ -117,11 +117,12 @@ function settingRow(name: string, setting: Setting<unknown> | undefined): Row {
   return [name, String(setting.value), sourceOf(setting)];
 }
 
-/** A server without its `env` and `headers` values (they may hold tokens). */
+/** A server without its `env` and `headers` values (they may hold tokens) or its URL's password. */
 function describeServer(server: McpServerSetting["value"]): string {
   if ("url" in server) {
     const headers = Object.keys(server.headers ?? {});
-    return `${server.url}${headers.length > 0 ? ` (headers: ${headers.join(", ")})` : ""}`;
+    const { url, credentials } = splitUrlCredentials(server.url);
+    return `${describeWithCredentials(url, credentials)}${headers.length > 0 ? ` (headers: ${headers.join(", ")})` : ""}`;
   }
   const env = Object.keys(server.env ?? {});
   return `${[server.command, ...(server.args ?? [])].join(" ")}${env.length > 0 ? ` (env: ${env.join(", ")})` : ""}`;

@@ -168,6 +168,29 @@ describe("resolveMcpServer", () => {
     expect(codex.secrets).toContain("tok-987654321");
   });
 
+  it("takes user:password@ out of an HTTP server's URL: sent as Basic credentials, masked", () => {
+    const { server, secrets } = resolveMcpServer(
+      "h",
+      { url: "http://user:hunter2pass@127.0.0.1:9/mcp" },
+      base,
+    );
+    const basic = `Basic ${Buffer.from("user:hunter2pass").toString("base64")}`;
+    expect(server).toMatchObject({
+      url: "http://127.0.0.1:9/mcp",
+      shownUrl: "http://user:***@127.0.0.1:9/mcp",
+      headers: { Authorization: basic },
+    });
+    expect(secrets).toEqual(expect.arrayContaining(["hunter2pass", basic]));
+    // A configured Authorization header wins.
+    const own = resolveMcpServer(
+      "h",
+      { url: "http://user:hunter2pass@h/mcp", headers: { authorization: "Bearer own-token-1234" } },
+      base,
+    );
+    expect(own.server).toMatchObject({ headers: { authorization: "Bearer own-token-1234" } });
+    expect(own.secrets).toContain("hunter2pass");
+  });
+
   it("refuses a reference to an unset variable, naming the field and the variable", () => {
     expect(() =>
       resolveMcpServer(
