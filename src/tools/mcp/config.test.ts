@@ -130,7 +130,22 @@ describe("resolveMcpServer", () => {
       startupTimeoutMs: 1000,
       callTimeoutMs: 2000,
     });
-    expect(secrets).toEqual(["secret-token-value"]);
+    expect(secrets).toEqual(["secret-token-value", "/opt/bin"]);
+  });
+
+  it("treats every expanded value of 8 characters or more as a secret, whatever the variable's name", () => {
+    const http = resolveMcpServer(
+      "h",
+      { url: "https://h/mcp?access=${GH_PAT}&n=${N}" },
+      { ...base, env: { GH_PAT: "github_pat_11AAAA", N: "1" } },
+    );
+    expect(http.secrets).toEqual(["github_pat_11AAAA"]);
+    const stdio = resolveMcpServer(
+      "s",
+      { command: "srv", args: ["--key", "${MY_PLAIN}", "--verbose=${V}"] },
+      { ...base, env: { MY_PLAIN: "plain-but-private", V: "true" } },
+    );
+    expect(stdio.secrets).toEqual(["plain-but-private"]);
   });
 
   it("treats an expanded value as a secret when the variable's name looks secret", () => {

@@ -114,7 +114,7 @@ export function resolveMcpServer(
         headers.Authorization = basicAuthorization(credentials);
       secrets.push(...credentialSecrets(credentials));
     }
-    secrets.push(...secretValuesFromEnv(substituted));
+    secrets.push(...substitutedSecrets(substituted));
     const shownUrl = describeWithCredentials(url, credentials);
     return { server: { ...common, transport: "http", url, shownUrl, headers }, secrets: unique(secrets) };
   }
@@ -128,7 +128,7 @@ export function resolveMcpServer(
     env: { ...inheritedEnvironment(options.env), ...explicit },
     cwd: config.cwd === undefined ? options.cwd : resolvePath(options.cwd ?? ".", expand(config.cwd, "cwd")),
   };
-  const secrets = [...secretValuesFromEnv(explicit), ...secretValuesFromEnv(substituted)];
+  const secrets = [...secretValuesFromEnv(explicit), ...substitutedSecrets(substituted)];
   return { server, secrets: unique(secrets) };
 }
 
@@ -143,6 +143,15 @@ export function inheritedEnvironment(env: Environment): Record<string, string> {
     if (names.has(name) || name.startsWith("LC_")) out[name] = value;
   }
   return out;
+}
+
+/**
+ * Every value a `${VAR}` took from the environment, whatever the variable's name: a URL's
+ * `?access=${GH_PAT}` or an argument `${MY_KEY}` is as secret as a header token. Values shorter
+ * than `MIN_TOKEN_LENGTH` are left out: masking `1` or `true` would shred every output.
+ */
+function substitutedSecrets(substituted: Readonly<Record<string, string>>): string[] {
+  return Object.values(substituted).filter((v) => v.length >= MIN_TOKEN_LENGTH);
 }
 
 /** `Bearer abc…` → also `abc…`, so the token alone is redacted wherever it shows up. */
