@@ -160,9 +160,17 @@ class ServerConnection implements McpConnection {
       onLost = resolve;
     });
     this.inFlight.add(onLost);
+    let answered = false;
     try {
       return await Promise.race([
-        this.request(c, { tool, exposed, args }, AbortSignal.any([signal, controller.signal]), signal),
+        this.request(
+          c,
+          { tool, exposed, args },
+          AbortSignal.any([signal, controller.signal]),
+          signal,
+        ).finally(() => {
+          answered = true;
+        }),
         lost.then((reason) =>
           this.failure(
             "mcp_server_unavailable",
@@ -172,7 +180,9 @@ class ServerConnection implements McpConnection {
       ]);
     } finally {
       this.inFlight.delete(onLost);
-      controller.abort(); // a lost call's request is dropped on the client side too
+      // A lost call's request is dropped on the client side too. Only then: aborting an answered
+      // request would tell the server it was cancelled (notifications/cancelled).
+      if (!answered) controller.abort();
     }
   }
 

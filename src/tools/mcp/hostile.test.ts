@@ -204,4 +204,17 @@ describe("hostile MCP servers", () => {
     setTimeout(() => controller.abort(new Error("Ctrl-C")), 50);
     await expect(waiting).rejects.toThrow("Ctrl-C");
   });
+
+  it("does not tell the server a call it answered was cancelled", async () => {
+    const log = join(workspace, "cancelled.log");
+    const { tools } = mcp({ h: hostileServerConfig("basic", { log }) });
+    const registry = createToolRegistry(await tools.tools());
+    expect((await run(registry, "h__echo", { t: "one" })).ok).toBe(true);
+    // The server reads its input in order: a notification sent after the first answer is logged
+    // before the second call.
+    expect((await run(registry, "h__echo", { t: "two" })).ok).toBe(true);
+    const received = readFileSync(log, "utf8");
+    expect(received).toContain('"tools/call"');
+    expect(received).not.toContain("notifications/cancelled");
+  });
 });
