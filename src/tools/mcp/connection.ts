@@ -9,12 +9,7 @@ import { stat } from "node:fs/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import {
-  ErrorCode,
-  McpError,
-  type Tool,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import { McpError, type Tool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { describeError } from "../../errors.js";
 import { redactSecrets } from "../../util/redact.js";
@@ -69,6 +64,11 @@ const MAX_PAGES = 100;
  * that announces a change during every listing would otherwise be listed for ever.
  */
 export const MAX_LISTINGS_PER_TURN = 3;
+/**
+ * A call's timeout is eddy's own timer; the SDK's, required, is set this much later so that it
+ * never fires first.
+ */
+const SDK_TIMEOUT_MARGIN_MS = 1000;
 /** How long the liveness ping after an HTTP transport error may take. */
 const PROBE_TIMEOUT_MS = 5000;
 
@@ -109,6 +109,8 @@ class ServerConnection implements McpConnection {
   /** Ends the calls in flight early (HTTP: the server became unreachable). */
   private readonly inFlight = new Set<(reason: string) => void>();
   private probing = false;
+  /** The SDK client's connection closed (its `onclose`). */
+  private clientClosed = false;
   /** Why eddy stopped an HTTP server mid-run (capped-fetch.ts), once it did. */
   private dropped: string | undefined;
 
@@ -304,6 +306,7 @@ class ServerConnection implements McpConnection {
       if (server.transport === "http") void this.probe(c);
     };
     c.onclose = () => {
+      this.clientClosed = true; // before the SDK fails the requests in flight
       if (this.currentState() === "ready")
         this.fail("exited", `${this.label} ${this.exitDetails() ?? "closed the connection"}`);
     };
@@ -383,25 +386,29 @@ class ServerConnection implements McpConnection {
   ): Promise<ToolResult> {
     const exposed = call.exposed;
     const server = this.server;
+    // The codes of the SDK's own "connection closed" and "timed out" (-32000, -32001) may also come
+    // from the server in an error answer: what happened is told by eddy's own timer and the
+    // client's close, never by the code.
+    const timer = AbortSignal.timeout(server.callTimeoutMs);
     try {
       const result = await c.callTool(
         { name: call.tool, arguments: (call.args ?? {}) as Record<string, unknown> },
         undefined,
-        { signal: requestSignal, timeout: server.callTimeoutMs },
+        {
+          signal: AbortSignal.any([requestSignal, timer]),
+          timeout: server.callTimeoutMs + SDK_TIMEOUT_MARGIN_MS,
+        },
       );
       return mcpResultToToolResult(exposed, result as McpCallResult);
     } catch (error) {
       if (runSignal.aborted) return this.failure("cancelled", `${exposed} was cancelled.`);
-      if (
-        this.currentState() === "exited" ||
-        (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)
-      ) {
+      if (this.currentState() === "exited" || this.clientClosed) {
         return this.failure(
           "mcp_server_unavailable",
           `${this.label} stopped while ${exposed} was running: ${this.unavailable()}`,
         );
       }
-      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      if (timer.aborted) {
         return this.failure(
           "tool_timeout",
           `${exposed} did not answer within ${server.callTimeoutMs} ms; the call was cancelled.`,

@@ -217,4 +217,18 @@ describe("hostile MCP servers", () => {
     expect(received).toContain('"tools/call"');
     expect(received).not.toContain("notifications/cancelled");
   });
+
+  it.each([
+    ["-32000", "the SDK's code for a closed connection"],
+    ["-32001", "the SDK's code for a timeout"],
+  ])("reports a server's error answer with code %s (%s) in the server's words", async (code) => {
+    const { tools } = mcp({ h: hostileServerConfig("error", { env: { CODE: code } }) });
+    const registry = createToolRegistry(await tools.tools());
+    const out = await run(registry, "h__echo");
+    expect(out.error).toEqual({
+      code: "tool_failed",
+      message: `MCP server "h" refused h__echo: MCP error ${code}: the server's own words`,
+    });
+    expect(tools.status()[0]?.state).toBe("ready");
+  });
 });
