@@ -374,6 +374,25 @@ describe("eddy run with MCP servers", () => {
     );
   });
 
+  it("a password in an MCP server's URL is masked on stderr, in frames, the tape and eddy config", async () => {
+    http = await startHttpTestServer(newMarker(), "--token", TOKEN);
+    const url = await startMock({ turns: [answer("done")] });
+    const cwd = workspace();
+    const tape = join(cwd, "run.tape");
+    const withPassword = `x=${http.url.replace("http://", "http://user:hunter2pass@")}`;
+    const run = ["run", "--json", "--base-url", url, "--model", "m", "--record", tape];
+    const r = await runCli([...run, "--mcp", withPassword, "go"], { cwd });
+    expect(r.code).toBe(0);
+    // Sent as Basic credentials, which this server refuses (it wants its bearer token).
+    expect(r.stderr).toMatch(
+      /MCP server "x" failed to start: http:\/\/user:\*\*\*@127\.0\.0\.1:\d+\/mcp answered HTTP 401/,
+    );
+    const config = await runCli(["config", "--mcp", withPassword], { cwd });
+    expect(config.stdout).toMatch(/mcp_servers\.x\s+http:\/\/user:\*\*\*@127\.0\.0\.1:/);
+    for (const text of [r.stderr, r.stdout, readFileSync(tape, "utf8"), config.stdout])
+      expect(text).not.toContain("hunter2pass");
+  });
+
   it("eddy config lists the servers without their header values", async () => {
     const cwd = workspace();
     writeFileSync(

@@ -24,10 +24,10 @@ import { pathToFileURL } from "node:url";
 import type { JsonObject } from "../protocol/types.js";
 import { type AiSdkLanguageModel, createAiSdkProvider } from "../provider/ai-sdk/index.js";
 import type { AiSdkProfile } from "../provider/profiles.js";
+import { basicAuthorization } from "../util/url-credentials.js";
 import type { EffectiveConfig } from "./config.js";
 import { configError } from "./config-file.js";
 import { policyOptions, secretsOf, type TargetProvider } from "./target-provider.js";
-import { basicAuthorization } from "./url-credentials.js";
 
 /** An npm package name (`name` or `@scope/name`): never a path. */
 const PACKAGE_NAME = /^(?:@[a-z0-9][\w.~-]*\/)?[a-z0-9][\w.~-]*$/;

@@ -5,6 +5,7 @@
 import { existsSync } from "node:fs";
 import { capabilitiesWithEvidence, evidenceChanges } from "../provider/probe/evidence.js";
 import { withoutBom } from "../util/json.js";
+import { describeWithCredentials, splitUrlCredentials } from "../util/url-credentials.js";
 import {
   type EffectiveConfig,
   type Endpoint,
@@ -20,7 +21,6 @@ import { doctorCachePath, formatAge } from "./doctor-cache.js";
 import { missingSettings, usageError } from "./preflight.js";
 import type { CliIo } from "./run-command.js";
 import { terminalSafe } from "./terminal.js";
-import { describeWithCredentials } from "./url-credentials.js";
 
 type Row = [name: string, value: string, source: string];
 
@@ -151,11 +151,12 @@ function settingRow(name: string, setting: Setting<unknown> | undefined): Row {
   return [name, String(setting.value), sourceOf(setting)];
 }
 
-/** A server without its `env` and `headers` values (they may hold tokens). */
+/** A server without its `env` and `headers` values (they may hold tokens) or its URL's password. */
 function describeServer(server: McpServerSetting["value"]): string {
   if ("url" in server) {
     const headers = Object.keys(server.headers ?? {});
-    return `${server.url}${headers.length > 0 ? ` (headers: ${headers.join(", ")})` : ""}`;
+    const { url, credentials } = splitUrlCredentials(server.url);
+    return `${describeWithCredentials(url, credentials)}${headers.length > 0 ? ` (headers: ${headers.join(", ")})` : ""}`;
   }
   const env = Object.keys(server.env ?? {});
   return `${[server.command, ...(server.args ?? [])].join(" ")}${env.length > 0 ? ` (env: ${env.join(", ")})` : ""}`;

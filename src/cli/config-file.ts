@@ -12,6 +12,7 @@ import { APPROVE_MODES } from "../loop/policy.js";
 import { API_NAMES, STREAM_TRANSPORTS } from "../provider/api-names.js";
 import { CAPABILITY_KEYS, type CapabilityKey, withCapabilities } from "../provider/capabilities.js";
 import type { ChatDialect } from "../provider/chat-completions/dialect.js";
+import { MAX_TIMEOUT_MS } from "../provider/defaults.js";
 import { type AiSdkProfile, KNOWN_PROFILES, type ProviderProfile } from "../provider/profiles.js";
 import { JSON_MAX_DEPTH, jsonErrorReason, nestsDeeperThan, withoutBom } from "../util/json.js";
 import { readRegularTextSync } from "../util/regular-file.js";
@@ -62,6 +63,13 @@ const profileSchema = z
   .strict()
   .superRefine(checkAiSdkKeys);
 
+/** A provider timeout in milliseconds (`connect_timeout_ms`, …). */
+const timeoutMs = z
+  .number()
+  .int()
+  .min(1)
+  .max(MAX_TIMEOUT_MS, `must be at most ${MAX_TIMEOUT_MS} ms (~24.8 days: a Node timer's limit)`);
+
 const configSchema = z
   .object({
     provider: z.string().optional(),
@@ -75,9 +83,9 @@ const configSchema = z
     max_tool_calls: z.number().int().min(1).optional(),
     max_turns: z.number().int().min(1).optional(),
     max_retries: z.number().int().min(0).optional(),
-    connect_timeout_ms: z.number().int().min(1).optional(),
-    first_byte_timeout_ms: z.number().int().min(1).optional(),
-    idle_timeout_ms: z.number().int().min(1).optional(),
+    connect_timeout_ms: timeoutMs.optional(),
+    first_byte_timeout_ms: timeoutMs.optional(),
+    idle_timeout_ms: timeoutMs.optional(),
     allow_write: z.boolean().optional(),
     allow_shell: z.boolean().optional(),
     validate: z.boolean().optional(),

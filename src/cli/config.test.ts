@@ -103,6 +103,10 @@ describe("the config file", () => {
 
   it.each([
     [{ max_turns: 0 }, /max_turns: .*>=1/],
+    ...["connect_timeout_ms", "first_byte_timeout_ms", "idle_timeout_ms"].map((key): [object, RegExp] => [
+      { [key]: 3_000_000_000 },
+      new RegExp(`${key}: must be at most 2147483647 ms \\(~24\\.8 days: a Node timer's limit\\)$`),
+    ]),
     [{ tools_on_follow_up: "sometimes" }, /tools_on_follow_up/],
     [{ api_key: "sk-x" }, /\(top level\): .*api_key/],
     [{ profiles: { p: { capabilities: { teleport: true } } } }, /profiles\.p\.capabilities: .*teleport/],

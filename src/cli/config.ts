@@ -27,12 +27,12 @@ import {
   resolveRoute,
 } from "../provider/profiles.js";
 import type { ApiName, StreamTransport } from "../provider/wire-api.js";
+import { splitUrlCredentials, type UrlCredentials } from "../util/url-credentials.js";
 import { type ComposeFlags, type ComposeSettings, resolveComposeSettings } from "./config-compose.js";
 import { type ConfigFile, configError, type Env, loadConfigFile, profilesFrom } from "./config-file.js";
 import { type RequestFlags, type RequestSettings, resolveRequestSettings } from "./config-request.js";
 import { type ApproveMode, resolveToolSettings, type ToolSettings } from "./config-tools.js";
 import { type DoctorEvidence, doctorEvidence } from "./doctor-cache.js";
-import { splitUrlCredentials, type UrlCredentials } from "./url-credentials.js";
 
 export type { Env } from "./config-file.js";
 

@@ -115,7 +115,14 @@ describe("flag values are checked before anything runs (exit 2)", () => {
       ["run", "--tools-on-follow-up", "sometimes", "x"],
       '--tools-on-follow-up must be first or every (got "sometimes")',
     ],
-    [["run", "--connect-timeout", "0", "x"], '--connect-timeout must be an integer ≥ 1 (got "0")'],
+    [
+      ["run", "--connect-timeout", "0", "x"],
+      '--connect-timeout must be an integer from 1 to 2147483647 (got "0")',
+    ],
+    ...["--connect-timeout", "--first-byte-timeout", "--idle-timeout"].map((flag): [string[], string] => [
+      ["run", flag, "3000000000", "x"],
+      `${flag} must be an integer from 1 to 2147483647 (got "3000000000")`,
+    ]),
   ])("eddy %j", async (args, message) => {
     const r = await cli(args);
     expect(r.code).toBe(2);

@@ -13,7 +13,7 @@ import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { ToolsOnFollowUp } from "../loop/options.js";
 import { APPROVE_MODES } from "../loop/policy.js";
 import { API_NAMES, type ApiName, STREAM_TRANSPORTS, type StreamTransport } from "../provider/api-names.js";
-import { PROVIDER_DEFAULTS } from "../provider/defaults.js";
+import { MAX_TIMEOUT_MS, PROVIDER_DEFAULTS } from "../provider/defaults.js";
 import { PROBE_DEFAULTS } from "../provider/probe/types.js";
 import { KNOWN_PROFILES } from "../provider/profiles.js";
 import { EDDY_VERSION } from "../version.js";
@@ -164,21 +164,21 @@ function addLimitOptions(command: Command): void {
       numberOption(
         "--connect-timeout <ms>",
         `wait for the response headers (default ${P.connectTimeoutMs})`,
-        integer("--connect-timeout", 1),
+        integer("--connect-timeout", 1, MAX_TIMEOUT_MS),
       ),
     )
     .addOption(
       numberOption(
         "--first-byte-timeout <ms>",
         `wait for the first byte of a response (default ${P.firstByteTimeoutMs})`,
-        integer("--first-byte-timeout", 1),
+        integer("--first-byte-timeout", 1, MAX_TIMEOUT_MS),
       ),
     )
     .addOption(
       numberOption(
         "--idle-timeout <ms>",
         `longest silence while streaming; paused while a tool runs (default ${P.idleTimeoutMs})`,
-        integer("--idle-timeout", 1),
+        integer("--idle-timeout", 1, MAX_TIMEOUT_MS),
       ),
     );
 }

@@ -44,7 +44,7 @@ export interface RunTools {
   /** The terminal prompt in `ask` mode; undefined otherwise (the policy's mode applies). */
   onApproval: ApprovalHandler | undefined;
   /** Set when MCP servers may change their tools. */
-  refreshTools: (() => Promise<ToolRegistry | undefined>) | undefined;
+  refreshTools: ((signal?: AbortSignal) => Promise<ToolRegistry | undefined>) | undefined;
   mcpServers: McpServerStatus[];
   mcpTools: McpToolInfo[];
   /** Secret values of the MCP configuration (tokens, secret-looking variables), to mask. */
@@ -193,23 +193,24 @@ function approvalHandler(
 
 /**
  * At each turn start: a new registry when a server changed its tools since the last one. `tools()`
- * first waits for a list being re-read (a server that announced new tools during the last call).
+ * first waits for a list being re-read (a server that announced new tools during the last call),
+ * until the run's `signal` aborts (Ctrl-C: the run then ends with its tools as they were).
  */
 function refresher(
   mcp: McpTools,
   builtins: BuiltinTools,
   secrets: readonly string[],
   agents: readonly ToolDefinition[],
-): () => Promise<ToolRegistry | undefined> {
+): (signal?: AbortSignal) => Promise<ToolRegistry | undefined> {
   let seen = mcp.revision;
-  return async () => {
+  return async (signal) => {
     try {
-      const definitions = await mcp.tools();
+      const definitions = await mcp.tools(signal === undefined ? {} : { signal });
       if (mcp.revision === seen) return undefined;
       seen = mcp.revision;
       return registryOf(builtins, [...definitions, ...agents], secrets);
     } catch {
-      return undefined; // a clash is reported by the MCP source (onEvent) and the old tools stay
+      return undefined; // a clash is reported by the MCP source (onEvent), or Ctrl-C: the old tools stay
     }
   };
 }

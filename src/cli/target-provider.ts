@@ -9,9 +9,9 @@ import type { OpenResponsesProviderOptions } from "../provider/open-responses.js
 import { capabilitiesWithEvidence } from "../provider/probe/evidence.js";
 import type { Provider } from "../provider/provider.js";
 import type { ApiName } from "../provider/wire-api.js";
+import { basicAuthorization, credentialSecrets } from "../util/url-credentials.js";
 import type { EffectiveConfig, Endpoint } from "./config.js";
 import { evidenceNotice } from "./doctor-cache.js";
-import { basicAuthorization, credentialSecrets } from "./url-credentials.js";
 
 /** A started provider and what stopping it takes. */
 export interface TargetProvider {

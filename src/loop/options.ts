@@ -76,9 +76,10 @@ export interface RunDeps {
   /**
    * Asked at the start of every turn for the tools from then on: a registry replaces the run's
    * (e.g. an MCP server announced `tools/list_changed`), `undefined` keeps it. Calls already made
-   * are unaffected. @defaultValue none (the tools never change)
+   * are unaffected. Given the run's signal: a refresh still waiting when the run is cancelled
+   * should end then. @defaultValue none (the tools never change)
    */
-  refreshTools?: () => ToolRegistry | undefined | Promise<ToolRegistry | undefined>;
+  refreshTools?: (signal: AbortSignal) => ToolRegistry | undefined | Promise<ToolRegistry | undefined>;
   /**
    * The MCP servers the tools come from, listed in `run_started.mcp_servers` (e.g. `status()` of
    * `createMcpTools`). @defaultValue none

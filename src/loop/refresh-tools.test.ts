@@ -62,6 +62,27 @@ describe("refreshTools", () => {
     ]);
   });
 
+  it("is given the run's signal: a refresh still waiting ends with the cancellation", async () => {
+    const provider = createScriptedProvider([{ items: [{ type: "message", text: "never" }] }]);
+    const controller = new AbortController();
+    const handle = runAgent(
+      { model: "m", input: "go" },
+      {
+        provider,
+        workspace: tmpdir(),
+        signal: controller.signal,
+        // A refresh that waits for ever unless it is told the run was cancelled.
+        refreshTools: (signal) =>
+          new Promise<undefined>((resolve) => {
+            signal.addEventListener("abort", () => resolve(undefined));
+            controller.abort();
+          }),
+      },
+    );
+    for await (const _ of handle);
+    expect((await handle.result).reason).toBe("cancelled");
+  });
+
   it("without a refresh, a tool that appears later is unknown (the control)", async () => {
     const provider = createScriptedProvider([
       call("late", "c1"),

@@ -306,7 +306,7 @@ class AgentLoop {
   private async turns(): Promise<RunResult> {
     for (;;) {
       if (this.signal.aborted) return this.end("cancelled", cancelledError());
-      const refreshed = await this.runDeps.refreshTools?.();
+      const refreshed = await this.runDeps.refreshTools?.(this.signal);
       if (refreshed !== undefined) this.deps.replaceTools(refreshed);
       this.budget.startTurn();
       await this.prepareTurn();

@@ -10,10 +10,15 @@
  */
 import { createRequire } from "node:module";
 import type * as AjvModule from "ajv/dist/2020.js";
-import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
+import type { Ajv2020, CodeOptions, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
+import type * as Re2js from "re2js";
 import { type ZodType, z } from "zod";
 import { EddyError } from "../errors.js";
 import { isJsonObject } from "./json.js";
+
+/** ajv's pluggable regular expression engine. */
+type RegExpEngine = NonNullable<CodeOptions["regExp"]>;
+
 /** A JSON Schema object. */
 export type JsonSchema = { [key: string]: unknown };
 
@@ -44,16 +49,44 @@ export const AJV_OPTIONS = {
 } as const;
 
 let sharedAjv: Ajv2020 | undefined;
+let untrustedAjv: Ajv2020 | undefined;
 
-/** One ajv instance for all registries, created (and ajv loaded) by the first JSON Schema compiled. */
-function ajv(): Ajv2020 {
-  if (sharedAjv === undefined) {
-    // ajv is a CommonJS package: require() gives the same instance an import would.
-    const { Ajv2020 } = createRequire(import.meta.url)("ajv/dist/2020.js") as typeof AjvModule;
-    sharedAjv = new Ajv2020(AJV_OPTIONS);
+/**
+ * One ajv instance for all registries, created (and ajv loaded) by the first JSON Schema compiled.
+ * `untrusted`: the instance for schemas from elsewhere (an MCP server's), whose `pattern`s and
+ * `patternProperties` run in linear time (`linearRegExp`).
+ */
+function ajv(untrusted = false): Ajv2020 {
+  // ajv is a CommonJS package: require() gives the same instance an import would.
+  const load = () => (createRequire(import.meta.url)("ajv/dist/2020.js") as typeof AjvModule).Ajv2020;
+  if (untrusted) {
+    untrustedAjv ??= new (load())({ ...AJV_OPTIONS, code: { regExp: linearRegExp } });
+    return untrustedAjv;
   }
+  sharedAjv ??= new (load())(AJV_OPTIONS);
   return sharedAjv;
 }
+
+/**
+ * ajv's regular expression engine for untrusted schemas: re2js (RE2 semantics, linear time), so a
+ * pattern such as `^(a+)+$` cannot stall the process on a crafted value (native RegExp
+ * backtracks exponentially). A pattern RE2 cannot run (lookahead, backreferences) makes the schema
+ * unusable: compiling it throws, naming the pattern.
+ */
+const linearRegExp: RegExpEngine = Object.assign(
+  (pattern: string): ReturnType<RegExpEngine> => {
+    // Loaded with the first untrusted pattern; its CommonJS build keeps compiling synchronous.
+    const { RE2JS } = createRequire(import.meta.url)("re2js") as typeof Re2js;
+    try {
+      return RE2JS.compile(RE2JS.translateRegExp(pattern));
+    } catch (error) {
+      throw new Error(
+        `its pattern ${JSON.stringify(pattern)} cannot be checked in linear time (${(error as Error).message.replace(/^error parsing regexp: /, "")})`,
+      );
+    }
+  },
+  { code: 'require("re2js").RE2JS.compile' },
+);
 
 /** True for a zod (v4) schema. */
 export function isZodSchema(value: unknown): value is ZodType {
@@ -66,23 +99,42 @@ export function isZodSchema(value: unknown): value is ZodType {
  * the same schema object is compiled once. Schemas are treated as immutable once compiled.
  */
 const compiled = new WeakMap<object, CompiledSchema>();
+/** The compiled schemas whose patterns run in linear time (`untrusted`). */
+const linear = new WeakSet<CompiledSchema>();
+
+/** Options of `compileSchema`. */
+export interface CompileSchemaOptions {
+  /**
+   * The schema comes from elsewhere (an MCP server): its `pattern`s run on RE2 (linear time), and
+   * one RE2 cannot run makes the schema unusable. The compiled schema is cached for the same
+   * object, so a later `compileSchema` without the option (the registry's) gets it.
+   * @defaultValue false
+   */
+  untrusted?: boolean;
+}
 
 /**
  * Compiles a schema that must describe a JSON object; throws `invalid_config` naming `owner`
  * (e.g. `tool "read_file"`, `output schema "Answer"`) when the schema is unusable.
  */
-export function compileSchema(owner: string, parameters: JsonSchema | ZodType): CompiledSchema {
+export function compileSchema(
+  owner: string,
+  parameters: JsonSchema | ZodType,
+  options: CompileSchemaOptions = {},
+): CompiledSchema {
+  const untrusted = options.untrusted === true;
   const cacheable = parameters !== null && typeof parameters === "object";
   const hit = cacheable ? compiled.get(parameters) : undefined;
-  if (hit !== undefined) return hit;
+  if (hit !== undefined && (!untrusted || linear.has(hit))) return hit;
   const result = isZodSchema(parameters)
     ? compileZod(owner, parameters)
-    : compileJsonSchema(owner, parameters);
+    : compileJsonSchema(owner, parameters, untrusted);
   if (cacheable) compiled.set(parameters, result);
+  if (untrusted) linear.add(result);
   return result;
 }
 
-function compileJsonSchema(owner: string, parameters: JsonSchema): CompiledSchema {
+function compileJsonSchema(owner: string, parameters: JsonSchema, untrusted: boolean): CompiledSchema {
   if (!isJsonObject(parameters)) {
     throw invalid(owner, "the schema must be a JSON Schema object");
   }
@@ -90,7 +142,7 @@ function compileJsonSchema(owner: string, parameters: JsonSchema): CompiledSchem
   checkObjectSchema(owner, jsonSchema);
   let validator: ValidateFunction;
   try {
-    validator = ajv().compile(jsonSchema);
+    validator = ajv(untrusted).compile(jsonSchema);
   } catch (error) {
     throw invalid(owner, `the schema is not a valid JSON Schema: ${(error as Error).message}`, error);
   }

@@ -100,3 +100,15 @@ export async function eventually(check: () => boolean, ms = 5000): Promise<boole
   }
   return true;
 }
+
+/** The hostile raw JSON-RPC server script (see its header for the modes). */
+export const MCP_HOSTILE_SERVER = join(dirname(fileURLToPath(import.meta.url)), "mcp-hostile.mjs");
+
+/** A stdio server config that runs the hostile server in `mode`, appending what it receives to `log`. */
+export function hostileServerConfig(
+  mode: string,
+  options: { log?: string; env?: Record<string, string> } = {},
+): { command: string; args: string[]; env?: Record<string, string> } {
+  const args = [MCP_HOSTILE_SERVER, mode, ...(options.log === undefined ? [] : [options.log])];
+  return { command: process.execPath, args, ...(options.env === undefined ? {} : { env: options.env }) };
+}

@@ -130,7 +130,22 @@ describe("resolveMcpServer", () => {
       startupTimeoutMs: 1000,
       callTimeoutMs: 2000,
     });
-    expect(secrets).toEqual(["secret-token-value"]);
+    expect(secrets).toEqual(["secret-token-value", "/opt/bin"]);
+  });
+
+  it("treats every expanded value of 8 characters or more as a secret, whatever the variable's name", () => {
+    const http = resolveMcpServer(
+      "h",
+      { url: "https://h/mcp?access=${GH_PAT}&n=${N}" },
+      { ...base, env: { GH_PAT: "github_pat_11AAAA", N: "1" } },
+    );
+    expect(http.secrets).toEqual(["github_pat_11AAAA"]);
+    const stdio = resolveMcpServer(
+      "s",
+      { command: "srv", args: ["--key", "${MY_PLAIN}", "--verbose=${V}"] },
+      { ...base, env: { MY_PLAIN: "plain-but-private", V: "true" } },
+    );
+    expect(stdio.secrets).toEqual(["plain-but-private"]);
   });
 
   it("treats an expanded value as a secret when the variable's name looks secret", () => {
@@ -166,6 +181,29 @@ describe("resolveMcpServer", () => {
     );
     expect(codex.server).toMatchObject({ headers: { Authorization: "Bearer tok-987654321" } });
     expect(codex.secrets).toContain("tok-987654321");
+  });
+
+  it("takes user:password@ out of an HTTP server's URL: sent as Basic credentials, masked", () => {
+    const { server, secrets } = resolveMcpServer(
+      "h",
+      { url: "http://user:hunter2pass@127.0.0.1:9/mcp" },
+      base,
+    );
+    const basic = `Basic ${Buffer.from("user:hunter2pass").toString("base64")}`;
+    expect(server).toMatchObject({
+      url: "http://127.0.0.1:9/mcp",
+      shownUrl: "http://user:***@127.0.0.1:9/mcp",
+      headers: { Authorization: basic },
+    });
+    expect(secrets).toEqual(expect.arrayContaining(["hunter2pass", basic]));
+    // A configured Authorization header wins.
+    const own = resolveMcpServer(
+      "h",
+      { url: "http://user:hunter2pass@h/mcp", headers: { authorization: "Bearer own-token-1234" } },
+      base,
+    );
+    expect(own.server).toMatchObject({ headers: { authorization: "Bearer own-token-1234" } });
+    expect(own.secrets).toContain("hunter2pass");
   });
 
   it("refuses a reference to an unset variable, naming the field and the variable", () => {

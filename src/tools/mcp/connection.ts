@@ -9,17 +9,14 @@ import { stat } from "node:fs/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import {
-  ErrorCode,
-  McpError,
-  type Tool,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import { McpError, type Tool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { describeError } from "../../errors.js";
 import { redactSecrets } from "../../util/redact.js";
 import { exitCodeFor } from "../execute.js";
 import { type ToolErrorCode, type ToolResult, toolResult } from "../tool.js";
 import { shortenText } from "../utf8.js";
+import { cappedFetch } from "./capped-fetch.js";
 import { describeExit, describeNetworkError, describeStartFailure, StartError } from "./failures.js";
 import type { ResolvedServer } from "./resolve.js";
 import { type McpCallResult, mcpResultToToolResult } from "./result.js";
@@ -46,7 +43,11 @@ export interface McpConnection {
   start(): Promise<void>;
   /** The server's tools as last listed (empty unless started). */
   tools(): readonly Tool[];
-  /** Resolves once no `tools/list_changed` refresh is in flight (never rejects). */
+  /**
+   * Starts a turn: resolves once no `tools/list_changed` refresh is in flight (never rejects). The
+   * server may have its tools listed `MAX_LISTINGS_PER_TURN` times a turn; a change announced
+   * past that is listed here, at the next turn's start.
+   */
   settled(): Promise<void>;
   /** Calls `tool`; every failure is an `ok:false` result. `exposed` is the model-facing name. */
   call(tool: string, exposed: string, args: unknown, signal: AbortSignal): Promise<ToolResult>;
@@ -58,8 +59,28 @@ export interface McpConnection {
 }
 
 const MAX_PAGES = 100;
+/**
+ * How many times a server's tools are listed after `tools/list_changed` within one turn: a server
+ * that announces a change during every listing would otherwise be listed for ever.
+ */
+export const MAX_LISTINGS_PER_TURN = 3;
+/**
+ * A call's timeout is eddy's own timer; the SDK's, required, is set this much later so that it
+ * never fires first.
+ */
+const SDK_TIMEOUT_MARGIN_MS = 1000;
 /** How long the liveness ping after an HTTP transport error may take. */
 const PROBE_TIMEOUT_MS = 5000;
+
+/**
+ * The SDK client checks a tool's `structuredContent` against its `outputSchema` with ajv and
+ * native RegExp: a server's pattern such as `^(a+)+$` with a crafted value would stall the
+ * process for minutes, out of reach of the call's timeout. eddy hands results to the model as
+ * data and never relies on their shape, so it checks nothing there.
+ */
+const ACCEPT_ANY_OUTPUT: jsonSchemaValidator = {
+  getValidator: () => (input: unknown) => ({ valid: true, data: input as never, errorMessage: undefined }),
+};
 
 /** Creates a connection; nothing starts until `start()`. */
 export function createMcpConnection(server: ResolvedServer, options: ConnectionOptions): McpConnection {
@@ -81,9 +102,17 @@ class ServerConnection implements McpConnection {
   private closing: Promise<void> | undefined;
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
+  /** Listings left this turn (`MAX_LISTINGS_PER_TURN`). */
+  private listingsLeft = MAX_LISTINGS_PER_TURN;
+  /** A change announced once the turn had no listing left: listed at the next turn's start. */
+  private deferred = false;
   /** Ends the calls in flight early (HTTP: the server became unreachable). */
   private readonly inFlight = new Set<(reason: string) => void>();
   private probing = false;
+  /** The SDK client's connection closed (its `onclose`). */
+  private clientClosed = false;
+  /** Why eddy stopped an HTTP server mid-run (capped-fetch.ts), once it did. */
+  private dropped: string | undefined;
 
   constructor(server: ResolvedServer, options: ConnectionOptions) {
     this.name = server.name;
@@ -114,6 +143,12 @@ class ServerConnection implements McpConnection {
   }
 
   settled(): Promise<void> {
+    // A refresh going on from the last turn keeps its count: it is this turn's first.
+    if (this.refreshing === undefined) this.listingsLeft = MAX_LISTINGS_PER_TURN;
+    if (this.deferred) {
+      this.deferred = false;
+      void this.refresh();
+    }
     return this.refreshing ?? Promise.resolve();
   }
 
@@ -127,9 +162,17 @@ class ServerConnection implements McpConnection {
       onLost = resolve;
     });
     this.inFlight.add(onLost);
+    let answered = false;
     try {
       return await Promise.race([
-        this.request(c, { tool, exposed, args }, AbortSignal.any([signal, controller.signal]), signal),
+        this.request(
+          c,
+          { tool, exposed, args },
+          AbortSignal.any([signal, controller.signal]),
+          signal,
+        ).finally(() => {
+          answered = true;
+        }),
         lost.then((reason) =>
           this.failure(
             "mcp_server_unavailable",
@@ -139,7 +182,9 @@ class ServerConnection implements McpConnection {
       ]);
     } finally {
       this.inFlight.delete(onLost);
-      controller.abort(); // a lost call's request is dropped on the client side too
+      // A lost call's request is dropped on the client side too. Only then: aborting an answered
+      // request would tell the server it was cancelled (notifications/cancelled).
+      if (!answered) controller.abort();
     }
   }
 
@@ -182,7 +227,7 @@ class ServerConnection implements McpConnection {
   private exitDetails(): string | undefined {
     return this.server.transport === "stdio"
       ? describeExit(this.transport as StdioTransport | undefined)
-      : undefined;
+      : this.dropped;
   }
 
   private isClosing(): boolean {
@@ -200,11 +245,17 @@ class ServerConnection implements McpConnection {
       this.refreshAgain = true;
       return this.refreshing;
     }
+    if (this.listingsLeft <= 0) return this.defer();
     this.refreshing = (async () => {
       do {
         this.refreshAgain = false;
         const c = this.client;
         if (c === undefined || this.currentState() !== "ready") break;
+        if (this.listingsLeft <= 0) {
+          this.defer();
+          break;
+        }
+        this.listingsLeft--;
         try {
           this.listed = await listAll(c, this.server.startupTimeoutMs);
           this.options.onToolsChanged();
@@ -230,10 +281,24 @@ class ServerConnection implements McpConnection {
     return this.refreshing;
   }
 
+  /** No listing left this turn: the tools as last listed stay, and the change waits for the next turn. */
+  private defer(): void {
+    if (this.deferred) return;
+    this.deferred = true;
+    this.options.onEvent({
+      type: "warning",
+      server: this.name,
+      message: `${this.label} keeps announcing new tools (listed ${MAX_LISTINGS_PER_TURN} times this turn): the tools it listed last stay until the next turn`,
+    });
+  }
+
   private async doStart(): Promise<void> {
     const server = this.server;
     this.state = "starting";
-    const c = new Client(this.options.clientInfo, { capabilities: {} });
+    const c = new Client(this.options.clientInfo, {
+      capabilities: {},
+      jsonSchemaValidator: ACCEPT_ANY_OUTPUT,
+    });
     this.client = c;
     // Transport-level errors (a malformed line, a dropped SSE stream) are not fatal by themselves;
     // over HTTP they make eddy check that the server is still there (see probe()).
@@ -241,6 +306,7 @@ class ServerConnection implements McpConnection {
       if (server.transport === "http") void this.probe(c);
     };
     c.onclose = () => {
+      this.clientClosed = true; // before the SDK fails the requests in flight
       if (this.currentState() === "ready")
         this.fail("exited", `${this.label} ${this.exitDetails() ?? "closed the connection"}`);
     };
@@ -278,12 +344,25 @@ class ServerConnection implements McpConnection {
     }
   }
 
+  /**
+   * Over HTTP, a response too large to take (capped-fetch.ts): the server is stopped as a stdio
+   * server sending such a message is. Its calls in flight end now; a start in progress fails.
+   */
+  private drop(reason: string): void {
+    if (this.dropped !== undefined || this.isClosing()) return;
+    this.dropped = reason;
+    for (const fail of [...this.inFlight]) fail(reason);
+    if (this.currentState() === "ready") this.fail("failed", `${this.label} ${reason}`);
+    void this.client?.close().catch(() => {});
+  }
+
   /** The server's transport: a child process over stdio (its cwd checked first) or Streamable HTTP. */
   private async openTransport(): Promise<Transport> {
     const server = this.server;
     if (server.transport !== "stdio") {
       return new StreamableHTTPClientTransport(new URL(server.url), {
         requestInit: { headers: server.headers },
+        fetch: cappedFetch((reason) => this.drop(reason)),
       });
     }
     if (server.cwd !== undefined && !(await isDirectory(server.cwd))) {
@@ -307,25 +386,29 @@ class ServerConnection implements McpConnection {
   ): Promise<ToolResult> {
     const exposed = call.exposed;
     const server = this.server;
+    // The codes of the SDK's own "connection closed" and "timed out" (-32000, -32001) may also come
+    // from the server in an error answer: what happened is told by eddy's own timer and the
+    // client's close, never by the code.
+    const timer = AbortSignal.timeout(server.callTimeoutMs);
     try {
       const result = await c.callTool(
         { name: call.tool, arguments: (call.args ?? {}) as Record<string, unknown> },
         undefined,
-        { signal: requestSignal, timeout: server.callTimeoutMs },
+        {
+          signal: AbortSignal.any([requestSignal, timer]),
+          timeout: server.callTimeoutMs + SDK_TIMEOUT_MARGIN_MS,
+        },
       );
       return mcpResultToToolResult(exposed, result as McpCallResult);
     } catch (error) {
       if (runSignal.aborted) return this.failure("cancelled", `${exposed} was cancelled.`);
-      if (
-        this.currentState() === "exited" ||
-        (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)
-      ) {
+      if (this.currentState() === "exited" || this.clientClosed) {
         return this.failure(
           "mcp_server_unavailable",
           `${this.label} stopped while ${exposed} was running: ${this.unavailable()}`,
         );
       }
-      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      if (timer.aborted) {
         return this.failure(
           "tool_timeout",
           `${exposed} did not answer within ${server.callTimeoutMs} ms; the call was cancelled.`,

@@ -17,6 +17,7 @@ const http: ResolvedHttpServer = {
   name: "h",
   transport: "http",
   url: "https://mcp.example/mcp",
+  shownUrl: "https://mcp.example/mcp",
   headers: {},
   startupTimeoutMs: 1000,
   callTimeoutMs: 1000,

@@ -42,13 +42,13 @@ export function describeStartFailure(
   }
   if (server.transport === "stdio") return describeError(error);
   if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) {
-    return `${server.url} answered HTTP ${error.code}: check the server's headers or token`;
+    return `${server.shownUrl} answered HTTP ${error.code}: check the server's headers or token`;
   }
   if (error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0) {
     // The SDK prefixes every message with "Streamable HTTP error: ", which says nothing here.
-    return `${server.url} answered HTTP ${error.code}: ${describeError(error).replace(/^Streamable HTTP error: /, "")}`;
+    return `${server.shownUrl} answered HTTP ${error.code}: ${describeError(error).replace(/^Streamable HTTP error: /, "")}`;
   }
-  return `cannot reach ${server.url}: ${describeNetworkError(error)}`;
+  return `cannot reach ${server.shownUrl}: ${describeNetworkError(error)}`;
 }
 
 /** `fetch failed` says nothing: the cause (ECONNREFUSED, ENOTFOUND, …) does. */

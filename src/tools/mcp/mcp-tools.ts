@@ -8,6 +8,8 @@
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { EddyError } from "../../errors.js";
+import { untilAborted } from "../../util/abort.js";
+import { nestsDeeperThan } from "../../util/json.js";
 import { compileSchema } from "../../util/schema.js";
 import { EDDY_VERSION } from "../../version.js";
 import type { JsonSchema, ToolDefinition } from "../tool.js";
@@ -66,9 +68,11 @@ export interface McpTools {
    * sent during a call (before its result) is reflected when the call's turn ends. A server that
    * fails to start contributes no tools (see `status()` and `onEvent`).
    * Rejects with `invalid_config` when two tools would be offered under one name (at the first
-   * listing; a later clash keeps the previous list and reports a warning), and after `close()`.
+   * listing; a later clash keeps the previous list and reports a warning), after `close()`, and
+   * with `signal`'s reason as soon as it aborts (the servers' starts and listings go on, bounded
+   * by their timeouts, until `close()`).
    */
-  tools(): Promise<ToolDefinition[]>;
+  tools(options?: { signal?: AbortSignal }): Promise<ToolDefinition[]>;
   /** The offered tools as data (after `tools()`). */
   toolInfo(): McpToolInfo[];
   /** Every server, in configuration order: name, transport, state, tool count, error. */
@@ -87,6 +91,13 @@ export interface McpTools {
    */
   close(deadline?: number): Promise<void>;
 }
+
+/**
+ * How deep a server's input schema may nest (JSON levels): far beyond what a hand-written or
+ * generated schema needs, and shallow enough that compiling it, the request body, the tape header
+ * and its replay never come near the stack's limit (docs/pitfalls.md #74).
+ */
+const MAX_SCHEMA_DEPTH = 100;
 
 /**
  * Margin between the MCP call timeout and the timeout the executor enforces, so the MCP timeout
@@ -149,7 +160,7 @@ export function createMcpTools(servers: unknown, options: McpToolsOptions = {}):
   }
 
   return {
-    async tools() {
+    async tools(o = {}) {
       if (closed !== undefined) {
         throw new EddyError(
           "invalid_argument",
@@ -157,8 +168,8 @@ export function createMcpTools(servers: unknown, options: McpToolsOptions = {}):
         );
       }
       started ??= Promise.all(connections.map((c) => c.start())).then(() => {});
-      await started;
-      await Promise.all(connections.map((c) => c.settled()));
+      await untilAborted(started, o.signal);
+      await untilAborted(Promise.all(connections.map((c) => c.settled())), o.signal);
       return current().map((e) => e.definition);
     },
     toolInfo: () => (lastGood ?? []).map((e) => e.info),
@@ -218,10 +229,14 @@ class EntryCache {
       (this.callTimeout.get(connection.name) ?? MCP_DEFAULTS.callTimeoutMs) + EXECUTOR_MARGIN_MS;
     const byTool = new Map<string, Built>();
     const entries = listed.map((tool) => {
-      const json = JSON.stringify(tool);
+      // A tool nested deeper than the stack allows to walk (docs/pitfalls.md #74) has no JSON to
+      // compare: it is built again each time (its schema is replaced, see usableSchema).
+      const json = nestsDeeperThan(tool) ? undefined : JSON.stringify(tool);
       const previous = cached?.byTool.get(tool.name);
       const entry =
-        previous?.json === json ? previous.entry : toEntry(connection, tool, timeoutMs, this.onEvent);
+        json !== undefined && previous?.json === json
+          ? previous.entry
+          : toEntry(connection, tool, timeoutMs, this.onEvent);
       byTool.set(tool.name, { json, entry });
       return entry;
     });
@@ -236,7 +251,7 @@ interface Entry {
 }
 
 interface Built {
-  json: string;
+  json: string | undefined;
   entry: Entry;
 }
 
@@ -267,16 +282,21 @@ function toEntry(
 
 /**
  * The server's input schema when eddy can validate with it (it is compiled here, so the registry
- * finds it compiled); otherwise an open object schema and a warning: a server's odd schema (an
- * older draft's tuple `items`, a bad `$ref`) must not keep the run from starting. The server still
- * checks the arguments itself.
+ * finds it compiled, its patterns on the linear-time engine: the server is not trusted); otherwise
+ * an open object schema and a warning: a server's odd schema (an older draft's tuple `items`, a bad
+ * `$ref`, a pattern with lookahead) must not keep the run from starting. The server still checks
+ * the arguments itself.
  */
 function usableSchema(server: string, tool: Tool, onEvent: (event: McpEvent) => void): JsonSchema {
   const schema = tool.inputSchema as JsonSchema;
   try {
-    compileSchema(`MCP tool "${tool.name}"`, schema);
+    if (nestsDeeperThan(schema, MAX_SCHEMA_DEPTH)) {
+      throw new Error(`it nests deeper than ${MAX_SCHEMA_DEPTH} levels of arrays and objects`);
+    }
+    compileSchema(`MCP tool "${tool.name}"`, schema, { untrusted: true });
     return schema;
   } catch (error) {
+    // A RangeError (the stack) included: a server's schema must not end the run.
     const reason = error instanceof Error ? error.message.split("\n", 1)[0] : "unusable";
     onEvent({
       type: "warning",

@@ -6,6 +6,12 @@
  */
 import { resolve as resolvePath } from "node:path";
 import { EddyError } from "../../errors.js";
+import {
+  basicAuthorization,
+  credentialSecrets,
+  describeWithCredentials,
+  splitUrlCredentials,
+} from "../../util/url-credentials.js";
 import { secretValuesFromEnv } from "../execute.js";
 import type { McpServerConfig } from "./config.js";
 import { MCP_DEFAULTS } from "./defaults.js";
@@ -32,7 +38,10 @@ export interface ResolvedStdioServer extends ResolvedCommon {
 /** A Streamable HTTP server ready to connect to. */
 export interface ResolvedHttpServer extends ResolvedCommon {
   transport: "http";
+  /** The URL to connect to, without `user:password@` (sent as `Authorization: Basic` instead). */
   url: string;
+  /** The URL as messages show it: its password masked (`http://user:***@host/mcp`). */
+  shownUrl: string;
   headers: Record<string, string>;
 }
 
@@ -98,9 +107,16 @@ export function resolveMcpServer(
       headers.Authorization = `Bearer ${token}`;
       secrets.push(token);
     }
-    const url = expand(config.url, "url");
-    secrets.push(...secretValuesFromEnv(substituted));
-    return { server: { ...common, transport: "http", url, headers }, secrets: unique(secrets) };
+    const { url, credentials } = splitUrlCredentials(expand(config.url, "url"));
+    if (credentials !== undefined) {
+      // Node's fetch refuses a URL with credentials: they go as a header, as for a base URL.
+      if (!Object.keys(headers).some((h) => h.toLowerCase() === "authorization"))
+        headers.Authorization = basicAuthorization(credentials);
+      secrets.push(...credentialSecrets(credentials));
+    }
+    secrets.push(...substitutedSecrets(substituted));
+    const shownUrl = describeWithCredentials(url, credentials);
+    return { server: { ...common, transport: "http", url, shownUrl, headers }, secrets: unique(secrets) };
   }
 
   const explicit = expandMap(config.env, "env");
@@ -112,7 +128,7 @@ export function resolveMcpServer(
     env: { ...inheritedEnvironment(options.env), ...explicit },
     cwd: config.cwd === undefined ? options.cwd : resolvePath(options.cwd ?? ".", expand(config.cwd, "cwd")),
   };
-  const secrets = [...secretValuesFromEnv(explicit), ...secretValuesFromEnv(substituted)];
+  const secrets = [...secretValuesFromEnv(explicit), ...substitutedSecrets(substituted)];
   return { server, secrets: unique(secrets) };
 }
 
@@ -127,6 +143,15 @@ export function inheritedEnvironment(env: Environment): Record<string, string> {
     if (names.has(name) || name.startsWith("LC_")) out[name] = value;
   }
   return out;
+}
+
+/**
+ * Every value a `${VAR}` took from the environment, whatever the variable's name: a URL's
+ * `?access=${GH_PAT}` or an argument `${MY_KEY}` is as secret as a header token. Values shorter
+ * than `MIN_TOKEN_LENGTH` are left out: masking `1` or `true` would shred every output.
+ */
+function substitutedSecrets(substituted: Readonly<Record<string, string>>): string[] {
+  return Object.values(substituted).filter((v) => v.length >= MIN_TOKEN_LENGTH);
 }
 
 /** `Bearer abc…` → also `abc…`, so the token alone is redacted wherever it shows up. */

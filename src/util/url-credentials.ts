@@ -1,5 +1,5 @@
 /**
- * `user:password@` in a base URL. eddy takes it out of the URL before anything uses the URL, so
+ * `user:password@` in a base URL or an MCP server's URL. eddy takes it out of the URL before anything uses the URL, so
  * the password can reach neither error messages (which quote URLs) nor frames and tapes, and sends
  * it the way browsers and curl do: as `Authorization: Basic …` (RFC 7617). Node's `fetch` refuses
  * URLs with credentials outright, so leaving them in was never an option.

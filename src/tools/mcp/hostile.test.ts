@@ -1,0 +1,234 @@
+/**
+ * MCP servers that misbehave on purpose (test/support/mcp-hostile.mjs): what they send must not
+ * stall, crash or mislead a run.
+ */
+import { mkdtempSync, readFileSync } from "node:fs";
+import { createServer, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { hostileServerConfig } from "../../../test/support/mcp.js";
+import { executeToolCall } from "../execute.js";
+import type { ToolOutput } from "../output.js";
+import { createToolRegistry, type ToolRegistry } from "../registry.js";
+import { MAX_LISTINGS_PER_TURN } from "./connection.js";
+import { createMcpTools, type McpTools } from "./mcp-tools.js";
+import type { McpEvent } from "./status.js";
+
+const workspace = mkdtempSync(join(tmpdir(), "eddy-mcp-hostile-"));
+const open: McpTools[] = [];
+const listening: Server[] = [];
+
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((m) => m.close()));
+  for (const server of listening.splice(0)) server.closeAllConnections();
+  await Promise.all(listening.map((server) => new Promise((resolve) => server.close(resolve))));
+});
+
+/**
+ * A raw Streamable HTTP MCP server on 127.0.0.1 whose tools/call answer is `answer(id, res)`;
+ * everything else is answered as a plain server would.
+ */
+async function rawHttpServer(answer: (id: unknown, res: ServerResponse) => void): Promise<string> {
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c: Buffer) => {
+      body += c.toString();
+    });
+    req.on("end", () => {
+      if (req.method !== "POST") return void res.writeHead(405).end();
+      const m = JSON.parse(body) as { id?: unknown; method: string; params?: { protocolVersion?: string } };
+      if (m.id === undefined) return void res.writeHead(202).end();
+      const reply = (result: unknown) =>
+        res
+          .writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }));
+      if (m.method === "initialize")
+        return reply({
+          protocolVersion: m.params?.protocolVersion,
+          capabilities: { tools: {} },
+          serverInfo: { name: "flood", version: "1" },
+        });
+      if (m.method === "tools/list")
+        return reply({ tools: [{ name: "echo", inputSchema: { type: "object" } }] });
+      if (m.method === "tools/call") return answer(m.id, res);
+      reply({});
+    });
+  });
+  listening.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+}
+
+/** Writes `prefix`, then `mib` MiB of "x" (as fast as the client reads), then `suffix`. */
+function flood(res: ServerResponse, prefix: string, mib: number, suffix: string): void {
+  res.write(prefix);
+  const chunk = "x".repeat(1 << 20);
+  let sent = 0;
+  const pump = () => {
+    while (sent < mib && !res.destroyed) {
+      sent++;
+      if (!res.write(chunk)) return;
+    }
+    if (sent >= mib) res.end(suffix);
+  };
+  res.on("drain", pump);
+  pump();
+}
+
+function mcp(servers: Record<string, unknown>) {
+  const events: McpEvent[] = [];
+  const tools = createMcpTools(servers, { env: { PATH: process.env.PATH }, onEvent: (e) => events.push(e) });
+  open.push(tools);
+  return { tools, events };
+}
+
+async function run(registry: ToolRegistry, name: string, args: unknown = {}) {
+  const result = await executeToolCall(
+    registry,
+    { callId: "call_1", name, arguments: JSON.stringify(args) },
+    { workspace, redact: [] },
+  );
+  return JSON.parse(result.output) as ToolOutput;
+}
+
+describe("hostile MCP servers", () => {
+  it("checks a server's input-schema pattern in linear time (no catastrophic backtracking)", async () => {
+    const { tools } = mcp({ h: hostileServerConfig("redos") });
+    const registry = createToolRegistry(await tools.tools());
+    // With backtracking RegExp, ^(a+)+$ against 54 "a"s and a "!" takes longer than the universe is old.
+    const bad = await run(registry, "h__r", { t: `${"a".repeat(54)}!` });
+    expect(bad.error?.code).toBe("tool_input_invalid");
+    expect((await run(registry, "h__r", { t: "aaaa" })).ok).toBe(true);
+  });
+
+  it("does not check structuredContent against the server's outputSchema", async () => {
+    const { tools } = mcp({ h: hostileServerConfig("redos-out") });
+    const registry = createToolRegistry(await tools.tools());
+    // The SDK's own check would run ^(a+)+$ on 40 "a"s and a "!": minutes of backtracking.
+    const out = await run(registry, "h__echo", { t: "x" });
+    expect(out.ok).toBe(true);
+  });
+
+  it("offers a tool whose pattern cannot run in linear time with an open schema and a warning", async () => {
+    const { tools, events } = mcp({ h: hostileServerConfig("lookahead") });
+    const la = (await tools.tools()).find((d) => d.name === "h__la");
+    expect(la?.parameters).toEqual({ type: "object", additionalProperties: true });
+    expect(events.find((e) => e.type === "warning")?.message).toContain(
+      'the input schema of tool "la" cannot be used',
+    );
+  });
+
+  it("offers a tool whose schema nests 3,000 levels deep with an open schema; the others work", async () => {
+    const { tools, events } = mcp({ h: hostileServerConfig("deep", { env: { DEPTH: "3000" } }) });
+    const definitions = await tools.tools();
+    expect(definitions.find((d) => d.name === "h__deep")?.parameters).toEqual({
+      type: "object",
+      additionalProperties: true,
+    });
+    expect(events.find((e) => e.type === "warning")?.message).toContain(
+      'the input schema of tool "deep" cannot be used (it nests deeper than 100 levels',
+    );
+    expect(JSON.stringify(tools.toolInfo())).toContain("h__deep");
+    const registry = createToolRegistry(definitions);
+    expect((await run(registry, "h__echo", { t: "x" })).stdout).toBe('echo:{"t":"x"}');
+    // A second listing (tools/list_changed) reuses nothing of it, and still does not throw.
+    expect((await tools.tools()).length).toBe(2);
+  });
+
+  it("stops an HTTP server whose event stream sends a message over 10 MiB", async () => {
+    // 200 MiB in one event: without a cap the SDK buffers all of it (an endless line fills the heap).
+    const url = await rawHttpServer((id, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const text = JSON.stringify({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: "" }] } });
+      flood(res, `data: ${text.slice(0, -5)}`, 200, `${text.slice(-5)}\n\n`);
+    });
+    const { tools, events } = mcp({ h: { url } });
+    const registry = createToolRegistry(await tools.tools());
+    const out = await run(registry, "h__echo");
+    expect(out.ok).toBe(false);
+    expect(out.error?.message).toContain("sent a message over the 10485760-byte limit and was stopped");
+    expect(tools.status()[0]?.state).toBe("failed");
+    expect(events.find((e) => e.type === "server_failed")?.message).toBe(
+      'MCP server "h" sent a message over the 10485760-byte limit and was stopped',
+    );
+  });
+
+  it("stops an HTTP server whose JSON answer is over 10 MiB", async () => {
+    const url = await rawHttpServer((id, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      flood(
+        res,
+        `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"`,
+        200,
+        '"}]}}',
+      );
+    });
+    const { tools } = mcp({ h: { url } });
+    const registry = createToolRegistry(await tools.tools());
+    const out = await run(registry, "h__echo");
+    expect(out.ok).toBe(false);
+    expect(out.error?.message).toContain("sent a message over the 10485760-byte limit and was stopped");
+    expect(tools.status()[0]?.state).toBe("failed");
+  });
+
+  it("lists a server that announces a change during every listing a few times a turn, not for ever", async () => {
+    const log = join(workspace, "loop-relist.log");
+    const { tools, events } = mcp({ h: hostileServerConfig("loop-relist", { log }) });
+    const registry = createToolRegistry(await tools.tools());
+    const listings = () =>
+      readFileSync(log, "utf8")
+        .split("\n")
+        .filter((l) => l.includes('"tools/list"'));
+    expect(listings()).toHaveLength(1);
+    expect((await run(registry, "h__echo")).ok).toBe(true);
+    // The next turn: the tools as listed last, after at most MAX_LISTINGS_PER_TURN listings.
+    expect((await tools.tools()).map((d) => d.name)).toEqual(["h__echo"]);
+    expect(listings()).toHaveLength(1 + MAX_LISTINGS_PER_TURN);
+    expect(events.filter((e) => e.type === "warning").map((e) => e.message)).toEqual([
+      'MCP server "h" keeps announcing new tools (listed 3 times this turn): the tools it listed last stay until the next turn',
+    ]);
+    // The turn after: the change it announced last is listed then, again a bounded number of times.
+    await tools.tools();
+    expect(listings()).toHaveLength(1 + 2 * MAX_LISTINGS_PER_TURN);
+  });
+
+  it("stops waiting for a listing that never comes when the run is cancelled", async () => {
+    // startup_timeout_sec bounds the listing: 10 minutes without the signal.
+    const { tools } = mcp({ h: { ...hostileServerConfig("hang-relist"), startup_timeout_sec: 600 } });
+    const registry = createToolRegistry(await tools.tools());
+    expect((await run(registry, "h__echo")).ok).toBe(true);
+    const controller = new AbortController();
+    const waiting = tools.tools({ signal: controller.signal });
+    setTimeout(() => controller.abort(new Error("Ctrl-C")), 50);
+    await expect(waiting).rejects.toThrow("Ctrl-C");
+  });
+
+  it("does not tell the server a call it answered was cancelled", async () => {
+    const log = join(workspace, "cancelled.log");
+    const { tools } = mcp({ h: hostileServerConfig("basic", { log }) });
+    const registry = createToolRegistry(await tools.tools());
+    expect((await run(registry, "h__echo", { t: "one" })).ok).toBe(true);
+    // The server reads its input in order: a notification sent after the first answer is logged
+    // before the second call.
+    expect((await run(registry, "h__echo", { t: "two" })).ok).toBe(true);
+    const received = readFileSync(log, "utf8");
+    expect(received).toContain('"tools/call"');
+    expect(received).not.toContain("notifications/cancelled");
+  });
+
+  it.each([
+    ["-32000", "the SDK's code for a closed connection"],
+    ["-32001", "the SDK's code for a timeout"],
+  ])("reports a server's error answer with code %s (%s) in the server's words", async (code) => {
+    const { tools } = mcp({ h: hostileServerConfig("error", { env: { CODE: code } }) });
+    const registry = createToolRegistry(await tools.tools());
+    const out = await run(registry, "h__echo");
+    expect(out.error).toEqual({
+      code: "tool_failed",
+      message: `MCP server "h" refused h__echo: MCP error ${code}: the server's own words`,
+    });
+    expect(tools.status()[0]?.state).toBe("ready");
+  });
+});

@@ -1,0 +1,101 @@
+#!/usr/bin/env node
+/**
+ * A raw JSON-RPC MCP server over stdio that misbehaves on purpose, for tests of how eddy's MCP
+ * client stands up to a hostile server. Plain JavaScript, no SDK: it writes exactly what a test
+ * needs on the wire.
+ *
+ *   node mcp-hostile.mjs MODE [LOG]     LOG: a file each received line is appended to
+ *
+ * Modes (every mode lists `echo {t}`, which answers "echo:ARGS", unless it says otherwise):
+ *   redos        tool `r` whose inputSchema has `pattern: "^(a+)+$"` (catastrophic backtracking)
+ *   redos-out    `echo` has an outputSchema with that pattern and answers structuredContent
+ *                {t: "a"×40 + "!"}
+ *   lookahead    tool `la` whose inputSchema pattern uses lookahead (RE2 cannot run it)
+ *   deep         tool `deep`, its inputSchema nested DEPTH (env, default 3000) levels deep
+ *   hang-relist  after a tools/call: sends tools/list_changed and never answers tools/list again
+ *   loop-relist  after a tools/call: each tools/list first sends tools/list_changed again
+ *   error        tools/call answers a JSON-RPC error: code CODE (env, default -32000), message
+ *                "the server's own words"
+ */
+import { appendFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+
+const mode = process.argv[2] ?? "basic";
+const logFile = process.argv[3];
+const send = (m) => process.stdout.write(`${JSON.stringify(m)}\n`);
+const object = (properties = {}) => ({ type: "object", properties });
+let called = false;
+
+function tools() {
+  const echo = { name: "echo", description: "echo", inputSchema: object({ t: { type: "string" } }) };
+  switch (mode) {
+    case "redos":
+      return [{ name: "r", inputSchema: object({ t: { type: "string", pattern: "^(a+)+$" } }) }, echo];
+    case "redos-out":
+      return [{ ...echo, outputSchema: object({ t: { type: "string", pattern: "^(a+)+$" } }) }];
+    case "lookahead":
+      return [{ name: "la", inputSchema: object({ t: { type: "string", pattern: "^(?=a)a+$" } }) }, echo];
+    default:
+      return [echo];
+  }
+}
+
+/** The tools/list answer as raw JSON (the deep schema is built as text: no recursion here). */
+function listAnswer(id) {
+  if (mode !== "deep") return JSON.stringify({ jsonrpc: "2.0", id, result: { tools: tools() } });
+  const depth = Number(process.env.DEPTH ?? 3000);
+  const schema = `${'{"type":"object","properties":{"a":'.repeat(depth)}{"type":"object"}${"}}".repeat(depth)}`;
+  const echo = JSON.stringify(tools()[0]);
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"tools":[{"name":"deep","inputSchema":${schema}},${echo}]}}`;
+}
+
+function list(m) {
+  if (mode === "hang-relist" && called) return;
+  if (mode === "loop-relist" && called) {
+    send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+    setTimeout(() => process.stdout.write(`${listAnswer(m.id)}\n`), 50);
+    return;
+  }
+  process.stdout.write(`${listAnswer(m.id)}\n`);
+}
+
+function call(m) {
+  if (mode === "error") {
+    const code = Number(process.env.CODE ?? -32000);
+    send({ jsonrpc: "2.0", id: m.id, error: { code, message: "the server's own words" } });
+    return;
+  }
+  if (mode === "hang-relist" || mode === "loop-relist") {
+    called = true;
+    send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+  }
+  const args = m.params?.arguments ?? {};
+  const result = { content: [{ type: "text", text: `echo:${JSON.stringify(args)}` }] };
+  if (mode === "redos-out") result.structuredContent = { t: `${"a".repeat(40)}!` };
+  send({ jsonrpc: "2.0", id: m.id, result });
+}
+
+createInterface({ input: process.stdin }).on("line", (line) => {
+  if (logFile !== undefined) appendFileSync(logFile, `${line.slice(0, 300)}\n`);
+  let m;
+  try {
+    m = JSON.parse(line);
+  } catch {
+    return;
+  }
+  if (m.method === "initialize") {
+    send({
+      jsonrpc: "2.0",
+      id: m.id,
+      result: {
+        protocolVersion: m.params.protocolVersion,
+        capabilities: { tools: { listChanged: true } },
+        serverInfo: { name: "hostile", version: "1" },
+      },
+    });
+  } else if (m.method === "tools/list") list(m);
+  else if (m.method === "tools/call") call(m);
+  else if (m.id !== undefined && m.method === "ping") send({ jsonrpc: "2.0", id: m.id, result: {} });
+  else if (m.id !== undefined && m.method !== undefined)
+    send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "no such method" } });
+});
