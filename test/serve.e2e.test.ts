@@ -187,7 +187,10 @@ describe("eddy serve (slow: spawns the CLI)", () => {
     const first = await serve(server.url, dataDir);
     const a = await post(first.url, "/v1/runs", { input: "one" });
     await firstEvents(first.url, a.body.id, 3);
-    expect((await post(first.url, `/v1/runs/${a.body.id}/cancel`, {})).body).toEqual({ id: a.body.id, status: "cancelled" });
+    expect((await post(first.url, `/v1/runs/${a.body.id}/cancel`, {})).body).toEqual({
+      id: a.body.id,
+      status: "cancelled",
+    });
     const aEvents = await events(first.url, a.body.id);
     expect(aEvents.at(-1)?.data).toMatchObject({ type: "run_ended", reason: "cancelled" });
     const b = await post(first.url, "/v1/runs", { input: "two" });
