@@ -2,13 +2,6 @@
  * Every behaviour-altering default of the provider layer, in one place (the CLI and the library
  * both read it). docs/decisions.md #8 sets the retry and timeout values.
  */
-/**
- * The longest timeout a Node timer can wait (2^31 − 1 ms, ~24.8 days): a longer one fires after
- * 1 ms with a TimeoutOverflowWarning on stderr, each time it is set. The CLI refuses longer
- * provider timeouts (flags and config file).
- */
-export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
-
 export const PROVIDER_DEFAULTS = {
   /** Retries after the first attempt (so 3 attempts in all). */
   maxRetries: 2,
@@ -42,3 +35,10 @@ export const PROVIDER_DEFAULTS = {
 } as const;
 
 export type ProviderDefaults = typeof PROVIDER_DEFAULTS;
+
+/**
+ * The longest timeout a Node timer can wait (2^31 − 1 ms, ~24.8 days): a longer one fires after
+ * 1 ms with a TimeoutOverflowWarning on stderr, each time it is set. The CLI refuses longer
+ * provider timeouts (flags and config file).
+ */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
