@@ -146,6 +146,16 @@ describe("resolveMcpServer", () => {
       { ...base, env: { MY_PLAIN: "plain-but-private", V: "true" } },
     );
     expect(stdio.secrets).toEqual(["plain-but-private"]);
+    // The home folder or PATH is no secret: masking it would turn every path under it into ***.
+    const paths = resolveMcpServer(
+      "p",
+      { command: "${HOME}/bin/srv", args: ["--dirs=${PATH}", "--cache=${XDG_CACHE_HOME}"] },
+      {
+        ...base,
+        env: { HOME: "/home/alice", PATH: "/usr/local/bin:/usr/bin", XDG_CACHE_HOME: "/home/alice/.cache" },
+      },
+    );
+    expect(paths.secrets).toEqual([]);
   });
 
   it("treats an expanded value as a secret when the variable's name looks secret", () => {

@@ -148,10 +148,35 @@ export function inheritedEnvironment(env: Environment): Record<string, string> {
 /**
  * Every value a `${VAR}` took from the environment, whatever the variable's name: a URL's
  * `?access=${GH_PAT}` or an argument `${MY_KEY}` is as secret as a header token. Values shorter
- * than `MIN_TOKEN_LENGTH` are left out: masking `1` or `true` would shred every output.
+ * than `MIN_TOKEN_LENGTH` are left out: masking `1` or `true` would shred every output; so are the
+ * variables every process has and shows anyway (`${HOME}/bin/server.js`: masking the home folder
+ * would turn every path under it in every output into `***`).
  */
 function substitutedSecrets(substituted: Readonly<Record<string, string>>): string[] {
-  return Object.values(substituted).filter((v) => v.length >= MIN_TOKEN_LENGTH);
+  return Object.entries(substituted)
+    .filter(([name, value]) => value.length >= MIN_TOKEN_LENGTH && !isPublicVariable(name))
+    .map(([, value]) => value);
+}
+
+/** Variables that name the process's surroundings, not credentials. */
+const PUBLIC_VARIABLES = new Set([
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "PWD",
+  "OLDPWD",
+  "PATH",
+  "SHELL",
+  "TMPDIR",
+  "TMP",
+  "TEMP",
+  "LANG",
+  "TERM",
+  "HOSTNAME",
+]);
+
+function isPublicVariable(name: string): boolean {
+  return PUBLIC_VARIABLES.has(name) || name.startsWith("XDG_") || name.startsWith("LC_");
 }
 
 /** `Bearer abc…` → also `abc…`, so the token alone is redacted wherever it shows up. */
