@@ -107,11 +107,29 @@ export function trustConfigFile(trustFile: string, path: string, text: string): 
  * when none was set or the file is trusted).
  */
 export function withoutUntrusted<T extends Record<string, unknown>>(file: T): { kept: T; left: string[] } {
-  const left = TRUST_KEYS.filter((key) => file[key] !== undefined);
+  const left = TRUST_KEYS.filter((key) => file[key] !== undefined && !restricts(key, file[key]));
   if (left.length === 0) return { kept: file, left };
   const kept = { ...file };
   for (const key of left) delete kept[key];
   return { kept, left };
+}
+
+/**
+ * A value of a trust key that only takes away — no writes, no shell, the sandbox on, calls asked,
+ * denied or deferred — applies untrusted: leaving it out would make the run less safe.
+ */
+function restricts(key: (typeof TRUST_KEYS)[number], value: unknown): boolean {
+  switch (key) {
+    case "allow_write":
+    case "allow_shell":
+      return value === false;
+    case "sandbox":
+      return value === true;
+    case "approve":
+      return value === "ask" || value === "deny" || value === "defer";
+    default:
+      return false;
+  }
 }
 
 /** The notice for a workspace file whose settings that need trust were left out (one line). */

@@ -577,6 +577,19 @@ describe("a workspace's config file is trusted only as the user trusted it (conf
     expect(loadConfigFile(undefined, ws.env, ws.dir).untrusted).toBeDefined();
   });
 
+  it("untrusted, what only takes away still applies: no writes, no shell, the sandbox on, calls denied", () => {
+    const ws = workspace({
+      allow_write: false,
+      allow_shell: false,
+      sandbox: true,
+      approve: "deny",
+      mcp_servers: {},
+    });
+    const loaded = loadConfigFile(undefined, ws.env, ws.dir);
+    expect(loaded.untrusted).toEqual(["mcp_servers"]);
+    expect(loaded.file).toEqual({ allow_write: false, allow_shell: false, sandbox: true, approve: "deny" });
+  });
+
   it("the user's own config file applies whole", () => {
     const ws = workspace();
     const user = join(ws.env.HOME as string, ".config", "eddy");
