@@ -455,6 +455,15 @@ describe("a later chat on a thread whose last run waits for a decision", { timeo
     });
     expect(first.stderr).toMatch(/waiting for a decision on call_mock_0001/);
     expect(existsSync(join(cwd, "c.txt"))).toBe(false);
+    // A chat that does not allow writes: /decide is refused by the policy, said once, nothing written.
+    const readOnly = await runCli(["chat", "--thread", "ap1"], {
+      cwd,
+      env: env(),
+      stdin: "/decide call_mock_0001=allow\n",
+      timeoutMs: 60_000,
+    });
+    expect(readOnly.stderr.split("write_file needs --allow-write")).toHaveLength(2);
+    expect(existsSync(join(cwd, "c.txt"))).toBe(false);
     const second = await runCli(args, {
       cwd,
       env: env(),

@@ -446,11 +446,11 @@ async function runSlashCommand(text: string, session: Session, ctx: ChatContext)
         return say(ctx, `approve ${session.approve}`);
       case "/decide":
         // The session refuses a call it is not waiting for by rejecting: said, not dropped.
-        session.decide(decisions(rest)).catch((err: unknown) => say(ctx, errorLine(err, ctx.styles)));
+        session.decide(decisions(rest)).catch((err: unknown) => refused(session, ctx, err));
         return;
       case "/steer":
         if (arg === "") throw usageError("/steer needs the message to send");
-        session.steer(arg).catch((err: unknown) => say(ctx, errorLine(err, ctx.styles)));
+        session.steer(arg).catch((err: unknown) => refused(session, ctx, err));
         return;
       case "/tools":
         return say(ctx, session.tools.join(", ") || "(no tools)");
@@ -501,6 +501,11 @@ async function viewSession(session: Session, ctx: ChatContext): Promise<void> {
   if (tapes.length === 0) throw usageError("no turn yet: nothing to view");
   const { viewCommand } = await import("./view-command.js");
   await viewCommand(tapes, {}, { ...ctx.io, stdout: ctx.io.stderr });
+}
+
+/** A /decide or /steer the session refused, said; a turn that failed is said by its turn_failed event. */
+function refused(session: Session, ctx: ChatContext, err: unknown): void {
+  if (!session.wasTurnFailure(err)) say(ctx, errorLine(err, ctx.styles));
 }
 
 function say(ctx: ChatContext, text: string): void {

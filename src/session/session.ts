@@ -147,6 +147,8 @@ export class Session {
   private readonly feed = new Feed<SessionEvent>();
   private readonly queue: Job[] = [];
   private readonly done: DoneTurn[] = [];
+  /** Errors of turns that failed (`turn_failed`), for `wasTurnFailure`. */
+  private readonly failures = new WeakSet<Error>();
   private running: Running | undefined;
   private draining: Promise<void> | undefined;
   private closed = false;
@@ -374,6 +376,15 @@ export class Session {
     };
   }
 
+  /**
+   * Whether `error` (a rejection of `send`, `steer` or `decide`) is a turn's failure, told to the
+   * event iterators as `turn_failed` too — not a refusal before any turn started. A caller that
+   * shows both shows such an error once.
+   */
+  wasTurnFailure(error: unknown): boolean {
+    return error instanceof Error && this.failures.has(error);
+  }
+
   /** Resolves once no turn runs and none is queued. */
   async whenIdle(): Promise<void> {
     while (this.draining !== undefined) await this.draining;
@@ -421,6 +432,7 @@ export class Session {
       } catch (error) {
         const err = error instanceof Error ? error : new Error(String(error));
         this.feed.push({ type: "turn_failed", turn, error: err });
+        this.failures.add(err);
         job.reject(err);
       } finally {
         this.running = undefined;
