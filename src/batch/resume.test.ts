@@ -421,6 +421,14 @@ describe("deferred approvals", () => {
   const write = (t: string, call_id: string) =>
     ({ type: "function_call", name: "write_note", arguments: JSON.stringify({ text: t }), call_id }) as const;
 
+  /** A fresh deferred tape resumed with `more`; `later` names the calls that ran. */
+  async function resumeDeferred(more: Partial<ResumeOptions>) {
+    const { tape, scripts } = await deferred([]);
+    const later: string[] = [];
+    const registry = () => createToolRegistry([approvalNoteTool(later)]);
+    return { resumed: await resume(tape, scripts.slice(1), { runs: new Map(), registry }, {}, more), later };
+  }
+
   async function deferred(runs: string[]) {
     const registry = () => createToolRegistry([approvalNoteTool(runs)]);
     const scripts: Script[] = [{ items: [write("hello", "w1")] }, { items: [text("done")] }];
@@ -451,13 +459,7 @@ describe("deferred approvals", () => {
 
   it("resumed with no decision, the call goes to the local approval mode (auto runs it, deny refuses it) and the run completes", async () => {
     for (const approve of [undefined, "auto", "deny"] as const) {
-      const { tape, scripts } = await deferred([]);
-      const later: string[] = [];
-      const resumed = await resume(
-        tape,
-        scripts.slice(1),
-        { runs: new Map(), registry: () => createToolRegistry([approvalNoteTool(later)]) },
-        {},
+      const { resumed, later } = await resumeDeferred(
         approve === undefined ? {} : { policy: createPolicy({ approve, allowWrite: true }) },
       );
       expect(resumed.result.reason, String(approve)).toBe("completed");
@@ -500,15 +502,7 @@ describe("deferred approvals", () => {
   });
 
   it("resumed with deny, nothing runs and the run completes", async () => {
-    const { tape, scripts } = await deferred([]);
-    const later: string[] = [];
-    const resumed = await resume(
-      tape,
-      scripts.slice(1),
-      { runs: new Map(), registry: () => createToolRegistry([approvalNoteTool(later)]) },
-      {},
-      { decide: { all: "deny" } },
-    );
+    const { resumed, later } = await resumeDeferred({ decide: { all: "deny" } });
     expect(later).toEqual([]);
     expect(resumed.result.reason).toBe("completed");
     expect(resumed.frames.find((f) => f.type === "tool_ended")).toMatchObject({ call_id: "w1", ok: false });

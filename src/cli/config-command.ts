@@ -4,7 +4,6 @@
  */
 import { existsSync } from "node:fs";
 import { capabilitiesWithEvidence, evidenceChanges } from "../provider/probe/evidence.js";
-import { withoutBom } from "../util/json.js";
 import { describeWithCredentials, splitUrlCredentials } from "../util/url-credentials.js";
 import {
   type EffectiveConfig,
@@ -12,9 +11,10 @@ import {
   type RunFlags,
   redactKey,
   resolveConfig,
+  resolveWorkspace,
   type Setting,
 } from "./config.js";
-import { readConfigText, workspaceConfigPath } from "./config-file.js";
+import { readConfigFile, workspaceConfigPath } from "./config-file.js";
 import type { McpServerSetting } from "./config-tools.js";
 import { configDigest, trustConfigFile, trustFilePath, withoutUntrusted } from "./config-trust.js";
 import { doctorCachePath, formatAge } from "./doctor-cache.js";
@@ -34,12 +34,11 @@ export function trustCommand(flags: RunFlags, io: CliIo): number {
     throw usageError(
       "--trust trusts the workspace's eddy.config.json; a file given with --config applies whole already",
     );
-  const workspace = resolveConfig({ ...flags }, io.env, io.cwd).workspace.value;
-  const path = workspaceConfigPath(workspace);
+  const path = workspaceConfigPath(resolveWorkspace(flags, io.cwd).value);
   if (!existsSync(path)) throw usageError(`--trust: there is no ${path} to trust`);
-  const text = readConfigText(path);
+  const { file, text } = readConfigFile(path);
   trustConfigFile(trustFilePath(io.env), path, text);
-  const { left } = withoutUntrusted(JSON.parse(withoutBom(text)) as Record<string, unknown>);
+  const { left } = withoutUntrusted(file);
   const what =
     left.length === 0 ? "it sets nothing that needs trust" : `its ${left.join(", ")} apply from now on`;
   io.stdout.write(

@@ -188,9 +188,9 @@ export function loadConfigFile(explicit: string | undefined, env: Env, workspace
   return { file: {}, path: undefined };
 }
 
-/** The text of a config file, for `eddy config --trust`. */
-export function readConfigText(path: string): string {
-  return parseConfigFile(path).text;
+/** A config file's settings and its text (what its trust is kept by), for `eddy config --trust`. */
+export function readConfigFile(path: string): { file: ConfigFile; text: string } {
+  return parseConfigFile(path);
 }
 
 /** The largest config file read (only a regular file is read: src/util/regular-file.ts). */

@@ -93,6 +93,18 @@ async function until(test: () => boolean | Promise<boolean>, what: string): Prom
   }
 }
 
+/** Waits until a request to `url` is answered "ok" again (the server has seen a connection go). */
+async function servedAgain(url: string, what: string): Promise<void> {
+  await until(
+    async () =>
+      (await fetch(`${url}/`).then(
+        (r) => r.text(),
+        () => "",
+      )) === "ok",
+    what,
+  );
+}
+
 describe("eddy serve's connections are bounded", () => {
   it("one address holds at most maxConnectionsPerAddress: its next is closed as it comes, while the server still has room", async () => {
     const small = await listen(async () => new Response("ok"), {
@@ -109,14 +121,7 @@ describe("eddy serve's connections are bounded", () => {
       await closedWithin(extra.closed, "the connection past the address's bound");
       expect(extra.received()).toBe("");
       idle[0]?.socket.destroy();
-      let answer = "";
-      await until(async () => {
-        answer = await fetch(`${small.url}/`).then(
-          (r) => r.text(),
-          () => "",
-        );
-        return answer === "ok";
-      }, "a connection once one of the address's went");
+      await servedAgain(small.url, "a connection once one of the address's went");
       for (const c of idle) c.socket.destroy();
     } finally {
       await small.close();
@@ -136,14 +141,7 @@ describe("eddy serve's connections are bounded", () => {
       expect(extra.received()).toBe("");
       held[0]?.socket.destroy();
       // Served again once the server has seen that one go.
-      let answer = "";
-      await until(async () => {
-        answer = await fetch(`${small.url}/`).then(
-          (r) => r.text(),
-          () => "",
-        );
-        return answer === "ok";
-      }, "a connection after one went");
+      await servedAgain(small.url, "a connection after one went");
       for (const c of held) c.socket.destroy();
     } finally {
       await small.close();

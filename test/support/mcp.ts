@@ -9,6 +9,9 @@ import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { executeToolCall } from "../../src/tools/execute.js";
+import type { ToolOutput } from "../../src/tools/output.js";
+import type { ToolRegistry } from "../../src/tools/registry.js";
 
 /** The test server script. */
 export const MCP_TEST_SERVER = join(dirname(fileURLToPath(import.meta.url)), "mcp-server.mjs");
@@ -111,4 +114,19 @@ export function hostileServerConfig(
 ): { command: string; args: string[]; env?: Record<string, string> } {
   const args = [MCP_HOSTILE_SERVER, mode, ...(options.log === undefined ? [] : [options.log])];
   return { command: process.execPath, args, ...(options.env === undefined ? {} : { env: options.env }) };
+}
+
+/** Calls tool `name` of `registry` once (call id `call_1`) and parses its output. */
+export async function callTool(
+  registry: ToolRegistry,
+  name: string,
+  args: unknown,
+  workspace: string,
+): Promise<ToolOutput> {
+  const result = await executeToolCall(
+    registry,
+    { callId: "call_1", name, arguments: JSON.stringify(args) },
+    { workspace, redact: [] },
+  );
+  return JSON.parse(result.output) as ToolOutput;
 }

@@ -8,9 +8,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { hostileServerConfig } from "../../../test/support/mcp.js";
-import { executeToolCall } from "../execute.js";
-import type { ToolOutput } from "../output.js";
+import { callTool, hostileServerConfig } from "../../../test/support/mcp.js";
 import { createToolRegistry, type ToolRegistry } from "../registry.js";
 import { MAX_LISTINGS_PER_TURN } from "./connection.js";
 import { createMcpTools, type McpTools } from "./mcp-tools.js";
@@ -84,14 +82,8 @@ function mcp(servers: Record<string, unknown>) {
   return { tools, events };
 }
 
-async function run(registry: ToolRegistry, name: string, args: unknown = {}) {
-  const result = await executeToolCall(
-    registry,
-    { callId: "call_1", name, arguments: JSON.stringify(args) },
-    { workspace, redact: [] },
-  );
-  return JSON.parse(result.output) as ToolOutput;
-}
+const run = (registry: ToolRegistry, name: string, args: unknown = {}) =>
+  callTool(registry, name, args, workspace);
 
 describe("hostile MCP servers", () => {
   it("checks a server's input-schema pattern in linear time (no catastrophic backtracking)", async () => {

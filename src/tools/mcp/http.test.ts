@@ -8,13 +8,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  callTool,
   eventually,
   type HttpTestServer,
   newMarker,
   startHttpTestServer,
 } from "../../../test/support/mcp.js";
-import { executeToolCall } from "../execute.js";
-import type { ToolOutput } from "../output.js";
 import { createToolRegistry, type ToolRegistry } from "../registry.js";
 import { createMcpTools, type McpTools, type McpToolsOptions } from "./mcp-tools.js";
 import type { McpEvent } from "./status.js";
@@ -42,14 +41,8 @@ function mcp(config: Record<string, unknown>, options: McpToolsOptions = {}) {
   return { tools, events };
 }
 
-async function run(registry: ToolRegistry, name: string, args: unknown = {}) {
-  const result = await executeToolCall(
-    registry,
-    { callId: "call_1", name, arguments: JSON.stringify(args) },
-    { workspace, redact: [] },
-  );
-  return JSON.parse(result.output) as ToolOutput;
-}
+const run = (registry: ToolRegistry, name: string, args: unknown = {}) =>
+  callTool(registry, name, args, workspace);
 
 // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${VAR} syntax of mcp_servers is under test
 const AUTH_FROM_ENV = { Authorization: "Bearer ${MCP_TEST_TOKEN}" };
