@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type BatchSummary, openBatchDir, type ResultLine, summarize } from "./batch-dir.js";
+import { type BatchSummary, holdBatchDir, openBatchDir, type ResultLine, summarize } from "./batch-dir.js";
 
 const line = (id: string, reason: ResultLine["reason"], ms: number): ResultLine => ({
   id,
@@ -127,5 +127,23 @@ describe("openBatchDir", () => {
     const path = mkdtempSync(join(tmpdir(), "eddy-batch-dir-"));
     writeFileSync(join(path, "tapes"), "");
     expect(() => openBatchDir(path)).toThrow(/cannot create its tapes folder .*tapes: (ENOTDIR|EEXIST)/);
+  });
+});
+
+describe("the batch folder's lock (holdBatchDir)", () => {
+  it("a live holder refuses, one whose process is gone or whose file is garbage holds nothing, a symlinked lock is refused untouched", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "eddy-batch-lock-"));
+    const held = await holdBatchDir(dir);
+    await expect(holdBatchDir(dir)).rejects.toThrow(/is in use by another "eddy batch", process \d+/);
+    await held.release();
+    writeFileSync(join(dir, "batch.lock"), JSON.stringify({ pid: 2 ** 22 + 12345, holder: "eddy batch" }));
+    await (await holdBatchDir(dir)).release();
+    writeFileSync(join(dir, "batch.lock"), "\u001b[2J garbage");
+    await (await holdBatchDir(dir)).release();
+    const target = join(dir, "target.txt");
+    writeFileSync(target, "keep");
+    symlinkSync(target, join(dir, "batch.lock"));
+    await expect(holdBatchDir(dir)).rejects.toThrow();
+    expect(readFileSync(target, "utf8")).toBe("keep");
   });
 });

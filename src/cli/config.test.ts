@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -28,7 +29,7 @@ import {
   resolveTarget,
   resolveWorkspace,
 } from "./config.js";
-import { type ConfigFile, configPaths, loadConfigFile, profilesFrom } from "./config-file.js";
+import { type ConfigFile, configPaths, loadConfigFile, profilesFrom, readConfigFile } from "./config-file.js";
 import { trustConfigFile, trustFilePath } from "./config-trust.js";
 
 /** A workspace holding `eddy.config.json` (when given) and a HOME with no user config. */
@@ -599,5 +600,40 @@ describe("a workspace's config file is trusted only as the user trusted it (conf
       file: { allow_shell: true },
       path: join(user, "config.json"),
     });
+  });
+});
+
+describe("hostile trust files and config files (config-trust.ts)", () => {
+  it("a trust file that is a FIFO, a folder, oversized or of the wrong shape trusts nothing, and nothing hangs", () => {
+    const ws = workspace({ allow_shell: true });
+    const path = join(ws.dir, "eddy.config.json");
+    const trust = trustFilePath(ws.env);
+    mkdirSync(join(trust, ".."), { recursive: true });
+    const untrusted = () => loadConfigFile(undefined, ws.env, ws.dir).untrusted;
+    execFileSync("mkfifo", [trust]);
+    expect(untrusted()).toEqual(["allow_shell"]);
+    rmSync(trust);
+    mkdirSync(trust);
+    expect(untrusted()).toEqual(["allow_shell"]);
+    rmSync(trust, { recursive: true });
+    for (const text of [
+      JSON.stringify({ files: [path] }),
+      JSON.stringify({ files: { [path]: 42 } }),
+      JSON.stringify({ files: { [path]: `${"0".repeat(63)}\u001b` } }),
+      `{"files":{${JSON.stringify(path)}:"${"0".repeat(64)}"},"pad":"${"x".repeat(1_100_000)}"}`,
+    ]) {
+      writeFileSync(trust, text);
+      expect(untrusted(), text.slice(0, 60)).toEqual(["allow_shell"]);
+    }
+  });
+
+  it("trusting records the file's own text, not a path trick: a config that is a FIFO or a folder is refused in one line", () => {
+    const ws = workspace();
+    const path = join(ws.dir, "eddy.config.json");
+    execFileSync("mkfifo", [path]);
+    expect(() => readConfigFile(path)).toThrow(/FIFO/);
+    rmSync(path);
+    mkdirSync(path);
+    expect(() => readConfigFile(path)).toThrow(/config file .* (is a directory|not a regular file)/);
   });
 });

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -47,6 +48,22 @@ function gatedTool(name = "wait") {
     },
   });
   return { tool, release: () => release(), running, calls };
+}
+
+/** A tool that needs approval, answers "launched", and counts its runs. */
+function launchTool() {
+  let runs = 0;
+  const tool = defineTool({
+    name: "launch",
+    description: "needs approval",
+    parameters: { type: "object", properties: { n: { type: "number" } } },
+    needsApproval: true,
+    execute: () => {
+      runs++;
+      return "launched";
+    },
+  });
+  return { tool, runs: () => runs };
 }
 
 function workspace(): string {
@@ -233,17 +250,8 @@ describe("a session", () => {
   });
 
   it("decides a deferred call later in the session: the turn resumes from its tape and the call runs once", async () => {
-    let runs = 0;
-    const guarded = defineTool({
-      name: "launch",
-      description: "needs approval",
-      parameters: { type: "object", properties: {}, additionalProperties: false },
-      needsApproval: true,
-      execute: () => {
-        runs++;
-        return "launched";
-      },
-    });
+    const launch = launchTool();
+    const guarded = launch.tool;
     const provider = createScriptedProvider([call("launch", {}, "c9"), say("Launched.")]);
     const session = createSession({
       spec: { model: "m" },
@@ -257,12 +265,12 @@ describe("a session", () => {
     const deferred = await session.send("launch it");
     expect(deferred.run.reason).toBe("awaiting_approval");
     expect(session.pending()).toEqual(["c9"]);
-    expect(runs).toBe(0);
+    expect(launch.runs()).toBe(0);
     await expect(session.decide({ nope: "allow" })).rejects.toThrow(/not waiting/);
     const decided = await session.decide({ c9: "allow" });
     expect(decided.run.reason).toBe("completed");
     expect(decided.run.outputText).toBe("Launched.");
-    expect(runs).toBe(1);
+    expect(launch.runs()).toBe(1);
     expect(session.pending()).toEqual([]);
     // The resumed tape replaced the deferred one in place.
     expect(readTape(deferred.tape).frames.at(-1)).toMatchObject({ type: "run_ended", reason: "completed" });
@@ -270,17 +278,8 @@ describe("a session", () => {
   });
 
   it("picks up a run an earlier session left waiting: the calls as its tape recorded them, decided here, the thread's log updated", async () => {
-    let runs = 0;
-    const guarded = defineTool({
-      name: "launch",
-      description: "needs approval",
-      parameters: { type: "object", properties: { n: { type: "number" } } },
-      needsApproval: true,
-      execute: () => {
-        runs++;
-        return "launched";
-      },
-    });
+    const launch = launchTool();
+    const guarded = launch.tool;
     const cwd = workspace();
     const deps = (provider: ReturnType<typeof createScriptedProvider>) => ({
       provider,
@@ -311,7 +310,7 @@ describe("a session", () => {
     await expect(second.decide({ c8: "allow" })).rejects.toThrow(/c8 is not waiting/);
     const decided = await second.decide({ c9: "allow" });
     expect(decided.run).toMatchObject({ reason: "completed", outputText: "Launched." });
-    expect(runs).toBe(1);
+    expect(launch.runs()).toBe(1);
     expect(second.pending()).toEqual([]);
     expect(second.inherited).toBeUndefined();
     const log = await createThreadStore({ workspace: cwd }).read("t1");
@@ -328,13 +327,7 @@ describe("a session", () => {
 
   it("an inherited run whose tape is gone, or records another run, is named with the reason and not continued", async () => {
     const cwd = workspace();
-    const guarded = defineTool({
-      name: "launch",
-      description: "needs approval",
-      parameters: { type: "object", properties: {} },
-      needsApproval: true,
-      execute: () => "launched",
-    });
+    const guarded = launchTool().tool;
     const deps = {
       provider: createScriptedProvider([call("launch", {}, "c1"), call("launch", {}, "c2")]),
       tools: createToolRegistry([guarded]),
@@ -368,15 +361,49 @@ describe("a session", () => {
     await onB.close();
   });
 
+  it("a thread log naming as the waiting run's tape a FIFO, a folder, a file outside or one not a tape: named, not read, nothing hangs", async () => {
+    const cwd = workspace();
+    const store = createThreadStore({ workspace: cwd });
+    execFileSync("mkfifo", [join(cwd, "fifo.tape")]);
+    mkdirSync(join(cwd, "dir.tape"));
+    writeFileSync(join(cwd, "text.tape"), "not a tape\u001b[2J\n");
+    const targets = [join(cwd, "fifo.tape"), "dir.tape", "../../../../../../etc/passwd", "text.tape"];
+    for (const [i, tape] of targets.entries()) {
+      const thread = `w${i}`;
+      await store.append(thread, {
+        kind: "prompt",
+        run_id: `run_w${i}`,
+        prompt: "go",
+        model: "m",
+        bundle_id: "b",
+      });
+      await store.append(thread, {
+        kind: "outcome",
+        run_id: `run_w${i}`,
+        reason: "awaiting_approval",
+        output_text: "",
+        items: [],
+        usage: null,
+        tape,
+      });
+      const session = createSession({
+        spec: { model: "m" },
+        deps: { provider: createScriptedProvider([]), workspace: cwd },
+        thread,
+      });
+      await session.hold();
+      expect(session.inherited, tape).toMatchObject({
+        runId: `run_w${i}`,
+        problem: expect.stringMatching(/cannot be read/),
+      });
+      expect(session.pending()).toEqual([]);
+      await session.close();
+    }
+  });
+
   it("resumeRun of a tape that names a thread its run never ran on appends nothing to any thread's log", async () => {
     const cwd = workspace();
-    const guarded = defineTool({
-      name: "launch",
-      description: "needs approval",
-      parameters: { type: "object", properties: {} },
-      needsApproval: true,
-      execute: () => "launched",
-    });
+    const guarded = launchTool().tool;
     const tools = createToolRegistry([guarded]);
     const policy = createPolicy({ approve: "defer" });
     const provider = createScriptedProvider([call("launch", {}, "c1"), say("Launched.")]);
