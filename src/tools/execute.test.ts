@@ -313,6 +313,85 @@ describe("executeToolCall: failures while running (docs/pitfalls.md S34, #48)", 
   });
 });
 
+describe("the tool's signal and a tool that returns at once", () => {
+  it("a signal read only after a timeout is already aborted, with the timeout as its reason", async () => {
+    let context: ToolContext | undefined;
+    const tool = def(
+      "late",
+      (_args, ctx) => {
+        context = ctx; // the signal is not read while the call runs
+        return new Promise(() => {});
+      },
+      { timeoutMs: 20 },
+    );
+    const r = await call([tool], "late");
+    expect(r.error?.code).toBe("tool_timeout");
+    expect(context?.signal.aborted).toBe(true);
+    expect((context?.signal.reason as EddyError).code).toBe("tool_timeout");
+  });
+
+  it("a signal read after the run was cancelled is aborted, with the cancellation as its reason", async () => {
+    const controller = new AbortController();
+    let context: ToolContext | undefined;
+    const tool = def("t", (_args, ctx) => {
+      context = ctx;
+      setTimeout(() => controller.abort(), 5);
+      return new Promise(() => {});
+    });
+    const r = await call([tool], "t", "{}", { signal: controller.signal });
+    expect(r.error?.code).toBe("cancelled");
+    expect((context?.signal.reason as EddyError).code).toBe("cancelled");
+  });
+
+  it("one signal per call, the same object however often it is read", async () => {
+    const seen: AbortSignal[] = [];
+    const r = await call(
+      [def("t", (_a, ctx) => void seen.push(ctx.signal, ctx.signal, { ...ctx }.signal))],
+      "t",
+    );
+    expect(r.ok).toBe(true);
+    expect(seen[0]).toBeInstanceOf(AbortSignal);
+    expect(new Set(seen).size).toBe(1);
+    expect(seen[0]?.aborted).toBe(false);
+  });
+
+  it("a tool that returns or throws without a promise is answered as one that resolves or rejects", async () => {
+    const returned = await call([def("t", () => ({ answer: 42 }))], "t");
+    expect(returned.parsed.stdout).toBe('{"answer":42}');
+    const thrown = await call(
+      [
+        def("t", () => {
+          throw new Error("sync failure");
+        }),
+      ],
+      "t",
+    );
+    expect(thrown.error?.message).toBe("t failed: sync failure");
+  });
+
+  it("a tool that cancels the run while it runs, without a promise, ends cancelled", async () => {
+    const controller = new AbortController();
+    const r = await call(
+      [
+        def("t", () => {
+          controller.abort();
+          return "done anyway";
+        }),
+      ],
+      "t",
+      "{}",
+      { signal: controller.signal },
+    );
+    expect(r.error?.code).toBe("cancelled");
+  });
+
+  it("a thenable that is not a Promise is awaited", async () => {
+    const thenable = { then: (resolve: (v: string) => void) => setTimeout(() => resolve("later"), 5) };
+    const r = await call([def("t", () => thenable as unknown as Promise<string>)], "t");
+    expect(r.parsed.stdout).toBe("later");
+  });
+});
+
 describe("terminal tools", () => {
   const params = { type: "object", properties: { decision: { type: "string" } }, required: ["decision"] };
 

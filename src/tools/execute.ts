@@ -151,9 +151,11 @@ export async function executeToolCall(
 
   const timeoutMs = definition.timeoutMs ?? options.timeoutMs ?? TOOL_DEFAULTS.timeoutMs;
   const outcome = await runBounded(
-    (signal) =>
+    (signalOf) =>
       execute.call(definition, args, {
-        signal,
+        get signal() {
+          return signalOf();
+        },
         workspace: options.workspace,
         callId: call.callId,
         ...(options.imagesInOutput === true ? { imagesInOutput: true } : {}),
@@ -192,13 +194,37 @@ type Outcome =
  * Runs `body` until it settles, its time is up or the run's signal aborts — whichever comes
  * first. A stop wins the race before the tool's own abort handling can answer, then aborts the
  * tool's signal with the reason (`tool_timeout` or `cancelled`).
+ *
+ * The tool's signal is made when the tool first reads it (`signalOf`), already aborted if a stop
+ * came first. A body that returns without a promise is done: nothing can stop it (a timer cannot
+ * fire while it runs), so no timer, race or signal is made for it — only the run's cancellation
+ * during it is honoured (bench/README.md, "The turn").
  */
 async function runBounded(
-  body: (signal: AbortSignal) => unknown,
+  body: (signalOf: () => AbortSignal) => unknown,
   o: { name: string; timeoutMs: number; signal: AbortSignal | undefined },
 ): Promise<Outcome> {
-  const controller = new AbortController();
+  let controller: AbortController | undefined;
   let stopped: "timeout" | "cancelled" | undefined;
+  const reason = (why: "timeout" | "cancelled") =>
+    why === "timeout"
+      ? new EddyError("tool_timeout", `${o.name} timed out after ${o.timeoutMs} ms`)
+      : new EddyError("cancelled", "the run was cancelled");
+  const signalOf = (): AbortSignal => {
+    if (controller === undefined) {
+      controller = new AbortController();
+      if (stopped !== undefined) controller.abort(reason(stopped));
+    }
+    return controller.signal;
+  };
+  let value: unknown;
+  try {
+    value = body(signalOf);
+  } catch (error) {
+    return o.signal?.aborted === true ? { kind: "cancelled" } : { kind: "threw", error };
+  }
+  if (!isThenable(value))
+    return o.signal?.aborted === true ? { kind: "cancelled" } : { kind: "returned", value };
   let onStop: () => void = () => {};
   const stoppedPromise = new Promise<void>((resolve) => {
     onStop = resolve;
@@ -207,21 +233,14 @@ async function runBounded(
     if (stopped !== undefined) return;
     stopped = why;
     onStop(); // settle the race before the tool's own abort handling can
-    controller.abort(
-      why === "timeout"
-        ? new EddyError("tool_timeout", `${o.name} timed out after ${o.timeoutMs} ms`)
-        : new EddyError("cancelled", "the run was cancelled"),
-    );
+    controller?.abort(reason(why));
   };
-  const onRunAbort = () => stop("cancelled");
-  const unsubscribe = o.signal === undefined ? undefined : onAbort(o.signal, onRunAbort);
+  const unsubscribe = o.signal === undefined ? undefined : onAbort(o.signal, () => stop("cancelled"));
   const timer = setTimeout(() => stop("timeout"), o.timeoutMs);
-  const running = Promise.resolve()
-    .then(() => body(controller.signal))
-    .then(
-      (value): Outcome => ({ kind: "returned", value }),
-      (error: unknown): Outcome => ({ kind: "threw", error }),
-    );
+  const running = Promise.resolve(value).then(
+    (returned): Outcome => ({ kind: "returned", value: returned }),
+    (error: unknown): Outcome => ({ kind: "threw", error }),
+  );
   const outcome = await Promise.race([running, stoppedPromise.then(() => undefined)]);
   clearTimeout(timer);
   unsubscribe?.();
@@ -229,6 +248,14 @@ async function runBounded(
   const why = stopped as "timeout" | "cancelled" | undefined;
   if (why !== undefined) return { kind: why };
   return outcome ?? { kind: "cancelled" };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
 }
 
 function refusal(registry: ToolRegistry, lookup: Exclude<ToolLookup, { kind: "tool" }>): ToolResult {
