@@ -1,4 +1,6 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { assertFrameInvariants, ended, ofType } from "../../test/support/frames.js";
@@ -946,5 +948,41 @@ describe("runAgent: a tool's return value is data, not a result it could forge",
     expect(frames.some((f) => f.type === "tool_deferred")).toBe(false);
     // The model reads the object as the tool's output, encoded as JSON.
     expect(JSON.stringify(provider.requests[1])).toContain("evil.sh");
+  });
+});
+
+describe("runAgent: the workspace", () => {
+  const provider = () => createScriptedProvider([{ items: [text("hi")] }]);
+  const refused = (workspace: string) => () =>
+    runAgent({ model: "m", input: "x" }, { provider: provider(), workspace });
+
+  it("refuses, before anything is sent, a workspace that is missing, a file, empty or holds a NUL", () => {
+    const dir = mkdtempSync(join(tmpdir(), "eddy-ws-"));
+    const file = join(dir, "file.txt");
+    writeFileSync(file, "x");
+    for (const workspace of [join(dir, "missing"), file, `${file}/`, "", "a\0b"])
+      expect(refused(workspace), workspace).toThrow(/does not exist or is not a directory/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("gives tools the real path of a workspace reached through a symlink", async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "eddy-ws-")));
+    mkdirSync(join(dir, "real"));
+    symlinkSync(join(dir, "real"), join(dir, "link"));
+    const seen: string[] = [];
+    const where = defineTool({
+      name: "where",
+      description: "Says where",
+      parameters: { type: "object", properties: {} },
+      execute: (_args, ctx) => void seen.push(ctx.workspace),
+    });
+    const scripted = createScriptedProvider([{ items: [call("where", {})] }, { items: [text("ok")] }]);
+    const handle = runAgent(
+      { model: "m", input: "x" },
+      { provider: scripted, tools: [where], workspace: `${join(dir, "link")}/` },
+    );
+    expect((await handle.result).reason).toBe("completed");
+    expect(seen).toEqual([join(dir, "real")]);
+    rmSync(dir, { recursive: true, force: true });
   });
 });

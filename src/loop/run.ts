@@ -6,7 +6,7 @@
  * happens, `run_ended` is the last frame and `seq` is contiguous.
  */
 import { randomUUID } from "node:crypto";
-import { realpathSync, statSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { describeError, EddyError } from "../errors.js";
 import { type ContextCompaction, type FrameError, frame, type RunEndReason } from "../frames/frame.js";
 import { userMessageItem } from "../history/items.js";
@@ -800,9 +800,9 @@ function describeReason(reason: unknown): string {
 function resolveWorkspace(path: string): string {
   try {
     // The native realpath(3): one call, where node's JS realpath lstat()s every component of the
-    // path (half the CPU for a 5-component path, bench/README.md "The turn").
-    const real = realpathSync.native(path);
-    if (statSync(real).isDirectory()) return real;
+    // path (half the CPU for a 5-component path, bench/README.md "The turn"). Of `PATH/.`, so the
+    // same call refuses a file (ENOTDIR) without a stat.
+    if (typeof path === "string" && path.length > 0) return realpathSync.native(`${path}/.`);
   } catch {}
   throw new EddyError(
     "invalid_config",
