@@ -6,7 +6,15 @@
  */
 
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -117,6 +125,45 @@ describe("missing settings exit 2 before any request", () => {
     expect(withKey.code).toBe(0);
     expect(withKey.stdout).toBe("hello local\n");
     expect(bodyOf(server, 0).model).toBe("qwen3");
+  });
+
+  it("the workspace's eddy.config.json is layered over the user's config: the user's profile runs with the workspace's model", async () => {
+    const server = await mock({ turns: [{ ...text("layered"), repeat: true }] }, "user-secret-key");
+    const home = mkdtempSync(join(tmpdir(), "eddy-home-"));
+    mkdirSync(join(home, ".config", "eddy"), { recursive: true });
+    const userFile = join(home, ".config", "eddy", "config.json");
+    writeFileSync(
+      userFile,
+      JSON.stringify({
+        provider: "mine",
+        model: "user-model",
+        profiles: { mine: { base_url: server.url, api_key_env: "MINE_KEY" } },
+      }),
+    );
+    const cwd = workspace({ model: "repo-model", max_turns: 7 });
+    const env = cleanEnv({ HOME: home, MINE_KEY: "user-secret-key" });
+    const run = await runCli(["run", "hi"], { cwd, env });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe("layered\n");
+    expect(bodyOf(server, 0).model).toBe("repo-model");
+    const config = await runCli(["config"], { cwd, env });
+    expect(config.code).toBe(0);
+    const localFile = join(cwd, "eddy.config.json");
+    expect(config.stdout).toMatch(new RegExp(`^model +repo-model +\\(config: ${localFile}\\)$`, "m"));
+    expect(config.stdout).toMatch(new RegExp(`^base_url +${server.url} +\\(profile: mine\\)$`, "m"));
+    expect(config.stdout).toMatch(new RegExp(`^config_file +${localFile}, layered over ${userFile}$`, "m"));
+    // Untrusted, the workspace cannot move the user's profile elsewhere; the user's own stays in use.
+    writeFileSync(
+      join(cwd, "eddy.config.json"),
+      JSON.stringify({
+        model: "repo-model",
+        profiles: { mine: { base_url: "http://127.0.0.1:9/v1", api_key_env: "MINE_KEY" } },
+      }),
+    );
+    const untrusted = await runCli(["run", "hi"], { cwd, env: { ...env, EDDY_TRUST_CONFIG: "0" } });
+    expect(untrusted.code).toBe(0);
+    expect(untrusted.stdout).toBe("layered\n");
+    expect(untrusted.stderr).toMatch(/profiles/);
   });
 
   it("a 401 names the profile's key variable", async () => {

@@ -92,7 +92,8 @@ export function configCommand(flags: RunFlags, io: CliIo): number {
   for (const [name, setting] of settings) rows.push(settingRow(name, setting));
   for (const server of config.mcpServers)
     rows.push(settingRow(`mcp_servers.${server.name}`, { ...server, value: describeServer(server.value) }));
-  rows.push(["config_file", config.configFile ?? "(none found)", ""]);
+  // Nearest first: the workspace's file is layered over the user's (config-file.ts).
+  rows.push(["config_file", config.configFiles.join(", layered over ") || "(none found)", ""]);
   if (config.configUntrusted !== undefined)
     rows.push([
       "config_untrusted",

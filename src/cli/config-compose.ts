@@ -5,8 +5,8 @@
  * loop/agent-tool.ts). Precedence as everywhere: flag > config file > default.
  */
 import { z } from "zod";
-import type { Setting } from "./config.js";
-import type { ConfigFile } from "./config-file.js";
+import type { ConfigSources, Setting } from "./config.js";
+import { configPath } from "./config-origin.js";
 
 /** A sub-agent's name: it becomes a tool name. */
 const AGENT_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -71,22 +71,22 @@ export interface ComposeSettings {
 /** Resolves `--on-limit`, `--no-agents-md`, `hooks` and `agents`. */
 export function resolveComposeSettings(
   flags: ComposeFlags,
-  file: ConfigFile,
-  path: string | undefined,
+  s: Pick<ConfigSources, "file" | "path" | "origins">,
 ): ComposeSettings {
-  const fromConfig = { source: "config" as const, from: path ?? "config" };
+  const { file } = s;
+  const fromConfig = (key: string) => ({ source: "config" as const, from: configPath(s, key) ?? "config" });
   return {
     onLimit:
       flags.onLimit !== undefined
         ? { value: flags.onLimit, source: "flag" }
         : file.on_limit !== undefined
-          ? { value: file.on_limit, ...fromConfig }
+          ? { value: file.on_limit, ...fromConfig("on_limit") }
           : { value: "stop", source: "default" },
     agentsMd:
       flags.agentsMd === false
         ? { value: false, source: "flag" }
         : file.agents_md !== undefined
-          ? { value: file.agents_md, ...fromConfig }
+          ? { value: file.agents_md, ...fromConfig("agents_md") }
           : { value: true, source: "default" },
     hooks: file.hooks,
     agents: file.agents ?? {},

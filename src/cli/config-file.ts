@@ -1,7 +1,7 @@
 /**
- * The config file (`eddy.config.json` in the workspace, else `~/.config/eddy/config.json`, or
- * `--config FILE`): its schema, loading, and the provider profiles it adds or overrides. Keys
- * never live in the file: a profile names the environment variable that holds its key.
+ * The config files (`~/.config/eddy/config.json` with the workspace's `eddy.config.json` layered
+ * over it, or `--config FILE` alone): their schema, loading, and the provider profiles they add or
+ * override. Keys never live in a file: a profile names the environment variable that holds its key.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -152,10 +152,14 @@ function aiSdkProfile(p: ConfigProfile): AiSdkProfile | undefined {
 /** A profile as written in the config file. */
 export type ConfigProfile = z.infer<typeof profileSchema>;
 
-/** Where the config file is looked for: `--config`, the workspace, then the user config dir. */
+/**
+ * The config files a run reads, farthest first: `--config` alone, or the user's own
+ * (`~/.config/eddy/config.json`) and then the workspace's `eddy.config.json`, which is layered over
+ * it (`loadConfigFile`).
+ */
 export function configPaths(explicit: string | undefined, env: Env, workspace: string): string[] {
   if (explicit !== undefined) return [explicit];
-  return [workspaceConfigPath(workspace), join(userConfigDir(env), "config.json")];
+  return [join(userConfigDir(env), "config.json"), workspaceConfigPath(workspace)];
 }
 
 /** The workspace's config file. */
@@ -163,29 +167,78 @@ export function workspaceConfigPath(workspace: string): string {
   return join(workspace, "eddy.config.json");
 }
 
-/** A config file as loaded: its settings, where from, and the settings left out until it is trusted. */
+/** The config as loaded: its settings, where each came from, and the settings left out until trusted. */
 export interface LoadedConfig {
   file: ConfigFile;
+  /** The nearest file read (the workspace's, else the user's, or `--config`); undefined when none. */
   path: string | undefined;
+  /** Every file read, nearest first. */
+  paths: string[];
+  /**
+   * The file each setting came from: a top-level key (`model`), and each entry of an object
+   * (`profiles.local`, `history.strategy`, `mcp_servers.github`).
+   */
+  origins: ReadonlyMap<string, string>;
   /** A workspace file's settings that need trust (config-trust.ts), left out: the keys, in file order. */
   untrusted?: string[];
 }
 
 /**
- * Reads the first config file that exists (`--config` must exist). Throws `invalid_config`
- * (exit 2) naming the file and the offending key when it cannot be read or does not validate. A
- * workspace's file not trusted (`eddy config --trust`) loses its `TRUST_KEYS` (config-trust.ts).
+ * Reads the config: `--config FILE` alone (it must exist), else the user's file and the workspace's
+ * layered over it — a key the workspace's file sets wins, and an object (`profiles`, `mcp_servers`,
+ * `agents`, `history`, `hooks`, …) is merged one level deep, so a workspace that names one profile
+ * or sets one history field keeps the user's others (an entry of the same name is replaced whole).
+ * Throws `invalid_config` (exit 2) naming the file and the offending key when one cannot be read
+ * or does not validate. A workspace's file not trusted (`eddy config --trust`) loses its
+ * `TRUST_KEYS` (config-trust.ts) before the layering: the user's own values for them stay.
  */
 export function loadConfigFile(explicit: string | undefined, env: Env, workspace: string): LoadedConfig {
-  for (const path of configPaths(explicit, env, workspace)) {
-    if (explicit === undefined && !existsSync(path)) continue;
+  if (explicit !== undefined) return layered([[explicit, parseConfigFile(explicit).file]], undefined);
+  const layers: [string, ConfigFile][] = [];
+  let untrusted: string[] | undefined;
+  for (const path of configPaths(undefined, env, workspace)) {
+    if (!existsSync(path)) continue;
     const { file, text } = parseConfigFile(path);
-    if (explicit !== undefined || path !== workspaceConfigPath(workspace)) return { file, path };
-    if (env.EDDY_TRUST_CONFIG === "1" || isTrusted(trustFilePath(env), path, text)) return { file, path };
-    const { kept, left } = withoutUntrusted(file);
-    return left.length === 0 ? { file, path } : { file: kept, path, untrusted: left };
+    if (path !== workspaceConfigPath(workspace) || env.EDDY_TRUST_CONFIG === "1") {
+      layers.push([path, file]);
+      continue;
+    }
+    if (isTrusted(trustFilePath(env), path, text)) layers.push([path, file]);
+    else {
+      const { kept, left } = withoutUntrusted(file);
+      layers.push([path, kept]);
+      if (left.length > 0) untrusted = left;
+    }
   }
-  return { file: {}, path: undefined };
+  return layered(layers, untrusted);
+}
+
+/** The files' settings layered, farthest first (see `loadConfigFile`), with where each came from. */
+function layered(layers: readonly [string, ConfigFile][], untrusted: string[] | undefined): LoadedConfig {
+  const file: Record<string, unknown> = {};
+  const origins = new Map<string, string>();
+  for (const [path, layer] of layers) {
+    for (const [key, value] of Object.entries(layer)) {
+      if (value === undefined) continue;
+      const below = file[key];
+      // A spread defines own properties: an entry named `__proto__` stays an entry.
+      file[key] = isPlainObject(below) && isPlainObject(value) ? { ...below, ...value } : value;
+      origins.set(key, path);
+      if (isPlainObject(value)) for (const name of Object.keys(value)) origins.set(`${key}.${name}`, path);
+    }
+  }
+  const loaded: LoadedConfig = {
+    file: file as ConfigFile,
+    path: layers.at(-1)?.[0],
+    paths: layers.map(([path]) => path).reverse(),
+    origins,
+  };
+  if (untrusted !== undefined) loaded.untrusted = untrusted;
+  return loaded;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /** A config file's settings and its text (what its trust is kept by), for `eddy config --trust`. */

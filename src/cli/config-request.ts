@@ -13,6 +13,7 @@ import type { CreateResponseBody } from "../protocol/types.js";
 import type { ProviderProfile } from "../provider/profiles.js";
 import type { ConfigSources, Setting } from "./config.js";
 import { configError } from "./config-file.js";
+import { configPath } from "./config-origin.js";
 
 /** The request-option keys of the config file (top level, and a profile's `request`). */
 export const REQUEST_KEYS = {
@@ -65,7 +66,8 @@ export function resolveRequestSettings(
   s: ConfigSources & { flags: RequestFlags },
   profile: ProviderProfile | undefined,
 ): RequestSettings {
-  const { flags, path } = s;
+  const { flags } = s;
+  const at = (key: string) => configPath(s, key);
   const file = s.file as RequestKeys & {
     native_tools?: boolean;
     tools?: string[];
@@ -80,7 +82,10 @@ export function resolveRequestSettings(
   ) as RequestOptions;
   // Each layer is checked with its own names, so a bad value is reported where it was written.
   requestFields(fromProfile, (o) => `profile ${profile?.name}: request.${REQUEST_OPTION_NAMES[o].key}`);
-  requestFields(fromFile, (o) => `config file ${path}: ${REQUEST_OPTION_NAMES[o].key}`);
+  requestFields(
+    fromFile,
+    (o) => `config file ${at(REQUEST_OPTION_NAMES[o].key)}: ${REQUEST_OPTION_NAMES[o].key}`,
+  );
   const merged: RequestOptions = { ...fromProfile, ...fromFile, ...fromFlags };
   const metadata = { ...fromProfile.metadata, ...fromFile.metadata, ...fromFlags.metadata };
   if (Object.keys(metadata).length > 0) merged.metadata = metadata;
@@ -92,17 +97,22 @@ export function resolveRequestSettings(
     hosted = (toolSpecs ?? []).map(hostedTool);
   } catch (error) {
     if (flags.tool === undefined)
-      throw configError(`config file ${path}: tools: ${(error as Error).message}`);
+      throw configError(`config file ${at("tools")}: tools: ${(error as Error).message}`);
     throw error;
   }
   return {
     request: { value: request, source, ...(source === "profile" && profile ? { from: profile.name } : {}) },
-    nativeTools: pickBoolean(flags.nativeTools, file.native_tools, path, undefined),
+    nativeTools: pickBoolean(flags.nativeTools, file.native_tools, at("native_tools"), undefined),
     hostedTools: {
       value: hosted,
       source: flags.tool !== undefined ? "flag" : file.tools !== undefined ? "config" : "default",
     },
-    continueIncomplete: pickBoolean(flags.continueIncomplete, file.continue_incomplete, path, false),
+    continueIncomplete: pickBoolean(
+      flags.continueIncomplete,
+      file.continue_incomplete,
+      at("continue_incomplete"),
+      false,
+    ),
   };
 }
 

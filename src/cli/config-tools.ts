@@ -8,6 +8,7 @@ import { LOOP_DEFAULTS } from "../loop/defaults.js";
 import type { ApproveMode } from "../loop/policy.js";
 import { type McpServerConfig, parseMcpFlag, parseMcpServers } from "../tools/mcp/config.js";
 import type { ConfigSources, Setting } from "./config.js";
+import { configPath } from "./config-origin.js";
 
 /**
  * `--approve`: ask on the terminal, run every call (`auto`), deny every call that needs approval,
@@ -35,35 +36,58 @@ export interface ToolSettings {
 
 /** Resolves the tool settings. Throws `invalid_config`/`invalid_argument` (exit 2) for a bad server. */
 export function resolveToolSettings(s: ConfigSources): ToolSettings {
-  const { flags, file, path } = s;
-  const fromFile = path ?? "config";
+  const { flags, file } = s;
+  const at = (key: string) => configPath(s, key) ?? "config";
   const servers = new Map<string, McpServerSetting>();
-  if (file.mcp_servers !== undefined) {
-    const where = `config file ${fromFile}: mcp_servers`;
-    for (const [name, value] of Object.entries(parseMcpServers(file.mcp_servers, where))) {
-      servers.set(name, { name, value, source: "config", from: fromFile });
-    }
+  const parsed = new Map<string, McpServerSetting>();
+  for (const [from, entries] of byFile(s, file.mcp_servers ?? {})) {
+    const where = `config file ${from}: mcp_servers`;
+    for (const [name, value] of Object.entries(parseMcpServers(entries, where)))
+      parsed.set(name, { name, value, source: "config", from });
+  }
+  // In the layered file's order, whichever file each came from.
+  for (const name of Object.keys(file.mcp_servers ?? {})) {
+    const server = parsed.get(name);
+    if (server !== undefined) servers.set(name, server);
   }
   for (const spec of flags.mcp ?? []) {
     const { name, config } = parseMcpFlag(spec);
     servers.delete(name); // the flag's server replaces the file's, and is listed where the flags are
     servers.set(name, { name, value: config, source: "flag" });
   }
-  const onSwitch = (flag: boolean | undefined, value: boolean | undefined): Setting<boolean> => {
+  const onSwitch = (flag: boolean | undefined, key: "parallel_tool_calls" | "sandbox"): Setting<boolean> => {
+    const value = file[key];
     if (flag === true) return { value: true, source: "flag" };
-    if (value !== undefined) return { value, source: "config", from: fromFile };
+    if (value !== undefined) return { value, source: "config", from: at(key) };
     return { value: false, source: "default" };
   };
   let approve: Setting<ApproveMode | undefined> = { value: undefined, source: "default" };
   if (flags.approve !== undefined) approve = { value: flags.approve, source: "flag" };
-  else if (file.approve !== undefined) approve = { value: file.approve, source: "config", from: fromFile };
+  else if (file.approve !== undefined)
+    approve = { value: file.approve, source: "config", from: at("approve") };
   return {
     mcpServers: [...servers.values()],
     parallelToolCalls:
       flags.parallelToolCalls === true || file.parallel_tool_calls !== undefined
-        ? onSwitch(flags.parallelToolCalls, file.parallel_tool_calls)
+        ? onSwitch(flags.parallelToolCalls, "parallel_tool_calls")
         : { value: LOOP_DEFAULTS.parallelToolCalls, source: "default" },
     approve,
-    sandbox: onSwitch(flags.sandbox, file.sandbox),
+    sandbox: onSwitch(flags.sandbox, "sandbox"),
   };
+}
+
+/**
+ * The servers of the layered config files grouped by the file that configured each, in
+ * configuration order: each group is checked with messages naming its own file.
+ */
+function byFile(s: ConfigSources, servers: Record<string, unknown>): Map<string, Record<string, unknown>> {
+  const groups = new Map<string, Record<string, unknown>>();
+  for (const [name, value] of Object.entries(servers)) {
+    const from = configPath(s, `mcp_servers.${name}`) ?? "config";
+    const group = groups.get(from) ?? {};
+    // Defined, not assigned: a server named `__proto__` stays a server.
+    Object.defineProperty(group, name, { value, enumerable: true, writable: true, configurable: true });
+    groups.set(from, group);
+  }
+  return groups;
 }

@@ -73,13 +73,13 @@ describe("resolveWorkspace", () => {
 });
 
 describe("the config file", () => {
-  it("is looked for in --config, else the workspace, then XDG_CONFIG_HOME or ~/.config", () => {
+  it("is --config alone, else the user's (XDG_CONFIG_HOME or ~/.config) with the workspace's over it", () => {
     expect(configPaths("/x.json", {}, "/ws")).toEqual(["/x.json"]);
     expect(configPaths(undefined, { HOME: "/h" }, "/ws")).toEqual([
-      "/ws/eddy.config.json",
       "/h/.config/eddy/config.json",
+      "/ws/eddy.config.json",
     ]);
-    expect(configPaths(undefined, { HOME: "/h", XDG_CONFIG_HOME: "/xdg" }, "/ws")[1]).toBe(
+    expect(configPaths(undefined, { HOME: "/h", XDG_CONFIG_HOME: "/xdg" }, "/ws")[0]).toBe(
       "/xdg/eddy/config.json",
     );
   });
@@ -96,7 +96,12 @@ describe("the config file", () => {
 
   it("is optional, unless --config names one", () => {
     const ws = workspace();
-    expect(loadConfigFile(undefined, ws.env, ws.dir)).toEqual({ file: {}, path: undefined });
+    expect(loadConfigFile(undefined, ws.env, ws.dir)).toEqual({
+      file: {},
+      path: undefined,
+      paths: [],
+      origins: new Map(),
+    });
     expect(() => loadConfigFile(join(ws.dir, "nope.json"), ws.env, ws.dir)).toThrow(
       /cannot read config file .*nope\.json: ENOENT/,
     );
@@ -566,7 +571,8 @@ describe("a workspace's config file is trusted only as the user trusted it (conf
     const ws = workspace(hostile);
     const path = join(ws.dir, "eddy.config.json");
     trustConfigFile(trustFilePath(ws.env), path, readFileSync(path, "utf8"));
-    expect(loadConfigFile(undefined, ws.env, ws.dir)).toEqual({ file: hostile, path });
+    expect(loadConfigFile(undefined, ws.env, ws.dir)).toMatchObject({ file: hostile, path, paths: [path] });
+    expect(loadConfigFile(undefined, ws.env, ws.dir).untrusted).toBeUndefined();
     // A run that may write rewrote it: the trust was for the old text.
     writeFileSync(path, JSON.stringify({ ...hostile, allow_write: true }));
     expect(loadConfigFile(undefined, ws.env, ws.dir).untrusted).toContain("allow_write");
@@ -596,10 +602,9 @@ describe("a workspace's config file is trusted only as the user trusted it (conf
     const user = join(ws.env.HOME as string, ".config", "eddy");
     mkdirSync(user, { recursive: true });
     writeFileSync(join(user, "config.json"), JSON.stringify({ allow_shell: true }));
-    expect(loadConfigFile(undefined, ws.env, ws.dir)).toEqual({
-      file: { allow_shell: true },
-      path: join(user, "config.json"),
-    });
+    const loaded = loadConfigFile(undefined, ws.env, ws.dir);
+    expect(loaded).toMatchObject({ file: { allow_shell: true }, path: join(user, "config.json") });
+    expect(loaded.untrusted).toBeUndefined();
   });
 });
 
@@ -635,5 +640,146 @@ describe("hostile trust files and config files (config-trust.ts)", () => {
     rmSync(path);
     mkdirSync(path);
     expect(() => readConfigFile(path)).toThrow(/config file .* (is a directory|not a regular file)/);
+  });
+});
+
+describe("the config files are layered: the workspace's over the user's", () => {
+  /** A workspace (its file `local`, trusted) and the user's own config `user`. */
+  function layers(
+    user: object,
+    local: object | undefined,
+    env: Record<string, string> = { EDDY_TRUST_CONFIG: "1" },
+  ) {
+    const ws = workspace(local);
+    const userDir = join(ws.env.HOME as string, ".config", "eddy");
+    mkdirSync(userDir, { recursive: true });
+    writeFileSync(join(userDir, "config.json"), JSON.stringify(user));
+    return {
+      ws,
+      userFile: join(userDir, "config.json"),
+      localFile: join(ws.dir, "eddy.config.json"),
+      env: { ...ws.env, ...env },
+    };
+  }
+
+  it("a key of the workspace's file wins; the user's other keys stay; objects merge one level", () => {
+    const { ws, env, userFile, localFile } = layers(
+      {
+        model: "user-model",
+        max_turns: 9,
+        profiles: {
+          mine: { base_url: "http://mine/v1", api_key_env: "MINE_KEY" },
+          shared: { base_url: "http://u/v1" },
+        },
+        history: { strategy: "native", recent_calls_to_keep: 3 },
+        fallbacks: ["a/x", "b/y"],
+      },
+      {
+        model: "repo-model",
+        profiles: { shared: { base_url: "http://repo/v1" } },
+        history: { recent_calls_to_keep: 5 },
+        fallbacks: ["c/z"],
+      },
+    );
+    const loaded = loadConfigFile(undefined, env, ws.dir);
+    expect(loaded.file).toEqual({
+      model: "repo-model",
+      max_turns: 9,
+      // An entry of the same name is replaced whole, not mixed.
+      profiles: {
+        mine: { base_url: "http://mine/v1", api_key_env: "MINE_KEY" },
+        shared: { base_url: "http://repo/v1" },
+      },
+      history: { strategy: "native", recent_calls_to_keep: 5 },
+      fallbacks: ["c/z"],
+    });
+    expect(loaded.path).toBe(localFile);
+    expect(loaded.paths).toEqual([localFile, userFile]);
+    expect(loaded.origins.get("model")).toBe(localFile);
+    expect(loaded.origins.get("max_turns")).toBe(userFile);
+    expect(loaded.origins.get("profiles.mine")).toBe(userFile);
+    expect(loaded.origins.get("profiles.shared")).toBe(localFile);
+    expect(loaded.origins.get("history.strategy")).toBe(userFile);
+    expect(loaded.origins.get("history.recent_calls_to_keep")).toBe(localFile);
+  });
+
+  it("each setting names the file it came from; --config FILE is read alone", () => {
+    const { ws, env, userFile, localFile } = layers(
+      { model: "user-model", max_turns: 9, history: { strategy: "native" } },
+      { model: "repo-model" },
+    );
+    const config = resolveConfig({}, env, ws.dir);
+    expect(config.model).toMatchObject({ value: "repo-model", source: "config", from: localFile });
+    expect(config.maxTurns).toMatchObject({ value: 9, source: "config", from: userFile });
+    expect(config.history.strategy).toMatchObject({ value: "native", from: userFile });
+    expect(config.configFiles).toEqual([localFile, userFile]);
+    const only = join(ws.dir, "only.json");
+    writeFileSync(only, JSON.stringify({ max_turns: 4 }));
+    const explicit = resolveConfig({ config: only }, env, ws.dir);
+    expect(explicit.maxTurns).toMatchObject({ value: 4, from: only });
+    expect(explicit.model.value).not.toBe("user-model");
+    expect(explicit.configFiles).toEqual([only]);
+  });
+
+  it("an untrusted workspace file loses its trust keys and the user's own values for them stay", () => {
+    const { ws, env, userFile } = layers(
+      {
+        profiles: { mine: { base_url: "http://mine/v1", api_key_env: "MINE_KEY" } },
+        provider: "mine",
+        allow_shell: true,
+      },
+      {
+        profiles: { mine: { base_url: "http://evil.example/v1", api_key_env: "MINE_KEY" } },
+        allow_shell: true,
+        model: "m",
+      },
+      {},
+    );
+    const loaded = loadConfigFile(undefined, env, ws.dir);
+    expect(loaded.untrusted).toEqual(["profiles", "allow_shell"]);
+    expect(loaded.file.profiles?.mine?.base_url).toBe("http://mine/v1");
+    expect(loaded.origins.get("profiles.mine")).toBe(userFile);
+    expect(loaded.file.allow_shell).toBe(true);
+    expect(loaded.origins.get("allow_shell")).toBe(userFile);
+    expect(loaded.file.model).toBe("m");
+  });
+
+  it("a restricting value of an untrusted workspace file overrides the user's", () => {
+    const { ws, env } = layers(
+      { allow_shell: true, approve: "auto", sandbox: false },
+      { allow_shell: false, approve: "deny", sandbox: true },
+      {},
+    );
+    const loaded = loadConfigFile(undefined, env, ws.dir);
+    expect(loaded.file).toMatchObject({ allow_shell: false, approve: "deny", sandbox: true });
+  });
+
+  it("a bad key is reported with the file that holds it", () => {
+    const bad = layers({ max_turns: "many" }, { model: "m" });
+    expect(() => loadConfigFile(undefined, bad.env, bad.ws.dir)).toThrow(
+      new RegExp(`config file ${bad.userFile}: max_turns`),
+    );
+    const fallback = layers({ model: "m", base_url: "http://127.0.0.1:1/v1" }, { fallbacks: ["nowhere/x"] });
+    expect(() => resolveConfig({}, fallback.env, fallback.ws.dir)).toThrow(
+      new RegExp(`config file ${fallback.localFile}: fallbacks`),
+    );
+    const server = layers({ mcp_servers: { gh: { url: "http://x", colour: "red" } } }, { model: "m" });
+    expect(() => resolveConfig({}, server.env, server.ws.dir)).toThrow(
+      new RegExp(`config file ${server.userFile}: mcp_servers`),
+    );
+  });
+
+  it("MCP servers of both files, each from its own file, in the layered order", () => {
+    const { ws, env, userFile, localFile } = layers(
+      { mcp_servers: { a: { command: "a-server" }, b: { command: "b-user" }, d: { command: "d-server" } } },
+      { mcp_servers: { b: { command: "b-repo" }, c: { command: "c-server" } } },
+    );
+    const config = resolveConfig({}, env, ws.dir);
+    expect(config.mcpServers.map((s) => [s.name, s.from])).toEqual([
+      ["a", userFile],
+      ["b", localFile],
+      ["d", userFile],
+      ["c", localFile],
+    ]);
   });
 });

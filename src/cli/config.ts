@@ -30,6 +30,7 @@ import type { ApiName, StreamTransport } from "../provider/wire-api.js";
 import { splitUrlCredentials, type UrlCredentials } from "../util/url-credentials.js";
 import { type ComposeFlags, type ComposeSettings, resolveComposeSettings } from "./config-compose.js";
 import { type ConfigFile, configError, type Env, loadConfigFile, profilesFrom } from "./config-file.js";
+import { configPath } from "./config-origin.js";
 import { type RequestFlags, type RequestSettings, resolveRequestSettings } from "./config-request.js";
 import { type ApproveMode, resolveToolSettings, type ToolSettings } from "./config-tools.js";
 import { type DoctorEvidence, doctorEvidence } from "./doctor-cache.js";
@@ -133,7 +134,10 @@ export interface EffectiveConfig extends RequestSettings, ToolSettings, ComposeS
   model: Setting<string | null>;
   instructions: Setting<string | undefined>;
   workspace: Setting<string>;
+  /** The nearest config file read (the workspace's, else the user's, or `--config`). */
   configFile: string | undefined;
+  /** Every config file read, nearest first: the workspace's is layered over the user's. */
+  configFiles: string[];
   /**
    * The workspace config file's settings left out because the file is not trusted (config-trust.ts):
    * the keys. @defaultValue none
@@ -171,8 +175,10 @@ export interface ConfigSources {
   flags: RunFlags;
   env: Env;
   file: ConfigFile;
-  /** The config file's path, when one was found. */
+  /** The nearest config file read, when one was found. */
   path: string | undefined;
+  /** The file each setting came from (`LoadedConfig.origins`); `path` for all when absent. */
+  origins?: ReadonlyMap<string, string>;
 }
 
 /** The model and profile a run names, before the target is known. */
@@ -191,8 +197,8 @@ export const DEMO_MODEL = "eddy-demo";
 /** Resolves the effective configuration of a run. Throws `invalid_config` (exit 2) for bad input. */
 export function resolveConfig(flags: RunFlags, env: Env, cwd: string): EffectiveConfig {
   const workspace = resolveWorkspace(flags, cwd);
-  const { file, path, untrusted } = loadConfigFile(flags.config, env, workspace.value);
-  const sources: ConfigSources = { flags, env, file, path };
+  const { file, path, paths, origins, untrusted } = loadConfigFile(flags.config, env, workspace.value);
+  const sources: ConfigSources = { flags, env, file, path, origins };
   const profiles = profilesFrom(file);
   const routing = resolveRouting(sources, profiles);
   const target = resolveTarget(sources, profiles, routing);
@@ -205,13 +211,14 @@ export function resolveConfig(flags: RunFlags, env: Env, cwd: string): Effective
     model,
     workspace,
     configFile: path,
+    configFiles: paths,
     ...(untrusted === undefined ? {} : { configUntrusted: untrusted }),
     ...resolveLimits(sources, target.kind === "http" ? target.profile : undefined),
     ...resolveBehaviour(sources),
     history: resolveHistory(sources),
     ...resolveRequestSettings(sources, target.kind === "http" ? target.profile : undefined),
     ...resolveToolSettings(sources),
-    ...resolveComposeSettings(flags, file, path),
+    ...resolveComposeSettings(flags, sources),
     // eddy doctor: the cached evidence for this endpoint (applied in target-provider.ts).
     doctor: doctorEvidence(env, target, api.value, model.value),
   };
@@ -219,23 +226,34 @@ export function resolveConfig(flags: RunFlags, env: Env, cwd: string): Effective
 
 /** The tool-history settings: flag > the config file's `history` > `HISTORY_DEFAULTS`. */
 export function resolveHistory(s: ConfigSources): HistorySettings {
-  const { flags, path } = s;
+  const { flags } = s;
   const file = s.file.history ?? {};
-  const setting = <T>(fromFlag: T | undefined, fromConfig: T | undefined, fallback: T): Setting<T> =>
-    pick(flag(fromFlag), fromFile(fromConfig, path)) ?? { value: fallback, source: "default" };
+  const setting = <T>(
+    key: string,
+    fromFlag: T | undefined,
+    fromConfig: T | undefined,
+    fallback: T,
+  ): Setting<T> =>
+    pick(flag(fromFlag), fromFile(fromConfig, configPath(s, `history.${key}`))) ?? {
+      value: fallback,
+      source: "default",
+    };
   return {
-    strategy: setting(flags.historyStrategy, file.strategy, HISTORY_DEFAULTS.strategy),
+    strategy: setting("strategy", flags.historyStrategy, file.strategy, HISTORY_DEFAULTS.strategy),
     recentCallsToKeep: setting(
+      "recent_calls_to_keep",
       flags.recentCallsToKeep,
       file.recent_calls_to_keep,
       HISTORY_DEFAULTS.recentCallsToKeep,
     ),
     truncationThreshold: setting(
+      "truncation_threshold",
       flags.truncationThreshold,
       file.truncation_threshold,
       HISTORY_DEFAULTS.truncationThreshold,
     ),
     summarizationModel: setting<string | undefined>(
+      "summarization_model",
       flags.summarizationModel,
       file.summarization_model,
       HISTORY_DEFAULTS.summarizationModel,
@@ -247,7 +265,7 @@ export function resolveHistory(s: ConfigSources): HistorySettings {
 export function resolveApi(s: ConfigSources, target: ProviderTarget): Setting<ApiName> {
   const profile = target.kind === "http" ? target.profile : undefined;
   return (
-    pick(flag(s.flags.api), fromFile(s.file.api, s.path)) ??
+    pick(flag(s.flags.api), fromFile(s.file.api, configPath(s, "api"))) ??
     (profile?.api === undefined
       ? { value: "responses", source: "default" }
       : { value: profile.api, source: "profile", from: profile.name })
@@ -259,7 +277,7 @@ export function resolveApi(s: ConfigSources, target: ProviderTarget): Setting<Ap
  * with Chat Completions it is a configuration error.
  */
 export function resolveTransport(s: ConfigSources, api: Setting<ApiName>): Setting<StreamTransport> {
-  const transport = pick(flag(s.flags.transport), fromFile(s.file.transport, s.path)) ?? {
+  const transport = pick(flag(s.flags.transport), fromFile(s.file.transport, configPath(s, "transport"))) ?? {
     value: "sse",
     source: "default",
   };
@@ -284,8 +302,12 @@ export function resolveWorkspace(flags: RunFlags, cwd: string): Setting<string> 
 
 /** The model and the profile the run names: `--provider`, the file's `provider`, or `profile/model`. */
 export function resolveRouting(s: ConfigSources, profiles: Record<string, ProviderProfile>): Routing {
-  const model = pick(flag(s.flags.model), fromEnv(s.env, "EDDY_MODEL"), fromFile(s.file.model, s.path));
-  const provider = pick(flag(s.flags.provider), fromFile(s.file.provider, s.path));
+  const model = pick(
+    flag(s.flags.model),
+    fromEnv(s.env, "EDDY_MODEL"),
+    fromFile(s.file.model, configPath(s, "model")),
+  );
+  const provider = pick(flag(s.flags.provider), fromFile(s.file.provider, configPath(s, "provider")));
   const route = resolveRoute({ provider: provider?.value, model: model?.value }, profiles);
   const fromFlags =
     route !== undefined &&
@@ -309,7 +331,7 @@ export function resolveTarget(
       ? undefined
       : (fromEnv(s.env, "OPENRESPONSES_BASE_URL") ??
         fromEnv(s.env, "OPENAI_BASE_URL") ??
-        fromFile(s.file.base_url, s.path)));
+        fromFile(s.file.base_url, configPath(s, "base_url"))));
   let endpoint: Endpoint;
   if (explicit !== undefined || routing.route !== undefined) {
     const profile = routing.route?.profile ?? profileForHost(hostOf(explicit?.value ?? ""), profiles);
@@ -337,7 +359,7 @@ export function resolveFallbacks(
     const route = resolveRoute({ model: spec }, profiles);
     if (route === undefined) {
       throw configError(
-        `config file ${s.path}: fallbacks: "${spec}" does not start with a known provider (profile/model)`,
+        `config file ${configPath(s, "fallbacks")}: fallbacks: "${spec}" does not start with a known provider (profile/model)`,
       );
     }
     const { profile } = route;
@@ -441,7 +463,7 @@ export function resolveLimits(s: ConfigSources, profile: ProviderProfile | undef
     const fromThisProfile = profile === undefined ? undefined : fromProfile(from.profile?.(profile), profile);
     const setting: Setting<number> = pick(
       flag(s.flags[from.flag]),
-      fromFile(s.file[from.file], s.path),
+      fromFile(s.file[from.file], configPath(s, from.file)),
       fromThisProfile,
     ) ?? {
       value: from.fallback,
@@ -464,24 +486,37 @@ const TOOLS_ON_FOLLOW_UP: Record<ToolsOnFollowUpFlag, ToolsOnFollowUp> = {
 
 /** Instructions, mode, tool permissions and validation: flag > config file > default. */
 export function resolveBehaviour(s: ConfigSources): Behaviour {
-  const { flags, file, path } = s;
+  const { flags, file } = s;
+  const at = (key: string) => configPath(s, key);
   // Boolean flags can only switch something on (`--no-validate` only off): absent means "not given".
-  const onSwitch = (f: boolean | undefined, c: boolean | undefined): Setting<boolean> =>
-    pick(flag(f === true ? true : undefined), fromFile(c, path)) ?? { value: false, source: "default" };
-  const follow = pick(flag(flags.toolsOnFollowUp), fromFile(file.tools_on_follow_up, path));
+  const onSwitch = (
+    f: boolean | undefined,
+    key: "stateless" | "allow_write" | "allow_shell",
+  ): Setting<boolean> =>
+    pick(flag(f === true ? true : undefined), fromFile(file[key], at(key))) ?? {
+      value: false,
+      source: "default",
+    };
+  const follow = pick(
+    flag(flags.toolsOnFollowUp),
+    fromFile(file.tools_on_follow_up, at("tools_on_follow_up")),
+  );
   return {
-    instructions: pick(flag(flags.instructions), fromFile(file.instructions, path)) ?? {
+    instructions: pick(flag(flags.instructions), fromFile(file.instructions, at("instructions"))) ?? {
       value: undefined,
       source: "default",
     },
-    stateless: onSwitch(flags.stateless, file.stateless),
+    stateless: onSwitch(flags.stateless, "stateless"),
     toolsOnFollowUp:
       follow === undefined
         ? { value: LOOP_DEFAULTS.toolsOnFollowUp, source: "default" }
         : { ...follow, value: TOOLS_ON_FOLLOW_UP[follow.value] },
-    allowWrite: onSwitch(flags.allowWrite, file.allow_write),
-    allowShell: onSwitch(flags.allowShell, file.allow_shell),
-    validate: pick(flag(flags.validate === false ? false : undefined), fromFile(file.validate, path)) ?? {
+    allowWrite: onSwitch(flags.allowWrite, "allow_write"),
+    allowShell: onSwitch(flags.allowShell, "allow_shell"),
+    validate: pick(
+      flag(flags.validate === false ? false : undefined),
+      fromFile(file.validate, at("validate")),
+    ) ?? {
       value: PROVIDER_DEFAULTS.validate,
       source: "default",
     },

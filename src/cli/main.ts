@@ -108,7 +108,10 @@ function addTargetOptions(command: Command): Command {
       "--provider <name>",
       `provider profile: ${Object.keys(KNOWN_PROFILES).join(", ")}, or one from the config file`,
     )
-    .option("--config <file>", "config file (default: ./eddy.config.json, then ~/.config/eddy/config.json)")
+    .option(
+      "--config <file>",
+      "read this config file alone (default: ~/.config/eddy/config.json with ./eddy.config.json layered over it)",
+    )
     .option("--workspace <dir>", "root for the file tools (default: the current directory)");
 }
 
