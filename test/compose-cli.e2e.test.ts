@@ -3,7 +3,8 @@
  * checks of docs/architecture.md, "Composing runs"): `--on-limit answer`, config hook commands and
  * AGENTS.md — runs recorded and replayed with `eddy replay`.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -172,6 +173,22 @@ describe("AGENTS.md", { timeout: 90_000 }, () => {
     expect(off.code).toBe(0);
     expect(bodies()[1]?.instructions).toBeUndefined();
     expect(off.frames[0]).not.toHaveProperty("instruction_files");
+  });
+  it("an AGENTS.md left out (a FIFO) or cut (over 64 KiB) is said on stderr, once, and the run goes on", async () => {
+    const url = await serve({ turns: [{ items: [{ type: "message", text: "ok" }], repeat: true }] });
+    const cwd = workspace({ "AGENTS.md": "z".repeat(65 * 1024) });
+    mkdirSync(join(cwd, ".git")); // the repository root: the parent's AGENTS.md is read
+    const sub = join(cwd, "sub");
+    mkdirSync(sub);
+    execFileSync("mkfifo", [join(sub, "AGENTS.md")]);
+    const run = await runJson(["--base-url", url, "--model", "m", "--workspace", sub, "hi"], cwd);
+    expect(run.code).toBe(0);
+    const lines = run.stderr.split("\n").filter((l) => l.includes("AGENTS.md"));
+    expect(lines).toEqual([
+      "eddy: ../AGENTS.md is larger than 64 KiB: the instructions have its beginning only (cut at 65536 bytes)",
+      "eddy: AGENTS.md is left out of the instructions: not a regular file",
+    ]);
+    expect(run.frames[0]).toMatchObject({ type: "run_started", instruction_files: ["../AGENTS.md"] });
   });
 });
 

@@ -118,7 +118,7 @@ export async function startBatchRuntime(o: BatchRuntimeOptions): Promise<BatchRu
         [...mcpDefinitions, ...prepared.agents],
         prepared.envSecrets,
       ),
-    instructionFiles: instructionReaderOf(config),
+    instructionFiles: instructionReaderOf(config, (line) => io.stderr.write(line)),
     hooks: hooksOf(config, io.env),
     mcpServers: started.mcpServers,
     mcpTools: started.mcpTools,

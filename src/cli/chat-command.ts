@@ -130,7 +130,7 @@ export async function chatCommand(flags: ChatFlags, io: CliIo): Promise<number> 
       : undefined;
     const runTools = tools;
     const session = createSession({
-      spec: chatSpec(config),
+      spec: chatSpec(config, (line) => io.stderr.write(line)),
       deps,
       ...(flags.thread === undefined ? {} : { thread: flags.thread }),
       // The policy the turn runs under: /approve changes it between turns, and the tape says so.
@@ -152,9 +152,9 @@ export async function chatCommand(flags: ChatFlags, io: CliIo): Promise<number> 
 }
 
 /** Every turn's spec: the settings, with the workspace's AGENTS.md files as `eddy run` reads them (read once, at the start). */
-function chatSpec(config: EffectiveConfig): PartialRunSpec {
+function chatSpec(config: EffectiveConfig, warn: (line: string) => void): PartialRunSpec {
   const spec = specOf(config);
-  const read = instructionReaderOf(config);
+  const read = instructionReaderOf(config, warn);
   if (read === undefined) return spec;
   return { ...spec, ...withInstructionFiles(spec.instructions, read(config.workspace.value)) };
 }

@@ -215,7 +215,7 @@ async function prepareRun(
     ...specOf(config),
     input: message === undefined ? text : [message as ItemParam],
   };
-  const readInstructions = instructionReaderOf(config);
+  const readInstructions = instructionReaderOf(config, (line) => io.stderr.write(line));
   if (readInstructions !== undefined)
     Object.assign(spec, withInstructionFiles(spec.instructions, readInstructions(config.workspace.value)));
   if (flags.schema !== undefined) spec.output_schema = readSchema(flags.schema);

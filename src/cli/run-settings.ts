@@ -7,12 +7,17 @@
  * that once).
  */
 import type { ToolHooks } from "../loop/hooks.js";
-import { findInstructionFiles, type InstructionFile } from "../loop/instruction-files.js";
+import {
+  findInstructionFiles,
+  type InstructionFile,
+  type SkippedInstructionFile,
+} from "../loop/instruction-files.js";
 import { APPROVE_MODES, type ApproveMode, createPolicy, type Policy } from "../loop/policy.js";
 import type { PartialRunSpec } from "../loop/run-spec.js";
 import type { EffectiveConfig, Setting } from "./config.js";
 import type { Env } from "./config-file.js";
 import { commandHooks } from "./hook-commands.js";
+import { terminalSafe } from "./terminal.js";
 
 /** Which settings go into the spec: all of them, or only those given as flags (a queue coordinator's). */
 export interface SpecOfOptions {
@@ -105,9 +110,29 @@ export type InstructionReader = (workspace: string, copyOf?: string) => Instruct
  * workspace, each task of `eddy batch` and `eddy worker` in the workspace it runs in. Undefined
  * with `--no-agents-md` (config `agents_md: false`).
  */
-export function instructionReaderOf(config: EffectiveConfig): InstructionReader | undefined {
+export function instructionReaderOf(
+  config: EffectiveConfig,
+  warn?: (line: string) => void,
+): InstructionReader | undefined {
   if (!config.agentsMd.value) return undefined;
-  return (workspace, copyOf) => findInstructionFiles(workspace, copyOf === undefined ? {} : { copyOf });
+  // Said once per file and reason (a batch reads the same files for every task).
+  const said = new Set<string>();
+  const onSkipped = (skipped: SkippedInstructionFile) => {
+    const line = skippedNotice(skipped);
+    if (warn === undefined || said.has(line)) return;
+    said.add(line);
+    warn(line);
+  };
+  return (workspace, copyOf) =>
+    findInstructionFiles(workspace, { onSkipped, ...(copyOf === undefined ? {} : { copyOf }) });
+}
+
+/** The one-line notice of an AGENTS.md the instructions left out or cut (a path may hold anything). */
+export function skippedNotice(skipped: SkippedInstructionFile): string {
+  const path = terminalSafe(skipped.path, { oneLine: true });
+  return skipped.cut
+    ? `eddy: ${path} is larger than 64 KiB: the instructions have its beginning only (${skipped.reason})\n`
+    : `eddy: ${path} is left out of the instructions: ${skipped.reason}\n`;
 }
 
 /**

@@ -56,6 +56,38 @@ describe("AGENTS.md files are untrusted data", () => {
     expect(findInstructionFiles(folder)).toEqual([]);
   });
 
+  it("says which files it left out or cut, and why (onSkipped); a missing or empty one is not said", () => {
+    const root = mkdtempSync(join(tmpdir(), "eddy-agents-"));
+    const repo = join(root, "repo");
+    mkdirSync(join(repo, ".git"), { recursive: true });
+    mkdirSync(join(repo, "a", "b", "c"), { recursive: true });
+    writeFileSync(join(root, "secret.txt"), "outside");
+    symlinkSync(join(root, "secret.txt"), join(repo, "AGENTS.md"));
+    mkdirSync(join(repo, "a", "AGENTS.md"));
+    execFileSync("mkfifo", [join(repo, "a", "b", "AGENTS.md")]);
+    writeFileSync(join(repo, "a", "b", "c", "AGENTS.md"), "y".repeat(65 * 1024));
+    const skipped: unknown[] = [];
+    const files = findInstructionFiles(join(repo, "a", "b", "c"), { onSkipped: (s) => skipped.push(s) });
+    expect(files.map((f) => f.path)).toEqual(["AGENTS.md"]);
+    expect(skipped).toEqual([
+      {
+        path: join("..", "..", "..", "AGENTS.md"),
+        reason: "a symlink to a file outside the folders read",
+        cut: false,
+      },
+      { path: join("..", "..", "AGENTS.md"), reason: "not a regular file", cut: false },
+      { path: join("..", "AGENTS.md"), reason: "not a regular file", cut: false },
+      { path: "AGENTS.md", reason: "cut at 65536 bytes", cut: true },
+    ]);
+    const quiet: unknown[] = [];
+    const empty = mkdtempSync(join(tmpdir(), "eddy-agents-"));
+    findInstructionFiles(empty, { onSkipped: (s) => quiet.push(s) });
+    writeFileSync(join(empty, "AGENTS.md"), "  \n");
+    findInstructionFiles(empty, { onSkipped: (s) => quiet.push(s) });
+    symlinkSync(join(empty, "gone"), join(empty, "x"));
+    expect(quiet).toEqual([]);
+  });
+
   it("cuts a large file at 64 KiB with a note", () => {
     const dir = mkdtempSync(join(tmpdir(), "eddy-agents-"));
     writeFileSync(join(dir, "AGENTS.md"), "x".repeat(70 * 1024));

@@ -45,6 +45,21 @@ export interface FindInstructionFilesOptions {
    * copy's parents (a temporary folder that is not the user's). @defaultValue none
    */
   copyOf?: string;
+  /**
+   * Told of each AGENTS.md that is there but is not read whole — left out (not a regular file, a
+   * symlink to outside the folders read, unreadable) or cut at 64 KiB — so the user learns what
+   * the model does not see. @defaultValue none
+   */
+  onSkipped?: (skipped: SkippedInstructionFile) => void;
+}
+
+/** An AGENTS.md that was left out or cut: its path (as `InstructionFile.path`) and why. */
+export interface SkippedInstructionFile {
+  path: string;
+  /** Why: `not a regular file`, `a symlink to a file outside the folders read`, … or `cut at 65536 bytes`. */
+  reason: string;
+  /** True when the file was read in part (cut), false when it was left out. */
+  cut: boolean;
 }
 
 /**
@@ -78,36 +93,46 @@ export function findInstructionFiles(
     const own = folder === workspace;
     // A copy's own symlink may point only inside the copy; any other only inside the top folder.
     const within = own && options.copyOf !== undefined ? workspace : top;
-    const text = readInstructionFile(join(folder, INSTRUCTION_FILE_NAME), within);
-    if (text === undefined || text.trim() === "") continue;
+    const read = readInstructionFile(join(folder, INSTRUCTION_FILE_NAME), within);
+    if (read === undefined) continue;
     const path = own ? INSTRUCTION_FILE_NAME : relative(origin, join(folder, INSTRUCTION_FILE_NAME));
-    files.push({ path, text: text.trim() });
+    if (read.skipped !== undefined) {
+      options.onSkipped?.({ path, reason: read.skipped, cut: read.text !== undefined });
+    }
+    if (read.text === undefined || read.text.trim() === "") continue;
+    files.push({ path, text: read.text.trim() });
   }
   return files;
 }
 
 /**
- * The text of one instruction file, or undefined when there is none to read: a symlink whose
- * target is outside `within`, anything but a regular file, or a file that cannot be opened.
+ * One instruction file: undefined when there is none; else its text (cut past 64 KiB, with a
+ * note) and, when it was not read whole, why (`skipped`): a symlink whose target is outside
+ * `within`, anything but a regular file, or a file that cannot be opened or read.
  */
-function readInstructionFile(path: string, within: string): string | undefined {
+function readInstructionFile(path: string, within: string): { text?: string; skipped?: string } | undefined {
   let target = path;
   try {
     if (lstatSync(path).isSymbolicLink()) {
-      target = realpathSync(path);
-      if (!isInside(realpathSync(within), target)) return undefined;
+      try {
+        target = realpathSync(path);
+      } catch {
+        return { skipped: "a symlink to nothing" };
+      }
+      if (!isInside(realpathSync(within), target))
+        return { skipped: "a symlink to a file outside the folders read" };
     }
   } catch {
-    return undefined;
+    return undefined; // not there
   }
   let fd: number;
   try {
     fd = openSync(target, O_READ);
-  } catch {
-    return undefined;
+  } catch (err) {
+    return { skipped: `it cannot be opened (${(err as NodeJS.ErrnoException).code ?? "error"})` };
   }
   try {
-    if (!fstatSync(fd).isFile()) return undefined;
+    if (!fstatSync(fd).isFile()) return { skipped: "not a regular file" };
     const buffer = Buffer.alloc(MAX_BYTES + 1);
     let length = 0;
     for (;;) {
@@ -117,9 +142,10 @@ function readInstructionFile(path: string, within: string): string | undefined {
       if (length === buffer.length) break;
     }
     const text = buffer.subarray(0, Math.min(length, MAX_BYTES)).toString("utf8");
-    return length > MAX_BYTES ? `${text}\n[… cut at ${MAX_BYTES} bytes]` : text;
-  } catch {
-    return undefined;
+    if (length <= MAX_BYTES) return { text };
+    return { text: `${text}\n[… cut at ${MAX_BYTES} bytes]`, skipped: `cut at ${MAX_BYTES} bytes` };
+  } catch (err) {
+    return { skipped: `it cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})` };
   } finally {
     closeSync(fd);
   }
