@@ -90,6 +90,21 @@ describe.skipIf(!HAS_TMUX)("eddy chat in a terminal", { timeout: 240_000 }, () =
     expect(readdirSync(join(cwd, ".eddy", "tapes", thread))).toHaveLength(2);
   });
 
+  it("Ctrl-D (or Ctrl-C twice) at the prompt leaves on a line of its own: the shell's prompt does not land after `›`", async () => {
+    for (const ctrlC of [false, true]) {
+      term?.close();
+      term = runInTmux(["chat"], { cwd: workspace(), env: env() });
+      await term.waitFor("/help for commands");
+      if (ctrlC) {
+        term.keys("C-c");
+        await term.waitFor("Ctrl-C again or Ctrl-D to leave");
+        term.keys("C-c");
+      } else term.keys("C-d");
+      expect(await term.exited()).toBe(0);
+      expect(term.screen()).toMatch(/^› *\n+EXITED=0$/m);
+    }
+  });
+
   it("Ctrl-Z at the prompt, then fg: the prompt takes input again (it stayed paused, raw and deaf to every key)", async () => {
     const cwd = workspace();
     term = runInTmux(["chat"], { cwd, env: env(), jobControl: true });

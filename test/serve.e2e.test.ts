@@ -141,7 +141,7 @@ describe("eddy serve (slow: spawns the CLI)", () => {
     expect(Object.keys(doc.paths)).toContain("/v1/runs");
   }, 120_000);
 
-  it("a deferred approval is decided over HTTP and the run completes", async () => {
+  it("a deferred approval is decided over HTTP and the run completes, its events' seq never repeated", async () => {
     const server = await mock({
       turns: [
         {
@@ -173,6 +173,12 @@ describe("eddy serve (slow: spawns the CLI)", () => {
     expect(decided.status).toBe(202);
     const rest = await events(url, started.body.id, first.at(-1)?.id);
     expect(rest.at(-1)?.data).toMatchObject({ type: "run_ended", reason: "completed" });
+    // The resumed frames go on numbering after the last one watchers saw: no seq comes twice,
+    // neither streamed as the run resumes nor read whole once it ended.
+    expect(rest[0]?.data.seq).toBe((first.at(-1)?.data.seq as number) + 1);
+    const all = await events(url, started.body.id);
+    expect(all.map((e) => e.data.seq)).toEqual(all.map((_, i) => i));
+    for (const e of all) expect(e.id).toBe(e.data.seq);
     expect((await runView(url, started.body.id)).status).toBe("completed");
     expect(readFileSync(join(cwd, "notes.txt"), "utf8")).toBe("approved\n");
   }, 120_000);

@@ -1,8 +1,9 @@
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type BatchSummary, holdBatchDir, openBatchDir, type ResultLine, summarize } from "./batch-dir.js";
+import type { BatchResult } from "./run-task.js";
 
 const line = (id: string, reason: ResultLine["reason"], ms: number): ResultLine => ({
   id,
@@ -127,6 +128,28 @@ describe("openBatchDir", () => {
     const path = mkdtempSync(join(tmpdir(), "eddy-batch-dir-"));
     writeFileSync(join(path, "tapes"), "");
     expect(() => openBatchDir(path)).toThrow(/cannot create its tapes folder .*tapes: (ENOTDIR|EEXIST)/);
+  });
+});
+
+describe("openBatchDir and symlinks planted in the folder", () => {
+  it("refuses a symlinked tapes folder, and never writes results or summary through a symlink planted after it opened", () => {
+    const path = mkdtempSync(join(tmpdir(), "eddy-batch-dir-"));
+    const outside = join(mkdtempSync(join(tmpdir(), "eddy-batch-outside-")), "target.txt");
+    writeFileSync(outside, "keep");
+    symlinkSync(dirname(outside), join(path, "tapes"));
+    expect(() => openBatchDir(path)).toThrow(/tapes is a symlink: .*remove it/);
+    const clean = mkdtempSync(join(tmpdir(), "eddy-batch-dir-"));
+    const dir = openBatchDir(clean);
+    symlinkSync(outside, join(clean, "results.jsonl"));
+    const result = { id: "a", reason: "completed", outputText: "", usage: line("a", "completed", 1).usage };
+    expect(() => dir.append({ ...result, turns: 1, toolCalls: 0, durationMs: 1 } as BatchResult)).toThrow(
+      /cannot write the batch file .*results\.jsonl: it is a symlink, .*remove it/,
+    );
+    symlinkSync(outside, join(clean, "summary.json.tmp"));
+    expect(() =>
+      dir.writeSummary(summarize([], { tasks: 0, badLines: 0, run: run("2026-01-01T00:00:00.000Z", 1, 0) })),
+    ).toThrow(/summary\.json\.tmp: it is a symlink/);
+    expect(readFileSync(outside, "utf8")).toBe("keep");
   });
 });
 

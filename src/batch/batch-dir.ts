@@ -6,7 +6,7 @@
  * line, and adds its own wall time to the summary's (`runs`).
  */
 import { randomUUID } from "node:crypto";
-import { existsSync, renameSync, rmSync, type Stats, statSync } from "node:fs";
+import { existsSync, lstatSync, renameSync, rmSync, type Stats, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { EddyError } from "../errors.js";
 import type { FrameError, RunEndReason } from "../frames/frame.js";
@@ -19,7 +19,7 @@ import {
   reasonOf,
   writeRegularFileSync,
 } from "../util/regular-file.js";
-import { openStateDir, type StateDir } from "../util/state-dir.js";
+import { openStateDir, realFolderSync, type StateDir } from "../util/state-dir.js";
 import { holdStateLock, type StateLock } from "../util/state-lock.js";
 import { type BatchResult, succeeded } from "./run-task.js";
 import { fileTapeStore, type TapeStore } from "./tape-store.js";
@@ -127,9 +127,13 @@ export function openBatchDir(path: string, secrets: readonly string[] = []): Bat
     const which = existsSync(path) ? `its tapes folder ${tapesDir}` : `the batch folder ${path}`;
     throw new EddyError("invalid_config", `cannot create ${which}: ${reasonOf(err)}`, { fault: "user" });
   }
+  // A symlink planted as `tapes` would take every tape elsewhere: refused (the folder itself is
+  // the user's choice). Its files are opened without following one (`WRITING`, fileTapeStore).
+  realFolderSync(path, ["tapes"]);
   // Files replaced whole at the end: one that cannot be (a directory in its place) is said now,
-  // before any task runs, not after all of them.
+  // before any task runs, not after all of them; so is a symlinked results.jsonl.
   for (const name of ["summary.json", "batch.json"]) checkReplaceable(join(path, name));
+  checkNotSymlink(join(path, "results.jsonl"));
   const resultsPath = join(path, "results.jsonl");
   const results = readResults(resultsPath);
   const tapes = fileTapeStore(join(path, "tapes"), secrets);
@@ -157,8 +161,11 @@ export function openBatchDir(path: string, secrets: readonly string[] = []): Bat
   };
 }
 
-/** How the batch folder's own files are written and read: errors name the file (a user error). */
-const WRITING = { what: "the batch file", code: "invalid_config" } as const;
+/**
+ * How the batch folder's own files are written and read: errors name the file (a user error).
+ * Never through a symlink: one planted in the folder would have eddy append to, or empty, any file.
+ */
+const WRITING = { what: "the batch file", code: "invalid_config", noFollow: true } as const;
 const READING = {
   ...WRITING,
   maxBytes: 1024 * 1024 * 1024,
@@ -193,6 +200,24 @@ function checkReplaceable(path: string): void {
       `the batch file ${path} is ${kindOf(stats)}, not a regular file: remove it, or choose another folder with --out`,
       { fault: "user" },
     );
+}
+
+/** A symlink where the folder's file `path` is appended to: refused before any task runs. */
+function checkNotSymlink(path: string): void {
+  if (lstatOrUndefined(path)?.isSymbolicLink() !== true) return;
+  throw new EddyError(
+    "invalid_config",
+    `the batch file ${path} is a symlink, and eddy never writes its own files through one (it could point anywhere): remove it, or choose another folder with --out`,
+    { fault: "user" },
+  );
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The text of one of the folder's own files, a regular file read with a bound; undefined when there is none. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
+import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { createPolicy } from "../loop/policy.js";
 import type { JsonObject } from "../protocol/types.js";
@@ -63,6 +64,45 @@ describe("runTask", () => {
     expect(seenAtRun).toContain("tool_call");
     expect(seenAtRun).toContain("tool_started");
     expect(stored.at(-1)?.type).toBe("run_ended");
+  });
+
+  it("a tape that cannot be opened (a planted symlink) fails the task, and its run is cancelled before it asks or does anything", async () => {
+    const ran: string[] = [];
+    const effect = defineTool({
+      name: "effect",
+      description: "Has a side effect",
+      parameters: { type: "object", properties: {} },
+      execute: () => {
+        ran.push("effect");
+        return "ok";
+      },
+    });
+    const provider = createScriptedProvider([callThenAnswer]);
+    const ends: Frame[] = [];
+    const refusing: TapeStore = {
+      read: async () => undefined,
+      open() {
+        throw new EddyError("invalid_config", "cannot write the tape t1.tape: it is a symlink", {
+          fault: "user",
+        });
+      },
+      location: (id) => `${id}.tape`,
+    };
+    const result = await runTask(
+      { id: "t1", spec: { input: "go" } },
+      {
+        spec: { model: "m" },
+        provider,
+        tools: () => createToolRegistry([effect]),
+        tapes: refusing,
+        onFrame: (frame) => frame.type === "run_ended" && ends.push(frame),
+      },
+    );
+    expect(result.error?.message).toMatch(/t1\.tape: it is a symlink/);
+    // The run ended (cancelled) before runTask returned: nothing was sent, no tool ran.
+    expect(ends).toMatchObject([{ type: "run_ended", reason: "cancelled" }]);
+    expect(provider.requests).toHaveLength(0);
+    expect(ran).toEqual([]);
   });
 
   it("a task (a queue job, a tasks-file line) may not add a hosted tool the invocation did not declare", async () => {

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, lstatSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { EddyError } from "../errors.js";
+import { describeError, EddyError } from "../errors.js";
 import type { Frame, FrameError, McpServerSummary, RunEndedFrame, RunEndReason } from "../frames/frame.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
 import type { FrameObserver } from "../loop/frame-channel.js";
@@ -128,8 +128,8 @@ export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchR
     ctx.onFrame?.(frame);
   };
   let header: TapeHeader | undefined;
+  let handle: RunHandle | undefined;
   try {
-    let handle: RunHandle;
     if (decision.kind === "resume") {
       const resumed = resumeTask(decision.tape, ctx, registry, workspace, { onFrame, beforeToolRun }, () =>
         writer?.commit(),
@@ -145,6 +145,10 @@ export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchR
     for await (const _ of handle);
     await handle.result;
   } catch (err) {
+    // A run whose tape could not be opened (a symlink planted there) has started: it is cancelled
+    // before its first request and ended, never left running unrecorded.
+    handle?.cancel(describeError(err));
+    await handle?.result.catch(() => {});
     // A task whose spec the batch's policy refuses, or that is invalid once merged: its own failure.
     if (!EddyError.isInstance(err) || err.fault !== "user") throw err;
     return refusedTask(task, err);

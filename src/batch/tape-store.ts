@@ -45,7 +45,11 @@ export interface TapeStore {
   location(id: string): string;
 }
 
-/** Tapes as files `ID.tape` in `dir` (created when missing); `secrets` never reach them. */
+/**
+ * Tapes as files `ID.tape` in `dir` (created when missing); `secrets` never reach them. A tape is
+ * opened without following a symlink (`O_NOFOLLOW`): one planted as `ID.tape` (or
+ * `ID.tape.resuming`) is refused, not written through to wherever it points.
+ */
 export function fileTapeStore(dir: string, secrets: readonly string[] = []): TapeStore {
   makeDirSync(dir);
   const pathOf = (id: string) => join(dir, tapeFileName(id));
@@ -57,7 +61,9 @@ export function fileTapeStore(dir: string, secrets: readonly string[] = []): Tap
     open(id, header, replace) {
       const path = pathOf(id);
       const target = replace === "now" ? path : `${path}.resuming`;
-      return createTapeFileWriter(target, header, secrets, replace === "now" ? undefined : path);
+      // Opened here, not by the writer, to refuse a symlink; created, so nothing to keep (`created`).
+      const opened = { path: target, fd: openTapeFile(target, { noFollow: true }), created: true };
+      return createTapeFileWriter(target, header, secrets, replace === "now" ? undefined : path, opened);
     },
     location: pathOf,
   };

@@ -38,7 +38,9 @@ export async function queuedBatch(plan: BatchPlan, url: string): Promise<void> {
       if (tape === undefined) delete result.tape;
       else {
         // The tape first, whole: a results line never points at a missing or partial tape.
-        writeRegularFileSync(`${path}.tmp`, tape, { what: "the tape", code: "invalid_config" });
+        // Never through a symlink planted as `ID.tape.tmp` (docs/batch.md); the rename replaces one.
+        const how = { what: "the tape", code: "invalid_config", noFollow: true } as const;
+        writeRegularFileSync(`${path}.tmp`, tape, how);
         renameSync(`${path}.tmp`, path);
         result.tape = path;
       }

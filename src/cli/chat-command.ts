@@ -172,6 +172,8 @@ interface ChatContext {
   failed?: number;
   /** SIGTERM or SIGHUP ended the chat: it exits 130, as every command does. */
   terminated?: boolean;
+  /** The chat is leaving (`leaver`): readline closing from now on is its doing, not a Ctrl-D. */
+  leaving?: boolean;
 }
 
 /** Reads lines until the user leaves; renders the session's events. */
@@ -199,7 +201,7 @@ async function chatLoop(session: Session, ctx: ChatContext): Promise<number> {
   );
   let stopKeys = () => {};
   const left = new Promise<void>((resolve) => {
-    const leave = leaver(session, rl, resolve);
+    const leave = leaver(session, rl, ctx, resolve);
     renderEvents(session, rl, ctx);
     stopKeys = wireKeys(session, rl, ctx, leave);
     rl.on("line", (line) => {
@@ -257,11 +259,15 @@ function boundedLines(
 }
 
 /** Leaving: once the turns sent so far ended (a pipe that ends), or now (/exit, Ctrl-D at the prompt). */
-function leaver(session: Session, rl: Interface, resolve: () => void): (now: boolean) => void {
-  let leaving = false;
+function leaver(
+  session: Session,
+  rl: Interface,
+  ctx: ChatContext,
+  resolve: () => void,
+): (now: boolean) => void {
   return (now) => {
-    if (leaving) return;
-    leaving = true;
+    if (ctx.leaving === true) return;
+    ctx.leaving = true;
     (async () => {
       if (!now) await session.whenIdle();
       await session.close();
@@ -303,6 +309,8 @@ function wireKeys(
       rl.prompt();
       return;
     }
+    // The prompt's line ends, or the shell's prompt lands after `›`.
+    if (ctx.io.stdinIsTTY) ctx.io.stderr.write("\n");
     leave(true);
   };
   rl.on("SIGINT", interrupt);
@@ -328,6 +336,9 @@ function wireKeys(
   rl.on("SIGCONT", () => rl.resume());
   rl.on("close", () => {
     closed = true;
+    // Ctrl-D at a terminal's prompt (readline closed, not the chat): the cursor is still after
+    // `› `; end that line, or the shell's prompt lands after it. Piped, there is no prompt line.
+    if (ctx.io.stdinIsTTY && ctx.leaving !== true && !session.busy) ctx.io.stderr.write("\n");
     // An approval prompt waiting for a line gets none: answered as the prompt answers no answer.
     ctx.router.answer(null);
     if (session.busy && ctx.io.stdinIsTTY)

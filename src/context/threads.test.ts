@@ -74,6 +74,18 @@ describe("thread store", () => {
     expect((await store.read("never")).runs).toEqual([]);
   });
 
+  it("takes a byte order mark before the first record (an editor's), as tapes take one", async () => {
+    const ws = workspace();
+    const store = createThreadStore({ workspace: ws, clock: clock() });
+    await store.append("t", { kind: "prompt", run_id: "r1", prompt: "one", model: "m" });
+    const file = join(ws, ".eddy/threads/t.jsonl");
+    writeFileSync(file, `\uFEFF${readFileSync(file, "utf8")}`);
+    const log = await store.read("t");
+    expect(log.runs.map((r) => r.prompt.prompt)).toEqual(["one"]);
+    expect(log.skipped).toBe(0);
+    expect(await store.list()).toEqual([{ name: "t", runs: 1, updated: expect.any(Number) }]);
+  });
+
   it("lists a thread with more runs than a function call takes arguments (docs/pitfalls.md #64)", async () => {
     const ws = workspace();
     const runs = 70_000; // two timestamps each: past the ~120k arguments Math.max(...spread) takes

@@ -24,7 +24,14 @@ import type { FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { describeError, EddyError } from "../errors.js";
 import type { JsonObject, Usage } from "../protocol/types.js";
-import { forEachLine, isJsonObject, nestsDeeperThan, RECORD_MAX_DEPTH, wellFormed } from "../util/json.js";
+import {
+  forEachLine,
+  isJsonObject,
+  nestsDeeperThan,
+  RECORD_MAX_DEPTH,
+  wellFormed,
+  withoutBom,
+} from "../util/json.js";
 import {
   listStateDir,
   lstatState,
@@ -283,7 +290,7 @@ export function checkThreadName(name: string): string {
 
 /**
  * Reads a thread log's text: records by run, in start order; unreadable lines counted, not fatal.
- * A line that is not a record may be a torn record with a whole one glued after it (a log written
+ * A leading byte order mark is dropped. A line that is not a record may be a torn record with a whole one glued after it (a log written
  * before torn lines were repaired on append): the whole one is recovered.
  */
 export function parseThreadLog(name: string, text: string): ThreadLog {
@@ -291,7 +298,8 @@ export function parseThreadLog(name: string, text: string): ThreadLog {
   const outcomes = new Map<string, ThreadOutcomeRecord>();
   let skipped = 0;
   // One line at a time (a log of millions of short lines is not split into as many strings at once).
-  forEachLine(text, (line, _index, last) => {
+  // A byte order mark before the first record (an editor's) is dropped, as tapes' is (util/json.ts).
+  forEachLine(withoutBom(text), (line, _index, last) => {
     // The part after the last newline is a record still being written (or empty).
     if (last) {
       if (line !== "") skipped++;

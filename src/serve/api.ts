@@ -133,7 +133,7 @@ export const ROUTES: readonly RouteInfo[] = [
     path: "/v1/runs/{id}/events",
     operationId: "runEvents",
     summary:
-      "The run's frames as SSE: one event per frame (event = frame type, id = position, = seq unless resumed); Last-Event-ID resumes after it",
+      "The run's frames as SSE: one event per frame (event = frame type, id = position = the frame's seq); Last-Event-ID resumes after it",
     responses: {
       "200": { description: "text/event-stream of frames", sse: true },
       ...errors,

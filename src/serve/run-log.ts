@@ -4,10 +4,11 @@
  * slow client costs nothing but its cursor: its stream is pulled (`ReadableStream` backpressure)
  * and only takes the next frames from the shared log when its socket has room for them.
  *
- * An event's id is its position in the log. For a run that was never resumed that is the frame's
- * `seq`; a run resumed after a decision (`POST /v1/runs/ID/decisions`) has its live frames appended
- * after the `run_ended: awaiting_approval` its watchers already saw, so ids keep growing and
- * `Last-Event-ID` stays exact (docs/architecture.md, "eddy serve").
+ * An event's id is its position in the log, which is the frame's `seq`: a run resumed after a
+ * decision (`POST /v1/runs/ID/decisions`) has its live frames appended after the
+ * `run_ended: awaiting_approval` its watchers already saw, renumbered to go on from there
+ * (serve/runs.ts, `deliver`), so ids and `seq`s keep growing and `Last-Event-ID` stays exact
+ * (docs/architecture.md, "eddy serve").
  */
 import type { Frame } from "../frames/frame.js";
 import { encodeSseComment, encodeSseMessage } from "../sse/encoder.js";

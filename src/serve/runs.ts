@@ -296,8 +296,9 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
 /**
  * A fresh run that ended, its tape whole: its frames leave memory and are read back from the tape
  * when a watcher asks (`storedRunLog`), as a restarted server reads them — a long-lived server held
- * every frame of every run it had served. Only for tapes in the data folder's files, and only while
- * the log's event ids are the tape's `seq`s (a resumed run's log is not the tape's frames).
+ * every frame of every run it had served. Only for tapes in the data folder's files, and only for
+ * a fresh run's log, whose event ids are its tape's `seq`s (a resumed run's log is not the tape's
+ * frames: `deliver` renumbers them, so its `seq`s cannot tell).
  */
 function storeFinishedLog(ctx: ServiceContext, run: ServedRun): void {
   if (ctx.runtime.tapeStore !== undefined) return;
@@ -379,14 +380,18 @@ function tapeSink(run: ServedRun, onError: ServeRuntime["onTapeError"]): TapeSin
 /**
  * A frame of a served run: onto its tape, then to its watchers. A tape that cannot be written (a
  * full disk) stops the run — a served run is never left unrecorded — while its watchers still get
- * every frame to `run_ended`.
+ * every frame to `run_ended`. In the log a frame's `seq` is its position: a resumed run's tape
+ * numbers its new frames from the resume point, before frames its watchers already saw (the
+ * `run_ended: awaiting_approval`), so there they are renumbered to go on after the log's last.
  */
 function deliver(run: ServedRun, tape: TapeSink, frame: Frame, skipBelow = 0): void {
   if (tape.writer !== undefined) tape.guard.write(() => tape.writer?.write(frame));
   else tape.early.push(frame);
   if (frame.seq < skipBelow) return;
-  if (frame.type === "run_ended") run.ended = frame;
-  run.log.append(frame);
+  const seq = run.log.count;
+  const logged = frame.seq === seq ? frame : ({ ...frame, seq } as Frame);
+  if (logged.type === "run_ended") run.ended = logged;
+  run.log.append(logged);
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   closeSync,
   constants,
   fstatSync,
+  lstatSync,
   openSync,
   readSync,
   type Stats,
@@ -129,6 +130,17 @@ export interface WritableFileOptions {
   what: string;
   /** The code of the errors thrown (all `fault: "user"`). @defaultValue "invalid_argument" */
   code?: EddyErrorCode;
+  /**
+   * Refuse a symlink at `path` (`O_NOFOLLOW`): for eddy's own files in a folder that others may
+   * have put links in (a batch's `--out`), where following one would write wherever it points.
+   * @defaultValue false (a path the user named is theirs to link)
+   */
+  noFollow?: boolean;
+}
+
+/** `WRITE_FLAGS` and `more`, with `O_NOFOLLOW` when `options` say so. */
+export function writeFlags(options: WritableFileOptions, more: number): number {
+  return WRITE_FLAGS | more | (options.noFollow === true ? (constants.O_NOFOLLOW ?? 0) : 0);
 }
 
 /**
@@ -145,6 +157,13 @@ export function checkedWritable(path: string, options: WritableFileOptions, open
     // ENXIO: a FIFO no one reads (or a device that is not there); say which.
     const stats = errnoCode(err) === "ENXIO" ? statOrUndefined(path) : undefined;
     if (stats !== undefined && !stats.isFile()) throw notRegularFile(path, stats, options);
+    // ELOOP: O_NOFOLLOW met a symlink (`noFollow`).
+    if (errnoCode(err) === "ELOOP" && isSymlink(path))
+      throw cannotWrite(
+        path,
+        "it is a symlink, and eddy never writes its own files through one (it could point anywhere); remove it",
+        options,
+      );
     throw cannotWrite(path, reasonOf(err), options, err);
   }
   const stats = fstatSync(fd);
@@ -160,7 +179,7 @@ export function writeRegularFileSync(
   options: WritableFileOptions,
 ): void {
   writeAll(
-    checkedWritable(path, options, () => openSync(path, WRITE_FLAGS | constants.O_TRUNC)),
+    checkedWritable(path, options, () => openSync(path, writeFlags(options, constants.O_TRUNC))),
     data,
     path,
     options,
@@ -174,7 +193,7 @@ export function appendRegularFileSync(
   options: WritableFileOptions,
 ): void {
   writeAll(
-    checkedWritable(path, options, () => openSync(path, WRITE_FLAGS | constants.O_APPEND)),
+    checkedWritable(path, options, () => openSync(path, writeFlags(options, constants.O_APPEND))),
     data,
     path,
     options,
@@ -218,6 +237,14 @@ function statOrUndefined(path: string): Stats | undefined {
     return statSync(path);
   } catch {
     return undefined;
+  }
+}
+
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 
