@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { failingTapeStore } from "../../test/support/failing-tapes.js";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
+import { fileTapeStore } from "../batch/tape-store.js";
 import { createPolicy } from "../loop/policy.js";
 import { readTape } from "../replay/tape.js";
 import { createToolRegistry } from "../tools/registry.js";
@@ -56,5 +57,52 @@ describe("eddy serve: a run whose tape cannot be written", () => {
       const tape = readTape(join(dataDir, "runs", `${id}.tape`));
       expect(tape.frames.map((f) => f.type)).toEqual(["run_started", "request_started"]);
     }
+  });
+
+  it("whose tape cannot be opened at all is cancelled before it asks or runs anything, fresh or resumed", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "eddy-serve-tape-"));
+    const notes: string[] = [];
+    let refuse = true;
+    const provider = createScriptedProvider([call("write_note", { text: "a" }), text("done")]);
+    const service = createRunService({
+      provider,
+      spec: { model: "m" },
+      policy: createPolicy({ approve: "defer" }),
+      tools: () => createToolRegistry([approvalNoteTool(notes)]),
+      workspace: dataDir,
+      dataDir,
+      tapeStore: (dir, secrets) => {
+        const store = fileTapeStore(dir, secrets);
+        return {
+          ...store,
+          open: (id, header, replace) => {
+            if (refuse) throw Object.assign(new Error("EACCES: permission denied, open"), { code: "EACCES" });
+            return store.open(id, header, replace);
+          },
+        };
+      },
+    });
+    const handler = createServeHandler(service);
+    const refused = await handler(jsonRequest("POST", "/v1/runs", { input: "hi" }));
+    expect(refused.status).toBeGreaterThanOrEqual(500);
+    expect(provider.requests).toHaveLength(0);
+    // A run that deferred its call, then a decision whose resume cannot open the tape.
+    refuse = false;
+    const started = await handler(jsonRequest("POST", "/v1/runs", { input: "hi" }));
+    const { id } = (await started.json()) as { id: string };
+    await service.get(id)?.done;
+    expect(service.get(id)?.status).toBe("awaiting_approval");
+    const before = service.get(id)?.log.count;
+    refuse = true;
+    const pending = service.get(id)?.ended?.pending_calls ?? [];
+    expect(pending).toHaveLength(1);
+    const decided = await handler(
+      jsonRequest("POST", `/v1/runs/${id}/decisions`, { call_id: pending[0], decision: "allow" }),
+    );
+    expect(decided.status).toBeGreaterThanOrEqual(400);
+    expect(notes).toEqual([]); // the approved call never ran unrecorded
+    expect(provider.requests).toHaveLength(1);
+    expect(service.get(id)?.status).toBe("awaiting_approval");
+    expect(service.get(id)?.log.count).toBe(before);
   });
 });

@@ -284,7 +284,15 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
   }
   run.spec = handle.spec;
   // A run on a thread has emitted its first frames by now (they wait in the sink).
-  const writer = ctx.tapes.open(id, tapeHeaderOf(runtime, handle.spec), "now");
+  let writer: TapeWriter;
+  try {
+    writer = ctx.tapes.open(id, tapeHeaderOf(runtime, handle.spec), "now");
+  } catch (err) {
+    await abandoned(handle, err);
+    await hold?.release();
+    await registry.dispose();
+    throw err;
+  }
   openTape(tape, writer);
   ctx.runs.set(id, run);
   run.done = drive(run, handle, writer, registry, (closed) => {
@@ -576,11 +584,30 @@ async function resume(ctx: ServiceContext, run: ServedRun): Promise<void> {
   }
   // Reproduced frames (below the resume point) are in the log already.
   skipBelow = handle.point.at_seq;
-  const writer = ctx.tapes.open(run.id, handle.header, "on_commit");
+  let writer: TapeWriter;
+  try {
+    writer = ctx.tapes.open(run.id, handle.header, "on_commit");
+  } catch (err) {
+    skipBelow = Number.POSITIVE_INFINITY; // the abandoned part never reaches the run's log
+    await abandoned(handle, err);
+    run.status = before;
+    await registry.dispose();
+    await hold?.release();
+    throw err;
+  }
   openTape(tape, writer);
   delete run.ended;
   run.log.reopen();
   run.done = drive(run, handle, writer, registry).finally(() => hold?.release().catch(() => {}));
+}
+
+/**
+ * A run started whose tape could not be opened: cancelled before it asks or does anything and
+ * waited for, never left running unrecorded (the request that started it fails with the error).
+ */
+async function abandoned(handle: RunHandle, err: unknown): Promise<void> {
+  handle.cancel(`its tape could not be opened: ${describeError(err)}`);
+  await handle.result.catch(() => {});
 }
 
 function viewOf(run: ServedRun): RunView {
