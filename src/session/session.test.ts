@@ -128,6 +128,37 @@ describe("a session whose tape cannot be written (a full disk)", () => {
   });
 });
 
+describe("a session whose turn's tape cannot be opened", () => {
+  it("fails the turn with the error; its run is cancelled before it asks or runs anything", async () => {
+    const cwd = workspace();
+    const noted: string[] = [];
+    const note = defineTool({
+      name: "note",
+      description: "notes",
+      parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+      execute: (args) => void noted.push((args as { text: string }).text),
+    });
+    const provider = createScriptedProvider([call("note", { text: "a" }, "c1"), say("noted")]);
+    let refuse = true;
+    const session = createSession({
+      spec: { model: "m" },
+      deps: { provider, tools: [note], workspace: cwd },
+      tapeWriter: (path, header, secrets, replaces) => {
+        if (refuse) throw Object.assign(new Error("EACCES: permission denied, open"), { code: "EACCES" });
+        return createTapeFileWriter(path, header, secrets, replaces);
+      },
+    });
+    await expect(session.send("note a")).rejects.toThrow(/EACCES/);
+    expect(provider.requests).toHaveLength(0);
+    expect(noted).toEqual([]);
+    refuse = false;
+    const next = await session.send("again");
+    expect(next.run.reason).toBe("completed");
+    expect(noted).toEqual(["a"]);
+    await session.close();
+  });
+});
+
 describe("a session", () => {
   it("runs each message as a turn on its thread, recorded as a tape; the next turn sees the earlier one", async () => {
     const cwd = workspace();

@@ -19,10 +19,10 @@ import { resumeRun } from "../batch/resume.js";
 import { createTapeFileWriter, type TapeWriter } from "../batch/tape-store.js";
 import type { ThreadHold } from "../context/thread-hold.js";
 import { checkThreadName, createThreadStore, type ThreadStore } from "../context/threads.js";
-import { EddyError } from "../errors.js";
+import { describeError, EddyError } from "../errors.js";
 import type { FileChangeRecord, Frame } from "../frames/frame.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
-import type { RunDeps, RunResult } from "../loop/options.js";
+import type { RunDeps, RunHandle, RunResult } from "../loop/options.js";
 import { type ApproveMode, DEFAULT_POLICY, type Policy } from "../loop/policy.js";
 import type { RunSpec, RunSpecInput } from "../loop/run-spec.js";
 import { runAgentOnThread } from "../loop/thread-run.js";
@@ -468,7 +468,7 @@ export class Session {
       { store: this.store, tape, held: true },
     );
     const header = (this.options.tapeHeader ?? this.defaultHeader())(handle.spec, this.policy);
-    recording.start(this.tapeWriter(tape, header, this.secrets()));
+    await startRecording(handle, () => recording.start(this.tapeWriter(tape, header, this.secrets())));
     try {
       for await (const _frame of handle) {
         // Frames reach the feed and the tape through onFrame.
@@ -502,7 +502,9 @@ export class Session {
     });
     // Reproduced frames go to the new tape, not to the feed again: they were shown in their turn.
     recording.showFrom(handle.point.at_seq);
-    recording.start(this.tapeWriter(`${tape}.resuming`, handle.header, this.secrets(), tape));
+    await startRecording(handle, () =>
+      recording.start(this.tapeWriter(`${tape}.resuming`, handle.header, this.secrets(), tape)),
+    );
     try {
       for await (const _frame of handle) {
         // As in messageTurn.
@@ -655,4 +657,22 @@ function usageOf(turn: number, u: Usage | null | undefined): TurnUsage {
 
 function usage(message: string): EddyError {
   return new EddyError("invalid_argument", message, { fault: "user" });
+}
+
+/**
+ * Opens a turn's tape for a run that has started: a tape that cannot be opened cancels the run
+ * before it asks or runs anything, and the turn fails with the error — never a run going on
+ * unrecorded.
+ */
+async function startRecording(handle: RunHandle, open: () => void): Promise<void> {
+  try {
+    open();
+  } catch (err) {
+    handle.cancel(`could not open this turn's tape: ${describeError(err)}`);
+    for await (const _frame of handle) {
+      // Drained: the cancelled run ends.
+    }
+    await handle.result.catch(() => {});
+    throw err;
+  }
 }
