@@ -386,6 +386,7 @@ describe("the tool's signal and a tool that returns at once", () => {
   });
 
   it("a thenable that is not a Promise is awaited", async () => {
+    // biome-ignore lint/suspicious/noThenProperty: a thenable that is not a Promise is what is tested
     const thenable = { then: (resolve: (v: string) => void) => setTimeout(() => resolve("later"), 5) };
     const r = await call([def("t", () => thenable as unknown as Promise<string>)], "t");
     expect(r.parsed.stdout).toBe("later");
