@@ -88,6 +88,29 @@ describe("eddy doctor", () => {
     expect(r.stdout).not.toContain("sk-not-the-right-one");
   });
 
+  it("a server's escape sequences in its errors reach the table inert (no clipboard write, no screen clear)", async () => {
+    const hostile = "denied\u001b]52;c;cm0gLXJmIH4=\u0007\u001b[2J\r\u202eevil";
+    const raw = await startRawServer([
+      {
+        status: 401,
+        headers: { "content-type": "application/json" },
+        body: [JSON.stringify({ error: { message: hostile, code: "c\u001b[8m" } })],
+      },
+    ]);
+    try {
+      const r = await runCli(["doctor", "--base-url", `${raw.url}/v1`, "--api-key", "k", "--model", "m"], {
+        env: cacheEnv().env,
+      });
+      expect(r.code).toBe(1);
+      expect(r.stdout).toMatch(/auth/);
+      expect(r.stdout).toMatch(/denied/);
+      for (const bad of ["\u001b]", "\u001b[2J", "\u001b[8m", "\u0007", "\u202e", "\r"])
+        expect(r.stdout).not.toContain(bad);
+    } finally {
+      await raw.close();
+    }
+  });
+
   it.each([
     [["doctor", "--probe-timeout", "soon"], /--probe-timeout must be an integer/],
     [["doctor", "--provider", "openai"], /provider openai needs an API key/],

@@ -13,7 +13,7 @@ import {
   type ProbeStatus,
   type ProbeTarget,
 } from "../provider/probe/index.js";
-import { formatDuration, type Output, type Styles } from "./terminal.js";
+import { formatDuration, type Output, type Styles, terminalSafe } from "./terminal.js";
 
 const NAME_WIDTH = 22;
 const STATUS_WIDTH = 13;
@@ -41,8 +41,8 @@ export class DoctorTable {
   ) {}
 
   header(provider: string, baseURL: string, target: ProbeTarget): void {
-    const model = target.model ?? "the server's default model";
-    const where = baseURL === "embedded" ? "the embedded mock server" : `${provider} at ${baseURL}`;
+    const model = inert(target.model ?? "the server's default model");
+    const where = baseURL === "embedded" ? "the embedded mock server" : inert(`${provider} at ${baseURL}`);
     this.out.write(
       `${this.styles.bold("eddy doctor")}: ${where} — model ${model}, ${target.api ?? "responses"} API\n\n`,
     );
@@ -57,11 +57,11 @@ export class DoctorTable {
     const status = this.colour(result.status, result.status.padEnd(STATUS_WIDTH));
     const time = result.status === "skipped" ? "" : formatDuration(result.ms);
     this.out.write(
-      `  ${result.name.padEnd(NAME_WIDTH)}${status}${time.padStart(TIME_WIDTH)}  ${result.detail}\n`,
+      `  ${result.name.padEnd(NAME_WIDTH)}${status}${time.padStart(TIME_WIDTH)}  ${inert(result.detail)}\n`,
     );
     if (result.hint !== undefined)
       this.out.write(
-        `  ${" ".repeat(NAME_WIDTH + STATUS_WIDTH + TIME_WIDTH)}  ${this.styles.dim(`↳ ${result.hint}`)}\n`,
+        `  ${" ".repeat(NAME_WIDTH + STATUS_WIDTH + TIME_WIDTH)}  ${this.styles.dim(`↳ ${inert(result.hint)}`)}\n`,
       );
   }
 
@@ -104,6 +104,14 @@ export class DoctorTable {
         return this.styles.dim(text);
     }
   }
+}
+
+/**
+ * A server's words (a probe's detail quotes its errors) made inert, on one line: no escape
+ * sequence, control or direction character reaches the terminal (terminal.ts).
+ */
+function inert(text: string): string {
+  return terminalSafe(text, { oneLine: true });
 }
 
 /** What the report changes for runs, against the profile's capabilities, in words. */
