@@ -58,15 +58,14 @@ export interface HeaderSource {
 export function parseRetryAfter(headers: HeaderSource, now: number): number | undefined {
   for (const name of ["retry-after-ms", "x-ms-retry-after-ms"]) {
     const value = headers.get(name);
-    if (value !== null) {
-      const ms = Number(value);
-      if (Number.isFinite(ms) && ms >= 0) return ms;
-    }
+    // Plain decimal digits only: `Number` also reads "0x10", "1e2" and "Infinity".
+    if (value !== null && /^\s*\d+(\.\d+)?\s*$/.test(value)) return Number(value);
   }
   const value = headers.get("retry-after");
   if (value === null) return undefined;
-  const seconds = Number(value);
-  if (value.trim() !== "" && Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  // delay-seconds is 1*DIGIT (RFC 9110 §10.2.3; a decimal fraction is taken too); "0x10", "1e2"
+  // and "Infinity", which `Number` reads, are not.
+  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) return Number(value) * 1000;
   // An HTTP-date names its day ("Wed, 21 Oct 2015 07:28:00 GMT"); V8 reads "-5" as a date in year
   // -5, which made a negative value mean "retry at once".
   if (!/[a-z]/i.test(value)) return undefined;
