@@ -47,6 +47,23 @@ export interface ProviderErrorFields {
  * A failed request, typed: what failed (`kind`), whether a retry may help, what the provider said
  * (status, error type and code, request id) and the run end reason it means.
  */
+/** The longest provider error message kept (a server's error may be megabytes: the frames and the terminal get this much). */
+export const PROVIDER_MESSAGE_MAX_CHARS = 2000;
+
+/** `message` cut at `PROVIDER_MESSAGE_MAX_CHARS`, saying how much was left out. */
+function boundedMessage(message: string): string {
+  return bounded(message, PROVIDER_MESSAGE_MAX_CHARS);
+}
+
+/** `text` cut at `max` characters (never inside a surrogate pair), saying how much was left out. */
+function bounded(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}… (${text.length - end} more characters cut)`;
+}
+
 export class ProviderError extends EddyError {
   readonly kind: ProviderErrorKind;
   readonly retryable: boolean;
@@ -58,7 +75,7 @@ export class ProviderError extends EddyError {
   readonly retryAfterMs: number | undefined;
 
   constructor(fields: ProviderErrorFields) {
-    super(fields.code, fields.message, {
+    super(fields.code, boundedMessage(fields.message), {
       cause: fields.cause,
       fault: fields.kind === "cancelled" ? "user" : "provider",
       details: { kind: fields.kind, status: fields.status, providerCode: fields.providerCode },
@@ -66,9 +83,10 @@ export class ProviderError extends EddyError {
     this.kind = fields.kind;
     this.retryable = fields.retryable;
     this.status = fields.status;
-    this.providerCode = fields.providerCode;
-    this.errorType = fields.errorType;
-    this.param = fields.param;
+    this.providerCode =
+      typeof fields.providerCode === "string" ? bounded(fields.providerCode, 256) : fields.providerCode;
+    this.errorType = fields.errorType === undefined ? undefined : bounded(fields.errorType, 256);
+    this.param = typeof fields.param === "string" ? bounded(fields.param, 256) : fields.param;
     this.requestId = fields.requestId;
     this.retryAfterMs = fields.retryAfterMs;
   }
