@@ -23,11 +23,11 @@ describe("ProviderError", () => {
   it("never cuts inside a surrogate pair, and leaves a short message as it is", () => {
     // One character first: the cut falls between the two halves of an emoji.
     const message = `a${"😀".repeat(PROVIDER_MESSAGE_MAX_CHARS)}`;
-    const cut = new ProviderError({ kind: "http", code: "http_error", message, retryable: false });
+    const cut = new ProviderError({ kind: "http", code: "provider_http", message, retryable: false });
     const kept = cut.message.split("…")[0] as string;
     expect(kept.length).toBe(PROVIDER_MESSAGE_MAX_CHARS - 1);
     expect(kept.endsWith("😀")).toBe(true);
-    const short = new ProviderError({ kind: "http", code: "http_error", message: "no", retryable: false });
+    const short = new ProviderError({ kind: "http", code: "provider_http", message: "no", retryable: false });
     expect(short.message).toBe("no");
   });
 });

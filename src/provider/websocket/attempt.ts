@@ -205,6 +205,14 @@ class WebSocketAttempt implements Attempt {
       const f = frames[before];
       const data = f?.type === "provider_event" && isJsonObject(f.data) ? f.data : undefined;
       if (data === undefined) continue;
+      const foreign = this.foreignResponse(data, phase);
+      if (foreign !== undefined) {
+        // Not this request's answer (a late one of an earlier request): none of it is taken.
+        frames.length = before;
+        this.watchdog.stop();
+        this.phase = { name: "ended", connection: phase.connection, failure: foreign, reusable: false };
+        break;
+      }
       this.noteResponse(data, phase);
       if (TURN_ENDS.has(data.type)) {
         this.endTurn(data, phase, i === texts.length - 1);
@@ -212,6 +220,30 @@ class WebSocketAttempt implements Attempt {
       }
     }
     return frames;
+  }
+
+  /**
+   * The error when the response a message starts is not this request's: one that continues
+   * another response than the request names (`previous_response_id`). One connection answers one
+   * request at a time, so such a response is a late answer to an earlier one; taken, it would be
+   * this turn's answer. Undefined when it is this request's, or when the server does not say.
+   */
+  private foreignResponse(
+    data: JsonObject,
+    phase: Extract<Phase, { name: "streaming" }>,
+  ): ProviderError | undefined {
+    if (phase.responseStarted || data.type !== "response.created") return undefined;
+    const response = isJsonObject(data.response) ? data.response : undefined;
+    if (response === undefined || !("previous_response_id" in response)) return undefined;
+    const asked = this.options.body.previous_response_id ?? null;
+    const answered = response.previous_response_id ?? null;
+    if (answered === asked) return undefined;
+    return new ProviderError({
+      kind: "stream_failed",
+      code: "invalid_response",
+      message: `the server answered over WebSocket with a response continuing ${JSON.stringify(answered)}, not this request's previous_response_id ${JSON.stringify(asked)} (a late answer to an earlier request?); the connection is not used again`,
+      retryable: true,
+    });
   }
 
   /** Remembers on the connection each response created there (follow-ups are routed back to it). */

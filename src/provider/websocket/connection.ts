@@ -125,6 +125,8 @@ export class WebSocketConnection {
   private wake: (() => void) | undefined;
   private lastError: Error | undefined;
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The server sent a message while the connection idled (a late answer): it is not leased again. */
+  unsolicited = false;
 
   constructor(
     private readonly ws: WebSocket,
@@ -133,7 +135,11 @@ export class WebSocketConnection {
     readonly number: number,
   ) {
     ws.on("message", (data, isBinary) => {
-      if (!this.leased) return;
+      // A message while no turn runs answers nothing asked: the connection takes no other turn.
+      if (!this.leased) {
+        this.unsolicited = true;
+        return;
+      }
       this.inbox.push(messageText(data, isBinary));
       if (this.inbox.length > HIGH_WATER && !ws.isPaused) ws.pause();
       this.notify();

@@ -55,6 +55,11 @@ export class WebSocketPool {
    * `previousResponseId`) or a new one. Rejects as `connectWebSocket` does.
    */
   async acquire(previousResponseId: string | undefined, signal: AbortSignal): Promise<WebSocketConnection> {
+    // One the server wrote to while it idled is out of step with its requests: closed, not reused.
+    for (const spoiled of this.idle.filter((c) => c.unsolicited)) {
+      this.idle.splice(this.idle.indexOf(spoiled), 1);
+      spoiled.terminate();
+    }
     let at =
       previousResponseId === undefined ? -1 : this.idle.findIndex((c) => c.responses.has(previousResponseId));
     if (at === -1) at = this.idle.length - 1;
