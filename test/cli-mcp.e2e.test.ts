@@ -393,6 +393,38 @@ describe("eddy run with MCP servers", () => {
       expect(text).not.toContain("hunter2pass");
   });
 
+  it("--approve deny: a tool its server annotates read-only is still refused (annotations grant nothing); the tape replays", async () => {
+    const marker = newMarker();
+    const url = await startMock({
+      turns: [{ items: [call("local__echo", { text: "hi" }, "call_e")] }, answer("Done.", "call_e")],
+    });
+    const cwd = workspace();
+    const tape = join(cwd, "deny.tape");
+    const r = await runCli(
+      ["run", "--json", "--base-url", url, "--model", "m", ...mcpFlag("local", marker)].concat([
+        "--approve",
+        "deny",
+        "--record",
+        tape,
+        "go",
+      ]),
+      { cwd, env: cleanEnv() },
+    );
+    expect(r.code).toBe(0);
+    const frames = parseFrames(r.stdout);
+    expect(frames).toContainEqual(
+      expect.objectContaining({ type: "approval_decided", call_id: "call_e", decision: "deny" }),
+    );
+    expect(outputsSent()).toEqual([
+      { call_id: "call_e", output: expect.objectContaining({ tool: "local__echo", ok: false }) },
+    ]);
+    expect((outputsSent()[0]?.output.error as JsonObject | undefined)?.code).toBe("denied");
+    expect(processesWith(marker)).toEqual([]);
+    const replay = await runCli(["replay", tape], { cwd, env: cleanEnv() });
+    expect(replay.stdout).toMatch(/replay matches/);
+    expect(replay.code).toBe(0);
+  });
+
   it("eddy config lists the servers without their header values", async () => {
     const cwd = workspace();
     writeFileSync(

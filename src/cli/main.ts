@@ -208,7 +208,7 @@ function addToolPolicyOptions(command: Command): void {
     .addOption(
       new Option(
         "--approve <mode>",
-        "ask before calls that write, run commands or use MCP tools not marked read-only: ask (on a terminal, the default there), auto (run them; the default when piped), deny, or defer (end the run awaiting approval, exit 4; decide later with eddy resume --decide)",
+        "ask before calls that write, run commands or use MCP tools (whatever their server says): ask (on a terminal, the default there), auto (run them; the default when piped), deny, or defer (end the run awaiting approval, exit 4; decide later with eddy resume --decide)",
       ).argParser(oneOf<ApproveMode>("--approve", APPROVE_MODES)),
     );
 }

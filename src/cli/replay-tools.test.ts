@@ -51,7 +51,26 @@ describe("replayTools", () => {
       "fs__write",
     ]);
     expect(registry.resolve("fs__write")?.definition.needsApproval).toBe(true);
+    // A recording made while eddy let read-only-hinted tools run unasked replays so.
     expect(registry.resolve("fs__read")?.definition.needsApproval).toBe(false);
+  });
+
+  it("asks about a read-only-hinted MCP tool the recording asked about (a server's hint grants nothing)", () => {
+    const asked = {
+      type: "approval_requested",
+      run_id: "r",
+      seq: 3,
+      ts: 0,
+      turn: 0,
+      call_id: "c",
+      name: "fs__read",
+      arguments: "{}",
+    } as unknown as Frame;
+    const { registry } = replayTools(header(["fs__read"], [info("read", true)]), [asked], {}, "t.tape");
+    expect(registry.resolve("fs__read")?.definition).toMatchObject({
+      needsApproval: true,
+      idempotent: false,
+    });
   });
 
   it("masks the secret-looking values of the CLI's environment in tool errors", () => {

@@ -8,14 +8,43 @@ import { type ToolDefinition, toolResult } from "../tool.js";
 import type { McpToolInfo } from "./mcp-tools.js";
 
 /**
- * Definitions for MCP tools recorded with `toolInfo()` (e.g. in a tape header), without their
- * servers: the same names, descriptions, schemas and read-only hints, so request bodies come out
- * identical when the tool outputs come from a recording. Calling one ends `ok:false`.
+ * What eddy takes an MCP server's tool to do, whatever the server's annotations say: its
+ * `readOnlyHint` is the server's word, not a permission (permissions come from the local
+ * invocation only, src/loop/policy.ts). So a run that asks (`approve` ask, deny or defer) asks
+ * before every call, and a call a crash interrupted is not run again on resume unless the policy
+ * says `rerunInterrupted` (docs/architecture.md, "Interrupted calls"). The hint is kept as data
+ * (`McpToolInfo.readOnly`), shown and recorded, and grants nothing.
  */
-export function offlineMcpTools(infos: readonly McpToolInfo[]): ToolDefinition[] {
+export const MCP_TOOL_EFFECTS = Object.freeze({
+  readOnly: false,
+  idempotent: false,
+  needsApproval: true,
+} as const satisfies Pick<ToolDefinition, "readOnly" | "idempotent" | "needsApproval">);
+
+/** Options of `offlineMcpTools`. */
+export interface OfflineMcpToolsOptions {
+  /**
+   * The tools the recording asked approval for (its `approval_requested` frames). A tool its
+   * server marked read-only is asked about only when named here, so a recording made while eddy
+   * still let such tools run unasked replays as it ran; every other tool is asked about.
+   * @defaultValue every tool is asked about (`MCP_TOOL_EFFECTS`)
+   */
+  askedAbout?: ReadonlySet<string>;
+}
+
+/**
+ * Definitions for MCP tools recorded with `toolInfo()` (e.g. in a tape header), without their
+ * servers: the same names, descriptions and schemas, so request bodies come out identical when
+ * the tool outputs come from a recording. Calling one ends `ok:false`.
+ */
+export function offlineMcpTools(
+  infos: readonly McpToolInfo[],
+  options: OfflineMcpToolsOptions = {},
+): ToolDefinition[] {
   return infos.map((info) => {
     untrustedCompile(info);
-    return offlineTool(info);
+    const asked = options.askedAbout === undefined || !info.readOnly || options.askedAbout.has(info.name);
+    return offlineTool(info, asked);
   });
 }
 
@@ -33,14 +62,14 @@ function untrustedCompile(info: McpToolInfo): void {
   }
 }
 
-function offlineTool(info: McpToolInfo): ToolDefinition {
+function offlineTool(info: McpToolInfo, asked: boolean): ToolDefinition {
   return {
     name: info.name,
     description: info.description,
     parameters: info.parameters,
     strict: false,
-    readOnly: info.readOnly,
-    needsApproval: !info.readOnly,
+    ...MCP_TOOL_EFFECTS,
+    needsApproval: asked,
     execute: () =>
       toolResult({
         ok: false,
