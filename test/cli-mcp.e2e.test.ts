@@ -374,6 +374,25 @@ describe("eddy run with MCP servers", () => {
     );
   });
 
+  it("a server named __proto__ (config file or --mcp) is refused in one line, not dropped", async () => {
+    const cwd = workspace();
+    const server = `{"command":${JSON.stringify(process.execPath)},"args":[${JSON.stringify(MCP_TEST_SERVER)}]}`;
+    writeFileSync(join(cwd, "eddy.config.json"), `{"mcp_servers":{"__proto__":${server}}}`);
+    const fromFile = await runCli(["run", "x"], { cwd, env: cleanEnv() });
+    expect(fromFile.code).toBe(2);
+    expect(fromFile.stderr.trim().split("\n")).toHaveLength(1);
+    expect(fromFile.stderr).toMatch(
+      /config file .*eddy\.config\.json: mcp_servers\.__proto__: "__proto__" cannot be a name in a config file \(JavaScript reserves it\); rename it/,
+    );
+    const fromFlag = await runCli(["run", ...mcpFlag("__proto__", newMarker()), "x"], {
+      cwd: workspace(),
+      env: cleanEnv(),
+    });
+    expect(fromFlag.code).toBe(2);
+    expect(fromFlag.stderr.trim().split("\n")).toHaveLength(1);
+    expect(fromFlag.stderr).toMatch(/--mcp __proto__: "__proto__" cannot name an MCP server/);
+  });
+
   it("a password in an MCP server's URL is masked on stderr, in frames, the tape and eddy config", async () => {
     http = await startHttpTestServer(newMarker(), "--token", TOKEN);
     const url = await startMock({ turns: [answer("done")] });
