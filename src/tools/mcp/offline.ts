@@ -2,7 +2,7 @@
  * MCP tools without their servers, for a run rebuilt from a recording (replay, resume): kept apart
  * from mcp-tools.ts so that rebuilding them does not load the MCP SDK.
  */
-import { compileSchema } from "../../util/schema.js";
+import { compileRecordedSchema } from "../../util/schema.js";
 import { exitCodeFor } from "../execute.js";
 import { type ToolDefinition, toolResult } from "../tool.js";
 import type { McpToolInfo } from "./mcp-tools.js";
@@ -49,16 +49,17 @@ export function offlineMcpTools(
 }
 
 /**
- * The recorded schema came from a server: compiled here with its patterns on the linear-time
- * engine, as when it was recorded (mcp-tools.ts usableSchema), so the registry finds it compiled.
- * A schema that does not compile so is left to the registry (a recording made before eddy checked
- * server patterns in linear time).
+ * The recorded schema came from a server and reached us through a tape: compiled here with its
+ * patterns on the linear-time engine, as when it was recorded (mcp-tools.ts usableSchema), so the
+ * registry finds it compiled. One whose patterns that engine cannot run (a recording made before
+ * eddy checked server patterns so, or a made-up tape) checks only that the arguments are an
+ * object (`compileRecordedSchema`), as a live server's does (it is offered with an open schema).
  */
 function untrustedCompile(info: McpToolInfo): void {
   try {
-    compileSchema(`MCP tool "${info.tool}"`, info.parameters, { untrusted: true });
+    compileRecordedSchema(`MCP tool "${info.tool}"`, info.parameters);
   } catch {
-    // The registry compiles it and reports what is wrong.
+    // Unusable whatever the engine: the registry compiles it and reports what is wrong.
   }
 }
 
