@@ -374,6 +374,46 @@ describe("eddy run with MCP servers", () => {
     );
   });
 
+  it("eddy replay (--live-tools too) never runs a tape's MCP pattern on the backtracking engine: a recorded ^(?=a)(a+)+$ does not freeze it", async () => {
+    const marker = newMarker();
+    const s = `${"a".repeat(40)}!`;
+    const url = await startMock({
+      turns: [{ items: [call("t__match", { s }, "call_m")] }, answer("Matched.", "call_m")],
+    });
+    const cwd = workspace();
+    const tape = join(cwd, "run.tape");
+    const args = [
+      "run",
+      "--base-url",
+      url,
+      "--model",
+      "m",
+      ...mcpFlag("t", marker, "--toolset", "lookahead"),
+    ];
+    const r = await runCli([...args, "--record", tape, "go"], { cwd, env: cleanEnv() });
+    expect(r.code, r.stderr).toBe(0);
+    // Live, the schema is offered open (RE2 cannot run the lookahead). A tape made before that,
+    // or made up, holds the pattern itself: in its header and in the requests it recorded.
+    const open = JSON.stringify({ type: "object", additionalProperties: true });
+    const recorded = readFileSync(tape, "utf8");
+    expect(recorded).toContain(open);
+    const patterned = JSON.stringify({
+      type: "object",
+      properties: { s: { type: "string", pattern: "^(?=a)(a+)+$" } },
+      required: ["s"],
+    });
+    writeFileSync(tape, recorded.split(open).join(patterned));
+    const replay = await runCli(["replay", tape], { cwd, env: cleanEnv(), timeoutMs: 20_000 });
+    expect(replay.stdout).toMatch(/replay matches/);
+    expect(replay.code).toBe(0);
+    // --live-tools checks the arguments again, in linear time: the tool, its server absent, answers
+    // that it is not connected, which is not what the tape says.
+    const live = await runCli(["replay", "--live-tools", tape], { cwd, env: cleanEnv(), timeoutMs: 20_000 });
+    expect(live.stdout).toMatch(/replay diverges at frame/);
+    expect(live.stdout).toContain("is not connected (its tools were loaded from a recording)");
+    expect(live.code).toBe(1);
+  });
+
   it("a server named __proto__ (config file or --mcp) is refused in one line, not dropped", async () => {
     const cwd = workspace();
     const server = `{"command":${JSON.stringify(process.execPath)},"args":[${JSON.stringify(MCP_TEST_SERVER)}]}`;
