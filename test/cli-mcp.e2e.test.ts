@@ -374,6 +374,65 @@ describe("eddy run with MCP servers", () => {
     );
   });
 
+  it("eddy replay (--live-tools too) never runs a tape's MCP pattern on the backtracking engine: a recorded ^(?=a)(a+)+$ does not freeze it", async () => {
+    const marker = newMarker();
+    const s = `${"a".repeat(40)}!`;
+    const url = await startMock({
+      turns: [{ items: [call("t__match", { s }, "call_m")] }, answer("Matched.", "call_m")],
+    });
+    const cwd = workspace();
+    const tape = join(cwd, "run.tape");
+    const args = [
+      "run",
+      "--base-url",
+      url,
+      "--model",
+      "m",
+      ...mcpFlag("t", marker, "--toolset", "lookahead"),
+    ];
+    const r = await runCli([...args, "--record", tape, "go"], { cwd, env: cleanEnv() });
+    expect(r.code, r.stderr).toBe(0);
+    // Live, the schema is offered open (RE2 cannot run the lookahead). A tape made before that,
+    // or made up, holds the pattern itself: in its header and in the requests it recorded.
+    const open = JSON.stringify({ type: "object", additionalProperties: true });
+    const recorded = readFileSync(tape, "utf8");
+    expect(recorded).toContain(open);
+    const patterned = JSON.stringify({
+      type: "object",
+      properties: { s: { type: "string", pattern: "^(?=a)(a+)+$" } },
+      required: ["s"],
+    });
+    writeFileSync(tape, recorded.split(open).join(patterned));
+    const replay = await runCli(["replay", tape], { cwd, env: cleanEnv(), timeoutMs: 20_000 });
+    expect(replay.stdout).toMatch(/replay matches/);
+    expect(replay.code).toBe(0);
+    // --live-tools checks the arguments again, in linear time: the tool, its server absent, answers
+    // that it is not connected, which is not what the tape says.
+    const live = await runCli(["replay", "--live-tools", tape], { cwd, env: cleanEnv(), timeoutMs: 20_000 });
+    expect(live.stdout).toMatch(/replay diverges at frame/);
+    expect(live.stdout).toContain("is not connected (its tools were loaded from a recording)");
+    expect(live.code).toBe(1);
+  });
+
+  it("a server named __proto__ (config file or --mcp) is refused in one line, not dropped", async () => {
+    const cwd = workspace();
+    const server = `{"command":${JSON.stringify(process.execPath)},"args":[${JSON.stringify(MCP_TEST_SERVER)}]}`;
+    writeFileSync(join(cwd, "eddy.config.json"), `{"mcp_servers":{"__proto__":${server}}}`);
+    const fromFile = await runCli(["run", "x"], { cwd, env: cleanEnv() });
+    expect(fromFile.code).toBe(2);
+    expect(fromFile.stderr.trim().split("\n")).toHaveLength(1);
+    expect(fromFile.stderr).toMatch(
+      /config file .*eddy\.config\.json: mcp_servers\.__proto__: "__proto__" cannot be a name in a config file \(JavaScript reserves it\); rename it/,
+    );
+    const fromFlag = await runCli(["run", ...mcpFlag("__proto__", newMarker()), "x"], {
+      cwd: workspace(),
+      env: cleanEnv(),
+    });
+    expect(fromFlag.code).toBe(2);
+    expect(fromFlag.stderr.trim().split("\n")).toHaveLength(1);
+    expect(fromFlag.stderr).toMatch(/--mcp __proto__: "__proto__" cannot name an MCP server/);
+  });
+
   it("a password in an MCP server's URL is masked on stderr, in frames, the tape and eddy config", async () => {
     http = await startHttpTestServer(newMarker(), "--token", TOKEN);
     const url = await startMock({ turns: [answer("done")] });
@@ -391,6 +450,38 @@ describe("eddy run with MCP servers", () => {
     expect(config.stdout).toMatch(/mcp_servers\.x\s+http:\/\/user:\*\*\*@127\.0\.0\.1:/);
     for (const text of [r.stderr, r.stdout, readFileSync(tape, "utf8"), config.stdout])
       expect(text).not.toContain("hunter2pass");
+  });
+
+  it("--approve deny: a tool its server annotates read-only is still refused (annotations grant nothing); the tape replays", async () => {
+    const marker = newMarker();
+    const url = await startMock({
+      turns: [{ items: [call("local__echo", { text: "hi" }, "call_e")] }, answer("Done.", "call_e")],
+    });
+    const cwd = workspace();
+    const tape = join(cwd, "deny.tape");
+    const r = await runCli(
+      ["run", "--json", "--base-url", url, "--model", "m", ...mcpFlag("local", marker)].concat([
+        "--approve",
+        "deny",
+        "--record",
+        tape,
+        "go",
+      ]),
+      { cwd, env: cleanEnv() },
+    );
+    expect(r.code).toBe(0);
+    const frames = parseFrames(r.stdout);
+    expect(frames).toContainEqual(
+      expect.objectContaining({ type: "approval_decided", call_id: "call_e", decision: "deny" }),
+    );
+    expect(outputsSent()).toEqual([
+      { call_id: "call_e", output: expect.objectContaining({ tool: "local__echo", ok: false }) },
+    ]);
+    expect((outputsSent()[0]?.output.error as JsonObject | undefined)?.code).toBe("denied");
+    expect(processesWith(marker)).toEqual([]);
+    const replay = await runCli(["replay", tape], { cwd, env: cleanEnv() });
+    expect(replay.stdout).toMatch(/replay matches/);
+    expect(replay.code).toBe(0);
   });
 
   it("eddy config lists the servers without their header values", async () => {

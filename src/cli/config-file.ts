@@ -263,12 +263,31 @@ function parseConfigFile(path: string): { file: ConfigFile; text: string } {
   }
   if (nestsDeeperThan(raw))
     throw configError(`config file ${path} nests deeper than ${JSON_MAX_DEPTH} levels`);
+  const proto = protoKeyPath(raw);
+  if (proto !== undefined)
+    throw configError(
+      `config file ${path}: ${proto.map(keyText).join(".")}: "__proto__" cannot be a name in a config file (JavaScript reserves it); rename it`,
+    );
   const parsed = configSchema.safeParse(raw);
   if (parsed.success) return { file: parsed.data, text };
   const issue = parsed.error.issues[0];
   const where = issue?.path.length ? issue.path.map(keyText).join(".") : "(top level)";
   // A key of the file may hold anything, a newline included: the message stays one line.
   throw configError(`config file ${path}: ${where}: ${oneLine(issue?.message ?? "invalid")}`);
+}
+
+/**
+ * Where `value` (parsed JSON, shallower than JSON_MAX_DEPTH) has a `__proto__` key, if anywhere:
+ * the schema's records (`mcp_servers`, `profiles`, `headers`…) would drop it without a word.
+ */
+function protoKeyPath(value: unknown, path: readonly string[] = []): string[] | undefined {
+  if (value === null || typeof value !== "object") return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === "__proto__") return [...path, key];
+    const found = protoKeyPath(inner, [...path, key]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /** A key as a message shows it: plain names as they are, anything else as a JSON string. */

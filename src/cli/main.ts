@@ -211,7 +211,7 @@ function addToolPolicyOptions(command: Command): void {
     .addOption(
       new Option(
         "--approve <mode>",
-        "ask before calls that write, run commands or use MCP tools not marked read-only: ask (on a terminal, the default there), auto (run them; the default when piped), deny, or defer (end the run awaiting approval, exit 4; decide later with eddy resume --decide)",
+        "ask before calls that write, run commands or use MCP tools (whatever their server says): ask (on a terminal, the default there), auto (run them; the default when piped), deny, or defer (end the run awaiting approval, exit 4; decide later with eddy resume --decide)",
       ).argParser(oneOf<ApproveMode>("--approve", APPROVE_MODES)),
     );
 }
@@ -306,7 +306,7 @@ function addRunOptions(command: Command): Command {
 function addRerunOption(command: Command): Command {
   return command.option(
     "--rerun-interrupted",
-    "run again the calls a crash interrupted (default: they are answered as interrupted, not run twice; read-only tools always run again)",
+    "run again the calls a crash interrupted (default: they are answered as interrupted, not run twice; the read-only built-ins always run again)",
   );
 }
 
@@ -497,7 +497,7 @@ function defineResume(program: Command, io: CliIo, state: CliState): void {
     )
     .addHelpText(
       "after",
-      "\nPermissions come from this invocation, never from the tape: a tape whose tools need --allow-write,\n--allow-shell or an MCP server is refused (exit 2) unless you grant them. A call that had started\nwhen the process died is answered as interrupted, not run again (unless --rerun-interrupted; read-only\ntools always run again).\n\nExit codes as eddy run: 0 completed, 1 failed, 2 bad usage or tape, 3 limit, 4 awaiting approval, 130 cancelled.",
+      "\nPermissions come from this invocation, never from the tape: a tape whose tools need --allow-write,\n--allow-shell or an MCP server is refused (exit 2) unless you grant them. A call that had started\nwhen the process died is answered as interrupted, not run again (unless --rerun-interrupted; the\nread-only built-ins always run again).\n\nExit codes as eddy run: 0 completed, 1 failed, 2 bad usage or tape, 3 limit, 4 awaiting approval, 130 cancelled.",
     )
     .action(async (tape: string, flags: ResumeFlags) => {
       state.debug = flags.debug === true;

@@ -51,7 +51,61 @@ describe("replayTools", () => {
       "fs__write",
     ]);
     expect(registry.resolve("fs__write")?.definition.needsApproval).toBe(true);
+    // A recording made while eddy let read-only-hinted tools run unasked replays so.
     expect(registry.resolve("fs__read")?.definition.needsApproval).toBe(false);
+  });
+
+  it("asks about a read-only-hinted MCP tool the recording asked about (a server's hint grants nothing)", () => {
+    const asked = {
+      type: "approval_requested",
+      run_id: "r",
+      seq: 3,
+      ts: 0,
+      turn: 0,
+      call_id: "c",
+      name: "fs__read",
+      arguments: "{}",
+    } as unknown as Frame;
+    const { registry } = replayTools(header(["fs__read"], [info("read", true)]), [asked], {}, "t.tape");
+    expect(registry.resolve("fs__read")?.definition).toMatchObject({
+      needsApproval: true,
+      idempotent: false,
+    });
+  });
+
+  it("never runs a recorded pattern on the backtracking engine: one RE2 cannot run checks only for an object", () => {
+    // A lookahead RE2 cannot run, around a pattern that backtracks exponentially on "aaa…!".
+    const catastrophic = { type: "string", pattern: "^(?=a)(a+)+$" };
+    const recorded = {
+      ...info("match", false),
+      parameters: { type: "object", properties: { s: catastrophic }, required: ["s"] },
+    };
+    const { registry } = replayTools(header(["fs__match"], [recorded]), [], {}, "t.tape");
+    const tool = registry.resolve("fs__match");
+    // Declared as recorded, so the replayed requests match the tape.
+    expect(tool?.declaration.parameters).toEqual(recorded.parameters);
+    expect(tool?.parseArguments(JSON.stringify({ s: "b" })).ok).toBe(true);
+    const started = performance.now();
+    expect(tool?.parseArguments(JSON.stringify({ s: `${"a".repeat(40)}!` })).ok).toBe(true);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(tool?.parseArguments("[1]").ok).toBe(false);
+    // A pattern RE2 runs is still checked, in linear time.
+    const linear = {
+      ...info("plain", false),
+      parameters: { type: "object", properties: { s: { type: "string", pattern: "^a+$" } } },
+    };
+    const plain = replayTools(header(["fs__plain"], [linear]), [], {}, "t.tape").registry.resolve(
+      "fs__plain",
+    );
+    expect(plain?.parseArguments(JSON.stringify({ s: "b" })).ok).toBe(false);
+    expect(plain?.parseArguments(JSON.stringify({ s: "aa" })).ok).toBe(true);
+  });
+
+  it("refuses a recorded MCP schema that is unusable whatever the engine", () => {
+    const recorded = { ...info("bad", false), parameters: { type: "string" } };
+    expect(() => replayTools(header(["fs__bad"], [recorded]), [], {}, "t.tape")).toThrow(
+      /must describe a JSON object/,
+    );
   });
 
   it("masks the secret-looking values of the CLI's environment in tool errors", () => {

@@ -56,7 +56,11 @@ export function replayTools(
   const secrets = secretValuesFromEnv(env);
   // A sub-agent or a client's tool (a run of `eddy serve`'s face) never changes during a run.
   const agents = [...recordedAgentTools(header.agents), ...clientToolDefinitions(header.client_tools ?? [])];
-  const registry = registryOf(builtins, [...offlineMcpTools(infos), ...agents], secrets);
+  // A tool is asked about as the recording asked: every MCP tool since eddy stopped trusting
+  // servers' read-only hints, those not marked read-only before (offlineMcpTools).
+  const asked = new Set(frames.flatMap((f) => (f.type === "approval_requested" ? [f.name] : [])));
+  const offline = (mcp: readonly McpToolInfo[]) => offlineMcpTools(mcp, { askedAbout: asked });
+  const registry = registryOf(builtins, [...offline(infos), ...agents], secrets);
   const missing = (header.spec.tools ?? []).filter((name) => registry.resolve(name) === undefined);
   if (missing.length > 0) {
     throw new EddyError(
@@ -71,8 +75,6 @@ export function replayTools(
   // The sub-agents never change either: they are compared and rebuilt as the header has them.
   const builtinNames = new Set([...builtins.tools.map((t) => t.name), ...agents.map((t) => t.name)]);
   const known = new Map(infos.map((i) => [i.name, i]));
-  // A tool that appeared mid-run needed approval exactly when the tape asked about one of its calls.
-  const asked = new Set(frames.flatMap((f) => (f.type === "approval_requested" ? [f.name] : [])));
   let current = registry;
   let turn = 0;
   return {
@@ -84,8 +86,9 @@ export function replayTools(
         tools.filter((d) => d.type === "function" && !builtinNames.has(d.name));
       if (declared === undefined || sameDeclarations(mcpOnly(declared), mcpOnly(current.declarations())))
         return undefined;
+      // A tool that appeared mid-run needed approval exactly when the tape asked about one of its calls.
       const mcp = mcpOnly(declared).map((d) => known.get(d.name) ?? infoOf(d, !asked.has(d.name)));
-      current = registryOf(builtins, [...offlineMcpTools(mcp), ...agents], secrets);
+      current = registryOf(builtins, [...offline(mcp), ...agents], secrets);
       return current;
     },
   };

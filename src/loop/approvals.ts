@@ -1,6 +1,6 @@
 /**
  * Approvals: asking before a call runs. A tool says it needs approval (`needsApproval` on its
- * definition: the built-in writers and `shell` do, as do MCP tools not marked read-only); the run's
+ * definition: the built-in writers and `shell` do, as does every MCP server's tool); the run's
  * `onApproval` decides. Without a handler nothing is asked (the library's default, the CLI's
  * `--approve auto`). Requests are made one at a time, in the order the calls reach their turn to
  * run, so a terminal prompt never interleaves; `allow_always` approves the tool for the rest of

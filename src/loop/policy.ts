@@ -13,7 +13,7 @@ import { EddyError } from "../errors.js";
 import type { HostedTool } from "./tool-declarations.js";
 
 /**
- * How calls that need approval (writers, `shell`, MCP tools not marked read-only) are decided:
+ * How calls that need approval (writers, `shell`, MCP server tools: src/tools/mcp/offline.ts) are decided:
  * `ask` (the `RunDeps.onApproval` handler — a terminal prompt in the CLI), `auto` (they run),
  * `deny` (they are refused with a reason the model reads), `defer` (the run ends
  * `awaiting_approval`; a later process decides, `eddy resume --decide`).

@@ -146,7 +146,8 @@ export interface ToolDefinition<Args = unknown> {
   terminal?: boolean;
   /**
    * The tool only reads: it changes nothing in the workspace or elsewhere, so an approval flow may
-   * run it without asking. MCP tools take it from the server's `readOnlyHint` annotation.
+   * run it without asking. Never taken from an MCP server's `readOnlyHint` annotation (a server
+   * is not trusted: src/tools/mcp/offline.ts, `MCP_TOOL_EFFECTS`).
    * @defaultValue false
    */
   readOnly?: boolean;

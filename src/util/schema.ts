@@ -134,6 +134,34 @@ export function compileSchema(
   return result;
 }
 
+/**
+ * Compiles a schema a recording holds (an MCP server's, from a tape header) as `untrusted`; when
+ * one of its patterns cannot run in linear time (a lookahead, a backreference), as a check that
+ * the arguments are an object, for this object and every later `compileSchema` of it, while the
+ * model still sees the schema. A replay declares what was recorded and never runs a recorded
+ * pattern on the backtracking engine: a tape is untrusted too (src/tools/mcp/offline.ts). Throws
+ * `invalid_config` as `compileSchema` does for a schema that is unusable for any other reason.
+ */
+export function compileRecordedSchema(owner: string, parameters: JsonSchema): CompiledSchema {
+  try {
+    return compileSchema(owner, parameters, { untrusted: true });
+  } catch (error) {
+    // Compiling runs no pattern: a schema the native engine compiles failed only for its patterns.
+    // A clone, so the native form is not cached for `parameters`.
+    compileSchema(owner, structuredClone(parameters));
+    if (!isJsonObject(parameters)) throw error;
+    const { $schema: _ignored, ...jsonSchema } = parameters;
+    const result: CompiledSchema = {
+      jsonSchema,
+      validate: (value) =>
+        isJsonObject(value) ? { ok: true, value } : { ok: false, problems: ["arguments: must be object"] },
+    };
+    compiled.set(parameters, result);
+    linear.add(result);
+    return result;
+  }
+}
+
 function compileJsonSchema(owner: string, parameters: JsonSchema, untrusted: boolean): CompiledSchema {
   if (!isJsonObject(parameters)) {
     throw invalid(owner, "the schema must be a JSON Schema object");

@@ -16,6 +16,8 @@
  *   loop-relist  after a tools/call: each tools/list first sends tools/list_changed again
  *   error        tools/call answers a JSON-RPC error: code CODE (env, default -32000), message
  *                "the server's own words"
+ *   init-error   initialize answers that error
+ *   list-error   tools/list answers that error
  */
 import { appendFileSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -59,12 +61,14 @@ function list(m) {
   process.stdout.write(`${listAnswer(m.id)}\n`);
 }
 
+/** Answers `m` with the error of CODE (env) in the server's own words. */
+function refuse(m) {
+  const code = Number(process.env.CODE ?? -32000);
+  send({ jsonrpc: "2.0", id: m.id, error: { code, message: "the server's own words" } });
+}
+
 function call(m) {
-  if (mode === "error") {
-    const code = Number(process.env.CODE ?? -32000);
-    send({ jsonrpc: "2.0", id: m.id, error: { code, message: "the server's own words" } });
-    return;
-  }
+  if (mode === "error") return refuse(m);
   if (mode === "hang-relist" || mode === "loop-relist") {
     called = true;
     send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
@@ -83,7 +87,9 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   } catch {
     return;
   }
-  if (m.method === "initialize") {
+  if (m.method === "initialize" && mode === "init-error") refuse(m);
+  else if (m.method === "tools/list" && mode === "list-error") refuse(m);
+  else if (m.method === "initialize") {
     send({
       jsonrpc: "2.0",
       id: m.id,

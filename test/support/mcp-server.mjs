@@ -3,7 +3,7 @@
  * A real MCP server, written with the official SDK (`@modelcontextprotocol/sdk`), for tests of
  * eddy's MCP tool sources. Plain JavaScript so a test starts it with `node` alone (no loader, fast).
  *
- *   node mcp-server.mjs [--toolset basic|collide|duplicate|long|bad-schema] [--stderr TEXT]
+ *   node mcp-server.mjs [--toolset basic|collide|duplicate|long|bad-schema|lookahead] [--stderr TEXT]
  *                       [--fail-start TEXT] [--hang-start] [--stubborn]
  *                       [--http --token SECRET]   Streamable HTTP on 127.0.0.1 (prints "listening PORT")
  *
@@ -105,6 +105,14 @@ const toolsets = {
     },
     { name: "echo", description: "Echoes text back.", inputSchema: object({ text: { type: "string" } }) },
   ],
+  // A lookahead RE2 cannot run, around a pattern that backtracks exponentially on "aaa…!".
+  lookahead: [
+    {
+      name: "match",
+      description: "Answers its arguments.",
+      inputSchema: object({ s: { type: "string", pattern: "^(?=a)(a+)+$" } }, ["s"]),
+    },
+  ],
 };
 
 const tools = [...(toolsets[value("--toolset") ?? "basic"] ?? basic)];
@@ -176,6 +184,7 @@ async function call(name, args, extra, server) {
     case "huge":
       return text("x".repeat(11 * 1024 * 1024));
     case "tuple":
+    case "match":
       return text(JSON.stringify(args));
     case "late":
       return text("late tool here");

@@ -68,6 +68,18 @@ describe("parseMcpServers", () => {
   ])("refuses %s, naming the field", (_label, value, message) => {
     expect(() => parseMcpServers(value)).toThrow(message);
   });
+
+  it("refuses a server named __proto__ (an object would drop it), and takes constructor and toString as names", () => {
+    const parsed = JSON.parse('{"__proto__":{"command":"a"},"ok":{"command":"b"}}') as unknown;
+    expect(() => parseMcpServers(parsed)).toThrow(
+      'mcp_servers.__proto__: "__proto__" cannot name an MCP server (JavaScript reserves it); rename the server',
+    );
+    const members = parseMcpServers(
+      JSON.parse('{"constructor":{"command":"a"},"toString":{"url":"http://x"}}'),
+    );
+    expect(Object.keys(members)).toEqual(["constructor", "toString"]);
+    expect(members.toString).toEqual({ url: "http://x" });
+  });
 });
 
 describe("parseMcpFlag", () => {
@@ -90,6 +102,12 @@ describe("parseMcpFlag", () => {
 
   it.each([["fs"], ["=npx"], ["fs="], ["fs='unclosed"]])("refuses %s", (spec) => {
     expect(() => parseMcpFlag(spec)).toThrow(/--mcp/);
+  });
+
+  it("refuses the server name __proto__", () => {
+    expect(() => parseMcpFlag("__proto__=srv")).toThrow(
+      '--mcp __proto__: "__proto__" cannot name an MCP server (JavaScript reserves it); rename the server',
+    );
   });
 
   it("splitWords keeps empty quoted words", () => {

@@ -93,6 +93,7 @@ export function parseMcpServers(value: unknown, where = "mcp_servers"): McpServe
 
 function parseMcpServer(name: string, value: unknown, where: string): McpServerConfig {
   if (name.trim() === "") throw invalid(`${where}: a server name must not be empty`);
+  checkServerName(name, where, invalid);
   if (!isJsonObject(value)) {
     throw invalid(`${where} must be an object: {command, args?, env?, cwd?} or {url, headers?}`);
   }
@@ -136,6 +137,11 @@ export function parseMcpFlag(spec: string): { name: string; config: McpServerCon
       { fault: "user" },
     );
   }
+  checkServerName(
+    name,
+    `--mcp ${name}`,
+    (message) => new EddyError("invalid_argument", message, { fault: "user" }),
+  );
   if (/^https?:\/\//i.test(rest)) return { name, config: { url: rest } };
   const [command, ...args] = splitWords(rest, `--mcp ${name}`);
   if (command === undefined) {
@@ -180,6 +186,18 @@ export function splitWords(line: string, where: string): string[] {
   }
   if (word !== undefined) words.push(word);
   return words;
+}
+
+/**
+ * Refuses `__proto__` as a server name: an object key of that name is the object's prototype, so
+ * the server would vanish from any object of servers (a config file's, `createMcpTools`'s argument)
+ * without a word. Other names of object members (`constructor`, `toString`) are names like any.
+ */
+function checkServerName(name: string, where: string, error: (message: string) => EddyError): void {
+  if (name === "__proto__")
+    throw error(
+      `${where}: "__proto__" cannot name an MCP server (JavaScript reserves it); rename the server`,
+    );
 }
 
 function invalid(message: string): EddyError {

@@ -257,7 +257,7 @@ class ServerConnection implements McpConnection {
         }
         this.listingsLeft--;
         try {
-          this.listed = await listAll(c, this.server.startupTimeoutMs);
+          this.listed = await listAll(c, { timeout: this.server.startupTimeoutMs });
           this.options.onToolsChanged();
           this.options.onEvent({
             type: "tools_changed",
@@ -313,7 +313,10 @@ class ServerConnection implements McpConnection {
     c.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       void this.refresh();
     });
-    const deadline = Date.now() + server.startupTimeoutMs;
+    // The startup timeout is eddy's own timer, as a call's is (request()): a server's error answer
+    // may carry the SDK's timeout code, so only this timer says that the time ran out.
+    const timer = AbortSignal.timeout(server.startupTimeoutMs);
+    const within = { signal: timer, timeout: server.startupTimeoutMs + SDK_TIMEOUT_MARGIN_MS };
     try {
       this.transport = await this.openTransport();
       // Closed while the transport was being made: close() found nothing to stop, so start nothing.
@@ -321,9 +324,9 @@ class ServerConnection implements McpConnection {
         await this.transport.close().catch(() => {});
         return;
       }
-      await c.connect(this.transport, { timeout: server.startupTimeoutMs });
+      await c.connect(this.transport, within);
       if (this.isClosing()) return;
-      this.listed = await listAll(c, Math.max(1, deadline - Date.now()));
+      this.listed = await listAll(c, within);
       if (this.isClosing()) return;
       this.state = "ready";
       const n = this.listed.length;
@@ -337,7 +340,11 @@ class ServerConnection implements McpConnection {
       if (this.isClosing()) return;
       this.fail(
         "failed",
-        `${this.label} failed to start: ${describeStartFailure(server, error, this.exitDetails())}`,
+        `${this.label} failed to start: ${describeStartFailure(server, error, {
+          exit: this.exitDetails(),
+          timedOut: timer.aborted,
+          closed: this.clientClosed,
+        })}`,
       );
       await c.close().catch(() => {});
       await this.transport?.close().catch(() => {});
@@ -481,12 +488,12 @@ class ServerConnection implements McpConnection {
   }
 }
 
-/** Every tool the server lists, page by page (at most `MAX_PAGES`). */
-async function listAll(c: Client, timeout: number): Promise<Tool[]> {
+/** Every tool the server lists, page by page (at most `MAX_PAGES`), each page within `options`. */
+async function listAll(c: Client, options: { timeout: number; signal?: AbortSignal }): Promise<Tool[]> {
   const all: Tool[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const result = await c.listTools(cursor === undefined ? undefined : { cursor }, { timeout });
+    const result = await c.listTools(cursor === undefined ? undefined : { cursor }, options);
     all.push(...result.tools);
     cursor = result.nextCursor;
     if (cursor === undefined) break;

@@ -1,4 +1,5 @@
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { describeNetworkError, describeStartFailure } from "./failures.js";
 import type { ResolvedHttpServer, ResolvedStdioServer } from "./resolve.js";
@@ -47,12 +48,24 @@ describe("describeStartFailure", () => {
       "cannot reach https://mcp.example/mcp: fetch failed (ENOTFOUND)",
     ],
   ])("explains %s", (_label, server, error, message) => {
-    expect(describeStartFailure(server, error, undefined)).toBe(message);
+    expect(describeStartFailure(server, error)).toBe(message);
   });
 
   it("prefers how the process ended over the protocol error it caused", () => {
-    expect(describeStartFailure(stdio, new Error("Connection closed"), "exited with code 1")).toBe(
+    expect(describeStartFailure(stdio, new Error("Connection closed"), { exit: "exited with code 1" })).toBe(
       "it exited with code 1",
+    );
+  });
+
+  it("says a timeout only when eddy's timer ran out, whatever the error's code", () => {
+    const answered = new McpError(-32001, "busy");
+    expect(describeStartFailure(http, answered)).toBe("it answered with an error: MCP error -32001: busy");
+    expect(describeStartFailure(stdio, answered, { timedOut: true })).toBe(
+      "no answer within 1000 ms (raise startup_timeout_sec if it is just slow)",
+    );
+    // The SDK's own error for a connection that closed is not the server's answer.
+    expect(describeStartFailure(stdio, new McpError(-32000, "Connection closed"), { closed: true })).toBe(
+      "MCP error -32000: Connection closed",
     );
   });
 

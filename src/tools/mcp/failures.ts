@@ -4,7 +4,7 @@
  */
 
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { describeError } from "../../errors.js";
 import { shortenText } from "../utf8.js";
 import type { ResolvedServer } from "./resolve.js";
@@ -23,12 +23,27 @@ export function describeExit(stdio: StdioTransport | undefined): string | undefi
   return line === undefined ? how : `${how} (stderr: ${shortenText(line, 200)})`;
 }
 
-/** Why `server` did not start; `exit` is `describeExit` of its process, if it had one. */
+/** What eddy saw itself when a server did not start (its own clock and transport, not the error's code). */
+export interface StartContext {
+  /** `describeExit` of the server's process, if it had one that ended. */
+  exit?: string;
+  /** eddy's startup timer ran out. */
+  timedOut?: boolean;
+  /** The connection closed (the SDK then fails what was waiting with its own error). */
+  closed?: boolean;
+}
+
+/**
+ * Why `server` did not start. An MCP error code alone tells nothing: a server may answer with the
+ * codes the SDK uses for its own timeout and closed connection (-32001, -32000), so a timeout is
+ * said only when eddy's timer ran out, and an error answer is said in the server's words.
+ */
 export function describeStartFailure(
   server: ResolvedServer,
   error: unknown,
-  exit: string | undefined,
+  seen: StartContext = {},
 ): string {
+  const { exit } = seen;
   if (error instanceof StartError) return error.message;
   const code = (error as NodeJS.ErrnoException).code;
   if (server.transport === "stdio" && code === "ENOENT") {
@@ -37,9 +52,11 @@ export function describeStartFailure(
   if (server.transport === "stdio" && code === "EACCES")
     return `command "${server.command}" is not executable`;
   if (exit !== undefined) return `it ${exit}`;
-  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+  if (seen.timedOut === true) {
     return `no answer within ${server.startupTimeoutMs} ms (raise startup_timeout_sec if it is just slow)`;
   }
+  if (error instanceof McpError && seen.closed !== true)
+    return `it answered with an error: ${describeError(error)}`;
   if (server.transport === "stdio") return describeError(error);
   if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) {
     return `${server.shownUrl} answered HTTP ${error.code}: check the server's headers or token`;

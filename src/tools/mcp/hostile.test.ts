@@ -223,4 +223,21 @@ describe("hostile MCP servers", () => {
     });
     expect(tools.status()[0]?.state).toBe("ready");
   });
+
+  it.each([
+    ["init-error", "-32001"],
+    ["init-error", "-32000"],
+    ["list-error", "-32001"],
+  ])(
+    "a start refused by the server (%s, code %s) is said in the server's words, not as a timeout",
+    async (mode, code) => {
+      const { tools, events } = mcp({ h: hostileServerConfig(mode, { env: { CODE: code } }) });
+      const started = performance.now();
+      expect(await tools.tools()).toEqual([]);
+      expect(performance.now() - started).toBeLessThan(5000);
+      const message = `MCP server "h" failed to start: it answered with an error: MCP error ${code}: the server's own words`;
+      expect(tools.status()[0]).toMatchObject({ state: "failed", error: message });
+      expect(events).toContainEqual(expect.objectContaining({ type: "server_failed", message }));
+    },
+  );
 });

@@ -10,6 +10,6 @@ export {
 export { MCP_DEFAULTS } from "./defaults.js";
 export { createMcpTools, type McpToolInfo, type McpTools, type McpToolsOptions } from "./mcp-tools.js";
 export { mcpToolName } from "./names.js";
-export { offlineMcpTools } from "./offline.js";
+export { MCP_TOOL_EFFECTS, type OfflineMcpToolsOptions, offlineMcpTools } from "./offline.js";
 export { mcpResultToToolResult } from "./result.js";
 export type { McpEvent, McpServerState, McpServerStatus } from "./status.js";

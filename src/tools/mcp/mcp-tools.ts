@@ -17,6 +17,7 @@ import { parseMcpServers } from "./config.js";
 import { createMcpConnection, type McpConnection } from "./connection.js";
 import { MCP_DEFAULTS } from "./defaults.js";
 import { mcpToolName } from "./names.js";
+import { MCP_TOOL_EFFECTS } from "./offline.js";
 import { type Environment, resolveMcpServer } from "./resolve.js";
 import type { McpEvent, McpServerStatus } from "./status.js";
 
@@ -56,6 +57,10 @@ export interface McpToolInfo {
   tool: string;
   description: string;
   parameters: JsonSchema;
+  /**
+   * The server's `readOnlyHint` annotation, as the server gave it: shown and recorded, and it
+   * grants nothing (the tool still needs approval and is not run again on resume: `MCP_TOOL_EFFECTS`).
+   */
   readOnly: boolean;
 }
 
@@ -271,9 +276,8 @@ function toEntry(
     description,
     parameters,
     strict: false,
-    readOnly,
-    // A tool the server does not declare read-only may change things: ask first (when the run asks at all).
-    needsApproval: !readOnly,
+    // Whatever the server's annotations say: they are untrusted data (MCP_TOOL_EFFECTS).
+    ...MCP_TOOL_EFFECTS,
     timeoutMs,
     execute: (args, context) => connection.call(tool.name, name, args, context.signal),
   };

@@ -60,11 +60,14 @@ describe("stdio MCP servers", () => {
     const echo = definitions.find((d) => d.name === "t__echo");
     expect(echo?.description).toBe("Echoes text back.");
     expect(echo?.strict).toBe(false);
-    expect(echo?.readOnly).toBe(true);
-    expect(definitions.find((d) => d.name === "t__crash")?.readOnly).toBe(false);
-    // Approvals: tools not marked read-only are asked about, read-only ones are not.
-    expect(echo?.needsApproval).toBe(false);
-    expect(definitions.find((d) => d.name === "t__crash")?.needsApproval).toBe(true);
+    // A server's readOnlyHint grants nothing: every server tool is asked about (when the run asks
+    // at all) and is not run again after a crash interrupted it.
+    for (const name of ["t__echo", "t__crash"])
+      expect(definitions.find((d) => d.name === name)).toMatchObject({
+        readOnly: false,
+        idempotent: false,
+        needsApproval: true,
+      });
     expect(echo?.parameters).toMatchObject({ properties: { text: { type: "string" } }, required: ["text"] });
     expect(tools.status()).toEqual([
       { name: "t", transport: "stdio", state: "ready", tools: definitions.length },
@@ -92,9 +95,14 @@ describe("stdio MCP servers", () => {
       tool: "echo",
       readOnly: true,
     });
+    expect(info.find((i) => i.name === "t__crash")?.readOnly).toBe(false);
     const offline = createToolRegistry(offlineMcpTools(info));
     expect(offline.resolve("t__crash")?.definition.needsApproval).toBe(true);
-    expect(offline.resolve("t__echo")?.definition.needsApproval).toBe(false);
+    expect(offline.resolve("t__echo")?.definition.needsApproval).toBe(true);
+    // A recording that did not ask about a read-only-hinted tool (made before eddy asked) replays so.
+    const unasked = createToolRegistry(offlineMcpTools(info, { askedAbout: new Set(["t__crash"]) }));
+    expect(unasked.resolve("t__echo")?.definition).toMatchObject({ needsApproval: false, idempotent: false });
+    expect(unasked.resolve("t__crash")?.definition.needsApproval).toBe(true);
     expect(offline.declarations()).toEqual(registry.declarations());
     expect((await run(offline, "t__echo", { text: "x" })).parsed.error?.code).toBe("mcp_server_unavailable");
   });
