@@ -43,10 +43,6 @@ export interface ProviderErrorFields {
   cause?: unknown;
 }
 
-/**
- * A failed request, typed: what failed (`kind`), whether a retry may help, what the provider said
- * (status, error type and code, request id) and the run end reason it means.
- */
 /** The longest provider error message kept (a server's error may be megabytes: the frames and the terminal get this much). */
 export const PROVIDER_MESSAGE_MAX_CHARS = 2000;
 
@@ -64,6 +60,10 @@ function bounded(text: string, max: number): string {
   return `${text.slice(0, end)}… (${text.length - end} more characters cut)`;
 }
 
+/**
+ * A failed request, typed: what failed (`kind`), whether a retry may help, what the provider said
+ * (status, error type and code, request id) and the run end reason it means.
+ */
 export class ProviderError extends EddyError {
   readonly kind: ProviderErrorKind;
   readonly retryable: boolean;
