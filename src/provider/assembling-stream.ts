@@ -31,6 +31,12 @@ export interface StreamControl {
   /** How the current attempt's response has ended so far: null while it streams. */
   readonly terminal: TerminalKind | null;
   /**
+   * The response is answered and waits only for its end (a finished Chat Completions choice
+   * waiting for its usage chunk or `[DONE]`, `EventTranslator.finishing`): the source waits for
+   * the rest briefly, as after a terminal event.
+   */
+  readonly finishing: boolean;
+  /**
    * The retry-safety rule (docs/decisions.md #8): a request may be sent again — retried or failed
    * over — only while nothing visible was streamed and no call was complete in the current
    * attempt, the caller allows it (no tool ran) and the request was not cancelled.
@@ -68,6 +74,8 @@ export interface EventTranslator {
    * e.g. a finished chat choice whose usage chunk never came). Called once, when the body ended.
    */
   end(): readonly JsonObject[];
+  /** The response is answered and waits only for its end (`StreamControl.finishing`). @defaultValue false */
+  readonly finishing?: boolean;
 }
 
 export interface AssemblingStreamInit {
@@ -126,6 +134,10 @@ class AssemblingStream implements ProviderStream, StreamControl {
 
   get terminal(): TerminalKind | null {
     return this.assembly.terminal;
+  }
+
+  get finishing(): boolean {
+    return this.attempt.translator?.finishing === true;
   }
 
   canResend(): boolean {

@@ -120,7 +120,7 @@ async function streamAttempt(
     if (step.type === "end") return control.endOfStreamError(step.sawDone);
     const taken = emit(step.frames);
     if (taken !== true && (taken === false || !(await taken))) return STOPPED;
-    if (!draining && control.terminal !== null && control.terminal !== "error") {
+    if (!draining && ((control.terminal !== null && control.terminal !== "error") || control.finishing)) {
       draining = true;
       exchange.startDrain();
     }

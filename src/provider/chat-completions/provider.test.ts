@@ -72,6 +72,21 @@ describe("createChatCompletionsProvider", () => {
     expect(outcome.ok && outcome.response.outputText).toBe("Hello");
   });
 
+  it("a finished choice whose server then keeps the stream open completes after the drain wait, not as an idle timeout (found by a probe)", async () => {
+    const body = [
+      data(chunk({ role: "assistant", content: "" })),
+      data(chunk({ content: "hi" })),
+      data(chunk({}, "stop")),
+    ];
+    const { frames, outcome } = await sendRaw([{ body, hang: true }], {
+      timeouts: { connectMs: 5_000, firstByteMs: 5_000, idleMs: 60_000, drainMs: 50 },
+      retry: { maxRetries: 0 },
+    });
+    expect(frames.find((f) => f.type === "request_failed")).toBeUndefined();
+    expect(outcome.ok && outcome.response.outputText).toBe("hi");
+    expect(outcome.ok && outcome.response.status).toBe("completed");
+  });
+
   it("is stateless by its capabilities, whatever the options say", () => {
     const provider = createChatCompletionsProvider({
       baseURL: "http://127.0.0.1:1/v1",

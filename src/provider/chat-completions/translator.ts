@@ -114,6 +114,11 @@ class ChatTranslator implements EventTranslator {
     return this.out;
   }
 
+  /** A finished choice waits only for its usage chunk or `[DONE]`: the attempt drains (briefly) for them. */
+  get finishing(): boolean {
+    return this.finishReason !== null && !this.ended;
+  }
+
   /** The terminal event a finished choice is still waiting for, at `[DONE]` or the end of the body. */
   end(): readonly JsonObject[] {
     if (this.ended || this.finishReason === null) return [];
