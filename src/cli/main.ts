@@ -366,9 +366,18 @@ function defineReplay(program: Command, io: CliIo, state: CliState): void {
     .option("--json", "write the replayed frames as JSONL to stdout")
     .option("--live-tools", "run the tools for real instead of using their recorded outputs")
     .option("--workspace <dir>", "workspace for --live-tools (default: the current directory)")
+    .option(
+      "--allow-write",
+      "with --live-tools: let the tape's write_file and apply_patch calls run (a tape grants nothing)",
+    )
+    .option("--allow-shell", "with --live-tools: let the tape's shell calls run (a tape grants nothing)")
+    .option(
+      "--sandbox",
+      "with --live-tools: run the shell in the bubblewrap sandbox (as a tape recorded with it does)",
+    )
     .addHelpText(
       "after",
-      "\nExit codes: 0 the frames match, 1 they diverge (the first divergence is shown), 2 bad tape.",
+      "\nExit codes: 0 the frames match, 1 they diverge (the first divergence is shown), 2 bad tape or a permission not given.",
     )
     .action(async (tape: string, flags: ReplayFlags) => {
       const { replayCommand } = await import("./replay-command.js");

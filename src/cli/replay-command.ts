@@ -9,7 +9,7 @@ import type { Frame } from "../frames/frame.js";
 import { replayTape } from "../replay/replay.js";
 import { readTape } from "../replay/tape.js";
 import { safeJson } from "../util/control-chars.js";
-import { replayTools } from "./replay-tools.js";
+import { liveReplayRegistry, replayTools } from "./replay-tools.js";
 import type { CliIo } from "./run-command.js";
 import { clip } from "./terminal.js";
 
@@ -17,6 +17,10 @@ export interface ReplayFlags {
   json?: boolean;
   liveTools?: boolean;
   workspace?: string;
+  /** With `--live-tools`: what the tape's calls may do here (the tape grants nothing). */
+  allowWrite?: boolean;
+  allowShell?: boolean;
+  sandbox?: boolean;
 }
 
 export async function replayCommand(path: string, flags: ReplayFlags, io: CliIo): Promise<number> {
@@ -30,10 +34,20 @@ export async function replayCommand(path: string, flags: ReplayFlags, io: CliIo)
       { fault: "user" },
     );
   }
+  const live = flags.liveTools === true;
+  const liveRegistry = live
+    ? liveReplayRegistry(tape.frames, io.env, path, {
+        allowWrite: flags.allowWrite === true,
+        allowShell: flags.allowShell === true,
+        // A tape recorded in the sandbox keeps it: a value that only takes away may come from it.
+        sandbox: flags.sandbox === true || tape.header.policy?.sandbox === true,
+      })
+    : undefined;
   const outcome = await replayTape(tape, {
     registry,
     workspace,
-    liveTools: flags.liveTools === true,
+    liveTools: live,
+    ...(liveRegistry === undefined ? {} : { liveRegistry }),
     ...(refreshTools === undefined ? {} : { refreshTools }),
   });
   if (flags.json === true) for (const frame of outcome.frames) io.stdout.write(`${JSON.stringify(frame)}\n`);

@@ -7,6 +7,7 @@
  */
 import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
+import { toolPermission } from "../loop/policy.js";
 import type { FunctionToolParam } from "../protocol/types.js";
 import type { TapeHeader } from "../replay/tape.js";
 import { clientToolDefinitions } from "../serve/client-tools.js";
@@ -23,6 +24,58 @@ import { registryOf } from "./run-tools.js";
 export interface ReplayTools {
   registry: ToolRegistry;
   refreshTools: (() => ToolRegistry | undefined) | undefined;
+}
+
+/** What this invocation of `eddy replay --live-tools` lets a tool do (the tape grants nothing). */
+export interface LivePermissions {
+  allowWrite: boolean;
+  allowShell: boolean;
+  /** Run `shell` in the bubblewrap sandbox (also when the tape was recorded with it). */
+  sandbox: boolean;
+}
+
+/**
+ * The built-ins a replay runs live with, as this invocation allows them: `write_file`,
+ * `apply_patch` and `shell` stay disabled without `--allow-write` / `--allow-shell`, whatever the
+ * tape's header says (a tape is untrusted: its calls could be anything). Refuses up front
+ * (`policy_denied`, exit 2) a tape whose calls need a permission not given, naming the flag.
+ */
+export function liveReplayRegistry(
+  frames: readonly Frame[],
+  env: Env,
+  path: string,
+  permissions: LivePermissions,
+): ToolRegistry {
+  const called = [...new Set(frames.flatMap((f) => (f.type === "tool_call" ? [f.name] : [])))];
+  const needed = called.flatMap((name) => {
+    const permission = toolPermission(name);
+    if (
+      permission === undefined ||
+      (permission.permission !== "allowWrite" && permission.permission !== "allowShell")
+    )
+      return [];
+    return permissions[permission.permission] ? [] : [`${name} (${permission.flag})`];
+  });
+  if (needed.length > 0)
+    throw new EddyError(
+      "policy_denied",
+      `${path}: running its tools live would run ${needed.join(", ")}, which this command does not allow; the tape grants nothing: give the flag to allow it (and --sandbox to contain the shell), or replay without --live-tools`,
+      { fault: "user" },
+    );
+  let builtins: ReturnType<typeof createBuiltinTools>;
+  try {
+    builtins = createBuiltinTools({
+      allowWrite: permissions.allowWrite,
+      allowShell: permissions.allowShell,
+      shellEnv: { source: env },
+      ...(permissions.sandbox ? { shellSandbox: "bubblewrap" as const } : {}),
+    });
+  } catch (error) {
+    throw new EddyError("invalid_config", `${path}: cannot run its tools live: ${(error as Error).message}`, {
+      fault: "user",
+    });
+  }
+  return registryOf(builtins, [], secretValuesFromEnv(env));
 }
 
 /**

@@ -31,6 +31,12 @@ export interface ReplayOptions {
    * @defaultValue false
    */
   liveTools?: boolean;
+  /**
+   * The tools a live call runs with (`liveTools`): the permissions of whoever replays, not the
+   * tape's (the CLI's `eddy replay --live-tools` builds them from its own flags).
+   * @defaultValue `registry`
+   */
+  liveRegistry?: ToolRegistry;
   /** Give up waiting for a recorded position after this long without progress. @defaultValue 2000 */
   stallMs?: number;
   /**
@@ -183,6 +189,8 @@ export interface RecordedToolOptions {
   registry: ToolRegistry;
   /** Run every call for real, releasing its output where the tape has it. @defaultValue false */
   liveTools?: boolean;
+  /** The tools a live call runs with. @defaultValue `registry` */
+  liveRegistry?: ToolRegistry;
   /** Runs a call the tape has no output for. @defaultValue the call is refused (`replay_missing`) */
   onMissing?: ToolExecutor;
 }
@@ -223,7 +231,7 @@ export function recordedToolExecutor(
     }
     if (options.liveTools) {
       const { executeCall } = await import("../tools/native-calls.js");
-      const live = await executeCall(options.registry, call, {
+      const live = await executeCall(options.liveRegistry ?? options.registry, call, {
         signal: context.signal,
         workspace: context.workspace,
       });
