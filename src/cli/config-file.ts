@@ -181,6 +181,8 @@ export interface LoadedConfig {
   origins: ReadonlyMap<string, string>;
   /** A workspace file's settings that need trust (config-trust.ts), left out: the keys, in file order. */
   untrusted?: string[];
+  /** The workspace's file, when it is read untrusted (whether or not it set a key that needs trust). */
+  untrustedFile?: string;
 }
 
 /**
@@ -196,6 +198,7 @@ export function loadConfigFile(explicit: string | undefined, env: Env, workspace
   if (explicit !== undefined) return layered([[explicit, parseConfigFile(explicit).file]], undefined);
   const layers: [string, ConfigFile][] = [];
   let untrusted: string[] | undefined;
+  let untrustedFile: string | undefined;
   for (const path of configPaths(undefined, env, workspace)) {
     if (!existsSync(path)) continue;
     const { file, text } = parseConfigFile(path);
@@ -207,10 +210,13 @@ export function loadConfigFile(explicit: string | undefined, env: Env, workspace
     else {
       const { kept, left } = withoutUntrusted(file);
       layers.push([path, kept]);
+      untrustedFile = path;
       if (left.length > 0) untrusted = left;
     }
   }
-  return layered(layers, untrusted);
+  const loaded = layered(layers, untrusted);
+  if (untrustedFile !== undefined) loaded.untrustedFile = untrustedFile;
+  return loaded;
 }
 
 /** The files' settings layered, farthest first (see `loadConfigFile`), with where each came from. */

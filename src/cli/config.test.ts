@@ -782,4 +782,22 @@ describe("the config files are layered: the workspace's over the user's", () => 
       ["c", localFile],
     ]);
   });
+
+  it("an untrusted workspace's provider or profile/model never picks which of your keys goes to a base URL set elsewhere (found by a probe)", () => {
+    const keys = { GROQ_API_KEY: "gsk_secret_1234", DEEPSEEK_API_KEY: "ds_secret_1234" };
+    for (const local of [{ provider: "groq" }, { model: "deepseek/x" }]) {
+      const { ws, env } = layers({ base_url: "http://127.0.0.1:8111/v1", model: "m" }, local, keys);
+      const target = httpTarget(resolveConfig({}, env, ws.dir));
+      expect(target.baseURL.value).toBe("http://127.0.0.1:8111/v1");
+      expect(target.apiKey).toBeUndefined();
+      // Trusted, the workspace's routing is the user's own.
+      const trusted = httpTarget(resolveConfig({}, { ...env, EDDY_TRUST_CONFIG: "1" }, ws.dir));
+      expect(trusted.apiKey?.value).toMatch(/_secret_1234$/);
+    }
+    // Without a base URL from elsewhere it picks the profile's own endpoint, where that key belongs.
+    const own = layers({ model: "m" }, { provider: "groq" }, keys);
+    const target = httpTarget(resolveConfig({}, own.env, own.ws.dir));
+    expect(new URL(target.baseURL.value).hostname).toBe("api.groq.com");
+    expect(target.apiKey?.value).toBe("gsk_secret_1234");
+  });
 });

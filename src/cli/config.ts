@@ -179,6 +179,8 @@ export interface ConfigSources {
   path: string | undefined;
   /** The file each setting came from (`LoadedConfig.origins`); `path` for all when absent. */
   origins?: ReadonlyMap<string, string>;
+  /** The workspace's config file when it is read untrusted (`LoadedConfig.untrustedFile`). @defaultValue none */
+  untrustedFile?: string;
 }
 
 /** The model and profile a run names, before the target is known. */
@@ -189,6 +191,12 @@ export interface Routing {
   route: Route | undefined;
   /** The route came from the command line, so it beats base URLs from the environment. */
   fromFlags: boolean;
+  /**
+   * The route came from a workspace config file that is not trusted (config-trust.ts): it may pick
+   * a profile's own endpoint, but never which key goes to a base URL set elsewhere.
+   * @defaultValue false
+   */
+  untrusted?: boolean;
 }
 
 /** The embedded demo model's name, used when a run on the mock names none. */
@@ -197,8 +205,10 @@ export const DEMO_MODEL = "eddy-demo";
 /** Resolves the effective configuration of a run. Throws `invalid_config` (exit 2) for bad input. */
 export function resolveConfig(flags: RunFlags, env: Env, cwd: string): EffectiveConfig {
   const workspace = resolveWorkspace(flags, cwd);
-  const { file, path, paths, origins, untrusted } = loadConfigFile(flags.config, env, workspace.value);
+  const loaded = loadConfigFile(flags.config, env, workspace.value);
+  const { file, path, paths, origins, untrusted } = loaded;
   const sources: ConfigSources = { flags, env, file, path, origins };
+  if (loaded.untrustedFile !== undefined) sources.untrustedFile = loaded.untrustedFile;
   const profiles = profilesFrom(file);
   const routing = resolveRouting(sources, profiles);
   const target = resolveTarget(sources, profiles, routing);
@@ -312,7 +322,9 @@ export function resolveRouting(s: ConfigSources, profiles: Record<string, Provid
   const fromFlags =
     route !== undefined &&
     (provider?.source === "flag" || (provider === undefined && model?.source === "flag"));
-  return { model, route, fromFlags };
+  const decided = provider ?? model;
+  const untrusted = route !== undefined && s.untrustedFile !== undefined && decided?.from === s.untrustedFile;
+  return { model, route, fromFlags, ...(untrusted ? { untrusted } : {}) };
 }
 
 /**
@@ -334,7 +346,10 @@ export function resolveTarget(
         fromFile(s.file.base_url, configPath(s, "base_url"))));
   let endpoint: Endpoint;
   if (explicit !== undefined || routing.route !== undefined) {
-    const profile = routing.route?.profile ?? profileForHost(hostOf(explicit?.value ?? ""), profiles);
+    // An untrusted workspace's route does not choose the key for a base URL set elsewhere (the
+    // user's config, the environment): the URL's own host does, as with no route.
+    const routed = explicit !== undefined && routing.untrusted === true ? undefined : routing.route;
+    const profile = routed?.profile ?? profileForHost(hostOf(explicit?.value ?? ""), profiles);
     const baseURL = explicit ?? {
       value: profileBaseURL(profile, s.env),
       source: "profile",
