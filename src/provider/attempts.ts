@@ -32,8 +32,12 @@ export interface Attempt {
   open(): Promise<AttemptOpening>;
   /** The next frames (one network chunk's worth), or how the attempt ended. */
   next(): Promise<AttemptStep>;
-  /** The response reached its terminal event: wait only briefly for the rest of the body. */
-  startDrain(): void;
+  /**
+   * The response reached its terminal event (`answered`), or is finished and waits only for its
+   * end (a Chat Completions choice's usage chunk, `answered` false): wait only briefly for the rest
+   * of the body. Only an answered response keeps what it has when the body then breaks.
+   */
+  startDrain(answered?: boolean): void;
   /** Releases timers, listeners and, unless the body was read to its end, the connection. */
   close(): void;
 }
@@ -120,9 +124,10 @@ async function streamAttempt(
     if (step.type === "end") return control.endOfStreamError(step.sawDone);
     const taken = emit(step.frames);
     if (taken !== true && (taken === false || !(await taken))) return STOPPED;
-    if (!draining && ((control.terminal !== null && control.terminal !== "error") || control.finishing)) {
+    const answered = control.terminal !== null && control.terminal !== "error";
+    if (!draining && (answered || control.finishing)) {
       draining = true;
-      exchange.startDrain();
+      exchange.startDrain(answered);
     }
   }
 }

@@ -208,8 +208,9 @@ class HttpAttempt {
     return { type: "failed", error: this.transportError(err, this.watchdog.currentPhase) };
   }
 
-  startDrain(): void {
-    this.answered = true;
+  startDrain(answered = true): void {
+    // A finished choice still waiting for its usage chunk is not answered: a break then fails it.
+    if (answered) this.answered = true;
     this.watchdog.start("drain");
   }
 
