@@ -36,7 +36,7 @@ export async function replayCommand(path: string, flags: ReplayFlags, io: CliIo)
   }
   const live = flags.liveTools === true;
   const liveRegistry = live
-    ? liveReplayRegistry(tape.frames, io.env, path, {
+    ? liveReplayRegistry(tape.header, tape.frames, io.env, path, {
         allowWrite: flags.allowWrite === true,
         allowShell: flags.allowShell === true,
         // A tape recorded in the sandbox keeps it: a value that only takes away may come from it.

@@ -26,6 +26,17 @@ export interface ReplayTools {
   refreshTools: (() => ToolRegistry | undefined) | undefined;
 }
 
+/** The recorded run's tools that are not built-ins: its MCP tools (offline) and sub-agents. */
+function recordedTools(header: TapeHeader, frames: readonly Frame[]) {
+  // A sub-agent or a client's tool (a run of `eddy serve`'s face) never changes during a run.
+  const agents = [...recordedAgentTools(header.agents), ...clientToolDefinitions(header.client_tools ?? [])];
+  // A tool is asked about as the recording asked: every MCP tool since eddy stopped trusting
+  // servers' read-only hints, those not marked read-only before (offlineMcpTools).
+  const asked = new Set(frames.flatMap((f) => (f.type === "approval_requested" ? [f.name] : [])));
+  const offline = (mcp: readonly McpToolInfo[]) => offlineMcpTools(mcp, { askedAbout: asked });
+  return { agents, asked, offline };
+}
+
 /** What this invocation of `eddy replay --live-tools` lets a tool do (the tape grants nothing). */
 export interface LivePermissions {
   allowWrite: boolean;
@@ -41,6 +52,7 @@ export interface LivePermissions {
  * (`policy_denied`, exit 2) a tape whose calls need a permission not given, naming the flag.
  */
 export function liveReplayRegistry(
+  header: TapeHeader,
   frames: readonly Frame[],
   env: Env,
   path: string,
@@ -75,7 +87,8 @@ export function liveReplayRegistry(
       fault: "user",
     });
   }
-  return registryOf(builtins, [], secretValuesFromEnv(env));
+  const { agents, offline } = recordedTools(header, frames);
+  return registryOf(builtins, [...offline(header.mcp_tools ?? []), ...agents], secretValuesFromEnv(env));
 }
 
 /**
@@ -107,12 +120,7 @@ export function replayTools(
   }
   const infos = header.mcp_tools ?? [];
   const secrets = secretValuesFromEnv(env);
-  // A sub-agent or a client's tool (a run of `eddy serve`'s face) never changes during a run.
-  const agents = [...recordedAgentTools(header.agents), ...clientToolDefinitions(header.client_tools ?? [])];
-  // A tool is asked about as the recording asked: every MCP tool since eddy stopped trusting
-  // servers' read-only hints, those not marked read-only before (offlineMcpTools).
-  const asked = new Set(frames.flatMap((f) => (f.type === "approval_requested" ? [f.name] : [])));
-  const offline = (mcp: readonly McpToolInfo[]) => offlineMcpTools(mcp, { askedAbout: asked });
+  const { agents, asked, offline } = recordedTools(header, frames);
   const registry = registryOf(builtins, [...offline(infos), ...agents], secrets);
   const missing = (header.spec.tools ?? []).filter((name) => registry.resolve(name) === undefined);
   if (missing.length > 0) {
