@@ -82,6 +82,22 @@ describe("parseMcpServers", () => {
   });
 });
 
+describe("MCP server names and the SERVER__TOOL split", () => {
+  it.each(["a__b", "__x", "x_", "_x", "a..b", "_"])(
+    "refuses %j: its tools would be split at another place and checked against another server, or none",
+    (name) => {
+      expect(() => parseMcpServers({ [name]: { command: "a" } })).toThrow(
+        /may not hold "__" or start or end with "_" \(its tools are named SERVER__TOOL\)/,
+      );
+      expect(() => parseMcpFlag(`${name}=srv`)).toThrow(/may not hold "__"/);
+    },
+  );
+
+  it.each(["github", "my_server", "a-b", "docs2"])("takes %j", (name) => {
+    expect(Object.keys(parseMcpServers({ [name]: { command: "a" } }))).toEqual([name]);
+  });
+});
+
 describe("parseMcpFlag", () => {
   it.each([
     [

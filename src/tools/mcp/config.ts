@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { EddyError } from "../../errors.js";
 import { isJsonObject } from "../../util/json.js";
+import { sanitizeNamePart } from "./names.js";
 
 /** A server started as a child process that speaks MCP over stdin/stdout. */
 export interface McpStdioServerConfig {
@@ -197,6 +198,14 @@ function checkServerName(name: string, where: string, error: (message: string) =
   if (name === "__proto__")
     throw error(
       `${where}: "__proto__" cannot name an MCP server (JavaScript reserves it); rename the server`,
+    );
+  // A tool's name is SERVER__TOOL, split at the first "__" (policy.ts toolPermission): a name that
+  // holds "__", or starts or ends with "_", once sanitized (names.ts), would be split elsewhere and
+  // its tools checked against another server, or against none.
+  const part = sanitizeNamePart(name);
+  if (part.includes("__") || part.startsWith("_") || part.endsWith("_"))
+    throw error(
+      `${where}: an MCP server's name may not hold "__" or start or end with "_" (its tools are named SERVER__TOOL); rename the server`,
     );
 }
 
