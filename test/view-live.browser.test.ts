@@ -14,6 +14,7 @@ import { createMockServer } from "../src/mock/index.js";
 import { launchChromium, openPage } from "./support/browser.js";
 import { runCli } from "./support/cli.js";
 import { startCli, until } from "./support/cli-process.js";
+import { recordMockRun } from "./support/record.js";
 
 const TOKEN = "live-view-token-5678";
 let browser: Browser;
@@ -53,6 +54,52 @@ async function fakeServer(listener: RequestListener): Promise<string> {
 }
 
 describe("eddy view --live (slow: spawns the CLI and Chromium)", () => {
+  it('an answer holding an element named like the page\'s raw frames (`<p id="raw">`) does not stop the page following the run', async () => {
+    const tape = join(mkdtempSync(join(tmpdir(), "eddy-live-raw-")), "t.tape");
+    await recordMockRun({
+      scenario: { turns: [{ items: [{ type: "message", text: '<p id="raw">partial answer</p>' }] }] },
+      prompt: "hi",
+      workspace: mkdtempSync(join(tmpdir(), "eddy-live-ws-")),
+      tape,
+    });
+    const frames = readFileSync(tape, "utf8").trim().split("\n").slice(1);
+    const ended = JSON.parse(frames.pop() as string);
+    const failed = {
+      ...ended,
+      reason: "failed",
+      error: { code: "tool_failed", message: "FINAL-FAILURE-SHOWN" },
+    };
+    let release: () => void = () => {};
+    const base = await fakeServer((req, res) => {
+      if (!req.url?.endsWith("/events")) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ id: ended.run_id, status: "running" }));
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      for (const [i, f] of frames.entries()) res.write(`id: ${i}\ndata: ${f}\n\n`);
+      // The run's end is sent when the test says so, once the page shows the answer so far.
+      release = () => res.end(`id: ${frames.length}\ndata: ${JSON.stringify(failed)}\n\n`);
+    });
+    const view = started(startCli(["view", "--live", `${base}/v1/runs/${ended.run_id}`, "--no-open"]));
+    await until(
+      () => /^http:\S+\n/.test(view.stdout) || view.child.exitCode !== null,
+      "the live page",
+      60_000,
+    );
+    const opened = await openPage(browser, view.stdout.trim());
+    const { page } = opened;
+    await page.waitForSelector('body[data-live="following"][data-view="run"]', { timeout: 30_000 });
+    await page.locator("#answer", { hasText: "partial answer" }).waitFor({ timeout: 30_000 });
+    release();
+    await page.waitForSelector('body[data-live="ended"]', { timeout: 60_000 });
+    await page.locator("#run-reason", { hasText: "failed" }).waitFor({ timeout: 30_000 });
+    expect(await page.locator(".run-header").innerText()).toContain("FINAL-FAILURE-SHOWN");
+    expect(opened.errors).toEqual([]);
+    view.child.kill("SIGTERM");
+    expect((await view.exited).code).toBe(0);
+  }, 180_000);
+
   it("follows a served run: frames appear before run_ended, then the page shows the run's end; the token is in no page", async () => {
     const mock = await createMockServer({
       scenario: {

@@ -22,6 +22,7 @@ import {
   hostileToolFrames,
   insertFrames,
   NOTES_BEFORE,
+  OVERLAY_MARKDOWN,
   richScenario,
 } from "./support/view-fixtures.js";
 
@@ -381,6 +382,44 @@ describe("eddy view in Chromium", () => {
     expect(await text(page, "#answer")).toBe("cut");
     await page.goBack();
     await page.waitForSelector('body[data-view="list"]');
+    expectOffline(opened);
+  });
+
+  it("keeps the model's answer in its box: its HTML cannot use the page's classes or ids to lay a fake run header over the real one", async () => {
+    const workspace = mkdtempSync(join(dir, "ws-"));
+    const tape = join(dir, "overlay.tape");
+    await recordMockRun({
+      scenario: { turns: [{ items: [{ type: "message", text: OVERLAY_MARKDOWN, phase: "final_answer" }] }] },
+      prompt: "Say hello",
+      workspace,
+      tape,
+    });
+    const lines = readFileSync(tape, "utf8").trimEnd().split("\n");
+    const ended = JSON.parse(lines.at(-1) as string);
+    lines[lines.length - 1] = JSON.stringify({
+      ...ended,
+      reason: "failed",
+      error: { code: "tool_failed", message: "x" },
+    });
+    writeFileSync(tape, `${lines.join("\n")}\n`);
+    const opened = await viewPage([tape], "overlay");
+    const { page } = opened;
+    expect(await text(page, "#run-reason")).toBe("failed");
+    expect(await text(page, "#answer")).toContain("Safe to merge.");
+    // What is drawn at the real header's reason is the real header; the page's own ids are its own.
+    const dom = await page.evaluate(`(() => {
+      const reason = document.getElementById("run-reason").getBoundingClientRect();
+      const hit = document.elementFromPoint(reason.x + reason.width / 2, reason.y + reason.height / 2);
+      return {
+        hitIsReal: hit !== null && hit.closest("#answer") === null && hit.closest("#run-reason") !== null,
+        named: document.querySelectorAll("#answer [class]:not(.img-blocked), #answer [id], #answer [name], #answer dialog").length,
+        raws: document.querySelectorAll("[id=raw]").length,
+        fakeBadges: document.querySelectorAll("#answer .badge, #answer .run-header").length,
+      };
+    })()`);
+    expect(dom).toEqual({ hitIsReal: true, named: 0, raws: 1, fakeBadges: 0 });
+    await page.click("#raw-toggle");
+    expect(await page.locator("#raw").isVisible()).toBe(true);
     expectOffline(opened);
   });
 

@@ -11,6 +11,7 @@ import { constants } from "node:fs";
 import { access, lstat, realpath } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { EddyError } from "../errors.js";
+import { isInside } from "../util/inside.js";
 
 /** A path inside the workspace. */
 export interface WorkspacePath {
@@ -79,11 +80,8 @@ export async function resolveInWorkspace(root: string, path: string, tool: strin
   return { absolute: real.absolute, display, exists: real.exists };
 }
 
-/** True when `candidate` is `root` or below it. */
-export function isInside(root: string, candidate: string): boolean {
-  const rel = relative(root, candidate);
-  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
-}
+/** True when `candidate` is `root` or below it (src/util/inside.ts). */
+export { isInside };
 
 /** A workspace-relative path with `/` separators ("." for the root). */
 export function toDisplay(rel: string): string {

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -165,6 +165,77 @@ describe("readBatchFolder", () => {
     expect(rows[3]?.tape_problem).toContain("bad.tape: line 1 is not a JSON object");
     expect(rows[4]?.tape_problem).toContain("ENOENT");
     expect(input.title).toMatch(/^eddy batch — eddy-batch-view-\w+ \(5 tasks\)$/);
+  });
+});
+
+/** A tape holding `secret` in its answer, in a folder of its own next to the one viewed. */
+function secretTape(secret: string): { outside: string; tape: string } {
+  const outside = realpathSync(mkdtempSync(join(tmpdir(), "eddy-secret-")));
+  const tape = join(outside, "private.tape");
+  writeFileSync(tape, tapeText("run_secret").replace('"output_text":"ok"', `"output_text":"${secret}"`));
+  return { outside, tape };
+}
+
+describe("a folder's tapes stay in the folder (the page is shared)", () => {
+  it("a batch's results.jsonl naming a tape outside the folder, or leading out through a symlink, copies nothing of it", () => {
+    const { outside, tape } = secretTape("MY-SECRET-ANSWER");
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "eddy-batch-evil-")));
+    mkdirSync(join(dir, "tapes"));
+    writeFileSync(join(dir, "tapes", "ok.tape"), tapeText("run_ok"));
+    symlinkSync(tape, join(dir, "tapes", "link.tape"));
+    symlinkSync(outside, join(dir, "out"));
+    const line = (id: string, tapeField?: string) =>
+      JSON.stringify({ id, reason: "completed", ...(tapeField === undefined ? {} : { tape: tapeField }) });
+    writeFileSync(
+      join(dir, "results.jsonl"),
+      [
+        line("abs", tape),
+        line("rel", `../${tape.split("/").slice(-2).join("/")}`),
+        line("passwd", "/etc/passwd"),
+        line("missing", "/nonexistent-eddy/x.tape"),
+        line("link"), // tapes/link.tape, a symlink to the tape outside
+        line("viadir", "out/private.tape"),
+        line("../../../etc/passwd"), // tapes/ID.tape by convention, the id climbing out
+        line("ok"),
+      ].join("\n"),
+    );
+    const input = collectViewInput([dir]);
+    const runs = [...(input.runs as Iterable<PageRun>)];
+    expect(runs.map((r) => r.entry.run_id)).toEqual(["run_ok"]);
+    expect(JSON.stringify(runs)).not.toContain("MY-SECRET");
+    const problems = (input.batch?.rows ?? []).map((r) => r.tape_problem);
+    const refused = "is not inside the batch folder (or leads out of it through a symlink): not read";
+    expect(problems).toEqual([
+      `the tape ${tape} ${refused}`,
+      expect.stringContaining(refused),
+      `the tape /etc/passwd ${refused}`,
+      `the tape /nonexistent-eddy/x.tape ${refused}`, // worded alike: whether it exists is not told
+      `the tape tapes/link.tape ${refused}`,
+      `the tape out/private.tape ${refused}`,
+      `the tape tapes/../../../etc/passwd.tape ${refused}`,
+      undefined,
+    ]);
+  });
+
+  it("a folder of tapes lists a symlink leading outside it by name, with a note, and never reads it", () => {
+    const { tape } = secretTape("MY-SECRET-ANSWER");
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "eddy-tapes-evil-")));
+    writeFileSync(join(dir, "a.tape"), tapeText("run_a"));
+    symlinkSync(tape, join(dir, "b.tape"));
+    symlinkSync(join(dir, "a.tape"), join(dir, "c.tape")); // a symlink inside the folder is fine
+    const runs = [...collectViewInput([dir]).runs];
+    expect(runs.map((r) => [r.entry.label, r.entry.run_id, r.entry.problem])).toEqual([
+      ["a.tape", "run_a", undefined],
+      [
+        "b.tape",
+        undefined,
+        expect.stringMatching(
+          /^b\.tape is a symlink leading outside eddy-tapes-evil-\w+ \(or nowhere\): not read$/,
+        ),
+      ],
+      ["c.tape", "run_a", undefined],
+    ]);
+    expect(JSON.stringify(runs)).not.toContain("MY-SECRET");
   });
 });
 

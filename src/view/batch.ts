@@ -10,6 +10,7 @@ import { existsSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { EddyError } from "../errors.js";
 import { TAPE_MAX_BYTES } from "../replay/tape.js";
+import { realPathInside } from "../util/inside.js";
 import { isJsonObject as isObject } from "../util/json.js";
 import { readRegularTextSync } from "../util/regular-file.js";
 import { durationText, summaryLabel } from "./labels.js";
@@ -92,14 +93,29 @@ function parseResultLine(
   if (typeof value.output_text === "string" && value.output_text !== "") {
     row.output = shortValue(value.output_text.split("\n").find((l) => l.trim() !== "") ?? "", 160);
   }
-  return { row, tape: tapePath(value.tape, id, dir) };
+  const tape = tapePath(value.tape, id, dir);
+  if (tape.problem !== undefined) row.tape_problem = tape.problem;
+  return { row, tape: tape.path };
 }
 
-/** The task's tape: its `tape` field (absolute, or relative to the folder), else `tapes/ID.tape` if it exists. */
-function tapePath(field: unknown, id: string, dir: string): string | undefined {
-  if (typeof field === "string" && field !== "") return isAbsolute(field) ? field : join(dir, field);
-  const conventional = join(dir, "tapes", `${id}.tape`);
-  return existsSync(conventional) ? conventional : undefined;
+/**
+ * The task's tape: its `tape` field (absolute, or relative to the folder), else `tapes/ID.tape` if
+ * it exists; its real path, and only when that is inside the folder. A results line is as untrusted
+ * as the tapes: `"tape": "/home/me/other.tape"` or a symlink out of the folder would copy a tape
+ * from anywhere into a page meant to be shared. Such a tape is refused, alike whether it exists.
+ */
+function tapePath(field: unknown, id: string, dir: string): { path?: string; problem?: string } {
+  const named = typeof field === "string" && field !== "";
+  const path = named ? (isAbsolute(field) ? field : join(dir, field)) : join(dir, "tapes", `${id}.tape`);
+  const real = realPathInside(dir, path);
+  if (real === undefined) {
+    const shown = named ? shortValue(field, 200) : `tapes/${shortValue(id, 200)}.tape`;
+    return {
+      problem: `the tape ${shown} is not inside the batch folder (or leads out of it through a symlink): not read`,
+    };
+  }
+  if (!named && !existsSync(real)) return {};
+  return { path: real };
 }
 
 /**

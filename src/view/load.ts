@@ -4,8 +4,9 @@
  * lazily, one at a time, as the page is rendered, each tape a frame at a time.
  */
 import { readdirSync, statSync } from "node:fs";
-import { basename, join } from "node:path";
+import { basename, join, relative } from "node:path";
 import { EddyError } from "../errors.js";
+import { realPathInside } from "../util/inside.js";
 import { isBatchFolder, notAViewFolder, readBatchFolder } from "./batch.js";
 import type { PageInput, PageRun } from "./page.js";
 import { RawLines } from "./raw-lines.js";
@@ -43,8 +44,14 @@ export function collectViewInput(paths: string[]): PageInput {
   return { title: `eddy view — ${basename(dir)} (${tapes.length} runs)`, runs: tapeRuns(tapes) };
 }
 
-function* tapeRuns(paths: string[]): Generator<PageRun> {
-  for (const path of paths) yield runOf(path, basename(path));
+/** A tape of a folder, or why it is not read. */
+type FolderTape = string | { path: string; problem: string };
+
+function* tapeRuns(paths: FolderTape[]): Generator<PageRun> {
+  for (const tape of paths) {
+    if (typeof tape === "string") yield runOf(tape, basename(tape));
+    else yield { entry: { label: basename(tape.path), source: tape.path, problem: tape.problem } };
+  }
 }
 
 // The rows get their `run` index (or `tape_problem`) as the runs are consumed; the page serializes
@@ -54,7 +61,7 @@ function* batchRuns(batch: BatchView, tapes: Array<string | undefined>): Generat
   for (const [i, row] of batch.rows.entries()) {
     const path = tapes[i];
     if (path === undefined) {
-      row.tape_problem = "no tape";
+      row.tape_problem ??= "no tape";
       continue;
     }
     try {
@@ -98,16 +105,28 @@ function runOf(path: string, label: string): PageRun {
   return { entry, payload: raw.payload(view) };
 }
 
-/** `*.tape` and `*.jsonl` files in `dir` and `dir/tapes`, sorted by name. */
-function tapesIn(dir: string): string[] {
-  const found: string[] = [];
+/**
+ * `*.tape` and `*.jsonl` files in `dir` and `dir/tapes`, sorted by name. A symlink whose real path
+ * leaves `dir` is not read (the page is shared; it would copy a tape from anywhere into it): it is
+ * listed with a note naming it, never its target.
+ */
+function tapesIn(dir: string): FolderTape[] {
+  const found: FolderTape[] = [];
   for (const d of [dir, join(dir, "tapes")]) {
     if (!isDirectory(d)) continue;
+    const inside = realPathInside(dir, d);
     for (const name of readdirSync(d).sort()) {
-      if (/\.(tape|jsonl)$/.test(name) && !isDirectory(join(d, name))) found.push(join(d, name));
+      const path = join(d, name);
+      if (!/\.(tape|jsonl)$/.test(name) || isDirectory(path)) continue;
+      const real = inside === undefined ? undefined : realPathInside(dir, path);
+      found.push(real !== undefined ? path : { path, problem: outsideNote(dir, path) });
     }
   }
   return found;
+}
+
+function outsideNote(dir: string, path: string): string {
+  return `${relative(dir, path)} is a symlink leading outside ${basename(dir)} (or nowhere): not read`;
 }
 
 function isDirectory(path: string): boolean {

@@ -69,6 +69,15 @@ describe("parseViewTape", () => {
     expect(knownFrame(tape.frames[2] as never)?.type).toBe("run_ended");
   });
 
+  it("refuses a frame nesting deeper than eddy replay reads, in one line (5,000 levels overflowed the stack)", () => {
+    const deep = `{"run_id":"r","seq":1,"ts":1,"type":"x","a":${"[".repeat(5000)}${"]".repeat(5000)}}`;
+    expect(problem(`${header()}\n${frame(0)}\n${deep}\n`)).toBe(
+      "t.tape: line 3 nests deeper than 1032 levels",
+    );
+    const fine = `{"run_id":"r","seq":1,"ts":1,"type":"x","a":${"[".repeat(1000)}${"]".repeat(1000)}}`;
+    expect(parseViewTape(`${header()}\n${frame(0)}\n${fine}\n`, "t.tape").frames).toHaveLength(2);
+  });
+
   it("takes a byte order mark before the header, as eddy replay does", () => {
     const tape = parseViewTape(`\ufeff${header()}\n${frame(0)}\n`, "t.tape");
     expect(tape.header?.run_id).toBe("r");

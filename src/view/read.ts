@@ -16,7 +16,7 @@ import { EddyError } from "../errors.js";
 import { FRAME_TYPES, type Frame, type FrameEnvelope } from "../frames/frame.js";
 import { envelopeProblem } from "../frames/jsonl.js";
 import { parseTape, type TapeHeader } from "../replay/tape.js";
-import { parseJsonObject, withoutBom } from "../util/json.js";
+import { parsedNestsTooDeep, parseJsonObject, RECORD_MAX_DEPTH, withoutBom } from "../util/json.js";
 import { kindOf } from "../util/regular-file.js";
 import { VIEW_LIMITS } from "./limits.js";
 
@@ -122,6 +122,9 @@ function scanViewTape(lines: Iterable<TapeLine>, source: string, visitor: TapeVi
       }
       throw invalid(`${source}: line ${line.number} is not a JSON object`);
     }
+    // As `eddy replay` refuses it (frames/jsonl.ts): the walks after would overflow the stack.
+    if (parsedNestsTooDeep(line.text, value, RECORD_MAX_DEPTH))
+      throw invalid(`${source}: line ${line.number} nests deeper than ${RECORD_MAX_DEPTH} levels`);
     const problem = envelopeProblem(value);
     if (problem !== undefined) throw invalid(`${source}: line ${line.number}: the frame ${problem}`);
     scan.frames++;

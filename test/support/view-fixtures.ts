@@ -27,6 +27,19 @@ export const HOSTILE_MARKDOWN = [
   "| file | change |\n| --- | --- |\n| notes.md | + buy stamps |",
 ].join("\n\n");
 
+/**
+ * An answer that, with the page's own classes, lays a fake "completed" run header over the real
+ * one (`.raw-rows` is absolutely positioned), names an element `raw` as the page's raw frames are
+ * named, and opens a dialog (positioned by the browser over the page).
+ */
+export const OVERLAY_MARKDOWN = [
+  '<div class="raw-rows"><section class="card run-header"><dl class="facts"><div class="fact"><dt>reason</dt>' +
+    '<dd><span class="badge ok">completed</span></dd></div></dl><p>All checks passed. Safe to merge.</p>' +
+    "<p>.</p><p>.</p><p>.</p><p>.</p><p>.</p><p>.</p><p>.</p><p>.</p></section></div>",
+  '<p id="raw" name="raw" data-view="batch" aria-controls="raw">ids</p>',
+  "<dialog open>a dialog</dialog>",
+].join("\n\n");
+
 /** A tool name that is HTML. */
 export const HOSTILE_TOOL = '<img src=x onerror="window.__xss = 8">';
 

@@ -10,17 +10,20 @@ import { renderBatch, renderRunList } from "./batch-page.js";
 import { fill, h } from "./dom.js";
 import { followLive } from "./live.js";
 import { readIndex, readRun } from "./payload.js";
-import { renderRun } from "./run-page.js";
+import { renderRun, type ShownRun } from "./run-page.js";
 
 const index = readIndex();
 const app = document.getElementById("app") as HTMLElement;
 const nav = h("nav", { class: "topbar" });
 /** A live page's latest payload for run 0 (live.ts). */
 let livePayload: RunPayload | undefined;
+/** The run shown, if one is. */
+let shown: ShownRun | undefined;
 const main = h("main", { id: "view" });
 app.replaceChildren(nav, main);
 
 function route(update = false): void {
+  shown = undefined;
   const params = new URLSearchParams(location.hash.slice(1));
   const runParam = params.get("run");
   const home = index.batch !== undefined || index.runs.length !== 1;
@@ -58,7 +61,7 @@ function route(update = false): void {
   };
   payload.then((p) => {
     try {
-      renderRun(main, p, entry.label, frame !== null ? Number(frame) : undefined);
+      shown = renderRun(main, p, entry.label, frame !== null ? Number(frame) : undefined);
       if (frame === null && !update) window.scrollTo(0, 0);
       document.body.dataset.view = "run";
     } catch (err) {
@@ -73,6 +76,7 @@ if (index.live !== undefined)
   followLive(index.live.events, (payload) => {
     livePayload = payload;
     // Redrawn, except while the raw frames are open (they would close).
-    const raw = document.getElementById("raw");
-    if (raw === null || raw.hidden) route(true);
+    // The run page's own raw section, by reference: a `getElementById("raw")` found an element
+    // of that id in the answer first, and the page stopped following (markdown.ts).
+    if (!shown?.rawOpen()) route(true);
   });

@@ -11,8 +11,19 @@ import { RawFrames } from "./raw-frames.js";
 import { timeline } from "./timeline.js";
 import { type FrameLink, toolCallCard } from "./tool-call.js";
 
+/** A run on the page, as its page holds it: by reference, never looked up by id (the answer's HTML is in the same document). */
+export interface ShownRun {
+  /** Whether its raw frames are open (a live redraw would close them). */
+  rawOpen(): boolean;
+}
+
 /** Renders a run into `root`. `focusSeq` opens the raw frames at that frame. */
-export function renderRun(root: HTMLElement, payload: RunPayload, label: string, focusSeq?: number): void {
+export function renderRun(
+  root: HTMLElement,
+  payload: RunPayload,
+  label: string,
+  focusSeq?: number,
+): ShownRun {
   const run = payload.view;
   const raw = new RawFrames(payload.raw, run.start, Math.max(run.frames, payload.raw.length));
   const rawSection = h(
@@ -72,6 +83,7 @@ export function renderRun(root: HTMLElement, payload: RunPayload, label: string,
     showRaw(true);
     raw.reveal(focusSeq);
   }
+  return { rawOpen: () => !rawSection.hidden };
 }
 
 function header(run: RunView, label: string, toggle: HTMLElement): HTMLElement {
