@@ -177,6 +177,29 @@ describe("buildRunView: header facts", () => {
   });
 });
 
+describe("buildRunView: a tape not as eddy writes it", () => {
+  it("a second run_ended does not hide how the run ended: the first one stands, the other is a note (found by a probe)", () => {
+    const v = view([
+      started,
+      ended({ reason: "failed", error: { code: "x", message: "HIDDEN-FAILURE" } }),
+      ended({ reason: "completed" }),
+    ]);
+    expect(v.reason).toBe("failed");
+    expect(v.error?.message).toBe("HIDDEN-FAILURE");
+    expect(v.notes.map((n) => n.title)).toEqual(["Another run_ended after the run ended (completed)"]);
+  });
+
+  it("notes the first break in seq (a gap, a repeat, a step back), once", () => {
+    const text = tape([started, request(0), ended()])
+      .split("\n")
+      .map((line) => line.replace('"seq":1,', '"seq":5,'))
+      .join("\n");
+    const v = buildRunView(parseViewTape(text, "test.tape"));
+    expect(v.notes.map((n) => n.title)).toEqual(["seq 5 after seq 0: the frames are not contiguous"]);
+    expect(view([started, request(0), ended()]).notes).toEqual([]);
+  });
+});
+
 describe("buildRunView: attempts and the timeline", () => {
   it("times request → first byte → first event → first token per attempt; marks retries and fallbacks", () => {
     const v = view([

@@ -87,6 +87,7 @@ export class RunBuilder {
   }
 
   add(record: FrameRecord): void {
+    this.checkSeq(record);
     this.first ??= record.ts;
     this.last = Math.max(this.last, record.ts);
     for (const r of this.upgraded(record)) this.record(r);
@@ -134,7 +135,15 @@ export class RunBuilder {
         this.started = frame;
         return;
       case "run_ended":
-        this.ended = frame;
+        // The run ended at its first run_ended: one after it (a tape eddy never writes) could
+        // only hide how it ended; it is shown as a note.
+        if (this.ended === undefined) this.ended = frame;
+        else
+          this.integrity(
+            frame.seq,
+            frame.ts,
+            `Another run_ended after the run ended (${String(frame.reason)})`,
+          );
         return;
       case "request_started":
         this.turn(frame, record)?.requestStarted(frame);
@@ -301,6 +310,27 @@ export class RunBuilder {
     if (record.type.startsWith("context_") || !known) {
       this.marker({ ts: record.ts, kind: "note", label: note.title }, record);
     }
+    this.limits.omitted.push(this.notes, note, VIEW_LIMITS.marks, "notes");
+  }
+
+  /** The `seq` of the last record added (a tape eddy wrote counts up by one from 0). */
+  private lastSeq: number | undefined;
+  private seqNoted = false;
+
+  /** The first break in `seq` (a gap, a repeat, a step back) is noted: eddy replay refuses such a tape. */
+  private checkSeq(record: FrameRecord): void {
+    const expected = this.lastSeq === undefined ? 0 : this.lastSeq + 1;
+    if (record.seq !== expected && !this.seqNoted) {
+      this.seqNoted = true;
+      const after = this.lastSeq === undefined ? "as the first frame" : `after seq ${this.lastSeq}`;
+      this.integrity(record.seq, record.ts, `seq ${record.seq} ${after}: the frames are not contiguous`);
+    }
+    this.lastSeq = typeof record.seq === "number" ? record.seq : this.lastSeq;
+  }
+
+  /** A note that the tape is not as eddy writes it (eddy replay would refuse or diverge). */
+  private integrity(seq: number, ts: number, title: string): void {
+    const note: NoteView = { seq, ts, type: "tape_integrity", title, fields: [], known: true };
     this.limits.omitted.push(this.notes, note, VIEW_LIMITS.marks, "notes");
   }
 
