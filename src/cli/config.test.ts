@@ -227,6 +227,31 @@ describe("resolveRouting", () => {
   it("an unknown --provider names the known ones", () => {
     expect(() => resolveRouting(sources({ provider: "nope" }), profiles)).toThrow(/unknown provider "nope"/);
   });
+
+  it("an unknown provider names where it was set: the flag, or the config file", () => {
+    expect(() => resolveRouting(sources({ provider: "nope" }), profiles)).toThrow(
+      /^--provider: unknown provider "nope"/,
+    );
+    expect(() => resolveRouting(sources({}, {}, { provider: "nope" }), profiles)).toThrow(
+      /^config file \/ws\/eddy\.config\.json: provider: unknown provider "nope" \(known: /,
+    );
+  });
+
+  it("a provider with no base URL names the config file that chose it", () => {
+    const file = { profiles: { p: { api_key_env: "X" } }, provider: "p" };
+    const s = sources({}, {}, file);
+    const withP = profilesFrom(file);
+    expect(() => resolveTarget(s, withP, resolveRouting(s, withP))).toThrow(
+      /^config file \/ws\/eddy\.config\.json: provider: provider "p" has no base URL: give --base-url$/,
+    );
+  });
+
+  it("a fallback with no base URL names the config file's fallbacks", () => {
+    const file = { profiles: { p: { api_key_env: "X" } }, fallbacks: ["p/m"] };
+    expect(() => resolveFallbacks(sources({}, {}, file), profilesFrom(file))).toThrow(
+      /^config file \/ws\/eddy\.config\.json: fallbacks: provider "p" has no base URL/,
+    );
+  });
 });
 
 describe("resolveTarget: where requests go", () => {

@@ -13,6 +13,7 @@
  * `resolveFallbacks`) → `resolveModel`, `resolveLimits`, `resolveBehaviour`. None of them sends a
  * request or checks that the run can start: that is `preflight.ts`.
  */
+import { EddyError } from "../errors.js";
 import { HISTORY_DEFAULTS } from "../history/options.js";
 import type { ToolHistoryStrategySetting } from "../history/strategies.js";
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
@@ -197,6 +198,11 @@ export interface Routing {
    * @defaultValue false
    */
   untrusted?: boolean;
+  /**
+   * The setting that picked the route, as a message names it (`--provider`, `EDDY_MODEL`,
+   * `config file PATH: provider`): an error about the route says where to fix it.
+   */
+  where?: string;
 }
 
 /** The embedded demo model's name, used when a run on the mock names none. */
@@ -318,13 +324,37 @@ export function resolveRouting(s: ConfigSources, profiles: Record<string, Provid
     fromFile(s.file.model, configPath(s, "model")),
   );
   const provider = pick(flag(s.flags.provider), fromFile(s.file.provider, configPath(s, "provider")));
-  const route = resolveRoute({ provider: provider?.value, model: model?.value }, profiles);
+  const decided = provider ?? model;
+  const where = decided === undefined ? undefined : settingWhere(decided, provider ? "provider" : "model");
+  const route = namingWhere(where, () =>
+    resolveRoute({ provider: provider?.value, model: model?.value }, profiles),
+  );
   const fromFlags =
     route !== undefined &&
     (provider?.source === "flag" || (provider === undefined && model?.source === "flag"));
-  const decided = provider ?? model;
   const untrusted = route !== undefined && s.untrustedFile !== undefined && decided?.from === s.untrustedFile;
-  return { model, route, fromFlags, ...(untrusted ? { untrusted } : {}) };
+  return { model, route, fromFlags, ...(untrusted ? { untrusted } : {}), ...(where ? { where } : {}) };
+}
+
+/** A setting as a message names it: the flag (`--provider`), the variable, or the file and key. */
+function settingWhere(setting: Setting<unknown>, key: "provider" | "model"): string {
+  if (setting.source === "flag") return `--${key}`;
+  if (setting.source === "config") return `config file ${setting.from ?? "config"}: ${key}`;
+  return setting.from ?? key;
+}
+
+/** `run()`, with a configuration error it throws prefixed by where the bad value was set. */
+function namingWhere<T>(where: string | undefined, run: () => T): T {
+  try {
+    return run();
+  } catch (err) {
+    if (where === undefined || !EddyError.isInstance(err) || err.code !== "invalid_config") throw err;
+    throw new EddyError(err.code, `${where}: ${err.message}`, {
+      fault: err.fault,
+      details: err.details,
+      cause: err,
+    });
+  }
 }
 
 /**
@@ -351,7 +381,7 @@ export function resolveTarget(
     const routed = explicit !== undefined && routing.untrusted === true ? undefined : routing.route;
     const profile = routed?.profile ?? profileForHost(hostOf(explicit?.value ?? ""), profiles);
     const baseURL = explicit ?? {
-      value: profileBaseURL(profile, s.env),
+      value: namingWhere(routing.where, () => profileBaseURL(profile, s.env)),
       source: "profile",
       from: profile.name,
     };
@@ -379,7 +409,9 @@ export function resolveFallbacks(
     }
     const { profile } = route;
     const { baseURL, credentials } = withoutCredentials({
-      value: profileBaseURL(profile, s.env),
+      value: namingWhere(`config file ${configPath(s, "fallbacks")}: fallbacks`, () =>
+        profileBaseURL(profile, s.env),
+      ),
       source: "profile",
       from: profile.name,
     });
