@@ -114,6 +114,8 @@ export interface FallbackEndpoint extends Endpoint {
   spec: string;
   /** The route's model; undefined means the run's model. */
   model: string | undefined;
+  /** The config file whose `fallbacks` names the route. */
+  from: string;
 }
 
 /** Where a run sends its requests. */
@@ -123,6 +125,11 @@ export type ProviderTarget =
       kind: "http";
       /** Fallback routes, tried in order on a provider error before any output. */
       fallbacks: FallbackEndpoint[];
+      /**
+       * What chose the profile: `--provider`, the config file's `provider`, a `profile/model`, the
+       * base URL's host, or `OPENAI_API_KEY` (for `eddy config`).
+       */
+      chosenBy: Omit<Setting<unknown>, "value">;
     });
 
 /** Everything a run is configured with, each value with its source. */
@@ -203,6 +210,8 @@ export interface Routing {
    * `config file PATH: provider`): an error about the route says where to fix it.
    */
   where?: string;
+  /** The setting that picked the route (`--provider`, the file's `provider`, the model), if any. */
+  decided?: Setting<string>;
 }
 
 /** The embedded demo model's name, used when a run on the mock names none. */
@@ -333,7 +342,14 @@ export function resolveRouting(s: ConfigSources, profiles: Record<string, Provid
     route !== undefined &&
     (provider?.source === "flag" || (provider === undefined && model?.source === "flag"));
   const untrusted = route !== undefined && s.untrustedFile !== undefined && decided?.from === s.untrustedFile;
-  return { model, route, fromFlags, ...(untrusted ? { untrusted } : {}), ...(where ? { where } : {}) };
+  return {
+    model,
+    route,
+    fromFlags,
+    ...(untrusted ? { untrusted } : {}),
+    ...(where ? { where } : {}),
+    ...(route !== undefined && decided !== undefined ? { decided } : {}),
+  };
 }
 
 /** A setting as a message names it: the flag (`--provider`), the variable, or the file and key. */
@@ -375,6 +391,7 @@ export function resolveTarget(
         fromEnv(s.env, "OPENAI_BASE_URL") ??
         fromFile(s.file.base_url, configPath(s, "base_url"))));
   let endpoint: Endpoint;
+  let chosenBy: Setting<unknown>;
   if (explicit !== undefined || routing.route !== undefined) {
     // An untrusted workspace's route does not choose the key for a base URL set elsewhere (the
     // user's config, the environment): the URL's own host does, as with no route.
@@ -386,13 +403,16 @@ export function resolveTarget(
       from: profile.name,
     };
     endpoint = primaryEndpoint(s, profile, baseURL);
+    chosenBy = (routed === undefined ? explicit : routing.decided) ?? baseURL;
   } else if (fromEnv(s.env, "OPENAI_API_KEY") !== undefined) {
     const profile = profiles.openai ?? (KNOWN_PROFILES.openai as ProviderProfile);
-    endpoint = primaryEndpoint(s, profile, { value: profile.baseURL, source: "env", from: "OPENAI_API_KEY" });
+    chosenBy = { value: profile.baseURL, source: "env", from: "OPENAI_API_KEY" };
+    endpoint = primaryEndpoint(s, profile, chosenBy as Setting<string>);
   } else {
     return { kind: "mock", why: "no --base-url, OPENRESPONSES_BASE_URL, OPENAI_BASE_URL or OPENAI_API_KEY" };
   }
-  return { kind: "http", ...endpoint, fallbacks: resolveFallbacks(s, profiles) };
+  const { value: _, ...by } = chosenBy;
+  return { kind: "http", ...endpoint, fallbacks: resolveFallbacks(s, profiles), chosenBy: by };
 }
 
 /** The config file's `fallbacks`, each `profile/model` resolved to an endpoint. */
@@ -417,6 +437,7 @@ export function resolveFallbacks(
     });
     return {
       spec,
+      from: configPath(s, "fallbacks") ?? "config",
       model: route.model,
       profile,
       baseURL,
