@@ -166,6 +166,44 @@ describe("missing settings exit 2 before any request", () => {
     expect(untrusted.stderr).toMatch(/profiles/);
   });
 
+  it("eddy config shows where the provider, fallbacks, hooks, agents, on_limit and agents_md came from", async () => {
+    const home = mkdtempSync(join(tmpdir(), "eddy-home-"));
+    mkdirSync(join(home, ".config", "eddy"), { recursive: true });
+    const userFile = join(home, ".config", "eddy", "config.json");
+    writeFileSync(
+      userFile,
+      JSON.stringify({
+        provider: "mine",
+        profiles: { mine: { base_url: "http://127.0.0.1:9/v1" } },
+        fallbacks: ["openrouter/some-model"],
+        hooks: { before_tool_call: "./check-call.sh" },
+        agents: { helper: { instructions: "help", model: "small" } },
+        on_limit: "answer",
+      }),
+    );
+    const cwd = workspace({
+      agents_md: false,
+      hooks: { after_tool_call: "./log-call.sh" },
+      agents: { reviewer: { instructions: "review", tools: ["read_file"] } },
+    });
+    const localFile = join(cwd, "eddy.config.json");
+    const config = await runCli(["config"], { cwd, env: cleanEnv({ HOME: home }) });
+    expect(config.code).toBe(0);
+    const row = (name: string, value: string, file: string) =>
+      expect(config.stdout).toMatch(new RegExp(`^${name} +${value} +\\(config: ${file}\\)$`, "m"));
+    row("provider", "mine — .*", userFile);
+    row("fallback", "openrouter/some-model", userFile);
+    row("hooks\\.before_tool_call", "\\./check-call\\.sh", userFile);
+    row("hooks\\.after_tool_call", "\\./log-call\\.sh", localFile);
+    row("agents\\.helper", "sub-agent on small", userFile);
+    row("agents\\.reviewer", "sub-agent on the run's model \\(tools: read_file\\)", localFile);
+    row("on_limit", "answer", userFile);
+    row("agents_md", "false", localFile);
+    expect(
+      (await runCli(["config", "--provider", "mine"], { cwd, env: cleanEnv({ HOME: home }) })).stdout,
+    ).toMatch(/^provider +mine — .* +\(flag\)$/m);
+  });
+
   it("a 401 names the profile's key variable", async () => {
     const server = await mock({ turns: [text("never")] }, "right-key");
     const cwd = workspace({ profiles: { local: { base_url: server.url, api_key_env: "LOCAL_KEY" } } });

@@ -346,6 +346,21 @@ describe("continuing from earlier runs (context bundles)", () => {
       "message",
     ]);
   });
+
+  it("--context TAPE cut off after its header is refused naming the tape", async () => {
+    const cwd = workspace();
+    const url = await mock({ turns: [text("hi")] });
+    const whole = join(cwd, "whole.tape");
+    expect(
+      (await runCli(["run", "--base-url", url, "--model", "m", "--record", whole, "hi"], { cwd })).code,
+    ).toBe(0);
+    const cut = join(cwd, "cut.tape");
+    writeFileSync(cut, `${readFileSync(whole, "utf8").split("\n")[0]}\n`);
+    const r = await runCli(["run", "--base-url", url, "--model", "m", "--context", cut, "again"], { cwd });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--context .*cut\.tape: the tape has no run_started frame/);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+  });
 });
 
 describe("bad input exits 2 with one line", () => {

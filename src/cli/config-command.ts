@@ -88,10 +88,13 @@ export function configCommand(flags: RunFlags, io: CliIo): number {
     ["tool_concurrency", config.toolConcurrency],
     ["approve", { ...config.approve, value: config.approve.value ?? "ask on a terminal, else auto" }],
     ["sandbox", config.sandbox],
+    ["on_limit", config.onLimit],
+    ["agents_md", config.agentsMd],
   ];
   for (const [name, setting] of settings) rows.push(settingRow(name, setting));
   for (const server of config.mcpServers)
     rows.push(settingRow(`mcp_servers.${server.name}`, { ...server, value: describeServer(server.value) }));
+  rows.push(...composeRows(config));
   // Nearest first: the workspace's file is layered over the user's (config-file.ts).
   rows.push(["config_file", config.configFiles.join(", layered over ") || "(none found)", ""]);
   if (config.configUntrusted !== undefined)
@@ -117,10 +120,14 @@ function targetRows(config: EffectiveConfig): Row[] {
   if (target.kind === "mock")
     return [["provider", "embedded mock server (demo model)", `default: ${target.why}`]];
   return [
-    ["provider", `${target.profile.name} — ${target.profile.description}`, ""],
+    [
+      "provider",
+      `${target.profile.name} — ${target.profile.description}`,
+      sourceOf({ ...target.chosenBy, value: target.profile.name }),
+    ],
     ...endpointRows(target),
     ...target.fallbacks.flatMap((f): Row[] => [
-      ["fallback", `${f.profile.name}/${f.model ?? "(the run's model)"}`, "config"],
+      ["fallback", `${f.profile.name}/${f.model ?? "(the run's model)"}`, `config: ${f.from}`],
       ...endpointRows(f).map(([name, value, source]): Row => [`  ${name}`, value, source]),
     ]),
   ];
@@ -149,6 +156,26 @@ function settingRow(name: string, setting: Setting<unknown> | undefined): Row {
     return [name, "(none)", setting === undefined ? "" : sourceOf(setting)];
   }
   return [name, String(setting.value), sourceOf(setting)];
+}
+
+/**
+ * The config file's `hooks` (the user's own commands: shown as written) and `agents` (by name,
+ * with the model each runs on), each with the file it came from.
+ */
+function composeRows(config: EffectiveConfig): Row[] {
+  const rows: Row[] = [];
+  for (const [key, value] of Object.entries(config.hooks ?? {}))
+    if (value !== undefined) rows.push([`hooks.${key}`, String(value), `config: ${config.hooksFrom[key]}`]);
+  if (rows.length === 0) rows.push(["hooks", "(none)", ""]);
+  const agents = Object.entries(config.agents);
+  for (const [name, agent] of agents)
+    rows.push([
+      `agents.${name}`,
+      `sub-agent on ${agent.model ?? "the run's model"}${agent.tools ? ` (tools: ${agent.tools.join(", ") || "none"})` : ""}`,
+      `config: ${config.agentsFrom[name]}`,
+    ]);
+  if (agents.length === 0) rows.push(["agents", "(none)", ""]);
+  return rows;
 }
 
 /** A server without its `env` and `headers` values (they may hold tokens) or its URL's password. */

@@ -66,6 +66,10 @@ export interface ComposeSettings {
   hooks: HookCommandsConfig | undefined;
   /** The sub-agents offered as tools (config file only). */
   agents: Readonly<Record<string, AgentConfig>>;
+  /** The config file each of `hooks`' keys came from (`before_tool_call` → path), for `eddy config`. */
+  hooksFrom: Readonly<Record<string, string>>;
+  /** The config file each of `agents` came from (name → path), for `eddy config`. */
+  agentsFrom: Readonly<Record<string, string>>;
 }
 
 /** Resolves `--on-limit`, `--no-agents-md`, `hooks` and `agents`. */
@@ -90,5 +94,18 @@ export function resolveComposeSettings(
           : { value: true, source: "default" },
     hooks: file.hooks,
     agents: file.agents ?? {},
+    hooksFrom: filesOf(s, "hooks", file.hooks),
+    agentsFrom: filesOf(s, "agents", file.agents),
   };
+}
+
+/** The config file each entry of the object setting `key` came from. */
+function filesOf(
+  s: Pick<ConfigSources, "path" | "origins">,
+  key: string,
+  value: object | undefined,
+): Record<string, string> {
+  return Object.fromEntries(
+    Object.keys(value ?? {}).map((name) => [name, configPath(s, `${key}.${name}`) ?? "config"]),
+  );
 }

@@ -3,7 +3,7 @@
  * over it, or `--config FILE` alone): their schema, loading, and the provider profiles they add or
  * override. Keys never live in a file: a profile names the environment variable that holds its key.
  */
-import { existsSync } from "node:fs";
+import { lstatSync, readlinkSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { EddyError } from "../errors.js";
@@ -200,7 +200,7 @@ export function loadConfigFile(explicit: string | undefined, env: Env, workspace
   let untrusted: string[] | undefined;
   let untrustedFile: string | undefined;
   for (const path of configPaths(undefined, env, workspace)) {
-    if (!existsSync(path)) continue;
+    if (!configFileExists(path)) continue;
     const { file, text } = parseConfigFile(path);
     if (path !== workspaceConfigPath(workspace) || env.EDDY_TRUST_CONFIG === "1") {
       layers.push([path, file]);
@@ -217,6 +217,33 @@ export function loadConfigFile(explicit: string | undefined, env: Env, workspace
   const loaded = layered(layers, untrusted);
   if (untrustedFile !== undefined) loaded.untrustedFile = untrustedFile;
   return loaded;
+}
+
+/**
+ * Whether there is a config file at `path`. Nothing there is no file; a symlink that leads nowhere
+ * (dangling, or a loop) is a file the user meant to be read, so it is refused naming the file
+ * rather than skipped as if absent.
+ */
+function configFileExists(path: string): boolean {
+  try {
+    lstatSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw configError(`cannot read config file ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+  }
+  try {
+    statSync(path);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const problem =
+      code === "ELOOP"
+        ? "is a symlink loop"
+        : code === "ENOENT"
+          ? `is a symlink to ${JSON.stringify(readlinkSync(path))}, which does not exist`
+          : `cannot be followed (${code ?? String(err)})`;
+    throw configError(`config file ${path} ${problem}: fix or remove the link`);
+  }
 }
 
 /** The files' settings layered, farthest first (see `loadConfigFile`), with where each came from. */

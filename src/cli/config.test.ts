@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -39,6 +39,10 @@ function workspace(config?: unknown): { dir: string; env: Env } {
   const home = join(dir, "home");
   mkdirSync(home);
   return { dir, env: { HOME: home } };
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 function resolve(flags: RunFlags, env: Env = {}, file?: unknown) {
@@ -106,6 +110,27 @@ describe("the config file", () => {
       /cannot read config file .*nope\.json: ENOENT/,
     );
   });
+
+  it.each(["user", "workspace"] as const)(
+    "refuses a %s config file that is a dangling or looping symlink",
+    (which) => {
+      const ws = workspace();
+      const userDir = join(ws.env.HOME as string, ".config", "eddy");
+      mkdirSync(userDir, { recursive: true });
+      const path = which === "user" ? join(userDir, "config.json") : join(ws.dir, "eddy.config.json");
+      symlinkSync(path, path);
+      expect(() => loadConfigFile(undefined, ws.env, ws.dir)).toThrow(
+        new RegExp(`^config file ${escapeRegExp(path)} is a symlink loop: fix or remove the link$`),
+      );
+      rmSync(path);
+      symlinkSync(join(ws.dir, "gone.json"), path);
+      expect(() => loadConfigFile(undefined, ws.env, ws.dir)).toThrow(
+        new RegExp(
+          `^config file ${escapeRegExp(path)} is a symlink to ".*gone\\.json", which does not exist`,
+        ),
+      );
+    },
+  );
 
   it.each([
     [{ max_turns: 0 }, /max_turns: .*>=1/],
@@ -226,6 +251,31 @@ describe("resolveRouting", () => {
 
   it("an unknown --provider names the known ones", () => {
     expect(() => resolveRouting(sources({ provider: "nope" }), profiles)).toThrow(/unknown provider "nope"/);
+  });
+
+  it("an unknown provider names where it was set: the flag, or the config file", () => {
+    expect(() => resolveRouting(sources({ provider: "nope" }), profiles)).toThrow(
+      /^--provider: unknown provider "nope"/,
+    );
+    expect(() => resolveRouting(sources({}, {}, { provider: "nope" }), profiles)).toThrow(
+      /^config file \/ws\/eddy\.config\.json: provider: unknown provider "nope" \(known: /,
+    );
+  });
+
+  it("a provider with no base URL names the config file that chose it", () => {
+    const file = { profiles: { p: { api_key_env: "X" } }, provider: "p" };
+    const s = sources({}, {}, file);
+    const withP = profilesFrom(file);
+    expect(() => resolveTarget(s, withP, resolveRouting(s, withP))).toThrow(
+      /^config file \/ws\/eddy\.config\.json: provider: provider "p" has no base URL: give --base-url$/,
+    );
+  });
+
+  it("a fallback with no base URL names the config file's fallbacks", () => {
+    const file = { profiles: { p: { api_key_env: "X" } }, fallbacks: ["p/m"] };
+    expect(() => resolveFallbacks(sources({}, {}, file), profilesFrom(file))).toThrow(
+      /^config file \/ws\/eddy\.config\.json: fallbacks: provider "p" has no base URL/,
+    );
   });
 });
 

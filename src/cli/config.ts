@@ -13,6 +13,7 @@
  * `resolveFallbacks`) → `resolveModel`, `resolveLimits`, `resolveBehaviour`. None of them sends a
  * request or checks that the run can start: that is `preflight.ts`.
  */
+import { EddyError } from "../errors.js";
 import { HISTORY_DEFAULTS } from "../history/options.js";
 import type { ToolHistoryStrategySetting } from "../history/strategies.js";
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
@@ -113,6 +114,8 @@ export interface FallbackEndpoint extends Endpoint {
   spec: string;
   /** The route's model; undefined means the run's model. */
   model: string | undefined;
+  /** The config file whose `fallbacks` names the route. */
+  from: string;
 }
 
 /** Where a run sends its requests. */
@@ -122,6 +125,11 @@ export type ProviderTarget =
       kind: "http";
       /** Fallback routes, tried in order on a provider error before any output. */
       fallbacks: FallbackEndpoint[];
+      /**
+       * What chose the profile: `--provider`, the config file's `provider`, a `profile/model`, the
+       * base URL's host, or `OPENAI_API_KEY` (for `eddy config`).
+       */
+      chosenBy: Omit<Setting<unknown>, "value">;
     });
 
 /** Everything a run is configured with, each value with its source. */
@@ -197,6 +205,13 @@ export interface Routing {
    * @defaultValue false
    */
   untrusted?: boolean;
+  /**
+   * The setting that picked the route, as a message names it (`--provider`, `EDDY_MODEL`,
+   * `config file PATH: provider`): an error about the route says where to fix it.
+   */
+  where?: string;
+  /** The setting that picked the route (`--provider`, the file's `provider`, the model), if any. */
+  decided?: Setting<string>;
 }
 
 /** The embedded demo model's name, used when a run on the mock names none. */
@@ -318,13 +333,44 @@ export function resolveRouting(s: ConfigSources, profiles: Record<string, Provid
     fromFile(s.file.model, configPath(s, "model")),
   );
   const provider = pick(flag(s.flags.provider), fromFile(s.file.provider, configPath(s, "provider")));
-  const route = resolveRoute({ provider: provider?.value, model: model?.value }, profiles);
+  const decided = provider ?? model;
+  const where = decided === undefined ? undefined : settingWhere(decided, provider ? "provider" : "model");
+  const route = namingWhere(where, () =>
+    resolveRoute({ provider: provider?.value, model: model?.value }, profiles),
+  );
   const fromFlags =
     route !== undefined &&
     (provider?.source === "flag" || (provider === undefined && model?.source === "flag"));
-  const decided = provider ?? model;
   const untrusted = route !== undefined && s.untrustedFile !== undefined && decided?.from === s.untrustedFile;
-  return { model, route, fromFlags, ...(untrusted ? { untrusted } : {}) };
+  return {
+    model,
+    route,
+    fromFlags,
+    ...(untrusted ? { untrusted } : {}),
+    ...(where ? { where } : {}),
+    ...(route !== undefined && decided !== undefined ? { decided } : {}),
+  };
+}
+
+/** A setting as a message names it: the flag (`--provider`), the variable, or the file and key. */
+function settingWhere(setting: Setting<unknown>, key: "provider" | "model"): string {
+  if (setting.source === "flag") return `--${key}`;
+  if (setting.source === "config") return `config file ${setting.from ?? "config"}: ${key}`;
+  return setting.from ?? key;
+}
+
+/** `run()`, with a configuration error it throws prefixed by where the bad value was set. */
+function namingWhere<T>(where: string | undefined, run: () => T): T {
+  try {
+    return run();
+  } catch (err) {
+    if (where === undefined || !EddyError.isInstance(err) || err.code !== "invalid_config") throw err;
+    throw new EddyError(err.code, `${where}: ${err.message}`, {
+      fault: err.fault,
+      details: err.details,
+      cause: err,
+    });
+  }
 }
 
 /**
@@ -345,24 +391,28 @@ export function resolveTarget(
         fromEnv(s.env, "OPENAI_BASE_URL") ??
         fromFile(s.file.base_url, configPath(s, "base_url"))));
   let endpoint: Endpoint;
+  let chosenBy: Setting<unknown>;
   if (explicit !== undefined || routing.route !== undefined) {
     // An untrusted workspace's route does not choose the key for a base URL set elsewhere (the
     // user's config, the environment): the URL's own host does, as with no route.
     const routed = explicit !== undefined && routing.untrusted === true ? undefined : routing.route;
     const profile = routed?.profile ?? profileForHost(hostOf(explicit?.value ?? ""), profiles);
     const baseURL = explicit ?? {
-      value: profileBaseURL(profile, s.env),
+      value: namingWhere(routing.where, () => profileBaseURL(profile, s.env)),
       source: "profile",
       from: profile.name,
     };
     endpoint = primaryEndpoint(s, profile, baseURL);
+    chosenBy = (routed === undefined ? explicit : routing.decided) ?? baseURL;
   } else if (fromEnv(s.env, "OPENAI_API_KEY") !== undefined) {
     const profile = profiles.openai ?? (KNOWN_PROFILES.openai as ProviderProfile);
-    endpoint = primaryEndpoint(s, profile, { value: profile.baseURL, source: "env", from: "OPENAI_API_KEY" });
+    chosenBy = { value: profile.baseURL, source: "env", from: "OPENAI_API_KEY" };
+    endpoint = primaryEndpoint(s, profile, chosenBy as Setting<string>);
   } else {
     return { kind: "mock", why: "no --base-url, OPENRESPONSES_BASE_URL, OPENAI_BASE_URL or OPENAI_API_KEY" };
   }
-  return { kind: "http", ...endpoint, fallbacks: resolveFallbacks(s, profiles) };
+  const { value: _, ...by } = chosenBy;
+  return { kind: "http", ...endpoint, fallbacks: resolveFallbacks(s, profiles), chosenBy: by };
 }
 
 /** The config file's `fallbacks`, each `profile/model` resolved to an endpoint. */
@@ -379,12 +429,15 @@ export function resolveFallbacks(
     }
     const { profile } = route;
     const { baseURL, credentials } = withoutCredentials({
-      value: profileBaseURL(profile, s.env),
+      value: namingWhere(`config file ${configPath(s, "fallbacks")}: fallbacks`, () =>
+        profileBaseURL(profile, s.env),
+      ),
       source: "profile",
       from: profile.name,
     });
     return {
       spec,
+      from: configPath(s, "fallbacks") ?? "config",
       model: route.model,
       profile,
       baseURL,

@@ -225,9 +225,19 @@ async function prepareRun(
   return {
     config,
     spec,
-    contextRuns: flags.context?.map((path) => readTape(path).frames),
+    contextRuns: flags.context?.map(contextFrames),
     tools: await prepareTools(config, io, onMcpEvent),
   };
+}
+
+/** A `--context` tape's frames; one with no run in it (cut off after its header) is refused naming it. */
+function contextFrames(path: string): Frame[] {
+  const { frames } = readTape(path);
+  if (!frames.some((f) => f.type === "run_started"))
+    throw usageError(
+      `--context ${path}: the tape has no run_started frame (cut off after its header?): give the tape of a run`,
+    );
+  return frames;
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { EddyError } from "../errors.js";
+import { withoutBom } from "../util/json.js";
 import { readRegularTextSync } from "../util/regular-file.js";
 import type { Scenario } from "./scenario.js";
 
@@ -178,9 +179,9 @@ export async function loadScenario(path: string): Promise<Scenario> {
   });
   let value: unknown;
   try {
-    // yaml is loaded only for YAML files: it is the slowest import on the CLI's start-up path.
-    value = path.toLowerCase().endsWith(".json") ? JSON.parse(text) : (await import("yaml")).parse(text);
+    value = path.toLowerCase().endsWith(".json") ? JSON.parse(withoutBom(text)) : await parseYaml(text);
   } catch (error) {
+    if (EddyError.isInstance(error)) throw withSource(error, path);
     const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
     const kind = path.toLowerCase().endsWith(".json") ? "JSON" : "YAML";
     throw new EddyError("scenario_invalid", `${path}: not valid ${kind}: ${reason}`, {
@@ -189,6 +190,37 @@ export async function loadScenario(path: string): Promise<Scenario> {
     });
   }
   return parseScenario(value, path);
+}
+
+/**
+ * A YAML scenario's value. The `yaml` package drops a tag it does not know (`!!js/function`,
+ * `!foo`) with a warning printed to stderr and serves the value untagged; here any warning is
+ * refused instead, as one line naming the tag, so the scenario is never served other than written.
+ */
+async function parseYaml(text: string): Promise<unknown> {
+  // yaml is loaded only for YAML files: it is the slowest import on the CLI's start-up path.
+  const doc = (await import("yaml")).parseDocument(text);
+  const error = doc.errors[0];
+  if (error !== undefined) throw error;
+  const warning = doc.warnings[0];
+  if (warning !== undefined) {
+    const first = warning.message.split("\n", 1)[0] ?? warning.code;
+    const reason =
+      warning.code === "TAG_RESOLVE_FAILED"
+        ? `${first.replace("Unresolved tag: tag:yaml.org,2002:", "Unresolved tag: !!").replace(/:$/, "")}: a scenario holds plain YAML values, remove the tag`
+        : first;
+    throw new EddyError("scenario_invalid", `not valid YAML: ${reason}`, { fault: "user", cause: warning });
+  }
+  return doc.toJS();
+}
+
+/** `error`'s message prefixed by the scenario file it is about. */
+function withSource(error: EddyError, path: string): EddyError {
+  return new EddyError(error.code, `${path}: ${error.message}`, {
+    fault: error.fault,
+    details: { ...error.details, source: path },
+    cause: error,
+  });
 }
 
 /** A zod issue path as a parameter name: `["turns", 2, "items", 0, "name"]` → `turns[2].items[0].name`. */

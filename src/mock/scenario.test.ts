@@ -86,6 +86,39 @@ describe("loadScenario", () => {
     await expect(loadScenario(file("bad.yaml", "turns: [ {"))).rejects.toThrow(/bad\.yaml: not valid YAML/);
   });
 
+  it.each([
+    [
+      "!!js/function",
+      'text: !!js/function "x"',
+      /Unresolved tag: !!js\/function at line 1, column \d+: a scenario holds plain YAML values, remove the tag$/,
+    ],
+    [
+      "!foo",
+      "text: !foo bar",
+      /Unresolved tag: !foo at line 1, column \d+: a scenario holds plain YAML values, remove the tag$/,
+    ],
+  ])(
+    "refuses a YAML tag it does not know (%s) in one line naming the file, never serving it untagged",
+    async (_tag, text, message) => {
+      const path = file("tagged.yaml", `turns: [{ items: [{ type: message, ${text} }] }]\n`);
+      const error = await loadScenario(path).catch((e: unknown) => e);
+      expect(EddyError.isInstance(error) && error.code).toBe("scenario_invalid");
+      expect((error as Error).message).toMatch(
+        new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: not valid YAML: `),
+      );
+      expect((error as Error).message).toMatch(message);
+      expect((error as Error).message).not.toContain("\n");
+    },
+  );
+
+  it("reads a JSON scenario that starts with a byte order mark", async () => {
+    const path = file(
+      "bom.json",
+      `\ufeff${JSON.stringify({ turns: [{ items: [{ type: "message", text: "x" }] }] })}`,
+    );
+    expect((await loadScenario(path)).turns).toHaveLength(1);
+  });
+
   it("validates TS objects too", () => {
     expect(() => parseScenario({ turns: [{ status: "done" }] })).toThrow(/scenario: turns\[0\]\.status/);
     expect(() => createMockHandler({ scenario: { turns: [] } })).toThrow(EddyError);

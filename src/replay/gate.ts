@@ -4,6 +4,11 @@
  * cancellations land exactly where they did. If the loop stops producing frames while something
  * waits (the replay has diverged in a way that would deadlock), the wait gives up after
  * `stallMs` and the frame is released anyway; verification then reports the divergence.
+ *
+ * One stall is enough to know the replay has diverged: the first divergence is at or before the
+ * frame the loop had not produced. So the budget is spent once per replay, and every later stall
+ * gives up at once (on the next turn of the event loop, so frames already on their way still come
+ * first). A tape with thousands of frames the loop cannot produce used to idle `stallMs` for each.
  */
 import type { Frame } from "../frames/frame.js";
 
@@ -15,6 +20,8 @@ export interface FrameGate {
   /** Calls `action` synchronously right after the frame with seq `seq - 1` is emitted. */
   at(seq: number, action: () => void): void;
   readonly emitted: number;
+  /** How many waits gave up because nothing moved (the first after `stallMs`, later ones at once). */
+  readonly stalls: number;
 }
 
 export function createFrameGate(options: { stallMs?: number } = {}): FrameGate {
@@ -23,6 +30,7 @@ export function createFrameGate(options: { stallMs?: number } = {}): FrameGate {
   const waiters: { seq: number; resolve: () => void }[] = [];
   const actions = new Map<number, (() => void)[]>();
   let stallTimer: ReturnType<typeof setTimeout> | undefined;
+  let stalls = 0;
 
   const release = () => {
     for (let i = waiters.length - 1; i >= 0; i--) {
@@ -38,17 +46,24 @@ export function createFrameGate(options: { stallMs?: number } = {}): FrameGate {
     if (stallTimer !== undefined) clearTimeout(stallTimer);
     stallTimer = undefined;
     if (waiters.length === 0) return;
-    stallTimer = setTimeout(() => {
-      // Nothing moved: release the earliest waiter so the run can finish and be compared.
-      waiters.sort((a, b) => a.seq - b.seq);
-      waiters.shift()?.resolve();
-      armStall();
-    }, stallMs);
+    stallTimer = setTimeout(
+      () => {
+        // Nothing moved: release the earliest waiter so the run can finish and be compared.
+        stalls++;
+        waiters.sort((a, b) => a.seq - b.seq);
+        waiters.shift()?.resolve();
+        armStall();
+      },
+      stalls === 0 ? stallMs : 0,
+    );
   };
 
   return {
     get emitted() {
       return emitted;
+    },
+    get stalls() {
+      return stalls;
     },
     observer: () => {
       emitted++;
