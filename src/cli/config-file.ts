@@ -228,8 +228,11 @@ function configFileExists(path: string): boolean {
   try {
     lstatSync(path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
-    throw configError(`cannot read config file ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+    // Not there, or its folder cannot be searched: no file to read (an unreadable workspace is
+    // preflight.ts's to name, in words).
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR" || code === "EACCES") return false;
+    throw configError(`cannot read config file ${path}: ${code ?? String(err)}`);
   }
   try {
     statSync(path);
