@@ -164,6 +164,9 @@ function responseEnded(frames: readonly Frame[], from: number, to: number): bool
   if (lastAttempt === -1) return false;
   for (let i = lastAttempt + 1; i < to; i++) {
     const f = frames[i] as Frame;
+    // The derived end says it for every wire format (a Chat Completions choice's finish, an AI SDK
+    // `finish` part); the provider's own terminal event for tapes made before it was derived.
+    if (f.type === "response_ended" && (f.status === "completed" || f.status === "incomplete")) return true;
     if (f.type !== "provider_event" || f.status !== "event") continue;
     const type = (f.data as { type?: unknown } | undefined)?.type;
     if (typeof type === "string" && COMPLETE_RESPONSES.has(type)) return true;
@@ -300,7 +303,14 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
     }),
     ...(policy.approve === "auto" && options.decide === undefined && !askedForApprovals(tape)
       ? {}
-      : { onUnrecordedApproval: liveApprovals(options, policy, () => gate.wait(point.at_seq)) }),
+      : {
+          onUnrecordedApproval: liveApprovals(
+            options,
+            policy,
+            () => gate.wait(point.at_seq),
+            askedCalls(tape),
+          ),
+        }),
   });
   addLiveDeps(deps, options, point.turn, prefix.frames);
   deps.resumeSubRun = subRunResumer(tape, options, policy);
@@ -408,20 +418,34 @@ function addLiveDeps(
   deps.steering = (ctx) => [...(recorded?.(ctx) ?? []), ...(ctx.turn >= from ? (live(ctx) ?? []) : [])];
 }
 
+/** The calls the tape asked about, by call id: the name and arguments the user was shown. */
+function askedCalls(tape: Tape): Map<string, { name: string; arguments: string }> {
+  const asked = new Map<string, { name: string; arguments: string }>();
+  for (const f of tape.frames)
+    if (f.type === "approval_requested") asked.set(f.call_id, { name: f.name, arguments: f.arguments });
+  return asked;
+}
+
 /**
  * Decides live calls that need approval: a `decide` entry (once the recorded frames are all
- * reproduced, so the decision lands after them), else the local approval mode.
+ * reproduced, so the decision lands after them), else the local approval mode. A decision applies
+ * only to the call it was given for — the same id with the name and arguments the tape asked
+ * about: a call the model makes anew (a turn the resume had to send again) is another call, and
+ * goes to the approval mode, whatever its id.
  */
 function liveApprovals(
   options: ResumeOptions,
   policy: Policy,
   reproduced: () => Promise<void>,
+  asked: ReadonlyMap<string, { name: string; arguments: string }>,
 ): ApprovalHandler {
   return async (request) => {
     // Decided only once the tape is reproduced: a decision frame before the recorded ones would
     // not reproduce (the deferred calls of a tape are asked at its last turn, before its end).
     await reproduced();
-    const given = options.decide?.[request.callId] ?? options.decide?.all;
+    const shown = asked.get(request.callId);
+    const same = shown !== undefined && shown.name === request.name && shown.arguments === request.arguments;
+    const given = same ? (options.decide?.[request.callId] ?? options.decide?.all) : undefined;
     if (given !== undefined) return given;
     switch (policy.approve) {
       case "ask":
