@@ -52,6 +52,32 @@ describe("hosted tool items in the human view (real captures)", () => {
     expect(render(capture, dir)).toContain(line);
   });
 
+  it("saves only with an image extension, never as a dotfile (found by a probe: conftest.py, .envrc)", () => {
+    const ws = mkdtempSync(join(tmpdir(), "eddy-hosted-"));
+    const images = new ImageSaver(ws);
+    const done = (id: unknown, format: unknown) =>
+      ({
+        type: "item_done",
+        turn: 0,
+        output_index: 0,
+        item: {
+          type: "image_generation_call",
+          id,
+          status: "completed",
+          result: "aGVsbG8=",
+          output_format: format,
+        },
+      }) as unknown as Frame;
+    images.observe(done("conftest", "py"));
+    images.observe(done("", "envrc"));
+    images.observe(done("pic", "JPEG"));
+    expect(existsSync(join(ws, "conftest.py"))).toBe(false);
+    expect(existsSync(join(ws, ".envrc"))).toBe(false);
+    expect(images.pathOf("conftest")).toBe("conftest.png");
+    expect(images.pathOf("pic")).toBe("pic.jpeg");
+    expect(existsSync(join(ws, "image_1.png"))).toBe(true);
+  });
+
   it("a generated image is written to the workspace and the view says where", () => {
     const out = render("openai/openai-image-generation-tool.1", dir);
     const name = "ig_0df93c0bb83a72f20068c979f589c0819e9f0fc2d1a27aa1b8.webp";

@@ -40,6 +40,9 @@ export function doneItem(frame: Frame): JsonObject | undefined {
   return frame.type === "item_done" ? frame.item : undefined;
 }
 
+/** The file extensions a generated image is saved with (anything else is saved as `.png`). */
+const IMAGE_FORMATS: ReadonlySet<string> = new Set(["png", "jpeg", "jpg", "webp", "gif"]);
+
 /** Saves generated images to the workspace; remembers where each went. */
 export class ImageSaver {
   private readonly saved = new Map<string, string>();
@@ -51,11 +54,13 @@ export class ImageSaver {
     const item = doneItem(frame);
     if (item?.type !== "image_generation_call" || typeof item.result !== "string" || item.result === "")
       return;
-    const id =
-      typeof item.id === "string" ? item.id.replace(/[^A-Za-z0-9_-]/g, "_") : `image_${this.saved.size}`;
+    const given = typeof item.id === "string" ? item.id.replace(/[^A-Za-z0-9_-]/g, "_") : "";
+    const id = given === "" ? `image_${this.saved.size}` : given;
     if (this.saved.has(id)) return;
-    const format = typeof item.output_format === "string" ? item.output_format.replace(/\W/g, "") : "png";
-    const name = `${id}.${format === "" ? "png" : format}`;
+    // An image format only: a provider (or a tape) naming `py` or `envrc` wrote conftest.py, .envrc.
+    const asked = typeof item.output_format === "string" ? item.output_format.toLowerCase() : "png";
+    const format = IMAGE_FORMATS.has(asked) ? asked : "png";
+    const name = `${id}.${format}`;
     const path = join(this.workspace, name);
     try {
       writeNewFile(path, Buffer.from(item.result, "base64"));
