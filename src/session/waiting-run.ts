@@ -13,6 +13,7 @@ import { resolve } from "node:path";
 import type { ThreadStore } from "../context/threads.js";
 import { describeError } from "../errors.js";
 import { readTape, type Tape } from "../replay/tape.js";
+import { realPathInside } from "../util/inside.js";
 
 /** A call the inherited run waits for a decision on. */
 export interface PendingCall {
@@ -46,7 +47,14 @@ export async function findWaitingRun(
   if (run === undefined || outcome?.reason !== "awaiting_approval") return undefined;
   const runId = run.run_id;
   if (outcome.tape === undefined) return { runId, problem: "the thread's log names no tape for it" };
+  // The log is a file of the workspace, like the tapes it names: a tape it names elsewhere (a
+  // hand-edited log's /etc/shadow) is not read, and not even said to exist or not.
   const path = resolve(workspace, outcome.tape);
+  if (realPathInside(workspace, path) === undefined)
+    return {
+      runId,
+      problem: `its tape ${path} is not inside the workspace (nor through a symlink): not read; continue it with eddy resume TAPE`,
+    };
   let tape: Tape;
   try {
     tape = readTape(path);
