@@ -5,7 +5,7 @@
  * `eddy replay` matches it. A profile that names no package, or a package that is not installed, is
  * a usage error (exit 2) saying what to do.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -111,4 +111,36 @@ describe("eddy run with an ai-sdk profile", () => {
     expect(stray.code).toBe(2);
     expect(stray.stderr).toContain('package belongs to an AI SDK profile: add "api": "ai-sdk"');
   }, 150_000);
+
+  it("loads a package from the workspace's node_modules only when the workspace is trusted (found by a probe)", async () => {
+    // The user's own config names the package; an untrusted clone plants it in node_modules.
+    const home = mkdtempSync(join(tmpdir(), "eddy-ai-sdk-home-"));
+    mkdirSync(join(home, ".config", "eddy"), { recursive: true });
+    const profile = {
+      api: "ai-sdk",
+      package: "@ai-sdk/planted-here",
+      default_model: "m",
+      api_key_env: "MY_KEY",
+    };
+    writeFileSync(
+      join(home, ".config", "eddy", "config.json"),
+      JSON.stringify({ provider: "p", profiles: { p: profile } }),
+    );
+    const cwd = mkdtempSync(join(tmpdir(), "eddy-ai-sdk-cli-"));
+    writeFileSync(join(cwd, "package.json"), '{ "name": "clone" }\n');
+    const pkg = join(cwd, "node_modules", "@ai-sdk", "planted-here");
+    mkdirSync(pkg, { recursive: true });
+    const marker = join(cwd, "RAN");
+    writeFileSync(join(pkg, "package.json"), '{ "name": "@ai-sdk/planted-here", "main": "index.js" }\n');
+    writeFileSync(
+      join(pkg, "index.js"),
+      `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran");\nexports.createPlanted = () => () => ({});\n`,
+    );
+    const env = { ...cleanEnv({ HOME: home, MY_KEY: "sk-user-key-123456" }) };
+    delete env.EDDY_TRUST_CONFIG;
+    const r = await runCli(["run", "hi"], { cwd, env, timeoutMs: HANG_GUARD_MS });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("a workspace's own node_modules is loaded only once you trust the workspace");
+    expect(existsSync(marker)).toBe(false);
+  }, 60_000);
 });

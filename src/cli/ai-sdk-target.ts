@@ -45,7 +45,7 @@ export async function startAiSdkTarget(config: EffectiveConfig): Promise<TargetP
     throw configError(`${where}: an AI SDK model has no WebSocket mode — drop --transport websocket`);
   if (target.fallbacks.length > 0)
     throw configError(`${where}: fallbacks are not supported with an AI SDK profile — remove "fallbacks"`);
-  const module = await importPackage(aiSdk.package, config.workspace.value, where);
+  const module = await importPackage(aiSdk.package, config.workspace.value, where, config.workspaceTrusted);
   const factory = factoryOf(module, aiSdk, where);
   const settings: Record<string, unknown> = { ...aiSdk.settings };
   if (target.baseURL.value !== "") settings.baseURL = target.baseURL.value;
@@ -73,11 +73,16 @@ export async function startAiSdkTarget(config: EffectiveConfig): Promise<TargetP
   return { provider, close: async () => {} };
 }
 
-/** The package's module: resolved as eddy resolves, else from the workspace. */
+/**
+ * The package's module: resolved as eddy resolves, else from the workspace — only a trusted one:
+ * a workspace's `node_modules` is repository content (a clone brings it, a run that may write can
+ * write it), and the package is handed the user's key.
+ */
 async function importPackage(
   name: string,
   workspace: string,
   where: string,
+  workspaceTrusted: boolean,
 ): Promise<Record<string, unknown>> {
   if (!PACKAGE_NAME.test(name))
     throw configError(
@@ -88,6 +93,10 @@ async function importPackage(
   } catch (err) {
     if (!isMissing(err, name)) throw loadError(name, where, err);
   }
+  if (!workspaceTrusted)
+    throw configError(
+      `${where} needs the package ${name}, which is not installed beside eddy: run npm install ${name} beside eddy; a workspace's own node_modules is loaded only once you trust the workspace (eddy config --trust of its eddy.config.json, or EDDY_TRUST_CONFIG=1)`,
+    );
   let resolved: string;
   try {
     resolved = createRequire(join(workspace, "package.json")).resolve(name);

@@ -30,7 +30,14 @@ import {
 import type { ApiName, StreamTransport } from "../provider/wire-api.js";
 import { splitUrlCredentials, type UrlCredentials } from "../util/url-credentials.js";
 import { type ComposeFlags, type ComposeSettings, resolveComposeSettings } from "./config-compose.js";
-import { type ConfigFile, configError, type Env, loadConfigFile, profilesFrom } from "./config-file.js";
+import {
+  type ConfigFile,
+  configError,
+  type Env,
+  loadConfigFile,
+  profilesFrom,
+  workspaceConfigPath,
+} from "./config-file.js";
 import { configPath } from "./config-origin.js";
 import { type RequestFlags, type RequestSettings, resolveRequestSettings } from "./config-request.js";
 import { type ApproveMode, resolveToolSettings, type ToolSettings } from "./config-tools.js";
@@ -147,6 +154,12 @@ export interface EffectiveConfig extends RequestSettings, ToolSettings, ComposeS
   /** Every config file read, nearest first: the workspace's is layered over the user's. */
   configFiles: string[];
   /**
+   * The workspace is trusted: its `eddy.config.json` is the one the user trusted (`eddy config
+   * --trust`), or `EDDY_TRUST_CONFIG=1`. Repository content beyond the config (an AI SDK package in
+   * its `node_modules`) is loaded only then.
+   */
+  workspaceTrusted: boolean;
+  /**
    * The workspace config file's settings left out because the file is not trusted (config-trust.ts):
    * the keys. @defaultValue none
    */
@@ -237,6 +250,9 @@ export function resolveConfig(flags: RunFlags, env: Env, cwd: string): Effective
     workspace,
     configFile: path,
     configFiles: paths,
+    workspaceTrusted:
+      env.EDDY_TRUST_CONFIG === "1" ||
+      (loaded.untrustedFile === undefined && paths.includes(workspaceConfigPath(workspace.value))),
     ...(untrusted === undefined ? {} : { configUntrusted: untrusted }),
     ...resolveLimits(sources, target.kind === "http" ? target.profile : undefined),
     ...resolveBehaviour(sources),
