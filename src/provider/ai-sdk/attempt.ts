@@ -17,7 +17,8 @@ import type { JsonObject } from "../../protocol/types.js";
 import { onAbort, untilAborted } from "../../util/abort.js";
 import { redactSecrets } from "../../util/redact.js";
 import type { Attempt, AttemptOpening, AttemptStep } from "../attempts.js";
-import { cancelledError, ProviderError } from "../errors.js";
+import { PROVIDER_DEFAULTS } from "../defaults.js";
+import { cancelledError, ProviderError, responseTooLarge } from "../errors.js";
 import { timeoutError } from "../http-attempt.js";
 import { providerErrorFromHttp } from "../http-error.js";
 import type { ProviderStreamOptions } from "../provider.js";
@@ -36,6 +37,11 @@ export interface AiSdkAttemptConfig {
   /** Values never to show in messages. */
   secrets: readonly (string | undefined)[];
   now: () => number;
+  /**
+   * Largest response read, in characters of its parts as JSON: past it the request fails
+   * (`response_too_large`), as over HTTP and WebSocket. @defaultValue `PROVIDER_DEFAULTS.maxResponseBytes`
+   */
+  maxResponseBytes?: number;
 }
 
 export interface AiSdkAttemptOptions {
@@ -61,6 +67,8 @@ class AiSdkAttempt implements Attempt {
   private reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | undefined;
   private started = false;
   private done = false;
+  /** Characters of the parts read so far (`maxResponseBytes`). */
+  private received = 0;
 
   constructor(private readonly options: AiSdkAttemptOptions) {
     const { stream, config } = options;
@@ -114,7 +122,12 @@ class AiSdkAttempt implements Attempt {
     } else this.watchdog.touch();
     const frames: ProviderFrame[] = [];
     const options = { turn: this.options.turn, validate: this.options.config.validate };
-    aiSdkFramesFromSse({ data: partToJson(next.value), raw: "" }, options, (f) => frames.push(f));
+    const data = partToJson(next.value);
+    // A model's stream is bounded like a socket's (a server streaming gigabytes filled the heap).
+    this.received += data.length;
+    const max = this.options.config.maxResponseBytes ?? PROVIDER_DEFAULTS.maxResponseBytes;
+    if (this.received > max) return { type: "failed", error: responseTooLarge(max) };
+    aiSdkFramesFromSse({ data, raw: "" }, options, (f) => frames.push(f));
     return { type: "frames", frames };
   }
 

@@ -49,6 +49,26 @@ async function send(
 }
 
 describe("createAiSdkProvider", () => {
+  it("a response past maxResponseBytes is not read further: response_too_large, not retried (found by a probe: 64 MiB of arguments went through)", async () => {
+    const parts: LanguageModelV3StreamPart[] = [
+      { type: "stream-start", warnings: [] },
+      { type: "text-start", id: "0" },
+      ...Array.from(
+        { length: 50 },
+        (): LanguageModelV3StreamPart => ({ type: "text-delta", id: "0", delta: "x".repeat(100) }),
+      ),
+      { type: "text-end", id: "0" },
+      finish("stop"),
+    ];
+    const model = new MockLanguageModelV3({ doStream: async () => stream(parts) });
+    const { frames, outcome } = await send(model, { maxResponseBytes: 2_000 });
+    expect(outcome.ok).toBe(false);
+    expect(!outcome.ok && outcome.error.code).toBe("response_too_large");
+    expect(frames.filter((f) => f.type === "request_started")).toHaveLength(1);
+    const whole = await send(new MockLanguageModelV3({ doStream: async () => stream(parts) }));
+    expect(whole.outcome.ok).toBe(true);
+  });
+
   it("keeps every stream part verbatim (as JSON) in a provider_event, with text deltas derived after theirs", async () => {
     const model = new MockLanguageModelV3({ doStream: stream(textParts("Hello there")) });
     const { frames, outcome } = await send(model);

@@ -71,6 +71,11 @@ export interface AiSdkProviderOptions extends AiSdkCallSettings {
   /** Check each stream part's shape and record problems in `provider_event.errors`. @defaultValue true */
   validate?: boolean;
   /**
+   * Largest response read, in characters of its parts as JSON; past it the request fails
+   * `response_too_large`, as over HTTP. @defaultValue `PROVIDER_DEFAULTS.maxResponseBytes` (64 MiB)
+   */
+  maxResponseBytes?: number;
+  /**
    * Values that must never be shown or recorded (the key the model's provider was made with): every
    * frame of a run masks them. @defaultValue none
    */
@@ -156,6 +161,7 @@ export function createAiSdkProvider(options: AiSdkProviderOptions): Provider {
         validate: options.validate ?? PROVIDER_DEFAULTS.validate,
         secrets: options.secrets ?? [],
         now: options.now ?? Date.now,
+        maxResponseBytes: options.maxResponseBytes ?? PROVIDER_DEFAULTS.maxResponseBytes,
       };
       const source = retryingSource({
         retry,
