@@ -301,16 +301,7 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
         gate.wait(point.at_seq),
       ),
     }),
-    ...(policy.approve === "auto" && options.decide === undefined && !askedForApprovals(tape)
-      ? {}
-      : {
-          onUnrecordedApproval: liveApprovals(
-            options,
-            policy,
-            () => gate.wait(point.at_seq),
-            askedCalls(tape),
-          ),
-        }),
+    ...unrecordedApprovals(tape, options, policy, () => gate.wait(point.at_seq)),
   });
   addLiveDeps(deps, options, point.turn, prefix.frames);
   deps.resumeSubRun = subRunResumer(tape, options, policy);
@@ -416,6 +407,17 @@ function addLiveDeps(
   if (live === undefined) return;
   const recorded = deps.steering;
   deps.steering = (ctx) => [...(recorded?.(ctx) ?? []), ...(ctx.turn >= from ? (live(ctx) ?? []) : [])];
+}
+
+/** The live approval handler a resume needs: none when nothing is decided or asked under `auto`. */
+function unrecordedApprovals(
+  tape: Tape,
+  options: ResumeOptions,
+  policy: Policy,
+  reproduced: () => Promise<void>,
+): { onUnrecordedApproval?: ApprovalHandler } {
+  if (policy.approve === "auto" && options.decide === undefined && !askedForApprovals(tape)) return {};
+  return { onUnrecordedApproval: liveApprovals(options, policy, reproduced, askedCalls(tape)) };
 }
 
 /** The calls the tape asked about, by call id: the name and arguments the user was shown. */
