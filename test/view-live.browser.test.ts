@@ -203,7 +203,10 @@ describe("eddy view --live (slow: spawns the CLI and Chromium)", () => {
     // The old view kept every frame and read them all again at each redraw: it never got this far.
     await until(() => written || view.child.exitCode !== null, "100,000 frames read", 120_000);
     const rss = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${view.child.pid}/status`, "utf8"))?.[1]);
-    expect(rss / 1024).toBeLessThan(400);
+    // The old view held 836 MB here and kept growing. A bounded one measured 196-294 MB alone and
+    // 412 MB once in a full suite run (when V8 collects depends on the machine's load): the bound
+    // sits between the two, clear of both.
+    expect(rss / 1024).toBeLessThan(640);
     view.child.kill("SIGINT");
     expect((await view.exited).code).toBe(0);
     expect(view.stderr).not.toMatch(/\n\s+at /);
