@@ -32,6 +32,15 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
+/** A home folder whose user config file (`~/.config/eddy/config.json`) holds `config`. */
+function userHome(config: unknown): { home: string; userFile: string } {
+  const home = mkdtempSync(join(tmpdir(), "eddy-home-"));
+  mkdirSync(join(home, ".config", "eddy"), { recursive: true });
+  const userFile = join(home, ".config", "eddy", "config.json");
+  writeFileSync(userFile, JSON.stringify(config));
+  return { home, userFile };
+}
+
 function workspace(config?: unknown): string {
   const dir = mkdtempSync(join(tmpdir(), "eddy-settings-"));
   writeFileSync(join(dir, "package.json"), '{ "name": "demo-app" }\n');
@@ -129,17 +138,11 @@ describe("missing settings exit 2 before any request", () => {
 
   it("the workspace's eddy.config.json is layered over the user's config: the user's profile runs with the workspace's model", async () => {
     const server = await mock({ turns: [{ ...text("layered"), repeat: true }] }, "user-secret-key");
-    const home = mkdtempSync(join(tmpdir(), "eddy-home-"));
-    mkdirSync(join(home, ".config", "eddy"), { recursive: true });
-    const userFile = join(home, ".config", "eddy", "config.json");
-    writeFileSync(
-      userFile,
-      JSON.stringify({
-        provider: "mine",
-        model: "user-model",
-        profiles: { mine: { base_url: server.url, api_key_env: "MINE_KEY" } },
-      }),
-    );
+    const { home, userFile } = userHome({
+      provider: "mine",
+      model: "user-model",
+      profiles: { mine: { base_url: server.url, api_key_env: "MINE_KEY" } },
+    });
     const cwd = workspace({ model: "repo-model", max_turns: 7 });
     const env = cleanEnv({ HOME: home, MINE_KEY: "user-secret-key" });
     const run = await runCli(["run", "hi"], { cwd, env });
@@ -167,20 +170,14 @@ describe("missing settings exit 2 before any request", () => {
   });
 
   it("eddy config shows where the provider, fallbacks, hooks, agents, on_limit and agents_md came from", async () => {
-    const home = mkdtempSync(join(tmpdir(), "eddy-home-"));
-    mkdirSync(join(home, ".config", "eddy"), { recursive: true });
-    const userFile = join(home, ".config", "eddy", "config.json");
-    writeFileSync(
-      userFile,
-      JSON.stringify({
-        provider: "mine",
-        profiles: { mine: { base_url: "http://127.0.0.1:9/v1" } },
-        fallbacks: ["openrouter/some-model"],
-        hooks: { before_tool_call: "./check-call.sh" },
-        agents: { helper: { instructions: "help", model: "small" } },
-        on_limit: "answer",
-      }),
-    );
+    const { home, userFile } = userHome({
+      provider: "mine",
+      profiles: { mine: { base_url: "http://127.0.0.1:9/v1" } },
+      fallbacks: ["openrouter/some-model"],
+      hooks: { before_tool_call: "./check-call.sh" },
+      agents: { helper: { instructions: "help", model: "small" } },
+      on_limit: "answer",
+    });
     const cwd = workspace({
       agents_md: false,
       hooks: { after_tool_call: "./log-call.sh" },

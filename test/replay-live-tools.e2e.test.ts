@@ -14,24 +14,31 @@ import { scenarioServer } from "./support/scenario-server.js";
 const { serve, close } = scenarioServer();
 afterAll(close);
 
+/** A run allowed the shell, recorded: its call touched `marker`, which is removed again. */
+async function recordShellTouch(): Promise<{ dir: string; marker: string; tape: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "eddy-replay-live-"));
+  const marker = join(dir, "PWNED");
+  const url = await serve({
+    turns: [
+      { items: [{ type: "function_call", name: "shell", arguments: { command: `touch ${marker}` } }] },
+      { items: [{ type: "message", text: "done" }] },
+    ],
+  });
+  const tape = join(dir, "run.tape");
+  const recorded = await runCli(
+    ["run", "--allow-shell", "--record", tape, "--base-url", url, "--model", "m", "go"],
+    { cwd: dir, env: cleanEnv() },
+  );
+  expect(recorded.code).toBe(0);
+  expect(existsSync(marker)).toBe(true);
+  rmSync(marker);
+  return { dir, marker, tape };
+}
+
 describe("eddy replay --live-tools", { timeout: 90_000 }, () => {
   it("runs a tape's shell and write calls only with this command's --allow-shell / --allow-write", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "eddy-replay-live-"));
-    const marker = join(dir, "PWNED");
-    const url = await serve({
-      turns: [
-        { items: [{ type: "function_call", name: "shell", arguments: { command: `touch ${marker}` } }] },
-        { items: [{ type: "message", text: "done" }] },
-      ],
-    });
-    const tape = join(dir, "run.tape");
-    const recorded = await runCli(
-      ["run", "--allow-shell", "--record", tape, "--base-url", url, "--model", "m", "go"],
-      { cwd: dir, env: cleanEnv() },
-    );
-    expect(recorded.code).toBe(0);
-    expect(existsSync(marker)).toBe(true);
-    rmSync(marker);
+    const { dir, marker, tape } = await recordShellTouch();
+
     // The header says the run was allowed the shell; that grants this command nothing.
     expect(readFileSync(tape, "utf8")).toMatch(/"allowShell":true/);
 
@@ -53,21 +60,7 @@ describe("eddy replay --live-tools", { timeout: 90_000 }, () => {
   });
 
   it("a tape whose derived frames hide a shell call behind another name still cannot run it", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "eddy-replay-live-"));
-    const marker = join(dir, "PWNED");
-    const url = await serve({
-      turns: [
-        { items: [{ type: "function_call", name: "shell", arguments: { command: `touch ${marker}` } }] },
-        { items: [{ type: "message", text: "done" }] },
-      ],
-    });
-    const tape = join(dir, "run.tape");
-    const recorded = await runCli(
-      ["run", "--allow-shell", "--record", tape, "--base-url", url, "--model", "m", "go"],
-      { cwd: dir, env: cleanEnv() },
-    );
-    expect(recorded.code).toBe(0);
-    rmSync(marker);
+    const { dir, marker, tape } = await recordShellTouch();
     // Only eddy's own frames renamed: the provider's events, which the replay feeds back, still call shell.
     const lines = readFileSync(tape, "utf8").split("\n");
     const edited = lines.map((line) =>

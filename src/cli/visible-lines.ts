@@ -6,6 +6,8 @@
  * wrapped onto continuation lines (`↳ …`), never cut.
  */
 
+import { wholeCut } from "../util/text.js";
+
 /** Longest line shown; a longer one continues on the next lines. */
 export const MAX_LINE_CHARS = 200;
 /** Blank characters in a row from which a run is shown as a marker (indentation stays as it is). */
@@ -61,9 +63,7 @@ function wrap(line: string): string[] {
   if (line.length <= MAX_LINE_CHARS) return [line];
   const pieces: string[] = [];
   for (let at = 0; at < line.length; ) {
-    let end = Math.min(line.length, at + MAX_LINE_CHARS);
-    const last = line.charCodeAt(end - 1);
-    if (end < line.length && last >= 0xd800 && last <= 0xdbff) end--;
+    const end = wholeCut(line, at + MAX_LINE_CHARS);
     pieces.push(at === 0 ? line.slice(at, end) : `↳ ${line.slice(at, end)}`);
     at = end;
   }

@@ -6,6 +6,7 @@
 import { EddyError, type EddyErrorCode } from "../errors.js";
 import type { RunEndReason } from "../frames/frame.js";
 import { sizeText } from "../util/regular-file.js";
+import { wholeCut } from "../util/text.js";
 
 /** What part of a request failed. */
 export type ProviderErrorKind =
@@ -54,9 +55,7 @@ function boundedMessage(message: string): string {
 /** `text` cut at `max` characters (never inside a surrogate pair), saying how much was left out. */
 function bounded(text: string, max: number): string {
   if (text.length <= max) return text;
-  let end = max;
-  const last = text.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end--;
+  const end = wholeCut(text, max);
   return `${text.slice(0, end)}… (${text.length - end} more characters cut)`;
 }
 

@@ -4,6 +4,8 @@
  * between whole characters, so no cut can leave half a surrogate pair or a broken sequence.
  */
 
+import { wholeCut } from "../util/text.js";
+
 /** True for a UTF-8 continuation byte (`10xxxxxx`): a cut before it would split a character. */
 function isContinuation(byte: number | undefined): boolean {
   return byte !== undefined && (byte & 0xc0) === 0x80;
@@ -73,8 +75,5 @@ export function cutMiddle(bytes: Buffer, keepBytes: number): MiddleCut | undefin
  */
 export function shortenText(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
-  let end = Math.max(0, maxChars);
-  const last = text.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end--;
-  return `${text.slice(0, end)}…`;
+  return `${text.slice(0, wholeCut(text, maxChars))}…`;
 }
