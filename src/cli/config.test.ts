@@ -132,6 +132,38 @@ describe("the config file", () => {
     },
   );
 
+  it("the user's own file, now read beside a workspace's, is refused in one line naming it when it is a FIFO, a folder, oversized, wrongly typed or holds a control character", () => {
+    const ws = workspace({ model: "m" });
+    const userDir = join(ws.env.HOME as string, ".config", "eddy");
+    mkdirSync(userDir, { recursive: true });
+    const path = join(userDir, "config.json");
+    const env = { ...ws.env, EDDY_TRUST_CONFIG: "1" };
+    const refused = (make: () => void, message: RegExp) => {
+      rmSync(path, { recursive: true, force: true });
+      make();
+      let thrown: unknown;
+      try {
+        loadConfigFile(undefined, env, ws.dir);
+      } catch (err) {
+        thrown = err;
+      }
+      const text = (thrown as Error | undefined)?.message ?? "";
+      expect(text, message.source).toMatch(message);
+      expect(text).toContain(path);
+      expect(text).not.toContain("\n");
+      expect(text).not.toContain("\u001b");
+    };
+    refused(() => execFileSync("mkfifo", [path]), /is a FIFO/);
+    refused(() => mkdirSync(path), /a directory|not a regular file/);
+    refused(() => writeFileSync(path, `{"model":"${"x".repeat(1_100_000)}"}`), /larger than|bytes/);
+    refused(
+      () => writeFileSync(path, JSON.stringify({ max_turns: "many", profiles: [] })),
+      /max_turns|profiles/,
+    );
+    refused(() => writeFileSync(path, JSON.stringify({ history: { "a\u001b[2J": 1 } })), /history/);
+    rmSync(path, { recursive: true, force: true });
+  });
+
   it.each([
     [{ max_turns: 0 }, /max_turns: .*>=1/],
     ...["connect_timeout_ms", "first_byte_timeout_ms", "idle_timeout_ms"].map((key): [object, RegExp] => [
