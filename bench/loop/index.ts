@@ -22,6 +22,7 @@ import {
   textTable,
 } from "../harness.js";
 import { startReplayServer } from "../provider/replay-server.js";
+import { type AloneSummary, measureAlone } from "./alone.js";
 import {
   AGENTS,
   EDDY_OFF,
@@ -60,13 +61,20 @@ interface Plan {
   runsPerRound: number;
   warmupRuns: number;
 }
-const FULL: { http: Plan; memory: Plan; backToBack: { blocks: number; runs: number; warmupRuns: number } } = {
+const FULL: {
+  http: Plan;
+  alone: Plan;
+  memory: Plan;
+  backToBack: { blocks: number; runs: number; warmupRuns: number };
+} = {
   http: { rounds: 12, runsPerRound: 100, warmupRuns: 100 },
+  alone: { rounds: 12, runsPerRound: 100, warmupRuns: 200 },
   memory: { rounds: 12, runsPerRound: 100, warmupRuns: 200 },
   backToBack: { blocks: 5, runs: 200, warmupRuns: 200 },
 };
 const QUICK: typeof FULL = {
   http: { rounds: 2, runsPerRound: 5, warmupRuns: 5 },
+  alone: { rounds: 2, runsPerRound: 5, warmupRuns: 5 },
   memory: { rounds: 2, runsPerRound: 10, warmupRuns: 10 },
   backToBack: { blocks: 2, runs: 10, warmupRuns: 10 },
 };
@@ -94,10 +102,15 @@ export const loopBenchmark: Benchmark = {
     const plan = ctx.quick ? QUICK : FULL;
     ctx.log(`## ${this.title}\n${describeEnvironment(envStart)}`);
     const http = await measureOverHttp(ctx, plan.http);
+    ctx.log(
+      `\neach in a process of its own: warm-up and ${plan.alone.rounds} rounds × ${plan.alone.runsPerRound} runs …`,
+    );
+    const alone = await measureAlone([EDDY_ON, SDK_LOOP, AGENTS], plan.alone);
+    ctx.log(aloneLines(alone).join("\n"));
     const memory = await measureInProcess(ctx, plan);
     const webSocket = webSocketSavings(http.passes);
     const goals = targets(http.passes, memory.samples);
-    const verdict = goals.lines;
+    const verdict = [...goals.lines, ...aloneLines(alone)];
     ctx.log(`\n${webSocket.lines.join("\n")}`);
     const { envEnd, seconds } = logEnd(ctx, started, verdict);
     return [
@@ -117,7 +130,7 @@ export const loopBenchmark: Benchmark = {
       "",
       `Total wall time ${seconds.toFixed(1)} s; loadavg at end ${envEnd.loadavg}.`,
       "",
-      headlineLines(headlines(goals, webSocket), envStart),
+      headlineLines(headlines(goals, webSocket, alone), envStart),
     ].join("\n");
   },
 };
@@ -203,6 +216,8 @@ function httpSection(plan: Plan, passes: readonly Pass[], verdict: string[], web
     "eddy's own overhead per turn (one turn = one full run: both requests and the tool call) = the time eddy spends outside the server's request windows minus what the minimal client over the same transport spends there: median over rounds of [median run−(B+D) of eddy − median run−(B+D) of floor-loop node:http] in the same round, for both write modes; and in-process (no socket, no server), median over rounds of [median run of eddy − median run of floor-loop]. The target is met when all three are under 1 ms. The turn (issue 23): median over rounds of median run of eddy (validate on) ÷ median run of floor-loop node:http in the same round, per write mode; met at 1.3× or less.",
     "",
     ...verdict.map((v) => `- ${v}`),
+    "",
+    "The same turn with each contender in a node process of its own (bench/loop/alone.ts): the process runs only floor-loop node:http and that contender, alternating run by run in shuffled order against a replay server of its own (writes `event`), with the same warm-up and rounds; x floor = median over rounds of median(contender) ÷ median(floor) in the same round [min..max]. In the rotation above each contender runs with eight others' code in the CPU's caches and the JIT's shared state; a program that uses eddy runs eddy's code and its own.",
     "",
     "### WebSocket mode (issue 12)",
     "",
@@ -645,6 +660,30 @@ function targets(passes: readonly Pass[], memory: readonly LoopSamples[]): Targe
   return { lines, ...found };
 }
 
+/** The alone cells' verdict lines: each contender ÷ the floor in its own process, peers ÷ eddy. */
+function aloneLines(alone: readonly AloneSummary[]): string[] {
+  const eddy = alone.find((a) => a.name === EDDY_ON);
+  return alone.map((a) => {
+    const x = `${a.name} in a process of its own (writes event): ${range(a, (v) => num(v, 2))}× floor-loop node:http's time (${us(median(a.contender))} against ${us(median(a.floor))} µs)`;
+    if (a === eddy || eddy === undefined)
+      return `${x} (target ≤ ${TARGET_RATIO_NODE}×, issue 23): ${a.median <= TARGET_RATIO_NODE ? "met" : "MISSED"}`;
+    return `${x}; ${num(a.median / eddy.median, 2)}× eddy's ratio`;
+  });
+}
+
+/** README's row of the alone cells. */
+function aloneHeadline(alone: readonly AloneSummary[]): Headline {
+  const ratio = (name: string) => alone.find((a) => a.name === name)?.median ?? Number.NaN;
+  const eddy = ratio(EDDY_ON);
+  const peer = (label: string, name: string) =>
+    `${label} ${num(ratio(name), 2)}× the floor (${num(ratio(name) / eddy, 2)}× eddy's)`;
+  return {
+    what: "… each in a node process of its own with the floor loop (writes event)",
+    eddy: `${num(eddy, 2)}× the node:http floor loop's time; goal ≤ ${TARGET_RATIO_NODE}×: ${eddy <= TARGET_RATIO_NODE ? "met" : "not met"}`,
+    peers: `${peer("`openai` SDK loop", SDK_LOOP)}, ${peer("`@openai/agents`", AGENTS)}`,
+  };
+}
+
 /** One value per write mode: "2.05× (writes event), 1.95× (whole)". */
 function perWrites(
   values: readonly { writes: Writes; value: number }[],
@@ -661,7 +700,11 @@ function goalVerdict(values: readonly { writes: Writes; met: boolean }[]): strin
 }
 
 /** README's rows: the turn over HTTP against the floor and the peers, WebSocket mode, eddy's own overhead. */
-function headlines(goals: Targets, webSocket: { savings: WebSocketSaving[] }): Headline[] {
+function headlines(
+  goals: Targets,
+  webSocket: { savings: WebSocketSaving[] },
+  alone: readonly AloneSummary[],
+): Headline[] {
   const times = (x: number) => `${num(x, 2)}×`;
   const millis = (ns: number) => `${num(ns / 1e6, 2)} ms`;
   /** One value per write mode, in the passes' order ("a / b"), followed by `modes`. */
@@ -687,6 +730,7 @@ function headlines(goals: Targets, webSocket: { savings: WebSocketSaving[] }): H
         times,
       )} eddy's time ${modes}`,
     },
+    aloneHeadline(alone),
     {
       what: "… over one WebSocket (`--transport websocket`)",
       eddy: `${slashed(
