@@ -124,6 +124,24 @@ describe("eddy serve handler: runs", () => {
     expect(rest[0]?.data.seq).toBe(k + 1);
   });
 
+  it("a request may lower the server's budgets (max_turns, max_tool_calls, …), never raise them above its own or the defaults", async () => {
+    const { call, service } = setup({ scripts: [text("a"), text("b")] });
+    const start = async (body: object) => {
+      const { id } = (await (await call("POST", "/v1/runs", { input: "hi", ...body })).json()) as {
+        id: string;
+      };
+      return (await finished(service, id))?.spec;
+    };
+    const greedy = await start({
+      max_turns: 100_000,
+      max_tool_calls: 1_000_000,
+      tool_timeout_ms: 86_400_000,
+    });
+    expect([greedy?.max_turns, greedy?.max_tool_calls, greedy?.tool_timeout_ms]).toEqual([20, 32, 120_000]);
+    const modest = await start({ max_turns: 2, max_tool_calls: 3 });
+    expect([modest?.max_turns, modest?.max_tool_calls]).toEqual([2, 3]);
+  });
+
   it("an invalid spec is 400 naming the field; run_id is the server's", async () => {
     const { call } = setup();
     const res = await call("POST", "/v1/runs", { input: "hi", max_turns: "many" });

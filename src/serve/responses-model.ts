@@ -24,7 +24,13 @@ import { fileTapeStore, type TapeStore, type TapeWriter } from "../batch/tape-st
 import type { Frame, ItemDoneFrame, ProviderEventFrame, RunEndedFrame } from "../frames/frame.js";
 import type { RunDeps, RunResult } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
-import { mergeRunSpecs, type PartialRunSpec, type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
+import {
+  mergeRunSpecs,
+  type PartialRunSpec,
+  type RunSpec,
+  resolveRunSpec,
+  withinBudgets,
+} from "../loop/run-spec.js";
 import type { ModelRequest, ResponseModel } from "../mock/create-response.js";
 import {
   createEventWriter,
@@ -153,7 +159,9 @@ function specOf(runtime: ServeRuntime, request: ModelRequest, tools: ClientTools
   // The response's id first (its tape is found by it), then enough randomness to stay unique
   // across restarts of the server (which numbers its responses from 1 again).
   const run_id = `${request.responseId}_${randomUUID().replace(/-/g, "").slice(0, 16)}`;
-  return resolveRunSpec({ ...withServerInstructions(runtime, mergeRunSpecs(base, over)), run_id }, "request");
+  // A request may lower the server's budgets (max_tool_calls, max_output_tokens), never raise them.
+  const merged = withinBudgets(mergeRunSpecs(base, over), base);
+  return resolveRunSpec({ ...withServerInstructions(runtime, merged), run_id }, "request");
 }
 
 /** A conversation item as the input schema takes it: a reasoning item's raw `content` is dropped. */

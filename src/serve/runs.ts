@@ -20,7 +20,13 @@ import { type InstructionFile, withInstructionFiles } from "../loop/instruction-
 import type { RunDeps, RunHandle } from "../loop/options.js";
 import { assertPolicy, type Policy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
-import { mergeRunSpecs, type PartialRunSpec, type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
+import {
+  mergeRunSpecs,
+  type PartialRunSpec,
+  type RunSpec,
+  resolveRunSpec,
+  withinBudgets,
+} from "../loop/run-spec.js";
 import { runAgentOnThread } from "../loop/thread-run.js";
 import { httpProblem, tooManyRequests } from "../mock/http-error.js";
 import type { Usage } from "../protocol/types.js";
@@ -232,8 +238,10 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
   const { runtime } = ctx;
   assertRoom(ctx);
   const id = `run_${randomUUID().replace(/-/g, "")}`;
+  // A request may lower the server's budgets (max_turns, …), never raise them (loop/run-spec.ts).
+  const local = runtime.spec ?? {};
   const spec = resolveRunSpec(
-    { ...withServerInstructions(runtime, mergeRunSpecs(runtime.spec ?? {}, request)), run_id: id },
+    { ...withServerInstructions(runtime, withinBudgets(mergeRunSpecs(local, request), local)), run_id: id },
     "request body",
   );
   const registry = runtime.tools();
