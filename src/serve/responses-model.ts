@@ -46,7 +46,7 @@ import type { ItemField, JsonObject, StreamingEvent } from "../protocol/types.js
 import { TapeWriteGuard } from "../replay/recorder.js";
 import { redactSecrets } from "../util/redact.js";
 import { type ClientTools, clientTools } from "./client-tools.js";
-import { depsOf, type ServeRuntime, tapeHeaderOf, withServerInstructions } from "./runs.js";
+import { depsOf, runDeadline, type ServeRuntime, tapeHeaderOf, withServerInstructions } from "./runs.js";
 
 /** The model name that means "the server's own model". */
 export const SERVER_MODEL = "eddy";
@@ -228,8 +228,10 @@ async function* agentEvents(run: AgentRun): AsyncGenerator<StreamingEvent> {
     const header = tapeHeaderOf(runtime, handle.spec, { clientTools: tools.recorded });
     tape = run.tapes().open(handle.runId, header, "now");
   });
+  const stop = runDeadline(runtime, handle);
   const ended = handle.result
     .catch(() => undefined)
+    .finally(stop)
     .finally(() => tape?.close().catch(() => {}))
     .finally(run.release);
   const events = faceEvents(writer);
