@@ -1,9 +1,10 @@
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type BatchSummary, holdBatchDir, openBatchDir, type ResultLine, summarize } from "./batch-dir.js";
 import type { BatchResult } from "./run-task.js";
+import { fileTapeStore } from "./tape-store.js";
 
 const line = (id: string, reason: ResultLine["reason"], ms: number): ResultLine => ({
   id,
@@ -150,6 +151,60 @@ describe("openBatchDir and symlinks planted in the folder", () => {
       dir.writeSummary(summarize([], { tasks: 0, badLines: 0, run: run("2026-01-01T00:00:00.000Z", 1, 0) })),
     ).toThrow(/summary\.json\.tmp: it is a symlink/);
     expect(readFileSync(outside, "utf8")).toBe("keep");
+  });
+});
+
+describe("openBatchDir and hard links planted in the folder", () => {
+  const outsideFile = (text: string) => {
+    const path = join(mkdtempSync(join(tmpdir(), "eddy-batch-outside-")), "target.txt");
+    writeFileSync(path, text);
+    return path;
+  };
+
+  it("refuses a hard-linked results.jsonl before any task runs, and never appends to one planted after it opened", () => {
+    const outside = outsideFile("keep");
+    const path = mkdtempSync(join(tmpdir(), "eddy-batch-dir-"));
+    linkSync(outside, join(path, "results.jsonl"));
+    expect(() => openBatchDir(path)).toThrow(
+      /the batch file .*results\.jsonl has 2 hard links, .*remove it, or choose another folder with --out/,
+    );
+    const clean = mkdtempSync(join(tmpdir(), "eddy-batch-dir-"));
+    const dir = openBatchDir(clean);
+    linkSync(outside, join(clean, "results.jsonl"));
+    const result = { id: "a", reason: "completed", outputText: "", usage: line("a", "completed", 1).usage };
+    expect(() => dir.append({ ...result, turns: 1, toolCalls: 0, durationMs: 1 } as BatchResult)).toThrow(
+      /cannot write the batch file .*results\.jsonl: it has \d+ hard links, .*remove it/,
+    );
+    expect(readFileSync(outside, "utf8")).toBe("keep");
+  });
+
+  it("never empties or writes a hard link planted as summary.json.tmp or tapes/ID.tape", () => {
+    const outside = outsideFile("keep");
+    const path = mkdtempSync(join(tmpdir(), "eddy-batch-dir-"));
+    const dir = openBatchDir(path);
+    linkSync(outside, join(path, "summary.json.tmp"));
+    expect(() =>
+      dir.writeSummary(summarize([], { tasks: 0, badLines: 0, run: run("2026-01-01T00:00:00.000Z", 1, 0) })),
+    ).toThrow(/summary\.json\.tmp: it has \d+ hard links/);
+    linkSync(outside, join(path, "tapes", "a.tape"));
+    const header = { format: 2 } as unknown as Parameters<typeof dir.tapes.open>[1];
+    expect(() => fileTapeStore(join(path, "tapes")).open("a", header, "now")).toThrow(
+      /cannot write the tape .*a\.tape: it has \d+ hard links/,
+    );
+    expect(readFileSync(outside, "utf8")).toBe("keep");
+  });
+
+  it("does not read summary.json or batch.json through a symlink planted there (the rewrite replaces the link)", () => {
+    const summary = outsideFile(JSON.stringify({ runs: [run("2020-01-01T00:00:00.000Z", 5, 1)] }));
+    const batch = outsideFile(JSON.stringify({ id: "planted0planted0" }));
+    const path = mkdtempSync(join(tmpdir(), "eddy-batch-dir-"));
+    symlinkSync(summary, join(path, "summary.json"));
+    symlinkSync(batch, join(path, "batch.json"));
+    const dir = openBatchDir(path);
+    expect(dir.summary).toBeUndefined();
+    expect(dir.id).not.toBe("planted0planted0");
+    expect(JSON.parse(readFileSync(join(path, "batch.json"), "utf8")).id).toBe(dir.id);
+    expect(JSON.parse(readFileSync(batch, "utf8")).id).toBe("planted0planted0");
   });
 });
 

@@ -163,7 +163,8 @@ export function openBatchDir(path: string, secrets: readonly string[] = []): Bat
 
 /**
  * How the batch folder's own files are written and read: errors name the file (a user error).
- * Never through a symlink: one planted in the folder would have eddy append to, or empty, any file.
+ * Never through a symlink, nor into a file with other hard links: one planted in the folder would
+ * have eddy append to, or empty, any file (or read `summary.json` and `batch.json` from it).
  */
 const WRITING = { what: "the batch file", code: "invalid_config", noFollow: true } as const;
 const READING = {
@@ -202,14 +203,24 @@ function checkReplaceable(path: string): void {
     );
 }
 
-/** A symlink where the folder's file `path` is appended to: refused before any task runs. */
+/**
+ * A symlink, or a file with other hard links, where the folder's file `path` is appended to:
+ * refused before any task runs (appending would write into the file it shares with another name).
+ */
 function checkNotSymlink(path: string): void {
-  if (lstatOrUndefined(path)?.isSymbolicLink() !== true) return;
-  throw new EddyError(
-    "invalid_config",
-    `the batch file ${path} is a symlink, and eddy never writes its own files through one (it could point anywhere): remove it, or choose another folder with --out`,
-    { fault: "user" },
-  );
+  const stats = lstatOrUndefined(path);
+  if (stats?.isSymbolicLink() === true)
+    throw new EddyError(
+      "invalid_config",
+      `the batch file ${path} is a symlink, and eddy never writes its own files through one (it could point anywhere): remove it, or choose another folder with --out`,
+      { fault: "user" },
+    );
+  if (stats?.isFile() === true && stats.nlink > 1)
+    throw new EddyError(
+      "invalid_config",
+      `the batch file ${path} has ${stats.nlink} hard links, and eddy never writes its own files into one that has other names (it could be any file): remove it, or choose another folder with --out`,
+      { fault: "user" },
+    );
 }
 
 function lstatOrUndefined(path: string): Stats | undefined {

@@ -4,7 +4,7 @@ import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { createPolicy } from "../loop/policy.js";
 import type { JsonObject } from "../protocol/types.js";
-import type { Tape } from "../replay/tape.js";
+import type { Tape, TapeHeader } from "../replay/tape.js";
 import { createToolRegistry } from "../tools/registry.js";
 import { defineTool } from "../tools/tool.js";
 import { runTask } from "./run-task.js";
@@ -159,5 +159,92 @@ describe("runTask", () => {
       [false, undefined],
       [false, undefined],
     ]);
+  });
+
+  it("a task (a tasks-file line, a queue job) may lower the invocation's budgets, never raise them above its own or the defaults", async () => {
+    const headers: TapeHeader[] = [];
+    const store: TapeStore = {
+      read: async () => undefined,
+      open(_id, header) {
+        headers.push(header);
+        return { write() {}, commit() {}, flush: async () => {}, close: async () => {} };
+      },
+      location: (id) => `${id}.tape`,
+    };
+    const answer: Script = () => ({ items: [{ type: "message", text: "done" }] });
+    const provider = createScriptedProvider([answer, answer, answer, answer]);
+    const greedy = {
+      input: "go",
+      max_turns: 100_000,
+      max_tool_calls: 1_000_000,
+      tool_concurrency: 1024,
+      tool_timeout_ms: 86_400_000,
+      tool_output_cap_bytes: 1 << 30,
+      request: { max_output_tokens: 1_000_000, temperature: 0.5 },
+    };
+    // The invocation set none of them: the defaults are the ceilings (max_output_tokens has none).
+    await runTask({ id: "a", spec: greedy }, { spec: { model: "m" }, provider, tapes: store });
+    // The invocation set them: its values are.
+    const local = { model: "m", max_turns: 7, max_tool_calls: 9, request: { max_output_tokens: 500 } };
+    await runTask({ id: "b", spec: greedy }, { spec: local, provider, tapes: store });
+    // Lower is fine.
+    const modest = { input: "go", max_turns: 2, max_tool_calls: 3, request: { max_output_tokens: 100 } };
+    await runTask({ id: "c", spec: modest }, { spec: local, provider, tapes: store });
+    const budgets = headers.map(({ spec }) => [
+      spec.max_turns,
+      spec.max_tool_calls,
+      spec.tool_concurrency,
+      spec.tool_timeout_ms,
+      spec.tool_output_cap_bytes,
+      spec.request.max_output_tokens,
+    ]);
+    expect(budgets).toEqual([
+      [20, 32, 4, 120_000, 65_536, 1_000_000],
+      [7, 9, 4, 120_000, 65_536, 500],
+      [2, 3, 4, undefined, undefined, 100],
+    ]);
+    expect(headers[1]?.spec.request.temperature).toBe(0.5);
+  });
+
+  it("a task's unfinished tape asking a budget above the invocation's is refused, not resumed with it", async () => {
+    const frames: Frame[] = [];
+    let header: TapeHeader | undefined;
+    const store: TapeStore = {
+      read: async () => (header === undefined ? undefined : { header, frames: [...frames] }),
+      open(_id, h) {
+        header = h;
+        return { write: (f) => frames.push(f), commit() {}, flush: async () => {}, close: async () => {} };
+      },
+      location: (id) => `${id}.tape`,
+    };
+    const controller = new AbortController();
+    const stop = defineTool({
+      name: "effect",
+      description: "Stops the process",
+      parameters: { type: "object", properties: {} },
+      execute: () => {
+        controller.abort("killed");
+        return "ok";
+      },
+    });
+    const first = await runTask(
+      { id: "t", spec: { input: "go" } },
+      {
+        spec: { model: "m", max_turns: 50 },
+        provider: createScriptedProvider([callThenAnswer]),
+        tools: () => createToolRegistry([stop]),
+        tapes: store,
+        signal: controller.signal,
+      },
+    );
+    expect(first.reason).toBe("cancelled");
+    const provider = createScriptedProvider([callThenAnswer, callThenAnswer]);
+    const again = await runTask(
+      { id: "t", spec: { input: "go" } },
+      { spec: { model: "m" }, provider, tools: () => createToolRegistry([stop]), tapes: store },
+    );
+    expect(again.reason).toBe("invalid_request");
+    expect(again.error?.message).toContain("max_turns 50, above this invocation's limit of 20");
+    expect(provider.requests).toHaveLength(0);
   });
 });

@@ -16,7 +16,14 @@ import { type InstructionFile, withInstructionFiles } from "../loop/instruction-
 import type { RunDeps, RunHandle } from "../loop/options.js";
 import type { Policy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
-import { mergeRunSpecs, type PartialRunSpec, type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
+import {
+  budgetOverruns,
+  mergeRunSpecs,
+  type PartialRunSpec,
+  type RunSpec,
+  resolveRunSpec,
+  withinBudgets,
+} from "../loop/run-spec.js";
 import type { Usage } from "../protocol/types.js";
 import type { Provider } from "../provider/provider.js";
 import { createTapeHeader, type TapeHeaderExtras } from "../replay/header.js";
@@ -179,7 +186,11 @@ function startTask(
   // The run id is the tape's name in every frame; fixing it here lets the header carry it.
   // Which instruction files are read is this process's to say (its workspace, the task's copy), never a task's.
   const { instruction_files: _claimed, ...own } = task.spec;
-  const merged: PartialRunSpec = { ...mergeRunSpecs(ctx.spec, own), run_id: `run_${randomId()}` };
+  // Budgets too are the invocation's: a task (a line of a file, a queue job) may lower them, never raise them.
+  const merged: PartialRunSpec = {
+    ...withinBudgets(mergeRunSpecs(ctx.spec, own), ctx.spec),
+    run_id: `run_${randomId()}`,
+  };
   // Stateless (--stateless: nothing stored at the provider) is the invocation's retention choice:
   // a task or a queue job may not turn it into a chained run.
   if (ctx.spec.mode === "stateless") merged.mode = "stateless";
@@ -201,6 +212,15 @@ function resumeTask(
   hooks: TapeHooks,
   onResumed: () => void,
 ): RunHandle & { header: TapeHeader } {
+  // A tape (in the batch folder, or in Redis for a worker) cannot raise a budget either: it is
+  // resumed as recorded, so one above this invocation's is refused, not cut down.
+  const over = budgetOverruns(tape.header.spec, ctx.spec)[0];
+  if (over !== undefined)
+    throw new EddyError(
+      "invalid_run_spec",
+      `the task's tape asks ${over.field} ${over.asked}, above this invocation's limit of ${over.limit}: give the batch (or the worker) a higher ${over.field} to resume it`,
+      { fault: "user", details: { field: over.field } },
+    );
   const deps = runDeps(ctx, registry, workspace);
   return resumeRun(tape, {
     provider: deps.provider,

@@ -2,7 +2,8 @@
  * Batch tasks: one JSON object per line of a TASKS.jsonl file — `{"id", "prompt" | "input",
  * "schema"?, "metadata"?, …}` plus any `RunSpec` field a task may set for itself (`model`,
  * `instructions`, `max_turns`, `max_tool_calls`, `output_schema`, `request`, `history`, …): a task
- * is a partial spec merged over the batch's. Fields that are neither are ignored (a dataset's
+ * is a partial spec merged over the batch's; its budgets (`max_turns`, …) may only lower the batch's
+ * (`withinBudgets`, applied in run-task.ts). Fields that are neither are ignored (a dataset's
  * expected answers may ride along). A bad line (invalid JSON, no prompt, a duplicate id, a bad
  * field) is reported with its line number and skipped; it never stops the batch.
  */

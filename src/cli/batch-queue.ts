@@ -9,7 +9,7 @@ import { renameSync } from "node:fs";
 import { join } from "node:path";
 import { enqueueBatch } from "../batch/queue.js";
 import { type BatchTask, tapeFileName } from "../batch/task.js";
-import { mergeRunSpecs } from "../loop/run-spec.js";
+import { mergeRunSpecs, withinBudgets } from "../loop/run-spec.js";
 import { writeRegularFileSync } from "../util/regular-file.js";
 import type { BatchPlan } from "./batch-command.js";
 import { describeQueueNotice } from "./batch-progress.js";
@@ -52,10 +52,11 @@ export async function queuedBatch(plan: BatchPlan, url: string): Promise<void> {
 /**
  * The task with the settings this command was given as flags merged under it (the task's own
  * win): a worker merges the job's spec over its own settings, so the coordinator's flags beat a
- * worker's config file, as they would on one machine.
+ * worker's config file, as they would on one machine. A budget given here as a flag
+ * (`--max-turns`, …) is a ceiling a task cannot raise; each worker then holds the job to its own.
  */
 function withFlagSpec(task: BatchTask, plan: BatchPlan): BatchTask {
   const flags = specOf(plan.config, { onlyFlags: true });
   if (plan.flags.schema !== undefined) flags.output_schema = readSchema(plan.flags.schema);
-  return { ...task, spec: mergeRunSpecs(flags, task.spec) };
+  return { ...task, spec: withinBudgets(mergeRunSpecs(flags, task.spec), flags, { onlySet: true }) };
 }

@@ -2,7 +2,7 @@
  * `eddy config`: the effective configuration of a run and where each value came from (keys and
  * URL passwords redacted), and what the run would lack to start (see preflight.ts).
  */
-import { existsSync } from "node:fs";
+import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import { capabilitiesWithEvidence, evidenceChanges } from "../provider/probe/evidence.js";
 import { describeWithCredentials, splitUrlCredentials } from "../util/url-credentials.js";
 import {
@@ -35,7 +35,7 @@ export function trustCommand(flags: RunFlags, io: CliIo): number {
       "--trust trusts the workspace's eddy.config.json; a file given with --config applies whole already",
     );
   const path = workspaceConfigPath(resolveWorkspace(flags, io.cwd).value);
-  if (!existsSync(path)) throw usageError(`--trust: there is no ${path} to trust`);
+  if (!existsSync(path)) throw usageError(`--trust: ${nothingToTrust(path)}`);
   const { file, text } = readConfigFile(path);
   trustConfigFile(trustFilePath(io.env), path, text);
   const { left } = withoutUntrusted(file);
@@ -45,6 +45,20 @@ export function trustCommand(flags: RunFlags, io: CliIo): number {
     `${terminalSafe(`trusted ${path} (sha256 ${configDigest(text).slice(0, 12)}…): ${what}, until the file changes`, { oneLine: true })}\n`,
   );
   return 0;
+}
+
+/** Why there is no workspace config file at `path` to trust: none, or a symlink to nothing. */
+function nothingToTrust(path: string): string {
+  let target: string | undefined;
+  try {
+    if (lstatSync(path).isSymbolicLink()) target = readlinkSync(path);
+  } catch {
+    // Not there at all.
+  }
+  if (target === undefined) return `there is no ${path} to trust`;
+  // The link's target comes from the repository: shown as data, never as terminal controls.
+  const shown = terminalSafe(JSON.stringify(target), { oneLine: true });
+  return `${path} is a symlink to ${shown}, which does not exist (a dangling link): point it at the config file to trust, or replace it with the file itself, then run eddy config --trust again`;
 }
 
 export function configCommand(flags: RunFlags, io: CliIo): number {

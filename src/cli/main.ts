@@ -541,6 +541,13 @@ function defineServe(program: Command, io: CliIo, state: CliState): void {
         integer("--max-runs", 1, 10_000),
       ),
     )
+    .addOption(
+      numberOption(
+        "--run-timeout <ms>",
+        "longest a run goes on before the server cancels it (default 3600000: an hour)",
+        integer("--run-timeout", 1000, 2_147_483_647),
+      ),
+    )
     .option("--cors-origin <origin>", "allow this browser origin (CORS; default: none)")
     .addHelpText(
       "after",

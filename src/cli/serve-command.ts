@@ -33,6 +33,7 @@ export interface ServeFlags extends RunFlags {
   token?: string;
   dataDir?: string;
   maxRuns?: number;
+  runTimeout?: number;
   corsOrigin?: string;
 }
 
@@ -78,6 +79,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number
         `${terminalSafe(`eddy serve: a run not listed (its file is left as it is): ${reason}`, { oneLine: true })}\n`,
       ),
     ...(flags.maxRuns === undefined ? {} : { maxConcurrentRuns: flags.maxRuns }),
+    ...(flags.runTimeout === undefined ? {} : { runTimeoutMs: flags.runTimeout }),
   });
   const face = createResponsesFace(service.runtime, token === undefined ? {} : { token });
   const handler = createServeHandler(service, {

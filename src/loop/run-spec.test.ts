@@ -5,11 +5,14 @@ import { z } from "zod";
 import { EddyError } from "../errors.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
 import {
+  budgetOverruns,
   checkPartialRunSpec,
   mergeRunSpecs,
+  type PartialRunSpec,
   resolveRunSpec,
   resolveWhole,
   runSpecSchema,
+  withinBudgets,
 } from "./run-spec.js";
 
 function problem(input: unknown): EddyError {
@@ -223,5 +226,32 @@ describe("partial specs", () => {
       request: { temperature: 0, top_p: 0.5 },
       history: { strategy: "native" },
     });
+  });
+});
+
+describe("withinBudgets", () => {
+  it("brings a budget above the invocation's (or the default it left) down to it, keeps lower ones and other fields", () => {
+    const asked = { max_turns: 99, max_tool_calls: 2, request: { max_output_tokens: 9000, temperature: 1 } };
+    expect(withinBudgets(asked, {})).toEqual({ ...asked, max_turns: LOOP_DEFAULTS.maxTurns });
+    expect(withinBudgets(asked, { max_turns: 200, request: { max_output_tokens: 100 } })).toEqual({
+      max_turns: 99,
+      max_tool_calls: 2,
+      request: { max_output_tokens: 100, temperature: 1 },
+    });
+    expect(budgetOverruns(asked, { max_turns: 5 })).toEqual([{ field: "max_turns", asked: 99, limit: 5 }]);
+  });
+
+  it("with onlySet, only the budgets the invocation sets limit (a coordinator's flags)", () => {
+    expect(
+      withinBudgets({ max_turns: 99, max_tool_calls: 500 }, { max_turns: 5 }, { onlySet: true }),
+    ).toEqual({
+      max_turns: 5,
+      max_tool_calls: 500,
+    });
+  });
+
+  it("leaves a value that is not a number to resolveRunSpec to refuse", () => {
+    const bad = { max_turns: "many" } as unknown as PartialRunSpec;
+    expect(withinBudgets(bad, {})).toBe(bad);
   });
 });

@@ -16,6 +16,7 @@ import { EddyError } from "../errors.js";
 import type { ContextCompilation } from "../frames/frame.js";
 import { HISTORY_DEFAULTS, HISTORY_STRATEGIES } from "../history/options.js";
 import type { CreateResponseBody, ItemParam, ToolChoiceParam } from "../protocol/types.js";
+import { TOOL_DEFAULTS } from "../tools/defaults.js";
 import { NO_CONTROL_CHARS } from "../util/control-chars.js";
 import { lazyObject } from "../util/lazy-object.js";
 import { compileSchema, isZodSchema, type JsonSchema } from "../util/schema.js";
@@ -362,6 +363,82 @@ export function mergeRunSpecs(base: PartialRunSpec, over: PartialRunSpec): Parti
   if (base.history !== undefined && over.history !== undefined)
     merged.history = { ...base.history, ...over.history };
   return merged;
+}
+
+/**
+ * The budgets a spec from elsewhere (a task line, a queue job, a request body, a tape being resumed)
+ * may lower but never raise: each is at most the local invocation's value, or this default when the
+ * invocation sets none (docs/architecture.md, "One home for a run's settings").
+ */
+const BUDGETS = [
+  ["max_turns", LOOP_DEFAULTS.maxTurns],
+  ["max_tool_calls", LOOP_DEFAULTS.maxToolCalls],
+  ["tool_concurrency", LOOP_DEFAULTS.toolConcurrency],
+  ["tool_timeout_ms", TOOL_DEFAULTS.timeoutMs],
+  ["tool_output_cap_bytes", TOOL_DEFAULTS.outputCapBytes],
+] as const;
+
+/** A budget of a spec above the local invocation's: the field, what the spec asks and the most it may have. */
+export interface BudgetOverrun {
+  /** `max_turns`, …, or `request.max_output_tokens`. */
+  field: string;
+  asked: number;
+  limit: number;
+}
+
+/** How `budgetOverruns` and `withinBudgets` read the local settings. */
+export interface BudgetOptions {
+  /**
+   * Only the budgets `local` sets limit (a coordinator's flags, when each worker's own limits
+   * still apply after). @defaultValue false: a budget `local` leaves out is at most its default
+   */
+  onlySet?: boolean;
+}
+
+/**
+ * Every budget of `spec` above what `local` (the invocation's own settings) allows — `max_turns`,
+ * `max_tool_calls`, `tool_concurrency`, `tool_timeout_ms`, `tool_output_cap_bytes` (each at most
+ * the invocation's value, or its default when the invocation sets none) and
+ * `request.max_output_tokens` (at most the invocation's, when it sets one). Values that are not
+ * numbers are left to `resolveRunSpec` to refuse.
+ */
+export function budgetOverruns(
+  spec: PartialRunSpec,
+  local: PartialRunSpec,
+  options: BudgetOptions = {},
+): BudgetOverrun[] {
+  const overruns: BudgetOverrun[] = [];
+  for (const [field, fallback] of BUDGETS) {
+    const asked: unknown = spec[field];
+    const limit: unknown = local[field] ?? (options.onlySet === true ? undefined : fallback);
+    if (typeof asked === "number" && typeof limit === "number" && asked > limit)
+      overruns.push({ field, asked, limit });
+  }
+  const asked: unknown = spec.request?.max_output_tokens;
+  const limit: unknown = local.request?.max_output_tokens;
+  if (typeof asked === "number" && typeof limit === "number" && asked > limit)
+    overruns.push({ field: "request.max_output_tokens", asked, limit });
+  return overruns;
+}
+
+/**
+ * `spec` (a task's, a job's or a request's merged over the invocation's) with every budget above
+ * the invocation's brought down to it (`budgetOverruns`): such a spec may lower a budget, never
+ * raise it. Permissions are the `Policy`'s, never a spec's (policy.ts).
+ */
+export function withinBudgets(
+  spec: PartialRunSpec,
+  local: PartialRunSpec,
+  options: BudgetOptions = {},
+): PartialRunSpec {
+  const overruns = budgetOverruns(spec, local, options);
+  if (overruns.length === 0) return spec;
+  const capped: PartialRunSpec = { ...spec };
+  for (const { field, limit } of overruns) {
+    if (field === "request.max_output_tokens") capped.request = { ...spec.request, max_output_tokens: limit };
+    else capped[field as (typeof BUDGETS)[number][0]] = limit;
+  }
+  return capped;
 }
 
 /** A zod output schema in a program's spec becomes its JSON Schema (a spec is data). */

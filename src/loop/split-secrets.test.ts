@@ -253,4 +253,105 @@ describe("a secret split across streamed deltas (split-secrets.ts)", () => {
     const frames = await through([args('{"content":"sk-probe-'), args('SECRET-123456"}')]);
     expect(eventDeltas(frames)).toEqual(['{"content":"***', '"}']);
   });
+
+  it("a refusal's deltas are guarded: Open Responses events and Chat Completions chunks alike", async () => {
+    const native = (delta: string): Frame[] => [
+      frame("provider_event", {
+        turn: 0,
+        status: "event",
+        data: { type: "response.refusal.delta", item_id: "msg_1", output_index: 0, content_index: 0, delta },
+      }),
+    ];
+    const nativeFrames = await through([native("no, sk-probe-SE"), native("CRET-123456 stays")]);
+    expect(eventDeltas(nativeFrames)).toEqual(["no, ***", " stays"]);
+    const chunk = (refusal: string): Frame[] => [
+      frame("provider_event", {
+        turn: 0,
+        status: "event",
+        data: { id: "c1", object: "chat.completion.chunk", choices: [{ index: 0, delta: { refusal } }] },
+      }),
+    ];
+    const frames = await through([chunk("no, sk-probe-SE"), chunk("CRET-123456 stays")]);
+    const refusals = frames.flatMap((f) =>
+      f.type === "provider_event"
+        ? [(f.data as { choices: { delta: { refusal: string } }[] }).choices[0]?.delta.refusal]
+        : [],
+    );
+    expect(refusals).toEqual(["no, ***", " stays"]);
+    expect(holdsPartOfKey(JSON.stringify(frames))).toBe(false);
+  });
+
+  it("a reasoning summary's deltas from a Chat Completions chunk or an AI SDK part are guarded too", async () => {
+    const chat = (text: string): Frame[] => [
+      frame("provider_event", {
+        turn: 0,
+        status: "event",
+        data: {
+          object: "chat.completion.chunk",
+          choices: [{ index: 0, delta: { reasoning_content: text } }],
+        },
+      }),
+      frame("reasoning_delta", {
+        turn: 0,
+        item_id: "rs_1",
+        output_index: 0,
+        channel: "text",
+        index: 0,
+        delta: text,
+      }),
+    ];
+    const ai = (text: string): Frame[] => [
+      frame("provider_event", {
+        turn: 0,
+        status: "event",
+        data: { type: "reasoning-delta", id: "r", delta: text },
+      }),
+      frame("reasoning_delta", {
+        turn: 0,
+        item_id: "rs_2",
+        output_index: 0,
+        channel: "summary",
+        index: 0,
+        delta: text,
+      }),
+    ];
+    for (const group of [chat, ai]) {
+      const frames = await through([group("key sk-probe-S"), group("ECRET-123456.")]);
+      expect(holdsPartOfKey(JSON.stringify(frames))).toBe(false);
+    }
+  });
+
+  it("held deltas that spell a whole secret and end like the start of one are masked when another frame ends the hold", async () => {
+    const summary = (text: string): Frame[] => [
+      frame("provider_event", {
+        turn: 0,
+        status: "event",
+        data: {
+          type: "response.reasoning_summary_text.delta",
+          item_id: "rs_1",
+          summary_index: 0,
+          delta: text,
+        },
+      }),
+      frame("reasoning_delta", {
+        turn: 0,
+        item_id: "rs_1",
+        output_index: 0,
+        channel: "summary",
+        index: 0,
+        delta: text,
+      }),
+    ];
+    // "stays" ends in "s", the first character of the key: the hold lasts until turn_ended.
+    const pieces = ["the key sk-probe-SE", "CRET-123456 stays"];
+    const reasoning = await through(pieces.map(summary));
+    expect(reasoning.flatMap((f) => (f.type === "reasoning_delta" ? [f.delta] : []))).toEqual([
+      "the key ***",
+      " stays",
+    ]);
+    expect(holdsPartOfKey(JSON.stringify(reasoning))).toBe(false);
+    const text = await through(pieces.map((p) => textGroup(p)));
+    expect(deltas(text)).toEqual(["the key ***", " stays"]);
+    expect(holdsPartOfKey(JSON.stringify(text))).toBe(false);
+  });
 });

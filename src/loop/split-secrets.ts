@@ -22,8 +22,14 @@
  * A call's arguments stream without derived frames: there the provider event's own fragment is the
  * piece — an Open Responses `response.function_call_arguments.delta`, the one tool call of a Chat
  * Completions chunk (`choices[0].delta.tool_calls[0].function.arguments`), an AI SDK
- * `tool-input-delta` — and only that field is rewritten. A chunk carrying fragments of several
- * calls at once, or a fragment beside text, is not guarded (no provider eddy knows sends them).
+ * `tool-input-delta` — and only that field is rewritten; so is a refusal's (an Open Responses
+ * `response.refusal.delta`, a Chat Completions chunk's `delta.refusal`). A chunk carrying fragments
+ * of several calls at once, or a fragment beside text, is not guarded (no provider eddy knows sends
+ * them). A reasoning delta is guarded like an answer's (its derived `reasoning_delta`), each part
+ * of a summary a stream of its own: the parts are shown apart (src/cli/render-human.ts), never joined.
+ *
+ * What is held goes out masked too when a frame of another kind (or another stream's delta) ends
+ * the hold: held text may hold a whole secret and still end like the start of one.
  */
 import type { Frame } from "../frames/frame.js";
 import { maskAcross } from "../util/redact.js";
@@ -121,8 +127,17 @@ export class SplitSecretGuard {
     return joined;
   }
 
-  /** What is held, as it is (before a frame of another kind, or at the end). */
+  /**
+   * What is held (before a frame of another kind, or at the end), with every secret its deltas
+   * spell out together masked: held text may hold a whole secret and still end like the start of
+   * another (`"…SECRET-123456 stays"` ends in the `s` of `sk-…`), so it cannot go out as it is.
+   */
   take(): Group[] {
+    return this.holding ? this.release(this.heldText()) : [];
+  }
+
+  /** What is held, as it is (no secret spans its deltas). */
+  private takeAsIs(): Group[] {
     const pieces = this.heldPieces;
     return this.takeHeld().map((g, i) => this.sent(g, pieces[i], undefined));
   }
@@ -141,7 +156,7 @@ export class SplitSecretGuard {
     const pieces = this.heldPieces;
     const texts = pieces.flatMap((p) => (p === undefined ? [] : [p.text]));
     const masked = texts.length < 2 ? undefined : maskAcross(texts, joined, this.secrets);
-    if (masked === undefined) return this.take();
+    if (masked === undefined) return this.takeAsIs();
     const groups = this.takeHeld();
     let next = 0;
     return groups.map((g, i) => {
@@ -233,7 +248,31 @@ function pieceOf(group: Group): Piece | undefined {
   }
   if (piece !== undefined || event?.type !== "provider_event") return piece;
   // A delta no frame is derived from (a call's arguments): the event's own text.
-  return eventDelta(event.data) ?? chatArguments(event.data) ?? aiSdkToolInput(event.data);
+  return (
+    eventDelta(event.data) ??
+    chatArguments(event.data) ??
+    chatRefusal(event.data) ??
+    aiSdkToolInput(event.data)
+  );
+}
+
+/** The refusal fragment of a Chat Completions chunk (`choices[0].delta.refusal`), when it carries nothing else to show. */
+function chatRefusal(value: unknown): Piece | undefined {
+  const choices = (value as { choices?: unknown } | null | undefined)?.choices;
+  if (!Array.isArray(choices) || choices.length !== 1) return undefined;
+  const choice = choices[0] as { index?: unknown; delta?: Record<string, unknown> } | null;
+  const delta = choice?.delta;
+  if (typeof delta?.refusal !== "string" || typeof delta.content === "string" || delta.tool_calls != null)
+    return undefined;
+  return {
+    key: `c:refusal:${String(choice?.index)}`,
+    text: delta.refusal,
+    rewrite: (d, to) => {
+      const chunk = d as { choices: [{ delta: object }] };
+      const [c] = chunk.choices;
+      return { ...chunk, choices: [{ ...c, delta: { ...c.delta, refusal: to } }] };
+    },
+  };
 }
 
 /** An AI SDK stream part's tool input delta (`tool-input-delta`, src/provider/ai-sdk/translator.ts). */

@@ -8,7 +8,7 @@ import { closeSync, constants, fstatSync, ftruncateSync, openSync, rmSync } from
 import { describeError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { redactSecrets } from "../util/redact.js";
-import { checkedWritable, WRITE_FLAGS, writeAllSync, writeFlags } from "../util/regular-file.js";
+import { checkedWritable, emptiedWritable, WRITE_FLAGS, writeAllSync } from "../util/regular-file.js";
 import type { TapeHeader } from "./tape.js";
 
 /** Writes a tape as the run goes. */
@@ -124,11 +124,12 @@ export function appendTapeLine(fd: number, line: string, end: { bytes: number })
 /**
  * Opens `path` for writing a tape (created or truncated); a path that cannot be written, or that is
  * not a regular file (a FIFO, a device, a directory), is a user error (`invalid_config`) naming the
- * path and the reason. With `noFollow`, a symlink at `path` is refused too (a store's own tapes).
+ * path and the reason. With `noFollow`, a symlink or a file with other hard links at `path` is
+ * refused too, before it is emptied (a store's own tapes).
  */
 export function openTapeFile(path: string, options: { noFollow?: boolean } = {}): number {
   const how = { ...TAPE, noFollow: options.noFollow === true };
-  return checkedWritable(path, how, () => openSync(path, writeFlags(how, constants.O_TRUNC)));
+  return emptiedWritable(path, how);
 }
 
 /** A tape's file opened before its run starts, what it held still untouched (`reserveTapeFile`). */

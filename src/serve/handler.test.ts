@@ -37,6 +37,7 @@ interface Setup {
   hooks?: ToolHooks;
   instructionFiles?: ServeRuntime["instructionFiles"];
   onSkippedTape?: ServeRuntime["onSkippedTape"];
+  runTimeoutMs?: number;
 }
 
 function setup(o: Setup = {}) {
@@ -55,6 +56,7 @@ function setup(o: Setup = {}) {
     ...(o.hooks === undefined ? {} : { hooks: o.hooks }),
     ...(o.instructionFiles === undefined ? {} : { instructionFiles: o.instructionFiles }),
     ...(o.onSkippedTape === undefined ? {} : { onSkippedTape: o.onSkippedTape }),
+    ...(o.runTimeoutMs === undefined ? {} : { runTimeoutMs: o.runTimeoutMs }),
   });
   const handler = createServeHandler(service, o.handler);
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
@@ -122,6 +124,49 @@ describe("eddy serve handler: runs", () => {
     );
     expect(rest.map((e) => e.id)).toEqual(a.slice(k + 1).map((e) => e.id));
     expect(rest[0]?.data.seq).toBe(k + 1);
+  });
+
+  it("a request may lower the server's budgets (max_turns, max_tool_calls, …), never raise them above its own or the defaults", async () => {
+    const { call, service } = setup({ scripts: [text("a"), text("b")] });
+    const start = async (body: object) => {
+      const { id } = (await (await call("POST", "/v1/runs", { input: "hi", ...body })).json()) as {
+        id: string;
+      };
+      return (await finished(service, id))?.spec;
+    };
+    const greedy = await start({
+      max_turns: 100_000,
+      max_tool_calls: 1_000_000,
+      tool_timeout_ms: 86_400_000,
+    });
+    expect([greedy?.max_turns, greedy?.max_tool_calls, greedy?.tool_timeout_ms]).toEqual([20, 32, 120_000]);
+    const modest = await start({ max_turns: 2, max_tool_calls: 3 });
+    expect([modest?.max_turns, modest?.max_tool_calls]).toEqual([2, 3]);
+  });
+
+  it("a run whose provider trickles (never idle long enough to time out) is cancelled at the server's run deadline, naming it", async () => {
+    // Forty messages, an event every 100 ms (the provider's idle timeout is 5 s): half a minute of
+    // a stream that never stalls; the deadline, 300 ms, ends it.
+    const items = Array.from({ length: 40 }, (_, i) => ({ type: "message" as const, text: `part ${i}` }));
+    const pauses = Object.fromEntries(Array.from({ length: 400 }, (_, i) => [i + 1, 100]));
+    const trickle: Script = { items, pauses };
+    const { call, service } = setup({
+      scripts: [trickle, text("next")],
+      runTimeoutMs: 300,
+      maxConcurrentRuns: 1,
+    });
+    const { id } = (await (await call("POST", "/v1/runs", { input: "hi" })).json()) as { id: string };
+    const ended = await finished(service, id);
+    expect(ended?.status).toBe("cancelled");
+    const events = await sse(await call("GET", `/v1/runs/${id}/events`));
+    const asked = events.find((e) => e.event === "cancel_requested");
+    expect(String(asked?.data.reason)).toMatch(
+      /longer than this server allows \(300 ms, eddy serve --run-timeout\)/,
+    );
+    const next = await call("POST", "/v1/runs", { input: "again" });
+    expect(next.status).toBe(201);
+    const { id: second } = (await next.json()) as { id: string };
+    expect((await finished(service, second))?.status).toBe("completed");
   });
 
   it("an invalid spec is 400 naming the field; run_id is the server's", async () => {

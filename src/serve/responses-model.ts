@@ -24,7 +24,13 @@ import { fileTapeStore, type TapeStore, type TapeWriter } from "../batch/tape-st
 import type { Frame, ItemDoneFrame, ProviderEventFrame, RunEndedFrame } from "../frames/frame.js";
 import type { RunDeps, RunResult } from "../loop/options.js";
 import { runAgent } from "../loop/run.js";
-import { mergeRunSpecs, type PartialRunSpec, type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
+import {
+  mergeRunSpecs,
+  type PartialRunSpec,
+  type RunSpec,
+  resolveRunSpec,
+  withinBudgets,
+} from "../loop/run-spec.js";
 import type { ModelRequest, ResponseModel } from "../mock/create-response.js";
 import {
   createEventWriter,
@@ -40,7 +46,7 @@ import type { ItemField, JsonObject, StreamingEvent } from "../protocol/types.js
 import { TapeWriteGuard } from "../replay/recorder.js";
 import { redactSecrets } from "../util/redact.js";
 import { type ClientTools, clientTools } from "./client-tools.js";
-import { depsOf, type ServeRuntime, tapeHeaderOf, withServerInstructions } from "./runs.js";
+import { depsOf, runDeadline, type ServeRuntime, tapeHeaderOf, withServerInstructions } from "./runs.js";
 
 /** The model name that means "the server's own model". */
 export const SERVER_MODEL = "eddy";
@@ -153,7 +159,9 @@ function specOf(runtime: ServeRuntime, request: ModelRequest, tools: ClientTools
   // The response's id first (its tape is found by it), then enough randomness to stay unique
   // across restarts of the server (which numbers its responses from 1 again).
   const run_id = `${request.responseId}_${randomUUID().replace(/-/g, "").slice(0, 16)}`;
-  return resolveRunSpec({ ...withServerInstructions(runtime, mergeRunSpecs(base, over)), run_id }, "request");
+  // A request may lower the server's budgets (max_tool_calls, max_output_tokens), never raise them.
+  const merged = withinBudgets(mergeRunSpecs(base, over), base);
+  return resolveRunSpec({ ...withServerInstructions(runtime, merged), run_id }, "request");
 }
 
 /** A conversation item as the input schema takes it: a reasoning item's raw `content` is dropped. */
@@ -220,8 +228,10 @@ async function* agentEvents(run: AgentRun): AsyncGenerator<StreamingEvent> {
     const header = tapeHeaderOf(runtime, handle.spec, { clientTools: tools.recorded });
     tape = run.tapes().open(handle.runId, header, "now");
   });
+  const stop = runDeadline(runtime, handle);
   const ended = handle.result
     .catch(() => undefined)
+    .finally(stop)
     .finally(() => tape?.close().catch(() => {}))
     .finally(run.release);
   const events = faceEvents(writer);

@@ -81,7 +81,7 @@ function setup(
         o.signal,
       ),
     );
-  return { send, probe, dir, tools: [wait, leak] };
+  return { send, probe, dir, service, tools: [wait, leak] };
 }
 
 async function error(response: Response) {
@@ -172,6 +172,18 @@ describe("the Open Responses face refuses hostile input", () => {
       await new Promise((r) => setTimeout(r, 25));
     expect(probe.aborted).toBe(true);
     expect(probe.disposed).toBe(1);
+  });
+
+  it("a run that goes on past the server's run deadline (a tool that never ends) is cancelled: the response fails", async () => {
+    const { send, probe, dir, service } = setup([call("wait"), text("never")]);
+    service.runtime.runTimeoutMs = 300;
+    const res = await send("POST", "/v1/responses", { model: "eddy", input: "wait" });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { status: string }).status).toBe("failed");
+    expect(probe.aborted).toBe(true);
+    const [tape] = readdirSync(join(dir, "responses")).map((n) => readTape(join(dir, "responses", n)));
+    const asked = tape?.frames.find((f) => f.type === "cancel_requested") as { reason: string } | undefined;
+    expect(asked?.reason).toMatch(/longer than this server allows \(300 ms, eddy serve --run-timeout\)/);
   });
 
   it("a client gone before the stream began: the run never starts and its tools are disposed", async () => {

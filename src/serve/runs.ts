@@ -20,7 +20,13 @@ import { type InstructionFile, withInstructionFiles } from "../loop/instruction-
 import type { RunDeps, RunHandle } from "../loop/options.js";
 import { assertPolicy, type Policy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
-import { mergeRunSpecs, type PartialRunSpec, type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
+import {
+  mergeRunSpecs,
+  type PartialRunSpec,
+  type RunSpec,
+  resolveRunSpec,
+  withinBudgets,
+} from "../loop/run-spec.js";
 import { runAgentOnThread } from "../loop/thread-run.js";
 import { httpProblem, tooManyRequests } from "../mock/http-error.js";
 import type { Usage } from "../protocol/types.js";
@@ -80,8 +86,33 @@ export interface ServeRuntime {
   tapeExtras?: Omit<TapeHeaderExtras, "provider" | "policy" | "mcpServers">;
   /** Runs going on at once; one more is refused with 429. @defaultValue 4 */
   maxConcurrentRuns?: number;
+  /**
+   * Longest a run (a resumed run: each segment) of the server, or of its Open Responses face, goes
+   * on before the server cancels it (`cancel_requested` names the deadline; it ends `cancelled`):
+   * a provider that trickles a byte now and then never trips its idle timeout, so without this
+   * one run could hold a place of `maxConcurrentRuns` for ever. @defaultValue SERVE_RUN_TIMEOUT_MS (1 hour)
+   */
+  runTimeoutMs?: number;
   /** @defaultValue Date.now */
   clock?: () => number;
+}
+
+/** The default of `ServeRuntime.runTimeoutMs`: an hour. */
+export const SERVE_RUN_TIMEOUT_MS = 3_600_000;
+
+/**
+ * Cancels `handle` once it has gone on for the server's `runTimeoutMs`; returns what stops that
+ * clock (call it when the run has ended).
+ */
+export function runDeadline(runtime: ServeRuntime, handle: RunHandle): () => void {
+  const ms = runtime.runTimeoutMs ?? SERVE_RUN_TIMEOUT_MS;
+  const timer = setTimeout(
+    () =>
+      handle.cancel(`the run went on longer than this server allows (${ms} ms, eddy serve --run-timeout)`),
+    ms,
+  );
+  timer.unref();
+  return () => clearTimeout(timer);
 }
 
 /** How a served run stands: going on, ended (its `run_ended.reason`), or cut off by a server that died. */
@@ -232,8 +263,10 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
   const { runtime } = ctx;
   assertRoom(ctx);
   const id = `run_${randomUUID().replace(/-/g, "")}`;
+  // A request may lower the server's budgets (max_turns, …), never raise them (loop/run-spec.ts).
+  const local = runtime.spec ?? {};
   const spec = resolveRunSpec(
-    { ...withServerInstructions(runtime, mergeRunSpecs(runtime.spec ?? {}, request)), run_id: id },
+    { ...withServerInstructions(runtime, withinBudgets(mergeRunSpecs(local, request), local)), run_id: id },
     "request body",
   );
   const registry = runtime.tools();
@@ -295,9 +328,12 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
   }
   openTape(tape, writer);
   ctx.runs.set(id, run);
+  const stop = runDeadline(runtime, handle);
   run.done = drive(run, handle, writer, registry, (closed) => {
     if (closed && tape.guard.problem === undefined) storeFinishedLog(ctx, run);
-  }).finally(() => hold?.release().catch(() => {}));
+  })
+    .finally(stop)
+    .finally(() => hold?.release().catch(() => {}));
   return run;
 }
 
@@ -598,7 +634,10 @@ async function resume(ctx: ServiceContext, run: ServedRun): Promise<void> {
   openTape(tape, writer);
   delete run.ended;
   run.log.reopen();
-  run.done = drive(run, handle, writer, registry).finally(() => hold?.release().catch(() => {}));
+  const stop = runDeadline(runtime, handle);
+  run.done = drive(run, handle, writer, registry)
+    .finally(stop)
+    .finally(() => hold?.release().catch(() => {}));
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   closeSync,
   constants,
   fstatSync,
+  ftruncateSync,
   lstatSync,
   openSync,
   readSync,
@@ -36,6 +37,12 @@ export interface RegularFileOptions {
   limitReason?: string;
   /** The file's name in errors. @defaultValue the path */
   name?: string;
+  /**
+   * Refuse a symlink at `path` (`O_NOFOLLOW`): eddy's own file in a folder others may have put
+   * links in (a batch's `--out`), which must not be read from wherever a link points.
+   * @defaultValue false
+   */
+  noFollow?: boolean;
 }
 
 /**
@@ -65,8 +72,15 @@ export function withRegularFileSync<T>(
   const name = `${options.what} ${options.name ?? path}`;
   let fd: number;
   try {
-    fd = openSync(path, O_READ);
+    fd = openSync(path, O_READ | (options.noFollow === true ? (constants.O_NOFOLLOW ?? 0) : 0));
   } catch (err) {
+    // ELOOP: O_NOFOLLOW met a symlink (`noFollow`).
+    if (errnoCode(err) === "ELOOP" && isSymlink(path))
+      throw failure(
+        options,
+        `${name} is a symlink, and eddy never reads its own files through one (it could point anywhere): remove it`,
+        err,
+      );
     throw failure(options, `cannot read ${name}: ${reasonOf(err)}`, err);
   }
   try {
@@ -131,8 +145,10 @@ export interface WritableFileOptions {
   /** The code of the errors thrown (all `fault: "user"`). @defaultValue "invalid_argument" */
   code?: EddyErrorCode;
   /**
-   * Refuse a symlink at `path` (`O_NOFOLLOW`): for eddy's own files in a folder that others may
-   * have put links in (a batch's `--out`), where following one would write wherever it points.
+   * Refuse a symlink at `path` (`O_NOFOLLOW`), and a file with other hard links (`st_nlink` > 1,
+   * refused before anything in it is emptied or written): for eddy's own files in a folder that
+   * others may have put links in (a batch's `--out`), where following one would write wherever it
+   * points and writing into a hard link would change the file it shares with another name.
    * @defaultValue false (a path the user named is theirs to link)
    */
   noFollow?: boolean;
@@ -167,9 +183,29 @@ export function checkedWritable(path: string, options: WritableFileOptions, open
     throw cannotWrite(path, reasonOf(err), options, err);
   }
   const stats = fstatSync(fd);
-  if (stats.isFile()) return fd;
+  if (stats.isFile() && (options.noFollow !== true || stats.nlink <= 1)) return fd;
   closeSync(fd);
-  throw notRegularFile(path, stats, options);
+  if (!stats.isFile()) throw notRegularFile(path, stats, options);
+  throw cannotWrite(
+    path,
+    `it has ${stats.nlink} hard links, and eddy never writes its own files into one that has other names (it could be any file); remove it`,
+    options,
+  );
+}
+
+/**
+ * `checkedWritable` with the file emptied only once it passed the checks (`O_TRUNC` at `open` would
+ * empty a hard link's file before `fstat` could refuse it).
+ */
+export function emptiedWritable(path: string, options: WritableFileOptions): number {
+  const fd = checkedWritable(path, options, () => openSync(path, writeFlags(options, 0)));
+  try {
+    ftruncateSync(fd, 0);
+  } catch (err) {
+    closeSync(fd);
+    throw cannotWrite(path, reasonOf(err), options, err);
+  }
+  return fd;
 }
 
 /** Writes `data` as the whole content of the regular file at `path` (created, or emptied first). */
@@ -178,12 +214,7 @@ export function writeRegularFileSync(
   data: string | Uint8Array,
   options: WritableFileOptions,
 ): void {
-  writeAll(
-    checkedWritable(path, options, () => openSync(path, writeFlags(options, constants.O_TRUNC))),
-    data,
-    path,
-    options,
-  );
+  writeAll(emptiedWritable(path, options), data, path, options);
 }
 
 /** Appends `data` to the regular file at `path` (created when missing). */
