@@ -118,6 +118,26 @@ describe("eddy batch in one process (slow: 200 runs)", () => {
     ).toEqual(["a", "c"]);
   }, 150_000);
 
+  it("says which tasks ask a budget above the batch's, and runs them with the batch's", async () => {
+    const cwd = workspace([
+      '{"id": "big", "prompt": "hello", "max_turns": 50}',
+      '{"id": "bigger", "prompt": "hello", "max_turns": 90, "max_tool_calls": 5}',
+      '{"id": "small", "prompt": "hello", "max_turns": 2}',
+    ]);
+    const args = ["batch", "tasks.jsonl", "--out", "out", "--base-url", url, "--model", "eddy-demo"];
+    const r = await runCli([...args, "--max-tool-calls", "4"], { cwd });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(
+      'eddy: 2 tasks ("big" first) ask max_turns 50, above this batch\'s 20: they run with 20 (give --max-turns to allow more)',
+    );
+    expect(r.stderr).toContain(
+      'eddy: task "bigger" asks max_tool_calls 5, above this batch\'s 4: it runs with 4 (give --max-tool-calls to allow more)',
+    );
+    const spec = (id: string) => readTape(join(cwd, "out", "tapes", `${id}.tape`)).header.spec;
+    expect([spec("big").max_turns, spec("bigger").max_turns, spec("small").max_turns]).toEqual([20, 20, 2]);
+    expect(spec("bigger").max_tool_calls).toBe(4);
+  }, 150_000);
+
   it("--retry-failed runs only the failures again; without it they stay as they were", async () => {
     const tasks = Array.from({ length: 6 }, (_, i) =>
       JSON.stringify(

@@ -21,6 +21,7 @@ import {
 import { BATCH_DEFAULTS } from "../batch/defaults.js";
 import { runBatch } from "../batch/pool.js";
 import { type BatchTask, parseTasks } from "../batch/task.js";
+import { budgetOverruns, mergeRunSpecs } from "../loop/run-spec.js";
 import type { McpToolInfo } from "../tools/mcp/index.js";
 import { privateTempFolder } from "../util/make-dir.js";
 import { readRegularTextSync } from "../util/regular-file.js";
@@ -33,6 +34,7 @@ import { CANCELLED, RUN_FAILED, SUCCESS } from "./exit-codes.js";
 import { otelRequested, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
 import { type CliIo, cancelOnSignal, readSchema } from "./run-command.js";
+import { specOf } from "./run-settings.js";
 import { mcpEventLine } from "./run-view.js";
 import { secretsOf, startTargetProvider } from "./target-provider.js";
 import { formatDuration, stylesFor, terminalSafe } from "./terminal.js";
@@ -46,6 +48,43 @@ export interface BatchFlags extends RunFlags {
   workspacePerTask?: boolean;
   retryFailed?: boolean;
   queue?: string;
+}
+
+/** How the user raises each budget a task may only lower (README, "Batch"). */
+const BUDGET_SETTINGS: Record<string, string> = {
+  max_turns: "--max-turns",
+  max_tool_calls: "--max-tool-calls",
+  tool_concurrency: "--tool-concurrency",
+  "request.max_output_tokens": "--max-output-tokens",
+};
+
+/**
+ * One line per budget that tasks ask above this batch's: they run with the batch's (withinBudgets,
+ * applied in src/batch/run-task.ts; queued, a task is held to the flags here and to each worker's
+ * own settings), and the user is told rather than left to find a shorter run.
+ */
+export function loweredBudgetLines(
+  tasks: readonly BatchTask[],
+  config: EffectiveConfig,
+  queued: boolean,
+): string[] {
+  const local = specOf(config, { onlyFlags: queued });
+  const byField = new Map<string, { count: number; id: string; asked: number; limit: number }>();
+  for (const task of tasks)
+    for (const o of budgetOverruns(mergeRunSpecs(local, task.spec), local, { onlySet: queued })) {
+      const seen = byField.get(o.field);
+      if (seen === undefined) byField.set(o.field, { count: 1, id: task.id, asked: o.asked, limit: o.limit });
+      else seen.count++;
+    }
+  return [...byField].map(([field, s]) => {
+    const who =
+      s.count === 1
+        ? `task ${JSON.stringify(s.id)} asks`
+        : `${s.count} tasks (${JSON.stringify(s.id)} first) ask`;
+    const flag = BUDGET_SETTINGS[field];
+    const how = flag === undefined ? "the most a batch allows" : `give ${flag} to allow more`;
+    return `eddy: ${who} ${field} ${s.asked}, above this batch's ${s.limit}: ${s.count === 1 ? "it runs" : "they run"} with ${s.limit} (${how})`;
+  });
 }
 
 /** A batch about to run: its tasks, folder, settings, and how it reports. */
@@ -71,6 +110,8 @@ export async function batchCommand(tasksPath: string, flags: BatchFlags, io: Cli
     );
   const config = resolveConfig(flags, io.env, io.cwd);
   checkWorkspace(config.workspace.value);
+  for (const line of loweredBudgetLines(tasks, config, flags.queue !== undefined))
+    io.stderr.write(`${terminalSafe(line, { oneLine: true })}\n`);
   if (flags.queue === undefined) assertReadyToRun(withTaskModels(config, tasks), io.env);
   if (flags.schema !== undefined) readSchema(flags.schema);
   if (flags.queue !== undefined) await (await import("../batch/queue.js")).checkRedis(flags.queue);
