@@ -3,7 +3,7 @@ import { composedRun, replayComposed } from "../../test/support/compose.js";
 import type { Script } from "../../test/support/scripted.js";
 import type { JsonObject } from "../protocol/types.js";
 import { defineTool } from "../tools/tool.js";
-import { agentTool } from "./agent-tool.js";
+import { agentTool, MAX_AGENT_DEPTH } from "./agent-tool.js";
 
 const reviewer = agentTool({
   name: "reviewer",
@@ -25,6 +25,38 @@ function callOutput(request: JsonObject | undefined): string {
 }
 
 describe("agentTool", () => {
+  it("an agent offered itself nests at most MAX_AGENT_DEPTH deep: the call below is refused, not run", async () => {
+    const deep = agentTool({
+      name: "deep",
+      description: "Goes deeper",
+      spec: { instructions: "Go on.", tools: ["deep"] },
+    });
+    const call = (id: string): Script => ({
+      items: [{ type: "function_call", name: "deep", arguments: '{"input":"deeper"}', call_id: id }],
+    });
+    const answer = (text: string): Script => ({ items: [{ type: "message", text }] });
+    // The top run and each sub-run down to MAX_AGENT_DEPTH call `deep`; the deepest one's call is
+    // refused, and each answers in turn on the way back up.
+    const depths = Array.from({ length: MAX_AGENT_DEPTH + 1 }, (_, d) => d);
+    const run = await composedRun(
+      [...depths.map((d) => call(`c${d}`)), ...depths.reverse().map((d) => answer(`answer at ${d}`))],
+      {},
+      [deep],
+    );
+    expect(run.result.reason).toBe("completed");
+    expect(run.result.outputText).toBe("answer at 0");
+    const refused = run.requests[MAX_AGENT_DEPTH + 1]?.input as JsonObject[];
+    const output = refused.find(
+      (i) => i.type === "function_call_output" && i.call_id === `c${MAX_AGENT_DEPTH}`,
+    );
+    expect(JSON.parse(String(output?.output))).toMatchObject({
+      ok: false,
+      error: { code: "agent_depth_exceeded" },
+    });
+    const replay = await replayComposed(run.tape, [deep]);
+    expect(replay.verdict).toMatchObject({ match: true });
+  });
+
   it("runs a sub-agent on its own spec; its answer reaches the parent's follow-up; the tape replays", async () => {
     const run = await composedRun(scripts, { instructions: "You are the parent." }, [reviewer]);
     expect(run.result.reason).toBe("completed");

@@ -50,7 +50,17 @@ export interface AgentToolParent {
   secrets?: readonly string[];
   /** Re-enters a sub-run that ended awaiting approval (a resumed parent's, `RunDeps.resumeSubRun`). */
   resumeSubRun?: SubRunResumer;
+  /** How many agent calls the calling run is nested in (`RunDeps.agentDepth`). @defaultValue 0 */
+  depth?: number;
 }
+
+/**
+ * The deepest agent calls nest: a sub-agent's sub-agent's sub-agent. A call that would nest deeper
+ * is answered `ok:false` (`agent_depth_exceeded`) without running: an agent offered itself (or two
+ * agents offered each other) recursed until memory ran out, tens of thousands of requests a minute,
+ * and a cancel then overflowed the stack (docs/pitfalls.md #69).
+ */
+export const MAX_AGENT_DEPTH = 3;
 
 const argumentsSchema = z.object({
   input: z.string().min(1).describe("The task for the agent, with everything it needs to know"),
@@ -98,6 +108,15 @@ async function runSubAgent(
     ...options.spec,
     input,
   };
+  const depth = (parent.depth ?? 0) + 1;
+  if (depth > MAX_AGENT_DEPTH)
+    return toolResult({
+      ok: false,
+      error: {
+        code: "agent_depth_exceeded",
+        message: `the agent ${options.name} was not run: agents nest at most ${MAX_AGENT_DEPTH} deep; answer from what you have`,
+      },
+    });
   const { callId, signal } = context;
   const resumed = parent.resumeSubRun?.({
     callId,
@@ -106,6 +125,7 @@ async function runSubAgent(
     tools: parent.tools,
     workspace: parent.workspace,
     signal,
+    depth,
   });
   const run =
     resumed ??
@@ -118,6 +138,7 @@ async function runSubAgent(
       ...(parent.onApproval === undefined ? {} : { onApproval: parent.onApproval }),
       ...(parent.hooks === undefined ? {} : { hooks: parent.hooks }),
       ...(parent.secrets === undefined ? {} : { secrets: parent.secrets }),
+      agentDepth: depth,
     });
   const frames: Frame[] = [];
   for await (const f of run) frames.push(f);

@@ -775,6 +775,7 @@ function toolParent(spec: RunSpec, runDeps: RunDeps, deps: LoopDeps): AgentToolP
   if (runDeps.hooks !== undefined) parent.hooks = runDeps.hooks;
   if (runDeps.secrets !== undefined) parent.secrets = runDeps.secrets;
   if (runDeps.resumeSubRun !== undefined) parent.resumeSubRun = runDeps.resumeSubRun;
+  if (runDeps.agentDepth !== undefined) parent.depth = runDeps.agentDepth;
   return parent;
 }
 
