@@ -386,6 +386,46 @@ describe("eddy chat on a pipe that stays open", { timeout: 120_000 }, () => {
   });
 });
 
+describe("eddy chat shows what the model named inert", { timeout: 120_000 }, () => {
+  it("a call id and a file name holding escape sequences reach the terminal without them", async () => {
+    const esc = "\u001b";
+    const url = await serve({
+      turns: [
+        {
+          items: [
+            {
+              type: "function_call",
+              name: "write_file",
+              arguments: { path: `a${esc}]0;PWNED\u0007${esc}[31mred.txt`, content: "x" },
+              call_id: `c${esc}[2J${esc}]52;c;Y3VybCBldmls\u0007`,
+            },
+          ],
+        },
+        { items: [{ type: "message", text: "done" }], repeat: true },
+      ],
+    });
+    const cwd = workspace();
+    const args = ["chat", "--base-url", url, "--model", "m", "--allow-write", "--approve", "defer"];
+    const deferred = await runCli([...args, "--thread", "t"], {
+      cwd,
+      env: env(),
+      stdin: "write it\n",
+      timeoutMs: 60_000,
+    });
+    expect(deferred.stderr).toContain("waiting for a decision on c");
+    expect(deferred.stderr).not.toContain(esc);
+    // The next chat on the thread decides it: the file is written, and the line naming it is inert.
+    const decided = await runCli([...args, "--thread", "t"], {
+      cwd,
+      env: env(),
+      stdin: "/decide all=allow\n/exit\n",
+      timeoutMs: 60_000,
+    });
+    expect(decided.stderr).toMatch(/changed a.*red\.txt \(\/undo restores\)/);
+    expect(decided.stderr).not.toContain(esc);
+  });
+});
+
 describe("eddy chat records what /approve changed", { timeout: 120_000 }, () => {
   it("a turn after /approve auto has approve auto in its tape's policy (it had the session's first mode)", async () => {
     const cwd = workspace();

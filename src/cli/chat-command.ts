@@ -387,14 +387,14 @@ function renderEvent(event: SessionEvent, session: Session, rl: Interface, ctx: 
         say(
           ctx,
           styles.yellow(
-            `waiting for a decision on ${pending.join(", ")}: /decide ID=allow|deny (all=… for every one)`,
+            `waiting for a decision on ${inert(pending)}: /decide ID=allow|deny (all=… for every one)`,
           ),
         );
       if (event.result.fileChanges.length > 0)
         say(
           ctx,
           styles.dim(
-            `changed ${[...new Set(event.result.fileChanges.map((c) => c.path))].join(", ")} (/undo restores)`,
+            `changed ${inert([...new Set(event.result.fileChanges.map((c) => c.path))])} (/undo restores)`,
           ),
         );
       break;
@@ -464,10 +464,10 @@ async function runSlashCommand(text: string, session: Session, ctx: ChatContext)
         session.steer(arg).catch((err: unknown) => refused(session, ctx, err));
         return;
       case "/tools":
-        return say(ctx, session.tools.join(", ") || "(no tools)");
+        return say(ctx, inert(session.tools) || "(no tools)");
       case "/undo": {
         const { turn, restored } = await session.undo();
-        return say(ctx, `restored ${restored.join(", ")} (turn ${turn + 1})`);
+        return say(ctx, `restored ${inert(restored)} (turn ${turn + 1})`);
       }
       case "/usage":
         return say(ctx, usageText(session));
@@ -517,6 +517,15 @@ async function viewSession(session: Session, ctx: ChatContext): Promise<void> {
 /** A /decide or /steer the session refused, said; a turn that failed is said by its turn_failed event. */
 function refused(session: Session, ctx: ChatContext, err: unknown): void {
   if (!session.wasTurnFailure(err)) say(ctx, errorLine(err, ctx.styles));
+}
+
+/**
+ * Names the model or the workspace chose (call ids, the paths a turn changed, tool names), listed
+ * on one line and made inert: a call id or a file name may hold an escape sequence
+ * (docs/pitfalls.md #66).
+ */
+function inert(names: readonly string[]): string {
+  return names.map((name) => terminalSafe(name, { oneLine: true })).join(", ");
 }
 
 function say(ctx: ChatContext, text: string): void {
