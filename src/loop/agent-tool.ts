@@ -58,7 +58,7 @@ export interface AgentToolParent {
  * The deepest agent calls nest: a sub-agent's sub-agent's sub-agent. A call that would nest deeper
  * is answered `ok:false` (`agent_depth_exceeded`) without running: an agent offered itself (or two
  * agents offered each other) recursed until memory ran out, tens of thousands of requests a minute,
- * and a cancel then overflowed the stack (docs/pitfalls.md #69).
+ * and a cancel then overflowed the stack (docs/pitfalls.md #84).
  */
 export const MAX_AGENT_DEPTH = 3;
 
