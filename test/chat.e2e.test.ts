@@ -424,6 +424,38 @@ describe("eddy chat shows what the model named inert", { timeout: 120_000 }, () 
     expect(decided.stderr).toMatch(/changed a.*red\.txt \(\/undo restores\)/);
     expect(decided.stderr).not.toContain(esc);
   });
+
+  it("a call waiting for /decide is shown whole, in the turn that deferred it and in a later chat", async () => {
+    // Past the 160 characters the one-line view showed: the part that matters comes last.
+    const command = `echo ${"harmless ".repeat(30)}; touch late-payload`;
+    const url = await serve({
+      turns: [
+        { items: [{ type: "function_call", name: "shell", arguments: { command }, call_id: "k9" }] },
+        { items: [{ type: "message", text: "done" }], repeat: true },
+      ],
+    });
+    const cwd = workspace();
+    const args = [
+      "chat",
+      "--base-url",
+      url,
+      "--model",
+      "m",
+      "--allow-shell",
+      "--approve",
+      "defer",
+      "--thread",
+      "t",
+    ];
+    const deferred = await runCli(args, { cwd, env: env(), stdin: "go\n", timeoutMs: 60_000 });
+    expect(deferred.stderr).toMatch(
+      / {2}k9: shell\n {4}\$ echo harmless[^]*; touch late-payload\n[^]*waiting for a decision on k9/,
+    );
+    const later = await runCli(args, { cwd, env: env(), stdin: "/exit\n", timeoutMs: 60_000 });
+    expect(later.stderr).toMatch(
+      / {2}k9: shell\n {4}\$ echo harmless[^]*; touch late-payload\n {2}\/decide k9=allow/,
+    );
+  });
 });
 
 describe("eddy chat records what /approve changed", { timeout: 120_000 }, () => {
@@ -525,8 +557,9 @@ describe("a later chat on a thread whose last run waits for a decision", { timeo
       stdin: "/decide call_mock_0001=allow\n",
       timeoutMs: 60_000,
     });
+    // The call shown as the approval prompt would show it: the diff of what it writes.
     expect(second.stderr).toMatch(
-      /the thread's last run \(run_\w+\) waits for decisions on this call \(tape \.eddy\/tapes\/ap1\/run_\w+\.tape\):\n {2}call_mock_0001: write_file \{"path":"c\.txt","content":"deferred"\}\n {2}\/decide call_mock_0001=allow\|deny/,
+      /the thread's last run \(run_\w+\) waits for decisions on this call \(tape \.eddy\/tapes\/ap1\/run_\w+\.tape\):\n {2}call_mock_0001: write_file\n {4}--- \/dev\/null\n {4}\+\+\+ c\.txt\n(?: {4}.*\n)*? {4}\+deferred\n(?: {4}.*\n)* {2}\/decide call_mock_0001=allow\|deny/,
     );
     expect(readFileSync(join(cwd, "c.txt"), "utf8")).toBe("deferred");
     const log = await createThreadStore({ workspace: cwd }).read("ap1");
