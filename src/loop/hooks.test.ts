@@ -76,6 +76,22 @@ describe("tool-call hooks", () => {
     expect(types).toEqual(["tool_call", "tool_started", "hook_decided", "tool_ended"]);
   });
 
+  it("a rewrite whose arguments cannot be written as JSON (cyclic, or nested past the stack) fails closed", async () => {
+    const cyclic: JsonObject = { path: "b.txt" };
+    (cyclic as Record<string, unknown>).self = cyclic;
+    // As a hook command's stdout `{"arguments": {"a": [[[…]]]}}` parses: deeper than JSON.stringify goes.
+    let deep: unknown = [];
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    for (const args of [cyclic, { a: deep } as JsonObject]) {
+      const run = await hooked({ beforeToolCall: () => ({ action: "rewrite", arguments: args }) });
+      expect(ran).toEqual([]);
+      expect(hookFrames(run.frames)).toMatchObject([
+        { hook: "before_tool_call", decision: "deny", note: expect.stringContaining("the call was not run") },
+      ]);
+      expect(run.result.reason).toBe("completed");
+    }
+  });
+
   it("a hook that throws fails closed with a note; allow decisions are frames too", async () => {
     const run = await hooked({
       beforeToolCall: () => undefined,
