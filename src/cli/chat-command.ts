@@ -381,7 +381,9 @@ function renderEvent(event: SessionEvent, session: Session, rl: Interface, ctx: 
   const { styles } = ctx;
   switch (event.type) {
     case "frame":
-      if (event.frame.type === "tool_call") ctx.calls.set(event.frame.call_id, event.frame);
+      // The arguments asked about are those that would run (a hook may have rewritten the model's).
+      if (event.frame.type === "tool_call" || event.frame.type === "approval_requested")
+        ctx.calls.set(event.frame.call_id, event.frame);
       ctx.images.observe(event.frame);
       ctx.view.render(event.frame);
       return;

@@ -1,7 +1,7 @@
 /**
  * Tool-call hooks (docs/architecture.md, "Composing runs"): `beforeToolCall` sees each call before
  * it runs — before any approval question — and allows it, denies it with a reason the model reads,
- * or rewrites its arguments; `afterToolCall` sees each output of a call that ran and may rewrite it
+ * or rewrites its arguments (then the approval asks about those); `afterToolCall` sees each output of a call that ran and may rewrite it
  * (e.g. redact). Every decision is a `hook_decided` frame, so a replay gives the recorded decisions
  * back instead of calling the hooks. A hook that throws fails closed: the call is denied (or its
  * output withheld) with a note saying why.

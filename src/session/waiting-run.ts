@@ -67,8 +67,11 @@ export async function findWaitingRun(
   if (ended?.type !== "run_ended" || ended.reason !== "awaiting_approval")
     return { runId, problem: `its tape ${path} does not end waiting for approval (resumed elsewhere?)` };
   const calls = (ended.pending_calls ?? []).map((id) => {
-    const call = tape.frames.findLast((f) => f.type === "tool_call" && f.call_id === id);
-    return call?.type === "tool_call"
+    // The arguments it was deferred with: a hook may have rewritten the model's (`tool_call`).
+    const call = tape.frames.findLast(
+      (f) => (f.type === "approval_requested" || f.type === "tool_call") && f.call_id === id,
+    );
+    return call?.type === "approval_requested" || call?.type === "tool_call"
       ? { call_id: id, name: call.name, arguments: call.arguments }
       : { call_id: id, name: "(unknown)", arguments: "" };
   });
