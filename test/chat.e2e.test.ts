@@ -456,6 +456,51 @@ describe("eddy chat shows what the model named inert", { timeout: 120_000 }, () 
       / {2}k9: shell\n {4}\$ echo harmless[^]*; touch late-payload\n {2}\/decide k9=allow/,
     );
   });
+
+  it("a sub-agent's call waiting for /decide is shown whole too, under its AGENT_CALL/SUB_CALL id", async () => {
+    const url = await serve({
+      turns: [
+        {
+          items: [{ type: "function_call", name: "scribe", arguments: { input: "write it" }, call_id: "pa" }],
+        },
+        {
+          items: [
+            {
+              type: "function_call",
+              name: "write_file",
+              arguments: { path: "s.txt", content: "from the sub-agent" },
+              call_id: "sb",
+            },
+          ],
+        },
+        { items: [{ type: "message", text: "done" }], repeat: true },
+      ],
+    });
+    const cwd = workspace();
+    // `agents` needs no trust: a workspace's file may offer them (they select among the run's tools).
+    writeFileSync(
+      join(cwd, "eddy.config.json"),
+      JSON.stringify({ agents: { scribe: { instructions: "Write.", tools: ["write_file"] } } }),
+    );
+    const args = [
+      "chat",
+      "--base-url",
+      url,
+      "--model",
+      "m",
+      "--allow-write",
+      "--approve",
+      "defer",
+      "--thread",
+      "t",
+    ];
+    const deferred = await runCli(args, { cwd, env: env(), stdin: "go\n", timeoutMs: 60_000 });
+    expect(deferred.stderr).toMatch(
+      / {2}pa\/sb: write_file\n {4}--- \/dev\/null\n {4}\+\+\+ s\.txt\n[^]*\+from the sub-agent/,
+    );
+    const later = await runCli(args, { cwd, env: env(), stdin: "/exit\n", timeoutMs: 60_000 });
+    expect(later.stderr).toMatch(/ {2}pa\/sb: write_file\n {4}--- \/dev\/null\n[^]*\+from the sub-agent/);
+  });
 });
 
 describe("eddy chat records what /approve changed", { timeout: 120_000 }, () => {

@@ -18,12 +18,13 @@ import { createInterface, type Interface } from "node:readline";
 import { type Readable, Transform } from "node:stream";
 import { checkThreadName } from "../context/threads.js";
 import { EddyError } from "../errors.js";
+import type { Frame } from "../frames/frame.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
 import { withInstructionFiles } from "../loop/instruction-files.js";
 import { APPROVE_MODES, type ApproveMode } from "../loop/policy.js";
 import type { PartialRunSpec } from "../loop/run-spec.js";
 import { createSession, type Session, type SessionEvent } from "../session/session.js";
-import type { PendingCall } from "../session/waiting-run.js";
+import { type PendingCall, waitingCalls } from "../session/waiting-run.js";
 import { sizeText } from "../util/regular-file.js";
 import type { TerminalInput } from "./approval-prompt.js";
 import { createApprovalPrompter } from "./approval-prompt.js";
@@ -145,8 +146,7 @@ export async function chatCommand(flags: ChatFlags, io: CliIo): Promise<number> 
     const showCall = callViewer(config.workspace.value, styles, deps.secrets ?? []);
     const waiting = await inheritedNote(session, config.workspace.value, styles, showCall);
     if (waiting !== undefined) io.stderr.write(`${waiting}\n`);
-    const calls = new Map<string, PendingCall>();
-    return await chatLoop(session, { io, styles, view, router, images, calls, showCall });
+    return await chatLoop(session, { io, styles, view, router, images, calls: [], showCall });
   } finally {
     removeSignal();
     await target?.close();
@@ -168,8 +168,8 @@ interface ChatContext {
   view: RunView;
   router: LineRouter;
   images: ImageSaver;
-  /** The calls of the running turn, by id: what `/decide` would decide is shown from them. */
-  calls: Map<string, PendingCall>;
+  /** The running turn's frames about its calls (`WAITING_CALL_FRAMES`): what `/decide` would decide is shown from them. */
+  calls: Frame[];
   /** What a call waiting for `/decide` would do, as the approval prompt shows it. */
   showCall: (call: PendingCall) => Promise<string[]>;
   /**
@@ -381,14 +381,12 @@ function renderEvent(event: SessionEvent, session: Session, rl: Interface, ctx: 
   const { styles } = ctx;
   switch (event.type) {
     case "frame":
-      // The arguments asked about are those that would run (a hook may have rewritten the model's).
-      if (event.frame.type === "tool_call" || event.frame.type === "approval_requested")
-        ctx.calls.set(event.frame.call_id, event.frame);
+      if (WAITING_CALL_FRAMES.has(event.frame.type)) ctx.calls.push(event.frame);
       ctx.images.observe(event.frame);
       ctx.view.render(event.frame);
       return;
     case "turn_started":
-      ctx.calls.clear();
+      ctx.calls.length = 0;
       return;
     case "turn_failed":
       ctx.failed = RUN_FAILED;
@@ -616,12 +614,13 @@ function callViewer(
   };
 }
 
-/** Before a turn's "waiting for a decision" note: each of its waiting calls shown whole (a sub-agent's by its id). */
+/** The frames a waiting call is shown from (`waitingCalls`): the call, its approval question, a sub-agent's deferral. */
+const WAITING_CALL_FRAMES = new Set(["tool_call", "approval_requested", "tool_deferred"]);
+
+/** Before a turn's "waiting for a decision" note: each of its waiting calls shown whole. */
 async function showPending(ids: readonly string[], ctx: ChatContext): Promise<void> {
-  for (const id of ids) {
-    const call = ctx.calls.get(id);
-    if (call !== undefined) for (const line of await ctx.showCall(call)) say(ctx, line);
-  }
+  for (const call of waitingCalls(ctx.calls, ids))
+    for (const line of await ctx.showCall(call)) say(ctx, line);
 }
 
 /** The session's model as shown: a name from the command line or a slash command, made inert. */
