@@ -3,7 +3,7 @@ import { composedRun, replayComposed } from "../../test/support/compose.js";
 import type { Script } from "../../test/support/scripted.js";
 import type { JsonObject } from "../protocol/types.js";
 import { defineTool } from "../tools/tool.js";
-import { agentTool, MAX_AGENT_DEPTH } from "./agent-tool.js";
+import { agentTool, MAX_AGENT_DEPTH, MAX_AGENT_RUNS } from "./agent-tool.js";
 
 const reviewer = agentTool({
   name: "reviewer",
@@ -55,6 +55,32 @@ describe("agentTool", () => {
     });
     const replay = await replayComposed(run.tape, [deep]);
     expect(replay.verdict).toMatchObject({ match: true });
+  });
+
+  it("a run's whole tree starts at most MAX_AGENT_RUNS agent calls: the one after is refused, not run", async () => {
+    const helper = agentTool({ name: "helper", description: "Helps", spec: { instructions: "Help." } });
+    const calls = Array.from({ length: MAX_AGENT_RUNS + 1 }, (_, i) => ({
+      type: "function_call" as const,
+      name: "helper",
+      arguments: JSON.stringify({ input: `task ${i}` }),
+      call_id: `h${i}`,
+    }));
+    const subAnswers = Array.from(
+      { length: MAX_AGENT_RUNS },
+      (): Script => ({ items: [{ type: "message", text: "helped" }] }),
+    );
+    const run = await composedRun(
+      [{ items: calls }, ...subAnswers, { items: [{ type: "message", text: "all done" }] }],
+      { max_tool_calls: MAX_AGENT_RUNS + 10 },
+      [helper],
+    );
+    expect(run.result.outputText).toBe("all done");
+    expect(run.requests).toHaveLength(MAX_AGENT_RUNS + 2);
+    const outputs = ((run.requests.at(-1)?.input ?? []) as JsonObject[])
+      .filter((i) => i.type === "function_call_output")
+      .map((i) => JSON.parse(String(i.output)) as { ok: boolean; error?: { code: string } });
+    expect(outputs.filter((o) => o.ok)).toHaveLength(MAX_AGENT_RUNS);
+    expect(outputs.filter((o) => !o.ok)).toMatchObject([{ error: { code: "agent_budget_spent" } }]);
   });
 
   it("runs a sub-agent on its own spec; its answer reaches the parent's follow-up; the tape replays", async () => {
