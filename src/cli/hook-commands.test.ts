@@ -35,7 +35,7 @@ function backgroundPid(dir: string): number {
 const HOLDS_STDOUT = "setsid sleep 600 & echo $! > bg.pid;";
 
 describe("hook commands (cli/hook-commands.ts)", { timeout: 60_000 }, () => {
-  it("a hook that exits leaving a process holding its stdout is answered by its exit, not held up", async () => {
+  it("a hook that exits leaving a process holding its stdout fails closed at its exit, not held up", async () => {
     const dir = workspace();
     const hooks = commandHooks(
       { before_tool_call: `${HOLDS_STDOUT} echo '{"arguments":{"path":"b.txt"}}'`, timeout_ms: 600_000 },
@@ -43,7 +43,11 @@ describe("hook commands (cli/hook-commands.ts)", { timeout: 60_000 }, () => {
       process.env as Record<string, string>,
     );
     const decision = await hooks.beforeToolCall?.(call, { signal: new AbortController().signal });
-    expect(decision).toEqual({ action: "rewrite", arguments: { path: "b.txt" } });
+    // What that process may still write is never read: a part of the answer is not taken for it.
+    expect(decision).toMatchObject({
+      action: "deny",
+      note: "the before_tool_call hook exited but left a process holding its output open (fail closed)",
+    });
     backgroundPid(dir);
   });
 

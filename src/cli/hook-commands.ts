@@ -9,7 +9,8 @@
  * - anything else — another exit code, a crash, stdout that is not such JSON or longer than
  *   16 MiB, or no answer within `timeout_ms` (default 10 s; the command's process group is
  *   killed) — fails closed: the call is denied (or its output withheld) with a note saying what
- *   went wrong. A process the hook leaves behind holding its stdout does not hold up the call.
+ *   went wrong. So does a hook whose shell exits leaving a process holding its stdout or stderr
+ *   open: the call is not held up waiting for that process.
  */
 import { spawn } from "node:child_process";
 import type { AfterToolCallDecision, BeforeToolCallDecision, HookCall, ToolHooks } from "../loop/hooks.js";
@@ -30,6 +31,8 @@ interface HookRun {
   timedOut: boolean;
   /** Stdout passed `HOOK_STDOUT_MAX_BYTES`: the command was killed. */
   overflowed?: boolean;
+  /** The shell exited while a process it left still held its stdout or stderr open. */
+  heldOpen?: boolean;
   error?: string;
 }
 
@@ -103,6 +106,9 @@ export function afterDecision(run: HookRun, timeoutMs: number): AfterToolCallDec
 /** Why a hook run counts as failed (fail closed), or undefined when it answered (exit 0 or 2). */
 function failure(hook: string, run: HookRun, timeoutMs: number): string | undefined {
   if (run.timedOut) return `the ${hook} hook timed out after ${timeoutMs} ms (fail closed)`;
+  // What such a process writes later is not read: fail closed rather than take a part for the answer.
+  if (run.heldOpen === true && run.code !== null && run.code !== 2)
+    return `the ${hook} hook exited but left a process holding its output open (fail closed)`;
   if (run.overflowed === true)
     return `the ${hook} hook wrote more than ${HOOK_STDOUT_MAX_BYTES} bytes on stdout (fail closed)`;
   if (run.error !== undefined) return `the ${hook} hook could not run: ${run.error} (fail closed)`;
@@ -184,7 +190,7 @@ function runHook(
     child.stderr.on("data", (d: Buffer) => stderr.push(d));
     child.stdin.on("error", () => {});
     child.stdin.end(JSON.stringify(input));
-    const done = (code: number | null, error?: string) => {
+    const done = (code: number | null, error?: string, heldOpen = false) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -194,12 +200,13 @@ function runHook(
       child.stderr.destroy();
       const run: HookRun = { code, stdout: stdout.text(), stderr: stderr.text(), timedOut };
       if (stdout.overflowed) run.overflowed = true;
+      if (heldOpen) run.heldOpen = true;
       if (error !== undefined) run.error = error;
       resolve(run);
     };
     child.on("error", (err) => done(null, err.message));
     child.on("exit", (code) => {
-      closeTimer = setTimeout(() => done(code), PIPE_CLOSE_WAIT_MS);
+      closeTimer = setTimeout(() => done(code, undefined, true), PIPE_CLOSE_WAIT_MS);
     });
     child.on("close", (code) => done(code));
   });
