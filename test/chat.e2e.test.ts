@@ -449,11 +449,11 @@ describe("eddy chat shows what the model named inert", { timeout: 120_000 }, () 
     ];
     const deferred = await runCli(args, { cwd, env: env(), stdin: "go\n", timeoutMs: 60_000 });
     expect(deferred.stderr).toMatch(
-      / {2}k9: shell\n {4}\$ echo harmless[^]*; touch late-payload\n[^]*waiting for a decision on k9/,
+      / {2}k9: shell\n {4}\$ echo harmless[\s\S]*; touch late-payload\n[\s\S]*waiting for a decision on k9/,
     );
     const later = await runCli(args, { cwd, env: env(), stdin: "/exit\n", timeoutMs: 60_000 });
     expect(later.stderr).toMatch(
-      / {2}k9: shell\n {4}\$ echo harmless[^]*; touch late-payload\n {2}\/decide k9=allow/,
+      / {2}k9: shell\n {4}\$ echo harmless[\s\S]*; touch late-payload\n {2}\/decide k9=allow/,
     );
   });
 
@@ -496,10 +496,10 @@ describe("eddy chat shows what the model named inert", { timeout: 120_000 }, () 
     ];
     const deferred = await runCli(args, { cwd, env: env(), stdin: "go\n", timeoutMs: 60_000 });
     expect(deferred.stderr).toMatch(
-      / {2}pa\/sb: write_file\n {4}--- \/dev\/null\n {4}\+\+\+ s\.txt\n[^]*\+from the sub-agent/,
+      / {2}pa\/sb: write_file\n {4}--- \/dev\/null\n {4}\+\+\+ s\.txt\n[\s\S]*\+from the sub-agent/,
     );
     const later = await runCli(args, { cwd, env: env(), stdin: "/exit\n", timeoutMs: 60_000 });
-    expect(later.stderr).toMatch(/ {2}pa\/sb: write_file\n {4}--- \/dev\/null\n[^]*\+from the sub-agent/);
+    expect(later.stderr).toMatch(/ {2}pa\/sb: write_file\n {4}--- \/dev\/null\n[\s\S]*\+from the sub-agent/);
   });
 });
 
