@@ -386,6 +386,123 @@ describe("eddy chat on a pipe that stays open", { timeout: 120_000 }, () => {
   });
 });
 
+describe("eddy chat shows what the model named inert", { timeout: 120_000 }, () => {
+  it("a call id and a file name holding escape sequences reach the terminal without them", async () => {
+    const esc = "\u001b";
+    const url = await serve({
+      turns: [
+        {
+          items: [
+            {
+              type: "function_call",
+              name: "write_file",
+              arguments: { path: `a${esc}]0;PWNED\u0007${esc}[31mred.txt`, content: "x" },
+              call_id: `c${esc}[2J${esc}]52;c;Y3VybCBldmls\u0007`,
+            },
+          ],
+        },
+        { items: [{ type: "message", text: "done" }], repeat: true },
+      ],
+    });
+    const cwd = workspace();
+    const args = ["chat", "--base-url", url, "--model", "m", "--allow-write", "--approve", "defer"];
+    const deferred = await runCli([...args, "--thread", "t"], {
+      cwd,
+      env: env(),
+      stdin: "write it\n",
+      timeoutMs: 60_000,
+    });
+    expect(deferred.stderr).toContain("waiting for a decision on c");
+    expect(deferred.stderr).not.toContain(esc);
+    // The next chat on the thread decides it: the file is written, and the line naming it is inert.
+    const decided = await runCli([...args, "--thread", "t"], {
+      cwd,
+      env: env(),
+      stdin: "/decide all=allow\n/exit\n",
+      timeoutMs: 60_000,
+    });
+    expect(decided.stderr).toMatch(/changed a.*red\.txt \(\/undo restores\)/);
+    expect(decided.stderr).not.toContain(esc);
+  });
+
+  it("a call waiting for /decide is shown whole, in the turn that deferred it and in a later chat", async () => {
+    // Past the 160 characters the one-line view showed: the part that matters comes last.
+    const command = `echo ${"harmless ".repeat(30)}; touch late-payload`;
+    const url = await serve({
+      turns: [
+        { items: [{ type: "function_call", name: "shell", arguments: { command }, call_id: "k9" }] },
+        { items: [{ type: "message", text: "done" }], repeat: true },
+      ],
+    });
+    const cwd = workspace();
+    const args = [
+      "chat",
+      "--base-url",
+      url,
+      "--model",
+      "m",
+      "--allow-shell",
+      "--approve",
+      "defer",
+      "--thread",
+      "t",
+    ];
+    const deferred = await runCli(args, { cwd, env: env(), stdin: "go\n", timeoutMs: 60_000 });
+    expect(deferred.stderr).toMatch(
+      / {2}k9: shell\n {4}\$ echo harmless[\s\S]*; touch late-payload\n[\s\S]*waiting for a decision on k9/,
+    );
+    const later = await runCli(args, { cwd, env: env(), stdin: "/exit\n", timeoutMs: 60_000 });
+    expect(later.stderr).toMatch(
+      / {2}k9: shell\n {4}\$ echo harmless[\s\S]*; touch late-payload\n {2}\/decide k9=allow/,
+    );
+  });
+
+  it("a sub-agent's call waiting for /decide is shown whole too, under its AGENT_CALL/SUB_CALL id", async () => {
+    const url = await serve({
+      turns: [
+        {
+          items: [{ type: "function_call", name: "scribe", arguments: { input: "write it" }, call_id: "pa" }],
+        },
+        {
+          items: [
+            {
+              type: "function_call",
+              name: "write_file",
+              arguments: { path: "s.txt", content: "from the sub-agent" },
+              call_id: "sb",
+            },
+          ],
+        },
+        { items: [{ type: "message", text: "done" }], repeat: true },
+      ],
+    });
+    const cwd = workspace();
+    // `agents` needs no trust: a workspace's file may offer them (they select among the run's tools).
+    writeFileSync(
+      join(cwd, "eddy.config.json"),
+      JSON.stringify({ agents: { scribe: { instructions: "Write.", tools: ["write_file"] } } }),
+    );
+    const args = [
+      "chat",
+      "--base-url",
+      url,
+      "--model",
+      "m",
+      "--allow-write",
+      "--approve",
+      "defer",
+      "--thread",
+      "t",
+    ];
+    const deferred = await runCli(args, { cwd, env: env(), stdin: "go\n", timeoutMs: 60_000 });
+    expect(deferred.stderr).toMatch(
+      / {2}pa\/sb: write_file\n {4}--- \/dev\/null\n {4}\+\+\+ s\.txt\n[\s\S]*\+from the sub-agent/,
+    );
+    const later = await runCli(args, { cwd, env: env(), stdin: "/exit\n", timeoutMs: 60_000 });
+    expect(later.stderr).toMatch(/ {2}pa\/sb: write_file\n {4}--- \/dev\/null\n[\s\S]*\+from the sub-agent/);
+  });
+});
+
 describe("eddy chat records what /approve changed", { timeout: 120_000 }, () => {
   it("a turn after /approve auto has approve auto in its tape's policy (it had the session's first mode)", async () => {
     const cwd = workspace();
@@ -485,8 +602,9 @@ describe("a later chat on a thread whose last run waits for a decision", { timeo
       stdin: "/decide call_mock_0001=allow\n",
       timeoutMs: 60_000,
     });
+    // The call shown as the approval prompt would show it: the diff of what it writes.
     expect(second.stderr).toMatch(
-      /the thread's last run \(run_\w+\) waits for decisions on this call \(tape \.eddy\/tapes\/ap1\/run_\w+\.tape\):\n {2}call_mock_0001: write_file \{"path":"c\.txt","content":"deferred"\}\n {2}\/decide call_mock_0001=allow\|deny/,
+      /the thread's last run \(run_\w+\) waits for decisions on this call \(tape \.eddy\/tapes\/ap1\/run_\w+\.tape\):\n {2}call_mock_0001: write_file\n {4}--- \/dev\/null\n {4}\+\+\+ c\.txt\n(?: {4}.*\n)*? {4}\+deferred\n(?: {4}.*\n)* {2}\/decide call_mock_0001=allow\|deny/,
     );
     expect(readFileSync(join(cwd, "c.txt"), "utf8")).toBe("deferred");
     const log = await createThreadStore({ workspace: cwd }).read("ap1");

@@ -215,6 +215,10 @@ export interface ResumeOptions {
   hooks?: ToolHooks;
   /** More values to mask in every frame. @defaultValue none */
   secrets?: readonly string[];
+  /** How many agent calls the resumed run is nested in (`RunDeps.agentDepth`). @defaultValue 0 */
+  agentDepth?: number;
+  /** The agent calls its tree started so far (`RunDeps.agentRuns`). @defaultValue a count of its own */
+  agentRuns?: { started: number };
   /** Sees every frame, the reproduced ones included (record them: they are the resumed tape). @defaultValue none */
   onFrame?: FrameObserver;
   /**
@@ -305,6 +309,8 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
   });
   addLiveDeps(deps, options, point.turn, prefix.frames);
   deps.resumeSubRun = subRunResumer(tape, options, policy);
+  if (options.agentDepth !== undefined) deps.agentDepth = options.agentDepth;
+  if (options.agentRuns !== undefined) deps.agentRuns = options.agentRuns;
   let diverged: ReturnType<typeof compareFrames> | undefined;
   deps.onFrame = (frame) => {
     gate.observer(frame);
@@ -495,6 +501,8 @@ function subRunResumer(tape: Tape, options: ResumeOptions, policy: Policy): SubR
         ...(Object.keys(decide).length === 0 ? {} : { decide }),
         signal: request.signal,
         ...(options.secrets === undefined ? {} : { secrets: options.secrets }),
+        agentDepth: request.depth,
+        agentRuns: request.agentRuns,
       },
     );
   };

@@ -126,6 +126,22 @@ describe("createApprovalPrompter", () => {
     }
   });
 
+  it("hides nothing an escape sequence encloses: each control character shows as a marker", async () => {
+    // The shell runs `touch HIDDEN`: the `;` inside the OSC string ends a command for it.
+    const command = "echo safe \u001b]0;touch HIDDEN;\u0007 \u009b2J\r\u202e";
+    const shell = await describeApproval(request("shell", { command }), {
+      workspace: workspace(),
+      styles: plain,
+      secrets: [],
+    });
+    expect(shell).toEqual(["$ echo safe ⟨ESC⟩]0;touch HIDDEN;⟨BEL⟩ ⟨U+009B⟩2J⟨CR⟩⟨U+202E⟩"]);
+    const write = await describeApproval(
+      request("write_file", { path: "run.sh", content: "ls \u001b]0;rm -rf ~;\u0007\n" }),
+      { workspace: workspace(), styles: plain, secrets: [] },
+    );
+    expect(write).toContain("+ls ⟨ESC⟩]0;rm -rf ~;⟨BEL⟩");
+  });
+
   it("end of input denies (and says so); secrets are masked in what it shows", async () => {
     const p = prompter([null], ["sk-live-12345678"]);
     expect(await p.handler(request("shell", { command: "curl -H 'key: sk-live-12345678' x" }))).toBe("deny");

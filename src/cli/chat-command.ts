@@ -18,11 +18,13 @@ import { createInterface, type Interface } from "node:readline";
 import { type Readable, Transform } from "node:stream";
 import { checkThreadName } from "../context/threads.js";
 import { EddyError } from "../errors.js";
+import type { Frame } from "../frames/frame.js";
 import type { ApprovalHandler } from "../loop/approvals.js";
 import { withInstructionFiles } from "../loop/instruction-files.js";
 import { APPROVE_MODES, type ApproveMode } from "../loop/policy.js";
 import type { PartialRunSpec } from "../loop/run-spec.js";
 import { createSession, type Session, type SessionEvent } from "../session/session.js";
+import { type PendingCall, waitingCalls } from "../session/waiting-run.js";
 import { sizeText } from "../util/regular-file.js";
 import type { TerminalInput } from "./approval-prompt.js";
 import { createApprovalPrompter } from "./approval-prompt.js";
@@ -141,9 +143,10 @@ export async function chatCommand(flags: ChatFlags, io: CliIo): Promise<number> 
     // One conversation at a time on a thread: a second chat on it is refused before its prompt.
     await session.hold();
     if (target.notice !== undefined) io.stderr.write(`${styles.dim(target.notice)}\n`);
-    const waiting = inheritedNote(session, config.workspace.value);
-    if (waiting !== undefined) io.stderr.write(`${styles.yellow(waiting)}\n`);
-    return await chatLoop(session, { io, styles, view, router, images });
+    const showCall = callViewer(config.workspace.value, styles, deps.secrets ?? []);
+    const waiting = await inheritedNote(session, config.workspace.value, styles, showCall);
+    if (waiting !== undefined) io.stderr.write(`${waiting}\n`);
+    return await chatLoop(session, { io, styles, view, router, images, calls: [], showCall });
   } finally {
     removeSignal();
     await target?.close();
@@ -165,6 +168,10 @@ interface ChatContext {
   view: RunView;
   router: LineRouter;
   images: ImageSaver;
+  /** The running turn's frames about its calls (`WAITING_CALL_FRAMES`): what `/decide` would decide is shown from them. */
+  calls: Frame[];
+  /** What a call waiting for `/decide` would do, as the approval prompt shows it. */
+  showCall: (call: PendingCall) => Promise<string[]>;
   /**
    * The exit code of the last turn that did not complete (`exitCodeFor` its end; 1 for a turn that
    * failed to start): a piped chat exits with it, so a script sees a failed turn as `eddy run` shows one.
@@ -362,7 +369,11 @@ function queueNote(dropped: number, left: number): string {
 /** Renders each turn's frames as `eddy run` does; the prompt comes back when the session is idle. */
 function renderEvents(session: Session, rl: Interface, ctx: ChatContext): void {
   (async () => {
-    for await (const event of session.events()) renderEvent(event, session, rl, ctx);
+    for await (const event of session.events()) {
+      if (event.type === "turn_ended" && event.result.run.reason === "awaiting_approval")
+        await showPending(event.result.run.pendingCalls ?? [], ctx);
+      renderEvent(event, session, rl, ctx);
+    }
   })();
 }
 
@@ -370,10 +381,12 @@ function renderEvent(event: SessionEvent, session: Session, rl: Interface, ctx: 
   const { styles } = ctx;
   switch (event.type) {
     case "frame":
+      if (WAITING_CALL_FRAMES.has(event.frame.type)) ctx.calls.push(event.frame);
       ctx.images.observe(event.frame);
       ctx.view.render(event.frame);
       return;
     case "turn_started":
+      ctx.calls.length = 0;
       return;
     case "turn_failed":
       ctx.failed = RUN_FAILED;
@@ -387,14 +400,14 @@ function renderEvent(event: SessionEvent, session: Session, rl: Interface, ctx: 
         say(
           ctx,
           styles.yellow(
-            `waiting for a decision on ${pending.join(", ")}: /decide ID=allow|deny (all=… for every one)`,
+            `waiting for a decision on ${inert(pending)}: /decide ID=allow|deny (all=… for every one)`,
           ),
         );
       if (event.result.fileChanges.length > 0)
         say(
           ctx,
           styles.dim(
-            `changed ${[...new Set(event.result.fileChanges.map((c) => c.path))].join(", ")} (/undo restores)`,
+            `changed ${inert([...new Set(event.result.fileChanges.map((c) => c.path))])} (/undo restores)`,
           ),
         );
       break;
@@ -464,10 +477,10 @@ async function runSlashCommand(text: string, session: Session, ctx: ChatContext)
         session.steer(arg).catch((err: unknown) => refused(session, ctx, err));
         return;
       case "/tools":
-        return say(ctx, session.tools.join(", ") || "(no tools)");
+        return say(ctx, inert(session.tools) || "(no tools)");
       case "/undo": {
         const { turn, restored } = await session.undo();
-        return say(ctx, `restored ${restored.join(", ")} (turn ${turn + 1})`);
+        return say(ctx, `restored ${inert(restored)} (turn ${turn + 1})`);
       }
       case "/usage":
         return say(ctx, usageText(session));
@@ -519,6 +532,15 @@ function refused(session: Session, ctx: ChatContext, err: unknown): void {
   if (!session.wasTurnFailure(err)) say(ctx, errorLine(err, ctx.styles));
 }
 
+/**
+ * Names the model or the workspace chose (call ids, the paths a turn changed, tool names), listed
+ * on one line and made inert: a call id or a file name may hold an escape sequence
+ * (docs/pitfalls.md #66).
+ */
+function inert(names: readonly string[]): string {
+  return names.map((name) => terminalSafe(name, { oneLine: true })).join(", ");
+}
+
 function say(ctx: ChatContext, text: string): void {
   ctx.view.say(text);
 }
@@ -529,34 +551,79 @@ function errorLine(err: unknown, styles: Styles): string {
   return `${styles.red("eddy:")} ${terminalSafe(message.split("\n")[0] ?? "", { oneLine: true })}`;
 }
 
-/** The session's model as shown: a name from the command line or a slash command, made inert. */
 /**
  * A note when the thread's last run, from an earlier chat or run, waits for decisions on calls it
- * deferred (`Session.inherited`): the calls as its tape recorded them, and how to decide them here;
- * or why it cannot be continued.
+ * deferred (`Session.inherited`): the calls as its tape recorded them, each shown whole as the
+ * approval prompt would show it, and how to decide them here; or why it cannot be continued.
  */
-function inheritedNote(session: Session, workspace: string): string | undefined {
+async function inheritedNote(
+  session: Session,
+  workspace: string,
+  styles: Styles,
+  showCall: (call: PendingCall) => Promise<string[]>,
+): Promise<string | undefined> {
   const earlier = session.inherited;
   if (earlier === undefined) return undefined;
   const head = `⚠ the thread's last run (${earlier.runId}) waits for decisions`;
-  if ("problem" in earlier) return terminalSafe(`${head}, but cannot be continued: ${earlier.problem}`);
-  const calls = earlier.calls.map((c) => `  ${c.call_id}: ${c.name} ${oneLine(c.arguments, 160)}`);
+  if ("problem" in earlier)
+    return styles.yellow(terminalSafe(`${head}, but cannot be continued: ${earlier.problem}`));
+  const calls: string[] = [];
+  for (const call of earlier.calls) calls.push(...(await showCall(call)));
   const first = earlier.calls[0]?.call_id ?? "CALL_ID";
   return [
-    terminalSafe(
-      `${head} on ${earlier.calls.length === 1 ? "this call" : "these calls"} (tape ${relative(workspace, earlier.tape)}):`,
+    styles.yellow(
+      terminalSafe(
+        `${head} on ${earlier.calls.length === 1 ? "this call" : "these calls"} (tape ${relative(workspace, earlier.tape)}):`,
+      ),
     ),
-    ...calls.map((line) => terminalSafe(line, { oneLine: true })),
-    `  /decide ${terminalSafe(first, { oneLine: true })}=allow|deny (all=… for every one) continues it; a message starts a new run instead`,
+    ...calls,
+    styles.yellow(
+      `  /decide ${terminalSafe(first, { oneLine: true })}=allow|deny (all=… for every one) continues it; a message starts a new run instead`,
+    ),
   ].join("\n");
 }
 
-/** `text` on one line, cut to `max` characters. */
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ");
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+/**
+ * Shows a call waiting for `/decide` whole, as the approval prompt would (approval-view.ts: a
+ * diff, the whole command, every control character as a marker): a decision is taken on what it
+ * shows, and the one-line view cut at 160 characters hid the end of a long command.
+ */
+function callViewer(
+  workspace: string,
+  styles: Styles,
+  secrets: readonly string[],
+): (call: PendingCall) => Promise<string[]> {
+  return async (call) => {
+    let args: unknown;
+    try {
+      args = JSON.parse(call.arguments);
+    } catch {}
+    const request = {
+      turn: 0,
+      callId: call.call_id,
+      name: call.name,
+      arguments: call.arguments,
+      args,
+      description: "",
+      signal: new AbortController().signal,
+    };
+    const { describeApproval } = await import("./approval-view.js");
+    const view = await describeApproval(request, { workspace, styles, secrets });
+    const head = `  ${terminalSafe(call.call_id, { oneLine: true })}: ${terminalSafe(call.name, { oneLine: true })}`;
+    return [head, ...view.map((line) => `    ${line}`)];
+  };
 }
 
+/** The frames a waiting call is shown from (`waitingCalls`): the call, its approval question, a sub-agent's deferral. */
+const WAITING_CALL_FRAMES = new Set(["tool_call", "approval_requested", "tool_deferred"]);
+
+/** Before a turn's "waiting for a decision" note: each of its waiting calls shown whole. */
+async function showPending(ids: readonly string[], ctx: ChatContext): Promise<void> {
+  for (const call of waitingCalls(ctx.calls, ids))
+    for (const line of await ctx.showCall(call)) say(ctx, line);
+}
+
+/** The session's model as shown: a name from the command line or a slash command, made inert. */
 function shownModel(session: Session): string {
   return session.model == null ? "default" : terminalSafe(session.model, { oneLine: true });
 }

@@ -6,9 +6,11 @@
  * - exit 0 allows; stdout may hold JSON that rewrites: `{"arguments": {...}}` before a call,
  *   `{"output": "..."}` after it (empty stdout: no change);
  * - exit 2 denies, with stderr as the reason the model reads (after a call: the output is withheld);
- * - anything else — another exit code, a crash, stdout that is not such JSON, or no answer within
- *   `timeout_ms` (default 10 s; the command's process group is killed) — fails closed: the call is
- *   denied (or its output withheld) with a note saying what went wrong.
+ * - anything else — another exit code, a crash, stdout that is not such JSON or longer than
+ *   16 MiB, or no answer within `timeout_ms` (default 10 s; the command's process group is
+ *   killed) — fails closed: the call is denied (or its output withheld) with a note saying what
+ *   went wrong. So does a hook whose shell exits leaving a process holding its stdout or stderr
+ *   open: the call is not held up waiting for that process.
  */
 import { spawn } from "node:child_process";
 import type { AfterToolCallDecision, BeforeToolCallDecision, HookCall, ToolHooks } from "../loop/hooks.js";
@@ -27,6 +29,10 @@ interface HookRun {
   stdout: string;
   stderr: string;
   timedOut: boolean;
+  /** Stdout passed `HOOK_STDOUT_MAX_BYTES`: the command was killed. */
+  overflowed?: boolean;
+  /** The shell exited while a process it left still held its stdout or stderr open. */
+  heldOpen?: boolean;
   error?: string;
 }
 
@@ -100,6 +106,11 @@ export function afterDecision(run: HookRun, timeoutMs: number): AfterToolCallDec
 /** Why a hook run counts as failed (fail closed), or undefined when it answered (exit 0 or 2). */
 function failure(hook: string, run: HookRun, timeoutMs: number): string | undefined {
   if (run.timedOut) return `the ${hook} hook timed out after ${timeoutMs} ms (fail closed)`;
+  // What such a process writes later is not read: fail closed rather than take a part for the answer.
+  if (run.heldOpen === true && run.code !== null && run.code !== 2)
+    return `the ${hook} hook exited but left a process holding its output open (fail closed)`;
+  if (run.overflowed === true)
+    return `the ${hook} hook wrote more than ${HOOK_STDOUT_MAX_BYTES} bytes on stdout (fail closed)`;
   if (run.error !== undefined) return `the ${hook} hook could not run: ${run.error} (fail closed)`;
   if (run.code === 0 || run.code === 2) return undefined;
   const why = run.code === null ? "was killed" : `exited ${run.code}`;
@@ -128,7 +139,24 @@ function rewriteOf(stdout: string, key: string): { value: unknown } | { problem:
   return { value: (parsed as Record<string, unknown>)[key] };
 }
 
-/** Runs `command` with `sh -c`, `input` as JSON on stdin; kills its process group on timeout or abort. */
+/** The most a hook may write on stdout (a rewrite); more fails closed, the command killed. */
+export const HOOK_STDOUT_MAX_BYTES = 16 * 1024 * 1024;
+
+/** The most of a hook's stderr kept (a reason uses its first `REASON_MAX` characters); the rest is dropped. */
+const HOOK_STDERR_MAX_BYTES = 64 * 1024;
+
+/**
+ * After the hook's shell exits, how long its pipes may stay open before they are closed on it: a
+ * process it left in the background (one in a session of its own, out of reach of the group kill)
+ * holds them, and the call waited for that process, past the timeout and past Ctrl-C.
+ */
+const PIPE_CLOSE_WAIT_MS = 250;
+
+/**
+ * Runs `command` with `sh -c`, `input` as JSON on stdin; kills its process group on timeout, on
+ * abort and when stdout passes `HOOK_STDOUT_MAX_BYTES`. It settles once the shell has exited and
+ * its pipes closed, or `PIPE_CLOSE_WAIT_MS` after the exit when something else still holds them.
+ */
 function runHook(
   command: string,
   input: unknown,
@@ -141,9 +169,11 @@ function runHook(
       stdio: ["pipe", "pipe", "pipe"],
       detached: true,
     });
-    let stdout = "";
-    let stderr = "";
+    const stdout = boundedText(HOOK_STDOUT_MAX_BYTES);
+    const stderr = boundedText(HOOK_STDERR_MAX_BYTES);
     let timedOut = false;
+    let settled = false;
+    let closeTimer: NodeJS.Timeout | undefined;
     const kill = () => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
@@ -154,16 +184,53 @@ function runHook(
       kill();
     }, options.timeoutMs);
     options.signal.addEventListener("abort", kill, { once: true });
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdout.on("data", (d: Buffer) => {
+      if (!stdout.push(d)) kill();
+    });
+    child.stderr.on("data", (d: Buffer) => stderr.push(d));
     child.stdin.on("error", () => {});
     child.stdin.end(JSON.stringify(input));
-    const done = (run: HookRun) => {
+    const done = (code: number | null, error?: string, heldOpen = false) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
+      clearTimeout(closeTimer);
       options.signal.removeEventListener("abort", kill);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      const run: HookRun = { code, stdout: stdout.text(), stderr: stderr.text(), timedOut };
+      if (stdout.overflowed) run.overflowed = true;
+      if (heldOpen) run.heldOpen = true;
+      if (error !== undefined) run.error = error;
       resolve(run);
     };
-    child.on("error", (err) => done({ code: null, stdout, stderr, timedOut, error: err.message }));
-    child.on("close", (code) => done({ code, stdout, stderr, timedOut }));
+    child.on("error", (err) => done(null, err.message));
+    child.on("exit", (code) => {
+      closeTimer = setTimeout(() => done(code, undefined, true), PIPE_CLOSE_WAIT_MS);
+    });
+    child.on("close", (code) => done(code));
   });
+}
+
+/** Bytes of a stream up to `max`: `push` answers false once more came (and keeps no more). */
+function boundedText(max: number): { push(chunk: Buffer): boolean; text(): string; overflowed: boolean } {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  const capture = {
+    overflowed: false,
+    push(chunk: Buffer): boolean {
+      if (capture.overflowed) return false;
+      if (bytes + chunk.length > max) {
+        chunks.push(chunk.subarray(0, max - bytes));
+        bytes = max;
+        capture.overflowed = true;
+        return false;
+      }
+      chunks.push(chunk);
+      bytes += chunk.length;
+      return true;
+    },
+    text: () => Buffer.concat(chunks).toString("utf8"),
+  };
+  return capture;
 }

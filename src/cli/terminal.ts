@@ -247,6 +247,33 @@ export class TerminalSanitizer {
   }
 }
 
+/** Every character `CONTROL` matches, to replace them all. */
+const CONTROLS = new RegExp(CONTROL.source, "g");
+
+/** The names `controlsShown` gives the control characters a reader knows by name. */
+const CONTROL_NAMES: Readonly<Record<number, string>> = {
+  0: "NUL",
+  7: "BEL",
+  8: "BS",
+  13: "CR",
+  27: "ESC",
+  127: "DEL",
+};
+
+/**
+ * `text` with each control character `terminalSafe` would remove — C0 but TAB and LF, DEL, C1, the
+ * bidirectional controls — shown instead as a marker (`⟨ESC⟩`, `⟨CR⟩`, `⟨U+009B⟩`, `⟨U+202E⟩`),
+ * and everything between them kept. For what the user approves (approval-view.ts): removing an
+ * escape sequence there hid what it enclosed, and a shell command `echo safe ESC]0;touch x;BEL`
+ * showed as `echo safe` while the shell ran `touch x` (docs/pitfalls.md #85).
+ */
+export function controlsShown(text: string): string {
+  return text.replace(CONTROLS, (char) => {
+    const c = char.charCodeAt(0);
+    return `⟨${CONTROL_NAMES[c] ?? `U+${c.toString(16).toUpperCase().padStart(4, "0")}`}⟩`;
+  });
+}
+
 /**
  * `text` with every terminal control sequence and control character removed, so that what a model,
  * a tool, an MCP server or a tape says is shown and never acted on by the terminal (docs/pitfalls.md

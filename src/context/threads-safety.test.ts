@@ -119,6 +119,15 @@ describe("the thread store never follows a symlink out of the workspace", () => 
     await expect(store.read("f")).rejects.toThrow(/is not a regular file/);
   });
 
+  it("a log replaced by a folder is named when appending to it (the error named /proc/self/fd/N)", async () => {
+    const { ws } = setup();
+    mkdirSync(join(ws, ".eddy/threads/z.jsonl"), { recursive: true });
+    const store = createThreadStore({ workspace: ws });
+    await expect(store.append("z", prompt("r1"))).rejects.toThrow(
+      `${join(ws, ".eddy/threads/z.jsonl")} is not a regular file`,
+    );
+  });
+
   it(".eddy/bundles → a folder elsewhere: storing a bundle is refused", async () => {
     const { ws, outside } = setup();
     mkdirSync(join(ws, ".eddy"));

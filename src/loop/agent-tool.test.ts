@@ -3,7 +3,7 @@ import { composedRun, replayComposed } from "../../test/support/compose.js";
 import type { Script } from "../../test/support/scripted.js";
 import type { JsonObject } from "../protocol/types.js";
 import { defineTool } from "../tools/tool.js";
-import { agentTool } from "./agent-tool.js";
+import { agentTool, MAX_AGENT_DEPTH, MAX_AGENT_RUNS } from "./agent-tool.js";
 
 const reviewer = agentTool({
   name: "reviewer",
@@ -25,6 +25,64 @@ function callOutput(request: JsonObject | undefined): string {
 }
 
 describe("agentTool", () => {
+  it("an agent offered itself nests at most MAX_AGENT_DEPTH deep: the call below is refused, not run", async () => {
+    const deep = agentTool({
+      name: "deep",
+      description: "Goes deeper",
+      spec: { instructions: "Go on.", tools: ["deep"] },
+    });
+    const call = (id: string): Script => ({
+      items: [{ type: "function_call", name: "deep", arguments: '{"input":"deeper"}', call_id: id }],
+    });
+    const answer = (text: string): Script => ({ items: [{ type: "message", text }] });
+    // The top run and each sub-run down to MAX_AGENT_DEPTH call `deep`; the deepest one's call is
+    // refused, and each answers in turn on the way back up.
+    const depths = Array.from({ length: MAX_AGENT_DEPTH + 1 }, (_, d) => d);
+    const run = await composedRun(
+      [...depths.map((d) => call(`c${d}`)), ...depths.reverse().map((d) => answer(`answer at ${d}`))],
+      {},
+      [deep],
+    );
+    expect(run.result.reason).toBe("completed");
+    expect(run.result.outputText).toBe("answer at 0");
+    const refused = run.requests[MAX_AGENT_DEPTH + 1]?.input as JsonObject[];
+    const output = refused.find(
+      (i) => i.type === "function_call_output" && i.call_id === `c${MAX_AGENT_DEPTH}`,
+    );
+    expect(JSON.parse(String(output?.output))).toMatchObject({
+      ok: false,
+      error: { code: "agent_depth_exceeded" },
+    });
+    const replay = await replayComposed(run.tape, [deep]);
+    expect(replay.verdict).toMatchObject({ match: true });
+  });
+
+  it("a run's whole tree starts at most MAX_AGENT_RUNS agent calls: the one after is refused, not run", async () => {
+    const helper = agentTool({ name: "helper", description: "Helps", spec: { instructions: "Help." } });
+    const calls = Array.from({ length: MAX_AGENT_RUNS + 1 }, (_, i) => ({
+      type: "function_call" as const,
+      name: "helper",
+      arguments: JSON.stringify({ input: `task ${i}` }),
+      call_id: `h${i}`,
+    }));
+    const subAnswers = Array.from(
+      { length: MAX_AGENT_RUNS },
+      (): Script => ({ items: [{ type: "message", text: "helped" }] }),
+    );
+    const run = await composedRun(
+      [{ items: calls }, ...subAnswers, { items: [{ type: "message", text: "all done" }] }],
+      { max_tool_calls: MAX_AGENT_RUNS + 10 },
+      [helper],
+    );
+    expect(run.result.outputText).toBe("all done");
+    expect(run.requests).toHaveLength(MAX_AGENT_RUNS + 2);
+    const outputs = ((run.requests.at(-1)?.input ?? []) as JsonObject[])
+      .filter((i) => i.type === "function_call_output")
+      .map((i) => JSON.parse(String(i.output)) as { ok: boolean; error?: { code: string } });
+    expect(outputs.filter((o) => o.ok)).toHaveLength(MAX_AGENT_RUNS);
+    expect(outputs.filter((o) => !o.ok)).toMatchObject([{ error: { code: "agent_budget_spent" } }]);
+  });
+
   it("runs a sub-agent on its own spec; its answer reaches the parent's follow-up; the tape replays", async () => {
     const run = await composedRun(scripts, { instructions: "You are the parent." }, [reviewer]);
     expect(run.result.reason).toBe("completed");

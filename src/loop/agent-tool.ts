@@ -50,7 +50,27 @@ export interface AgentToolParent {
   secrets?: readonly string[];
   /** Re-enters a sub-run that ended awaiting approval (a resumed parent's, `RunDeps.resumeSubRun`). */
   resumeSubRun?: SubRunResumer;
+  /** How many agent calls the calling run is nested in (`RunDeps.agentDepth`). @defaultValue 0 */
+  depth?: number;
+  /** The agent calls started under the top-level run, its whole tree shares the count (`RunDeps.agentRuns`). */
+  agentRuns?: { started: number };
 }
+
+/**
+ * The deepest agent calls nest: a sub-agent's sub-agent's sub-agent. A call that would nest deeper
+ * is answered `ok:false` (`agent_depth_exceeded`) without running: an agent offered itself (or two
+ * agents offered each other) recursed until memory ran out, tens of thousands of requests a minute,
+ * and a cancel then overflowed the stack (docs/pitfalls.md #84).
+ */
+export const MAX_AGENT_DEPTH = 3;
+
+/**
+ * The most agent calls run under one top-level run, at every depth together: past it a call is
+ * answered `ok:false` (`agent_budget_spent`) without running. Each sub-run has its own turn and
+ * tool-call limits, so without a shared count a model varying its calls (which the no-progress
+ * check does not catch) could start 32 + 32² + 32³ sub-runs within the depth limit.
+ */
+export const MAX_AGENT_RUNS = 64;
 
 const argumentsSchema = z.object({
   input: z.string().min(1).describe("The task for the agent, with everything it needs to know"),
@@ -98,6 +118,11 @@ async function runSubAgent(
     ...options.spec,
     input,
   };
+  const depth = (parent.depth ?? 0) + 1;
+  const refusal = agentRefusal(options.name, depth, parent.agentRuns);
+  if (refusal !== undefined) return refusal;
+  const agentRuns = parent.agentRuns ?? { started: 0 };
+  agentRuns.started++;
   const { callId, signal } = context;
   const resumed = parent.resumeSubRun?.({
     callId,
@@ -106,6 +131,8 @@ async function runSubAgent(
     tools: parent.tools,
     workspace: parent.workspace,
     signal,
+    depth,
+    agentRuns,
   });
   const run =
     resumed ??
@@ -118,6 +145,8 @@ async function runSubAgent(
       ...(parent.onApproval === undefined ? {} : { onApproval: parent.onApproval }),
       ...(parent.hooks === undefined ? {} : { hooks: parent.hooks }),
       ...(parent.secrets === undefined ? {} : { secrets: parent.secrets }),
+      agentDepth: depth,
+      agentRuns,
     });
   const frames: Frame[] = [];
   for await (const f of run) frames.push(f);
@@ -140,4 +169,29 @@ async function runSubAgent(
     error: { code: "subrun_failed", message: `the agent ${options.name} ended ${result.reason}${detail}` },
     subrun,
   });
+}
+
+/** Why an agent call may not start (nested too deep, or the tree's budget spent), as its result; undefined when it may. */
+function agentRefusal(
+  name: string,
+  depth: number,
+  agentRuns: { started: number } | undefined,
+): ToolResult | undefined {
+  if (depth > MAX_AGENT_DEPTH)
+    return toolResult({
+      ok: false,
+      error: {
+        code: "agent_depth_exceeded",
+        message: `the agent ${name} was not run: agents nest at most ${MAX_AGENT_DEPTH} deep; answer from what you have`,
+      },
+    });
+  if ((agentRuns?.started ?? 0) >= MAX_AGENT_RUNS)
+    return toolResult({
+      ok: false,
+      error: {
+        code: "agent_budget_spent",
+        message: `the agent ${name} was not run: this run has started ${MAX_AGENT_RUNS} agent calls, the most it may; answer from what you have`,
+      },
+    });
+  return undefined;
 }

@@ -76,6 +76,65 @@ describe("tool-call hooks", () => {
     expect(types).toEqual(["tool_call", "tool_started", "hook_decided", "tool_ended"]);
   });
 
+  it("the approval asked after a rewrite is about the rewritten arguments, and a rule judges those", async () => {
+    const wrote: string[] = [];
+    const write = defineTool({
+      name: "write_note",
+      description: "Writes a note",
+      parameters: { type: "object", properties: { path: { type: "string" } } },
+      // Only notes outside drafts/ need approval.
+      needsApproval: (args) => !String((args as { path?: string }).path).startsWith("drafts/"),
+      execute: (args) => {
+        wrote.push(String((args as { path?: string }).path));
+        return "written";
+      },
+    });
+    const asked: string[] = [];
+    const run = await composedRun(
+      [
+        {
+          items: [
+            { type: "function_call", name: "write_note", arguments: '{"path":"drafts/a"}', call_id: "c1" },
+          ],
+        },
+        { items: [{ type: "message", text: "done" }] },
+      ],
+      {},
+      [write],
+      {
+        hooks: { beforeToolCall: () => ({ action: "rewrite", arguments: { path: "notes/b" } }) },
+        onApproval: (request) => {
+          asked.push(request.arguments);
+          return "deny";
+        },
+      },
+    );
+    // The model's arguments needed no approval; the ones that would run do, and are what is asked.
+    expect(asked).toEqual(['{"path":"notes/b"}']);
+    expect(wrote).toEqual([]);
+    expect(run.frames.find((f) => f.type === "approval_requested")).toMatchObject({
+      arguments: '{"path":"notes/b"}',
+    });
+    const replay = await replayComposed(run.tape, [write]);
+    expect(replay.verdict).toMatchObject({ match: true });
+  });
+
+  it("a rewrite whose arguments cannot be written as JSON (cyclic, or nested past the stack) fails closed", async () => {
+    const cyclic: JsonObject = { path: "b.txt" };
+    (cyclic as Record<string, unknown>).self = cyclic;
+    // As a hook command's stdout `{"arguments": {"a": [[[…]]]}}` parses: deeper than JSON.stringify goes.
+    let deep: unknown = [];
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    for (const args of [cyclic, { a: deep } as JsonObject]) {
+      const run = await hooked({ beforeToolCall: () => ({ action: "rewrite", arguments: args }) });
+      expect(ran).toEqual([]);
+      expect(hookFrames(run.frames)).toMatchObject([
+        { hook: "before_tool_call", decision: "deny", note: expect.stringContaining("the call was not run") },
+      ]);
+      expect(run.result.reason).toBe("completed");
+    }
+  });
+
   it("a hook that throws fails closed with a note; allow decisions are frames too", async () => {
     const run = await hooked({
       beforeToolCall: () => undefined,

@@ -1,7 +1,7 @@
 /**
  * Tool-call hooks (docs/architecture.md, "Composing runs"): `beforeToolCall` sees each call before
  * it runs — before any approval question — and allows it, denies it with a reason the model reads,
- * or rewrites its arguments; `afterToolCall` sees each output of a call that ran and may rewrite it
+ * or rewrites its arguments (then the approval asks about those); `afterToolCall` sees each output of a call that ran and may rewrite it
  * (e.g. redact). Every decision is a `hook_decided` frame, so a replay gives the recorded decisions
  * back instead of calling the hooks. A hook that throws fails closed: the call is denied (or its
  * output withheld) with a note saying why.
@@ -65,7 +65,7 @@ export async function beforeToolCall(
     return { arguments: call.arguments };
   let decision: BeforeToolCallDecision;
   try {
-    decision = (await hook({ ...call }, { signal })) ?? { action: "allow" };
+    decision = withArgumentsText((await hook({ ...call }, { signal })) ?? { action: "allow" });
   } catch (err) {
     const note = `the before_tool_call hook failed (${oneLine(err)}); the call was not run`;
     decision = { action: "deny", reason: note, note };
@@ -80,11 +80,20 @@ export async function beforeToolCall(
     channel.emit(decided);
     return { arguments: call.arguments };
   }
-  const args =
-    typeof decision.arguments === "string" ? decision.arguments : JSON.stringify(decision.arguments);
+  const args = decision.arguments as string;
   decided.arguments = args;
   channel.emit(decided);
   return { arguments: args };
+}
+
+/**
+ * A rewrite's arguments as the JSON text the call runs with, made while a failure still fails
+ * closed: arguments nested too deep for `JSON.stringify` (a hook command's stdout) or cyclic (a
+ * library hook's object) threw past the hook's guard and ended the process with a stack trace.
+ */
+function withArgumentsText(decision: BeforeToolCallDecision): BeforeToolCallDecision {
+  if (decision.action !== "rewrite" || typeof decision.arguments === "string") return decision;
+  return { ...decision, arguments: JSON.stringify(decision.arguments) };
 }
 
 /** Asks `afterToolCall` about a call's result and emits its `hook_decided` frame; the result the model gets. */

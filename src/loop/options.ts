@@ -47,6 +47,10 @@ export interface SubRunRequest {
   tools: ToolRegistry;
   workspace: string;
   signal: AbortSignal;
+  /** How many agent calls the sub-run is nested in (1 for a sub-agent of a top-level run). */
+  depth: number;
+  /** The count of agent calls the whole tree shares (`RunDeps.agentRuns`). */
+  agentRuns: { started: number };
 }
 
 /**
@@ -173,6 +177,18 @@ export interface RunDeps {
    * sub-agent's calls decided then). @defaultValue none (sub-agents always start afresh)
    */
   resumeSubRun?: SubRunResumer;
+  /**
+   * How many agent calls (`agentTool`) this run is nested in: an agent tool gives its sub-run one
+   * more, and refuses a call that would nest deeper than `MAX_AGENT_DEPTH` (loop/agent-tool.ts).
+   * @defaultValue 0 (a top-level run)
+   */
+  agentDepth?: number;
+  /**
+   * The agent calls started under the top-level run so far, shared by its whole tree of sub-runs:
+   * an agent tool counts each, and refuses one past `MAX_AGENT_RUNS` (loop/agent-tool.ts).
+   * @defaultValue a count of the run's own (a top-level run)
+   */
+  agentRuns?: { started: number };
 }
 
 /** How a run ended (the `run_ended` frame's facts), with the conversation to continue from. */

@@ -261,8 +261,9 @@ class AgentLoop {
     this.toolChoice = spec.tool_choice;
     this.budget = new ToolBudget(spec.max_tool_calls, deps.registry);
     this.maxTurns = spec.max_turns;
+    const agentRuns = runDeps.agentRuns ?? { started: 0 };
     this.executor = lendingParent(runDeps.executeTool ?? registryExecutor(spec, runDeps, deps), () =>
-      toolParent(spec, runDeps, deps),
+      toolParent(spec, runDeps, deps, agentRuns),
     );
     this.approvals = new Approvals(deps.registry, deps.onApproval);
     this.stopWhen = stopConditions(spec, runDeps);
@@ -763,11 +764,17 @@ function registryExecutor(spec: RunSpec, runDeps: RunDeps, deps: LoopDeps): Tool
 }
 
 /** What the run lends its tools (`ToolContext.parent`): what an `agentTool` runs its sub-agent with. */
-function toolParent(spec: RunSpec, runDeps: RunDeps, deps: LoopDeps): AgentToolParent {
+function toolParent(
+  spec: RunSpec,
+  runDeps: RunDeps,
+  deps: LoopDeps,
+  agentRuns: { started: number },
+): AgentToolParent {
   const parent: AgentToolParent = {
     provider: runDeps.provider,
     tools: deps.allTools,
     workspace: deps.workspace,
+    agentRuns,
   };
   if (spec.model !== null) parent.model = spec.model;
   if (runDeps.policy !== undefined) parent.policy = runDeps.policy;
@@ -775,6 +782,7 @@ function toolParent(spec: RunSpec, runDeps: RunDeps, deps: LoopDeps): AgentToolP
   if (runDeps.hooks !== undefined) parent.hooks = runDeps.hooks;
   if (runDeps.secrets !== undefined) parent.secrets = runDeps.secrets;
   if (runDeps.resumeSubRun !== undefined) parent.resumeSubRun = runDeps.resumeSubRun;
+  if (runDeps.agentDepth !== undefined) parent.depth = runDeps.agentDepth;
   return parent;
 }
 

@@ -178,7 +178,12 @@ export class ToolRunner {
   /** Asks the hooks and the approver, then starts the call (or answers its denial). */
   private async run(task: Task): Promise<void> {
     const hooked = await this.beforeHook(task);
-    const denial = hooked ?? (task.policy.needsApproval ? await this.askApproval(task) : undefined);
+    // A rule (`needsApproval(args)`) judges the arguments that would run: a hook's rewrite, if any.
+    const needsApproval =
+      task.arguments === undefined
+        ? task.policy.needsApproval
+        : this.options.policy({ ...task.call, arguments: task.arguments }).needsApproval;
+    const denial = hooked ?? (needsApproval ? await this.askApproval(task) : undefined);
     if (denial === DEFERRED) {
       this.deferred.push(task.call);
       this.release(task);
@@ -252,10 +257,14 @@ export class ToolRunner {
     this.pump();
   }
 
-  /** Asks for approval; the refusal to answer with when the call must not run, or `DEFERRED`. */
+  /**
+   * Asks for approval; the refusal to answer with when the call must not run, or `DEFERRED`. The
+   * call asked about is the one that would run: with the arguments a `beforeToolCall` hook
+   * rewrote it to (the user approved the model's while the hook's ran).
+   */
   private async askApproval(task: Task): Promise<Refusal | typeof DEFERRED | undefined> {
     const { channel, turn, signal } = this.options;
-    const { call } = task;
+    const call = task.arguments === undefined ? task.call : { ...task.call, arguments: task.arguments };
     channel.emit(
       frame("approval_requested", { turn, call_id: call.callId, name: call.name, arguments: call.arguments }),
     );

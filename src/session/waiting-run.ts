@@ -12,6 +12,7 @@
 import { resolve } from "node:path";
 import type { ThreadStore } from "../context/threads.js";
 import { describeError } from "../errors.js";
+import type { Frame } from "../frames/frame.js";
 import { readTape, type Tape } from "../replay/tape.js";
 import { realPathInside } from "../util/inside.js";
 
@@ -66,11 +67,31 @@ export async function findWaitingRun(
     return { runId, problem: `its tape ${path} records another run` };
   if (ended?.type !== "run_ended" || ended.reason !== "awaiting_approval")
     return { runId, problem: `its tape ${path} does not end waiting for approval (resumed elsewhere?)` };
-  const calls = (ended.pending_calls ?? []).map((id) => {
-    const call = tape.frames.findLast((f) => f.type === "tool_call" && f.call_id === id);
-    return call?.type === "tool_call"
-      ? { call_id: id, name: call.name, arguments: call.arguments }
-      : { call_id: id, name: "(unknown)", arguments: "" };
-  });
-  return { runId, tape: path, calls };
+  return { runId, tape: path, calls: waitingCalls(tape.frames, ended.pending_calls ?? []) };
+}
+
+/**
+ * The calls `ids` (a run's `pending_calls`) as `frames` recorded them, with the arguments they were
+ * deferred with — an approval question's, which a hook may have rewritten from the model's
+ * `tool_call` — and a sub-agent's call (`AGENT_CALL/SUB_CALL`) found in its `tool_deferred` frame's
+ * sub-run. A call not found is named `(unknown)`.
+ */
+export function waitingCalls(frames: readonly Frame[], ids: readonly string[]): PendingCall[] {
+  return ids.map((id) => findCall(frames, id) ?? { call_id: id, name: "(unknown)", arguments: "" });
+}
+
+function findCall(frames: readonly Frame[], id: string): PendingCall | undefined {
+  const slash = id.indexOf("/");
+  if (slash > 0) {
+    const agentCall = id.slice(0, slash);
+    const deferred = frames.findLast((f) => f.type === "tool_deferred" && f.call_id === agentCall);
+    if (deferred?.type !== "tool_deferred") return undefined;
+    const inner = findCall(deferred.subrun.frames, id.slice(slash + 1));
+    return inner === undefined ? undefined : { ...inner, call_id: id };
+  }
+  const call = frames.findLast(
+    (f) => (f.type === "approval_requested" || f.type === "tool_call") && f.call_id === id,
+  );
+  if (call?.type !== "approval_requested" && call?.type !== "tool_call") return undefined;
+  return { call_id: id, name: call.name, arguments: call.arguments };
 }

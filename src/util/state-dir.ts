@@ -241,12 +241,26 @@ export async function removeStateFile(dir: StateDir, name: string): Promise<void
 async function unsafe(err: unknown, dir: StateDir, name: string): Promise<unknown> {
   const path = join(dir.path, name);
   const code = errnoOf(err);
-  if (code === "ENXIO") return unsafeError(`${path} is not a regular file`);
-  if (code !== "ELOOP" && code !== "ENOTDIR") return err;
+  // EISDIR: opened to write, a folder (a log replaced by one while a chat ran).
+  if (code === "ENXIO" || code === "EISDIR") return unsafeError(`${path} is not a regular file`);
+  if (code !== "ELOOP" && code !== "ENOTDIR") return namedByPath(err, dir);
   const stats = await lstatState(dir, name).catch(() => undefined);
   if (stats === undefined) return err;
   if (stats.isSymbolicLink()) return unsafeError(symlinkMessage(path));
   return unsafeError(`${path} is not a folder`);
+}
+
+/**
+ * A system error about a file opened through `dir.ref`, naming the file by its path: its message
+ * said `/proc/self/fd/22/z.jsonl`, a name the user cannot find.
+ */
+function namedByPath(err: unknown, dir: StateDir): unknown {
+  if (!(err instanceof Error)) return err;
+  err.message = err.message.replaceAll(`${dir.ref}/`, `${dir.path}/`);
+  const withPath = err as NodeJS.ErrnoException;
+  if (typeof withPath.path === "string")
+    withPath.path = withPath.path.replaceAll(`${dir.ref}/`, `${dir.path}/`);
+  return err;
 }
 
 /** A folder of eddy's state that the system will not make (a read-only disk, no permission, procfs). */
