@@ -105,6 +105,36 @@ async function servedAgain(url: string, what: string): Promise<void> {
   );
 }
 
+describe("a client that stops reading", () => {
+  it("has its connection closed once its socket stayed full for unreadMs, which cancels the stream (found by a probe: it was held forever, the run's frames kept in memory)", async () => {
+    let cancelled = () => {};
+    const gone = new Promise<void>((resolve) => (cancelled = resolve));
+    const chunk = new Uint8Array(64 * 1024).fill(0x78);
+    const endless = () =>
+      new ReadableStream<Uint8Array>(
+        { pull: (controller) => controller.enqueue(chunk), cancel: () => cancelled() },
+        { highWaterMark: 0 },
+      );
+    const small = await listen(
+      async () => new Response(endless(), { headers: { "content-type": "text/event-stream" } }),
+      { authenticated: false, timeouts: { unreadMs: 300 } },
+    );
+    const client = rawClient(small.port);
+    try {
+      client.socket.pause(); // it never reads what the server writes
+      client.socket.write("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+      await closedWithin(gone, "the stream of a client that reads nothing");
+    } finally {
+      client.socket.destroy();
+      await small.close();
+    }
+  });
+
+  it("defaults to a bound (LISTEN_TIMEOUTS.unreadMs)", () => {
+    expect(LISTEN_TIMEOUTS.unreadMs).toBe(60_000);
+  });
+});
+
 describe("eddy serve's connections are bounded", () => {
   it("one address holds at most maxConnectionsPerAddress: its next is closed as it comes, while the server still has room", async () => {
     const small = await listen(async () => new Response("ok"), {
