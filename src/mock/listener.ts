@@ -273,7 +273,7 @@ interface LazyWebSocketServer {
   close(): void;
 }
 
-function webSocketServer(): LazyWebSocketServer {
+function webSocketServer(maxPayload: number): LazyWebSocketServer {
   let server: Promise<WebSocketServer> | undefined;
   let closed = false;
   const shut = (s: WebSocketServer) => {
@@ -287,7 +287,7 @@ function webSocketServer(): LazyWebSocketServer {
         ({ WebSocketServer }) =>
           new WebSocketServer({
             noServer: true,
-            maxPayload: MOCK_DEFAULTS.maxBodyBytes,
+            maxPayload,
             perMessageDeflate: false,
           }),
       );
@@ -303,15 +303,16 @@ function webSocketServer(): LazyWebSocketServer {
 
 /**
  * Serves WebSocket mode on `server`: each `upgrade` request is admitted or refused by `admit` (a
- * mock handler's `websocket`, or `eddy serve`'s face), then `ws` does the handshake. `close()`
- * terminates every connection and refuses new ones.
+ * mock handler's `websocket`, or `eddy serve`'s face), then `ws` does the handshake. A message
+ * larger than `maxMessageBytes` (default: the mock's body limit) closes its connection (1009).
+ * `close()` terminates every connection and refuses new ones.
  */
 export function attachWebSockets(
   server: Server,
   admit: (request: Request) => WebSocketAdmission,
-  options: { unreadMs?: number } = {},
+  options: { unreadMs?: number; maxMessageBytes?: number } = {},
 ): { close(): void } {
-  const sockets = webSocketServer();
+  const sockets = webSocketServer(options.maxMessageBytes ?? MOCK_DEFAULTS.maxBodyBytes);
   const unreadMs = options.unreadMs ?? LISTEN_TIMEOUTS.unreadMs;
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     upgrade({ req, socket, head, admit, lazySockets: sockets, unreadMs }).catch(() => socket.destroy());

@@ -47,6 +47,12 @@ export interface ListenOptions {
    */
   websocket?: (request: Request) => WebSocketAdmission;
   /**
+   * Largest WebSocket message accepted: a bigger one closes its connection (1009, message too
+   * big). WebSocket mode took 64 MiB messages, 64 times what the same request may be over HTTP.
+   * @defaultValue SERVE_MAX_MESSAGE_BYTES (1 MiB, the handler's and the face's body limit)
+   */
+  maxMessageBytes?: number;
+  /**
    * Connections open at once (event streams and WebSockets included); one more is closed as it
    * comes, so a client opening thousands cannot take every file descriptor. @defaultValue SERVE_MAX_CONNECTIONS (512)
    */
@@ -61,6 +67,8 @@ export interface ListenOptions {
 
 /** The default of `ListenOptions.maxConnections`. */
 export const SERVE_MAX_CONNECTIONS = 512;
+/** The default of `ListenOptions.maxMessageBytes`. */
+export const SERVE_MAX_MESSAGE_BYTES = 1024 * 1024;
 /** The default of `ListenOptions.maxConnectionsPerAddress`. */
 export const SERVE_MAX_CONNECTIONS_PER_ADDRESS = 64;
 
@@ -98,7 +106,12 @@ export async function listen(handler: ServeHandler, options: ListenOptions): Pro
   server.maxConnections = options.maxConnections ?? SERVE_MAX_CONNECTIONS;
   limitPerAddress(server, options.maxConnectionsPerAddress ?? SERVE_MAX_CONNECTIONS_PER_ADDRESS);
   const sockets =
-    options.websocket === undefined ? undefined : attachWebSockets(server, options.websocket, { unreadMs });
+    options.websocket === undefined
+      ? undefined
+      : attachWebSockets(server, options.websocket, {
+          unreadMs,
+          maxMessageBytes: options.maxMessageBytes ?? SERVE_MAX_MESSAGE_BYTES,
+        });
   server.listen(options.port ?? 0, host);
   try {
     await once(server, "listening");
