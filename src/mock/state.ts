@@ -29,10 +29,21 @@ export interface ResponseStore {
   readonly size: number;
 }
 
-/** Creates a store that keeps at most `limit` responses (the oldest go first). */
+/**
+ * Creates a store that keeps at most `limit` responses (the oldest go first, their output items
+ * with them: they stayed findable by `item_reference` and held in memory for as long as the
+ * server ran, which for `eddy serve`'s face is weeks).
+ */
 export function createResponseStore(limit = 10_000): ResponseStore {
   const responses = new Map<string, StoredResponse>();
   const items = new Map<string, ItemField>();
+  const forget = (id: string) => {
+    const stored = responses.get(id);
+    if (stored === undefined) return;
+    responses.delete(id);
+    // An item id a later response reused (a scripted id) stays that response's.
+    for (const item of stored.resource.output) if (items.get(item.id) === item) items.delete(item.id);
+  };
   return {
     get: (id) => responses.get(id),
     put(stored) {
@@ -40,15 +51,10 @@ export function createResponseStore(limit = 10_000): ResponseStore {
       for (const item of stored.resource.output) items.set(item.id, item);
       if (responses.size > limit) {
         const [oldest] = responses.keys();
-        if (oldest !== undefined) responses.delete(oldest);
+        if (oldest !== undefined) forget(oldest);
       }
     },
-    delete(id) {
-      const stored = responses.get(id);
-      if (stored === undefined) return;
-      responses.delete(id);
-      for (const item of stored.resource.output) items.delete(item.id);
-    },
+    delete: forget,
     findItem: (id) => items.get(id),
     get size() {
       return responses.size;
