@@ -109,7 +109,7 @@ export function openWebSocketSession(options: WebSocketSessionOptions): WebSocke
   const { stats } = options;
   const gone = new AbortController();
   const signal = AbortSignal.any([gone.signal, options.signal]);
-  const cache = createResponseStore(MOCK_DEFAULTS.websocketCacheSize);
+  const cache = createResponseStore(MOCK_DEFAULTS.websocketCacheSize, MOCK_DEFAULTS.websocketCacheChars);
   /** The turn that holds the connection, until its terminal event is sent or it ends. */
   let running: object | undefined;
   /** Every turn not yet ended (one that released the connection may still be finishing). */
