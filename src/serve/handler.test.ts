@@ -188,9 +188,17 @@ describe("eddy serve handler: runs", () => {
       reason: "awaiting_approval",
       pending_calls: ["w1"],
     });
-    expect(
-      (await call("POST", `/v1/runs/${id}/decisions`, { call_id: "nope", decision: "allow" })).status,
-    ).toBe(400);
+    const unknown = await call("POST", `/v1/runs/${id}/decisions`, {
+      call_id: "nope\u009b2J\u202e",
+      decision: "allow",
+    });
+    expect(unknown.status).toBe(400);
+    // The client's call id comes back inert (found by a probe: its C1 CSI and direction override were raw).
+    const answer = await unknown.text();
+    expect(hasControlChars(answer)).toBe(false);
+    expect(JSON.parse(answer).error.message).toContain(
+      'no call "nope\\u009b2J\\u202e" awaiting approval (pending: "w1")',
+    );
     expect(
       (await call("POST", `/v1/runs/${id}/decisions`, { call_id: "w1", decision: "maybe" })).status,
     ).toBe(400);

@@ -494,7 +494,8 @@ async function decideCall(
       error: {
         type: "invalid_request_error",
         code: "unknown_call",
-        message: `call_id: run ${id} has no call ${JSON.stringify(callId)} awaiting approval (pending: ${pending.join(", ")})`,
+        // Both ids are others' text (the client's, the model's): C1 and direction characters escaped.
+        message: `call_id: run ${id} has no call ${safeJson(callId)} awaiting approval (pending: ${pending.map((c) => safeJson(c)).join(", ")})`,
         param: "call_id",
       },
     });
