@@ -12,6 +12,7 @@ import type { Frame } from "../src/frames/frame.js";
 import { createMockServer } from "../src/mock/index.js";
 import type { Scenario } from "../src/mock/scenario.js";
 import { createServeClient } from "../src/serve/client.js";
+import { cleanEnv, runCli } from "./support/cli.js";
 import { startCli, until } from "./support/cli-process.js";
 
 const TOKEN = "serve-test-token-1234";
@@ -113,6 +114,26 @@ async function runView(url: string, id: string) {
 }
 
 describe("eddy serve (slow: spawns the CLI)", () => {
+  it.each([
+    ["a space at either end", " serve-token-1234 "],
+    ["a CRLF file's carriage return", "serve-token-1234\r"],
+    ["a non-ASCII character", "sérve-token-1234"],
+  ])(
+    "refuses a token with %s in one line, exit 2 (found by a probe: it started and answered every client 401)",
+    async (_what, token) => {
+      const result = await runCli(["serve", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"], {
+        env: cleanEnv({ EDDY_SERVE_TOKEN: token }),
+        timeoutMs: 60_000,
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(
+        /^eddy: --token \(or EDDY_SERVE_TOKEN\) holds a space, a control or a non-ASCII character/,
+      );
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+      expect(result.stderr).not.toContain("serve-token-1234");
+    },
+  );
+
   it("401 without the token; a run streams run_started … run_ended with id = seq; Last-Event-ID resumes exactly; 400 names max_turns; /openapi.json", async () => {
     const server = await mock({
       turns: [{ items: [{ type: "message", text: "hello there" }], repeat: true }],

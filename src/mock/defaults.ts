@@ -25,8 +25,18 @@ export const MOCK_DEFAULTS = {
   batchChars: 16 * 1024,
   /** `POST /responses/compact` keeps this many of the most recent user messages verbatim beside the compaction item. */
   compactKeepUserMessages: 2,
+  /** The server remembers at most this many stored responses (the oldest go first)… */
+  storeResponses: 10_000,
+  /**
+   * …and at most about this many characters of them (each counted as its whole context and output
+   * as JSON, so a long chain counts its shared history again and again): 10,000 responses of 1 MiB
+   * inputs filled the heap of a long-running `eddy serve`.
+   */
+  storeChars: 256 * 1024 * 1024,
   /** A WebSocket connection remembers at most this many `store: false` responses (the oldest go first). */
   websocketCacheSize: 1_000,
+  /** …and at most about this many characters of them (counted as `storeChars` counts). */
+  websocketCacheChars: 32 * 1024 * 1024,
   /** Past this many bytes queued on a WebSocket, the mock waits for the socket before sending more. */
   websocketHighWaterBytes: 64 * 1024,
   /** `incomplete_details.reason` of a scripted `incomplete` turn that names none. */

@@ -15,7 +15,9 @@
  * With `apiKey` set, a request (or an upgrade) without `Authorization: Bearer <apiKey>` gets 401
  * `invalid_api_key`. Every answer carries a deterministic `x-request-id` (`req_mock_0001`, …).
  */
+
 import type { EddyError } from "../errors.js";
+import { sameSecret } from "../util/secret-compare.js";
 import { compactResponse } from "./compact-response.js";
 import {
   type CreateContext,
@@ -319,7 +321,8 @@ function decoded(segment: string): string {
 function checkAuth(header: string | null, apiKey: string | undefined): void {
   if (apiKey === undefined) return;
   const token = header?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
-  if (token === apiKey) return;
+  // In constant time: eddy serve's face checks its token here for WebSocket upgrades.
+  if (token !== undefined && sameSecret(token, apiKey)) return;
   throw httpProblem({
     status: 401,
     error: {

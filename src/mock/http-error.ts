@@ -5,6 +5,7 @@
  */
 import { EddyError } from "../errors.js";
 import type { ErrorPayload } from "../protocol/types.js";
+import { safeJson } from "../util/control-chars.js";
 
 /** The body of a JSON error answer. */
 export interface ErrorBody {
@@ -62,11 +63,16 @@ export function serverProblem(error: unknown): HttpProblem {
   };
 }
 
-/** A JSON `Response` for `problem`. */
+/**
+ * A JSON `Response` for `problem`. Its message often quotes the client's own ids
+ * (`previous_response_id`, a `call_id`): their C1 and direction characters, which `JSON.stringify`
+ * leaves raw, are written as `\u` escapes (`safeJson`), so a client printing the answer is not
+ * steered by them.
+ */
 export function problemResponse(problem: HttpProblem, extraHeaders: Record<string, string> = {}): Response {
-  return jsonResponse(problem.status, { error: problem.error } satisfies ErrorBody, {
-    ...extraHeaders,
-    ...problem.headers,
+  return new Response(safeJson({ error: problem.error } satisfies ErrorBody), {
+    status: problem.status,
+    headers: { "content-type": "application/json", ...extraHeaders, ...problem.headers },
   });
 }
 

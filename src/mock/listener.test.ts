@@ -94,6 +94,27 @@ describe("listener", () => {
   });
 });
 
+describe("a client that stops reading", () => {
+  it("has its connection closed once its socket stayed full for unreadMs: the stream ends cancelled (found by a probe: it was held forever)", async () => {
+    const logs: MockRequestLog[] = [];
+    const text = "word ".repeat(300_000);
+    const { server } = await start({
+      scenario: { turns: [{ items: [{ type: "message", text }] }] },
+      timeouts: { unreadMs: 300 },
+      onRequest: (l) => logs.push(l),
+    });
+    const client = rawClient(server.port);
+    client.socket.pause(); // it never reads what the server writes
+    const body = JSON.stringify({ model: "m", input: "hi", stream: true });
+    client.socket.write(
+      `POST /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    await waitFor(() => logs.length === 1, 30_000);
+    expect(logs[0]?.outcome).toBe("cancelled");
+    client.socket.destroy();
+  });
+});
+
 describe("the official openai client against the mock", () => {
   it("responses.create (non-streaming) then a follow-up over previous_response_id: a two-turn tool loop", async () => {
     const { client } = await start();

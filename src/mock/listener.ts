@@ -36,16 +36,29 @@ import type { WebSocketPeer, WebSocketStats } from "./websocket-session.js";
 /**
  * How long a client may take to send a request to eddy's servers (`eddy mock`, `eddy serve`): a
  * client that sends its headers or body slowly holds a connection only this long, then gets a 408
- * and a closed connection. A response may take as long as it takes (an event stream is not a request).
+ * and a closed connection. A response may take as long as it takes (an event stream is not a
+ * request), but only while the client reads it: one that leaves the server's writes unread for
+ * `unreadMs` has its connection closed.
  */
 export interface ListenTimeouts {
   /** Until the request's headers are in. */
   headersMs: number;
   /** Until the whole request (headers and body) is in; at least `headersMs`. */
   requestMs: number;
+  /**
+   * Longest wait for a client to take more of an answer (an HTTP body or a WebSocket message) once
+   * its socket is full: past it the connection is closed and the answer's stream cancelled. A
+   * client that stopped reading held its connection forever, and `eddy serve` kept every frame
+   * of the run it was answering in memory (docs/pitfalls.md #83).
+   */
+  unreadMs: number;
 }
 
-export const LISTEN_TIMEOUTS: Readonly<ListenTimeouts> = { headersMs: 15_000, requestMs: 60_000 };
+export const LISTEN_TIMEOUTS: Readonly<ListenTimeouts> = {
+  headersMs: 15_000,
+  requestMs: 60_000,
+  unreadMs: 60_000,
+};
 
 /**
  * The node:http options of eddy's servers: no Nagle delay, idle keep-alive connections closed after
@@ -112,12 +125,13 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
       ? await (await import("./scenario-load.js")).loadScenario(scenario)
       : scenario;
   const handler = createMockHandler(loaded === undefined ? rest : { ...rest, scenario: loaded });
+  const unreadMs = timeouts?.unreadMs ?? LISTEN_TIMEOUTS.unreadMs;
   const server = createServer(serverOptions(timeouts), (req, res) => {
     if (answeredUnsupportedMethod(req, res)) return;
-    serve(req, res, handler).catch(() => res.destroy());
+    serve(req, res, handler, unreadMs).catch(() => res.destroy());
   });
   refuseConnect(server);
-  const sockets = attachWebSockets(server, handler.websocket);
+  const sockets = attachWebSockets(server, handler.websocket, { unreadMs });
   let connections = 0;
   server.on("connection", () => connections++);
   server.listen(port, MOCK_DEFAULTS.host);
@@ -184,7 +198,12 @@ export function refuseConnect(server: Server): void {
   });
 }
 
-async function serve(req: IncomingMessage, res: ServerResponse, handler: (r: Request) => Promise<Response>) {
+async function serve(
+  req: IncomingMessage,
+  res: ServerResponse,
+  handler: (r: Request) => Promise<Response>,
+  unreadMs: number,
+) {
   const body = await readBody(req);
   if (body === undefined) {
     res.writeHead(413, { "content-type": "application/json" });
@@ -226,7 +245,7 @@ async function serve(req: IncomingMessage, res: ServerResponse, handler: (r: Req
   }
   res.writeHead(response.status, outHeaders);
   res.flushHeaders(); // headers go out now, so "stall before the first body byte" is observable
-  await pipeStream(response.body, res);
+  await pipeStream(response.body, res, unreadMs);
 }
 
 /** The fetch `Request` of a node request (no body for GET and HEAD). */
@@ -254,7 +273,7 @@ interface LazyWebSocketServer {
   close(): void;
 }
 
-function webSocketServer(): LazyWebSocketServer {
+function webSocketServer(maxPayload: number): LazyWebSocketServer {
   let server: Promise<WebSocketServer> | undefined;
   let closed = false;
   const shut = (s: WebSocketServer) => {
@@ -268,7 +287,7 @@ function webSocketServer(): LazyWebSocketServer {
         ({ WebSocketServer }) =>
           new WebSocketServer({
             noServer: true,
-            maxPayload: MOCK_DEFAULTS.maxBodyBytes,
+            maxPayload,
             perMessageDeflate: false,
           }),
       );
@@ -284,28 +303,36 @@ function webSocketServer(): LazyWebSocketServer {
 
 /**
  * Serves WebSocket mode on `server`: each `upgrade` request is admitted or refused by `admit` (a
- * mock handler's `websocket`, or `eddy serve`'s face), then `ws` does the handshake. `close()`
- * terminates every connection and refuses new ones.
+ * mock handler's `websocket`, or `eddy serve`'s face), then `ws` does the handshake. A message
+ * larger than `maxMessageBytes` (default: the mock's body limit) closes its connection (1009).
+ * `close()` terminates every connection and refuses new ones.
  */
 export function attachWebSockets(
   server: Server,
   admit: (request: Request) => WebSocketAdmission,
+  options: { unreadMs?: number; maxMessageBytes?: number } = {},
 ): { close(): void } {
-  const sockets = webSocketServer();
+  const sockets = webSocketServer(options.maxMessageBytes ?? MOCK_DEFAULTS.maxBodyBytes);
+  const unreadMs = options.unreadMs ?? LISTEN_TIMEOUTS.unreadMs;
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    upgrade(req, socket, head, admit, sockets).catch(() => socket.destroy());
+    upgrade({ req, socket, head, admit, lazySockets: sockets, unreadMs }).catch(() => socket.destroy());
   });
   return sockets;
 }
 
+/** An upgrade request and what answers it. */
+interface Upgrade {
+  req: IncomingMessage;
+  socket: Duplex;
+  head: Buffer;
+  admit: (request: Request) => WebSocketAdmission;
+  lazySockets: LazyWebSocketServer;
+  /** `ListenTimeouts.unreadMs` */
+  unreadMs: number;
+}
+
 /** An upgrade request: refused with the handler's HTTP answer, or handed to `ws` and given a session. */
-async function upgrade(
-  req: IncomingMessage,
-  socket: Duplex,
-  head: Buffer,
-  admit: (request: Request) => WebSocketAdmission,
-  lazySockets: LazyWebSocketServer,
-): Promise<void> {
+async function upgrade({ req, socket, head, admit, lazySockets, unreadMs }: Upgrade): Promise<void> {
   const admission = admit(toRequest(req, Buffer.alloc(0), new AbortController().signal));
   if ("refused" in admission) {
     const response = admission.refused;
@@ -324,7 +351,7 @@ async function upgrade(
     return;
   }
   sockets.handleUpgrade(req, socket, head, (ws) => {
-    const session = admission.open(peerOf(ws));
+    const session = admission.open(peerOf(ws, unreadMs));
     // binaryType is "nodebuffer" (the default), so a message arrives as one Buffer.
     ws.on("message", (data, isBinary) =>
       session.receive(isBinary ? undefined : (data as Buffer).toString("utf8")),
@@ -334,8 +361,11 @@ async function upgrade(
   });
 }
 
-/** A session's view of a `ws` WebSocket: sends wait for the socket only past the high-water mark. */
-function peerOf(ws: WebSocket): WebSocketPeer {
+/**
+ * A session's view of a `ws` WebSocket: sends wait for the socket only past the high-water mark,
+ * and a client that leaves them unread for `unreadMs` is dropped (`ListenTimeouts.unreadMs`).
+ */
+function peerOf(ws: WebSocket, unreadMs: number): WebSocketPeer {
   return {
     send(text) {
       if (ws.readyState !== ws.OPEN) return;
@@ -344,7 +374,9 @@ function peerOf(ws: WebSocket): WebSocketPeer {
         return;
       }
       return new Promise<void>((resolve) => {
+        const timer = setTimeout(() => ws.terminate(), unreadMs);
         const done = () => {
+          clearTimeout(timer);
           ws.off("close", done);
           resolve();
         };
@@ -357,8 +389,25 @@ function peerOf(ws: WebSocket): WebSocketPeer {
   };
 }
 
+/**
+ * Waits until `res` takes more (`'drain'`) or closes; a client that leaves it full for `unreadMs`
+ * has stopped reading: its connection is closed (which cancels the stream being written).
+ */
+export async function drainedOrCut(res: ServerResponse, unreadMs: number): Promise<void> {
+  const timer = setTimeout(() => res.destroy(), unreadMs);
+  try {
+    await drained(res);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Writes each chunk on its own, yielding between writes and honouring backpressure. */
-async function pipeStream(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
+async function pipeStream(
+  body: ReadableStream<Uint8Array>,
+  res: ServerResponse,
+  unreadMs: number,
+): Promise<void> {
   const reader = body.getReader();
   const cancel = () => void reader.cancel().catch(() => {});
   if (res.destroyed) {
@@ -371,7 +420,7 @@ async function pipeStream(body: ReadableStream<Uint8Array>, res: ServerResponse)
       const { done, value } = await reader.read();
       if (done) break;
       if (res.destroyed) return;
-      if (!res.write(value)) await drained(res);
+      if (!res.write(value)) await drainedOrCut(res, unreadMs);
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     res.end();

@@ -2,6 +2,8 @@
  * What the mock remembers of each request, for tests to assert on ("the follow-up sent only the
  * function_call_output") and for the request log line. Secrets never enter a record.
  */
+import { hasControlChars, safeJson } from "../util/control-chars.js";
+import { wholeCut } from "../util/text.js";
 
 /** One request as received. */
 export interface RecordedRequest {
@@ -73,11 +75,17 @@ export function recordedBody(text: string): unknown {
   }
 }
 
-/** A one-line rendering of a log entry: `POST /v1/responses 200 model=m turn=0 stream 12ms`. */
+/**
+ * A one-line rendering of a log entry: `POST /v1/responses 200 model=m turn=0 stream 12ms`. The
+ * model is the client's text: one holding a control, direction or line-separator character, or
+ * longer than `MODEL_SHOWN` characters, is shown as JSON (such characters as `\u` escapes), cut to
+ * that length — a request's `model` wrote escape sequences (window title, clipboard, screen
+ * clear) to the terminal running `eddy mock`, and a 60 MB one a 60 MB line.
+ */
 export function formatRequestLog(log: MockRequestLog): string {
   const parts = [log.method, log.path, String(log.status)];
   if (log.connection !== undefined) parts.push(`ws#${log.connection}`);
-  if (log.model !== undefined) parts.push(`model=${log.model}`);
+  if (log.model !== undefined) parts.push(`model=${shownModel(log.model)}`);
   if (log.turn !== undefined) parts.push(`turn=${log.turn}`);
   if (log.responseId !== undefined) parts.push(log.responseId);
   if (log.stream) parts.push("stream");
@@ -85,4 +93,14 @@ export function formatRequestLog(log: MockRequestLog): string {
   if (log.outcome === "dropped" || log.outcome === "cancelled") parts.push(log.outcome);
   parts.push(`${Math.round(log.durationMs)}ms`);
   return parts.join(" ");
+}
+
+/** Characters of a request's model shown in its log line. */
+const MODEL_SHOWN = 200;
+
+/** `model` as the log line shows it (see `formatRequestLog`). */
+function shownModel(model: string): string {
+  if (model.length <= MODEL_SHOWN && !hasControlChars(model) && !/[\u2028\u2029]/.test(model)) return model;
+  const cut = model.slice(0, wholeCut(model, MODEL_SHOWN));
+  return safeJson(cut.length < model.length ? `${cut}…` : cut);
 }

@@ -5,8 +5,9 @@
  */
 import { z } from "zod";
 import { EddyError } from "../errors.js";
-import { withoutBom } from "../util/json.js";
+import { JSON_MAX_DEPTH, nestsDeeperThan, withoutBom } from "../util/json.js";
 import { readRegularTextSync } from "../util/regular-file.js";
+import { wholeCut } from "../util/text.js";
 import type { Scenario } from "./scenario.js";
 
 const nonNegativeInt = z.number().int().min(0);
@@ -155,18 +156,36 @@ const scenarioSchema = z
     });
   });
 
-/** Validates a scenario object; `source` names it in error messages (a file path, or "scenario"). */
+/**
+ * Validates a scenario object; `source` names it in error messages (a file path, or "scenario").
+ * A scenario nesting deeper than `JSON_MAX_DEPTH` is refused: its raw events were accepted and the
+ * mock's `JSON.stringify` of them overflowed while serving, an empty 200 (docs/pitfalls.md #74).
+ * Each problem is said in at most `ISSUE_CHARS` characters (100,000 unknown keys were one 10 MB line).
+ */
 export function parseScenario(value: unknown, source = "scenario"): Scenario {
+  if (nestsDeeperThan(value))
+    throw new EddyError(
+      "scenario_invalid",
+      `${source}: the scenario nests deeper than ${JSON_MAX_DEPTH} levels of arrays and objects`,
+      { fault: "user", details: { source } },
+    );
   const result = scenarioSchema.safeParse(value);
   if (result.success) return result.data as Scenario;
   const messages = result.error.issues
     .slice(0, 5)
-    .map((issue) => `${formatPath(issue.path)}: ${issue.message}`);
+    .map((issue) => cutIssue(`${formatPath(issue.path)}: ${issue.message}`));
   const more = result.error.issues.length > 5 ? ` (and ${result.error.issues.length - 5} more)` : "";
   throw new EddyError("scenario_invalid", `${source}: ${messages.join("; ")}${more}`, {
     fault: "user",
     details: { source },
   });
+}
+
+/** Characters of one problem in a scenario's error message. */
+const ISSUE_CHARS = 300;
+
+function cutIssue(text: string): string {
+  return text.length <= ISSUE_CHARS ? text : `${text.slice(0, wholeCut(text, ISSUE_CHARS))}…`;
 }
 
 /** Reads and validates a scenario file: `.json`, or `.yaml`/`.yml` (anything else is tried as YAML, a superset of JSON). */

@@ -111,6 +111,28 @@ describe("loadScenario", () => {
     },
   );
 
+  it("refuses a scenario nesting deeper than JSON_MAX_DEPTH in one line (found by a probe: it was served as an empty 200 stream)", async () => {
+    const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
+    const path = file(
+      "deep.json",
+      `{"turns": [{"rawEvents": [{"type": "response.created", "x": ${deep}}]}]}`,
+    );
+    const error = await loadScenario(path).catch((e: unknown) => e);
+    expect(EddyError.isInstance(error) && error.code).toBe("scenario_invalid");
+    expect((error as Error).message).toBe(
+      `${path}: the scenario nests deeper than 1000 levels of arrays and objects`,
+    );
+  });
+
+  it("says each problem in at most 300 characters (found by a probe: 100,000 unknown keys were a 10 MB line)", async () => {
+    const value: Record<string, unknown> = { turns: [{ items: [{ type: "message", text: "x" }] }] };
+    for (let i = 0; i < 10_000; i++) value[`key_${i}_${"x".repeat(90)}`] = 1;
+    const error = await loadScenario(file("keys.json", JSON.stringify(value))).catch((e: unknown) => e);
+    expect(EddyError.isInstance(error) && error.code).toBe("scenario_invalid");
+    expect((error as Error).message).toMatch(/\(root\): Unrecognized keys: .*…$/);
+    expect((error as Error).message.length).toBeLessThan(600);
+  });
+
   it("reads a JSON scenario that starts with a byte order mark", async () => {
     const path = file(
       "bom.json",

@@ -5,6 +5,7 @@
  */
 import type { CreateResponseBody, ItemField, ItemParam, ResponseResource } from "../protocol/types.js";
 import { expandCompactions } from "./compaction.js";
+import { MOCK_DEFAULTS } from "./defaults.js";
 import { httpProblem, invalidRequest } from "./http-error.js";
 import { inputItems } from "./request.js";
 
@@ -29,31 +30,56 @@ export interface ResponseStore {
   readonly size: number;
 }
 
-/** Creates a store that keeps at most `limit` responses (the oldest go first). */
-export function createResponseStore(limit = 10_000): ResponseStore {
-  const responses = new Map<string, StoredResponse>();
+/**
+ * Creates a store that keeps at most `limit` responses and about `maxChars` characters of them
+ * (`storedChars`); past either, the oldest go first — their output items with them: they stayed
+ * findable by `item_reference` and held in memory for as long as the server ran, which for `eddy
+ * serve`'s face is weeks. The newest response is always kept.
+ */
+export function createResponseStore(
+  limit: number = MOCK_DEFAULTS.storeResponses,
+  maxChars: number = MOCK_DEFAULTS.storeChars,
+): ResponseStore {
+  const responses = new Map<string, { stored: StoredResponse; chars: number }>();
   const items = new Map<string, ItemField>();
+  let chars = 0;
+  const forget = (id: string) => {
+    const entry = responses.get(id);
+    if (entry === undefined) return;
+    responses.delete(id);
+    chars -= entry.chars;
+    // An item id a later response reused (a scripted id) stays that response's.
+    for (const item of entry.stored.resource.output) if (items.get(item.id) === item) items.delete(item.id);
+  };
   return {
-    get: (id) => responses.get(id),
+    get: (id) => responses.get(id)?.stored,
     put(stored) {
-      responses.set(stored.resource.id, stored);
+      forget(stored.resource.id);
+      const size = storedChars(stored, maxChars);
+      responses.set(stored.resource.id, { stored, chars: size });
+      chars += size;
       for (const item of stored.resource.output) items.set(item.id, item);
-      if (responses.size > limit) {
+      while (responses.size > 1 && (responses.size > limit || chars > maxChars)) {
         const [oldest] = responses.keys();
-        if (oldest !== undefined) responses.delete(oldest);
+        if (oldest === undefined) break;
+        forget(oldest);
       }
     },
-    delete(id) {
-      const stored = responses.get(id);
-      if (stored === undefined) return;
-      responses.delete(id);
-      for (const item of stored.resource.output) items.delete(item.id);
-    },
+    delete: forget,
     findItem: (id) => items.get(id),
     get size() {
       return responses.size;
     },
   };
+}
+
+/** A stored response's size: its context and output as JSON, in characters (`max` when they cannot be written). */
+function storedChars(stored: StoredResponse, max: number): number {
+  try {
+    return JSON.stringify(stored.context).length + JSON.stringify(stored.resource.output).length;
+  } catch {
+    return max;
+  }
 }
 
 /**

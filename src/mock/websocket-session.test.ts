@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { post, type ReadSse, readSse, streamProblems } from "../../test/support/mock-sse.js";
 import type { ResponseResource } from "../protocol/types.js";
 import { validateErrorPayload } from "../protocol/validate.js";
+import { hasControlChars } from "../util/control-chars.js";
 import type { ResponseModel } from "./create-response.js";
 import { createEventWriter } from "./events.js";
 import { createMockHandler, type MockHandler, type MockOptions } from "./handler.js";
@@ -321,6 +322,13 @@ describe("WebSocket mode, in process: store:false and the connection-local cache
       param: "previous_response_id",
     });
     expect(JSON.stringify(terminal(await ws.create({ input: "x" })).output)).toContain("turn 0");
+  });
+
+  it("an error message quoting the client's id writes its C1 and direction characters as escapes (found by a probe: they were raw)", async () => {
+    const ws = connect(scripted([{ items: [{ type: "message", text: "turn 0" }] }]));
+    const [error] = await ws.create({ previous_response_id: "resp_\u009b2J\u202e", input: "x" });
+    expectSocketError(error, 404, "previous_response_not_found");
+    expect(hasControlChars(ws.peer.messages.at(-1) ?? "")).toBe(false);
   });
 
   it("a failed continuation evicts the id it named: retrying it is previous_response_not_found", async () => {

@@ -32,6 +32,7 @@
  */
 import { setTimeout as sleep, setImmediate as tick } from "node:timers/promises";
 import type { ErrorPayload, JsonObject, ResponseResource } from "../protocol/types.js";
+import { safeJson } from "../util/control-chars.js";
 import { parseJsonObject } from "../util/json.js";
 import {
   type CreateContext,
@@ -109,7 +110,7 @@ export function openWebSocketSession(options: WebSocketSessionOptions): WebSocke
   const { stats } = options;
   const gone = new AbortController();
   const signal = AbortSignal.any([gone.signal, options.signal]);
-  const cache = createResponseStore(MOCK_DEFAULTS.websocketCacheSize);
+  const cache = createResponseStore(MOCK_DEFAULTS.websocketCacheSize, MOCK_DEFAULTS.websocketCacheChars);
   /** The turn that holds the connection, until its terminal event is sent or it ends. */
   let running: object | undefined;
   /** Every turn not yet ended (one that released the connection may still be finishing). */
@@ -343,9 +344,9 @@ async function sendEvents(
 /** The text message of the `invalidJsonAfterEvents` fault. */
 const INVALID_JSON = '{"type":"response.output_text.delta","sequence_number":';
 
-/** A `WebSocketErrorEvent` (plus `sequence_number` for a mid-stream error). */
+/** A `WebSocketErrorEvent` (plus `sequence_number` for a mid-stream error), inert as `problemResponse`'s body. */
 function errorMessage(status: number, error: ErrorPayload, sequenceNumber?: number): string {
-  return JSON.stringify({
+  return safeJson({
     type: "error",
     status,
     ...(sequenceNumber === undefined ? {} : { sequence_number: sequenceNumber }),

@@ -254,6 +254,22 @@ describe("WebSocket mode on the listener", () => {
     expect(responseOf(await client.turn({ input: "c" })).status).toBe("completed");
   });
 
+  it("a client that stops reading is dropped once its socket stayed full for unreadMs (found by a probe: it held its connection and response forever)", async () => {
+    const logs: string[] = [];
+    const s = await start({
+      scenario: { turns: [{ items: [{ type: "message", text: "word ".repeat(300_000) }] }] },
+      timeouts: { unreadMs: 300 },
+      onRequest: (l) => logs.push(l.outcome),
+    });
+    const client = await connect(s);
+    client.socket.pause(); // it never reads what the server sends
+    client.socket.send(JSON.stringify({ type: "response.create", model: "m", input: "hi" }));
+    // A hang guard, not a verdict on speed.
+    await waitFor(() => s.stats.websocket.open === 0 && logs.length > 0, 30_000);
+    expect(logs).not.toContain("finished");
+    client.socket.terminate();
+  });
+
   it("close() ends open WebSockets (a stalled turn too) and resolves", async () => {
     const s = await start({
       scenario: { turns: [{ items: [], faults: { stallAfterEvents: { afterEvents: 1, ms: 60_000 } } }] },

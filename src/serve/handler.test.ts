@@ -233,9 +233,17 @@ describe("eddy serve handler: runs", () => {
       reason: "awaiting_approval",
       pending_calls: ["w1"],
     });
-    expect(
-      (await call("POST", `/v1/runs/${id}/decisions`, { call_id: "nope", decision: "allow" })).status,
-    ).toBe(400);
+    const unknown = await call("POST", `/v1/runs/${id}/decisions`, {
+      call_id: "nope\u009b2J\u202e",
+      decision: "allow",
+    });
+    expect(unknown.status).toBe(400);
+    // The client's call id comes back inert (found by a probe: its C1 CSI and direction override were raw).
+    const answer = await unknown.text();
+    expect(hasControlChars(answer)).toBe(false);
+    expect(JSON.parse(answer).error.message).toContain(
+      'no call "nope\\u009b2J\\u202e" awaiting approval (pending: "w1")',
+    );
     expect(
       (await call("POST", `/v1/runs/${id}/decisions`, { call_id: "w1", decision: "maybe" })).status,
     ).toBe(400);
@@ -282,9 +290,12 @@ describe("eddy serve handler: runs", () => {
       scripts: [text("a"), text("b")],
       instructionFiles,
     });
+    // The run's whole spec is in its tape's header (the server keeps only its model and thread).
     const start = async (body: unknown) => {
       const { id } = (await (await call("POST", "/v1/runs", body)).json()) as { id: string };
-      return (await finished(service, id))?.spec;
+      await finished(service, id);
+      const header = readFileSync(join(dataDir, "runs", `${id}.tape`), "utf8").split("\n", 1)[0] ?? "";
+      return (JSON.parse(header) as { spec?: { instruction_files?: string[] } }).spec;
     };
     const first = await start({
       input: "hi",
@@ -336,6 +347,20 @@ describe("eddy serve handler: runs", () => {
       data: { id: string; status: string }[];
     };
     expect(list.data.find((r) => r.id === "run_dead")?.status).toBe("interrupted");
+  });
+
+  it("the server keeps a run's model and thread, not its input, running, ended or restored (found by a probe: 320 runs of 900 KB held 485 MB)", async () => {
+    const first = setup();
+    const input = "x".repeat(100_000);
+    const { id } = (await (await first.call("POST", "/v1/runs", { input, thread: "t1" })).json()) as {
+      id: string;
+    };
+    expect(first.service.get(id)?.spec).toEqual({ model: "m", thread: "t1" });
+    expect((await finished(first.service, id))?.spec).toEqual({ model: "m", thread: "t1" });
+    const again = setup({ dataDir: first.dataDir });
+    expect(again.service.get(id)?.spec).toEqual({ model: "m", thread: "t1" });
+    const view = (await (await again.call("GET", `/v1/runs/${id}`)).json()) as Record<string, unknown>;
+    expect(view).toMatchObject({ id, status: "completed", model: "m", thread: "t1" });
   });
 
   it("a restarted server lists its runs from their tapes' ends; a tape damaged in the middle fails its events only, naming no path", async () => {

@@ -11,7 +11,6 @@
  * `Retry-After`. No CORS header is sent unless `corsOrigin` is set. Errors answer
  * `{error: {type, code, message, param}}` and never carry a secret.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
 import { THREAD_NAME_PATTERN } from "../context/threads.js";
 import { EddyError } from "../errors.js";
 import { checkPartialRunSpec, type PartialRunSpec } from "../loop/run-spec.js";
@@ -25,6 +24,7 @@ import {
 import { safeJson } from "../util/control-chars.js";
 import { JSON_MAX_DEPTH, nestsDeeperThan } from "../util/json.js";
 import { redactSecrets } from "../util/redact.js";
+import { sameSecret } from "../util/secret-compare.js";
 import { decisionBody, matchRoute, messageBody, type RouteInfo, steerBody } from "./api.js";
 import { openApiDocument } from "./openapi.js";
 import { sseStream } from "./run-log.js";
@@ -55,7 +55,7 @@ interface HandlerState {
   service: RunService;
   options: ServeHandlerOptions;
   watchers: { open: number };
-  tokenDigest: Buffer | undefined;
+  token: string | undefined;
 }
 
 /** Creates the handler (see the module comment). */
@@ -64,7 +64,7 @@ export function createServeHandler(service: RunService, options: ServeHandlerOpt
     service,
     options,
     watchers: { open: 0 },
-    tokenDigest: options.token === undefined ? undefined : digest(options.token),
+    token: options.token,
   };
   return async (request) => {
     let response: Response;
@@ -355,10 +355,10 @@ function tooLarge(max: number): EddyError {
 }
 
 function authorize(request: Request, state: HandlerState): void {
-  if (state.tokenDigest === undefined) return;
+  if (state.token === undefined) return;
   const header = request.headers.get("authorization") ?? "";
   const match = /^Bearer\s+(.+)$/i.exec(header);
-  const ok = match !== null && timingSafeEqual(digest((match[1] as string).trim()), state.tokenDigest);
+  const ok = match !== null && sameSecret((match[1] as string).trim(), state.token);
   if (!ok)
     throw httpProblem({
       status: 401,
@@ -370,10 +370,6 @@ function authorize(request: Request, state: HandlerState): void {
       },
       headers: { "www-authenticate": "Bearer" },
     });
-}
-
-function digest(text: string): Buffer {
-  return createHash("sha256").update(text).digest();
 }
 
 /** An error answer, thrown from anywhere in the handler. */

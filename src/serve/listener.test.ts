@@ -5,6 +5,7 @@
  * wait below is a hang guard, not a verdict on speed.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import {
   closedWithin,
   dripUntilClosed,
@@ -12,7 +13,7 @@ import {
   unsupportedMethodAnswers,
 } from "../../test/support/slow-peer.js";
 import { LISTEN_TIMEOUTS } from "../mock/listener.js";
-import { listen, SERVE_MAX_CONNECTIONS, type ServeListener } from "./listener.js";
+import { listen, SERVE_MAX_CONNECTIONS, SERVE_MAX_MESSAGE_BYTES, type ServeListener } from "./listener.js";
 
 let server: ServeListener;
 
@@ -104,6 +105,65 @@ async function servedAgain(url: string, what: string): Promise<void> {
     what,
   );
 }
+
+describe("a client that stops reading", () => {
+  it("has its connection closed once its socket stayed full for unreadMs, which cancels the stream (found by a probe: it was held forever, the run's frames kept in memory)", async () => {
+    let cancelled = () => {};
+    const gone = new Promise<void>((resolve) => (cancelled = resolve));
+    const chunk = new Uint8Array(64 * 1024).fill(0x78);
+    const endless = () =>
+      new ReadableStream<Uint8Array>(
+        { pull: (controller) => controller.enqueue(chunk), cancel: () => cancelled() },
+        { highWaterMark: 0 },
+      );
+    const small = await listen(
+      async () => new Response(endless(), { headers: { "content-type": "text/event-stream" } }),
+      { authenticated: false, timeouts: { unreadMs: 300 } },
+    );
+    const client = rawClient(small.port);
+    try {
+      client.socket.pause(); // it never reads what the server writes
+      client.socket.write("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+      await closedWithin(gone, "the stream of a client that reads nothing");
+    } finally {
+      client.socket.destroy();
+      await small.close();
+    }
+  });
+
+  it("defaults to a bound (LISTEN_TIMEOUTS.unreadMs)", () => {
+    expect(LISTEN_TIMEOUTS.unreadMs).toBe(60_000);
+  });
+});
+
+describe("eddy serve's WebSocket messages are bounded", () => {
+  it("a message past maxMessageBytes (1 MiB, as an HTTP body) closes its connection with 1009; a smaller one is taken (found by a probe: 64 MiB went through)", async () => {
+    const received: number[] = [];
+    const small = await listen(async () => new Response("ok"), {
+      authenticated: false,
+      websocket: () => ({
+        open: () => ({
+          receive: (text) => void received.push(text?.length ?? -1),
+          end: () => {},
+          settled: async () => {},
+        }),
+      }),
+    });
+    try {
+      expect(SERVE_MAX_MESSAGE_BYTES).toBe(1024 * 1024);
+      const socket = new WebSocket(`${small.url.replace("http", "ws")}/v1/responses`);
+      const closed = new Promise<number>((resolve) => socket.once("close", (code) => resolve(code)));
+      socket.on("error", () => {});
+      await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
+      socket.send("x".repeat(1000));
+      socket.send("y".repeat(SERVE_MAX_MESSAGE_BYTES + 1));
+      expect(await closed).toBe(1009);
+      expect(received).toEqual([1000]);
+    } finally {
+      await small.close();
+    }
+  });
+});
 
 describe("eddy serve's connections are bounded", () => {
   it("one address holds at most maxConnectionsPerAddress: its next is closed as it comes, while the server still has room", async () => {

@@ -11,7 +11,8 @@
  * connection only for a bounded time: the request's headers must arrive within `headersMs` and the
  * whole request within `requestMs` (`LISTEN_TIMEOUTS`, `serverOptions` in src/mock/listener.ts, as
  * for `eddy mock`), else the connection gets a 408 and is closed. A response may take as long as it
- * takes: an event stream is not a request.
+ * takes: an event stream is not a request. But a client that stops reading one (its socket full
+ * for `unreadMs`) has its connection closed, which cancels the stream.
  */
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -22,11 +23,12 @@ import type { WebSocketAdmission } from "../mock/handler.js";
 import {
   answeredUnsupportedMethod,
   attachWebSockets,
+  drainedOrCut,
+  LISTEN_TIMEOUTS,
   type ListenTimeouts,
   refuseConnect,
   serverOptions,
 } from "../mock/listener.js";
-import { drained } from "../util/stream.js";
 import type { ServeHandler } from "./handler.js";
 
 /** Options of `listen`. */
@@ -45,6 +47,12 @@ export interface ListenOptions {
    */
   websocket?: (request: Request) => WebSocketAdmission;
   /**
+   * Largest WebSocket message accepted: a bigger one closes its connection (1009, message too
+   * big). WebSocket mode took 64 MiB messages, 64 times what the same request may be over HTTP.
+   * @defaultValue SERVE_MAX_MESSAGE_BYTES (1 MiB, the handler's and the face's body limit)
+   */
+  maxMessageBytes?: number;
+  /**
    * Connections open at once (event streams and WebSockets included); one more is closed as it
    * comes, so a client opening thousands cannot take every file descriptor. @defaultValue SERVE_MAX_CONNECTIONS (512)
    */
@@ -59,6 +67,8 @@ export interface ListenOptions {
 
 /** The default of `ListenOptions.maxConnections`. */
 export const SERVE_MAX_CONNECTIONS = 512;
+/** The default of `ListenOptions.maxMessageBytes`. */
+export const SERVE_MAX_MESSAGE_BYTES = 1024 * 1024;
 /** The default of `ListenOptions.maxConnectionsPerAddress`. */
 export const SERVE_MAX_CONNECTIONS_PER_ADDRESS = 64;
 
@@ -87,14 +97,21 @@ export async function listen(handler: ServeHandler, options: ListenOptions): Pro
       `eddy serve: refusing to listen on ${host} without a token — set --token (or EDDY_SERVE_TOKEN), or listen on 127.0.0.1`,
       { fault: "user" },
     );
+  const unreadMs = options.timeouts?.unreadMs ?? LISTEN_TIMEOUTS.unreadMs;
   const server = createServer(serverOptions(options.timeouts), (req, res) => {
     if (answeredUnsupportedMethod(req, res)) return;
-    serve(req, res, handler, host).catch(() => res.destroy());
+    serve(req, res, handler, { host, unreadMs }).catch(() => res.destroy());
   });
   refuseConnect(server);
   server.maxConnections = options.maxConnections ?? SERVE_MAX_CONNECTIONS;
   limitPerAddress(server, options.maxConnectionsPerAddress ?? SERVE_MAX_CONNECTIONS_PER_ADDRESS);
-  const sockets = options.websocket === undefined ? undefined : attachWebSockets(server, options.websocket);
+  const sockets =
+    options.websocket === undefined
+      ? undefined
+      : attachWebSockets(server, options.websocket, {
+          unreadMs,
+          maxMessageBytes: options.maxMessageBytes ?? SERVE_MAX_MESSAGE_BYTES,
+        });
   server.listen(options.port ?? 0, host);
   try {
     await once(server, "listening");
@@ -141,7 +158,12 @@ function limitPerAddress(server: Server, limit: number): void {
   });
 }
 
-async function serve(req: IncomingMessage, res: ServerResponse, handler: ServeHandler, host: string) {
+async function serve(
+  req: IncomingMessage,
+  res: ServerResponse,
+  handler: ServeHandler,
+  { host, unreadMs }: { host: string; unreadMs: number },
+) {
   const gone = new AbortController();
   res.once("close", () => gone.abort());
   const headers = new Headers();
@@ -173,11 +195,11 @@ async function serve(req: IncomingMessage, res: ServerResponse, handler: ServeHa
   }
   res.writeHead(response.status, out);
   res.flushHeaders();
-  await pipe(response.body, res);
+  await pipe(response.body, res, unreadMs);
 }
 
-/** Writes each chunk, honouring backpressure; a client that leaves cancels the stream. */
-async function pipe(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
+/** Writes each chunk, honouring backpressure; a client that leaves, or stops reading, cancels the stream. */
+async function pipe(body: ReadableStream<Uint8Array>, res: ServerResponse, unreadMs: number): Promise<void> {
   const reader = body.getReader();
   const cancel = () => void reader.cancel().catch(() => {});
   if (res.destroyed) {
@@ -190,7 +212,7 @@ async function pipe(body: ReadableStream<Uint8Array>, res: ServerResponse): Prom
       const { done, value } = await reader.read();
       if (done) break;
       if (res.destroyed) return;
-      if (!res.write(value)) await drained(res);
+      if (!res.write(value)) await drainedOrCut(res, unreadMs);
     }
     res.end();
   } catch {

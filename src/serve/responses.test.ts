@@ -11,6 +11,7 @@ import { replayTape } from "../replay/replay.js";
 import { readTape } from "../replay/tape.js";
 import { createToolRegistry } from "../tools/registry.js";
 import { defineTool } from "../tools/tool.js";
+import { hasControlChars } from "../util/control-chars.js";
 import { createServeHandler } from "./handler.js";
 import { createResponsesFace } from "./responses.js";
 import { createRunService } from "./runs.js";
@@ -141,6 +142,16 @@ describe("the Open Responses face refuses hostile input", () => {
     });
     expect(unknown.status).toBe(404);
     expect((await error(unknown)).code).toBe("previous_response_not_found");
+    // An id the answer quotes comes back inert (found by a probe: its C1 CSI and direction override were raw).
+    const steering = await send("POST", "/v1/responses", {
+      model: "eddy",
+      input: "hi",
+      previous_response_id: "resp_\u009b2J\u202e",
+    });
+    const text = await steering.text();
+    expect(steering.status).toBe(404);
+    expect(hasControlChars(text)).toBe(false);
+    expect(JSON.parse(text).error.message).toContain("resp_\u009b2J\u202e");
     for (const path of [
       "/v1/responses/..%2F..%2Fetc%2Fpasswd",
       "/v1/responses/%E0%A4%A",

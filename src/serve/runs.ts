@@ -123,7 +123,12 @@ export interface ServedRun {
   readonly id: string;
   status: RunStatus;
   readonly createdAt: number;
-  spec: RunSpec | undefined;
+  /**
+   * What the server needs of the run's spec (its model and thread); the whole spec is in its tape's
+   * header. Keeping the spec held every run's input (up to the body limit) for the server's life:
+   * 320 runs of 900 KB, 485 MB.
+   */
+  spec: RunLabel | undefined;
   /** Its events: in memory while it runs; read from its tape once it has ended (`storedRunLog`). */
   log: RunLog;
   ended?: RunEndedFrame;
@@ -140,6 +145,14 @@ export interface ServedRun {
   undelivered?: string[];
   /** Settles once the current segment of the run has ended and its tape is closed. */
   done: Promise<void>;
+}
+
+/** The fields of a served run's spec the server keeps (`ServedRun.spec`). */
+export type RunLabel = Pick<RunSpec, "model" | "thread">;
+
+/** `spec`'s label: its model and thread, nothing else held. */
+function labelOf(spec: RunSpec): RunLabel {
+  return spec.thread === undefined ? { model: spec.model } : { model: spec.model, thread: spec.thread };
 }
 
 /** The public view of a run (`GET /v1/runs/ID`): no spec internals, no secrets. */
@@ -315,7 +328,7 @@ async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<S
     await registry.dispose();
     throw err;
   }
-  run.spec = handle.spec;
+  run.spec = labelOf(handle.spec);
   // A run on a thread has emitted its first frames by now (they wait in the sink).
   let writer: TapeWriter;
   try {
@@ -517,7 +530,8 @@ async function decideCall(
       error: {
         type: "invalid_request_error",
         code: "unknown_call",
-        message: `call_id: run ${id} has no call ${JSON.stringify(callId)} awaiting approval (pending: ${pending.join(", ")})`,
+        // Both ids are others' text (the client's, the model's): C1 and direction characters escaped.
+        message: `call_id: run ${id} has no call ${safeJson(callId)} awaiting approval (pending: ${pending.map((c) => safeJson(c)).join(", ")})`,
         param: "call_id",
       },
     });
@@ -712,7 +726,7 @@ function restoredRun(id: string, summary: TapeSummary, load: () => Frame[]): Ser
     id,
     status: ended?.reason ?? "interrupted",
     createdAt: summary.first?.ts ?? 0,
-    spec: summary.header.spec,
+    spec: labelOf(summary.header.spec),
     log: storedRunLog(summary.frames, load),
     decisions: {},
     steering: [],

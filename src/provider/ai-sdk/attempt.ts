@@ -26,7 +26,7 @@ import { parseRetryAfter, parseShouldRetry } from "../retry.js";
 import { Watchdog, WatchdogFired, type WatchdogLimits } from "../watchdog.js";
 import { liveCallOptions } from "./call-options.js";
 import type { AiSdkLanguageModel } from "./provider.js";
-import { aiSdkFramesFromSse, errorFields, partToJson } from "./wire.js";
+import { aiSdkFramesFromSse, errorFields, partText } from "./wire.js";
 
 /** What every attempt of an AI SDK provider shares. */
 export interface AiSdkAttemptConfig {
@@ -122,7 +122,7 @@ class AiSdkAttempt implements Attempt {
     } else this.watchdog.touch();
     const frames: ProviderFrame[] = [];
     const options = { turn: this.options.turn, validate: this.options.config.validate };
-    const data = partToJson(next.value);
+    const data = partText(next.value);
     // A model's stream is bounded like a socket's (a server streaming gigabytes filled the heap).
     this.received += data.length;
     const max = this.options.config.maxResponseBytes ?? PROVIDER_DEFAULTS.maxResponseBytes;

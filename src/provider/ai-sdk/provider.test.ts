@@ -69,6 +69,27 @@ describe("createAiSdkProvider", () => {
     expect(whole.outcome.ok).toBe(true);
   });
 
+  it("a part JSON cannot hold (a raw chunk nested 20,000 levels, a cycle) is an invalid_json provider_event and the answer completes (found by a probe: the run ended as an internal error)", async () => {
+    let deep: unknown = [];
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    const cycle: Record<string, unknown> = { a: 1 };
+    cycle.self = cycle;
+    const parts = textParts("Hello there");
+    parts.splice(3, 0, { type: "raw", rawValue: deep }, { type: "raw", rawValue: cycle });
+    const model = new MockLanguageModelV3({ doStream: async () => stream(parts) });
+    const { frames, outcome } = await send(model);
+    if (!outcome.ok) throw outcome.error;
+    expect(outcome.response.outputText).toBe("Hello there");
+    const bad = frames.filter((f) => f.type === "provider_event" && f.status === "invalid_json");
+    expect(bad).toHaveLength(2);
+    expect(bad.map((f) => f.type === "provider_event" && f.raw)).toEqual([
+      'eddy: an AI SDK stream part of type "raw" cannot be written as JSON: it nests deeper than the stack',
+      expect.stringMatching(
+        /^eddy: an AI SDK stream part of type "raw" cannot be written as JSON: .*circular/i,
+      ),
+    ]);
+  });
+
   it("keeps every stream part verbatim (as JSON) in a provider_event, with text deltas derived after theirs", async () => {
     const model = new MockLanguageModelV3({ doStream: stream(textParts("Hello there")) });
     const { frames, outcome } = await send(model);

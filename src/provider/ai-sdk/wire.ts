@@ -52,6 +52,40 @@ export function partToJson(part: unknown): string {
   return JSON.stringify(part, jsonValue) ?? "null";
 }
 
+/**
+ * `partToJson(part)`, or — for a part that cannot be written as JSON (a vendor's raw chunk nested
+ * deeper than the stack: `JSON.stringify` overflowed and the run ended as an internal error; a
+ * cycle; a getter that throws) — one line saying so, which is not JSON: its frame is then an
+ * `invalid_json` `provider_event` keeping that line, live and in a replay alike, as an SSE event
+ * too deep or not JSON is (docs/pitfalls.md #74).
+ */
+export function partText(part: unknown): string {
+  try {
+    return partToJson(part);
+  } catch (err) {
+    const reason = err instanceof RangeError ? "it nests deeper than the stack" : errorReason(err);
+    return `eddy: an AI SDK stream part${partTypeOf(part)} cannot be written as JSON: ${reason}`;
+  }
+}
+
+/** ` of type "T"` for a part whose `type` can be read, else nothing. */
+function partTypeOf(part: unknown): string {
+  try {
+    const type = isJsonObject(part) ? part.type : undefined;
+    return typeof type === "string" ? ` of type ${JSON.stringify(type.slice(0, 64))}` : "";
+  } catch {
+    return "";
+  }
+}
+
+function errorReason(err: unknown): string {
+  try {
+    return (err instanceof Error ? err.message : String(err)).split("\n", 1)[0]?.slice(0, 200) ?? "";
+  } catch {
+    return "an error";
+  }
+}
+
 /** `JSON.stringify` replacer: binary data as base64, errors by their fields, bigints as strings. */
 function jsonValue(this: unknown, _key: string, value: unknown): unknown {
   if (value instanceof Uint8Array) return Buffer.from(value).toString("base64");
