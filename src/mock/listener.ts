@@ -49,7 +49,7 @@ export interface ListenTimeouts {
    * Longest wait for a client to take more of an answer (an HTTP body or a WebSocket message) once
    * its socket is full: past it the connection is closed and the answer's stream cancelled. A
    * client that stopped reading held its connection forever, and `eddy serve` kept every frame
-   * of the run it was answering in memory (docs/pitfalls.md #83).
+   * of the run it was answering in memory (docs/pitfalls.md #86).
    */
   unreadMs: number;
 }
