@@ -127,12 +127,16 @@ describe("eddy serve handler: runs", () => {
   });
 
   it("a request may lower the server's budgets (max_turns, max_tool_calls, …), never raise them above its own or the defaults", async () => {
-    const { call, service } = setup({ scripts: [text("a"), text("b")] });
+    const { call, service, dataDir } = setup({ scripts: [text("a"), text("b")] });
+    // The run's whole spec is in its tape's header (the server keeps only its model and thread).
     const start = async (body: object) => {
       const { id } = (await (await call("POST", "/v1/runs", { input: "hi", ...body })).json()) as {
         id: string;
       };
-      return (await finished(service, id))?.spec;
+      await finished(service, id);
+      const header = readFileSync(join(dataDir, "runs", `${id}.tape`), "utf8").split("\n", 1)[0] ?? "";
+      type Budgets = { max_turns?: number; max_tool_calls?: number; tool_timeout_ms?: number };
+      return (JSON.parse(header) as { spec?: Budgets }).spec;
     };
     const greedy = await start({
       max_turns: 100_000,
