@@ -44,6 +44,8 @@ export type EddyErrorCode =
   | "tool_failed"
   | "tool_timeout"
   | "path_outside_workspace"
+  // a write into .git or the workspace's .eddy/ (tools/workspace.ts resolveWritableInWorkspace)
+  | "path_protected"
   // batch
   | "workspace_copy_failed"
   // undo (a file changed since the change to undo)

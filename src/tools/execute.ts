@@ -94,6 +94,7 @@ export interface ToolCallResult {
 export const TOOL_EXIT_CODES: Readonly<Record<string, number>> = {
   tool_failed: 1,
   path_outside_workspace: 1,
+  path_protected: 126,
   tool_input_invalid: 2,
   tool_timeout: 124,
   tool_disabled: 126,

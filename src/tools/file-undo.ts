@@ -9,7 +9,7 @@
  */
 import { EddyError } from "../errors.js";
 import { FILE_CHANGE_CONTENT_CAP, type FileChangeRecord, fileChangeBytes } from "./file-changes.js";
-import { resolveInWorkspace, workspaceRoot } from "./workspace.js";
+import { resolveWritableInWorkspace, type WorkspacePath, workspaceRoot } from "./workspace.js";
 import {
   lstatChild,
   openDirForWrite,
@@ -140,9 +140,9 @@ function collapse(changes: readonly FileChangeRecord[]): Restore[] {
 
 /** The path's parent (workspace-relative) and name; a path leaving the workspace is refused. */
 async function locate(root: string, path: string): Promise<Where> {
-  let resolved: Awaited<ReturnType<typeof resolveInWorkspace>>;
+  let resolved: WorkspacePath;
   try {
-    resolved = await resolveInWorkspace(root, path, "undo");
+    resolved = await resolveWritableInWorkspace(root, path, "undo");
   } catch (error) {
     if (EddyError.isInstance(error))
       throw new EddyError("invalid_argument", error.message, { fault: "user" });

@@ -96,6 +96,7 @@ export type ToolErrorCode =
   | "tool_failed"
   | "tool_timeout"
   | "path_outside_workspace"
+  | "path_protected"
   | "cancelled"
   | "interrupted"
   | (string & {});

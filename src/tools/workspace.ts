@@ -80,6 +80,36 @@ export async function resolveInWorkspace(root: string, path: string, tool: strin
   return { absolute: real.absolute, display, exists: real.exists };
 }
 
+/**
+ * `resolveInWorkspace` for a path a tool is about to write, create, move or delete: also refused
+ * (`path_protected`) inside a `.git` folder or file anywhere in the workspace — version-control
+ * metadata, where a written hook or `core.fsmonitor` runs code on the user's next git command, so a
+ * write there would turn `--allow-write` into running commands — and inside the workspace's own
+ * `.eddy/` (eddy's threads, tapes and locks: a forged thread record or waiting run). Checked on the
+ * real path, so a symlink to either is refused too (docs/pitfalls.md #87).
+ */
+export async function resolveWritableInWorkspace(
+  root: string,
+  path: string,
+  tool: string,
+): Promise<WorkspacePath> {
+  const target = await resolveInWorkspace(root, path, tool);
+  const parts = relative(root, target.absolute).split(sep);
+  const git = parts.findIndex((p) => p.toLowerCase() === ".git");
+  const why =
+    git !== -1
+      ? "it is inside .git (version-control metadata: a hook or config written there runs code on the next git command)"
+      : parts[0]?.toLowerCase() === ".eddy"
+        ? "it is inside .eddy (eddy's own threads, tapes and locks)"
+        : undefined;
+  if (why === undefined) return target;
+  throw new EddyError(
+    "path_protected",
+    `${tool}: refused ${JSON.stringify(path)}: ${why}; eddy's file tools never write there. Ask the user to make that change.`,
+    { fault: "model", details: { path } },
+  );
+}
+
 /** True when `candidate` is `root` or below it (src/util/inside.ts). */
 export { isInside };
 

@@ -10,7 +10,7 @@ import { EddyError } from "../../errors.js";
 import { kindOf } from "../../util/regular-file.js";
 import { fileChangeRecord } from "../file-changes.js";
 import { type ToolDefinition, toolResult } from "../tool.js";
-import { resolveInWorkspace, toDisplay, type WorkspacePath, workspaceRoot } from "../workspace.js";
+import { resolveWritableInWorkspace, toDisplay, type WorkspacePath, workspaceRoot } from "../workspace.js";
 import {
   type AnchoredDir,
   lstatChild,
@@ -153,7 +153,7 @@ export async function planPatch(
 ): Promise<PatchPlan> {
   const plan = new Map<string, FileChange>();
   const summary: string[] = [];
-  const target = (path: string) => resolveInWorkspace(root, path, "apply_patch");
+  const target = (path: string) => resolveWritableInWorkspace(root, path, "apply_patch");
   const change = async (t: WorkspacePath): Promise<FileChange> => {
     const known = plan.get(t.absolute);
     if (known !== undefined) return known;

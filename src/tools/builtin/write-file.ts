@@ -7,7 +7,7 @@
  */
 import { FILE_CHANGE_CONTENT_CAP, fileChangeRecord } from "../file-changes.js";
 import { type ToolDefinition, toolResult } from "../tool.js";
-import { outsideWorkspace, resolveInWorkspace, workspaceRoot } from "../workspace.js";
+import { outsideWorkspace, resolveWritableInWorkspace, workspaceRoot } from "../workspace.js";
 import {
   lstatChild,
   openDirForWrite,
@@ -43,7 +43,7 @@ export const writeFileTool: ToolDefinition<WriteFileArgs> = {
   },
   async execute(args, { workspace }) {
     const root = await workspaceRoot(workspace);
-    const target = await resolveInWorkspace(root, args.path, "write_file");
+    const target = await resolveWritableInWorkspace(root, args.path, "write_file");
     if (target.display === ".") {
       throw toolFailure("tool_input_invalid", "write_file: path must name a file, not the workspace root");
     }
