@@ -4,7 +4,8 @@
  * current content to what the whole patch leaves there, planned by the tool's own `planPatch`; the
  * patch text itself when it does not parse or apply), for `shell` the command
  * line, for anything else the arguments as indented JSON. Diffs come from the `diff` package.
- * Nothing is hidden silently (`visible-lines.ts`): long blank runs show as markers, long lines wrap,
+ * Nothing is hidden silently (`visible-lines.ts`): control characters show as markers (`⟨ESC⟩`),
+ * long blank runs show as markers, long lines wrap,
  * a view over `maxLines` says how many lines and characters it leaves out (a shell command is never
  * cut). Configured secrets are masked: this is a terminal, not the model's output, but keys must
  * not show up on a screen share either.
@@ -17,7 +18,7 @@ import { resolveInWorkspace, type WorkspacePath, workspaceRoot } from "../tools/
 import { openForRead } from "../tools/workspace-fs.js";
 import { redactSecrets } from "../util/redact.js";
 import { kindOf } from "../util/regular-file.js";
-import { type Styles, terminalSafe } from "./terminal.js";
+import { type Styles, showControls } from "./terminal.js";
 import { capLines, visibleLines } from "./visible-lines.js";
 
 /** Options of `describeApproval`. */
@@ -54,8 +55,9 @@ export async function describeApproval(
       "\n",
     );
   }
-  // The model's arguments and the files' text are shown, never obeyed by the terminal.
-  const masked = body.flatMap((line) => terminalSafe(redactSecrets(line, options.secrets)).split("\n"));
+  // The model's arguments and the files' text are shown, never obeyed by the terminal: a control
+  // character is a visible marker, never removed with what it encloses (docs/pitfalls.md #83).
+  const masked = body.flatMap((line) => showControls(redactSecrets(line, options.secrets)).split("\n"));
   // Nothing that will run is hidden silently: blank runs become markers, long lines wrap, and a
   // view over the cap says how much it leaves out — a shell command is never cut at all.
   const lines = visibleLines(masked);

@@ -247,6 +247,36 @@ export class TerminalSanitizer {
   }
 }
 
+/** The names `showControls` gives the control characters people know by name. */
+const CONTROL_NAMES: Readonly<Record<number, string>> = {
+  0: "NUL",
+  7: "BEL",
+  8: "BS",
+  13: "CR",
+  27: "ESC",
+  127: "DEL",
+};
+
+/**
+ * `text` with every control character `terminalSafe` acts on (C0 but TAB and LF, DEL, C1, the
+ * bidirectional controls) written as a visible marker — `⟨ESC⟩`, `⟨CR⟩`, `⟨U+009D⟩`, `⟨U+202E⟩` —
+ * instead of removed, for what a person must see whole before saying yes (the approval prompt,
+ * docs/pitfalls.md #83): removing a control string also removed what it enclosed, and a shell
+ * command's `ESC ] 0 ; x; curl …|sh; BEL` ran what the prompt did not show. The result holds no
+ * control character, so the terminal acts on nothing in it.
+ */
+export function showControls(text: string): string {
+  if (!CONTROL.test(text)) return text;
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const isControl = (c < 0x20 && c !== 0x09 && c !== 0x0a) || (c >= 0x7f && c <= 0x9f) || isBidiControl(c);
+    if (!isControl) out += text[i];
+    else out += `⟨${CONTROL_NAMES[c] ?? `U+${c.toString(16).toUpperCase().padStart(4, "0")}`}⟩`;
+  }
+  return out;
+}
+
 /**
  * `text` with every terminal control sequence and control character removed, so that what a model,
  * a tool, an MCP server or a tape says is shown and never acted on by the terminal (docs/pitfalls.md
