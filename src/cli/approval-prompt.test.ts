@@ -279,6 +279,20 @@ describe("describeApproval", () => {
     expect(shown.map((line) => line.slice(2)).join("")).toBe(long);
   });
 
+  it("a native shell_call's commands show as commands, each one whole, never cut at the line cap", async () => {
+    const commands = Array.from({ length: 120 }, (_, i) => `echo ${i}`);
+    commands.push("touch LAST");
+    const shown = await describeApproval(request("shell", { commands }), {
+      workspace: workspace(),
+      styles: plain,
+      secrets: [],
+      maxLines: 80,
+    });
+    expect(shown).toHaveLength(121);
+    expect(shown[0]).toBe("$ echo 0");
+    expect(shown.at(-1)).toBe("$ touch LAST");
+  });
+
   it("hides no part of a file line: a blank run in it is a marker, a long line wraps", async () => {
     const ws = workspace();
     const content = `echo build${" ".repeat(250)}; touch HIDDEN_IN_FILE\n${"x".repeat(450)}END\n`;

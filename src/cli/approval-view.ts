@@ -41,12 +41,20 @@ export async function describeApproval(
   options: ApprovalViewOptions,
 ): Promise<string[]> {
   const args = (request.args ?? {}) as Record<string, unknown>;
-  const isShell = (request.name === "shell" || request.name === "bash") && typeof args.command === "string";
+  const shellTool = request.name === "shell" || request.name === "bash";
+  // A native `shell_call` runs its `commands` one by one (src/tools/native-calls.ts).
+  const commands =
+    shellTool && Array.isArray(args.commands) && args.commands.every((c) => typeof c === "string")
+      ? (args.commands as string[])
+      : undefined;
+  const isShell = shellTool && (typeof args.command === "string" || commands !== undefined);
   let body: string[];
   if (request.name === "write_file" && typeof args.path === "string" && typeof args.content === "string") {
     body = await writeFileDiff(args.path, args.content, args.append === true, options.workspace);
   } else if (request.name === "apply_patch" && typeof args.patch === "string") {
     body = await patchDiff(args.patch, options.workspace, request.signal);
+  } else if (commands !== undefined) {
+    body = commands.map((command) => `$ ${command}`);
   } else if (isShell) {
     body = [`$ ${args.command as string}`];
     if (typeof args.cwd === "string") body.push(`(in ${args.cwd})`);
