@@ -145,6 +145,19 @@ describe("an empty path or URL is refused before anything runs (found by a probe
   });
 });
 
+describe("eddy serve's token is one a client can send (found by a probe: the server started, every request a 401)", () => {
+  it.each([
+    [["serve", "--token", "token-with\nnewline"], "--token: use printable ASCII characters only"],
+    [["serve", "--token", "token-with-ellipsis…"], "--token: use printable ASCII characters only"],
+    [["serve", "--token", " spaced-token "], "--token: use printable ASCII characters only"],
+    [["serve", "--token", "short"], "--token: use at least 8 characters"],
+  ])("eddy %j", async (args, message) => {
+    const r = await cli(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`eddy: ${message}`);
+  });
+});
+
 describe("an internal error", () => {
   /** `eddy config` whose output breaks: an error no check made. */
   async function broken(env: Record<string, string>) {

@@ -42,8 +42,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number
   checkWorkspace(config.workspace.value);
   assertReadyToRun(requestModelsAllowed(config), io.env);
   const token = flags.token ?? io.env.EDDY_SERVE_TOKEN;
-  if (token !== undefined && token.length < 8)
-    throw usageError("--token: use at least 8 characters (a long random string)");
+  if (token !== undefined) checkServeToken(token, flags.token !== undefined ? "--token" : "EDDY_SERVE_TOKEN");
   const styles = stylesFor(io.stderr, io.env);
   const controller = new AbortController();
   const runtime = await startBatchRuntime({
@@ -127,4 +126,18 @@ function requestModelsAllowed(config: EffectiveConfig): EffectiveConfig {
   return config.model.value === null
     ? { ...config, model: { value: "(per request)", source: "default" } }
     : config;
+}
+
+/**
+ * Throws a usage error for a token no client can present: shorter than 8 characters, or holding
+ * what an `Authorization` header cannot carry as sent (a control character such as a copied line
+ * break, a character past U+007E, a space at either end, which fetch trims). Such a token started
+ * the server, and every request was then a 401.
+ */
+function checkServeToken(token: string, where: string): void {
+  if (token.length < 8) throw usageError(`${where}: use at least 8 characters (a long random string)`);
+  if (!/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(token))
+    throw usageError(
+      `${where}: use printable ASCII characters only, without a space at either end (a client sends it in an Authorization header)`,
+    );
 }
