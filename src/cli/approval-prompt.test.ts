@@ -293,6 +293,21 @@ describe("describeApproval", () => {
     expect(shown.at(-1)).toBe("$ touch LAST");
   });
 
+  it("a rewrite too different to diff in bounded time shows what it writes (found by a probe: seconds to minutes before the prompt)", async () => {
+    const lines = (prefix: string) => Array.from({ length: 3_000 }, (_, i) => `${prefix} ${i}`).join("\n");
+    const ws = workspace({ "big.txt": `${lines("old")}\n` });
+    const shown = await view("write_file", { path: "big.txt", content: `${lines("new")}\n` }, ws);
+    const all = shown.split("\n");
+    expect(all[0]).toBe(
+      "big.txt: replaces 3000 lines with 3000, too different to show as a diff; what it will hold:",
+    );
+    expect(all[1]).toBe("+new 0");
+    expect(all.at(-1)).toMatch(/^… \d+ more lines \(\d+ characters\) are not shown: answer n unless/);
+    // A small change to the same file is still a diff.
+    const edited = `${lines("old").replace("old 7\n", "changed 7\n")}\n`;
+    expect(await view("write_file", { path: "big.txt", content: edited }, ws)).toContain("+changed 7");
+  });
+
   it("hides no part of a file line: a blank run in it is a marker, a long line wraps", async () => {
     const ws = workspace();
     const content = `echo build${" ".repeat(250)}; touch HIDDEN_IN_FILE\n${"x".repeat(450)}END\n`;
