@@ -347,6 +347,21 @@ describe("continuing from earlier runs (context bundles)", () => {
     ]);
   });
 
+  it("--context TAPE whose run is over the context budget says it is left out (found by a probe: silence)", async () => {
+    const cwd = workspace();
+    const url = await mock({ turns: [text("long"), text("short")] });
+    const big = join(cwd, "big.tape");
+    const prompt = "word ".repeat(40_000); // ~50,000 tokens by the estimate: over the 32,000 budget
+    const first = await runCli(["run", "--base-url", url, "--model", "m", "--record", big], {
+      cwd,
+      stdin: prompt,
+    });
+    expect(first.code).toBe(0);
+    const r = await runCli(["run", "--base-url", url, "--model", "m", "--context", big, "again"], { cwd });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain("↺ context: no earlier runs; 1 older run left out (over the context budget)");
+  });
+
   it("--context TAPE cut off after its header is refused naming the tape", async () => {
     const cwd = workspace();
     const url = await mock({ turns: [text("hi")] });

@@ -127,7 +127,7 @@ describe("eddy serve (slow: spawns the CLI)", () => {
       });
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(
-        /^eddy: --token \(or EDDY_SERVE_TOKEN\) holds a space, a control or a non-ASCII character/,
+        /^eddy: EDDY_SERVE_TOKEN holds a space, a control or a non-ASCII character/,
       );
       expect(result.stderr.trim().split("\n")).toHaveLength(1);
       expect(result.stderr).not.toContain("serve-token-1234");

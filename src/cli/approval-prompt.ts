@@ -9,7 +9,7 @@ import type { ApprovalDecision, ApprovalHandler } from "../loop/approvals.js";
 import type { Setting } from "./config.js";
 import type { ApproveMode } from "./config-tools.js";
 import { usageError } from "./preflight.js";
-import { type Output, type Styles, terminalSafe } from "./terminal.js";
+import { controlsShown, type Output, type Styles } from "./terminal.js";
 
 /** Reads what the user types on the terminal. */
 export interface TerminalInput {
@@ -77,9 +77,9 @@ export function createApprovalPrompter(options: ApprovalPromptOptions): Approval
       // The view (and jsdiff) loads with the first prompt, not with every run.
       const { describeApproval } = await import("./approval-view.js");
       const view = await describeApproval(request, options);
-      // The call's name and id come from the provider: shown, never obeyed by the terminal.
-      const name = terminalSafe(request.name, { oneLine: true });
-      const callId = terminalSafe(request.callId, { oneLine: true });
+      // The call's name and id come from the provider: shown whole, never obeyed by the terminal.
+      const name = oneLine(request.name);
+      const callId = oneLine(request.callId);
       output.write(`${styles.yellow("?")} ${styles.bold(name)} ${styles.dim(`(call ${callId})`)}\n`);
       for (const line of view) output.write(`  ${line}\n`);
       for (;;) {
@@ -97,4 +97,9 @@ export function createApprovalPrompter(options: ApprovalPromptOptions): Approval
       options.hold.resume();
     }
   };
+}
+
+/** `text` on one line, its control characters as visible markers (docs/pitfalls.md #85). */
+function oneLine(text: string): string {
+  return controlsShown(text).replace(/[\n\t]/g, " ");
 }

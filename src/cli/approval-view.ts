@@ -41,12 +41,20 @@ export async function describeApproval(
   options: ApprovalViewOptions,
 ): Promise<string[]> {
   const args = (request.args ?? {}) as Record<string, unknown>;
-  const isShell = (request.name === "shell" || request.name === "bash") && typeof args.command === "string";
+  const shellTool = request.name === "shell" || request.name === "bash";
+  // A native `shell_call` runs its `commands` one by one (src/tools/native-calls.ts).
+  const commands =
+    shellTool && Array.isArray(args.commands) && args.commands.every((c) => typeof c === "string")
+      ? (args.commands as string[])
+      : undefined;
+  const isShell = shellTool && (typeof args.command === "string" || commands !== undefined);
   let body: string[];
   if (request.name === "write_file" && typeof args.path === "string" && typeof args.content === "string") {
     body = await writeFileDiff(args.path, args.content, args.append === true, options.workspace);
   } else if (request.name === "apply_patch" && typeof args.patch === "string") {
     body = await patchDiff(args.patch, options.workspace, request.signal);
+  } else if (commands !== undefined) {
+    body = commands.map((command) => `$ ${command}`);
   } else if (isShell) {
     body = [`$ ${args.command as string}`];
     if (typeof args.cwd === "string") body.push(`(in ${args.cwd})`);
@@ -184,13 +192,35 @@ async function currentText(path: string, workspace: string): Promise<Current> {
   }
 }
 
+/**
+ * Most line edits (a changed line is two) a diff is computed for. jsdiff's Myers diff takes time
+ * in proportion to lines × edits, on the main thread: a 4,000-line file rewritten whole took
+ * 2.4 s before the prompt showed, a 1 MiB one minutes, and Ctrl-C waited. With this bound the
+ * worst case is ~0.1 s, and a bigger change is shown as the content it writes.
+ */
+const MAX_DIFF_EDITS = 1_000;
+
 function unified(from: string, to: string, before: string, after: string): string[] {
   if (before === after) return [`${to}: no change`];
-  const patch = createTwoFilesPatch(from, to, before, after, undefined, undefined, { context: 3 });
+  // Against an empty side a diff is linear: only a change between two texts is bounded.
+  const bounded = before !== "" && after !== "";
+  const patch = createTwoFilesPatch(from, to, before, after, undefined, undefined, {
+    context: 3,
+    ...(bounded ? { maxEditLength: MAX_DIFF_EDITS } : {}),
+  });
+  if (patch === undefined)
+    return [
+      `${to}: replaces ${lineCount(before)} lines with ${lineCount(after)}, too different to show as a diff; what it will hold:`,
+      ...plus(after),
+    ];
   // Before the ---/+++ headers come an "Index:" line (same names) and a "====" rule: dropped.
   const lines = patch.split("\n");
   const start = lines.findIndex((line) => line.startsWith("--- "));
   return lines.slice(Math.max(0, start)).filter((line, i, all) => !(line === "" && i === all.length - 1));
+}
+
+function lineCount(text: string): number {
+  return text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
 }
 
 function plus(content: string): string[] {

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { captureLines } from "../../test/support/captures.js";
 import type { Frame } from "../frames/frame.js";
 import { upgradeFrames } from "../replay/upgrade-frames.js";
-import { ImageSaver } from "./hosted-items.js";
+import { describeHostedItem, ImageSaver } from "./hosted-items.js";
 import { HumanRenderer } from "./render-human.js";
 import { stylesFor } from "./terminal.js";
 
@@ -104,5 +104,45 @@ describe("hosted tool items in the human view (real captures)", () => {
     writeFileSync(join(again, name), "earlier");
     expect(render("openai/openai-image-generation-tool.1", again)).toContain(`saved to ${name}`);
     expect(readFileSync(join(again, name), "utf8")).toBe("earlier");
+  });
+});
+
+describe("hostile hosted items (found by a probe: a shell_call whose commands was a string ended the view and the tape in silence)", () => {
+  const shapes: Record<string, Record<string, unknown>> = {
+    web_search_call: { action: { query: "q" } },
+    file_search_call: { queries: ["q"], results: [{ filename: "f" }] },
+    code_interpreter_call: { code: "print(1)" },
+    mcp_list_tools: { server_label: "s", tools: [] },
+    mcp_call: { server_label: "s", name: "n", arguments: "{}", error: null },
+    shell_call: { environment: { type: "container_auto" }, action: { commands: ["ls"] } },
+  };
+  const values: unknown[] = [null, 5, true, "str", "x".repeat(100_000), {}, { a: 1 }, [], [null], [["deep"]]];
+
+  it("every field of every hosted item, as any JSON value: one line, never an exception, never over 400 characters", () => {
+    for (const [type, fields] of Object.entries(shapes)) {
+      for (const field of [...Object.keys(fields), "action"]) {
+        for (const value of values) {
+          for (const inAction of [false, true]) {
+            const item = { type, ...fields } as Record<string, unknown>;
+            if (inAction) item.action = { query: value, url: value, commands: value };
+            else item[field] = value;
+            const label = `${type}.${inAction ? "action.*" : field} = ${JSON.stringify(value).slice(0, 20)}`;
+            const line = describeHostedItem(item as never);
+            expect(line === undefined || line.length <= 400, label).toBe(true);
+          }
+        }
+      }
+    }
+  });
+
+  it("a container shell_call whose commands is not a list says what ran as far as it can tell", () => {
+    const item = {
+      type: "shell_call",
+      environment: { type: "container_auto" },
+      action: { commands: "rm -rf /" },
+    };
+    expect(describeHostedItem(item as never)).toBe("ran in the provider's container: (no commands)");
+    const long = { type: "mcp_call", server_label: "L".repeat(100_000), name: { x: 1 }, arguments: "{}" };
+    expect(describeHostedItem(long as never)).toMatch(/^MCP L{59}…__\{"x":1\} \{\}$/);
   });
 });

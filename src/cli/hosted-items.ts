@@ -107,20 +107,29 @@ export function describeHostedItem(item: JsonObject, imagePath?: string): string
       return imagePath === undefined ? "generated an image" : `generated an image, saved to ${imagePath}`;
     case "mcp_list_tools": {
       const count = Array.isArray(item.tools) ? item.tools.length : 0;
-      return `MCP server ${String(item.server_label)}: ${count} tool${count === 1 ? "" : "s"}`;
+      return `MCP server ${named(item.server_label)}: ${count} tool${count === 1 ? "" : "s"}`;
     }
     case "mcp_call": {
       const failed = item.error !== null && item.error !== undefined;
       const args = typeof item.arguments === "string" ? ` ${clip(item.arguments, 60)}` : "";
-      return `MCP ${String(item.server_label)}__${String(item.name)}${args}${failed ? ` — failed: ${clip(String((item.error as JsonObject)?.message ?? item.error), 80)}` : ""}`;
+      return `MCP ${named(item.server_label)}__${named(item.name)}${args}${failed ? ` — failed: ${clip(String((item.error as JsonObject)?.message ?? item.error), 80)}` : ""}`;
     }
     case "shell_call": {
       const env = item.environment as JsonObject | undefined;
       if (env === undefined || env === null || env.type === "local") return undefined; // run locally: a tool call
-      const commands = ((item.action as JsonObject | undefined)?.commands ?? []) as unknown[];
-      return `ran in the provider's container: ${clip(commands.join(" && "), 80)}`;
+      const commands = (item.action as JsonObject | undefined)?.commands;
+      const listed = Array.isArray(commands) ? commands.filter((c) => typeof c === "string") : [];
+      return `ran in the provider's container: ${clip(listed.join(" && "), 80) || "(no commands)"}`;
     }
     default:
       return undefined;
   }
+}
+
+/**
+ * A name the provider gave (a server label, a tool name), as shown: any JSON value, cut to 60
+ * characters — a 100,000-character label was printed whole.
+ */
+function named(value: unknown): string {
+  return clip(typeof value === "string" ? value : (JSON.stringify(value) ?? ""), 60);
 }

@@ -130,6 +130,40 @@ describe("flag values are checked before anything runs (exit 2)", () => {
   });
 });
 
+describe("an empty path or URL is refused before anything runs (found by a probe)", () => {
+  it.each([
+    [["run", "--record", "", "hi"], "--record is empty: give a path"],
+    [["run", "--image", "a.png", "--image", "", "hi"], "--image is empty: give a path or a URL"],
+    [["run", "--base-url", "", "hi"], "--base-url is empty: give a URL"],
+    [["run", "--workspace", "", "hi"], "--workspace is empty: give a path"],
+    [["view", "--no-open", "a.tape", ""], "<paths> is empty: give a path"],
+    [["replay", ""], "<tape> is empty: give a path"],
+  ])("eddy %j", async (args, message) => {
+    const r = await cli(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`eddy: ${message}\n`);
+  });
+});
+
+describe("eddy serve's token is one a client can send (found by a probe: the server started, every request a 401)", () => {
+  it.each([
+    [
+      ["serve", "--token", "token-with\nnewline"],
+      "--token holds a space, a control or a non-ASCII character",
+    ],
+    [
+      ["serve", "--token", "token-with-ellipsis…"],
+      "--token holds a space, a control or a non-ASCII character",
+    ],
+    [["serve", "--token", " spaced-token "], "--token holds a space, a control or a non-ASCII character"],
+    [["serve", "--token", "short"], "--token: use at least 8 characters"],
+  ])("eddy %j", async (args, message) => {
+    const r = await cli(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`eddy: ${message}`);
+  });
+});
+
 describe("an internal error", () => {
   /** `eddy config` whose output breaks: an error no check made. */
   async function broken(env: Record<string, string>) {

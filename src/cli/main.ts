@@ -673,6 +673,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   defineView(program, io, state);
   defineConfig(program, io, state);
   defineDoctor(program, io, state);
+  program.hook("preAction", (_program, command) => refuseEmptyPaths(command));
   try {
     if (argv.length === 0) {
       program.outputHelp();
@@ -682,6 +683,38 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     return state.exitCode;
   } catch (err) {
     return reportError(err, io, state.debug, state.command);
+  }
+}
+
+/** An option or argument whose value names a file, a folder, a tape or a URL. */
+const NAMES_A_PLACE = /<(?:file|dir|tape|url|path\|url)>|^(?:tape|tasks|paths)$/;
+
+/**
+ * Throws a usage error for an empty file, folder, tape or URL (`--record ""`, `eddy view ""`, a
+ * variable that expanded to nothing): it named nothing, yet went on as "cannot write the tape :
+ * ENOENT", as the current folder (`--image ""` "is a directory", `eddy view ""` read every tape
+ * in it) or as a base URL that is set.
+ */
+function refuseEmptyPaths(command: Command): void {
+  const given: [string, unknown, string][] = command.options
+    .filter((option) => NAMES_A_PLACE.test(option.flags))
+    .map((option) => [
+      option.long ?? option.flags,
+      command.getOptionValue(option.attributeName()),
+      option.flags,
+    ]);
+  command.registeredArguments.forEach((argument, i) => {
+    if (NAMES_A_PLACE.test(argument.name()))
+      given.push([`<${argument.name()}>`, command.processedArgs[i], argument.name()]);
+  });
+  for (const [name, value, flags] of given) {
+    if (value !== "" && !(Array.isArray(value) && value.includes(""))) continue;
+    const what = flags.includes("path|url")
+      ? "a path or a URL"
+      : flags.includes("<url>")
+        ? "a URL"
+        : "a path";
+    throw new EddyError("invalid_argument", `${name} is empty: give ${what}`, { fault: "user" });
   }
 }
 

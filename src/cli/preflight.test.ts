@@ -13,6 +13,37 @@ function problems(flags: RunFlags, env: Env = {}): string[] {
   return missingSettings(config, { HOME: home, ...env });
 }
 
+describe("a key an HTTP header cannot carry (found by a probe: retried as a connection error, exit 1)", () => {
+  it.each([
+    [
+      "a carriage return",
+      { OPENAI_API_KEY: "sk-test-1234567\r" },
+      "OPENAI_API_KEY",
+      "control character (U+000D",
+    ],
+    [
+      "a line break",
+      { OPENRESPONSES_API_KEY: "sk-test\n1234567" },
+      "OPENRESPONSES_API_KEY",
+      "control character (U+000A",
+    ],
+    ["an ellipsis", { OPENAI_API_KEY: "sk-…" }, "OPENAI_API_KEY", "past U+00FF"],
+  ])("%s is named, with where it came from, the key never shown", (_label, env, from, what) => {
+    const found = problems({ provider: "openai", model: "m" }, env);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toContain(`the API key from ${from} holds a `);
+    expect(found[0]).toContain(what);
+    expect(found[0]).not.toContain("sk-");
+  });
+
+  it("--api-key too; a key with Latin-1 letters or a tab is sendable", () => {
+    expect(problems({ baseUrl: "http://127.0.0.1:9/v1", model: "m", apiKey: "k\u0001" })[0]).toMatch(
+      /^the API key from --api-key holds a control character \(U\+0001/,
+    );
+    expect(problems({ provider: "openai", model: "m" }, { OPENAI_API_KEY: "sk-é\tz" })).toEqual([]);
+  });
+});
+
 describe("missing settings, found before any request", () => {
   it.each([
     [

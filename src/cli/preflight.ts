@@ -57,6 +57,10 @@ export function missingSettings(config: EffectiveConfig, env: Env): string[] {
   const problems: string[] = [];
   const primary = keyProblem(target, env, `provider ${target.profile.name}`, true);
   if (primary !== undefined) problems.push(primary);
+  for (const endpoint of [target, ...target.fallbacks]) {
+    const unsendable = unsendableKey(endpoint.apiKey);
+    if (unsendable !== undefined) problems.push(unsendable);
+  }
   if (
     target.credentials !== undefined &&
     target.apiKey !== undefined &&
@@ -104,6 +108,26 @@ function keyProblem(endpoint: Endpoint, env: Env, what: string, primary: boolean
       ? ` — OPENAI_API_KEY is set, but eddy sends it only to api.openai.com or OPENAI_BASE_URL, not ${endpoint.baseURL.value}`
       : "";
   return `${what} needs an API key: ${where}${withheld}`;
+}
+
+/**
+ * A key an HTTP header cannot carry: a control character (a carriage return or line break copied
+ * with it, `$(cat key.txt)` of a CRLF file) or one past U+00FF (a "…" pasted from a page). Sent,
+ * it failed inside fetch as "cannot reach … ERR_INVALID_CHAR", retried three times and exited 1
+ * with "is the server running?". The key itself is never shown.
+ */
+function unsendableKey(key: Setting<string> | undefined): string | undefined {
+  if (key === undefined) return undefined;
+  for (let i = 0; i < key.value.length; i++) {
+    const c = key.value.charCodeAt(i);
+    if (c === 0x09 || (c >= 0x20 && c !== 0x7f && c <= 0xff)) continue;
+    const what =
+      c < 0x20 || c === 0x7f
+        ? `a control character (U+${c.toString(16).toUpperCase().padStart(4, "0")}, a line break or carriage return copied with it?)`
+        : "a character an HTTP header cannot carry (past U+00FF, e.g. a pasted …)";
+    return `the API key from ${describeKeySource(key)} holds ${what} at position ${i + 1}: set it again without it`;
+  }
+  return undefined;
 }
 
 /** The 401 hint: where this endpoint's key comes from. */

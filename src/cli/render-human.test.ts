@@ -271,3 +271,31 @@ describe("the context note", () => {
     expect(none.out.stderr).toContain("↺ thread big1: no earlier runs\n");
   });
 });
+
+describe("a surrogate pair split across two deltas (found by a probe: piped, the answer got two U+FFFD)", () => {
+  const delta = (text: string) =>
+    frame("output_text_delta", { turn: 0, item_id: "msg_1", output_index: 0, content_index: 0, delta: text });
+  const wellFormed = (text: string) =>
+    !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
+
+  it("each write to stdout is whole text; the answer is byte for byte", () => {
+    for (const tty of [false, true]) {
+      const writes: string[] = [];
+      const r = new HumanRenderer({
+        stdout: { write: (t: string) => writes.push(t), isTTY: tty },
+        stderr: { write: () => true, isTTY: false },
+        styles: stylesFor({ write: () => true }, {}),
+        now: () => 0,
+      });
+      for (const f of [delta("a\ud83d"), delta("\ude00b"), runEnded()]) r.onFrame(f);
+      expect(writes.every(wellFormed)).toBe(true);
+      expect(writes.join("")).toBe("a\ud83d\ude00b\n");
+    }
+  });
+
+  it("a half whose other half never comes is still written when the run ends", () => {
+    const { out, render } = renderer();
+    render([delta("a\ud83d"), runEnded()]);
+    expect(out.stdout).toBe("a\ud83d\n");
+  });
+});

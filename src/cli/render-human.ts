@@ -53,6 +53,8 @@ export class HumanRenderer {
   private pendingStart: string | undefined;
   /** The answer and the reasoning stream in pieces: a sequence split between two is removed whole. */
   private answerFilter = new TerminalSanitizer();
+  /** The first half of a surrogate pair that ended a delta (see `text`). */
+  private heldSurrogate = "";
   private readonly reasoningFilter = new TerminalSanitizer({ oneLine: true });
   /** The status of the last HTTP answer (a 401 gets `authHint`). */
   private lastStatus: number | undefined;
@@ -117,6 +119,7 @@ export class HumanRenderer {
         this.lastStatus = frame.status;
         break;
       case "turn_ended":
+        this.flushSurrogate();
         this.streamed.clear();
         // A control string an answer left open ends with it: it must not swallow the next answer.
         this.answerFilter = new TerminalSanitizer();
@@ -169,13 +172,37 @@ export class HumanRenderer {
   private text(turn: number, outputIndex: number, itemId: string, delta: string): void {
     this.closeReasoning();
     this.firstToken ??= this.options.now();
-    if (this.textItem !== undefined && itemId !== this.textItem && this.wroteText) this.writeOut("\n\n");
+    if (this.textItem !== undefined && itemId !== this.textItem) {
+      this.flushSurrogate();
+      if (this.wroteText) this.writeOut("\n\n");
+    }
     this.textItem = itemId;
     const key = `${turn}:${outputIndex}`;
     this.streamed.set(key, (this.streamed.get(key) ?? "") + delta);
-    // On a terminal the answer is shown, never obeyed; piped, it is passed on byte for byte.
-    this.writeOut(this.options.stdout.isTTY === true ? this.answerFilter.write(delta) : delta);
+    // A delta may end inside a surrogate pair: each write is encoded as UTF-8 on its own, so half a
+    // pair became U+FFFD, twice, and the piped answer was no longer byte for byte. Its first half
+    // waits for the next delta.
+    let piece = this.heldSurrogate + delta;
+    this.heldSurrogate = "";
+    const last = piece.charCodeAt(piece.length - 1);
+    if (last >= 0xd800 && last <= 0xdbff) {
+      this.heldSurrogate = piece.slice(-1);
+      piece = piece.slice(0, -1);
+    }
+    this.answer(piece);
     this.wroteText = true;
+  }
+
+  /** Answer text to stdout: on a terminal shown, never obeyed; piped, passed on byte for byte. */
+  private answer(piece: string): void {
+    this.writeOut(this.options.stdout.isTTY === true ? this.answerFilter.write(piece) : piece);
+  }
+
+  /** A held half of a surrogate pair whose other half never came is written as it is. */
+  private flushSurrogate(): void {
+    if (this.heldSurrogate === "") return;
+    this.answer(this.heldSurrogate);
+    this.heldSurrogate = "";
   }
 
   /**
@@ -312,6 +339,7 @@ export class HumanRenderer {
     this.spinner?.stop();
     this.closeReasoning();
     this.flushRefused();
+    this.flushSurrogate();
     if (this.wroteText && !this.stdoutAtLineStart) this.writeOut("\n");
     const total = this.options.now() - this.started;
     const ok = frame.reason === "completed" || frame.reason === "terminal_tool";

@@ -361,6 +361,8 @@ async function contextFromRuns(
   const bundle = await compileContextBundle(runs, { manager: history });
   const store = createThreadStore({ workspace });
   const { rendered, compiled } = await renderCompiledContext(bundle, await store.saveBundle(bundle), history);
+  // Said as a thread's are: a tape whose run is over the budget was left out without a word.
+  if (runs.length > compiled.runs) compiled.runs_left_out = runs.length - compiled.runs;
   return { items: rendered.items, compiled };
 }
 

@@ -37,26 +37,13 @@ export interface ServeFlags extends RunFlags {
   corsOrigin?: string;
 }
 
-/**
- * A token a client can send: at least 8 characters, printable ASCII without spaces. A token with a
- * space at either end (a CRLF file's `\r`, a padded variable) could never be sent — a bearer
- * token is trimmed — and one with other characters arrives as other bytes: every client got a 401.
- */
-function checkToken(token: string): void {
-  if (token.length < 8) throw usageError("--token: use at least 8 characters (a long random string)");
-  if (!/^[\x21-\x7e]+$/.test(token))
-    throw usageError(
-      "--token (or EDDY_SERVE_TOKEN) holds a space, a control or a non-ASCII character, which no client can send in its Authorization header: use letters, digits and punctuation only (e.g. openssl rand -hex 16)",
-    );
-}
-
 /** Runs the server until SIGINT/SIGTERM (see the module comment). */
 export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<number> {
   const config = askMeansDefer(resolveConfig(flags, io.env, io.cwd));
   checkWorkspace(config.workspace.value);
   assertReadyToRun(requestModelsAllowed(config), io.env);
   const token = flags.token ?? io.env.EDDY_SERVE_TOKEN;
-  if (token !== undefined) checkToken(token);
+  if (token !== undefined) checkServeToken(token, flags.token !== undefined ? "--token" : "EDDY_SERVE_TOKEN");
   const styles = stylesFor(io.stderr, io.env);
   const controller = new AbortController();
   const runtime = await startBatchRuntime({
@@ -141,4 +128,18 @@ function requestModelsAllowed(config: EffectiveConfig): EffectiveConfig {
   return config.model.value === null
     ? { ...config, model: { value: "(per request)", source: "default" } }
     : config;
+}
+
+/**
+ * Throws a usage error for a token no client can present: shorter than 8 characters, or holding
+ * what an `Authorization` header cannot carry as sent (a control character such as a copied line
+ * break, a character past U+007E, a space at either end, which fetch trims). Such a token started
+ * the server, and every request was then a 401.
+ */
+function checkServeToken(token: string, where: string): void {
+  if (token.length < 8) throw usageError(`${where}: use at least 8 characters (a long random string)`);
+  if (!/^[\x21-\x7e]+$/.test(token))
+    throw usageError(
+      `${where} holds a space, a control or a non-ASCII character, which no client can send in its Authorization header: use printable ASCII characters only, without spaces (e.g. openssl rand -hex 16)`,
+    );
 }

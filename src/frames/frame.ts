@@ -215,7 +215,7 @@ export interface ContextCompilation {
   thread?: string;
   /** Past runs the bundle draws on (verbatim or summarized). */
   runs: number;
-  /** Past runs of the thread left out: over the context budget (a run of a 200 KB prompt alone is). */
+  /** Past runs of the thread (or of the `--context` tapes) left out: over the context budget (a run of a 200 KB prompt alone is). */
   runs_left_out?: number;
   /** How older runs were summarized, when some were (`summaries_recent_messages_v1`). */
   summary_method?: CompactionMethod;

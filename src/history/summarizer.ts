@@ -2,7 +2,8 @@
  * Summaries of older turns. A `Summarizer` turns the items being folded away into one text and
  * says how it was written: by a model (`createModelSummarizer`, a one-shot `LLMProvider` call on
  * the provider the run already uses) or by rule (`extractiveSummarizer`, deterministic). The model
- * summarizer falls back to the extractive summary when its call fails, and says why, so the
+ * summarizer falls back to the extractive summary when its call fails (or answers with nothing, or
+ * with more text than it was given to summarize), and says why, so the
  * `context_compacted` frame records which one was used. A replay must not ask a model again:
  * `recordedSummarizer` hands back the summaries a tape recorded, in order.
  */
@@ -73,8 +74,11 @@ export function createModelSummarizer(options: ModelSummarizerOptions): Summariz
     let reason: string;
     try {
       const text = (await llm.generateResponse(instructions, transcript, callOptions)).trim();
-      if (text !== "") return { text, method: "model_summary", model: options.model };
-      reason = `${options.model} answered with no text`;
+      // A "summary" longer than what it summarizes makes the history grow with every fold.
+      if (text.length > transcript.length)
+        reason = `${options.model} answered with ${text.length} characters, more than the ${transcript.length} it summarized`;
+      else if (text !== "") return { text, method: "model_summary", model: options.model };
+      else reason = `${options.model} answered with no text`;
     } catch (err) {
       if (callOptions.signal?.aborted) throw err;
       reason = `${options.model} failed: ${firstLine(err)}`;

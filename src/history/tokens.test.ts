@@ -1,5 +1,15 @@
+import { readFileSync } from "node:fs";
+import { encode } from "gpt-tokenizer/encoding/o200k_base";
 import { describe, expect, it } from "vitest";
-import { createTokenCounter, estimateCounter, estimateTokens, MEDIA_TOKENS, TokenMeter } from "./tokens.js";
+import {
+  countInPieces,
+  createTokenCounter,
+  estimateCounter,
+  estimateTokens,
+  MEDIA_TOKENS,
+  TOKENIZER_PIECE_CHARS,
+  TokenMeter,
+} from "./tokens.js";
 
 describe("token counts", () => {
   it("counts OpenAI models with their real encoding, others with the estimate", async () => {
@@ -57,5 +67,37 @@ describe("token counts", () => {
     expect(o200k.upperBound(items)).toBeGreaterThanOrEqual(o200k.items(items));
     const est = new TokenMeter(estimateCounter);
     expect(est.upperBound(items)).toBeGreaterThanOrEqual(est.items(items));
+  });
+});
+
+describe("long text is given to the tokenizer in pieces (found by a probe: BPE is quadratic in one word)", () => {
+  it("pieces of at most TOKENIZER_PIECE_CHARS, cut before whitespace, never inside a surrogate pair, nothing lost", () => {
+    const pieces: string[] = [];
+    const text = `${"word ".repeat(700)}${"🌍".repeat(900)}${"a".repeat(2_500)}${" ".repeat(1_500)}end`;
+    const n = countInPieces(text, (piece) => {
+      pieces.push(piece);
+      return 1;
+    });
+    expect(n).toBe(pieces.length);
+    expect(pieces.join("")).toBe(text);
+    for (const piece of pieces) {
+      expect(piece.length).toBeLessThanOrEqual(TOKENIZER_PIECE_CHARS);
+      const last = piece.charCodeAt(piece.length - 1);
+      expect(last >= 0xd800 && last <= 0xdbff).toBe(false);
+    }
+    expect(pieces[1]?.startsWith(" word")).toBe(true);
+    expect(countInPieces("", () => 1)).toBe(0);
+  });
+
+  it("200,000 of one letter or of spaces count (before: ~38 s on the main thread); prose counts as whole", async () => {
+    const o200k = await createTokenCounter("gpt-5");
+    const letters = "a".repeat(200_000);
+    expect(o200k.count(letters)).toBe(200 * encode("a".repeat(1_000)).length);
+    expect(o200k.count(" ".repeat(200_000))).toBeLessThanOrEqual(200_000);
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const whole = encode(readme, { disallowedSpecial: new Set() }).length;
+    const pieces = o200k.count(readme);
+    expect(pieces).toBeGreaterThanOrEqual(whole);
+    expect(pieces - whole).toBeLessThanOrEqual(Math.ceil(readme.length / (TOKENIZER_PIECE_CHARS / 2)));
   });
 });

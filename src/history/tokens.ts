@@ -8,6 +8,7 @@
  * file at a flat `MEDIA_TOKENS`. Each item adds `ITEM_OVERHEAD_TOKENS` for its framing.
  */
 import type { JsonObject } from "../protocol/types.js";
+import { wholeCut } from "../util/text.js";
 
 /** Counts the tokens of a text. */
 export interface TokenCounter {
@@ -63,7 +64,40 @@ export async function createTokenCounter(model: string | null | undefined): Prom
   const mod = await loadEncoding(encoding);
   // Special-token markers (`<|endoftext|>`) in a tool result are plain text to count, not an error.
   const options = { disallowedSpecial: new Set<string>() };
-  return { name: encoding, count: (text) => (text === "" ? 0 : mod.countTokens(text, options)) };
+  return { name: encoding, count: (text) => countInPieces(text, (piece) => mod.countTokens(piece, options)) };
+}
+
+/** Longest text the tokenizer is given at once; longer text is counted in pieces. */
+export const TOKENIZER_PIECE_CHARS = 1_000;
+
+/**
+ * `count` over `text` in pieces of at most `TOKENIZER_PIECE_CHARS`, each cut before a whitespace
+ * in its second half where there is one (where the encoding's pre-tokenizer splits too, so prose
+ * and code count the same), never inside a surrogate pair. BPE merges one pre-token in quadratic
+ * time: 200 KB of one repeated letter (or of spaces) took gpt-tokenizer ~38 s on the main thread
+ * before the first request, and Ctrl-C waited for it. A cut inside a word can add a token, so a
+ * count is at most one token per piece high, and never above the UTF-8 byte length.
+ */
+export function countInPieces(text: string, count: (piece: string) => number): number {
+  if (text === "") return 0;
+  if (text.length <= TOKENIZER_PIECE_CHARS) return count(text);
+  let tokens = 0;
+  for (let at = 0; at < text.length; ) {
+    let end = wholeCut(text, at + TOKENIZER_PIECE_CHARS);
+    if (end < text.length) {
+      const floor = at + TOKENIZER_PIECE_CHARS / 2;
+      for (let i = end - 1; i > floor; i--) {
+        const c = text.charCodeAt(i);
+        if (c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d) {
+          end = i;
+          break;
+        }
+      }
+    }
+    tokens += count(text.slice(at, end));
+    at = end;
+  }
+  return tokens;
 }
 
 async function encodingFor(model: string | null | undefined): Promise<Encoding | undefined> {

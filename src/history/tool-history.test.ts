@@ -238,6 +238,23 @@ describe("ToolHistoryManager settings take effect", () => {
     expect(JSON.stringify(items[1])).toContain("read: 8 calls");
   });
 
+  it("falls back to the extractive summary when the model answers with more than it summarizes (found by a probe)", async () => {
+    const provider = createScriptedProvider([{ items: [{ type: "message", text: "z".repeat(200_000) }] }]);
+    const manager = new ToolHistoryManager({
+      provider,
+      summarizationModel: "verbose-model",
+      truncationThreshold: 100,
+      recentCallsToKeep: 2,
+      tokenCounter: estimateCounter,
+    });
+    const { items, compaction } = await manager.render({ items: rounds(10, 400) });
+    expect(compaction?.method).toBe("extractive_summary");
+    expect(compaction?.fallback_reason).toMatch(
+      /^verbose-model answered with 200000 characters, more than the \d+ it summarized$/,
+    );
+    expect(JSON.stringify(items[1])).toContain("read: 8 calls");
+  });
+
   it("without summarizationModel the summary is extractive and no request is made", async () => {
     const provider = createScriptedProvider([]);
     const manager = new ToolHistoryManager({

@@ -1,9 +1,17 @@
 import { describe, expect, it } from "vitest";
+import { ToolHistoryManager } from "../history/tool-history.js";
+import type { JsonObject } from "../protocol/types.js";
 import { finishAssembly } from "../provider/assembler/finish.js";
 import { createAssembly } from "../provider/assembler/state.js";
 import { ProviderError } from "../provider/errors.js";
 import type { ProviderOutcome } from "../provider/provider.js";
-import { isContextOverflow, OVERFLOW_WINDOW_SHARE, overflowBudget, overflowError } from "./overflow.js";
+import {
+  compactAfterOverflow,
+  isContextOverflow,
+  OVERFLOW_WINDOW_SHARE,
+  overflowBudget,
+  overflowError,
+} from "./overflow.js";
 
 function failed(providerCode: string | null, message = "too long"): ProviderOutcome {
   const error = new ProviderError({
@@ -82,5 +90,38 @@ describe("overflowError", () => {
     expect(after.message).toContain(
       "it still does not fit after compacting (dropped: 900 → 500 tokens, 4 items removed)",
     );
+  });
+});
+
+describe("compactAfterOverflow with a server that answers the compaction with nothing", () => {
+  it("compacts locally instead of sending no input at all (found by a probe: the prompt was gone, the run went on)", async () => {
+    const user = (text: string): JsonObject => ({
+      type: "message",
+      role: "user",
+      content: [{ type: "input_text", text }],
+    });
+    const answer = (text: string): JsonObject => ({
+      type: "message",
+      role: "assistant",
+      content: [{ type: "output_text", text }],
+    });
+    const items = [user("x".repeat(4_000)), answer("y".repeat(4_000)), user("the latest prompt")];
+    const provider = {
+      capabilities: { compaction: true },
+      compact: async () => ({ output: [], usage: null }),
+    } as unknown as Parameters<typeof compactAfterOverflow>[0]["provider"];
+    const result = await compactAfterOverflow({
+      provider,
+      model: "m",
+      instructions: undefined,
+      history: new ToolHistoryManager(),
+      items,
+      outcome: failed("context_length_exceeded", "too long"),
+      keepItemIds: false,
+      signal: new AbortController().signal,
+    });
+    expect(result?.compaction.method).not.toBe("server_compact");
+    expect(result?.compaction.server_error).toMatch(/answered with no items/);
+    expect(JSON.stringify(result?.items)).toContain("the latest prompt");
   });
 });

@@ -3,7 +3,8 @@
  * (`context_length_exceeded` as an HTTP 400, an `error` event or `response.failed`; or
  * `response.incomplete` for a context reason): the history is compacted once and the turn is sent
  * again. Compaction asks the server (`Provider.compact`, `POST /responses/compact`) when the
- * provider has the `compaction` capability, else — or when the server refuses — removes or
+ * provider has the `compaction` capability, else — or when the server refuses, or answers with no
+ * items (the next request would carry no input, the latest prompt gone too) — removes or
  * summarizes whole oldest turns through the run's `ToolHistoryManager` (history/compact.ts: never
  * a call without its output, never reasoning without what follows it). A `context_compacted`
  * frame records what was done; if the resend overflows too, the run ends with an error that says so.
@@ -72,6 +73,8 @@ export async function compactAfterOverflow(
         const asInput = toInputItem(item, { keepItemIds: input.keepItemIds });
         if (asInput !== undefined) compacted.push(asInput);
       }
+      // Nothing back would send the next request with no input at all: the latest prompt gone too.
+      if (compacted.length === 0) throw new Error("the server's compaction answered with no items");
       return {
         items: compacted,
         compaction: {

@@ -104,6 +104,19 @@ describe("Provider.compact (Open Responses over HTTP)", () => {
     );
   });
 
+  it("an answer nested deeper than JSON_MAX_DEPTH is refused (its items overflowed the stack once in the history)", async () => {
+    const deep = `${"[".repeat(3_000)}"x"${"]".repeat(3_000)}`;
+    const body = `{"id":"c","object":"response.compaction","created_at":1,"output":[{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}],"deep":${deep}}]}`;
+    server = await startRawServer([
+      { status: 200, headers: { "content-type": "application/json" }, body: [body] },
+    ]);
+    const provider = createOpenResponsesProvider({ baseURL: server.url });
+    await expect(provider.compact?.({ model: "m", input })).rejects.toMatchObject({
+      kind: "decode",
+      message: expect.stringMatching(/nests deeper than 1000 levels/),
+    });
+  });
+
   it("an unreachable server is a connection error; an aborted call is cancelled", async () => {
     const provider = createOpenResponsesProvider({ baseURL: "http://127.0.0.1:9/v1" });
     await expect(provider.compact?.({ model: "m", input })).rejects.toMatchObject({ kind: "connection" });

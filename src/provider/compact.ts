@@ -6,7 +6,7 @@
  */
 
 import type { JsonObject, Usage } from "../protocol/types.js";
-import { isJsonObject } from "../util/json.js";
+import { isJsonObject, JSON_MAX_DEPTH, parsedNestsTooDeep } from "../util/json.js";
 import { redactSecrets } from "../util/redact.js";
 import { readText } from "../util/stream.js";
 import { cancelledError, ProviderError } from "./errors.js";
@@ -98,6 +98,20 @@ function parseCompactResource(text: string, config: HttpAttemptConfig): CompactR
       code: "invalid_response",
       message: redactSecrets(
         `POST ${config.url} did not answer with a response.compaction object — the server may not support compaction (set the profile's compaction capability to false)`,
+        config.secrets,
+      ),
+      retryable: false,
+    });
+  }
+  // The items join the history, which is walked recursively (token counts, the tape, the next
+  // request): an answer nested past the limit is refused whole, as a stream's event is
+  // (docs/pitfalls.md #74), and the run compacts locally instead.
+  if (parsedNestsTooDeep(text, json)) {
+    throw new ProviderError({
+      kind: "decode",
+      code: "invalid_response",
+      message: redactSecrets(
+        `POST ${config.url} answered with a response.compaction that nests deeper than ${JSON_MAX_DEPTH} levels of arrays and objects`,
         config.secrets,
       ),
       retryable: false,

@@ -86,7 +86,7 @@ export async function resolveInWorkspace(root: string, path: string, tool: strin
  * metadata, where a written hook or `core.fsmonitor` runs code on the user's next git command, so a
  * write there would turn `--allow-write` into running commands — and inside the workspace's own
  * `.eddy/` (eddy's threads, tapes and locks: a forged thread record or waiting run). Checked on the
- * real path, so a symlink to either is refused too (docs/pitfalls.md #87).
+ * real path, so a symlink to either is refused too (docs/pitfalls.md #91).
  */
 export async function resolveWritableInWorkspace(
   root: string,

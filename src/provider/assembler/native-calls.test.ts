@@ -38,6 +38,16 @@ describe("native call items as tool input", () => {
     expect(shellQuote("plain/path-1.txt")).toBe("plain/path-1.txt");
   });
 
+  it("a local_shell_call without an argv is no command, not its env alone (found by a probe: ok:true, nothing ran)", () => {
+    for (const command of ["echo hi", [], [5], null]) {
+      const input = nativeCallInput({
+        type: "local_shell_call",
+        action: { type: "exec", command, env: { X: "y" } },
+      });
+      expect(JSON.parse(input.arguments)).toEqual({ command: "" });
+    }
+  });
+
   it("a shell_call keeps its commands and limits; a hosted one is the provider's", () => {
     const item = {
       type: "shell_call",

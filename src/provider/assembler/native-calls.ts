@@ -116,7 +116,11 @@ function localShellCommand(action: unknown): JsonObject {
   const assignments = Object.entries(env)
     .filter(([name, value]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && typeof value === "string")
     .map(([name, value]) => `${name}=${shellQuote(value as string)}`);
-  const out: JsonObject = { command: [...assignments, ...argv.map(shellQuote)].join(" ") };
+  // No program, no command: the environment alone ran as a bare assignment and answered ok:true
+  // for a command that never ran (a `command` sent as a string, not an argv); empty, the shell
+  // tool refuses it and the model reads why.
+  const words = argv.length === 0 ? [] : [...assignments, ...argv.map(shellQuote)];
+  const out: JsonObject = { command: words.join(" ") };
   if (typeof a.working_directory === "string" && a.working_directory !== "") out.cwd = a.working_directory;
   if (typeof a.timeout_ms === "number") out.timeout_ms = a.timeout_ms;
   return out;

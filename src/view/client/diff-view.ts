@@ -2,24 +2,44 @@
  * File changes as diffs: `write_file` against what the run last saw of the file (jsdiff's
  * structuredPatch), `apply_patch` by colouring its own envelope lines (it already is a diff).
  */
-import { structuredPatch } from "diff";
+import { type StructuredPatchHunk, structuredPatch } from "diff";
 import type { FileDiffView } from "../view-data.js";
 import { h } from "./dom.js";
 
 /** Beyond this many characters on either side, the diff is not computed (the new content is shown). */
 const DIFF_MAX_CHARS = 400_000;
 
+/**
+ * Most line edits (a changed line is two) a diff is computed for: jsdiff's Myers diff takes time in
+ * proportion to lines × edits, and a hostile tape's 16,000-line rewrite (100 KB) froze the page for
+ * 42 s. Past it the new content is shown, as for a file too large (docs/pitfalls.md #89).
+ */
+const DIFF_MAX_EDITS = 1_000;
+
+/** The hunks of `before` → `after`, or undefined when the change is too large to diff. */
+export function diffHunks(path: string, before: string, after: string): StructuredPatchHunk[] | undefined {
+  if (before.length > DIFF_MAX_CHARS || after.length > DIFF_MAX_CHARS) return undefined;
+  // Against an empty side a diff is linear: only a change between two texts is bounded.
+  const bounded = before !== "" && after !== "";
+  const patch = structuredPatch(path, path, before, after, "", "", {
+    context: 3,
+    ...(bounded ? { maxEditLength: DIFF_MAX_EDITS } : {}),
+  });
+  return patch?.hunks;
+}
+
 /** A `write_file` call as a unified diff. */
 export function fileDiff(diff: FileDiffView): HTMLElement {
   const title = diff.append ? `append to ${diff.path}` : `write ${diff.path}`;
   const before = diff.before;
-  if (before === null || before.length > DIFF_MAX_CHARS || diff.after.length > DIFF_MAX_CHARS) {
+  const hunks = before === null ? undefined : diffHunks(diff.path, before, diff.after);
+  if (hunks === undefined) {
     const note =
       before === null
         ? diff.append
           ? "appended content (the file's earlier content was not seen in this run)"
           : "new content (the file's earlier content, if any, was not seen in this run)"
-        : "the file is too large to diff here; new content shown";
+        : "the change is too large to diff here; new content shown";
     const added = diff.after.split("\n");
     return h(
       "div",
@@ -28,9 +48,8 @@ export function fileDiff(diff: FileDiffView): HTMLElement {
       h("pre", null, ...added.map((line) => h("span", { class: "diff-add" }, `+${line}\n`))),
     );
   }
-  const patch = structuredPatch(diff.path, diff.path, before, diff.after, "", "", { context: 3 });
   const lines: HTMLElement[] = [];
-  for (const hunk of patch.hunks) {
+  for (const hunk of hunks) {
     lines.push(
       h(
         "span",
