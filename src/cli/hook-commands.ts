@@ -15,6 +15,7 @@
 import { spawn } from "node:child_process";
 import type { AfterToolCallDecision, BeforeToolCallDecision, HookCall, ToolHooks } from "../loop/hooks.js";
 import type { JsonObject } from "../protocol/types.js";
+import { onChildEnd, signalGroup } from "../tools/process-signals.js";
 import type { HookCommandsConfig } from "./config-compose.js";
 import type { Env } from "./config-file.js";
 
@@ -146,13 +147,6 @@ export const HOOK_STDOUT_MAX_BYTES = 16 * 1024 * 1024;
 const HOOK_STDERR_MAX_BYTES = 64 * 1024;
 
 /**
- * After the hook's shell exits, how long its pipes may stay open before they are closed on it: a
- * process it left in the background (one in a session of its own, out of reach of the group kill)
- * holds them, and the call waited for that process, past the timeout and past Ctrl-C.
- */
-const PIPE_CLOSE_WAIT_MS = 250;
-
-/**
  * Runs `command` with `sh -c`, `input` as JSON on stdin; kills its process group on timeout, on
  * abort and when stdout passes `HOOK_STDOUT_MAX_BYTES`. It settles once the shell has exited and
  * its pipes closed, or `PIPE_CLOSE_WAIT_MS` after the exit when something else still holds them.
@@ -173,11 +167,8 @@ function runHook(
     const stderr = boundedText(HOOK_STDERR_MAX_BYTES);
     let timedOut = false;
     let settled = false;
-    let closeTimer: NodeJS.Timeout | undefined;
     const kill = () => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-      } catch {}
+      if (child.pid !== undefined) signalGroup(child.pid, "SIGKILL");
     };
     const timer = setTimeout(() => {
       timedOut = true;
@@ -194,7 +185,7 @@ function runHook(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      clearTimeout(closeTimer);
+      stopWaiting();
       options.signal.removeEventListener("abort", kill);
       child.stdout.destroy();
       child.stderr.destroy();
@@ -205,10 +196,7 @@ function runHook(
       resolve(run);
     };
     child.on("error", (err) => done(null, err.message));
-    child.on("exit", (code) => {
-      closeTimer = setTimeout(() => done(code, undefined, true), PIPE_CLOSE_WAIT_MS);
-    });
-    child.on("close", (code) => done(code));
+    const stopWaiting = onChildEnd(child, (how, heldOpen) => done(how.code, undefined, heldOpen));
   });
 }
 

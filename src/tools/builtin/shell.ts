@@ -14,7 +14,7 @@ import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
 import { constants } from "node:os";
 import { TOOL_DEFAULTS } from "../defaults.js";
-import { signalGroup } from "../process-signals.js";
+import { type ChildExit, onChildEnd, signalGroup } from "../process-signals.js";
 import { type ToolDefinition, type ToolResult, toolResult } from "../tool.js";
 import { resolveInWorkspace, workspaceRoot } from "../workspace.js";
 import { fsFailure, toolFailure } from "./common.js";
@@ -158,9 +158,6 @@ interface RunOptions {
   groups: ProcessGroups;
 }
 
-/** After the shell exits, how long to wait for its pipes to close (a background job may hold them). */
-const PIPE_CLOSE_WAIT_MS = 250;
-
 function runCommand(o: RunOptions): Promise<ToolResult> {
   return new Promise((resolve) => {
     const out = createStreamCapture(TOOL_DEFAULTS.shellStreamCapBytes);
@@ -173,8 +170,7 @@ function runCommand(o: RunOptions): Promise<ToolResult> {
     });
     if (child.pid !== undefined) o.groups.add(child.pid);
     let stopped: "timeout" | "cancelled" | undefined;
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    let closeTimer: NodeJS.Timeout | undefined;
+    let exit: ChildExit | undefined;
     let settled = false;
 
     const killGroup = (sig: NodeJS.Signals) => {
@@ -196,7 +192,7 @@ function runCommand(o: RunOptions): Promise<ToolResult> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      clearTimeout(closeTimer);
+      stopWaiting();
       o.signal.removeEventListener("abort", onAbort);
       if (child.pid !== undefined) o.groups.forgetIfGone(child.pid);
       child.stdout?.destroy();
@@ -207,12 +203,8 @@ function runCommand(o: RunOptions): Promise<ToolResult> {
     child.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
     child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
     child.on("error", (error: NodeJS.ErrnoException) => settle(startFailure(o.file, error)));
-    child.on("exit", (code, signal) => {
-      exit = { code, signal };
-      closeTimer = setTimeout(() => settle(outcome()), PIPE_CLOSE_WAIT_MS);
-    });
-    child.on("close", (code, signal) => {
-      exit ??= { code, signal };
+    const stopWaiting = onChildEnd(child, (how) => {
+      exit = how;
       settle(outcome());
     });
 
