@@ -123,6 +123,13 @@ describe("flag values are checked before anything runs (exit 2)", () => {
       ["run", flag, "3000000000", "x"],
       `${flag} must be an integer from 1 to 2147483647 (got "3000000000")`,
     ]),
+    // eddy serve's run deadline: not a number, a fraction, negative, under a second, past a timer's range.
+    ...["an hour", "1.5e6", "-60000", "999", "3000000000", "60000\u001b[2J"].map(
+      (value): [string[], string] => [
+        ["serve", "--run-timeout", value],
+        `--run-timeout must be an integer from 1000 to 2147483647 (got ${JSON.stringify(value)})`,
+      ],
+    ),
   ])("eddy %j", async (args, message) => {
     const r = await cli(args);
     expect(r.code).toBe(2);
