@@ -40,7 +40,7 @@ import { resumedHooks, type ToolHooks } from "../loop/hooks.js";
 import type { RunDeps, RunHandle, RunResult, SubRunResumer, ToolExecutor } from "../loop/options.js";
 import { assertPolicy, DEFAULT_POLICY, type Policy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
-import { type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
+import { type BudgetOverrun, type PartialRunSpec, type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
 import type { Provider } from "../provider/provider.js";
 import { createFrameGate } from "../replay/gate.js";
 import {
@@ -55,6 +55,7 @@ import type { Tape, TapeHeader, TapeResume } from "../replay/tape.js";
 import { executeToolCall, refusedToolOutput } from "../tools/execute.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { usableSecrets } from "../util/redact.js";
+import { resumeBudgets } from "./resume-budgets.js";
 
 /** End reasons that leave a run worth resuming: it was stopped from outside, not by its model or a limit. */
 const RESUMABLE_ENDS: ReadonlySet<RunEndReason> = new Set([
@@ -215,6 +216,16 @@ export interface ResumeOptions {
   hooks?: ToolHooks;
   /** More values to mask in every frame. @defaultValue none */
   secrets?: readonly string[];
+  /**
+   * The resuming invocation's own settings, which cap the tape's budgets: each of `max_turns`,
+   * `max_tool_calls`, `tool_concurrency`, `tool_timeout_ms`, `tool_output_cap_bytes` the tape asks
+   * is at most this one's, or the default where this sets none, and `request.max_output_tokens` at
+   * most this one's when it sets one (`withinBudgets`; a tape is input from elsewhere, so it may
+   * lower a budget, never raise it). What was lowered is `ResumeHandle.lowered`. A tape whose
+   * recorded part already used more of a lowered budget than it now has is refused, naming it.
+   * Fields other than budgets are not read. @defaultValue none (the defaults)
+   */
+  budgets?: PartialRunSpec;
   /** How many agent calls the resumed run is nested in (`RunDeps.agentDepth`). @defaultValue 0 */
   agentDepth?: number;
   /** The agent calls its tree started so far (`RunDeps.agentRuns`). @defaultValue a count of its own */
@@ -242,8 +253,13 @@ export interface ResumeOptions {
 /** A resumed run: a run handle, where it resumed, and the header its tape should have. */
 export interface ResumeHandle extends RunHandle {
   readonly point: TapeResume;
-  /** The tape's header with this resumption added to `resumes`. */
+  /**
+   * The tape's header with this resumption added to `resumes`, and its spec's budgets as the
+   * resumed run has them (`ResumeOptions.budgets`).
+   */
   readonly header: TapeHeader;
+  /** Each budget the tape asked above this invocation's: the run has the invocation's (the `limit`). */
+  readonly lowered: readonly BudgetOverrun[];
 }
 
 /** The local policy (DEFAULT_POLICY when none is given), once it allows every tool and hosted tool of the tape's spec. */
@@ -284,8 +300,11 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
   }
   const policy = allowedPolicy(tape, options.policy);
   checkDecisions(tape, options.decide);
+  // The tape's budgets are at most this invocation's: a tape may lower them, never raise them.
+  const budgets = resumeBudgets(tape, plan.point.at_seq, options.budgets ?? {});
   const point: TapeResume = { ...plan.point, ts: Date.now() };
-  const prefix: Tape = { header: tape.header, frames: tape.frames.slice(0, point.at_seq) };
+  const header: TapeHeader = { ...tape.header, spec: budgets.spec };
+  const prefix: Tape = { header, frames: tape.frames.slice(0, point.at_seq) };
   const gate = createFrameGate();
   const controller = new AbortController();
   const onAbort = () => controller.abort(options.signal?.reason);
@@ -301,7 +320,7 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
     policy,
     executeTool: recordedToolExecutor(prefix, gate, {
       registry: options.registry,
-      onMissing: atMostOnce(plan.interrupted, options.registry, tape.header.spec, policy, () =>
+      onMissing: atMostOnce(plan.interrupted, options.registry, budgets.spec, policy, () =>
         gate.wait(point.at_seq),
       ),
     }),
@@ -311,25 +330,15 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
   deps.resumeSubRun = subRunResumer(tape, options, policy);
   if (options.agentDepth !== undefined) deps.agentDepth = options.agentDepth;
   if (options.agentRuns !== undefined) deps.agentRuns = options.agentRuns;
-  let diverged: ReturnType<typeof compareFrames> | undefined;
-  deps.onFrame = (frame) => {
-    gate.observer(frame);
-    let complete = false;
-    if (frame.seq < point.at_seq && diverged === undefined) {
-      const verdict = compareFrames([prefix.frames[frame.seq] as Frame], [frame]);
-      if (!verdict.match) {
-        diverged = { ...verdict, index: frame.seq };
-        controller.abort("the tape does not reproduce, so the run cannot be resumed");
-      } else complete = frame.seq === point.at_seq - 1;
-    } else complete = point.at_seq === 0 && frame.seq === 0;
-    options.onFrame?.(frame);
-    // After the observer: the new tape holds the last reproduced frame before it replaces the old one.
-    if (complete) options.onResumed?.(point);
-  };
+  const reproduction = reproducing(prefix, point, budgets.expected, gate.observer, options, () =>
+    controller.abort("the tape does not reproduce, so the run cannot be resumed"),
+  );
+  deps.onFrame = reproduction.observe;
   const handle = runAgent(spec, deps);
   const onThread = threadRunOfTape(tape, [...(options.provider.secrets ?? []), ...(options.secrets ?? [])]);
   const result = handle.result.then(async (r) => {
     options.signal?.removeEventListener("abort", onAbort);
+    const diverged = reproduction.diverged();
     if (diverged !== undefined && !diverged.match) {
       throw new EddyError(
         "replay_mismatch",
@@ -347,10 +356,42 @@ export function resumeRun(tape: Tape, options: ResumeOptions): ResumeHandle {
     spec: handle.spec,
     result,
     point,
-    header: { ...tape.header, resumes: [...(tape.header.resumes ?? []), point] },
+    header: { ...header, resumes: [...(tape.header.resumes ?? []), point] },
+    lowered: budgets.lowered,
     cancel: (reason) => controller.abort(reason ?? "cancelled"),
     [Symbol.asyncIterator]: () => handle[Symbol.asyncIterator](),
   };
+}
+
+/**
+ * The resumed run's frame observer: each frame below the resume point is compared with the
+ * recorded one (as the run under the resumed budgets sends it, `expected`) — the first that
+ * differs stops the run (`mismatch`) — and `onResumed` is called once the last is reproduced.
+ */
+function reproducing(
+  prefix: Tape,
+  point: TapeResume,
+  expected: (frame: Frame) => Frame,
+  gateObserver: (frame: Frame) => void,
+  options: ResumeOptions,
+  mismatch: () => void,
+): { observe: FrameObserver; diverged: () => ReturnType<typeof compareFrames> | undefined } {
+  let diverged: ReturnType<typeof compareFrames> | undefined;
+  const observe: FrameObserver = (frame) => {
+    gateObserver(frame);
+    let complete = false;
+    if (frame.seq < point.at_seq && diverged === undefined) {
+      const verdict = compareFrames([expected(prefix.frames[frame.seq] as Frame)], [frame]);
+      if (!verdict.match) {
+        diverged = { ...verdict, index: frame.seq };
+        mismatch();
+      } else complete = frame.seq === point.at_seq - 1;
+    } else complete = point.at_seq === 0 && frame.seq === 0;
+    options.onFrame?.(frame);
+    // After the observer: the new tape holds the last reproduced frame before it replaces the old one.
+    if (complete) options.onResumed?.(point);
+  };
+  return { observe, diverged: () => diverged };
 }
 
 /** Every call `decide` names must be one the tape's run waits for (`all` aside). */
@@ -501,6 +542,8 @@ function subRunResumer(tape: Tape, options: ResumeOptions, policy: Policy): SubR
         ...(Object.keys(decide).length === 0 ? {} : { decide }),
         signal: request.signal,
         ...(options.secrets === undefined ? {} : { secrets: options.secrets }),
+        // The sub-agent's budgets are its definition's, from this process (not the tape's).
+        budgets: spec,
         agentDepth: request.depth,
         agentRuns: request.agentRuns,
       },

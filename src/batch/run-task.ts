@@ -231,6 +231,7 @@ function resumeTask(
     ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
     ...(ctx.secrets === undefined ? {} : { secrets: ctx.secrets }),
     ...(deps.hooks === undefined ? {} : { hooks: deps.hooks }),
+    budgets: ctx.spec,
     ...hooks,
     onResumed,
   });

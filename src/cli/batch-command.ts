@@ -34,7 +34,7 @@ import { CANCELLED, RUN_FAILED, SUCCESS } from "./exit-codes.js";
 import { otelRequested, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
 import { type CliIo, cancelOnSignal, readSchema } from "./run-command.js";
-import { specOf } from "./run-settings.js";
+import { BUDGET_FLAGS, specOf } from "./run-settings.js";
 import { mcpEventLine } from "./run-view.js";
 import { secretsOf, startTargetProvider } from "./target-provider.js";
 import { formatDuration, stylesFor, terminalSafe } from "./terminal.js";
@@ -49,14 +49,6 @@ export interface BatchFlags extends RunFlags {
   retryFailed?: boolean;
   queue?: string;
 }
-
-/** How the user raises each budget a task may only lower (README, "Batch"). */
-const BUDGET_SETTINGS: Record<string, string> = {
-  max_turns: "--max-turns",
-  max_tool_calls: "--max-tool-calls",
-  tool_concurrency: "--tool-concurrency",
-  "request.max_output_tokens": "--max-output-tokens",
-};
 
 /**
  * One line per budget that tasks ask above this batch's: they run with the batch's (withinBudgets,
@@ -81,7 +73,7 @@ export function loweredBudgetLines(
       s.count === 1
         ? `task ${JSON.stringify(s.id)} asks`
         : `${s.count} tasks (${JSON.stringify(s.id)} first) ask`;
-    const flag = BUDGET_SETTINGS[field];
+    const flag = BUDGET_FLAGS[field];
     const how = flag === undefined ? "the most a batch allows" : `give ${flag} to allow more`;
     return `eddy: ${who} ${field} ${s.asked}, above this batch's ${s.limit}: ${s.count === 1 ? "it runs" : "they run"} with ${s.limit} (${how})`;
   });

@@ -20,14 +20,14 @@ const SPEC_FROM_TAPE =
 /**
  * Spec-shaping flags: what the recorded run was; `eddy resume` reproduces it, so they cannot change.
  * (`--tool` is not one of them on resume: there it allows the hosted tools the tape's run declares,
- * as `--allow-shell` allows its `shell` — loop/policy.ts, `Policy.hostedTools`.)
+ * as `--allow-shell` allows its `shell` — loop/policy.ts, `Policy.hostedTools`. Nor are the budget
+ * flags, `--max-turns`, `--max-tool-calls`, `--tool-concurrency` and `--max-output-tokens`: there
+ * they cap the tape's budgets, which a tape may not raise — batch/resume-budgets.ts.)
  */
 const SPEC_FLAGS = [
   "--instructions",
   "--stateless",
   "--tools-on-follow-up",
-  "--max-tool-calls",
-  "--max-turns",
   "--on-limit",
   "--no-agents-md",
   "--history-strategy",
@@ -35,11 +35,9 @@ const SPEC_FLAGS = [
   "--recent-calls-to-keep",
   "--summarization-model",
   "--parallel-tool-calls",
-  "--tool-concurrency",
   "--reasoning-effort",
   "--reasoning-summary",
   "--verbosity",
-  "--max-output-tokens",
   "--temperature",
   "--top-p",
   "--service-tier",

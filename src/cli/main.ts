@@ -506,7 +506,7 @@ function defineResume(program: Command, io: CliIo, state: CliState): void {
     )
     .addHelpText(
       "after",
-      "\nPermissions come from this invocation, never from the tape: a tape whose tools need --allow-write,\n--allow-shell or an MCP server is refused (exit 2) unless you grant them. A call that had started\nwhen the process died is answered as interrupted, not run again (unless --rerun-interrupted; the\nread-only built-ins always run again).\n\nExit codes as eddy run: 0 completed, 1 failed, 2 bad usage or tape, 3 limit, 4 awaiting approval, 130 cancelled.",
+      "\nPermissions come from this invocation, never from the tape: a tape whose tools need --allow-write,\n--allow-shell or an MCP server is refused (exit 2) unless you grant them. A call that had started\nwhen the process died is answered as interrupted, not run again (unless --rerun-interrupted; the\nread-only built-ins always run again).\n\nBudgets come from this invocation too: --max-turns, --max-tool-calls, --tool-concurrency and\n--max-output-tokens (else the config file, else the defaults) are ceilings on the tape's; what a tape\nasks above them is lowered, and said on stderr.\n\nExit codes as eddy run: 0 completed, 1 failed, 2 bad usage or tape, 3 limit, 4 awaiting approval, 130 cancelled.",
     )
     .action(async (tape: string, flags: ResumeFlags) => {
       state.debug = flags.debug === true;

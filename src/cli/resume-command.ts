@@ -5,7 +5,10 @@
  * where requests go and what may run — `--allow-write`, `--allow-shell`, `--sandbox`, `--mcp`,
  * `--approve`, `--rerun-interrupted` — only from this invocation, as for `eddy run`: a tape whose
  * tools need a permission this invocation does not grant is refused (exit 2, naming the flag)
- * before anything runs. `--decide CALL_ID=allow|deny` answers deferred approvals. The tape is
+ * before anything runs. The tape's budgets are at most this invocation's (`--max-turns`,
+ * `--max-tool-calls`, `--tool-concurrency`, `--max-output-tokens`, the config file, else the
+ * defaults): one it asks above them is lowered, said in one line on stderr
+ * (src/batch/resume-budgets.ts). `--decide CALL_ID=allow|deny` answers deferred approvals. The tape is
  * continued in place (`--record FILE` writes the resumed tape elsewhere); until the reproduced
  * part is written, the old tape stays as it was.
  *
@@ -13,10 +16,12 @@
  */
 import { resolve } from "node:path";
 import { planResume, type ResumeOptions, resumeRun } from "../batch/resume.js";
+import { resumeBudgets } from "../batch/resume-budgets.js";
 import { createTapeFileWriter, type TapeWriter } from "../batch/tape-store.js";
 import type { ThreadHold } from "../context/thread-hold.js";
 import { createThreadStore, type ThreadStore } from "../context/threads.js";
 import type { Frame } from "../frames/frame.js";
+import type { BudgetOverrun } from "../loop/run-spec.js";
 import { type ReservedTape, releaseTapeFile, reserveTapeFile } from "../replay/recorder.js";
 import { readTape, type Tape, type TapeHeader } from "../replay/tape.js";
 import { type EffectiveConfig, type RunFlags, resolveConfig } from "./config.js";
@@ -25,12 +30,12 @@ import { ImageSaver } from "./hosted-items.js";
 import { type OtelExport, otelRequested, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
 import { type CliIo, cancelOnSignal, humanRenderer, waitForThread } from "./run-command.js";
-import { hooksOf, policyOf } from "./run-settings.js";
+import { BUDGET_FLAGS, hooksOf, policyOf, specOf } from "./run-settings.js";
 import { closeTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
 import { mcpEventLine, RunView } from "./run-view.js";
 import { TapeGuard } from "./tape-guard.js";
 import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
-import { type Styles, stylesFor } from "./terminal.js";
+import { type Styles, stylesFor, terminalSafe } from "./terminal.js";
 
 /** Flags of `eddy resume`: where requests go and what this invocation allows (as `eddy run`), and output. */
 export interface ResumeFlags extends RunFlags {
@@ -48,17 +53,7 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     io.stderr.write(`eddy: ${path}: the run already ended (${plan.reason}); there is nothing to resume\n`);
     return exitCodeFor(plan.reason);
   }
-  const decide = parseDecisions(flags.decide ?? [], tape);
-  // The tape's model names the provider route too (`profile/model`), unless --model says otherwise.
-  const { spec } = tape.header;
-  const config = resolveConfig(
-    { ...flags, ...(flags.model === undefined && spec.model !== null ? { model: spec.model } : {}) },
-    io.env,
-    io.cwd,
-  );
-  checkWorkspace(config.workspace.value);
-  assertReadyToRun(config, io.env);
-  checkSandboxMatches(tape, config, path);
+  const { decide, config, budgets } = checkResume(path, tape, plan.point.at_seq, flags, io);
   const { styles, images, view } = resumeView(flags, io, config);
   const prepared = await prepareTools(config, io, (event) => view.say(mcpEventLine(event, styles)));
   const controller = new AbortController();
@@ -92,6 +87,7 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
       registry: tools.registry,
       workspace: config.workspace.value,
       ...localRules(config, tools, flags, io.env),
+      budgets,
       ...(Object.keys(decide).length === 0 ? {} : { decide }),
       signal: controller.signal,
       secrets,
@@ -106,6 +102,7 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     });
     record.start(handle.header, secrets);
     if (target.notice !== undefined) io.stderr.write(`${styles.dim(target.notice)}\n`);
+    if (handle.lowered.length > 0) io.stderr.write(`${styles.yellow(loweredLine(path, handle.lowered))}\n`);
     io.stderr.write(`${styles.dim(describeResume(path, tape, handle.point))}\n`);
     for await (const _frame of handle) {
       // Rendered and recorded by onFrame.
@@ -119,6 +116,25 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     await target?.close();
     await closeTools(prepared, tools?.registry);
   }
+}
+
+/** What is checked before anything starts: the decisions, this invocation's settings, the sandbox, the budgets. */
+function checkResume(path: string, tape: Tape, at: number, flags: ResumeFlags, io: CliIo) {
+  const decide = parseDecisions(flags.decide ?? [], tape);
+  // The tape's model names the provider route too (`profile/model`), unless --model says otherwise.
+  const { spec } = tape.header;
+  const config = resolveConfig(
+    { ...flags, ...(flags.model === undefined && spec.model !== null ? { model: spec.model } : {}) },
+    io.env,
+    io.cwd,
+  );
+  checkWorkspace(config.workspace.value);
+  assertReadyToRun(config, io.env);
+  checkSandboxMatches(tape, config, path);
+  // The invocation's budgets cap the tape's (a tape past them is refused here, not after tools start).
+  const budgets = specOf(config);
+  resumeBudgets(tape, at, budgets);
+  return { decide, config, budgets };
 }
 
 type TapeThread = { store: ThreadStore; hold: ThreadHold } | "cancelled";
@@ -253,4 +269,19 @@ function describeResume(
   const reused = `${point.reused_tool_outputs} tool output${point.reused_tool_outputs === 1 ? "" : "s"} reused`;
   const torn = tape.torn === true ? "; its torn last line, cut by the process's end, was dropped" : "";
   return `eddy: resuming ${path} at turn ${point.turn} (${kept}, ${reused}, ${point.dropped_frames} dropped${torn})`;
+}
+
+/**
+ * One line saying which budgets the tape asked above this invocation's and what the run has
+ * instead (as `eddy batch` says it of its tasks), with the flags that raise them.
+ */
+function loweredLine(path: string, lowered: readonly BudgetOverrun[]): string {
+  const asked = lowered.map((o) => `${o.field} ${o.asked}`).join(", ");
+  const given = lowered.map((o) => `${o.field} ${o.limit}`).join(", ");
+  const flags = lowered.flatMap((o) => BUDGET_FLAGS[o.field] ?? []);
+  const how = flags.length === 0 ? "" : ` (give ${flags.join(", ")} to allow more)`;
+  return terminalSafe(
+    `eddy: ${path} asks ${asked}, more than this invocation allows: it runs with ${given}${how}`,
+    { oneLine: true },
+  );
 }

@@ -19,6 +19,18 @@ import type { Env } from "./config-file.js";
 import { commandHooks } from "./hook-commands.js";
 import { terminalSafe } from "./terminal.js";
 
+/**
+ * The flag that raises each budget a spec from elsewhere may only lower (a batch task, a tape
+ * being resumed: `withinBudgets`, src/loop/run-spec.ts). `tool_timeout_ms` and
+ * `tool_output_cap_bytes` have none: their defaults are the most such a spec gets.
+ */
+export const BUDGET_FLAGS: Readonly<Record<string, string>> = {
+  max_turns: "--max-turns",
+  max_tool_calls: "--max-tool-calls",
+  tool_concurrency: "--tool-concurrency",
+  "request.max_output_tokens": "--max-output-tokens",
+};
+
 /** Which settings go into the spec: all of them, or only those given as flags (a queue coordinator's). */
 export interface SpecOfOptions {
   /** @defaultValue false */

@@ -441,6 +441,18 @@ export function withinBudgets(
   return capped;
 }
 
+/**
+ * The budget fields `spec` sets (those `withinBudgets` reads), and nothing else: what a resume
+ * checks of the invocation's settings before it caps a tape's budgets with them.
+ */
+export function budgetsOf(spec: PartialRunSpec): PartialRunSpec {
+  const out: PartialRunSpec = {};
+  for (const [field] of BUDGETS) if (spec[field] !== undefined) out[field] = spec[field];
+  const tokens = spec.request?.max_output_tokens;
+  if (tokens !== undefined) out.request = { max_output_tokens: tokens };
+  return out;
+}
+
 /** A zod output schema in a program's spec becomes its JSON Schema (a spec is data). */
 function withJsonOutputSchema(input: unknown): unknown {
   if (input === null || typeof input !== "object") return input;

@@ -618,6 +618,8 @@ async function resume(ctx: ServiceContext, run: ServedRun): Promise<void> {
       registry,
       workspace: runtime.workspace,
       policy: runtime.policy,
+      // Its tape is the server's own, but it lies on disk: its budgets stay within the server's.
+      budgets: runtime.spec ?? {},
       decide: { ...run.decisions },
       ...(runtime.secrets === undefined ? {} : { secrets: runtime.secrets }),
       ...(runtime.hooks === undefined ? {} : { hooks: runtime.hooks }),

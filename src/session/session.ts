@@ -493,6 +493,8 @@ export class Session {
         ? { onApproval: this.options.onApproval }
         : {}),
       decide: job.decide ?? {},
+      // The tape lies on disk between turns: its budgets stay within the session's.
+      budgets: this.spec,
       signal: running.controller.signal,
       secrets: this.secrets(),
       onFrame: recording.observe,
