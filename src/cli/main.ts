@@ -1,8 +1,8 @@
 /**
  * The `eddy` command line (commander). `main(argv)` returns the exit code; errors are one line on
  * stderr saying what happened and what to do — a stack trace only with `--debug`. Usage errors
- * (unknown flags, missing or non-numeric values, unreadable files, a missing workspace, a tape of a
- * newer format) exit 2 before any request is sent (docs/architecture.md, "The CLI contract").
+ * (unknown flags, missing or non-numeric values, a flag where a value belongs — flag-values.ts —,
+ * unreadable files, a missing workspace, a tape of a newer format) exit 2 before any request is sent (docs/architecture.md, "The CLI contract").
  */
 import { isatty } from "node:tty";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
@@ -23,6 +23,7 @@ import type { OnLimit } from "./config-compose.js";
 import type { ApproveMode } from "./config-tools.js";
 import type { DoctorFlags } from "./doctor-command.js";
 import { RUN_FAILED, SUCCESS, USAGE_ERROR } from "./exit-codes.js";
+import { refuseFlagsAsValues } from "./flag-values.js";
 import type { MockFlags } from "./mock-command.js";
 import type { ReplayFlags } from "./replay-command.js";
 import { addRequestOptions } from "./request-flags.js";
@@ -679,6 +680,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       program.outputHelp();
       return SUCCESS;
     }
+    refuseFlagsAsValues(program, argv);
     await program.parseAsync(argv, { from: "user" });
     return state.exitCode;
   } catch (err) {
