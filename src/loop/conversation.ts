@@ -146,12 +146,14 @@ export class Conversation {
 
   /**
    * The next request follows up on the recorded turn. In chained mode that response becomes the
-   * one to continue; returns false when it cannot be (it had no id), so the caller switches to
-   * stateless.
+   * one to continue; returns false when it cannot be (it had no id, or an empty one), so the
+   * caller switches to stateless.
    */
   followUp(): boolean {
     if (this.currentMode !== "chained") return true;
-    if (this.lastResponseId === null) return false;
+    // An empty id names no response: `previous_response_id: ""` is refused by servers, confusingly
+    // (docs/pitfalls.md #94).
+    if (this.lastResponseId === null || this.lastResponseId === "") return false;
     this.previousResponseId = this.lastResponseId;
     this.pendingOutputs = this.lastOutputs;
     this.pendingCallIds = this.lastCallIds;

@@ -571,6 +571,50 @@ describe("runAgent: previous_response_not_found (docs/pitfalls.md S28)", () => {
   });
 });
 
+describe("runAgent: a response that cannot be continued (docs/pitfalls.md #94)", () => {
+  /** The response's events with `response.id` set to `id` (an empty string, or left out with undefined). */
+  const withId =
+    (id: string | undefined) =>
+    (events: JsonObject[]): JsonObject[] =>
+      events.map((e) => {
+        if (e.response === null || typeof e.response !== "object") return e;
+        const { id: _id, ...response } = e.response as JsonObject;
+        return { ...e, response: id === undefined ? response : { ...response, id } };
+      });
+
+  it.each([
+    ["an empty id", ""],
+    ["no id", undefined],
+  ])('%s: the follow-up goes stateless, never previous_response_id ""', async (_name, id) => {
+    const { frames, requests, result } = await run([
+      { items: [call("echo", { text: "x" }, "c1")], reorder: withId(id) },
+      { items: [call("echo", { text: "y" }, "c2")] },
+      { items: [text("ok")] },
+    ]);
+    expect(result.reason).toBe("completed");
+    expect(ofType(frames, "mode_changed")).toEqual([
+      expect.objectContaining({
+        turn: 1,
+        from: "chained",
+        to: "stateless",
+        reason: "the response had no id to continue from",
+      }),
+    ]);
+    for (const request of requests.slice(1)) {
+      expect(request).not.toHaveProperty("previous_response_id");
+      expect(request).toMatchObject({ store: false, include: ["reasoning.encrypted_content"] });
+    }
+    // The follow-up resends the history: the prompt, the call and its output.
+    expect(((requests[1] as JsonObject).input as JsonObject[]).map((i) => i.type)).toEqual([
+      "message",
+      "function_call",
+      "function_call_output",
+    ]);
+    // What the server sent is recorded as it was.
+    expect(ofType(frames, "turn_ended")[0]?.response_id).toBe(id ?? null);
+  });
+});
+
 describe("runAgent: tool_choice (docs/pitfalls.md S30)", () => {
   it("none: a call is refused locally and not run", async () => {
     const { frames } = await run([{ items: [call("echo", { text: "x" })] }, { items: [text("ok")] }], {
