@@ -29,7 +29,8 @@ export async function probeChain(ctx: ProbeContext): Promise<Verdict[]> {
     return [inconclusive(ctx, "previous_response_id", failure)];
   }
   const id = first.outcome.response.id;
-  if (id === null) return [unsupported("the stored response has no id to continue")];
+  // An empty id is no id: `previous_response_id: ""` only earns a confusing refusal (docs/pitfalls.md #94).
+  if (id === null || id === "") return [unsupported("the stored response has no id to continue")];
   const second = await exchange(
     main,
     {

@@ -1,3 +1,5 @@
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   type MessagesOnlyGateway,
@@ -71,6 +73,41 @@ describe("runProbes", () => {
     const results = byName(await runProbes({ endpoint: { baseURL: gateway.url }, model: "eddy-demo" }));
     expect(results.previous_response_id).toMatchObject({ status: "unsupported" });
     expect(results.previous_response_id?.detail).toMatch(/seems to ignore it/);
+  });
+
+  it("a server whose responses have an empty id is not chained: previous_response_id is unsupported, the tool round trip goes stateless", async () => {
+    mock = await createMockServer({});
+    const target = new URL(mock.url);
+    // The mock's answers with every response id ("resp_…") made "": the body is passed on whole.
+    const proxy = createServer((req, res) => {
+      const forward = httpRequest(
+        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+        async (answer) => {
+          let body = "";
+          for await (const chunk of answer) body += String(chunk);
+          const headers = { ...answer.headers };
+          delete headers["content-length"];
+          delete headers["transfer-encoding"];
+          res.writeHead(answer.statusCode ?? 502, headers);
+          res.end(body.replace(/"id":"resp_[A-Za-z0-9_]+"/g, '"id":""'));
+        },
+      );
+      req.pipe(forward);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = proxy.address() as AddressInfo;
+      const results = byName(
+        await runProbes({ endpoint: { baseURL: `http://127.0.0.1:${port}/v1` }, model: "eddy-demo" }),
+      );
+      expect(results.previous_response_id).toMatchObject({ status: "unsupported" });
+      expect(results.previous_response_id?.detail).toMatch(/no id to continue/);
+      expect(results.tool_call).toMatchObject({ status: "ok", follow_up: "stateless" });
+      const sent = mock.requests.filter((r) => r.path.endsWith("/responses")).map((r) => r.body);
+      for (const body of sent) expect(body).not.toHaveProperty("previous_response_id");
+    } finally {
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
   });
 
   it("without a text form, a server that takes tool output no other way skips the round trip", async () => {

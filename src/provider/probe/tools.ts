@@ -138,7 +138,8 @@ function followUps(ctx: ProbeContext, first: Exchange): ToolFollowUp[] {
   const out: ToolFollowUp[] = [];
   const chain = ctx.results.get("previous_response_id")?.status;
   const canChain = chain === "ok" || (chain !== "unsupported" && ctx.capabilities.previousResponseId);
-  if (ctx.api === "responses" && canChain && first.outcome.response.id !== null) out.push("chained");
+  const id = first.outcome.response.id;
+  if (ctx.api === "responses" && canChain && id !== null && id !== "") out.push("chained");
   if (ctx.results.get("function_call_input")?.status !== "unsupported") out.push("stateless");
   if (ctx.renderToolResult !== undefined) out.push("text");
   return out;
