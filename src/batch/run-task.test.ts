@@ -247,4 +247,36 @@ describe("runTask", () => {
     expect(again.error?.message).toContain("max_turns 50, above this invocation's limit of 20");
     expect(provider.requests).toHaveLength(0);
   });
+
+  it("an observer (onFrame: a tracer, a live view) that throws cancels the run, never the tape: it gets every frame to run_ended", async () => {
+    const { store, stored } = slowStore();
+    const seen: string[] = [];
+    const effect = defineTool({
+      name: "effect",
+      description: "Has a side effect",
+      parameters: { type: "object", properties: {} },
+      execute: () => "ok",
+    });
+    const result = await runTask(
+      { id: "t1", spec: { input: "go" } },
+      {
+        spec: { model: "m" },
+        provider: createScriptedProvider([callThenAnswer]),
+        tools: () => createToolRegistry([effect]),
+        tapes: store,
+        onFrame: (frame) => {
+          seen.push(frame.type);
+          if (frame.type === "tool_call") throw new Error("the tracer broke");
+        },
+      },
+    );
+    expect(result.reason).toBe("cancelled");
+    expect(stored.find((f) => f.type === "cancel_requested")).toMatchObject({
+      reason: "a frame observer (onFrame) failed: the tracer broke",
+    });
+    // The observer saw nothing after its failure; the tape saw everything.
+    expect(seen.at(-1)).toBe("tool_call");
+    expect(stored.at(-1)).toMatchObject({ type: "run_ended", reason: "cancelled" });
+    expect(stored.map((f) => f.seq)).toEqual(stored.map((_, i) => i));
+  });
 });

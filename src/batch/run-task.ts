@@ -128,14 +128,24 @@ export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchR
   // Write-ahead: a call's `tool_started` is stored before the tool runs, so a process that dies
   // during the call leaves a tape that says so, and resuming never runs it again (resume.ts).
   const beforeToolRun = (signal: AbortSignal) => writer?.flush(signal) ?? Promise.resolve();
+  let handle: RunHandle | undefined;
+  let observerFailed = false;
   const onFrame = (frame: Frame) => {
     if (frame.type === "run_started") seen.started = frame;
     else if (frame.type === "run_ended") seen.ended = frame;
     writer?.write(frame);
-    ctx.onFrame?.(frame);
+    if (ctx.onFrame === undefined || observerFailed) return;
+    // The caller's observer fails alone: thrown from here, it stopped the task's tape too (the
+    // run's one observer, src/loop/run.ts), and the tape never got its run_ended (docs/pitfalls.md
+    // #95). As with RunDeps.onFrame, the run is cancelled naming it; the tape goes on to its end.
+    try {
+      ctx.onFrame(frame);
+    } catch (err) {
+      observerFailed = true;
+      handle?.cancel(`a frame observer (onFrame) failed: ${describeError(err)}`);
+    }
   };
   let header: TapeHeader | undefined;
-  let handle: RunHandle | undefined;
   try {
     if (decision.kind === "resume") {
       const resumed = resumeTask(decision.tape, ctx, registry, workspace, { onFrame, beforeToolRun }, () =>

@@ -35,7 +35,7 @@ import { otelRequested, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
 import { type CliIo, cancelOnSignal, readSchema } from "./run-command.js";
 import { BUDGET_FLAGS, specOf } from "./run-settings.js";
-import { mcpEventLine } from "./run-view.js";
+import { mcpEventLine, observeApart } from "./run-view.js";
 import { secretsOf, startTargetProvider } from "./target-provider.js";
 import { formatDuration, stylesFor, terminalSafe } from "./terminal.js";
 
@@ -235,7 +235,17 @@ async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
       mcpServers: runtime.mcpServers,
       ...(runtime.instructionFiles === undefined ? {} : { instructionFiles: runtime.instructionFiles }),
       ...(runtime.hooks === undefined ? {} : { hooks: runtime.hooks }),
-      ...(otel === undefined ? {} : { onFrame: otel.observer }),
+      // Tracing fails alone: it never stops a task's tape (docs/pitfalls.md #95).
+      ...(otel === undefined
+        ? {}
+        : {
+            onFrame: observeApart(
+              "tracing (--otel)",
+              otel.observer,
+              { write: (text) => progress.notice(text.trimEnd()) },
+              styles,
+            ),
+          }),
       ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
       ...(flags.rpm === undefined ? {} : { rpm: flags.rpm }),
       ...(flags.tpm === undefined ? {} : { tpm: flags.tpm }),

@@ -95,7 +95,7 @@ export async function chatCommand(flags: ChatFlags, io: CliIo): Promise<number> 
   if (io.stdin === undefined) throw usageError("eddy chat needs a terminal or a pipe to read messages from");
   const styles = stylesFor(io.stderr, io.env);
   const images = new ImageSaver(config.workspace.value);
-  const view = RunView.human(humanRenderer(io, styles, config, images));
+  const view = RunView.human(humanRenderer(io, styles, config, images), io.stderr, styles);
   const router = new LineRouter();
   const chatIo: CliIo = { ...io, terminal: router };
   const prepared = await prepareTools(config, chatIo, (event) => view.say(mcpEventLine(event, styles)));
@@ -366,13 +366,23 @@ function queueNote(dropped: number, left: number): string {
   return ` (${left} queued message${left === 1 ? "" : "s"} still follow${left === 1 ? "s" : ""}: Ctrl-C again drops ${left === 1 ? "it" : "them"})`;
 }
 
-/** Renders each turn's frames as `eddy run` does; the prompt comes back when the session is idle. */
+/**
+ * Renders each turn's frames as `eddy run` does; the prompt comes back when the session is idle.
+ * An event that cannot be shown is said in one line and the next is shown: thrown out of this
+ * loop, it was an unhandled rejection that ended the process, the turn's tape unfinished
+ * (docs/pitfalls.md #95).
+ */
 function renderEvents(session: Session, rl: Interface, ctx: ChatContext): void {
   (async () => {
     for await (const event of session.events()) {
-      if (event.type === "turn_ended" && event.result.run.reason === "awaiting_approval")
-        await showPending(event.result.run.pendingCalls ?? [], ctx);
-      renderEvent(event, session, rl, ctx);
+      try {
+        if (event.type === "turn_ended" && event.result.run.reason === "awaiting_approval")
+          await showPending(event.result.run.pendingCalls ?? [], ctx);
+        renderEvent(event, session, rl, ctx);
+      } catch (err) {
+        say(ctx, errorLine(err, ctx.styles));
+        if (!session.busy && session.queued.length === 0) rl.prompt();
+      }
     }
   })();
 }
@@ -387,6 +397,8 @@ function renderEvent(event: SessionEvent, session: Session, rl: Interface, ctx: 
       return;
     case "turn_started":
       ctx.calls.length = 0;
+      // A turn is a run of its own: a view that failed on the last one renders this one.
+      ctx.view.renderAgain();
       return;
     case "turn_failed":
       ctx.failed = RUN_FAILED;

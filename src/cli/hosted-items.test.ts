@@ -116,7 +116,22 @@ describe("hostile hosted items (found by a probe: a shell_call whose commands wa
     mcp_call: { server_label: "s", name: "n", arguments: "{}", error: null },
     shell_call: { environment: { type: "container_auto" }, action: { commands: ["ls"] } },
   };
-  const values: unknown[] = [null, 5, true, "str", "x".repeat(100_000), {}, { a: 1 }, [], [null], [["deep"]]];
+  // An object whose toString is not a function (valid JSON: `{"toString": 1}`) cannot be made a
+  // string with String(): an mcp_call's error of that shape threw in the renderer.
+  const values: unknown[] = [
+    null,
+    5,
+    true,
+    "str",
+    "x".repeat(100_000),
+    {},
+    { a: 1 },
+    [],
+    [null],
+    [["deep"]],
+    JSON.parse('{"toString": 1, "valueOf": 2}'),
+    JSON.parse('{"message": {"toString": 1}}'),
+  ];
 
   it("every field of every hosted item, as any JSON value: one line, never an exception, never over 400 characters", () => {
     for (const [type, fields] of Object.entries(shapes)) {

@@ -112,7 +112,8 @@ export function describeHostedItem(item: JsonObject, imagePath?: string): string
     case "mcp_call": {
       const failed = item.error !== null && item.error !== undefined;
       const args = typeof item.arguments === "string" ? ` ${clip(item.arguments, 60)}` : "";
-      return `MCP ${named(item.server_label)}__${named(item.name)}${args}${failed ? ` — failed: ${clip(String((item.error as JsonObject)?.message ?? item.error), 80)}` : ""}`;
+      const error = (item.error as JsonObject | null | undefined)?.message ?? item.error;
+      return `MCP ${named(item.server_label)}__${named(item.name)}${args}${failed ? ` — failed: ${clip(typeof error === "string" ? error : (JSON.stringify(error) ?? ""), 80)}` : ""}`;
     }
     case "shell_call": {
       const env = item.environment as JsonObject | undefined;

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../../test/support/otlp-receiver.js";
 import { recordMockRun } from "../../test/support/record.js";
 import type { Scenario } from "../mock/index.js";
+import type { JsonObject } from "../protocol/types.js";
 import { otelRequested, otlpHeaders, startOtelExport, tracesEndpoint } from "./otel.js";
 
 const SECRET = "sk-test-otel-secret-4242";
@@ -164,6 +165,130 @@ describe("OTLP/HTTP export of a run (a local receiver)", () => {
       },
     ]);
     expect(bodies.join("\n")).not.toContain(SECRET);
+  });
+});
+
+/** A response's resource as an event carries it. */
+const resource = (id: string, status: string, output: JsonObject[]): JsonObject => ({
+  id,
+  object: "response",
+  created_at: 1,
+  status,
+  model: "eddy-demo",
+  output,
+  usage: null,
+  error: null,
+  incomplete_details: null,
+});
+
+/** A response that calls read_file with `args`, streamed in one delta (the mock's own stream cuts it in 8-character fragments). */
+function callEvents(args: string): JsonObject[] {
+  const item = {
+    type: "function_call",
+    id: "fc_1",
+    call_id: "call_1",
+    name: "read_file",
+    status: "completed",
+  };
+  return [
+    { type: "response.created", sequence_number: 0, response: resource("resp_big_1", "in_progress", []) },
+    {
+      type: "response.output_item.added",
+      sequence_number: 1,
+      output_index: 0,
+      item: { ...item, arguments: "", status: "in_progress" },
+    },
+    {
+      type: "response.function_call_arguments.delta",
+      sequence_number: 2,
+      item_id: "fc_1",
+      output_index: 0,
+      delta: args,
+    },
+    {
+      type: "response.output_item.done",
+      sequence_number: 3,
+      output_index: 0,
+      item: { ...item, arguments: args },
+    },
+    {
+      type: "response.completed",
+      sequence_number: 4,
+      response: resource("resp_big_1", "completed", [{ ...item, arguments: args }]),
+    },
+  ];
+}
+
+/** A response answering `text` in one delta. */
+function answerEvents(text: string): JsonObject[] {
+  const part = { type: "output_text", text, annotations: [] };
+  const message = { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [part] };
+  const at = { item_id: "msg_1", output_index: 0, content_index: 0 };
+  return [
+    { type: "response.created", sequence_number: 0, response: resource("resp_big_2", "in_progress", []) },
+    {
+      type: "response.output_item.added",
+      sequence_number: 1,
+      output_index: 0,
+      item: { ...message, status: "in_progress", content: [] },
+    },
+    { type: "response.output_text.delta", sequence_number: 2, ...at, delta: text, logprobs: [] },
+    { type: "response.output_text.done", sequence_number: 3, ...at, text, logprobs: [] },
+    { type: "response.output_item.done", sequence_number: 4, output_index: 0, item: message },
+    {
+      type: "response.completed",
+      sequence_number: 5,
+      response: resource("resp_big_2", "completed", [message]),
+    },
+  ];
+}
+
+describe("span sizes (docs/pitfalls.md #96)", () => {
+  it("a run with a 1 MB argument and a 1 MB answer, content captured: every attribute within 8 KiB, the key masked", async () => {
+    receiver = await startOtlpReceiver();
+    const workspace = mkdtempSync(join(tmpdir(), "eddy-otel-"));
+    const mb = "x".repeat(1024 * 1024);
+    // The key in what the model says: frames mask it before any span sees it, and a cut cannot unmask it.
+    const answer = `${SECRET} ${mb} ${SECRET}`;
+    const otel = await startOtelExport({
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+      providerName: "mock",
+      captureContent: true,
+    });
+    const args = JSON.stringify({ path: "notes.txt", pad: `${SECRET}${mb}` });
+    const run = await recordMockRun({
+      scenario: { turns: [{ rawEvents: callEvents(args) }, { rawEvents: answerEvents(answer) }] },
+      prompt: `Read ${mb}`,
+      workspace,
+      apiKey: SECRET,
+      onFrame: otel.observer,
+    });
+    expect(await otel.shutdown()).toBeUndefined();
+    expect(run.result.reason).toBe("completed");
+    const { spans, bodies } = receiver;
+    expect(spans.map((s) => s.name).sort()).toEqual([
+      "chat eddy-demo",
+      "chat eddy-demo",
+      "execute_tool read_file",
+      "invoke_agent",
+    ]);
+    for (const span of spans) {
+      const values = [
+        ...Object.values(span.attributes),
+        ...span.events.flatMap((e) => Object.values(e.attributes)),
+        span.status.message ?? "",
+      ].flat();
+      for (const value of values)
+        if (typeof value === "string") expect(value.length).toBeLessThanOrEqual(8192);
+    }
+    const tool = one(spans, "execute_tool read_file");
+    expect(String(tool.attributes["gen_ai.tool.call.arguments"])).toMatch(
+      /^\{"path":"notes\.txt","pad":"\*\*\*x+…$/,
+    );
+    const all = bodies.join("\n");
+    expect(all).not.toContain(SECRET);
+    // Four spans, each a few cut values: the export is kilobytes, not megabytes.
+    expect(all.length).toBeLessThan(200_000);
   });
 });
 

@@ -7,7 +7,8 @@
  * Configuration follows the OpenTelemetry environment variables: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
  * (used as is), else OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces`, else http://localhost:4318/v1/traces;
  * OTEL_EXPORTER_OTLP_(TRACES_)HEADERS (`k=v,k2=v2`); OTEL_SERVICE_NAME (default `eddy`);
- * OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true records prompts and outputs.
+ * OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true records prompts and outputs. Every string
+ * attribute is at most 8 KiB, every array 128 items (src/telemetry/limits.ts).
  *
  * The last flush has a budget (the command's shutdown, src/cli/shutdown.ts): a collector that
  * does not answer in time, or that refused an export, is reported in one line instead of holding
@@ -86,13 +87,19 @@ export function otlpHeaders(env: Env): Record<string, string> {
 export async function startOtelExport(options: OtelExportOptions): Promise<OtelExport> {
   const { env } = options;
   // OpenTelemetry, and eddy's observer of it, load only when a run exports spans.
-  const [{ TracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }, otel] =
-    await Promise.all([
-      import("@opentelemetry/sdk-trace"),
-      import("@opentelemetry/exporter-trace-otlp-http"),
-      import("@opentelemetry/resources"),
-      import("../telemetry/otel-observer.js"),
-    ]);
+  const [
+    { TracerProvider, BatchSpanProcessor },
+    { OTLPTraceExporter },
+    { resourceFromAttributes },
+    otel,
+    { OTEL_LIMITS },
+  ] = await Promise.all([
+    import("@opentelemetry/sdk-trace"),
+    import("@opentelemetry/exporter-trace-otlp-http"),
+    import("@opentelemetry/resources"),
+    import("../telemetry/otel-observer.js"),
+    import("../telemetry/limits.js"),
+  ]);
   const url = tracesEndpoint(env);
   const endpoint = withoutCredentials(url);
   const headers = otlpHeaders(env);
@@ -107,6 +114,9 @@ export async function startOtelExport(options: OtelExportOptions): Promise<OtelE
       "service.version": EDDY_VERSION,
     }),
     spanProcessors: [new BatchSpanProcessor({ exporter })],
+    // The SDK's own bound too (the observer bounds what it sets: src/telemetry/limits.ts), so no
+    // attribute of any span of this provider is longer (docs/pitfalls.md #96).
+    spanLimits: { attributeValueLengthLimit: OTEL_LIMITS.attributeValueLength },
   });
   const observer = await otel.createOtelObserver({
     tracer: provider.getTracer("eddy", EDDY_VERSION),

@@ -317,6 +317,11 @@ export class HumanRenderer {
     }
   }
 
+  /** Stops the spinner: the view is given up (it threw; src/cli/run-view.ts) and writes nothing more. */
+  abandon(): void {
+    this.spinner?.stop();
+  }
+
   /** Writes a line of its own on stderr (e.g. about an MCP server), clear of the spinner and the answer. */
   message(line: string): void {
     this.note(line);

@@ -29,7 +29,7 @@ import { CANCELLED, exitCodeFor } from "./exit-codes.js";
 import { ImageSaver } from "./hosted-items.js";
 import { type OtelExport, otelRequested, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
-import { type CliIo, cancelOnSignal, humanRenderer, waitForThread } from "./run-command.js";
+import { type CliIo, cancelOnSignal, humanRenderer, sideObservers, waitForThread } from "./run-command.js";
 import { BUDGET_FLAGS, hooksOf, policyOf, specOf } from "./run-settings.js";
 import { closeTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
 import { mcpEventLine, RunView } from "./run-view.js";
@@ -82,6 +82,8 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     const secrets = [...secretsOf(config), ...tools.secrets];
     thread = await holdTapeThread(tape, config.workspace.value, controller.signal, view, styles);
     if (thread === "cancelled") return CANCELLED;
+    // None of these can stop the tape, written first (docs/pitfalls.md #95).
+    const others = sideObservers(otel, images, io, styles);
     const handle = resumeRun(tape, {
       provider: target.provider,
       registry: tools.registry,
@@ -93,8 +95,7 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
       secrets,
       onFrame: (frame: Frame) => {
         tapeGuard.write(() => record.writer?.write(frame));
-        otel?.observer(frame);
-        images.observe(frame);
+        others(frame);
         view.render(frame);
       },
       onResumed: () => record.writer?.commit(),
@@ -218,7 +219,7 @@ function resumeView(flags: ResumeFlags, io: CliIo, config: EffectiveConfig) {
   const view =
     flags.json === true
       ? RunView.json(io.stdout, io.stderr, styles)
-      : RunView.human(humanRenderer(io, styles, config, images));
+      : RunView.human(humanRenderer(io, styles, config, images), io.stderr, styles);
   return { styles, images, view };
 }
 

@@ -41,7 +41,7 @@ import { assertReadyToRun, checkWorkspace, keyHint, usageError } from "./preflig
 import { HumanRenderer } from "./render-human.js";
 import { hooksOf, instructionReaderOf, policyOf, specOf } from "./run-settings.js";
 import { closeTools, type PreparedTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
-import { mcpEventLine, RunView } from "./run-view.js";
+import { mcpEventLine, observeApart, RunView } from "./run-view.js";
 import { type Closer, closeAllBy, SHUTDOWN_BUDGET } from "./shutdown.js";
 import { TapeGuard } from "./tape-guard.js";
 import { secretsOf, startTargetProvider, type TargetProvider } from "./target-provider.js";
@@ -91,7 +91,7 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
   view =
     flags.json === true
       ? RunView.json(io.stdout, io.stderr, styles)
-      : RunView.human(humanRenderer(io, styles, prepared.config, images));
+      : RunView.human(humanRenderer(io, styles, prepared.config, images), io.stderr, styles);
   const controller = new AbortController();
   let started: TargetProvider | undefined;
   let recorder: TapeRecorder | undefined;
@@ -126,11 +126,12 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
       otel = await startOtelExport({ env: io.env, providerName: started.provider.name });
     const deps = runDepsOf(prepared.config, tools, started.provider, controller.signal, io.env);
     // Rendered as each frame is emitted, so an approval prompt comes after everything before it.
+    // The tape first; then the others, each failing alone (docs/pitfalls.md #95): none can stop it.
+    const others = sideObservers(otel, images, io, styles);
     deps.onFrame = (frame) => {
       if (recorder !== undefined) tape.write(() => recorder?.observer(frame));
       else if (flags.record !== undefined) unrecorded.push(frame);
-      otel?.observer(frame);
-      images.observe(frame);
+      others(frame);
       view.render(frame);
     };
     // Bad settings throw here, before any request and before the demo-model notice: exit 2.
@@ -157,6 +158,25 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     const problem = await closeRunBy(deadline, { otel, started, prepared, registry: tools?.registry });
     if (problem !== undefined) io.stderr.write(`${styles.yellow(problem)}\n`);
   }
+}
+
+/**
+ * A run's observers besides its tape and its view — tracing (`--otel`) and saving generated
+ * images — each stopped alone by its first exception, said once on stderr (src/cli/run-view.ts).
+ */
+export function sideObservers(
+  otel: OtelExport | undefined,
+  images: ImageSaver,
+  io: Pick<CliIo, "stderr">,
+  styles: Styles,
+): (frame: Frame) => void {
+  const save = observeApart("saving generated images", (f) => images.observe(f), io.stderr, styles);
+  if (otel === undefined) return save;
+  const trace = observeApart("tracing (--otel)", otel.observer, io.stderr, styles);
+  return (frame) => {
+    trace(frame);
+    save(frame);
+  };
 }
 
 /** Closes the run's tape; one reserved for a run that never started is given back as it was. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Frame } from "../frames/frame.js";
 import { HumanRenderer, usageText } from "./render-human.js";
-import { mcpEventLine, RunView } from "./run-view.js";
+import { mcpEventLine, observeApart, RunView } from "./run-view.js";
 import { stylesFor } from "./terminal.js";
 
 const plain = stylesFor({ write: () => {} }, {});
@@ -46,7 +46,7 @@ describe("RunView", () => {
       styles: plain,
       now: () => 0,
     });
-    const view = RunView.human(renderer);
+    const view = RunView.human(renderer, { write: (t: string) => (err += t) }, plain);
     view.render(delta("partial answer", 0));
     view.render({
       type: "approval_requested",
@@ -61,6 +61,118 @@ describe("RunView", () => {
     expect(out).toBe("partial answer\n");
     view.say("⚙ a notice");
     expect(err).toBe("⚙ a notice\n");
+  });
+});
+
+describe("a view that throws stops alone (docs/pitfalls.md #95)", () => {
+  const line = (what: string, type: string, why: string) =>
+    `eddy: ${what} stopped at a ${type} frame (${why}); the run goes on without it: what it records and its exit code are unaffected\n`;
+
+  it("says so once on stderr, renders nothing more, sends its notices to stderr; renderAgain renders again", () => {
+    let err = "";
+    const shown: string[] = [];
+    const view = new RunView(
+      (f) => {
+        if (f.seq === 1) throw new Error("boom\n    at render (x.ts:1:1)");
+        shown.push(`frame ${f.seq}`);
+      },
+      (l) => shown.push(`notice ${l}`),
+      { what: "the terminal view", stderr: { write: (t: string) => (err += t) }, styles: plain },
+    );
+    view.render(delta("a", 0));
+    expect(() => view.render(delta("b", 1))).not.toThrow();
+    view.render(delta("c", 2));
+    view.say("a notice");
+    expect(shown).toEqual(["frame 0"]);
+    expect(err).toBe(`${line("the terminal view", "output_text_delta", "boom")}a notice\n`);
+    view.renderAgain();
+    view.render(delta("d", 3));
+    expect(shown).toEqual(["frame 0", "frame 3"]);
+  });
+
+  it("a failure while held (an approval prompt open) is said when the view resumes", () => {
+    let err = "";
+    const view = new RunView(
+      () => {
+        throw new Error("late");
+      },
+      () => {},
+      { what: "the terminal view", stderr: { write: (t: string) => (err += t) }, styles: plain },
+    );
+    view.pause();
+    view.render(delta("a", 0));
+    expect(err).toBe("");
+    view.resume();
+    expect(err).toBe(line("the terminal view", "output_text_delta", "late"));
+  });
+
+  it("human: the spinner a failed view left going is stopped", () => {
+    let err = "";
+    let out = 0;
+    const renderer = new HumanRenderer({
+      stdout: {
+        write: () => {
+          out++;
+          throw new Error("EPIPE");
+        },
+      },
+      stderr: { write: (t: string) => (err += t), isTTY: true },
+      styles: plain,
+      now: () => 0,
+    });
+    const view = RunView.human(renderer, { write: (t: string) => (err += t) }, plain);
+    const started = { run_id: "r", ts: 0, turn: 0, call_id: "c", name: "shell" };
+    view.render({ ...started, seq: 0, type: "tool_started" } as Frame);
+    expect(err).toContain("shell");
+    view.render(delta("answer", 1));
+    expect(out).toBe(1);
+    // The spinner's line was cleared, and the failure said.
+    expect(err).toContain("\r\x1b[2K");
+    expect(err.endsWith(line("the terminal view", "output_text_delta", "EPIPE"))).toBe(true);
+  });
+
+  it("an exception's message reaches the terminal as one inert line, cut, whatever the thrown value", () => {
+    let err = "";
+    const stderr = { write: (t: string) => (err += t) };
+    const thrown: unknown[] = [
+      new Error(`\u001b]0;pwned\u0007title ${"x".repeat(10_000)}`),
+      JSON.parse('{"toString": 1}'),
+      undefined,
+    ];
+    for (const value of thrown) {
+      err = "";
+      const observe = observeApart(
+        "tracing (--otel)",
+        () => {
+          throw value;
+        },
+        stderr,
+        plain,
+      );
+      observe(delta("a", 0));
+      observe(delta("b", 1));
+      expect(err.split("\n")).toHaveLength(2);
+      expect(err.length).toBeLessThan(600);
+      expect(err).toMatch(/^eddy: tracing \(--otel\) stopped at a output_text_delta frame \(/);
+      expect(err).not.toContain("\u001b");
+      expect(err).not.toContain("\u0007");
+    }
+  });
+
+  it("observeApart: a stderr that throws as well is left alone", () => {
+    const observe = observeApart(
+      "saving generated images",
+      () => {
+        throw new Error("x");
+      },
+      {
+        write: () => {
+          throw new Error("stderr gone");
+        },
+      },
+      plain,
+    );
+    expect(() => observe(delta("a", 0))).not.toThrow();
   });
 });
 

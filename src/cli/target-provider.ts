@@ -39,7 +39,7 @@ export async function startTargetProvider(config: EffectiveConfig): Promise<Targ
   }
   // The embedded mock loads only when a run uses it (the demo model).
   const { createMockServer } = await import("../mock/listener.js");
-  const mock: MockServer = await createMockServer({});
+  const mock: MockServer = await createMockServer({ maxConnections: EMBEDDED_MOCK_MAX_CONNECTIONS });
   const provider = createHttpProvider(config.api.value, {
     baseURL: mock.url,
     name: "mock",
@@ -55,6 +55,14 @@ export async function startTargetProvider(config: EffectiveConfig): Promise<Targ
     },
   };
 }
+
+/**
+ * The embedded mock's connection bound: it serves this process's own runs, each on a connection of
+ * its own, and a command runs up to 10,000 at once (`eddy batch`/`eddy worker --concurrency`,
+ * `eddy serve --max-runs`); twice that leaves room for the runs' sub-agents. `eddy mock`'s bound
+ * (`MOCK_DEFAULTS.maxConnections`, 1024) would have refused a batch's 1,025th run.
+ */
+export const EMBEDDED_MOCK_MAX_CONNECTIONS = 20_000;
 
 /** `streamTransport` for the run's own endpoint when it is not SSE (fallbacks stream over SSE). */
 function transportOption(config: EffectiveConfig): Pick<HttpProviderOptions, "streamTransport"> {

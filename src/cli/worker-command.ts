@@ -18,7 +18,7 @@ import { CANCELLED } from "./exit-codes.js";
 import { otelRequested, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace } from "./preflight.js";
 import type { CliIo } from "./run-command.js";
-import { mcpEventLine } from "./run-view.js";
+import { mcpEventLine, observeApart } from "./run-view.js";
 import { secretsOf, startTargetProvider } from "./target-provider.js";
 import { stylesFor } from "./terminal.js";
 
@@ -61,7 +61,10 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
       mcpServers: runtime.mcpServers,
       ...(runtime.instructionFiles === undefined ? {} : { instructionFiles: runtime.instructionFiles }),
       ...(runtime.hooks === undefined ? {} : { hooks: runtime.hooks }),
-      ...(otel === undefined ? {} : { onFrame: otel.observer }),
+      // Tracing fails alone: it never stops a task's tape (docs/pitfalls.md #95).
+      ...(otel === undefined
+        ? {}
+        : { onFrame: observeApart("tracing (--otel)", otel.observer, io.stderr, styles) }),
       ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
       ...(flags.stallTimeout === undefined ? {} : { stallTimeoutMs: flags.stallTimeout }),
       tapeExtras: tapeExtrasFor(config, runtime.mcpTools),

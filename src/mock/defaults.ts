@@ -11,6 +11,12 @@ export const MOCK_DEFAULTS = {
   idPrefix: "mock",
   /** Short forms in request bodies are rewritten to the spec's form (`"strict"` refuses them). */
   conformance: "lenient",
+  /**
+   * Connections open at once (HTTP keep-alive, event streams and WebSockets alike); one more is
+   * closed as it comes, so a client opening thousands of idle sockets cannot take every file
+   * descriptor (a slow or idle one is also cut at `LISTEN_TIMEOUTS.headersMs`, src/mock/listener.ts).
+   */
+  maxConnections: 1024,
   /** Largest request body accepted, in bytes (a bigger one is answered 413). */
   maxBodyBytes: 64 * 1024 * 1024,
   /** Output text is streamed in deltas of at most this many characters (cut after whitespace). */

@@ -1,7 +1,13 @@
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { readSse, streamProblems } from "../../test/support/mock-sse.js";
-import { dripUntilClosed, rawClient, unsupportedMethodAnswers } from "../../test/support/slow-peer.js";
+import {
+  closedWithin,
+  dripUntilClosed,
+  rawClient,
+  unsupportedMethodAnswers,
+} from "../../test/support/slow-peer.js";
+import { MOCK_DEFAULTS } from "./defaults.js";
 import { createMockServer, type MockServer, type MockServerOptions } from "./listener.js";
 import type { MockRequestLog } from "./recording.js";
 
@@ -91,6 +97,73 @@ describe("listener", () => {
     expect(server.requests).toHaveLength(0);
     const answer = await client.responses.create({ model: "demo", input: "hello" });
     expect(answer.status).toBe("completed");
+  });
+});
+
+describe("eddy mock's connections are bounded", () => {
+  it("past maxConnections a new connection is closed as it comes, while the requests in flight complete; then the next is served", async () => {
+    const { server } = await start({ maxConnections: 2 });
+    // Two requests in flight, held by their clients (half the body sent), not by a timer.
+    const body = JSON.stringify({ model: "m", input: "hi", stream: true });
+    const half = Math.floor(body.length / 2);
+    const held = [rawClient(server.port), rawClient(server.port)];
+    for (const client of held)
+      client.socket.write(
+        `POST /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, half)}`,
+      );
+    await waitFor(() => server.stats.connections === 2, 30_000);
+    const extra = rawClient(server.port);
+    extra.socket.write("GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    await closedWithin(extra.closed, "the connection past the bound");
+    expect(extra.received()).toBe("");
+    expect(server.stats.connections).toBe(2);
+    // The requests in flight are untouched: each is answered whole once its client sends the rest.
+    for (const client of held) client.socket.write(body.slice(half));
+    for (const client of held) await closedWithin(client.closed, "a held request's answer");
+    for (const client of held) {
+      expect(client.received()).toMatch(/^HTTP\/1\.1 200/);
+      expect(client.received()).toContain("event: response.completed");
+    }
+    expect(server.requests).toHaveLength(2);
+    // The slots are free again.
+    const answer = await fetch(`${server.url}/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", input: "hi" }),
+    });
+    expect(answer.status).toBe(200);
+  });
+
+  it("slow-header peers holding every connection are cut off (408), and then a request is served", async () => {
+    const { server, client } = await start({
+      maxConnections: 2,
+      timeouts: { headersMs: 300, requestMs: 600 },
+    });
+    const slow = [rawClient(server.port), rawClient(server.port)];
+    await Promise.all(
+      slow.map((peer) =>
+        dripUntilClosed(peer, "POST /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ", "a"),
+      ),
+    );
+    for (const peer of slow) expect(peer.received()).toMatch(/^HTTP\/1\.1 408/);
+    const answer = await client.responses.create({ model: "demo", input: "hello" });
+    expect(answer.status).toBe("completed");
+  });
+
+  it("defaults to a bound, and refuses a bound that is not a whole number of at least 1", async () => {
+    expect(MOCK_DEFAULTS.maxConnections).toBe(1024);
+    for (const value of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, "10", null, 2 ** 60]) {
+      await expect(createMockServer({ maxConnections: value as number })).rejects.toMatchObject({
+        code: "invalid_config",
+        message: expect.stringMatching(
+          /^mock server: maxConnections must be a whole number of at least 1, not /,
+        ),
+      });
+    }
+    const control = await createMockServer({ maxConnections: "1\u001b[2J" as unknown as number }).catch(
+      (err: Error) => err.message,
+    );
+    expect(control).toContain('not "1\\u001b[2J"');
   });
 });
 

@@ -84,6 +84,12 @@ export interface MockServerOptions extends Omit<MockOptions, "scenario"> {
   scenario?: Scenario | string;
   /** @defaultValue 0 (the OS picks a free port) */
   port?: number;
+  /**
+   * Connections open at once (keep-alive, event streams and WebSockets count); one more is closed
+   * as it comes, unanswered, and the next is served once one goes. A whole number of at least 1.
+   * @defaultValue MOCK_DEFAULTS.maxConnections (1024)
+   */
+  maxConnections?: number;
 }
 
 /** A running mock server. */
@@ -119,7 +125,8 @@ export interface MockServerStats {
  * ```
  */
 export async function createMockServer(options: MockServerOptions = {}): Promise<MockServer> {
-  const { scenario, port = MOCK_DEFAULTS.port, timeouts, ...rest } = options;
+  const { scenario, port = MOCK_DEFAULTS.port, timeouts, maxConnections, ...rest } = options;
+  const connectionCap = checkedMaxConnections(maxConnections);
   const loaded =
     typeof scenario === "string"
       ? await (await import("./scenario-load.js")).loadScenario(scenario)
@@ -131,6 +138,8 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
     serve(req, res, handler, unreadMs).catch(() => res.destroy());
   });
   refuseConnect(server);
+  // Past it, node closes a new connection as it comes (a thousand idle sockets took a thousand fds).
+  server.maxConnections = connectionCap;
   const sockets = attachWebSockets(server, handler.websocket, { unreadMs });
   let connections = 0;
   server.on("connection", () => connections++);
@@ -166,6 +175,18 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
       return closing;
     },
   };
+}
+
+/** `MockServerOptions.maxConnections`, or its default; anything but a whole number ≥ 1 is a user error naming it. */
+function checkedMaxConnections(value: unknown): number {
+  if (value === undefined) return MOCK_DEFAULTS.maxConnections;
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 1) return value;
+  const shown = typeof value === "string" ? JSON.stringify(value.slice(0, 40)) : String(value);
+  throw new EddyError(
+    "invalid_config",
+    `mock server: maxConnections must be a whole number of at least 1, not ${shown}`,
+    { fault: "user" },
+  );
 }
 
 /**

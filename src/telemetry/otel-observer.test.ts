@@ -10,6 +10,7 @@ import {
 import { describe, expect, it } from "vitest";
 import type { Frame } from "../frames/frame.js";
 import { finishReason, inputMessages } from "./genai.js";
+import { capText } from "./limits.js";
 import { createOtelObserver, createOtelObserverFromApi, type OtelObserverOptions } from "./otel-observer.js";
 
 const T0 = 1_800_000_000_000;
@@ -222,6 +223,167 @@ describe("the OpenTelemetry observer", () => {
     const compiled = readFileSync(new URL("../../dist/telemetry/otel-observer.js", import.meta.url), "utf8");
     expect(compiled).not.toMatch(/^import .*@opentelemetry/m);
     expect(compiled).toContain('import("@opentelemetry/api")');
+  });
+});
+
+/** A run whose every free value is huge: what a model, a tool or a provider can put in its frames. */
+function hugeRun(): Frame[] {
+  const mb = "x".repeat(1024 * 1024);
+  const long = "n".repeat(100_000);
+  const failed = JSON.stringify({ tool: long, ok: false, error: { code: long, message: mb } });
+  return frames("run_huge", [
+    {
+      ...started,
+      model: long,
+      input: mb,
+      instructions: mb,
+      tools: Array.from({ length: 10_000 }, (_, i) => `${long.slice(0, 1000)}${i}`),
+    },
+    {
+      type: "request_started",
+      turn: 0,
+      attempt: 1,
+      body: { model: long, input: [{ role: "user", content: mb }] },
+    },
+    { type: "request_failed", turn: 0, attempt: 1, code: long, message: mb, kind: "http", retryable: true },
+    { type: "retry", turn: 0, attempt: 2, delay_ms: 1, reason: `fallback:${mb}` },
+    { type: "request_started", turn: 0, attempt: 2, body: { model: long, input: mb } },
+    { type: "response_ended", turn: 0, response_id: long, model: long, incomplete_reason: long },
+    ...Array.from({ length: 3 }, () => ({
+      type: "output_text_delta",
+      turn: 0,
+      item_id: "m",
+      output_index: 0,
+      content_index: 0,
+      delta: mb,
+    })),
+    ...Array.from({ length: 300 }, (_, i) => ({
+      type: "tool_call",
+      turn: 0,
+      call_id: `${long}${i}`,
+      item_id: "fc",
+      name: long,
+      arguments: mb,
+      output_index: 1,
+    })),
+    { type: "tool_started", turn: 0, call_id: `${long}0`, name: long },
+    {
+      type: "tool_ended",
+      turn: 0,
+      call_id: `${long}0`,
+      name: long,
+      ok: false,
+      output: failed,
+      duration_ms: 1,
+    },
+    { type: "turn_ended", turn: 0, response_id: long, status: "failed", usage: null },
+    { type: "mode_changed", turn: 0, from: long, to: mb, reason: mb },
+    {
+      type: "run_ended",
+      reason: "failed",
+      output_text: mb,
+      response_id: long,
+      usage: { input_tokens: 0, output_tokens: 0 },
+      turns: 1,
+      tool_calls: 300,
+      error: { code: long, message: mb },
+    },
+  ]);
+}
+
+/** Every string a span holds (name, attributes, events, status) and every array, for the bounds below. */
+function spanValues(spans: ReadableSpan[]) {
+  const strings: Array<[string, string]> = [];
+  const arrays: Array<[string, unknown[]]> = [];
+  const add = (where: string, attributes: Record<string, unknown>) => {
+    for (const [key, value] of Object.entries(attributes)) {
+      if (typeof value === "string") strings.push([`${where} ${key}`, value]);
+      if (Array.isArray(value)) {
+        arrays.push([`${where} ${key}`, value]);
+        for (const v of value) if (typeof v === "string") strings.push([`${where} ${key}[]`, v]);
+      }
+    }
+  };
+  for (const span of spans) {
+    add(span.name.slice(0, 30), span.attributes);
+    for (const event of span.events) add(`${span.name.slice(0, 30)} ${event.name}`, event.attributes ?? {});
+    if (span.status.message !== undefined)
+      strings.push([`${span.name.slice(0, 30)} status`, span.status.message]);
+  }
+  return { strings, arrays };
+}
+
+describe("span sizes are bounded (docs/pitfalls.md #96)", () => {
+  it("a run of 1 MB answers, arguments, outputs, errors and 100,000-character names: every value within the bounds", () => {
+    // No span limits in the SDK (its default is none): the observer's own bounds are all there is.
+    const spans = trace(hugeRun(), { captureContent: true });
+    expect(spans.map((s) => s.name.slice(0, 12)).sort()).toEqual([
+      "chat nnnnnnn",
+      "execute_tool",
+      "invoke_agent",
+    ]);
+    for (const span of spans) expect(span.name.length).toBeLessThanOrEqual(256);
+    for (const span of spans)
+      for (const event of span.events) expect(event.name.length).toBeLessThanOrEqual(256);
+    const { strings, arrays } = spanValues(spans);
+    expect(strings.length).toBeGreaterThan(20);
+    for (const [where, value] of strings) expect(value.length, where).toBeLessThanOrEqual(8192);
+    for (const [where, value] of arrays) expect(value.length, where).toBeLessThanOrEqual(128);
+    // The cut is said with an ellipsis; what is kept is the start.
+    const run = named(spans, "invoke_agent");
+    expect(String(run.attributes["gen_ai.output.messages"])).toMatch(/^\[\{"role":"assistant".*…$/);
+    expect(run.attributes["eddy.tools"]).toHaveLength(128);
+    expect(JSON.stringify(spans.map((s) => [s.name, s.attributes, s.events, s.status])).length).toBeLessThan(
+      400_000,
+    );
+  });
+
+  it("bounds set on the observer apply; Infinity keeps everything", () => {
+    const small = trace(hugeRun(), {
+      captureContent: true,
+      attributeValueLengthLimit: 100,
+      attributeArrayLengthLimit: 3,
+    });
+    const { strings, arrays } = spanValues(small);
+    for (const [where, value] of strings) expect(value.length, where).toBeLessThanOrEqual(100);
+    for (const [where, value] of arrays) expect(value.length, where).toBeLessThanOrEqual(3);
+    const whole = trace(
+      frames("run_w", [
+        { ...started, input: "y".repeat(20_000) },
+        {
+          type: "run_ended",
+          reason: "completed",
+          output_text: "",
+          response_id: null,
+          usage: null,
+          turns: 0,
+          tool_calls: 0,
+        },
+      ]),
+      { captureContent: true, attributeValueLengthLimit: Number.POSITIVE_INFINITY },
+    );
+    expect(String(named(whole, "invoke_agent").attributes["gen_ai.input.messages"]).length).toBeGreaterThan(
+      20_000,
+    );
+  });
+
+  it.each([[0], [-1], [1.5], ["8192"], [Number.NaN], [null], [{}], [2 ** 60]])(
+    "a bound of %s is refused naming the option",
+    (value) => {
+      expect(() => createOtelObserverFromApi(api, { attributeValueLengthLimit: value as number })).toThrow(
+        /attributeValueLengthLimit must be a whole number of at least 1/,
+      );
+      expect(() => createOtelObserverFromApi(api, { attributeArrayLengthLimit: value as number })).toThrow(
+        /attributeArrayLengthLimit must be a whole number of at least 1/,
+      );
+    },
+  );
+
+  it("a cut never splits a surrogate pair, and keeps short text as it is", () => {
+    expect(capText("abc", 3)).toBe("abc");
+    expect(capText("abcd", 3)).toBe("ab…");
+    expect(capText("a😀b", 3)).toBe("a…");
+    expect(capText("😀😀", 1)).toBe("…");
   });
 });
 

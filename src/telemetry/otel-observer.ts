@@ -11,13 +11,15 @@
  * compares one string per frame and does nothing else.
  *
  * Content — prompts, instructions, answers, tool arguments and outputs — is recorded only with
- * `captureContent`. Secrets are never recorded: frames carry none by construction (keys travel in
+ * `captureContent`, and every value is bounded (8 KiB a string, 128 items an array by default:
+ * src/telemetry/limits.ts). Secrets are never recorded: frames carry none by construction (keys travel in
  * headers, which frames do not hold), and the observer reads nothing but frames.
  */
 import type { Context, Tracer } from "@opentelemetry/api";
 import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { EDDY_VERSION } from "../version.js";
+import { attributeLimitsOf } from "./limits.js";
 import { type RunTrace, startRun, type TraceShared } from "./run-trace.js";
 
 /** Sees every frame of one or more runs (frames of different runs are told apart by `run_id`). */
@@ -39,6 +41,14 @@ export interface OtelObserverOptions {
   agentName?: string;
   /** The context the run span is a child of. @defaultValue the active context when `run_started` is seen */
   parentContext?: Context;
+  /**
+   * Longest string attribute value, in characters (each string of an array, and a span's status
+   * message, too); a longer one is cut, ending with `…` (src/telemetry/limits.ts). `Infinity` keeps
+   * everything. @defaultValue 8192
+   */
+  attributeValueLengthLimit?: number;
+  /** Most items an array attribute keeps. `Infinity` keeps every one. @defaultValue 128 */
+  attributeArrayLengthLimit?: number;
 }
 
 /** The parts of `@opentelemetry/api` the observer uses. */
@@ -74,6 +84,8 @@ export function createOtelObserverFromApi(
     provider,
     content: options.captureContent === true,
     options,
+    // Checked here: a bad bound is refused when the observer is made, not at a run's first span.
+    limits: attributeLimitsOf(options),
   };
   // A run that is not recorded (no tracer provider, or not sampled) maps to null.
   const runs = new Map<string, RunTrace | null>();

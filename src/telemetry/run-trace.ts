@@ -20,6 +20,7 @@ import type {
 } from "../frames/frame.js";
 import { isJsonObject as isObject, parseJsonObject } from "../util/json.js";
 import { finishReason, GENAI, type GenAiMessage, inputMessages } from "./genai.js";
+import { type AttributeLimits, capText, startLimitedSpan } from "./limits.js";
 import type { OtelApi, OtelObserverOptions } from "./otel-observer.js";
 
 /** What every span of the observer shares. */
@@ -30,6 +31,8 @@ export interface TraceShared {
   provider: string;
   content: boolean;
   options: OtelObserverOptions;
+  /** What a span may hold (src/telemetry/limits.ts): every span is started through them. */
+  limits: AttributeLimits;
 }
 
 /** Starts the `invoke_agent` span of a run. */
@@ -54,7 +57,9 @@ export function startRun(s: TraceShared, frame: RunStartedFrame): RunTrace {
     }
   }
   const name = s.options.agentName !== undefined ? `invoke_agent ${s.options.agentName}` : "invoke_agent";
-  const span = s.tracer.startSpan(
+  const span = startLimitedSpan(
+    s.tracer,
+    s.limits,
     name,
     { kind: s.api.SpanKind.INTERNAL, attributes, ...at(frame.ts) },
     parent,
@@ -87,7 +92,7 @@ export class RunTrace {
         return;
       case "output_text_delta":
         this.chat?.firstToken(frame.ts);
-        if (this.chat !== undefined && this.s.content) this.chat.text += frame.delta;
+        if (this.chat !== undefined && this.s.content) this.chat.addText(frame.delta);
         return;
       case "reasoning_delta":
       case "item_done":
@@ -106,8 +111,7 @@ export class RunTrace {
         this.turnEnded(frame);
         return;
       case "tool_call":
-        this.toolCalls.set(frame.call_id, { name: frame.name, arguments: frame.arguments });
-        this.chat?.calls.push({ id: frame.call_id, name: frame.name, arguments: frame.arguments });
+        this.toolCall(frame);
         return;
       case "tool_started":
         this.toolStarted(frame.call_id, frame.name, frame.turn, frame.ts);
@@ -128,6 +132,19 @@ export class RunTrace {
         this.note(frame as unknown as Record<string, unknown>);
         return;
     }
+  }
+
+  /**
+   * A call: kept for its tool span and the response's output message, its arguments no longer than
+   * a span may hold (a 1 MB argument was kept, and sent, whole).
+   */
+  private toolCall(frame: FrameOf<"tool_call">): void {
+    const args = this.s.content ? capText(frame.arguments, this.s.limits.valueLength) : "";
+    this.toolCalls.set(frame.call_id, { name: frame.name, arguments: args });
+    const chat = this.chat;
+    // The output message is cut to the same bound: calls past what it could show are not kept.
+    if (chat !== undefined && chat.calls.length < this.s.limits.arrayLength)
+      chat.calls.push({ id: frame.call_id, name: frame.name, arguments: args });
   }
 
   private requestFailed(frame: FrameOf<"request_failed">): void {
@@ -192,7 +209,9 @@ export class RunTrace {
     if (typeof body.top_p === "number") attributes[GENAI.requestTopP] = body.top_p;
     if (this.s.content) attributes[GENAI.inputMessages] = JSON.stringify(inputMessages(body.input));
     const name = model !== undefined ? `chat ${model}` : "chat";
-    const span = this.s.tracer.startSpan(
+    const span = startLimitedSpan(
+      this.s.tracer,
+      this.s.limits,
       name,
       { kind: this.s.api.SpanKind.CLIENT, attributes, ...at(frame.ts) },
       this.context,
@@ -223,7 +242,9 @@ export class RunTrace {
       "eddy.turn": turn,
     };
     if (this.s.content) attributes[GENAI.toolArguments] = call.arguments;
-    call.span = this.s.tracer.startSpan(
+    call.span = startLimitedSpan(
+      this.s.tracer,
+      this.s.limits,
       `execute_tool ${name}`,
       { kind: this.s.api.SpanKind.INTERNAL, attributes, ...at(ts) },
       this.context,
@@ -318,6 +339,12 @@ class ChatSpan {
       { "eddy.event": String(data?.type ?? frame.event_name ?? "") },
       time(frame.ts),
     );
+  }
+
+  /** A piece of the answer, kept while the output message could still show it (`limits.valueLength`). */
+  addText(delta: string): void {
+    const max = this.s.limits.valueLength;
+    if (this.text.length <= max) this.text = (this.text + delta).slice(0, max + 1);
   }
 
   /** The response's end, as the assembling stream derived it (every provider API alike). */
