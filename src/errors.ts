@@ -14,6 +14,8 @@ export type EddyErrorCode =
   | "frame_invalid"
   | "tape_invalid"
   | "tape_version_unsupported"
+  // a thread log with more unreadable lines than eddy ever leaves (context/threads.ts)
+  | "thread_log_invalid"
   // provider / transport
   | "provider_http"
   | "provider_connection"

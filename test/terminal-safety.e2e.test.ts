@@ -158,4 +158,29 @@ describe("escape sequences in files eddy reads and shows", () => {
     expect(shown.stdout).toMatch(/model\s+x/);
     expect(shown.stdout).not.toMatch(CONTROL);
   });
+
+  it("a tape whose run ended for a reason no eddy writes: eddy resume refuses it in one clean line", async () => {
+    const url = await hostileWriter();
+    const cwd = mkdtempSync(join(tmpdir(), "eddy-escapes-reason-"));
+    const run = await runCli(
+      ["run", "--base-url", url, "--model", "m", "--allow-write", "--record", "a.tape", "go"],
+      { cwd },
+    );
+    expect(run.code).toBe(0);
+    const lines = readFileSync(join(cwd, "a.tape"), "utf8").trimEnd().split("\n");
+    const last = lines.length - 1;
+    const ended = JSON.parse(lines[last] ?? "{}") as { reason?: string };
+    for (const reason of [HOSTILE, undefined]) {
+      // Before: its reason was printed raw ("the run already ended (…)"), then an internal error.
+      lines[last] = JSON.stringify({ ...ended, reason });
+      writeFileSync(join(cwd, "b.tape"), `${lines.join("\n")}\n`);
+      const resumed = await runCli(["resume", "--allow-write", "b.tape"], { cwd });
+      expect(resumed.code).toBe(2);
+      expect(resumed.stderr).toMatch(
+        /^eddy: b\.tape: line \d+: frame \(run_ended\) has a `reason` that is not one eddy writes/,
+      );
+      expect(resumed.stderr.trimEnd().split("\n")).toHaveLength(1);
+      expect(resumed.stderr).not.toMatch(CONTROL);
+    }
+  });
 });

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -101,5 +101,31 @@ describe("eddy view (CLI)", () => {
     expect(unwritable.code).toBe(2);
     expect(unwritable.stderr).toContain("cannot write");
     expect(unwritable.stderr).toContain("ENOENT");
+  });
+
+  it("refuses an --out that is a tape it reads, by any name, and leaves the tape whole", async () => {
+    const copy = join(dir, "keep.tape");
+    writeFileSync(copy, readFileSync(await tape()));
+    const before = readFileSync(copy, "utf8");
+    const folder = mkdtempSync(join(dir, "folder-"));
+    writeFileSync(join(folder, "a.tape"), before);
+    symlinkSync(copy, join(dir, "link.html"));
+    // Before: the page replaced the tape it was made from (`eddy view keep.tape --out keep.tape`).
+    for (const [args, where] of [
+      [[copy, "--out", copy], "a file"],
+      [[copy, "--out", join(dir, "link.html")], "a file"],
+      [[folder, "--out", join(folder, "a.tape")], "in a folder"],
+    ] as const) {
+      const r = await runCli(["view", ...args]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(
+        new RegExp(`^eddy: --out \\S+ is ${where} the page is made from: .*give another --out\\n$`),
+      );
+    }
+    expect(readFileSync(copy, "utf8")).toBe(before);
+    expect(readFileSync(join(folder, "a.tape"), "utf8")).toBe(before);
+    // A page beside the tapes, or replacing an older page, is fine.
+    expect((await runCli(["view", folder, "--out", join(folder, "page.html")])).code).toBe(0);
+    expect((await runCli(["view", copy, "--out", join(folder, "page.html")])).code).toBe(0);
   });
 });

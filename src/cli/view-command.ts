@@ -4,10 +4,11 @@
  * a display; the path is printed on stdout either way.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, type Stats, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { EddyError } from "../errors.js";
+import { realPathInside } from "../util/inside.js";
 import { writeRegularFileSync } from "../util/regular-file.js";
 import { collectViewInput } from "../view/load.js";
 import { renderViewPage } from "../view/page.js";
@@ -36,7 +37,9 @@ export async function viewCommand(
   if (flags.live !== undefined) return live(paths, flags, io, platform);
   if (flags.token !== undefined) throw usage("--token goes with --live URL (a run on eddy serve)");
   if (paths.length === 0) throw usage("give tapes, a batch folder, or --live URL");
-  const input = collectViewInput(paths.map((p) => resolve(io.cwd, p)));
+  const inputs = paths.map((p) => resolve(io.cwd, p));
+  if (flags.out !== undefined) refuseOutOverInput(resolve(io.cwd, flags.out), inputs);
+  const input = collectViewInput(inputs);
   const html = renderViewPage(input);
   const target =
     flags.out !== undefined
@@ -68,6 +71,37 @@ async function live(paths: string[], flags: ViewFlags, io: CliIo, platform: Node
     io,
     command === undefined ? undefined : (url) => openInBrowser(command, url),
   );
+}
+
+/**
+ * `--out` naming a file the page is made from (`eddy view a.tape --out a.tape`, or a tape or the
+ * results of a folder given, by any name or link): the page would replace the only record of the
+ * run. Refused before anything is read or written.
+ */
+function refuseOutOverInput(out: string, inputs: readonly string[]): void {
+  const target = statOrUndefined(out);
+  if (target === undefined || !target.isFile()) return;
+  for (const input of inputs) {
+    const given = statOrUndefined(input);
+    const same = given !== undefined && given.dev === target.dev && given.ino === target.ino;
+    // In a folder given, every tape and results file is read; the page may go beside them.
+    const inFolder =
+      given?.isDirectory() === true &&
+      /\.(tape|jsonl|json)$/.test(out) &&
+      realPathInside(input, out) !== undefined;
+    if (same || inFolder)
+      throw usage(
+        `--out ${out} is ${same ? "a file" : "in a folder"} the page is made from: writing the page there would replace the run's record; give another --out`,
+      );
+  }
+}
+
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 function usage(message: string): EddyError {

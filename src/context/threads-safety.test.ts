@@ -21,7 +21,7 @@ import { runCli } from "../../test/support/cli.js";
 import { createScriptedProvider } from "../../test/support/scripted.js";
 import { estimateCounter } from "../history/tokens.js";
 import { ToolHistoryManager } from "../history/tool-history.js";
-import { createThreadStore, parseThreadLog } from "./threads.js";
+import { createThreadStore, parseThreadLog, THREAD_LOG_MAX_UNREADABLE } from "./threads.js";
 import { prepareThreadRun } from "./threads-run.js";
 
 const temp = (name: string) => mkdtempSync(join(tmpdir(), `eddy-${name}-`));
@@ -209,6 +209,36 @@ describe("a torn last line (a crash mid-write)", () => {
     } finally {
       parse.mockRestore();
     }
+  });
+
+  it("a log of more unreadable lines than eddy ever leaves is refused, not parsed to its end (2M lines: 45 s, Ctrl-C unheard)", async () => {
+    const good = JSON.stringify({ v: 1, ...prompt("r1"), ts: 1 });
+    const bad = (n: number) => "x\n".repeat(n);
+    // Up to the bound, bad lines are skipped as ever.
+    const log = parseThreadLog("t", `${bad(THREAD_LOG_MAX_UNREADABLE)}${good}\n`);
+    expect(log.runs.map((r) => r.run_id)).toEqual(["r1"]);
+    expect(log.skipped).toBe(THREAD_LOG_MAX_UNREADABLE);
+    // Past it, the read stops there: the lines after it are never parsed.
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      expect(() =>
+        parseThreadLog("t", `${bad(THREAD_LOG_MAX_UNREADABLE + 1)}${bad(100_000)}${good}\n`),
+      ).toThrow(
+        /^the log of thread t \(\.eddy\/threads\/t\.jsonl\) has more than 1,000 unreadable lines by line 1001: .*move it away/,
+      );
+      expect(parse.mock.calls.length).toBeLessThanOrEqual(THREAD_LOG_MAX_UNREADABLE + 1);
+    } finally {
+      parse.mockRestore();
+    }
+    // eddy threads lists it as unreadable, beside the others.
+    const { ws } = setup();
+    const store = createThreadStore({ workspace: ws });
+    await store.append("good", prompt("r1"));
+    writeFileSync(join(ws, ".eddy/threads/junk.jsonl"), bad(5_000));
+    const listed = await store.list();
+    expect(listed.find((t) => t.name === "good")).toMatchObject({ runs: 1 });
+    expect(listed.find((t) => t.name === "junk")?.problem).toMatch(/more than 1,000 unreadable lines/);
+    await expect(store.read("junk")).rejects.toMatchObject({ code: "thread_log_invalid" });
   });
 
   it("a record nested deeper than 1,032 levels is skipped (the walks after JSON.parse overflowed the stack)", () => {

@@ -114,7 +114,12 @@ async function threadSummary(dir: StateDir, name: string, file: string): Promise
   } catch (err) {
     return { name, runs: 0, updated: 0, problem: describeError(err) };
   }
-  const log = parseThreadLog(name, text);
+  let log: ThreadLog;
+  try {
+    log = parseThreadLog(name, text);
+  } catch (err) {
+    return { name, runs: 0, updated: 0, problem: describeError(err) };
+  }
   const updated = log.runs.reduce((t, r) => Math.max(t, r.prompt.ts, r.outcome?.ts ?? 0), 0);
   const mtime = (await lstatState(dir, file))?.mtimeMs ?? 0;
   return { name, runs: log.runs.length, updated: updated || mtime };
@@ -289,7 +294,15 @@ export function checkThreadName(name: string): string {
 }
 
 /**
- * Reads a thread log's text: records by run, in start order; unreadable lines counted, not fatal.
+ * Unreadable lines a thread log may hold before it is refused (`thread_log_invalid`): eddy leaves
+ * at most one per crash, and each costs failed parses (~20 µs each, a few per line): a 4 MB log of
+ * two million bad lines took 45 s, with Ctrl-C unheard (docs/pitfalls.md #101).
+ */
+export const THREAD_LOG_MAX_UNREADABLE = 1_000;
+
+/**
+ * Reads a thread log's text: records by run, in start order; unreadable lines counted, not fatal
+ * up to `THREAD_LOG_MAX_UNREADABLE` of them (past it, `thread_log_invalid`, naming the fix).
  * A leading byte order mark is dropped. A line that is not a record may be a torn record with a whole one glued after it (a log written
  * before torn lines were repaired on append): the whole one is recovered.
  */
@@ -299,7 +312,7 @@ export function parseThreadLog(name: string, text: string): ThreadLog {
   let skipped = 0;
   // One line at a time (a log of millions of short lines is not split into as many strings at once).
   // A byte order mark before the first record (an editor's) is dropped, as tapes' is (util/json.ts).
-  forEachLine(withoutBom(text), (line, _index, last) => {
+  forEachLine(withoutBom(text), (line, index, last) => {
     // The part after the last newline is a record still being written (or empty).
     if (last) {
       if (line !== "") skipped++;
@@ -312,6 +325,7 @@ export function parseThreadLog(name: string, text: string): ThreadLog {
     if (record === undefined) skipped++;
     else if (record.kind === "prompt") runs.set(record.run_id, { run_id: record.run_id, prompt: record });
     else outcomes.set(record.run_id, record);
+    if (skipped > THREAD_LOG_MAX_UNREADABLE) throw tooManyUnreadable(name, index);
   });
   for (const [runId, outcome] of outcomes) {
     const run = runs.get(runId);
@@ -319,6 +333,14 @@ export function parseThreadLog(name: string, text: string): ThreadLog {
     else run.outcome = outcome;
   }
   return { name, runs: [...runs.values()], skipped };
+}
+
+function tooManyUnreadable(name: string, index: number): EddyError {
+  return new EddyError(
+    "thread_log_invalid",
+    `the log of thread ${name} (.eddy/threads/${name}.jsonl) has more than ${THREAD_LOG_MAX_UNREADABLE.toLocaleString("en-US")} unreadable lines by line ${index + 1}: it is not a log eddy wrote; move it away (or delete it) to start the thread anew`,
+    { fault: "user" },
+  );
 }
 
 const RECORD_START = '{"v":1,';

@@ -24,21 +24,25 @@ export type ContinuationMode = "chained" | "stateless";
 /** What an SSE message turned out to be. `empty`: a message whose data is empty or blank (a ping). */
 export type ProviderEventStatus = "event" | "done" | "invalid_json" | "empty";
 
+/** Every reason a run ends with (docs/architecture.md, "The frame contract"): a tape's is one of them. */
+export const RUN_END_REASONS = [
+  "completed",
+  "terminal_tool",
+  "max_tool_calls",
+  "max_turns",
+  "no_progress",
+  "incomplete",
+  "failed",
+  "provider_error",
+  "invalid_request",
+  "cancelled",
+  "awaiting_approval",
+  "stop_condition",
+  "guardrail",
+] as const;
+
 /** Why a run ended (docs/architecture.md, "The frame contract"). */
-export type RunEndReason =
-  | "completed"
-  | "terminal_tool"
-  | "max_tool_calls"
-  | "max_turns"
-  | "no_progress"
-  | "incomplete"
-  | "failed"
-  | "provider_error"
-  | "invalid_request"
-  | "cancelled"
-  | "awaiting_approval"
-  | "stop_condition"
-  | "guardrail";
+export type RunEndReason = (typeof RUN_END_REASONS)[number];
 
 /** `{code, message}` as it appears in frames: secret-free, one line. */
 export interface FrameError {

@@ -11,9 +11,10 @@ import {
   RECORD_MAX_DEPTH,
   withoutBom,
 } from "../util/json.js";
-import { FRAME_TYPES, type Frame } from "./frame.js";
+import { FRAME_TYPES, type Frame, RUN_END_REASONS } from "./frame.js";
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(FRAME_TYPES);
+const END_REASONS: ReadonlySet<string> = new Set(RUN_END_REASONS);
 
 /** One frame as a JSONL line (with its trailing "\n"). */
 export function encodeFrameLine(frame: Frame): string {
@@ -209,6 +210,10 @@ function frameProblem(v: Record<string, unknown>, depth: number): string | undef
     if (kind === undefined || value === undefined) continue;
     if (!hasKind(value, kind)) return `(${type}) has a \`${key}\` that is not ${KIND_NAMES[kind]}`;
   }
+  // The readers switch on why a run ended (its exit code, whether it resumes): a reason no eddy
+  // writes is refused here, not met as an internal error after it was printed (docs/pitfalls.md #98).
+  if (type === "run_ended" && !END_REASONS.has(v.reason as string))
+    return `(run_ended) has a \`reason\` that is not one eddy writes (${RUN_END_REASONS.join(", ")})`;
   if (v.subrun !== undefined) return subrunProblem(v.subrun as Record<string, unknown>, depth);
   return undefined;
 }

@@ -47,4 +47,23 @@ describe("createFrameGate", () => {
     expect(gate.stalls).toBe(20);
     expect(vi.getTimerCount()).toBe(0);
   });
+
+  it("after the one stall, a later stall waits for no timer (a timer's least delay is 1 ms)", async () => {
+    // Only timers are faked: a stall that waited for one (even of 0 ms) would never end here.
+    vi.useRealTimers();
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const gate = createFrameGate({ stallMs: 1000 });
+    let released = 0;
+    const waits = (async () => {
+      for (let seq = 1; seq <= 20; seq++) {
+        await gate.wait(seq);
+        released++;
+      }
+    })();
+    vi.advanceTimersByTime(1000);
+    for (let turn = 0; turn < 200 && released < 20; turn++) await new Promise((r) => setImmediate(r));
+    expect(released).toBe(20);
+    await waits;
+    expect(gate.stalls).toBe(20);
+  });
 });

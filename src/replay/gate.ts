@@ -7,8 +7,10 @@
  *
  * One stall is enough to know the replay has diverged: the first divergence is at or before the
  * frame the loop had not produced. So the budget is spent once per replay, and every later stall
- * gives up at once (on the next turn of the event loop, so frames already on their way still come
- * first). A tape with thousands of frames the loop cannot produce used to idle `stallMs` for each.
+ * gives up at once (on the next turn of the event loop, `setImmediate`, so frames already on their
+ * way still come first). A tape with thousands of frames the loop cannot produce used to idle
+ * `stallMs` for each; then a timer of 0 ms for each, which Node makes at least 1 ms: one line added
+ * to a tape of a million frames idled 20 minutes (docs/pitfalls.md #99).
  */
 import type { Frame } from "../frames/frame.js";
 
@@ -29,7 +31,9 @@ export function createFrameGate(options: { stallMs?: number } = {}): FrameGate {
   let emitted = 0;
   const waiters: { seq: number; resolve: () => void }[] = [];
   const actions = new Map<number, (() => void)[]>();
+  // The first stall waits `stallMs` (a timer), every later one only a turn of the event loop.
   let stallTimer: ReturnType<typeof setTimeout> | undefined;
+  let stallTurn: ReturnType<typeof setImmediate> | undefined;
   let stalls = 0;
 
   const release = () => {
@@ -42,20 +46,21 @@ export function createFrameGate(options: { stallMs?: number } = {}): FrameGate {
     }
     armStall();
   };
+  const stalled = () => {
+    // Nothing moved: release the earliest waiter so the run can finish and be compared.
+    stalls++;
+    waiters.sort((a, b) => a.seq - b.seq);
+    waiters.shift()?.resolve();
+    armStall();
+  };
   const armStall = () => {
     if (stallTimer !== undefined) clearTimeout(stallTimer);
+    if (stallTurn !== undefined) clearImmediate(stallTurn);
     stallTimer = undefined;
+    stallTurn = undefined;
     if (waiters.length === 0) return;
-    stallTimer = setTimeout(
-      () => {
-        // Nothing moved: release the earliest waiter so the run can finish and be compared.
-        stalls++;
-        waiters.sort((a, b) => a.seq - b.seq);
-        waiters.shift()?.resolve();
-        armStall();
-      },
-      stalls === 0 ? stallMs : 0,
-    );
+    if (stalls === 0) stallTimer = setTimeout(stalled, stallMs);
+    else stallTurn = setImmediate(stalled);
   };
 
   return {

@@ -323,6 +323,19 @@ describe("replay verification", () => {
     );
   });
 
+  it("refuses a run_ended whose reason is missing or one no eddy writes (its exit code is switched on)", async () => {
+    const { path } = await record([{ items: [text("hi")] }]);
+    const lines = readFileSync(path, "utf8").trimEnd().split("\n");
+    const ended = JSON.parse(lines.at(-1) ?? "{}") as Record<string, unknown>;
+    const withReason = (reason: unknown) =>
+      `${[...lines.slice(0, -1), JSON.stringify({ ...ended, reason })].join("\n")}\n`;
+    expect(parseTape(withReason("completed")).frames.at(-1)?.type).toBe("run_ended");
+    for (const reason of ["finished", "", "constructor", undefined])
+      expect(() => parseTape(withReason(reason))).toThrow(
+        /frame \(run_ended\) has a `reason` that is not one eddy writes \(completed, /,
+      );
+  });
+
   it("a torn last line (a write the process died in) is dropped, and the tape says so", async () => {
     const { path } = await record([{ items: [text("hi")] }]);
     const whole = readFileSync(path, "utf8");

@@ -266,4 +266,44 @@ describe("collectViewInput", () => {
     );
     expect(() => collectViewInput([dir])).toThrow("neither a batch folder");
   });
+
+  it("a results.jsonl of many tasks or bad lines, and a summary.json nesting deep, make a bounded page", () => {
+    const limits = { batchRows: 10, batchProblems: 5, batchBadLines: 20 };
+    const dir = mkdtempSync(join(tmpdir(), "eddy-batch-bounds-"));
+    const deep = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
+    const task = (i: number) => JSON.stringify({ id: `t${i}`, reason: "completed" });
+    // Before: every task a row and every bad line a problem (a million lines: minutes, a 145 MB
+    // page), and a value nesting 100,000 levels an internal error (the stack overflowed).
+    const tasks = Array.from({ length: 15 }, (_, i) => task(i));
+    writeFileSync(
+      join(dir, "results.jsonl"),
+      `${[...tasks, task(3), `{"id":"d","error":${deep(100_000)}}`, "x", "x"].join("\n")}\n`,
+    );
+    writeFileSync(join(dir, "summary.json"), `{"a":${deep(100_000)}}`);
+    const { view, tapes } = readBatchFolder(dir, limits);
+    expect(view.rows.map((r) => r.id)).toEqual(Array.from({ length: 10 }, (_, i) => `t${i}`));
+    expect(tapes).toHaveLength(10);
+    expect(view.problems).toEqual([
+      "results.jsonl line 17: nests deeper than 1000 levels",
+      "results.jsonl line 18: not valid JSON",
+      "results.jsonl line 19: not valid JSON",
+      "results.jsonl has 5 more task line(s) than the page shows: the table has its first 10 tasks",
+      "summary.json: nests deeper than 1000 levels",
+    ]);
+    // Bad lines past the bound: the first few listed, the rest counted, and the file not read further.
+    writeFileSync(join(dir, "results.jsonl"), `${[...Array(30).fill("x"), task(1)].join("\n")}\n`);
+    writeFileSync(
+      join(dir, "summary.json"),
+      JSON.stringify(Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`k${i}`, i]))),
+    );
+    const bad = readBatchFolder(dir, limits).view;
+    expect(bad.rows).toEqual([]);
+    expect(bad.problems.slice(4)).toEqual([
+      "results.jsonl line 5: not valid JSON",
+      "… and 15 more problem(s), not listed",
+      "results.jsonl has more than 20 bad lines: it is not read past line 21",
+      "summary.json has more than 200 values: the first 200 are shown",
+    ]);
+    expect(bad.summary).toHaveLength(200);
+  });
 });

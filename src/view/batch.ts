@@ -11,9 +11,10 @@ import { isAbsolute, join } from "node:path";
 import { EddyError } from "../errors.js";
 import { TAPE_MAX_BYTES } from "../replay/tape.js";
 import { realPathInside } from "../util/inside.js";
-import { isJsonObject as isObject } from "../util/json.js";
+import { forEachLine, isJsonObject as isObject, JSON_MAX_DEPTH, nestsDeeperThan } from "../util/json.js";
 import { readRegularTextSync } from "../util/regular-file.js";
 import { durationText, summaryLabel } from "./labels.js";
+import { VIEW_LIMITS } from "./limits.js";
 import { shortValue } from "./notes.js";
 import { tokenCounts } from "./turn-state.js";
 import type { BatchRowView, BatchView } from "./view-data.js";
@@ -30,38 +31,85 @@ export function isBatchFolder(dir: string): boolean {
   return existsSync(join(dir, "results.jsonl")) || existsSync(join(dir, "summary.json"));
 }
 
-/** Reads a batch folder's `results.jsonl` and `summary.json`. */
-export function readBatchFolder(dir: string): BatchFolder {
-  const problems: string[] = [];
+/** The bounds `readBatchFolder` keeps (`VIEW_LIMITS`; smaller in tests). */
+export type BatchLimits = Record<"batchRows" | "batchProblems" | "batchBadLines", number>;
+
+/**
+ * Reads a batch folder's `results.jsonl` and `summary.json`. What the page holds is bounded as a
+ * run's is (`VIEW_LIMITS`): the first `batchRows` tasks and `batchProblems` problems, the rest
+ * counted. A file of a million bad lines (or tasks) is as untrusted as a tape: it made a list of a
+ * million problems (rows), minutes of work and a page of hundreds of MB (docs/pitfalls.md #100).
+ */
+export function readBatchFolder(dir: string, limits: BatchLimits = VIEW_LIMITS): BatchFolder {
+  const problems = new BoundedList(limits.batchProblems);
   const byId = new Map<string, { row: BatchRowView; tape: string | undefined }>();
+  let leftOut = 0;
   const resultsPath = join(dir, "results.jsonl");
   if (existsSync(resultsPath)) {
-    readRegularTextSync(resultsPath, {
+    const text = readRegularTextSync(resultsPath, {
       what: "the results file",
       maxBytes: TAPE_MAX_BYTES,
       code: "tape_invalid",
-    })
-      .split("\n")
-      .forEach((line, i) => {
-        if (line.trim() === "") return;
-        const parsed = parseResultLine(line, dir);
-        if (typeof parsed === "string") problems.push(`results.jsonl line ${i + 1}: ${parsed}`);
-        else byId.set(parsed.row.id, parsed);
-      });
+    });
+    let bad = 0;
+    forEachLine(text, (line, i) => {
+      if (line.trim() === "") return;
+      // A task past the bound is not looked at (its tape not even looked for), only counted.
+      const parsed = parseResultLine(line, dir, (id) => byId.has(id) || byId.size < limits.batchRows);
+      if (parsed === "left out") leftOut++;
+      else if (typeof parsed !== "string") byId.set(parsed.row.id, parsed);
+      else if (++bad > limits.batchBadLines) {
+        problems.always(
+          `results.jsonl has more than ${limits.batchBadLines.toLocaleString("en-US")} bad lines: it is not read past line ${i + 1}`,
+        );
+        return false;
+      } else problems.push(`results.jsonl line ${i + 1}: ${parsed}`);
+      return;
+    });
   } else {
-    problems.push("no results.jsonl in the folder");
+    problems.always("no results.jsonl in the folder");
   }
+  if (leftOut > 0)
+    problems.always(
+      `results.jsonl has ${leftOut.toLocaleString("en-US")} more task line(s) than the page shows: the table has its first ${limits.batchRows.toLocaleString("en-US")} tasks`,
+    );
   const summary = readSummary(join(dir, "summary.json"), problems, byId.size > 0);
   const entries = [...byId.values()];
   return {
-    view: { dir, rows: entries.map((e) => e.row), summary, problems },
+    view: { dir, rows: entries.map((e) => e.row), summary, problems: problems.list() },
     tapes: entries.map((e) => e.tape),
   };
+}
+
+/** The first `max` problems, a count of the others, and the notes that are always listed. */
+class BoundedList {
+  private readonly items: string[] = [];
+  private readonly notes: string[] = [];
+  private more = 0;
+
+  constructor(private readonly max: number) {}
+
+  push(item: string): void {
+    if (this.items.length < this.max) this.items.push(item);
+    else this.more++;
+  }
+
+  /** A problem about the whole folder (few of them): listed whatever the count. */
+  always(note: string): void {
+    this.notes.push(note);
+  }
+
+  list(): string[] {
+    const more =
+      this.more === 0 ? [] : [`… and ${this.more.toLocaleString("en-US")} more problem(s), not listed`];
+    return [...this.items, ...more, ...this.notes];
+  }
 }
 
 function parseResultLine(
   line: string,
   dir: string,
+  shown: (id: string) => boolean,
 ): { row: BatchRowView; tape: string | undefined } | string {
   let value: unknown;
   try {
@@ -70,8 +118,11 @@ function parseResultLine(
     return "not valid JSON";
   }
   if (!isObject(value)) return "not a JSON object";
+  // Its fields are walked (an error shown as JSON): 100,000 levels overflowed the stack.
+  if (nestsDeeperThan(value, JSON_MAX_DEPTH)) return `nests deeper than ${JSON_MAX_DEPTH} levels`;
   const id = typeof value.id === "string" || typeof value.id === "number" ? String(value.id) : undefined;
   if (id === undefined) return 'no "id"';
+  if (!shown(id)) return "left out";
   const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
   const tokens = isObject(value.usage) ? tokenCounts(value.usage) : undefined;
   const row: BatchRowView = {
@@ -123,26 +174,38 @@ function tapePath(field: unknown, id: string, dir: string): { path?: string; pro
  * durations, `runs` as their count and wall times. `by_reason.*` is left out when the folder has
  * result lines: the page counts reasons from them.
  */
-function readSummary(path: string, problems: string[], withRows: boolean): Array<[string, string]> {
+function readSummary(path: string, problems: BoundedList, withRows: boolean): Array<[string, string]> {
   if (!existsSync(path)) return [];
   let value: unknown;
   try {
     value = JSON.parse(readRegularTextSync(path, { what: "summary.json", maxBytes: TAPE_MAX_BYTES }));
   } catch (err) {
-    problems.push(`summary.json: ${err instanceof SyntaxError ? "not valid JSON" : (err as Error).message}`);
+    problems.always(
+      `summary.json: ${err instanceof SyntaxError ? "not valid JSON" : (err as Error).message}`,
+    );
+    return [];
+  }
+  if (nestsDeeperThan(value, JSON_MAX_DEPTH)) {
+    problems.always(`summary.json: nests deeper than ${JSON_MAX_DEPTH} levels`);
     return [];
   }
   const pairs: Array<[string, unknown]> = [];
   flatten(value, "", pairs);
-  return pairs
-    .filter(([key]) => !(withRows && key.startsWith("by_reason.")))
-    .map(([key, v]) => [summaryLabel(key), summaryValue(key, v)]);
+  const tiles = pairs.filter(([key]) => !(withRows && key.startsWith("by_reason.")));
+  if (tiles.length > VIEW_LIMITS.listEntries)
+    problems.always(
+      `summary.json has more than ${VIEW_LIMITS.listEntries} values: the first ${VIEW_LIMITS.listEntries} are shown`,
+    );
+  return tiles.slice(0, VIEW_LIMITS.listEntries).map(([key, v]) => [summaryLabel(key), summaryValue(key, v)]);
 }
 
-/** `{a: {b: 1}}` → `[["a.b", 1]]`; arrays and scalars as they are. */
+/** `{a: {b: 1}}` → `[["a.b", 1]]`; arrays and scalars as they are. Stops once `out` has more than a page shows. */
 function flatten(value: unknown, prefix: string, out: Array<[string, unknown]>): void {
   if (isObject(value)) {
-    for (const [k, v] of Object.entries(value)) flatten(v, prefix === "" ? k : `${prefix}.${k}`, out);
+    for (const [k, v] of Object.entries(value)) {
+      if (out.length > VIEW_LIMITS.listEntries * 2) return;
+      flatten(v, prefix === "" ? k : `${prefix}.${k}`, out);
+    }
   } else {
     out.push([prefix === "" ? "summary" : prefix, value]);
   }

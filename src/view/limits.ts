@@ -49,6 +49,15 @@ export const VIEW_LIMITS = {
   subrunFrames: 20_000,
   /** A tape line longer than this (bytes) is not read at all: it is reported by size. */
   lineBytes: 32 * 1024 * 1024,
+  /** Tasks of a batch folder shown in its table (the first ones of `results.jsonl`; the rest are counted). */
+  batchRows: 20_000,
+  /** Problems a batch folder lists (bad lines of `results.jsonl`, …; the rest are counted). */
+  batchProblems: 200,
+  /**
+   * Bad lines of `results.jsonl` read before the rest of it is left unread: each costs a failed
+   * parse (~20 µs), and eddy writes at most one per crash.
+   */
+  batchBadLines: 1_000,
 } as const;
 
 /** `text` cut to `max` characters, saying how much there was (`total`: when `text` is already a part). */
