@@ -18,6 +18,7 @@
  *                "the server's own words"
  *   init-error   initialize answers that error
  *   list-error   tools/list answers that error
+ *   bad-list     lists 3 tools whose inputSchema type is "string" (not what the MCP schema allows)
  *   many         lists COUNT (env, default 1500) tools `t0`…, 500 a page (nextCursor), then `echo`
  */
 import { appendFileSync } from "node:fs";
@@ -36,6 +37,8 @@ function tools() {
       return [{ name: "r", inputSchema: object({ t: { type: "string", pattern: "^(a+)+$" } }) }, echo];
     case "redos-out":
       return [{ ...echo, outputSchema: object({ t: { type: "string", pattern: "^(a+)+$" } }) }];
+    case "bad-list":
+      return ["a", "b", "c"].map((name) => ({ name, inputSchema: { type: "string" } }));
     case "lookahead":
       return [{ name: "la", inputSchema: object({ t: { type: "string", pattern: "^(?=a)a+$" } }) }, echo];
     default:

@@ -148,6 +148,15 @@ describe("hostile MCP servers", () => {
     expect(listings).toHaveLength(Math.ceil((MCP_DEFAULTS.maxTools + 1) / 500));
   });
 
+  it("says a tool list that does not follow the MCP schema in words, not as a JSON dump of issues", async () => {
+    const { tools, events } = mcp({ h: hostileServerConfig("bad-list") });
+    expect(await tools.tools()).toEqual([]);
+    const message =
+      'MCP server "h" failed to start: its answer does not follow the MCP schema: tools[0].inputSchema.type: Invalid input: expected "object" (and 2 more problems); ask the server\'s author to fix it, or remove it from mcp_servers';
+    expect(tools.status()[0]).toMatchObject({ state: "failed", error: message });
+    expect(events).toContainEqual(expect.objectContaining({ type: "server_failed", message }));
+  });
+
   it("stops an HTTP server whose event stream sends a message over 10 MiB", async () => {
     // 200 MiB in one event: without a cap the SDK buffers all of it (an endless line fills the heap).
     const url = await rawHttpServer((id, res) => {
