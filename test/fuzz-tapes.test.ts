@@ -321,6 +321,9 @@ describe("fuzz: queue job payloads", () => {
       [{ ...good, resumes: "abcdef" }, /resumes/],
       [{ ...good, metadata: "str" }, /metadata/],
       [{ ...good, skippedFiles: 42 }, /skippedFiles/],
+      // Written to Redis by hand: the coordinator's results line then overflowed the stack and
+      // ended the batch "internal error" with no result line and no summary.
+      [{ ...good, result: JSON.parse(`${"[".repeat(100_000)}${"]".repeat(100_000)}`) }, /nests deeper than/],
     ] as const)
       expect(resultProblem(bad, "t1")).toMatch(problem);
   });

@@ -224,4 +224,19 @@ describe("the batch folder's lock (holdBatchDir)", () => {
     await expect(holdBatchDir(dir)).rejects.toThrow();
     expect(readFileSync(target, "utf8")).toBe("keep");
   });
+
+  it.skipIf(process.platform !== "linux")(
+    "a folder that exists but takes no file is one line naming it and --out, not an internal error",
+    async () => {
+      // /proc/self is a directory nobody can create a file in (as a read-only mount is, even for root).
+      const refused = await holdBatchDir("/proc/self").then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(refused).toMatchObject({ code: "invalid_config", fault: "user" });
+      expect((refused as Error).message).toMatch(
+        /^cannot write in the batch folder \/proc\/self: .+; give another --out$/,
+      );
+    },
+  );
 });

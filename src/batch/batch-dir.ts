@@ -109,14 +109,24 @@ export async function holdBatchDir(path: string, holder = "eddy batch"): Promise
     });
   }
   const open = async () => (await openStateDir(path, [], { create: false })) as StateDir;
-  return holdStateLock(open, "batch.lock", holder, (other, dir) => {
-    const pid = other.pid === undefined ? "" : `, process ${other.pid}`;
-    return new EddyError(
+  try {
+    return await holdStateLock(open, "batch.lock", holder, (other, dir) => {
+      const pid = other.pid === undefined ? "" : `, process ${other.pid}`;
+      return new EddyError(
+        "invalid_config",
+        `the batch folder ${dir.path} is in use by another ${JSON.stringify(other.holder)}${pid}: wait for it to end, or give another --out (if no eddy batch runs there, delete ${dir.path}/batch.lock)`,
+        { fault: "user" },
+      );
+    });
+  } catch (err) {
+    if (EddyError.isInstance(err)) throw err;
+    // A folder that exists but takes no file (read-only, not the user's, /proc/…) was an internal error.
+    throw new EddyError(
       "invalid_config",
-      `the batch folder ${dir.path} is in use by another ${JSON.stringify(other.holder)}${pid}: wait for it to end, or give another --out (if no eddy batch runs there, delete ${dir.path}/batch.lock)`,
+      `cannot write in the batch folder ${path}: ${reasonOf(err)}; give another --out`,
       { fault: "user" },
     );
-  });
+  }
 }
 
 export function openBatchDir(path: string, secrets: readonly string[] = []): BatchDir {

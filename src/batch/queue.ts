@@ -392,6 +392,9 @@ const count = (v: unknown) => typeof v === "number" && Number.isFinite(v) && v >
 /** Why a job's return value is not a `BatchResult` of task `id`, or undefined when it is one. */
 export function resultProblem(value: unknown, id: string): string | undefined {
   if (!isJsonObject(value)) return "it is not an object";
+  // Before anything walks it: the results line's JSON.stringify overflowed the stack (docs/pitfalls.md #74).
+  if (nestsDeeperThan(value, RECORD_MAX_DEPTH))
+    return `it nests deeper than ${RECORD_MAX_DEPTH} levels of arrays and objects`;
   const r = value as Record<string, unknown>;
   if (r.id !== id) return `its id is not the task's (${JSON.stringify(r.id)?.slice(0, 60)})`;
   if (typeof r.reason !== "string" || !Object.hasOwn(END_REASONS, r.reason))

@@ -2,6 +2,13 @@ import { describe, expect, it } from "vitest";
 import { parseTasks, tapeFileName } from "./task.js";
 
 describe("the tasks file", () => {
+  it("refuses a schema whose pattern cannot run in linear time as a bad line (docs/pitfalls.md #102)", () => {
+    const schema = { type: "object", properties: { x: { type: "string", pattern: "^(?=a)(a+)+$" } } };
+    const { tasks, bad } = parseTasks(JSON.stringify({ id: "t", prompt: "x", schema }));
+    expect(tasks).toEqual([]);
+    expect(bad).toEqual([{ line: 1, message: expect.stringMatching(/cannot be checked in linear time/) }]);
+  });
+
   it("reads every good line and reports each bad one with its line number", () => {
     const text = [
       '{"id": "a", "prompt": "What is in package.json?"}',

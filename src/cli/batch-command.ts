@@ -159,8 +159,10 @@ async function batchInFolder(args: {
     progress.stop();
     removeSignal();
   }
+  // A set: comparing each result with every task was quadratic (docs/pitfalls.md #104).
+  const taskIds = new Set(tasks.map((t) => t.id));
   const summary = summarize(
-    [...dir.results.values()].filter((l) => tasks.some((t) => t.id === l.id)),
+    [...dir.results.values()].filter((l) => taskIds.has(l.id)),
     {
       tasks: tasks.length,
       badLines: bad.length,

@@ -1,6 +1,24 @@
 import { describe, expect, it } from "vitest";
 import { EddyError } from "../errors.js";
-import { assertPolicy, checkHostedTools, createPolicy, DEFAULT_POLICY, type Policy } from "./policy.js";
+import {
+  assertPolicy,
+  checkHostedTools,
+  checkPolicy,
+  createPolicy,
+  DEFAULT_POLICY,
+  type Policy,
+} from "./policy.js";
+
+describe("MCP tools are allowed by the server that offers them (checkPolicy)", () => {
+  it("a server whose name is not a plain function name allows the tools it is offered under", () => {
+    // Server "docs.v2 beta" offers its tools as docs_v2_beta__TOOL (tools/mcp/names.ts).
+    const policy = createPolicy({ mcpServers: ["docs.v2 beta"] });
+    expect(checkPolicy(["docs_v2_beta__search"], policy)).toEqual([]);
+    expect(checkPolicy(["docs_v3_beta__search"], policy).map((p) => p.permission.server)).toEqual([
+      "docs_v3_beta",
+    ]);
+  });
+});
 
 const docs = { type: "mcp", server_label: "docs", server_url: "https://docs.example/mcp" };
 

@@ -10,6 +10,7 @@
  * anything starts). Each problem names the flag that grants the permission.
  */
 import { EddyError } from "../errors.js";
+import { sanitizeNamePart } from "../util/name-part.js";
 import type { HostedTool } from "./tool-declarations.js";
 
 /**
@@ -247,8 +248,12 @@ function allows(policy: Policy, permission: ToolPermission): boolean {
       return policy.allowWrite === true;
     case "allowShell":
       return policy.allowShell === true;
-    case "mcpServer":
-      return permission.server !== undefined && policy.mcpServers.includes(permission.server);
+    case "mcpServer": {
+      // A tool is offered as SERVER__TOOL with the server's name fitted to a function name
+      // (tools/mcp/names.ts): server "docs.v2" offers docs_v2__search, so names are compared so.
+      const server = permission.server;
+      return server !== undefined && policy.mcpServers.some((name) => sanitizeNamePart(name) === server);
+    }
     case "hostedTool":
       return false;
   }

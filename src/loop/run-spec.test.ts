@@ -9,6 +9,7 @@ import {
   checkPartialRunSpec,
   mergeRunSpecs,
   type PartialRunSpec,
+  partialSpecShape,
   resolveRunSpec,
   resolveWhole,
   runSpecSchema,
@@ -214,6 +215,13 @@ describe("partial specs", () => {
     expect(() => checkPartialRunSpec({ max_turns: 0.5 }, "tasks.jsonl:3")).toThrow(
       /tasks\.jsonl:3.*max_turns/,
     );
+  });
+
+  it("checks every partial spec with one schema, made once (docs/pitfalls.md #104)", () => {
+    checkPartialRunSpec({ max_turns: 2 });
+    const shape = partialSpecShape();
+    checkPartialRunSpec({ input: "hi" });
+    expect(partialSpecShape()).toBe(shape);
   });
 
   it("merges request and history one level deep; the task wins", () => {

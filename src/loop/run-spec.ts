@@ -343,10 +343,22 @@ function freshCopy(value: unknown): unknown {
   return value;
 }
 
+let partialShape: ReturnType<typeof specShape.partial> | undefined;
+
+/**
+ * The spec's fields, each optional: one schema, made on first use. `specShape.partial()` builds a
+ * new schema, and zod compiles each schema on its first parse: made per call it cost ~1.4 ms a
+ * task line, 217 s before a 100,000-task batch started (docs/pitfalls.md #104).
+ */
+export function partialSpecShape(): ReturnType<typeof specShape.partial> {
+  partialShape ??= specShape.partial();
+  return partialShape;
+}
+
 /** Like `resolveRunSpec` for a spec without its input (a batch's or a server's shared settings). */
 export function checkPartialRunSpec(input: unknown, source?: string): PartialRunSpec {
   const given = withJsonOutputSchema(input);
-  const parsed = specShape.partial().safeParse(given);
+  const parsed = partialSpecShape().safeParse(given);
   if (!parsed.success) throw specError(parsed.error, given, source);
   // The given fields only: defaults are applied once, by resolveRunSpec, after merging.
   return given as PartialRunSpec;

@@ -274,6 +274,31 @@ describe("runAgent: the chained loop", () => {
     expect(end).toMatchObject({ reason: "failed", error: { code: "output_schema_mismatch" } });
   });
 
+  it("checks an output schema's patterns in linear time (docs/pitfalls.md #102)", async () => {
+    // Natively, ^(a+)+$ against 60 "a"s and a "!" backtracks for longer than any test runs.
+    const schema = {
+      type: "object",
+      properties: { x: { type: "string", pattern: "^(a+)+$" } },
+      required: ["x"],
+    };
+    const { end } = await run([{ items: [text(JSON.stringify({ x: `${"a".repeat(60)}!` }))] }], {
+      output_schema: { name: "Crafted", schema },
+    });
+    expect(end).toMatchObject({ reason: "failed", error: { code: "output_schema_mismatch" } });
+    expect(end.error?.message).toContain('must match pattern "^(a+)+$"');
+  });
+
+  it("refuses an output schema whose pattern cannot run in linear time, naming it", () => {
+    const schema = { type: "object", properties: { x: { type: "string", pattern: "^(?=a)(a+)+$" } } };
+    const provider = createScriptedProvider([{ items: [text("{}")] }]);
+    expect(() =>
+      runAgent(
+        { model: "m", input: "hi", output_schema: { name: "Crafted", schema } },
+        { provider, workspace: tmpdir() },
+      ),
+    ).toThrow(/output schema "Crafted".*\^\(\?=a\)\(a\+\)\+\$.*cannot be checked in linear time/);
+  });
+
   it("stops at the tool-call budget: the call over it is not run", async () => {
     const { end, frames, requests } = await run(
       [{ items: [call("echo", { text: "1" }, "c1"), call("echo", { text: "2" }, "c2")] }],

@@ -838,7 +838,9 @@ function structuredCheck(schema: RunSpecOutputSchema): {
   check: StructuredOutputCheck;
   format: JsonObject;
 } {
-  const compiled = compileSchema(`output schema "${schema.name}"`, schema.schema);
+  // A spec is data (a task line, a queue job, a serve request, a tape): its patterns run on RE2, in
+  // linear time, so a crafted answer cannot freeze the process (docs/pitfalls.md #102).
+  const compiled = compileSchema(`output schema "${schema.name}"`, schema.schema, { untrusted: true });
   const format: JsonObject = { type: "json_schema", name: schema.name };
   if (schema.description !== undefined) format.description = schema.description;
   format.schema = compiled.jsonSchema;

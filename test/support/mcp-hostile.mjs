@@ -18,6 +18,8 @@
  *                "the server's own words"
  *   init-error   initialize answers that error
  *   list-error   tools/list answers that error
+ *   bad-list     lists 3 tools whose inputSchema type is "string" (not what the MCP schema allows)
+ *   many         lists COUNT (env, default 1500) tools `t0`…, 500 a page (nextCursor), then `echo`
  */
 import { appendFileSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -35,6 +37,8 @@ function tools() {
       return [{ name: "r", inputSchema: object({ t: { type: "string", pattern: "^(a+)+$" } }) }, echo];
     case "redos-out":
       return [{ ...echo, outputSchema: object({ t: { type: "string", pattern: "^(a+)+$" } }) }];
+    case "bad-list":
+      return ["a", "b", "c"].map((name) => ({ name, inputSchema: { type: "string" } }));
     case "lookahead":
       return [{ name: "la", inputSchema: object({ t: { type: "string", pattern: "^(?=a)a+$" } }) }, echo];
     default:
@@ -51,7 +55,24 @@ function listAnswer(id) {
   return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"tools":[{"name":"deep","inputSchema":${schema}},${echo}]}}`;
 }
 
+/** A page of the `many` listing: 500 tools from the cursor on, the next cursor while any are left. */
+function manyPage(m) {
+  const count = Number(process.env.COUNT ?? 1500);
+  const from = Number(m.params?.cursor ?? 0);
+  const to = Math.min(count, from + 500);
+  const page = [];
+  for (let i = from; i < to; i++)
+    page.push({ name: `t${i}`, inputSchema: object({ a: { type: "string" } }) });
+  if (to === count) page.push(tools()[0]);
+  send({
+    jsonrpc: "2.0",
+    id: m.id,
+    result: { tools: page, ...(to < count ? { nextCursor: String(to) } : {}) },
+  });
+}
+
 function list(m) {
+  if (mode === "many") return manyPage(m);
   if (mode === "hang-relist" && called) return;
   if (mode === "loop-relist" && called) {
     send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });

@@ -264,4 +264,31 @@ describe("resolveMcpServer", () => {
       "mcp_servers.c.bearer_token_env_var names NOPE, which is not set",
     );
   });
+
+  it.each([
+    ["a name with a line break", { "A\nB": "c" }, {}, /headers\."A\\nB": is not an HTTP header name/],
+    ["a name with a space", { "X Y": "c" }, {}, /headers\."X Y": is not an HTTP header name/],
+    [
+      "a token with a carriage return, from a variable",
+      { Authorization: "Bearer ${TOK}" },
+      { TOK: "sk-secret-1234\r\nX-Evil: 1" },
+      /headers\."Authorization": its value holds a control character \(U\+000D\) at position 22/,
+    ],
+    [
+      "a value past U+00FF",
+      { "X-Note": "caf\u00e9 \u2026" },
+      {},
+      /its value holds a character past U\+00FF at position 6/,
+    ],
+  ])("refuses a header fetch cannot send (%s), never showing its value", (_what, headers, env, message) => {
+    let error: unknown;
+    try {
+      resolveMcpServer("h", { url: "https://x", headers }, { ...base, env });
+    } catch (err) {
+      error = err;
+    }
+    expect((error as Error).message).toMatch(message);
+    expect((error as Error).message).not.toContain("sk-secret");
+    expect((error as Error).message).not.toContain("\n");
+  });
 });

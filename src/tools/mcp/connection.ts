@@ -17,6 +17,7 @@ import { exitCodeFor } from "../execute.js";
 import { type ToolErrorCode, type ToolResult, toolResult } from "../tool.js";
 import { shortenText } from "../utf8.js";
 import { cappedFetch } from "./capped-fetch.js";
+import { MCP_DEFAULTS } from "./defaults.js";
 import { describeExit, describeNetworkError, describeStartFailure, StartError } from "./failures.js";
 import type { ResolvedServer } from "./resolve.js";
 import { type McpCallResult, mcpResultToToolResult } from "./result.js";
@@ -257,7 +258,7 @@ class ServerConnection implements McpConnection {
         }
         this.listingsLeft--;
         try {
-          this.listed = await listAll(c, { timeout: this.server.startupTimeoutMs });
+          this.listed = this.taken(await listAll(c, { timeout: this.server.startupTimeoutMs }));
           this.options.onToolsChanged();
           this.options.onEvent({
             type: "tools_changed",
@@ -279,6 +280,17 @@ class ServerConnection implements McpConnection {
       this.refreshing = undefined;
     });
     return this.refreshing;
+  }
+
+  /** The tools of a listing; one cut at `MCP_DEFAULTS.maxTools` is said once per listing. */
+  private taken(listing: { tools: Tool[]; cut: boolean }): Tool[] {
+    if (listing.cut)
+      this.options.onEvent({
+        type: "warning",
+        server: this.name,
+        message: `${this.label} lists more than ${MCP_DEFAULTS.maxTools} tools: only its first ${MCP_DEFAULTS.maxTools} are offered`,
+      });
+    return listing.tools;
   }
 
   /** No listing left this turn: the tools as last listed stay, and the change waits for the next turn. */
@@ -326,8 +338,9 @@ class ServerConnection implements McpConnection {
       }
       await c.connect(this.transport, within);
       if (this.isClosing()) return;
-      this.listed = await listAll(c, within);
+      const listing = await listAll(c, within);
       if (this.isClosing()) return;
+      this.listed = this.taken(listing);
       this.state = "ready";
       const n = this.listed.length;
       this.options.onEvent({
@@ -488,17 +501,28 @@ class ServerConnection implements McpConnection {
   }
 }
 
-/** Every tool the server lists, page by page (at most `MAX_PAGES`), each page within `options`. */
-async function listAll(c: Client, options: { timeout: number; signal?: AbortSignal }): Promise<Tool[]> {
+/**
+ * Every tool the server lists, page by page (at most `MAX_PAGES`), each page within `options`, up
+ * to `MCP_DEFAULTS.maxTools`: past it the listing stops, and `cut` says so.
+ */
+async function listAll(
+  c: Client,
+  options: { timeout: number; signal?: AbortSignal },
+): Promise<{ tools: Tool[]; cut: boolean }> {
   const all: Tool[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
     const result = await c.listTools(cursor === undefined ? undefined : { cursor }, options);
+    // A page is one message (at most 10 MiB), so its tools are counted before they are kept.
+    if (all.length + result.tools.length > MCP_DEFAULTS.maxTools) {
+      all.push(...result.tools.slice(0, MCP_DEFAULTS.maxTools - all.length));
+      return { tools: all, cut: true };
+    }
     all.push(...result.tools);
     cursor = result.nextCursor;
     if (cursor === undefined) break;
   }
-  return all;
+  return { tools: all, cut: false };
 }
 
 async function isDirectory(path: string): Promise<boolean> {

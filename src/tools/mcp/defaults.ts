@@ -31,6 +31,13 @@ export const MCP_DEFAULTS = {
    */
   inheritedEnv: ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"] as readonly string[],
   /**
+   * Most tools taken from one server: a listing past it is cut to its first `maxTools`, with a
+   * warning. Each tool's schema is compiled as it is taken (~1 ms), so a server listing 100,000
+   * tools held the run (and Ctrl-C) for minutes (docs/pitfalls.md #103).
+   * @defaultValue 1000
+   */
+  maxTools: 1000,
+  /**
    * Separator between the server name and the tool name in the name offered to the model.
    * @defaultValue "__"
    */

@@ -6,6 +6,7 @@
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { describeError } from "../../errors.js";
+import { fieldPath } from "../../util/zod-problems.js";
 import { shortenText } from "../utf8.js";
 import type { ResolvedServer } from "./resolve.js";
 import type { StdioTransport } from "./stdio-transport.js";
@@ -57,6 +58,8 @@ export function describeStartFailure(
   }
   if (error instanceof McpError && seen.closed !== true)
     return `it answered with an error: ${describeError(error)}`;
+  const schema = schemaProblem(error);
+  if (schema !== undefined) return schema;
   if (server.transport === "stdio") return describeError(error);
   if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) {
     return `${server.shownUrl} answered HTTP ${error.code}: check the server's headers or token`;
@@ -66,6 +69,26 @@ export function describeStartFailure(
     return `${server.shownUrl} answered HTTP ${error.code}: ${describeError(error).replace(/^Streamable HTTP error: /, "")}`;
   }
   return `cannot reach ${server.shownUrl}: ${describeNetworkError(error)}`;
+}
+
+/**
+ * An answer the SDK found not to follow the MCP schema (a tool whose `inputSchema.type` is not
+ * "object", a name that is a number): its ZodError's message was the issues dumped as JSON. Said as
+ * the first problem's field and words, and how many more there were.
+ */
+function schemaProblem(error: unknown): string | undefined {
+  const issues = (error as { name?: unknown; issues?: unknown } | null)?.issues;
+  // zod's classic error is "ZodError", its core one (which the SDK throws) "$ZodError".
+  const name = (error as Error | null)?.name;
+  if ((name !== "ZodError" && name !== "$ZodError") || !Array.isArray(issues) || issues.length === 0)
+    return undefined;
+  const first = issues[0] as { path?: unknown; message?: unknown };
+  const path = Array.isArray(first.path)
+    ? fieldPath(first.path as PropertyKey[], "the answer")
+    : "the answer";
+  const more =
+    issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? "s" : ""})` : "";
+  return `its answer does not follow the MCP schema: ${path}: ${shortenText(String(first.message), 200)}${more}; ask the server's author to fix it, or remove it from mcp_servers`;
 }
 
 /** `fetch failed` says nothing: the cause (ECONNREFUSED, ENOTFOUND, …) does. */

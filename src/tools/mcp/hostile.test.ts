@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { callTool, hostileServerConfig } from "../../../test/support/mcp.js";
 import { createToolRegistry, type ToolRegistry } from "../registry.js";
 import { MAX_LISTINGS_PER_TURN } from "./connection.js";
+import { MCP_DEFAULTS } from "./defaults.js";
 import { createMcpTools, type McpTools } from "./mcp-tools.js";
 import type { McpEvent } from "./status.js";
 
@@ -127,6 +128,33 @@ describe("hostile MCP servers", () => {
     expect((await run(registry, "h__echo", { t: "x" })).stdout).toBe('echo:{"t":"x"}');
     // A second listing (tools/list_changed) reuses nothing of it, and still does not throw.
     expect((await tools.tools()).length).toBe(2);
+  });
+
+  it("takes at most MCP_DEFAULTS.maxTools tools from a server, with a warning (docs/pitfalls.md #103)", async () => {
+    // 100,000 tools held the run and Ctrl-C for minutes: each schema is compiled as it is taken.
+    const log = join(workspace, "many.log");
+    const { tools, events } = mcp({ h: hostileServerConfig("many", { log, env: { COUNT: "1500" } }) });
+    const definitions = await tools.tools();
+    expect(definitions).toHaveLength(MCP_DEFAULTS.maxTools);
+    expect(definitions.at(-1)?.name).toBe(`h__t${MCP_DEFAULTS.maxTools - 1}`);
+    expect(tools.status()[0]).toMatchObject({ state: "ready", tools: MCP_DEFAULTS.maxTools });
+    expect(events.filter((e) => e.type === "warning").map((e) => e.message)).toEqual([
+      `MCP server "h" lists more than ${MCP_DEFAULTS.maxTools} tools: only its first ${MCP_DEFAULTS.maxTools} are offered`,
+    ]);
+    // The listing stopped at the page that went past the limit: no page after it was asked for.
+    const listings = readFileSync(log, "utf8")
+      .split("\n")
+      .filter((l) => l.includes('"tools/list"'));
+    expect(listings).toHaveLength(Math.ceil((MCP_DEFAULTS.maxTools + 1) / 500));
+  });
+
+  it("says a tool list that does not follow the MCP schema in words, not as a JSON dump of issues", async () => {
+    const { tools, events } = mcp({ h: hostileServerConfig("bad-list") });
+    expect(await tools.tools()).toEqual([]);
+    const message =
+      'MCP server "h" failed to start: its answer does not follow the MCP schema: tools[0].inputSchema.type: Invalid input: expected "object" (and 2 more problems); ask the server\'s author to fix it, or remove it from mcp_servers';
+    expect(tools.status()[0]).toMatchObject({ state: "failed", error: message });
+    expect(events).toContainEqual(expect.objectContaining({ type: "server_failed", message }));
   });
 
   it("stops an HTTP server whose event stream sends a message over 10 MiB", async () => {

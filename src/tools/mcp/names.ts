@@ -3,15 +3,14 @@
  * the Open Responses spec (`^[a-zA-Z0-9_-]{1,64}$`, `schemas/openresponses/openapi.json`).
  */
 import { createHash } from "node:crypto";
+import { sanitizeNamePart } from "../../util/name-part.js";
 import { MCP_DEFAULTS } from "./defaults.js";
 
 const MAX_NAME_LENGTH = 64;
 const HASH_CHARS = 8;
 
 /** `text` with every character outside `[a-zA-Z0-9_-]` replaced by `_`. */
-export function sanitizeNamePart(text: string): string {
-  return text.replace(/[^a-zA-Z0-9_-]/g, "_");
-}
+export { sanitizeNamePart } from "../../util/name-part.js";
 
 /**
  * The model-facing name of tool `tool` of server `server`: `server__tool`, each part sanitized.

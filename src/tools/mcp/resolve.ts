@@ -115,6 +115,7 @@ export function resolveMcpServer(
       secrets.push(...credentialSecrets(credentials));
     }
     secrets.push(...substitutedSecrets(substituted));
+    checkHeaders(name, headers);
     const shownUrl = describeWithCredentials(url, credentials);
     return { server: { ...common, transport: "http", url, shownUrl, headers }, secrets: unique(secrets) };
   }
@@ -130,6 +131,42 @@ export function resolveMcpServer(
   };
   const secrets = [...secretValuesFromEnv(explicit), ...substitutedSecrets(substituted)];
   return { server, secrets: unique(secrets) };
+}
+
+/** An HTTP header name: a token (RFC 9110 section 5.6.2). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * Refuses a header fetch cannot send: a name that is not a token (a line break in a config key),
+ * a value holding a control character (a carriage return copied with a token, `${VAR}` of a CRLF
+ * file) or a character past U+00FF. Sent, each failed the server's start with fetch's own words,
+ * cut at the line break ("Headers.append: \"A"). The value itself is never shown: it may be a token.
+ */
+function checkHeaders(name: string, headers: Readonly<Record<string, string>>): void {
+  const problem = (header: string, what: string) =>
+    new EddyError("invalid_config", `mcp_servers.${name}.headers.${JSON.stringify(header)}: ${what}`, {
+      fault: "user",
+      details: { server: name },
+    });
+  for (const [header, value] of Object.entries(headers)) {
+    if (!HEADER_NAME.test(header))
+      throw problem(
+        header,
+        "is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only): rename it",
+      );
+    for (let i = 0; i < value.length; i++) {
+      const c = value.charCodeAt(i);
+      if (c === 0x09 || (c >= 0x20 && c !== 0x7f && c <= 0xff)) continue;
+      const what =
+        c < 0x20 || c === 0x7f
+          ? `a control character (U+${c.toString(16).toUpperCase().padStart(4, "0")})`
+          : "a character past U+00FF";
+      throw problem(
+        header,
+        `its value holds ${what} at position ${i + 1}, which an HTTP header cannot carry: fix the value (or the variable it comes from)`,
+      );
+    }
+  }
 }
 
 /** The variables every stdio server inherits: `MCP_DEFAULTS.inheritedEnv` and `LC_*`. */
