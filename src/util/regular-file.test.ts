@@ -7,6 +7,7 @@ import {
   openSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   truncateSync,
   writeFileSync,
 } from "node:fs";
@@ -87,6 +88,22 @@ describe("readRegularFileSync", () => {
     const err = thrown(() => readRegularFileSync(join(dir, "nope"), { ...options, code: "tape_invalid" }));
     expect(err.message).toBe(`cannot read the tasks file ${join(dir, "nope")}: ENOENT`);
     expect(err.code).toBe("tape_invalid");
+  });
+
+  it("a symlink loop the user named is said to be a loop; a symlink eddy must not follow, a symlink", () => {
+    const loop = join(dir, "loop-a");
+    symlinkSync(join(dir, "loop-b"), loop);
+    symlinkSync(loop, join(dir, "loop-b"));
+    // Before: "is a symlink, and eddy never reads its own files through one" for a path eddy follows.
+    expect(thrown(() => readRegularFileSync(loop, options)).message).toBe(
+      `cannot read the tasks file ${loop}: ELOOP (its symlinks lead to one another in a loop)`,
+    );
+    expect(thrown(() => writeRegularFileSync(loop, "x", { what: "the page" })).message).toBe(
+      `cannot write the page ${loop}: ELOOP (its symlinks lead to one another in a loop)`,
+    );
+    expect(thrown(() => readRegularFileSync(loop, { ...options, noFollow: true })).message).toMatch(
+      /is a symlink, and eddy never reads its own files through one/,
+    );
   });
 
   it("formats sizes in MiB", () => {

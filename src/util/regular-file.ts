@@ -74,14 +74,15 @@ export function withRegularFileSync<T>(
   try {
     fd = openSync(path, O_READ | (options.noFollow === true ? (constants.O_NOFOLLOW ?? 0) : 0));
   } catch (err) {
-    // ELOOP: O_NOFOLLOW met a symlink (`noFollow`).
-    if (errnoCode(err) === "ELOOP" && isSymlink(path))
+    // ELOOP: O_NOFOLLOW met a symlink (`noFollow`); else the path's symlinks loop (a path the user
+    // named is followed: "eddy never reads through one" was said of a loop the user had made).
+    if (errnoCode(err) === "ELOOP" && options.noFollow === true && isSymlink(path))
       throw failure(
         options,
         `${name} is a symlink, and eddy never reads its own files through one (it could point anywhere): remove it`,
         err,
       );
-    throw failure(options, `cannot read ${name}: ${reasonOf(err)}`, err);
+    throw failure(options, `cannot read ${name}: ${reasonOf(err)}${loopNote(err)}`, err);
   }
   try {
     const stats = fstatSync(fd);
@@ -173,14 +174,14 @@ export function checkedWritable(path: string, options: WritableFileOptions, open
     // ENXIO: a FIFO no one reads (or a device that is not there); say which.
     const stats = errnoCode(err) === "ENXIO" ? statOrUndefined(path) : undefined;
     if (stats !== undefined && !stats.isFile()) throw notRegularFile(path, stats, options);
-    // ELOOP: O_NOFOLLOW met a symlink (`noFollow`).
-    if (errnoCode(err) === "ELOOP" && isSymlink(path))
+    // ELOOP: O_NOFOLLOW met a symlink (`noFollow`); else the path's symlinks loop.
+    if (errnoCode(err) === "ELOOP" && options.noFollow === true && isSymlink(path))
       throw cannotWrite(
         path,
         "it is a symlink, and eddy never writes its own files through one (it could point anywhere); remove it",
         options,
       );
-    throw cannotWrite(path, reasonOf(err), options, err);
+    throw cannotWrite(path, `${reasonOf(err)}${loopNote(err)}`, options, err);
   }
   const stats = fstatSync(fd);
   if (stats.isFile() && (options.noFollow !== true || stats.nlink <= 1)) return fd;
@@ -277,6 +278,11 @@ function isSymlink(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** What ELOOP means where no `O_NOFOLLOW` was asked for. */
+function loopNote(err: unknown): string {
+  return errnoCode(err) === "ELOOP" ? " (its symlinks lead to one another in a loop)" : "";
 }
 
 function errnoCode(err: unknown): string | undefined {
