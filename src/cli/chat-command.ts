@@ -181,6 +181,8 @@ interface ChatContext {
   terminated?: boolean;
   /** The chat is leaving (`leaver`): readline closing from now on is its doing, not a Ctrl-D. */
   leaving?: boolean;
+  /** Settles once every session event was shown (`renderEvents`): leaving waits for it. */
+  rendered?: Promise<void>;
 }
 
 /** Reads lines until the user leaves; renders the session's events. */
@@ -209,7 +211,7 @@ async function chatLoop(session: Session, ctx: ChatContext): Promise<number> {
   let stopKeys = () => {};
   const left = new Promise<void>((resolve) => {
     const leave = leaver(session, rl, ctx, resolve);
-    renderEvents(session, rl, ctx);
+    ctx.rendered = renderEvents(session, rl, ctx);
     stopKeys = wireKeys(session, rl, ctx, leave);
     rl.on("line", (line) => {
       if (ctx.router.answer(line)) return;
@@ -278,6 +280,9 @@ function leaver(
     (async () => {
       if (!now) await session.whenIdle();
       await session.close();
+      // The last turn's end may still be on its way to the screen (its waiting calls are read
+      // from the tape first): a pipe that ended must not cut it off.
+      await ctx.rendered?.catch(() => {});
       rl.close();
       resolve();
     })();
@@ -370,10 +375,10 @@ function queueNote(dropped: number, left: number): string {
  * Renders each turn's frames as `eddy run` does; the prompt comes back when the session is idle.
  * An event that cannot be shown is said in one line and the next is shown: thrown out of this
  * loop, it was an unhandled rejection that ended the process, the turn's tape unfinished
- * (docs/pitfalls.md #95).
+ * (docs/pitfalls.md #95). Settles when the session's events end (it was closed).
  */
-function renderEvents(session: Session, rl: Interface, ctx: ChatContext): void {
-  (async () => {
+function renderEvents(session: Session, rl: Interface, ctx: ChatContext): Promise<void> {
+  return (async () => {
     for await (const event of session.events()) {
       try {
         if (event.type === "turn_ended" && event.result.run.reason === "awaiting_approval")
