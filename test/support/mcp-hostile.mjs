@@ -19,6 +19,7 @@
  *   init-error   initialize answers that error
  *   list-error   tools/list answers that error
  *   bad-list     lists 3 tools whose inputSchema type is "string" (not what the MCP schema allows)
+ *   bad-result   tools/call answers {content: "not a list"} (not what the MCP schema allows)
  *   many         lists COUNT (env, default 1500) tools `t0`…, 500 a page (nextCursor), then `echo`
  */
 import { appendFileSync } from "node:fs";
@@ -94,6 +95,7 @@ function call(m) {
     called = true;
     send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
   }
+  if (mode === "bad-result") return send({ jsonrpc: "2.0", id: m.id, result: { content: "not a list" } });
   const args = m.params?.arguments ?? {};
   const result = { content: [{ type: "text", text: `echo:${JSON.stringify(args)}` }] };
   if (mode === "redos-out") result.structuredContent = { t: `${"a".repeat(40)}!` };

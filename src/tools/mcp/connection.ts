@@ -18,7 +18,13 @@ import { type ToolErrorCode, type ToolResult, toolResult } from "../tool.js";
 import { shortenText } from "../utf8.js";
 import { cappedFetch } from "./capped-fetch.js";
 import { MCP_DEFAULTS } from "./defaults.js";
-import { describeExit, describeNetworkError, describeStartFailure, StartError } from "./failures.js";
+import {
+  describeExit,
+  describeNetworkError,
+  describeStartFailure,
+  StartError,
+  schemaProblem,
+} from "./failures.js";
 import type { ResolvedServer } from "./resolve.js";
 import { type McpCallResult, mcpResultToToolResult } from "./result.js";
 import type { McpEvent, McpServerState, McpServerStatus } from "./status.js";
@@ -436,7 +442,9 @@ class ServerConnection implements McpConnection {
       }
       if (error instanceof McpError)
         return this.failure("tool_failed", `${this.label} refused ${exposed}: ${describeError(error)}`);
-      const detail = server.transport === "http" ? describeNetworkError(error) : describeError(error);
+      const detail =
+        schemaProblem(error) ??
+        (server.transport === "http" ? describeNetworkError(error) : describeError(error));
       return this.failure("tool_failed", `${exposed} failed: ${detail}`);
     }
   }

@@ -72,11 +72,11 @@ export function describeStartFailure(
 }
 
 /**
- * An answer the SDK found not to follow the MCP schema (a tool whose `inputSchema.type` is not
+ * An answer (a listing, a call's result) the SDK found not to follow the MCP schema (a tool whose `inputSchema.type` is not
  * "object", a name that is a number): its ZodError's message was the issues dumped as JSON. Said as
  * the first problem's field and words, and how many more there were.
  */
-function schemaProblem(error: unknown): string | undefined {
+export function schemaProblem(error: unknown): string | undefined {
   const issues = (error as { name?: unknown; issues?: unknown } | null)?.issues;
   // zod's classic error is "ZodError", its core one (which the SDK throws) "$ZodError".
   const name = (error as Error | null)?.name;

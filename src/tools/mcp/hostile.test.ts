@@ -157,6 +157,15 @@ describe("hostile MCP servers", () => {
     expect(events).toContainEqual(expect.objectContaining({ type: "server_failed", message }));
   });
 
+  it("says a call result that does not follow the MCP schema in words", async () => {
+    const { tools } = mcp({ h: hostileServerConfig("bad-result") });
+    const out = await run(createToolRegistry(await tools.tools()), "h__echo", { t: "x" });
+    expect(out.error?.message).toMatch(
+      /^h__echo failed: its answer does not follow the MCP schema: content: .+; ask the server's author to fix it, or remove it from mcp_servers$/,
+    );
+    expect(tools.status()[0]?.state).toBe("ready");
+  });
+
   it("stops an HTTP server whose event stream sends a message over 10 MiB", async () => {
     // 200 MiB in one event: without a cap the SDK buffers all of it (an endless line fills the heap).
     const url = await rawHttpServer((id, res) => {
