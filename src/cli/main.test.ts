@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HISTORY_DEFAULTS } from "../history/options.js";
 import { LOOP_DEFAULTS } from "../loop/defaults.js";
@@ -197,5 +200,22 @@ describe("an internal error", () => {
     expect(plain.stderr).toBe("eddy: internal error: the output broke (set EDDY_DEBUG=1 for details)\n");
     const debug = await broken({ EDDY_DEBUG: "1" });
     expect(debug.stderr).toMatch(/^eddy: internal error: the output broke\nError: the output broke\n\s+at /);
+  });
+});
+
+describe("eddy run --record over a --context tape", () => {
+  it("is refused before anything runs, by any name or link, and the context tape is left as it was", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "eddy-record-context-"));
+    const tape = join(dir, "ctx.tape");
+    writeFileSync(tape, "the earlier run's record\n");
+    symlinkSync(tape, join(dir, "link.tape"));
+    for (const record of [tape, join(dir, "link.tape"), join(dir, ".", "ctx.tape")]) {
+      const { code, stdout, stderr } = await cli(["run", "--record", record, "--context", tape, "hi"]);
+      expect([code, stdout]).toEqual([2, ""]);
+      expect(stderr).toBe(
+        `eddy: --record ${record} is the --context tape ${tape}: recording there would replace that run's record; give another --record\n`,
+      );
+      expect(readFileSync(tape, "utf8")).toBe("the earlier run's record\n");
+    }
   });
 });

@@ -29,7 +29,7 @@ import {
 } from "../replay/recorder.js";
 import { readTape, type TapeHeader } from "../replay/tape.js";
 import { abortableSleep } from "../util/abort.js";
-import { readRegularTextSync, sizeText } from "../util/regular-file.js";
+import { readRegularTextSync, sameFile, sizeText } from "../util/regular-file.js";
 import { compileSchema } from "../util/schema.js";
 import { agentSummaries } from "./agent-tools.js";
 import type { TerminalInput } from "./approval-prompt.js";
@@ -224,6 +224,7 @@ async function prepareRun(
   if (flags.thread !== undefined && flags.context !== undefined)
     throw usageError("--thread and --context cannot be combined: a thread brings its own context");
   if (flags.thread !== undefined) checkThreadName(flags.thread);
+  refuseRecordOverContext(flags);
   const text = await readPrompt(prompt, io);
   const attachments: Attachment[] = [
     ...(flags.image ?? []).map((source): Attachment => ({ kind: "image", source })),
@@ -248,6 +249,20 @@ async function prepareRun(
     contextRuns: flags.context?.map(contextFrames),
     tools: await prepareTools(config, io, onMcpEvent),
   };
+}
+
+/**
+ * `--record` naming a `--context` tape (by any name or link): the new tape, which keeps only the
+ * context rendered from it, would replace the earlier run's record. Refused before anything runs.
+ */
+function refuseRecordOverContext(flags: RunFlags): void {
+  const record = flags.record;
+  if (record === undefined) return;
+  for (const context of flags.context ?? [])
+    if (sameFile(record, context))
+      throw usageError(
+        `--record ${record} is the --context tape ${context}: recording there would replace that run's record; give another --record`,
+      );
 }
 
 /** A `--context` tape's frames; one with no run in it (cut off after its header) is refused naming it. */

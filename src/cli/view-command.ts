@@ -4,12 +4,12 @@
  * a display; the path is printed on stdout either way.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, type Stats, statSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { EddyError } from "../errors.js";
 import { realPathInside } from "../util/inside.js";
-import { writeRegularFileSync } from "../util/regular-file.js";
+import { statOrUndefined, writeRegularFileSync } from "../util/regular-file.js";
 import { collectViewInput } from "../view/load.js";
 import { renderViewPage } from "../view/page.js";
 import type { Env } from "./config.js";
@@ -93,14 +93,6 @@ function refuseOutOverInput(out: string, inputs: readonly string[]): void {
       throw usage(
         `--out ${out} is ${same ? "a file" : "in a folder"} the page is made from: writing the page there would replace the run's record; give another --out`,
       );
-  }
-}
-
-function statOrUndefined(path: string): Stats | undefined {
-  try {
-    return statSync(path);
-  } catch {
-    return undefined;
   }
 }
 

@@ -264,12 +264,20 @@ function notRegularFile(path: string, stats: Stats, options: WritableFileOptions
   return cannotWrite(path, `it is ${kindOf(stats)}, not a regular file; give a file`, options);
 }
 
-function statOrUndefined(path: string): Stats | undefined {
+/** `stat` of `path` (links followed), or undefined when there is nothing to stat. */
+export function statOrUndefined(path: string): Stats | undefined {
   try {
     return statSync(path);
   } catch {
     return undefined;
   }
+}
+
+/** Whether `a` and `b` name one existing file (device and inode), by any name or link. */
+export function sameFile(a: string, b: string): boolean {
+  const x = statOrUndefined(a);
+  const y = statOrUndefined(b);
+  return x !== undefined && y !== undefined && x.dev === y.dev && x.ino === y.ino;
 }
 
 function isSymlink(path: string): boolean {
