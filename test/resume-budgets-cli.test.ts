@@ -8,12 +8,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { main } from "../src/cli/main.js";
-import type { CliIo } from "../src/cli/run-command.js";
 import { LOOP_DEFAULTS } from "../src/loop/defaults.js";
 import { createMockServer, type MockServer } from "../src/mock/index.js";
 import type { Scenario } from "../src/mock/scenario.js";
 import { readTape } from "../src/replay/tape.js";
+import { runMainIn } from "./support/in-process-cli.js";
 
 let mock: MockServer | undefined;
 afterEach(async () => {
@@ -21,21 +20,7 @@ afterEach(async () => {
   mock = undefined;
 });
 
-async function cli(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const io: CliIo = {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: { write: (s: string) => (stderr += s) },
-    readStdin: async () => "",
-    stdinIsTTY: false,
-    env: { HOME: cwd, XDG_CONFIG_HOME: join(cwd, ".config"), XDG_CACHE_HOME: join(cwd, ".cache") },
-    cwd,
-    onSignal: () => () => {},
-  };
-  const code = await main(args, io);
-  return { code, stdout, stderr };
-}
+const cli = runMainIn;
 
 /**
  * A write the user must approve (deferred), then `reads` read-only calls, each different (so no

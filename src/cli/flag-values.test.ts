@@ -2,9 +2,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { runMainIn } from "../../test/support/in-process-cli.js";
 import { parseFrames } from "../frames/jsonl.js";
-import { main } from "./main.js";
-import type { CliIo } from "./run-command.js";
 
 /**
  * A value-taking option followed by a flag is a usage error on every command, never the flag
@@ -12,21 +11,8 @@ import type { CliIo } from "./run-command.js";
  * without the permission the user typed; src/cli/flag-values.ts).
  */
 
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const cwd = mkdtempSync(join(tmpdir(), "eddy-flag-values-"));
-  let stdout = "";
-  let stderr = "";
-  const io: CliIo = {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: { write: (s: string) => (stderr += s) },
-    readStdin: async () => "",
-    stdinIsTTY: false,
-    env: { HOME: cwd, XDG_CONFIG_HOME: join(cwd, ".config"), XDG_CACHE_HOME: join(cwd, ".cache") },
-    cwd,
-    onSignal: () => () => {},
-  };
-  const code = await main(args, io);
-  return { code, stdout, stderr };
+function cli(args: string[]) {
+  return runMainIn(args, mkdtempSync(join(tmpdir(), "eddy-flag-values-")));
 }
 
 const dir = mkdtempSync(join(tmpdir(), "eddy-flag-values-files-"));
