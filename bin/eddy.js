@@ -1,19 +1,21 @@
 #!/usr/bin/env node
 // Thin launcher: the CLI is compiled to dist/ and bundled into dist/cli/bundle/ by `npm run build`
-// (run automatically by `npm ci`/`npm install`; docs/architecture.md).
+// (run automatically by `npm ci`/`npm install`; docs/architecture.md), and loaded by
+// src/cli/code-cache.ts with V8's code kept from an earlier start (docs/decisions.md #40).
 import { existsSync } from "node:fs";
 import module from "node:module";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const entry = new URL("../dist/cli/bundle/main.js", import.meta.url);
-if (!existsSync(fileURLToPath(entry))) {
+const bundle = fileURLToPath(new URL("../dist/cli/bundle", import.meta.url));
+if (!existsSync(join(bundle, "main.cjs"))) {
   process.stderr.write(
     "eddy: the CLI is not built yet (dist/ is missing). Run `npm run build` in the eddy package.\n",
   );
   process.exit(2);
 }
-// Node 22.1+ keeps the CLI's compiled code between runs (src/cli/compile-cache.ts); Node 20 has no
-// such cache and loads nothing for it.
+// Node 22.1+ keeps the compiled code of the packages the CLI loads between runs
+// (src/cli/compile-cache.ts); Node 20 has no such cache and loads nothing for it.
 if (typeof module.enableCompileCache === "function") {
   try {
     const cache = await import(new URL("../dist/cli/compile-cache.js", import.meta.url).href);
@@ -22,8 +24,12 @@ if (typeof module.enableCompileCache === "function") {
     // No cache: the run is as fast as without one, no slower.
   }
 }
-const { main } = await import(entry.href);
-process.exitCode = await main(process.argv.slice(2));
+const { loadCli } = await import(new URL("../dist/cli/code-cache.js", import.meta.url).href);
+const argv = process.argv.slice(2);
+// The packages a feature loads lazily are imported from here (src/util/import-package.ts).
+const cli = loadCli(bundle, argv, process.env, (specifier) => import(specifier));
+process.exitCode = await cli.main(argv);
+cli.keep(process.exitCode);
 // The command is done and closed what it started within its budget (src/cli/shutdown.ts). Whatever
 // still holds the event loop after that — a request a telemetry collector never answers — must not
 // hold the exit; output still being written is waited for. The timer is unref'd: a process with

@@ -40,7 +40,7 @@ for (const file of [
   copyFileSync(join(root, "src", file), join(root, "dist", file));
 }
 
-const { build } = await import("esbuild");
+const { build, transform } = await import("esbuild");
 const viewOut = join(root, "dist", "view", "client");
 const common = { bundle: true, minify: true, logLevel: "warning", legalComments: "eof" };
 const bundled = await build({
@@ -65,16 +65,22 @@ await build({
   outfile: join(viewOut, "page.css"),
 });
 
-// The CLI bundle. Packages are left to node_modules (they load lazily, per feature, as before)
-// except the two every command uses, and `ignore` (CommonJS: imported from an ES module it made
-// Node compile and run its CommonJS export lexer, a WebAssembly module, in every run that offers
-// the built-in tools; bundled, it is a chunk like eddy's own code; docs/decisions.md #34). Each
-// compiled file's `import.meta.url` is rewritten to the URL it had in dist/, so the paths it
-// resolves from it (package.json, the viewer's assets, the generated validators, the tools worker)
-// stay what they were. A `require` is declared for the
-// bundled CommonJS (commander requires node: built-ins).
+// The CLI bundle, dist/cli/bundle/: one file per lazily loaded part (chunk), so a command loads
+// a few files instead of about 300 (decision #34), each compiled by bin/eddy.js as a `vm.Script`
+// with V8's code for it kept between runs (src/cli/code-cache.ts, decision #40). esbuild splits the
+// CLI into ES module chunks; each is then turned into a CommonJS one (`.cjs`), because Node 20 can
+// hand V8 cached code only for a script, and src/cli/code-cache.ts links them (`require("./x.js")`,
+// lazily for `import("./x.js")`). Packages are left to node_modules (they load lazily, per
+// feature) except the two every command uses, `ignore` (CommonJS: imported from an ES module it
+// made Node compile and run its CommonJS export lexer in every run that offers the built-in tools;
+// decision #34) and `canonicalize` (an ES module only, which a CommonJS chunk cannot require).
+// Packages a feature loads lazily go through src/util/import-package.ts, swapped here for the
+// launcher's `import()` (`__eddyImport`). Each compiled file's `import.meta.url` is rewritten to
+// the URL it had in dist/ (relative to `__eddyUrl`, the chunk's own URL), so the paths it resolves
+// from it (package.json, the viewer's assets, the generated validators, the tools worker) stay what
+// they were. `require`, `__eddyUrl` and `__eddyImport` are given to each chunk by the loader.
 const cliOut = join(root, "dist", "cli", "bundle");
-const BUNDLED_PACKAGES = ["zod", "commander", "ignore"];
+const BUNDLED_PACKAGES = ["zod", "commander", "ignore", "canonicalize"];
 const dependencies = Object.keys(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).dependencies);
 rmSync(cliOut, { recursive: true, force: true });
 const cli = await build({
@@ -87,13 +93,20 @@ const cli = await build({
   target: "node20",
   minify: true,
   metafile: true,
+  write: false,
   logLevel: "error",
   legalComments: "eof",
   external: dependencies.filter((d) => !BUNDLED_PACKAGES.includes(d)).flatMap((d) => [d, `${d}/*`]),
-  banner: {
-    js: 'import { createRequire as __eddyCreateRequire } from "node:module"; const require = __eddyCreateRequire(import.meta.url);',
-  },
   plugins: [
+    {
+      name: "import-package-from-launcher",
+      setup(b) {
+        b.onLoad({ filter: /[\\/]dist[\\/]util[\\/]import-package\.js$/ }, () => ({
+          contents: "export function importPackage(specifier) { return __eddyImport(specifier); }",
+          loader: "js",
+        }));
+      },
+    },
     {
       // zod re-exports its ~50 message locales (`z.locales`) from its index: a third of its bundled
       // size, compiled at every start. eddy uses none but English (zod's default, set by zod
@@ -117,24 +130,43 @@ const cli = await build({
       setup(b) {
         b.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, async (args) => {
           const text = await readFile(args.path, "utf8");
-          const url = `new URL(${JSON.stringify(relative(cliOut, args.path).split("\\").join("/"))}, import.meta.url).href`;
+          const url = `new URL(${JSON.stringify(relative(cliOut, args.path).split("\\").join("/"))}, __eddyUrl).href`;
           return { contents: text.replaceAll("import.meta.url", url), loader: "js" };
         });
       },
     },
   ],
 });
+mkdirSync(cliOut, { recursive: true });
+for (const file of cli.outputFiles ?? []) {
+  const commonjs = await transform(file.text, {
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    minify: true,
+    // `import("./chunk.js")` becomes a lazy `require`, which the loader links.
+    supported: { "dynamic-import": false },
+    logLevel: "error",
+  });
+  writeFileSync(file.path.replace(/\.js$/, ".cjs"), `"use strict";${commonjs.code}`);
+}
 // Which compiled files and packages each chunk holds (test/startup-modules.test.ts reads it).
 const chunks = {};
 for (const [out, meta] of Object.entries(cli.metafile.outputs)) {
-  chunks[relative(cliOut, join(root, out))] = Object.keys(meta.inputs).sort();
+  chunks[relative(cliOut, join(root, out)).replace(/\.js$/, ".cjs")] = Object.keys(meta.inputs).sort();
 }
 writeFileSync(join(cliOut, "chunks.json"), `${JSON.stringify(chunks, null, 1)}\n`);
-
+// The bundle must not call import() itself: a vm.Script cannot (src/util/import-package.ts).
+const dynamic = Object.values(cli.metafile.outputs).flatMap((o) =>
+  o.imports.filter((i) => i.kind === "dynamic-import" && i.external).map((i) => i.path),
+);
+process.exitCode = tsc.status ?? 1;
+if (dynamic.length > 0) {
+  console.error(`build: the CLI bundle imports ${dynamic.join(", ")} with import(); use importPackage`);
+  process.exitCode = 1;
+}
 if (script === "" || /<\/script|<!--/i.test(script)) {
   console.error("build: the view page script is empty or still contains </script or <!--");
   process.exitCode = 1;
-} else {
-  process.exitCode = tsc.status ?? 1;
 }
 if (process.exitCode === 0) writeFileSync(join(root, STAMP), `${inputs}\n`);

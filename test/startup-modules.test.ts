@@ -3,15 +3,18 @@
  * process (test/support/module-log.mjs). `eddy --help` loads the command line and the defaults it
  * prints, nothing of the runtime; a run loads what it uses (the provider, the loop, the built-in
  * tools, the protocol validators when validating) and none of the optional features. The CLI runs
- * from its bundle (dist/cli/bundle/, scripts/build.mjs): a loaded chunk stands for the compiled
- * files and package files it holds, as the build's dist/cli/bundle/chunks.json lists them. What
- * loading costs in time is measured by the bench (`npm run bench -- startup`), never asserted here.
+ * from its bundle (dist/cli/bundle/, scripts/build.mjs), whose chunks src/cli/code-cache.ts loads
+ * itself: the chunks a command loaded are those its code cache file lists, written by a first start
+ * in an empty cache folder. A loaded chunk stands for the compiled files and package files it holds,
+ * as the build's dist/cli/bundle/chunks.json lists them. What loading costs in time is measured by
+ * the bench (`npm run bench -- startup`), never asserted here.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readCodeCache } from "../src/cli/code-cache-file.js";
 import { createMockServer, type MockServer } from "../src/mock/listener.js";
 import { cleanEnv, ROOT, runCli } from "./support/cli.js";
 
@@ -48,13 +51,23 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** The chunks of the CLI bundle a command loaded: those its code cache file lists (see above). */
+function chunksLoaded(cacheHome: string): string[] {
+  const folder = join(cacheHome, "eddy", "compile-cache");
+  const files = readdirSync(folder).filter((name) => name.endsWith(".v8"));
+  expect(files).toHaveLength(1);
+  return [...readCodeCache(join(folder, files[0] ?? "")).keys()];
+}
+
 /** Runs `eddy ARGS` (from the repository, so `package.json` is there to read) and lists what it loaded. */
 async function loadedBy(name: string, args: string[]): Promise<string[]> {
   const log = join(dir, `${name}.log`);
+  const cacheHome = join(dir, `${name}-cache`);
   const env = cleanEnv({
     NODE_OPTIONS: `--import=${pathToFileURL(HOOK).href}`,
     EDDY_MODULE_LOG: log,
     XDG_CONFIG_HOME: dir,
+    XDG_CACHE_HOME: cacheHome,
   });
   const result = await runCli(args, { env, cwd: ROOT, timeoutMs: 60_000 });
   expect(result.code, result.stderr).toBe(0);
@@ -62,18 +75,20 @@ async function loadedBy(name: string, args: string[]): Promise<string[]> {
     .split("\n")
     .filter((line) => line.startsWith("file:"));
   const files = urls.map((url) => relative(ROOT, fileURLToPath(url)));
-  expect(files).toContain("dist/cli/bundle/main.js"); // the launcher ran the bundle
+  const loadedChunks = chunksLoaded(cacheHome);
+  expect(loadedChunks).toContain("main.cjs"); // the launcher ran the bundle
   const chunks = JSON.parse(readFileSync(join(ROOT, "dist/cli/bundle/chunks.json"), "utf8")) as Record<
     string,
     string[]
   >;
-  const expanded = files.flatMap((file) => {
-    if (!file.startsWith(BUNDLE)) return [file];
-    const inputs = chunks[file.slice(BUNDLE.length)];
-    expect(inputs, `${file} is not in chunks.json`).toBeDefined();
+  const expanded = loadedChunks.flatMap((chunk) => {
+    const inputs = chunks[chunk];
+    expect(inputs, `${chunk} is not in chunks.json`).toBeDefined();
     return inputs ?? [];
   });
-  return [...new Set(expanded)];
+  // Nothing of eddy's is loaded from outside the bundle but what the launcher and the CLI load by path.
+  expect(files.filter((file) => file.startsWith(BUNDLE))).toEqual([]);
+  return [...new Set([...files, ...expanded])];
 }
 
 const BUNDLE = "dist/cli/bundle/";

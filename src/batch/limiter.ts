@@ -14,6 +14,7 @@
 import type { Redis } from "ioredis";
 import { EddyError } from "../errors.js";
 import { abortableSleep as sleep, untilAborted } from "../util/abort.js";
+import { importPackage } from "../util/import-package.js";
 
 /** A rate limit shared by the requests of a batch (one process, or every worker through Redis). */
 export interface RateLimiter {
@@ -43,7 +44,7 @@ type Limiter = InstanceType<Lib["RateLimiterMemory"]> | InstanceType<Lib["RateLi
 /** The library is loaded on the first request, so importing eddy does not pay for it. */
 let lib: Promise<Lib> | undefined;
 const loadLib = () => {
-  lib ??= import("rate-limiter-flexible");
+  lib ??= importPackage<Lib>("rate-limiter-flexible");
   return lib;
 };
 

@@ -24,6 +24,7 @@ import { pathToFileURL } from "node:url";
 import type { JsonObject } from "../protocol/types.js";
 import { type AiSdkLanguageModel, createAiSdkProvider } from "../provider/ai-sdk/index.js";
 import type { AiSdkProfile } from "../provider/profiles.js";
+import { importPackage as loadModule } from "../util/import-package.js";
 import { basicAuthorization } from "../util/url-credentials.js";
 import type { EffectiveConfig } from "./config.js";
 import { configError } from "./config-file.js";
@@ -89,7 +90,7 @@ async function importPackage(
       `${where}: "package" must be an npm package name such as @ai-sdk/anthropic (got ${JSON.stringify(name)})`,
     );
   try {
-    return (await import(name)) as Record<string, unknown>;
+    return (await loadModule(name)) as Record<string, unknown>;
   } catch (err) {
     if (!isMissing(err, name)) throw loadError(name, where, err);
   }
@@ -106,7 +107,7 @@ async function importPackage(
     );
   }
   try {
-    return (await import(pathToFileURL(resolved).href)) as Record<string, unknown>;
+    return (await loadModule(pathToFileURL(resolved).href)) as Record<string, unknown>;
   } catch (err) {
     throw loadError(name, where, err);
   }

@@ -16,6 +16,7 @@
  */
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import type { Frame } from "../frames/frame.js";
+import { importPackage } from "../util/import-package.js";
 import { redactSecrets } from "../util/redact.js";
 import { EDDY_VERSION } from "../version.js";
 import type { Env } from "./config.js";
@@ -94,9 +95,11 @@ export async function startOtelExport(options: OtelExportOptions): Promise<OtelE
     otel,
     { OTEL_LIMITS },
   ] = await Promise.all([
-    import("@opentelemetry/sdk-trace"),
-    import("@opentelemetry/exporter-trace-otlp-http"),
-    import("@opentelemetry/resources"),
+    importPackage<typeof import("@opentelemetry/sdk-trace")>("@opentelemetry/sdk-trace"),
+    importPackage<typeof import("@opentelemetry/exporter-trace-otlp-http")>(
+      "@opentelemetry/exporter-trace-otlp-http",
+    ),
+    importPackage<typeof import("@opentelemetry/resources")>("@opentelemetry/resources"),
     import("../telemetry/otel-observer.js"),
     import("../telemetry/limits.js"),
   ]);

@@ -4,6 +4,7 @@
  * which every string from a provider, a tool, an MCP server or a tape goes through before it is
  * written to a terminal.
  */
+import { importPackage } from "../util/import-package.js";
 
 export interface Output {
   write(text: string): unknown;
@@ -119,7 +120,7 @@ export async function readTerminalLine(
   signal: AbortSignal,
 ): Promise<string | null> {
   if (signal.aborted) return null;
-  const { createInterface } = await import("node:readline");
+  const { createInterface } = await importPackage<typeof import("node:readline")>("node:readline");
   return new Promise((resolve) => {
     const reader = createInterface({ input, terminal: false });
     let done = false;

@@ -13,6 +13,7 @@ import { basename, extname } from "node:path";
 import { EddyError } from "../errors.js";
 import { INPUT_FILE_DATA_MAX_LENGTH, INPUT_IMAGE_URL_MAX_LENGTH } from "../protocol/generated/enums.js";
 import type { JsonObject } from "../protocol/types.js";
+import { importPackage } from "../util/import-package.js";
 import { readRegularFileSync } from "../util/regular-file.js";
 
 /** What to attach: an image or a file, by local path or URL. */
@@ -90,7 +91,7 @@ export async function userMessageWithAttachments(
 /** The MIME type of `bytes` from its content (see the module comment). */
 export async function mimeTypeOf(bytes: Uint8Array, name = ""): Promise<string> {
   // file-type loads with the first attachment, not with every run.
-  const { fileTypeFromBuffer } = await import("file-type");
+  const { fileTypeFromBuffer } = await importPackage<typeof import("file-type")>("file-type");
   const detected = await fileTypeFromBuffer(bytes);
   if (detected !== undefined) return detected.mime;
   if (isUtf8Text(bytes)) return TEXT_TYPES[extname(name).toLowerCase()] ?? "text/plain";

@@ -8,6 +8,7 @@
  * file at a flat `MEDIA_TOKENS`. Each item adds `ITEM_OVERHEAD_TOKENS` for its framing.
  */
 import type { JsonObject } from "../protocol/types.js";
+import { importPackage } from "../util/import-package.js";
 import { wholeCut } from "../util/text.js";
 
 /** Counts the tokens of a text. */
@@ -103,7 +104,8 @@ export function countInPieces(text: string, count: (piece: string) => number): n
 async function encodingFor(model: string | null | undefined): Promise<Encoding | undefined> {
   if (model === null || model === undefined || model === "") return undefined;
   const name = model.startsWith("openai/") ? model.slice("openai/".length) : model;
-  const { modelToEncodingMap } = await import("gpt-tokenizer/mapping");
+  const { modelToEncodingMap } =
+    await importPackage<typeof import("gpt-tokenizer/mapping")>("gpt-tokenizer/mapping");
   const known = (modelToEncodingMap as Record<string, string | undefined>)[name];
   if (known === "o200k_base" || known === "cl100k_base" || known === "o200k_harmony") return known;
   if (known !== undefined) return "cl100k_base"; // older encodings: the Responses API does not serve those models
@@ -119,11 +121,11 @@ interface EncodingModule {
 async function loadEncoding(encoding: Encoding): Promise<EncodingModule> {
   switch (encoding) {
     case "o200k_base":
-      return import("gpt-tokenizer/encoding/o200k_base");
+      return importPackage<EncodingModule>("gpt-tokenizer/encoding/o200k_base");
     case "cl100k_base":
-      return import("gpt-tokenizer/encoding/cl100k_base");
+      return importPackage<EncodingModule>("gpt-tokenizer/encoding/cl100k_base");
     case "o200k_harmony":
-      return import("gpt-tokenizer/encoding/o200k_harmony");
+      return importPackage<EncodingModule>("gpt-tokenizer/encoding/o200k_harmony");
   }
 }
 

@@ -26,6 +26,7 @@ import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { WebSocket, WebSocketServer } from "ws";
 import { EddyError } from "../errors.js";
+import { importPackage } from "../util/import-package.js";
 import { drained } from "../util/stream.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
 import { createMockHandler, type MockOptions, type WebSocketAdmission } from "./handler.js";
@@ -304,7 +305,7 @@ function webSocketServer(maxPayload: number): LazyWebSocketServer {
   return {
     async get() {
       if (closed) return undefined;
-      server ??= import("ws").then(
+      server ??= importPackage<typeof import("ws")>("ws").then(
         ({ WebSocketServer }) =>
           new WebSocketServer({
             noServer: true,

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { EddyError } from "../errors.js";
+import { importPackage } from "../util/import-package.js";
 import { JSON_MAX_DEPTH, nestsDeeperThan, withoutBom } from "../util/json.js";
 import { readRegularTextSync } from "../util/regular-file.js";
 import { wholeCut } from "../util/text.js";
@@ -218,7 +219,7 @@ export async function loadScenario(path: string): Promise<Scenario> {
  */
 async function parseYaml(text: string): Promise<unknown> {
   // yaml is loaded only for YAML files: it is the slowest import on the CLI's start-up path.
-  const doc = (await import("yaml")).parseDocument(text);
+  const doc = (await importPackage<typeof import("yaml")>("yaml")).parseDocument(text);
   const error = doc.errors[0];
   if (error !== undefined) throw error;
   const warning = doc.warnings[0];

@@ -18,6 +18,7 @@
 import type { Context, Tracer } from "@opentelemetry/api";
 import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
+import { importPackage } from "../util/import-package.js";
 import { EDDY_VERSION } from "../version.js";
 import { attributeLimitsOf } from "./limits.js";
 import { type RunTrace, startRun, type TraceShared } from "./run-trace.js";
@@ -61,7 +62,7 @@ export type OtelApi = Pick<
 export async function createOtelObserver(options: OtelObserverOptions = {}): Promise<OtelFrameObserver> {
   let api: OtelApi;
   try {
-    api = await import("@opentelemetry/api");
+    api = await importPackage<OtelApi>("@opentelemetry/api");
   } catch (err) {
     throw new EddyError(
       "invalid_config",

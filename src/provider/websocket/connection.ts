@@ -10,6 +10,7 @@
  */
 import type { Socket } from "node:net";
 import type WebSocket from "ws";
+import { importPackage } from "../../util/import-package.js";
 
 /** A refused opening handshake: the server answered the upgrade with an ordinary HTTP response. */
 export class HandshakeRefused extends Error {
@@ -55,7 +56,7 @@ const REMEMBERED_RESPONSES = 256;
  * so runs over SSE never load it.
  */
 export async function connectWebSocket(options: ConnectOptions): Promise<WebSocketConnection> {
-  const { default: WebSocket } = await import("ws");
+  const { default: WebSocket } = await importPackage<typeof import("ws")>("ws");
   return new Promise((resolve, reject) => {
     const { signal } = options;
     if (signal.aborted) {

@@ -8,6 +8,7 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import { INPUT_IMAGE_URL_MAX_LENGTH } from "../../protocol/generated/enums.js";
+import { importPackage } from "../../util/import-package.js";
 import { TOOL_DEFAULTS } from "../defaults.js";
 import { type ToolContext, type ToolDefinition, type ToolResult, toolResult } from "../tool.js";
 import { utf8Head } from "../utf8.js";
@@ -151,7 +152,7 @@ async function imageResult(
   const head = Buffer.alloc(Math.min(size, 4100));
   await handle.read(head, 0, head.length, 0);
   // file-type loads with the first binary file, not with every read.
-  const { fileTypeFromBuffer } = await import("file-type");
+  const { fileTypeFromBuffer } = await importPackage<typeof import("file-type")>("file-type");
   const mime = (await fileTypeFromBuffer(head))?.mime;
   if (mime === undefined || !IMAGE_TYPES.has(mime)) return undefined;
   const artifacts = { path: display, mime_type: mime, bytes: size };
