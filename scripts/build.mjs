@@ -83,6 +83,18 @@ const cliOut = join(root, "dist", "cli", "bundle");
 const BUNDLED_PACKAGES = ["zod", "commander", "ignore", "canonicalize"];
 const dependencies = Object.keys(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).dependencies);
 rmSync(cliOut, { recursive: true, force: true });
+// The protocol's generated validators (CommonJS, 480 and 240 kB) are chunks too, copied beside the
+// others, so their code is cached like the rest: src/protocol/validate.ts requires each with the
+// first validation against one of its schemas, here through the chunk loader (`__eddyRequire`).
+const VALIDATE = join(root, "dist/protocol/validate.js");
+const VALIDATOR_CHUNKS = ["request-validators", "response-validators"];
+function validatorsAsChunks(text) {
+  let out = text.replace("createRequire(import.meta.url)", "__eddyRequire");
+  for (const name of VALIDATOR_CHUNKS) out = out.replace(`"./generated/${name}.cjs"`, `"./${name}.js"`);
+  if ((out.match(/__eddyRequire|"\.\/(request|response)-validators\.js"/g) ?? []).length !== 3)
+    throw new Error("build: dist/protocol/validate.js no longer requires its validators as expected");
+  return out;
+}
 const cli = await build({
   entryPoints: [join(root, "dist/cli/main.js")],
   outdir: cliOut,
@@ -129,7 +141,8 @@ const cli = await build({
       name: "dist-import-meta-url",
       setup(b) {
         b.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, async (args) => {
-          const text = await readFile(args.path, "utf8");
+          let text = await readFile(args.path, "utf8");
+          if (args.path === VALIDATE) text = validatorsAsChunks(text);
           const url = `new URL(${JSON.stringify(relative(cliOut, args.path).split("\\").join("/"))}, __eddyUrl).href`;
           return { contents: text.replaceAll("import.meta.url", url), loader: "js" };
         });
@@ -154,6 +167,10 @@ for (const file of cli.outputFiles ?? []) {
 const chunks = {};
 for (const [out, meta] of Object.entries(cli.metafile.outputs)) {
   chunks[relative(cliOut, join(root, out)).replace(/\.js$/, ".cjs")] = Object.keys(meta.inputs).sort();
+}
+for (const name of VALIDATOR_CHUNKS) {
+  copyFileSync(join(root, "dist/protocol/generated", `${name}.cjs`), join(cliOut, `${name}.cjs`));
+  chunks[`${name}.cjs`] = [`dist/protocol/generated/${name}.cjs`];
 }
 writeFileSync(join(cliOut, "chunks.json"), `${JSON.stringify(chunks, null, 1)}\n`);
 // The bundle must not call import() itself: a vm.Script cannot (src/util/import-package.ts).

@@ -1,7 +1,7 @@
 /**
  * eddy's per-user cache directory: `$XDG_CACHE_HOME/eddy`, else `~/.cache/eddy`. What lives there
- * is rebuilt when missing: the `eddy doctor` reports (doctor-cache.ts) and Node's compile cache of
- * the CLI's code (bin/eddy.js, docs/decisions.md #34). A relative `XDG_CACHE_HOME` is ignored, as
+ * is rebuilt when missing: the `eddy doctor` reports (doctor-cache.ts) and the compiled code of the
+ * CLI (code-cache.ts, compile-cache.ts; docs/decisions.md #40). A relative `XDG_CACHE_HOME` is ignored, as
  * the XDG base directory specification asks: it would put the cache in whatever directory eddy
  * was started from (a workspace, a repository).
  *

@@ -17,9 +17,12 @@
  *
  * The chunks are linked as CommonJS modules: `require("./chunk-….js")` loads a chunk (once), any
  * other `require` is Node's, from the bundle's folder. Each chunk is also given `__eddyImport`
- * (the launcher's `import()`, src/util/import-package.ts) and `__eddyUrl` (its own file URL).
+ * (the launcher's `import()`, src/util/import-package.ts), `__eddyUrl` (its own file URL) and
+ * `__eddyRequire` (this `require`, by a name esbuild leaves alone: the protocol's validators are
+ * chunks required by src/protocol/validate.ts, scripts/build.mjs).
  *
- * No imports of eddy's but the cache's own files: the launcher loads this before the CLI.
+ * No imports of eddy's but the cache's own files, cache-dir.ts and make-dir.ts: the launcher loads
+ * this before the CLI.
  */
 import { createHash } from "node:crypto";
 import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
@@ -132,7 +135,7 @@ class Chunks {
     const entry = this.cache.get(name);
     const cachedData = entry?.size === stats.size && entry.mtimeMs === stats.mtimeMs ? entry.data : undefined;
     const script = new Script(
-      `(function (exports, require, module, __filename, __dirname, __eddyImport, __eddyUrl) {${text}\n})`,
+      `(function (exports, require, module, __filename, __dirname, __eddyImport, __eddyUrl, __eddyRequire) {${text}\n})`,
       { filename: file, ...(cachedData === undefined ? {} : { cachedData }) },
     );
     const cached = cachedData !== undefined && !script.cachedDataRejected;
@@ -141,7 +144,7 @@ class Chunks {
     this.modules.set(name, module);
     const run = script.runInThisContext() as (...args: unknown[]) => void;
     const require = (id: string) => this.require(id);
-    run(module.exports, require, module, file, this.dir, this.importModule, pathToFileURL(file).href);
+    run(module.exports, require, module, file, this.dir, this.importModule, pathToFileURL(file).href, require);
     return module.exports;
   }
 }

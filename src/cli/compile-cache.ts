@@ -1,9 +1,9 @@
 /**
- * Node's compile cache for the CLI (Node 22.1+, `module.enableCompileCache`): the code of eddy's
- * modules compiled once is kept in `<eddy's cache directory>/compile-cache` (cache-dir.ts) and
- * reused by the next start: compiling them is about a fifth of `eddy run`'s CPU at start-up, and the
- * cache takes a tenth off its wall time (bench/README.md, "Start-up"). Loaded by bin/eddy.js before
- * the CLI, only where the API exists.
+ * Node's compile cache for the CLI (Node 22.1+, `module.enableCompileCache`): the code of the
+ * packages the CLI loads from node_modules, compiled once, is kept in `<eddy's cache
+ * directory>/compile-cache` (cache-dir.ts) and reused by the next start. eddy's own chunks have a
+ * cache of their own in the same folder, on every Node (code-cache.ts, docs/decisions.md #40).
+ * Loaded by bin/eddy.js before the CLI, only where the API exists.
  *
  * The folder is made here first (`makeDirSync`, mode 0700): Node's own folder creation never ends
  * for a folder procfs will not make (docs/pitfalls.md #70), and a `HOME` is not always sane. No
