@@ -24,7 +24,8 @@ if (typeof module.enableCompileCache === "function") {
     // No cache: the run is as fast as without one, no slower.
   }
 }
-const { loadCli } = await import(new URL("../dist/cli/code-cache.js", import.meta.url).href);
+// src/cli/code-cache.ts, bundled into one file (scripts/build.mjs).
+const { loadCli } = await import(new URL("../dist/cli/bundle/loader.mjs", import.meta.url).href);
 const argv = process.argv.slice(2);
 // The packages a feature loads lazily are imported from here (src/util/import-package.ts).
 const cli = loadCli(bundle, argv, process.env, (specifier) => import(specifier));

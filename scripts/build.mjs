@@ -163,6 +163,19 @@ for (const file of cli.outputFiles ?? []) {
   });
   writeFileSync(file.path.replace(/\.js$/, ".cjs"), `"use strict";${commonjs.code}`);
 }
+// The loader bin/eddy.js runs first (src/cli/code-cache.ts and the few files it imports), one
+// file: an ES module of its own costs Node's module loader a few milliseconds at every start.
+await build({
+  entryPoints: [join(root, "dist/cli/code-cache.js")],
+  outfile: join(cliOut, "loader.mjs"),
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  minify: true,
+  logLevel: "error",
+  legalComments: "eof",
+});
 // Which compiled files and packages each chunk holds (test/startup-modules.test.ts reads it).
 const chunks = {};
 for (const [out, meta] of Object.entries(cli.metafile.outputs)) {
