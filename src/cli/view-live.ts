@@ -2,8 +2,9 @@
  * `eddy view --live URL`: follows a run of `eddy serve` in the viewer page as its frames arrive.
  * eddy reads the run's events itself (`eddy/client`, reconnecting with `Last-Event-ID`, with the
  * token from `--token` or `EDDY_SERVE_TOKEN`) and serves the page on 127.0.0.1 under a random
- * path, with a stream of the run's view as it grows; the page only talks to that local server, so
- * the token stays in this process: it is in no page, file or URL.
+ * path, with a stream of the run's view as it grows (view-live-page.ts, with a bounded number of
+ * connections); the page only talks to that local server, so the token stays in this process: it
+ * is in no page, file or URL.
  *
  * Every frame from the server is untrusted: it is read like a tape line (src/view/read.ts: a JSON
  * object with the frame envelope, else a one-line error) and shown through the same bounded view
@@ -11,20 +12,17 @@
  * a refused token) ends the command with one line naming it. When the run has ended the page keeps
  * being served, showing the final state, until Ctrl-C.
  */
-import { randomBytes } from "node:crypto";
-import { once } from "node:events";
-import { createServer, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
 import { EddyError } from "../errors.js";
 import { createServeClient, type ServeClient } from "../serve/client.js";
 import { encodeSseMessage } from "../sse/encoder.js";
 import { fetchCause } from "../util/fetch-cause.js";
 import { LiveRunView } from "../view/live-view.js";
-import { renderViewPage } from "../view/page.js";
 import { parseViewTape } from "../view/read.js";
 import type { RunPayload } from "../view/view-data.js";
 import type { CliIo } from "./run-command.js";
 import { terminalSafe } from "./terminal.js";
+import { type LivePageSource, serveLivePage } from "./view-live-page.js";
 
 /** Milliseconds between redraws of the page while frames come. */
 const REDRAW_MS = 200;
@@ -64,7 +62,7 @@ export async function viewLiveCommand(
   const client = createServeClient({ baseUrl: target.baseUrl, ...(token === undefined ? {} : { token }) });
   const run = await firstLook(client, target);
   const state = new LiveState(target.shown);
-  const page = await servePage(state, `${target.id} (live)`);
+  const page = await serveLivePage(state, `${target.id} (live)`);
   io.stdout.write(`${page.url}\n`);
   if (open) await open(page.url);
   io.stderr.write(
@@ -122,7 +120,7 @@ function causeOf(err: unknown): string {
  * at most every `REDRAW_MS`, and never closer than four times the last one took, so a long run
  * leaves the process free to answer Ctrl-C.
  */
-class LiveState {
+class LiveState implements LivePageSource {
   private readonly view = new LiveRunView();
   private readonly pages = new Set<ServerResponse>();
   private payload: RunPayload | undefined;
@@ -188,40 +186,6 @@ class LiveState {
 
 function message(payload: RunPayload): string {
   return encodeSseMessage({ data: JSON.stringify(payload) });
-}
-
-/** The page on 127.0.0.1 under a random path: `/KEY/` (the page) and `/KEY/events` (its stream). */
-async function servePage(state: LiveState, label: string) {
-  const key = randomBytes(16).toString("hex");
-  const server = createServer((req, res) => {
-    const path = (req.url ?? "").split("?")[0];
-    if (req.method === "GET" && path === `/${key}/`) {
-      const payload = state.current();
-      const html = renderViewPage({
-        title: label,
-        runs: [{ entry: { label, source: label }, ...(payload === undefined ? {} : { payload }) }],
-        live: { events: "events" },
-      });
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
-      res.end(html);
-    } else if (req.method === "GET" && path === `/${key}/events`) {
-      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store" });
-      state.watch(res);
-    } else {
-      res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
-    }
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/${key}/`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
 }
 
 function usage(message: string): EddyError {

@@ -94,6 +94,15 @@ const errors = {
   "401": { description: "No or wrong bearer token", schema: errorBody },
 } as const;
 const notFound = { "404": { description: "No such run", schema: errorBody } } as const;
+/** A run's start: a budget above the server's is refused too, never lowered (docs/decisions.md #41). */
+const startErrors = {
+  ...errors,
+  "400": {
+    description:
+      "The request is invalid (the message names the field), or asks a budget above the server's (code budget_above_limit; the message names the field and the limit)",
+    schema: errorBody,
+  },
+} as const;
 
 /** Every route the handler serves. */
 export const ROUTES: readonly RouteInfo[] = [
@@ -105,7 +114,7 @@ export const ROUTES: readonly RouteInfo[] = [
     body: "run_spec",
     responses: {
       "201": { description: "Started", schema: runStatus },
-      ...errors,
+      ...startErrors,
       "403": { description: "The run needs more than the server's policy allows", schema: errorBody },
       "413": { description: "The body is too large", schema: errorBody },
       "429": { description: "Too many runs at once (see Retry-After)", schema: errorBody },
@@ -240,7 +249,7 @@ export const ROUTES: readonly RouteInfo[] = [
     body: "message",
     responses: {
       "201": { description: "Started", schema: runStatus },
-      ...errors,
+      ...startErrors,
       "403": { description: "Beyond the server's policy", schema: errorBody },
       "409": { description: "A run on this thread is going on", schema: errorBody },
       "429": { description: "Too many runs at once", schema: errorBody },

@@ -15,6 +15,7 @@ import { createScriptedProvider, type Script } from "../../test/support/scripted
 import { createThreadStore } from "../context/threads.js";
 import type { ToolHooks } from "../loop/hooks.js";
 import { createPolicy, type Policy } from "../loop/policy.js";
+import type { PartialRunSpec } from "../loop/run-spec.js";
 import { replayTape } from "../replay/replay.js";
 import { readTape } from "../replay/tape.js";
 import { createToolRegistry } from "../tools/registry.js";
@@ -38,6 +39,7 @@ interface Setup {
   instructionFiles?: ServeRuntime["instructionFiles"];
   onSkippedTape?: ServeRuntime["onSkippedTape"];
   runTimeoutMs?: number;
+  spec?: PartialRunSpec;
 }
 
 function setup(o: Setup = {}) {
@@ -46,7 +48,7 @@ function setup(o: Setup = {}) {
   const provider = createScriptedProvider(o.scripts ?? [text("hello")]);
   const service = createRunService({
     provider,
-    spec: { model: "m" },
+    spec: { model: "m", ...o.spec },
     policy: o.policy ?? createPolicy(),
     tools: () => createToolRegistry([approvalNoteTool(notes)]),
     workspace: dataDir,
@@ -126,26 +128,102 @@ describe("eddy serve handler: runs", () => {
     expect(rest[0]?.data.seq).toBe(k + 1);
   });
 
-  it("a request may lower the server's budgets (max_turns, max_tool_calls, …), never raise them above its own or the defaults", async () => {
-    const { call, service, dataDir } = setup({ scripts: [text("a"), text("b")] });
+  it("a request may lower the server's budgets (max_turns, max_tool_calls, …); asking above them is 400 naming the field and the limit", async () => {
+    const { call, service, dataDir } = setup({
+      scripts: [text("a"), text("b"), text("c")],
+      spec: { max_turns: 50, request: { max_output_tokens: 4096 } },
+    });
     // The run's whole spec is in its tape's header (the server keeps only its model and thread).
     const start = async (body: object) => {
-      const { id } = (await (await call("POST", "/v1/runs", { input: "hi", ...body })).json()) as {
-        id: string;
-      };
+      const res = await call("POST", "/v1/runs", { input: "hi", ...body });
+      expect(res.status).toBe(201);
+      const { id } = (await res.json()) as { id: string };
       await finished(service, id);
       const header = readFileSync(join(dataDir, "runs", `${id}.tape`), "utf8").split("\n", 1)[0] ?? "";
-      type Budgets = { max_turns?: number; max_tool_calls?: number; tool_timeout_ms?: number };
+      type Budgets = {
+        max_turns?: number;
+        max_tool_calls?: number;
+        tool_timeout_ms?: number;
+        request?: { max_output_tokens?: number };
+      };
       return (JSON.parse(header) as { spec?: Budgets }).spec;
     };
-    const greedy = await start({
-      max_turns: 100_000,
-      max_tool_calls: 1_000_000,
-      tool_timeout_ms: 86_400_000,
+    const refused = async (body: object) => {
+      const res = await call("POST", "/v1/runs", { input: "hi", ...body });
+      expect(res.status).toBe(400);
+      return ((await res.json()) as { error: { code: string; message: string; param: string | null } }).error;
+    };
+    // Above the server's own (--max-turns 50) or the default it left alone (32 tool calls, 2 min).
+    expect(await refused({ max_turns: 100_000 })).toEqual({
+      type: "invalid_request_error",
+      code: "budget_above_limit",
+      param: "max_turns",
+      message:
+        "max_turns 100000 is above this server's limit of 50 (ask for at most 50, or leave max_turns out to run with 50)",
     });
-    expect([greedy?.max_turns, greedy?.max_tool_calls, greedy?.tool_timeout_ms]).toEqual([20, 32, 120_000]);
-    const modest = await start({ max_turns: 2, max_tool_calls: 3 });
-    expect([modest?.max_turns, modest?.max_tool_calls]).toEqual([2, 3]);
+    const several = await refused({ max_tool_calls: 1_000_000, tool_timeout_ms: 86_400_000 });
+    expect(several.param).toBe("max_tool_calls");
+    expect(several.message).toMatch(
+      /^max_tool_calls 1000000 is above this server's limit of 32 .*; tool_timeout_ms 86400000 is above this server's limit of 120000/,
+    );
+    expect((await refused({ request: { max_output_tokens: 100_000 } })).param).toBe(
+      "request.max_output_tokens",
+    );
+    expect((await refused({ max_turns: 51 })).param).toBe("max_turns");
+    // A message on a thread starts a run too.
+    const message = await call("POST", "/v1/threads/t1/messages", { input: "hi", tool_concurrency: 8 });
+    expect(message.status).toBe(400);
+    expect(((await message.json()) as { error: { code: string } }).error.code).toBe("budget_above_limit");
+    expect(service.list()).toEqual([]); // nothing ran
+    // At the limit, below it, or left out: honoured.
+    const modest = await start({ max_turns: 2, max_tool_calls: 3, request: { max_output_tokens: 100 } });
+    expect([modest?.max_turns, modest?.max_tool_calls, modest?.request?.max_output_tokens]).toEqual([
+      2, 3, 100,
+    ]);
+    const exact = await start({ max_turns: 50, max_tool_calls: 32 });
+    expect([exact?.max_turns, exact?.max_tool_calls]).toEqual([50, 32]);
+    const given = await start({});
+    expect([given?.max_turns, given?.max_tool_calls, given?.request?.max_output_tokens]).toEqual([
+      50, 32, 4096,
+    ]);
+  });
+
+  it("a hostile budget is 400 naming the field, its message one line without control characters", async () => {
+    const { call, service } = setup({ spec: { max_turns: 50 } });
+    const hostile: [string, unknown][] = [
+      ["max_turns", "100"],
+      ["max_turns", "5\u001b[2J\r\nX-Evil: 1"],
+      ["max_turns", -1],
+      ["max_turns", 0],
+      ["max_turns", 2.5],
+      ["max_turns", 1e300],
+      ["max_turns", null],
+      ["max_turns", [5]],
+      ["max_turns", { n: 5 }],
+      ["max_turns", true],
+      ["max_tool_calls", Number.MAX_SAFE_INTEGER + 2],
+      ["tool_concurrency", 1e9],
+    ];
+    for (const [field, value] of hostile) {
+      const res = await call("POST", "/v1/runs", { input: "hi", [field]: value });
+      expect(res.status, `${field}: ${JSON.stringify(value)}`).toBe(400);
+      const { error } = (await res.json()) as { error: { message: string; param: string | null } };
+      expect(error.param).toBe(field);
+      expect(error.message).toContain(field);
+      expect(hasControlChars(error.message)).toBe(false);
+    }
+    // A number JSON cannot hold (1e400 parses as Infinity) and one in a string with control characters.
+    for (const raw of [
+      '{"input":"hi","max_turns":1e400}',
+      '{"input":"hi","request":{"max_output_tokens":"9\\u0007"}}',
+    ]) {
+      const res = await call("POST", "/v1/runs", raw);
+      expect(res.status).toBe(400);
+      const { error } = (await res.json()) as { error: { message: string; param: string | null } };
+      expect(error.param).toMatch(/^(max_turns|request\.max_output_tokens)$/);
+      expect(hasControlChars(error.message)).toBe(false);
+    }
+    expect(service.list()).toEqual([]);
   });
 
   it("a run whose provider trickles (never idle long enough to time out) is cancelled at the server's run deadline, naming it", async () => {

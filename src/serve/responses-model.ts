@@ -112,8 +112,31 @@ export function agentModel(
       runs.open--;
       return tools.registry.dispose().catch(() => {});
     };
-    return unstartedCleanup(agentEvents({ runtime, request, tools, spec, tapes, release }), release);
+    const shown = withAllowedBudgets(request, spec);
+    return unstartedCleanup(agentEvents({ runtime, request: shown, tools, spec, tapes, release }), release);
   };
+}
+
+/**
+ * The request as its response reports it: a `max_output_tokens` or `max_tool_calls` above the
+ * server's runs under the server's (`specOf`), and the response's fields of those names — in the
+ * spec, what the model "was allowed" — carry the value the run had, not the one asked for. Here a
+ * request is lowered, not refused as on `POST /v1/runs`: both fields are upper bounds clients send
+ * generously (docs/decisions.md #41).
+ */
+function withAllowedBudgets(request: ModelRequest, spec: RunSpec): ModelRequest {
+  const { body } = request;
+  const lowered: { max_output_tokens?: number; max_tool_calls?: number } = {};
+  const tokens = spec.request.max_output_tokens;
+  if (
+    typeof body.max_output_tokens === "number" &&
+    typeof tokens === "number" &&
+    tokens < body.max_output_tokens
+  )
+    lowered.max_output_tokens = tokens;
+  if (typeof body.max_tool_calls === "number" && spec.max_tool_calls < body.max_tool_calls)
+    lowered.max_tool_calls = spec.max_tool_calls;
+  return Object.keys(lowered).length === 0 ? request : { ...request, body: { ...body, ...lowered } };
 }
 
 /**
@@ -159,7 +182,8 @@ function specOf(runtime: ServeRuntime, request: ModelRequest, tools: ClientTools
   // The response's id first (its tape is found by it), then enough randomness to stay unique
   // across restarts of the server (which numbers its responses from 1 again).
   const run_id = `${request.responseId}_${randomUUID().replace(/-/g, "").slice(0, 16)}`;
-  // A request may lower the server's budgets (max_tool_calls, max_output_tokens), never raise them.
+  // A request may lower the server's budgets (max_tool_calls, max_output_tokens), never raise
+  // them: one above is brought down, and the response says so (`withAllowedBudgets`).
   const merged = withinBudgets(mergeRunSpecs(base, over), base);
   return resolveRunSpec({ ...withServerInstructions(runtime, merged), run_id }, "request");
 }

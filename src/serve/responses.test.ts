@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { failingTapeStore, type TapeFaults } from "../../test/support/failing-tapes.js";
 import { createScriptedProvider, type Script } from "../../test/support/scripted.js";
 import { createPolicy } from "../loop/policy.js";
+import type { PartialRunSpec } from "../loop/run-spec.js";
 import { validateStreamingEvent } from "../protocol/validate.js";
 import { replayTape } from "../replay/replay.js";
 import { readTape } from "../replay/tape.js";
@@ -31,6 +32,7 @@ interface Probe {
 function setup(
   scripts: Script[] = [text("hello")],
   faults: TapeFaults = { failAfter: Number.POSITIVE_INFINITY },
+  spec: PartialRunSpec = {},
 ) {
   const dir = mkdtempSync(join(tmpdir(), "eddy-face-"));
   const probe: Probe = { aborted: false, disposed: 0 };
@@ -54,7 +56,7 @@ function setup(
   });
   const service = createRunService({
     provider: createScriptedProvider(scripts),
-    spec: { model: "m" },
+    spec: { model: "m", ...spec },
     policy: createPolicy(),
     tools: () => {
       const registry = createToolRegistry([wait, leak]);
@@ -117,6 +119,41 @@ describe("the Open Responses face refuses hostile input", () => {
     expect((await error(wrong)).message).toContain("temperature");
     const noModel = await send("POST", "/v1/responses", { input: "hi" });
     expect((await error(noModel)).param).toBe("model");
+  });
+
+  it("400 naming the field for a hostile max_output_tokens or max_tool_calls: wrong types, negative, fractions, huge, control characters", async () => {
+    const { send, dir } = setup();
+    const hostile: [string, unknown][] = [
+      ["max_output_tokens", "100000"],
+      ["max_output_tokens", "9\u0007\u001b[2J"],
+      ["max_output_tokens", -5],
+      ["max_output_tokens", 15],
+      ["max_output_tokens", 100.5],
+      ["max_output_tokens", [100]],
+      ["max_output_tokens", true],
+      ["max_tool_calls", 0],
+      ["max_tool_calls", -1],
+      ["max_tool_calls", 2.5],
+      ["max_tool_calls", "3"],
+      ["max_tool_calls", { n: 3 }],
+    ];
+    for (const [field, value] of hostile) {
+      const res = await send("POST", "/v1/responses", { model: "eddy", input: "hi", [field]: value });
+      expect(res.status, `${field}: ${JSON.stringify(value)}`).toBe(400);
+      const text = await res.text();
+      expect(hasControlChars(text)).toBe(false);
+      expect(JSON.parse(text).error.message).toContain(field);
+    }
+    // A number JSON cannot hold: 1e400 parses as Infinity.
+    const infinite = await send(
+      "POST",
+      "/v1/responses",
+      '{"model":"eddy","input":"hi","max_output_tokens":1e400}',
+    );
+    expect(infinite.status).toBe(400);
+    expect((await error(infinite)).message).toContain("max_output_tokens");
+    const tapes = join(dir, "responses");
+    expect(existsSync(tapes) ? readdirSync(tapes) : []).toEqual([]);
   });
 
   it("400 for input nested deeper than 1,000 levels: no run, no tape (a deep one hung the response)", async () => {
@@ -554,6 +591,63 @@ describe("the Open Responses face records each run as a tape", () => {
     expect(tape.frames.filter((f) => f.type === "tool_ended")).toHaveLength(1);
     const outcome = await replayTape(tape, { registry: createToolRegistry(tools), workspace: dir });
     expect(outcome.verdict).toEqual({ match: true, frames: tape.frames.length });
+  });
+
+  it("a max_output_tokens or max_tool_calls above the server's runs under the server's, and the response says what the run was allowed", async () => {
+    const { send, dir } = setup([text("one"), text("two"), text("three")], undefined, {
+      request: { max_output_tokens: 4096 },
+    });
+    // Above the server's (--max-output-tokens 4096, the default 32 tool calls): lowered, and said.
+    const greedy = await send("POST", "/v1/responses", {
+      model: "eddy",
+      input: "hi",
+      max_output_tokens: 2 ** 53,
+      max_tool_calls: 1_000_000,
+    });
+    expect(greedy.status).toBe(200);
+    const resource = (await greedy.json()) as {
+      id: string;
+      max_output_tokens: number;
+      max_tool_calls: number;
+    };
+    expect([resource.max_output_tokens, resource.max_tool_calls]).toEqual([4096, 32]);
+    const stored = (await (await send("GET", `/v1/responses/${resource.id}`)).json()) as typeof resource;
+    expect([stored.max_output_tokens, stored.max_tool_calls]).toEqual([4096, 32]);
+    const tapeOf = (id: string) => {
+      const name = readdirSync(join(dir, "responses")).find((n) => n.startsWith(`${id}_`)) as string;
+      return readTape(join(dir, "responses", name));
+    };
+    const sent = tapeOf(resource.id).frames.find((f) => f.type === "request_started") as
+      | { body: { max_output_tokens?: number; max_tool_calls?: number } }
+      | undefined;
+    expect(sent?.body.max_output_tokens).toBe(4096);
+    // Streamed: every snapshot of the response, from response.created on, carries the same.
+    const streamed = await send("POST", "/v1/responses", {
+      model: "eddy",
+      input: "hi",
+      stream: true,
+      max_output_tokens: 100_000,
+    });
+    const snapshots = (await streamed.text())
+      .split("\n")
+      .filter((l) => l.startsWith("data: {"))
+      .map((l) => JSON.parse(l.slice(6)) as { response?: { max_output_tokens: number | null } })
+      .flatMap((e) => (e.response === undefined ? [] : [e.response.max_output_tokens]));
+    expect(snapshots.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(snapshots)).toEqual(new Set([4096]));
+    // At or below the server's: run and reported as asked.
+    const modest = await send("POST", "/v1/responses", {
+      model: "eddy",
+      input: "hi",
+      max_output_tokens: 100,
+      max_tool_calls: 3,
+    });
+    const own = (await modest.json()) as typeof resource;
+    expect([own.max_output_tokens, own.max_tool_calls]).toEqual([100, 3]);
+    expect(tapeOf(own.id).header.spec).toMatchObject({
+      max_tool_calls: 3,
+      request: { max_output_tokens: 100 },
+    });
   });
 
   it("two responses, two tapes; a cancelled run's tape ends with its run_ended too", async () => {

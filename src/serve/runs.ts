@@ -21,14 +21,14 @@ import type { RunDeps, RunHandle } from "../loop/options.js";
 import { assertPolicy, type Policy } from "../loop/policy.js";
 import { runAgent } from "../loop/run.js";
 import {
+  budgetOverruns,
   mergeRunSpecs,
   type PartialRunSpec,
   type RunSpec,
   resolveRunSpec,
-  withinBudgets,
 } from "../loop/run-spec.js";
 import { runAgentOnThread } from "../loop/thread-run.js";
-import { httpProblem, tooManyRequests } from "../mock/http-error.js";
+import { httpProblem, invalidRequest, tooManyRequests } from "../mock/http-error.js";
 import type { Usage } from "../protocol/types.js";
 import type { Provider } from "../provider/provider.js";
 import { createTapeHeader, type TapeHeaderExtras } from "../replay/header.js";
@@ -271,15 +271,35 @@ function assertRoom(ctx: ServiceContext): void {
     );
 }
 
-/** 429 when the server runs as many runs as it may, 403 beyond its policy, else the run, started. */
+/**
+ * 400 naming every budget `request` asks above the server's (its `--max-turns`, …, or the default it
+ * left alone; `budgetOverruns`): a client asking for more than the server gives is told so, not
+ * lowered behind its back. Asking for less, or leaving a budget out, is honoured
+ * (docs/decisions.md #41).
+ */
+function assertWithinBudgets(request: PartialRunSpec, local: PartialRunSpec): void {
+  const overruns = budgetOverruns(request, local);
+  const first = overruns[0];
+  if (first === undefined) return;
+  const each = overruns.map(
+    (o) =>
+      `${o.field} ${o.asked} is above this server's limit of ${o.limit} (ask for at most ${o.limit}, or leave ${o.field} out to run with ${o.limit})`,
+  );
+  throw invalidRequest(each.join("; "), first.field, "budget_above_limit");
+}
+
+/**
+ * 400 for a budget above the server's, 429 when the server runs as many runs as it may, 403 beyond
+ * its policy, else the run, started.
+ */
 async function startRun(ctx: ServiceContext, request: PartialRunSpec): Promise<ServedRun> {
   const { runtime } = ctx;
+  const local = runtime.spec ?? {};
+  assertWithinBudgets(request, local);
   assertRoom(ctx);
   const id = `run_${randomUUID().replace(/-/g, "")}`;
-  // A request may lower the server's budgets (max_turns, …), never raise them (loop/run-spec.ts).
-  const local = runtime.spec ?? {};
   const spec = resolveRunSpec(
-    { ...withServerInstructions(runtime, withinBudgets(mergeRunSpecs(local, request), local)), run_id: id },
+    { ...withServerInstructions(runtime, mergeRunSpecs(local, request)), run_id: id },
     "request body",
   );
   const registry = runtime.tools();

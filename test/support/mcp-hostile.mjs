@@ -21,6 +21,9 @@
  *   bad-list     lists 3 tools whose inputSchema type is "string" (not what the MCP schema allows)
  *   bad-result   tools/call answers {content: "not a list"} (not what the MCP schema allows)
  *   many         lists COUNT (env, default 1500) tools `t0`…, 500 a page (nextCursor), then `echo`
+ *   huge-text    lists `big` (its description "a" then 2,000,000 "🦀": 8 MB), `titled` (no
+ *                description, a title of 100,000 "t"), `wide` (an input schema of 3,000 properties,
+ *                ~200 KB) and `echo`
  */
 import { appendFileSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -40,6 +43,17 @@ function tools() {
       return [{ ...echo, outputSchema: object({ t: { type: "string", pattern: "^(a+)+$" } }) }];
     case "bad-list":
       return ["a", "b", "c"].map((name) => ({ name, inputSchema: { type: "string" } }));
+    case "huge-text": {
+      const properties = {};
+      for (let i = 0; i < 3000; i++)
+        properties[`p${i}`] = { type: "string", description: "a property of a wide tool" };
+      return [
+        { name: "big", description: `a${"🦀".repeat(2_000_000)}`, inputSchema: object() },
+        { name: "titled", title: "t".repeat(100_000), inputSchema: object() },
+        { name: "wide", description: "wide", inputSchema: object(properties) },
+        echo,
+      ];
+    }
     case "lookahead":
       return [{ name: "la", inputSchema: object({ t: { type: "string", pattern: "^(?=a)a+$" } }) }, echo];
     default:

@@ -29,6 +29,7 @@ import type { ResolvedServer } from "./resolve.js";
 import { type McpCallResult, mcpResultToToolResult } from "./result.js";
 import type { McpEvent, McpServerState, McpServerStatus } from "./status.js";
 import { createStdioTransport, type StdioTransport, within } from "./stdio-transport.js";
+import { boundedTools, boundsWarning } from "./tool-size.js";
 
 /** Settings a connection needs beyond its resolved server. */
 export interface ConnectionOptions {
@@ -288,7 +289,10 @@ class ServerConnection implements McpConnection {
     return this.refreshing;
   }
 
-  /** The tools of a listing; one cut at `MCP_DEFAULTS.maxTools` is said once per listing. */
+  /**
+   * The tools of a listing, each within the size bounds (tool-size.ts); one cut at
+   * `MCP_DEFAULTS.maxTools`, and tools cut to size, are each said once per listing.
+   */
   private taken(listing: { tools: Tool[]; cut: boolean }): Tool[] {
     if (listing.cut)
       this.options.onEvent({
@@ -296,7 +300,11 @@ class ServerConnection implements McpConnection {
         server: this.name,
         message: `${this.label} lists more than ${MCP_DEFAULTS.maxTools} tools: only its first ${MCP_DEFAULTS.maxTools} are offered`,
       });
-    return listing.tools;
+    const bounded = boundedTools(listing.tools);
+    const warning = boundsWarning(this.label, bounded);
+    if (warning !== undefined)
+      this.options.onEvent({ type: "warning", server: this.name, message: this.clean(warning) });
+    return bounded.tools;
   }
 
   /** No listing left this turn: the tools as last listed stay, and the change waits for the next turn. */

@@ -38,6 +38,20 @@ export const MCP_DEFAULTS = {
    */
   maxTools: 1000,
   /**
+   * Most UTF-8 bytes of a tool's description (and title) offered to the model: a longer one is cut
+   * with a marker, with one warning per listing. Every request carries every tool's description,
+   * and a server's message may be 10 MiB (docs/pitfalls.md #106).
+   * @defaultValue 8192
+   */
+  maxDescriptionBytes: 8 * 1024,
+  /**
+   * Most bytes of a tool's input schema, serialized: a larger one is offered open (`{type:
+   * "object", additionalProperties: true}`; the server checks the arguments), with one warning per
+   * listing (docs/pitfalls.md #106).
+   * @defaultValue 65536
+   */
+  maxSchemaBytes: 64 * 1024,
+  /**
    * Separator between the server name and the tool name in the name offered to the model.
    * @defaultValue "__"
    */

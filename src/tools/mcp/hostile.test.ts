@@ -148,6 +148,35 @@ describe("hostile MCP servers", () => {
     expect(listings).toHaveLength(Math.ceil((MCP_DEFAULTS.maxTools + 1) / 500));
   });
 
+  it("cuts a tool description over 8 KiB with a marker and offers a schema over 64 KiB open, with one warning (docs/pitfalls.md #106)", async () => {
+    // An 8 MB description went into every request of the run.
+    const { tools, events } = mcp({ h: hostileServerConfig("huge-text") });
+    const definitions = await tools.tools();
+    const byName = new Map(definitions.map((d) => [d.name, d]));
+    const big = byName.get("h__big")?.description ?? "";
+    expect(Buffer.byteLength(big)).toBeLessThanOrEqual(MCP_DEFAULTS.maxDescriptionBytes);
+    expect(Buffer.byteLength(big)).toBeGreaterThan(MCP_DEFAULTS.maxDescriptionBytes - 100);
+    expect(big.startsWith("a🦀🦀")).toBe(true);
+    expect(big).toMatch(/🦀 … \[cut by eddy: 8000001 bytes, over the 8192-byte limit\]$/);
+    expect(big).not.toContain("\uFFFD"); // no character split by the cut
+    const titled = byName.get("h__titled")?.description ?? "";
+    expect(Buffer.byteLength(titled)).toBeLessThanOrEqual(MCP_DEFAULTS.maxDescriptionBytes);
+    expect(titled).toMatch(/^t+ … \[cut by eddy: 100000 bytes/);
+    expect(byName.get("h__wide")?.parameters).toEqual({ type: "object", additionalProperties: true });
+    expect(byName.get("h__echo")).toMatchObject({
+      description: "echo",
+      parameters: { type: "object", properties: { t: { type: "string" } } },
+    });
+    // What the run records and shows is the bounded tool too; every request stays small.
+    const info = tools.toolInfo().find((i) => i.name === "h__big");
+    expect(info?.description).toBe(big);
+    expect(JSON.stringify(definitions).length).toBeLessThan(32 * 1024);
+    expect(events.filter((e) => e.type === "warning").map((e) => e.message)).toEqual([
+      'MCP server "h": the descriptions of 2 tools ("big", "titled") are over 8192 bytes and are cut; the input schemas of 1 tool ("wide") are over 65536 bytes and are offered open (the server checks the arguments)',
+    ]);
+    expect((await run(createToolRegistry(definitions), "h__echo", { t: "x" })).stdout).toBe('echo:{"t":"x"}');
+  });
+
   it("says a tool list that does not follow the MCP schema in words, not as a JSON dump of issues", async () => {
     const { tools, events } = mcp({ h: hostileServerConfig("bad-list") });
     expect(await tools.tools()).toEqual([]);

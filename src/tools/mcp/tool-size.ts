@@ -1,0 +1,93 @@
+/**
+ * What one MCP tool may put into every model request: its description (or title, offered when it
+ * has no description) at most `MCP_DEFAULTS.maxDescriptionBytes`, cut with a marker saying so, and
+ * its input schema at most `MCP_DEFAULTS.maxSchemaBytes` serialized, else offered open (a schema
+ * cannot be cut and stay a schema; the server checks the arguments itself). A server's message may
+ * be 10 MiB, so one tool could otherwise add 10 MiB to every request of the run
+ * (docs/pitfalls.md #106).
+ */
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { nestsDeeperThan } from "../../util/json.js";
+import { shortenText, utf8Head } from "../utf8.js";
+import { MCP_DEFAULTS } from "./defaults.js";
+
+/** A listing with its tools bounded, and the names of the tools that were changed. */
+export interface BoundedListing {
+  tools: Tool[];
+  /** Tools whose description or title was cut. */
+  cut: string[];
+  /** Tools whose input schema was too large and is offered open. */
+  opened: string[];
+}
+
+/** The schema a tool whose own is too large is offered with. */
+const OPEN_SCHEMA = { type: "object", additionalProperties: true } as const;
+
+/** `tools` with every description, title and input schema within the bounds (see the module comment). */
+export function boundedTools(tools: readonly Tool[]): BoundedListing {
+  const cut: string[] = [];
+  const opened: string[] = [];
+  const bounded = tools.map((tool) => {
+    let out = tool;
+    const description = cutText(tool.description, MCP_DEFAULTS.maxDescriptionBytes);
+    const title = cutText(tool.title, MCP_DEFAULTS.maxDescriptionBytes);
+    if (description !== tool.description || title !== tool.title) {
+      const { description: _description, title: _title, ...rest } = tool;
+      out = {
+        ...rest,
+        ...(description === undefined ? {} : { description }),
+        ...(title === undefined ? {} : { title }),
+      };
+      cut.push(tool.name);
+    }
+    if (tooLarge(tool.inputSchema, MCP_DEFAULTS.maxSchemaBytes)) {
+      out = { ...out, inputSchema: { ...OPEN_SCHEMA } };
+      opened.push(tool.name);
+    }
+    return out;
+  });
+  return { tools: bounded, cut, opened };
+}
+
+/**
+ * `text` when it is at most `maxBytes` UTF-8 bytes; else its head, on a character boundary, and a
+ * marker, the whole at most `maxBytes`.
+ */
+export function cutText(text: string | undefined, maxBytes: number): string | undefined {
+  // UTF-8 takes at most 3 bytes per UTF-16 code unit: most texts need no encoding to be measured.
+  if (text === undefined || text.length * 3 <= maxBytes) return text;
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= maxBytes) return text;
+  const marker = ` … [cut by eddy: ${bytes.length} bytes, over the ${maxBytes}-byte limit]`;
+  return `${utf8Head(bytes, Math.max(0, maxBytes - Buffer.byteLength(marker)))}${marker}`;
+}
+
+/**
+ * True when `schema` serializes to more than `maxBytes`. One nested too deep to serialize safely is
+ * left to the schema check (mcp-tools.ts `usableSchema`), which offers it open.
+ */
+function tooLarge(schema: unknown, maxBytes: number): boolean {
+  if (nestsDeeperThan(schema)) return false;
+  return Buffer.byteLength(JSON.stringify(schema) ?? "") > maxBytes;
+}
+
+/**
+ * The one warning line for a listing that `boundedTools` changed, naming a few of the tools; none
+ * when nothing was changed.
+ */
+export function boundsWarning(label: string, listing: BoundedListing): string | undefined {
+  const names = (list: string[]) => {
+    const shown = list.slice(0, 3).map((n) => JSON.stringify(shortenText(n, 64)));
+    return `${list.length} tool${list.length === 1 ? "" : "s"} (${shown.join(", ")}${list.length > 3 ? ", …" : ""})`;
+  };
+  const parts: string[] = [];
+  if (listing.cut.length > 0)
+    parts.push(
+      `the descriptions of ${names(listing.cut)} are over ${MCP_DEFAULTS.maxDescriptionBytes} bytes and are cut`,
+    );
+  if (listing.opened.length > 0)
+    parts.push(
+      `the input schemas of ${names(listing.opened)} are over ${MCP_DEFAULTS.maxSchemaBytes} bytes and are offered open (the server checks the arguments)`,
+    );
+  return parts.length === 0 ? undefined : `${label}: ${parts.join("; ")}`;
+}
