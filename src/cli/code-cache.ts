@@ -144,7 +144,16 @@ class Chunks {
     this.modules.set(name, module);
     const run = script.runInThisContext() as (...args: unknown[]) => void;
     const require = (id: string) => this.require(id);
-    run(module.exports, require, module, file, this.dir, this.importModule, pathToFileURL(file).href, require);
+    run(
+      module.exports,
+      require,
+      module,
+      file,
+      this.dir,
+      this.importModule,
+      pathToFileURL(file).href,
+      require,
+    );
     return module.exports;
   }
 }
