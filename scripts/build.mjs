@@ -3,8 +3,9 @@
 // viewer's browser code (src/view/client/, with marked, DOMPurify and jsdiff) into the one script
 // and stylesheet `eddy view` inlines in its pages.
 // Then it bundles the CLI (dist/cli/main.js and everything it imports, zod and commander
-// included) into dist/cli/bundle/: one chunk per lazily loaded part, so a command loads a few
-// files instead of about 300 (docs/architecture.md, decision #34 in docs/decisions.md).
+// included) into dist/cli/bundle/: one CommonJS chunk per lazily loaded part, so a command loads a
+// few files instead of about 300, each with V8's code cached between runs (docs/architecture.md,
+// decisions #34 and #40 in docs/decisions.md).
 // Used by `npm run build` (and so by `npm ci` through `prepare`) and by the test suite's global
 // setup. Exits non-zero when tsc reports errors (the JS is emitted anyway) or the bundle fails.
 // A successful build leaves the digest of its inputs in dist/.build-inputs (scripts/build-inputs.mjs);
@@ -78,7 +79,8 @@ await build({
 // launcher's `import()` (`__eddyImport`). Each compiled file's `import.meta.url` is rewritten to
 // the URL it had in dist/ (relative to `__eddyUrl`, the chunk's own URL), so the paths it resolves
 // from it (package.json, the viewer's assets, the generated validators, the tools worker) stay what
-// they were. `require`, `__eddyUrl` and `__eddyImport` are given to each chunk by the loader.
+// they were. `require`, `__eddyUrl`, `__eddyImport` and `__eddyRequire` are given to each chunk by the
+// loader.
 const cliOut = join(root, "dist", "cli", "bundle");
 const BUNDLED_PACKAGES = ["zod", "commander", "ignore", "canonicalize"];
 const dependencies = Object.keys(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).dependencies);
