@@ -202,7 +202,7 @@ function readTasks(path: string, cwd: string): ReturnType<typeof parseTasks> {
     maxBytes: BATCH_DEFAULTS.maxTasksFileBytes,
     name: path,
   });
-  const parsed = parseTasks(text);
+  const parsed = parseTasks(text, { source: `the tasks file ${path}` });
   if (parsed.tasks.length === 0 && parsed.bad.length === 0)
     throw usageError(`the tasks file ${path} holds no task`);
   return parsed;

@@ -232,6 +232,53 @@ function queueNoticeText(who: string, notice: QueueNotice): string {
   }
 }
 
+/**
+ * Refused and unreadable jobs a worker says one line each before it only counts them: anyone who
+ * can write to the Redis can add millions (docs/pitfalls.md #111).
+ */
+export const REFUSALS_SAID = 1_000;
+
+/** A worker's queue notices as stderr lines, refusals bounded (`queueNoticeLines`). */
+export interface QueueNoticeLines {
+  say(notice: QueueNotice): void;
+  /** Jobs refused or unreadable so far. */
+  readonly refused: number;
+}
+
+/**
+ * Each queue notice as one line to `write` (`describeQueueNotice`), except refused and unreadable
+ * jobs past the first `REFUSALS_SAID`: one line says the rest are only counted, then one line at
+ * each power of ten says how many so far. Each such job still fails its task, which its batch
+ * reports.
+ */
+export function queueNoticeLines(who: string, write: (line: string) => void): QueueNoticeLines {
+  let refused = 0;
+  return {
+    get refused() {
+      return refused;
+    },
+    say(notice) {
+      if (notice.type !== "job_refused" && notice.type !== "job_unreadable")
+        return write(describeQueueNotice(who, notice));
+      refused++;
+      if (refused <= REFUSALS_SAID) return write(describeQueueNotice(who, notice));
+      const limit = REFUSALS_SAID.toLocaleString("en-US");
+      if (refused === REFUSALS_SAID + 1)
+        write(
+          `${who}: more than ${limit} jobs refused without running: the rest are counted, not said one by one (each fails its task, which its batch reports); is something other than eddy batch adding jobs to this queue?`,
+        );
+      else if (isPowerOfTen(refused))
+        write(`${who}: ${refused.toLocaleString("en-US")} jobs refused without running so far`);
+    },
+  };
+}
+
+function isPowerOfTen(n: number): boolean {
+  let x = n;
+  while (x >= 10 && x % 10 === 0) x /= 10;
+  return x === 1;
+}
+
 /** The one line saying which special files the workspace copies leave out. */
 export function skippedLine(files: readonly string[]): string {
   const shown = files.slice(0, 5).join(", ");
