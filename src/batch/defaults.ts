@@ -26,4 +26,10 @@ export const BATCH_DEFAULTS = {
    * (docs/pitfalls.md #111).
    */
   maxBadTaskLines: 1_000,
+  /**
+   * Failed tasks' workspace copies (`--workspace-per-task`) kept in a batch's copies folder at most;
+   * a later failure's copy is removed: a copy of the workspace each, they filled the temporary
+   * folder without a bound (docs/decisions.md #42).
+   */
+  maxKeptWorkspaces: 20,
 } as const;

@@ -9,7 +9,7 @@
  * interrupted (run the same command again to go on).
  */
 
-import { join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import {
   type BatchDir,
   type BatchSummary,
@@ -20,6 +20,7 @@ import {
 } from "../batch/batch-dir.js";
 import { BATCH_DEFAULTS } from "../batch/defaults.js";
 import { runBatch } from "../batch/pool.js";
+import { copyName, sweepTaskWorkspaces } from "../batch/run-task.js";
 import { type BatchTask, parseTasks } from "../batch/task.js";
 import type { RunSpecInput } from "../loop/run-spec.js";
 import { budgetOverruns, mergeRunSpecs } from "../loop/run-spec.js";
@@ -235,6 +236,7 @@ async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
     : undefined;
   try {
     const spec = plan.schema === undefined ? runtime.spec : { ...runtime.spec, output_schema: plan.schema };
+    const workspaces = flags.workspacePerTask === true ? taskWorkspaces(dir) : undefined;
     const results = runBatch(plan.pending, {
       provider: target.provider,
       spec,
@@ -261,7 +263,7 @@ async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
       ...(flags.tpm === undefined ? {} : { tpm: flags.tpm }),
       tapes: dir.tapes,
       tapeExtras: tapeExtrasFor(config, runtime.mcpTools),
-      ...(flags.workspacePerTask === true ? { workspaces: taskWorkspaces(dir) } : {}),
+      ...(workspaces === undefined ? {} : { workspaces }),
       retry: (previous) => plan.retrying.has(previous.id),
       signal,
       onStart: (task) => progress.started(task.id),
@@ -270,8 +272,9 @@ async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
     for await (const result of results) {
       // Cancelled by Ctrl-C: not a result; its tape resumes next time.
       if (result.reason === "cancelled" && signal.aborted) continue;
-      progress.finished(dir.append(result));
+      progress.finished(dir.append(result), result.workspaceDropped === true);
     }
+    if (workspaces !== undefined) sweepCopies(plan, workspaces);
   } finally {
     await otel?.shutdown();
     await target.close();
@@ -290,6 +293,28 @@ export function tapeExtrasFor(config: EffectiveConfig, mcpTools: readonly McpToo
     mcpTools,
     agents: agentSummaries(config.agents),
   };
+}
+
+/**
+ * Once the batch's runs are over (all, or Ctrl-C): its copies folder keeps only what a later run
+ * uses — failed tasks' copies their results name, unfinished tasks' (they resume in them, which is
+ * said) — and goes when it is empty (docs/decisions.md #42).
+ */
+function sweepCopies(plan: BatchPlan, workspaces: string): void {
+  const named = new Set<string>();
+  const unfinished = new Set<string>();
+  for (const task of plan.tasks) {
+    const line = plan.dir.results.get(task.id);
+    if (line === undefined) unfinished.add(copyName(task.id));
+    else if (line.workspace !== undefined && dirname(line.workspace) === workspaces)
+      named.add(basename(line.workspace));
+  }
+  const kept = sweepTaskWorkspaces(workspaces, new Set([...named, ...unfinished]));
+  const waiting = kept.filter((name) => unfinished.has(name)).length;
+  if (waiting > 0)
+    plan.progress.notice(
+      `eddy batch: the workspace copies of ${waiting} unfinished task${waiting === 1 ? "" : "s"} stay in ${workspaces}: they resume in them when the batch runs again`,
+    );
 }
 
 /** Where tasks get their own workspace copies: one folder per batch, so a resumed task finds its copy. */

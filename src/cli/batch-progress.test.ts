@@ -1,10 +1,12 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { ResultLine } from "../batch/batch-dir.js";
+import { BATCH_DEFAULTS } from "../batch/defaults.js";
 import {
   batchProgress,
   describeLine,
   describeQueueNotice,
+  droppedCopyLine,
   formatEta,
   queueNoticeLines,
   REFUSALS_SAID,
@@ -193,6 +195,25 @@ describe("eddy batch's progress without a terminal", () => {
       "✓ a completed · 1 turn · 0 tool calls · 5 ms\n✗ b max_turns · 1 turn · 0 tool calls · 5 ms\n",
     );
     expect(err.join("")).toBe("eddy: a notice\n");
+  });
+});
+
+describe("failed tasks' workspace copies past the bound (docs/decisions.md #42)", () => {
+  it("a removed copy is said once on stderr, however many", () => {
+    const err: string[] = [];
+    const progress = batchProgress(
+      io({ write: (s: string) => err.push(s) }, { write: () => true }),
+      3,
+      stylesFor({ write: () => true }, { NO_COLOR: "1" }),
+    );
+    progress.finished(line("a", "failed", 1), false);
+    progress.finished(line("b", "failed", 1), true);
+    progress.finished(line("c", "failed", 1), true);
+    progress.stop();
+    expect(err).toEqual([`${droppedCopyLine("eddy batch")}\n`]);
+    expect(err[0]).toContain(
+      `at most ${BATCH_DEFAULTS.maxKeptWorkspaces} failed tasks' workspace copies are kept`,
+    );
   });
 });
 

@@ -43,7 +43,7 @@ export async function queuedBatch(plan: BatchPlan, url: string): Promise<void> {
         renameSync(`${path}.tmp`, path);
         result.tape = path;
       }
-      progress.finished(dir.append(result));
+      progress.finished(dir.append(result), result.workspaceDropped === true);
     },
   });
 }

@@ -10,7 +10,7 @@ import { toResultLine } from "../batch/batch-dir.js";
 import { checkRedis, startBatchWorker } from "../batch/queue.js";
 import { privateTempFolder } from "../util/make-dir.js";
 import { tapeExtrasFor } from "./batch-command.js";
-import { describeLine, queueNoticeLines, REFUSALS_SAID } from "./batch-progress.js";
+import { describeLine, droppedCopyLine, queueNoticeLines, REFUSALS_SAID } from "./batch-progress.js";
 import { startBatchRuntime, unattendedApproveMode } from "./batch-run.js";
 import type { EffectiveConfig, RunFlags } from "./config.js";
 import { resolveConfig } from "./config.js";
@@ -38,6 +38,7 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
   const styles = stylesFor(io.stdout, io.env);
   const controller = new AbortController();
   const notices = queueNoticeLines("eddy worker", (line) => io.stderr.write(`${line}\n`));
+  let toldDropped = false;
   const runtime = await startBatchRuntime({
     config,
     io,
@@ -74,8 +75,13 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
       secrets: [...secretsOf(config), ...runtime.secrets],
       onNotice: (notice) => notices.say(notice),
       onTask: (event) => {
-        if (event.type === "finished" && !(event.result.reason === "cancelled" && controller.signal.aborted))
-          io.stdout.write(`${describeLine(toResultLine(event.result, io.cwd), styles)}\n`);
+        if (event.type !== "finished" || (event.result.reason === "cancelled" && controller.signal.aborted))
+          return;
+        io.stdout.write(`${describeLine(toResultLine(event.result, io.cwd), styles)}\n`);
+        if (event.result.workspaceDropped === true && !toldDropped) {
+          toldDropped = true;
+          io.stderr.write(`${droppedCopyLine("eddy worker")}\n`);
+        }
       },
     });
     if (target.notice !== undefined) io.stderr.write(`${styles.dim(target.notice)}\n`);
