@@ -20,4 +20,16 @@ export const BATCH_DEFAULTS = {
   queueCheckMs: 2000,
   /** The largest tasks file read (only a regular file is read: src/util/regular-file.ts). */
   maxTasksFileBytes: 256 * 1024 * 1024,
+  /**
+   * Bad lines a tasks file may hold before it is refused whole, nothing run: each is a failed parse
+   * (~20 µs) and a line on stderr, and two million of them are not a tasks file with mistakes in it
+   * (docs/pitfalls.md #111).
+   */
+  maxBadTaskLines: 1_000,
+  /**
+   * Failed tasks' workspace copies (`--workspace-per-task`) kept in a batch's copies folder at most;
+   * a later failure's copy is removed: a copy of the workspace each, they filled the temporary
+   * folder without a bound (docs/decisions.md #42).
+   */
+  maxKeptWorkspaces: 20,
 } as const;

@@ -66,10 +66,13 @@ export interface BatchOptions {
   /** Header facts for the tapes (validation, the provider's profile name, MCP tools). @defaultValue none */
   tapeExtras?: TaskContext["tapeExtras"];
   /**
-   * Give each task its own copy of `workspace` in this folder (`FOLDER/ID`); a successful
-   * task's copy is removed, a failed one's kept. @defaultValue tasks share `workspace`
+   * Give each task its own copy of `workspace` in this folder (`FOLDER/ID`); a successful or
+   * refused task's copy is removed, a failed one's kept (at most `maxKeptWorkspaces`), a cancelled
+   * one's kept when its tape can resume it (docs/decisions.md #42). @defaultValue tasks share `workspace`
    */
   workspaces?: string;
+  /** Failed tasks' copies kept in `workspaces` at most (`TaskContext.maxKeptWorkspaces`). @defaultValue BATCH_DEFAULTS.maxKeptWorkspaces (20) */
+  maxKeptWorkspaces?: number;
   /**
    * Whether a task whose tape shows it ended so runs again: resumed after `provider_error`,
    * restarted otherwise. @defaultValue never
@@ -196,6 +199,7 @@ function taskContext(options: BatchOptions, signal: AbortSignal): TaskContext {
     "tapes",
     "tapeExtras",
     "workspaces",
+    "maxKeptWorkspaces",
     "retry",
   ] as const;
   for (const key of optional)

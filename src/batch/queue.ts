@@ -34,7 +34,7 @@ import { limitedProvider } from "./limited-provider.js";
 import { createRateLimiter, type RateLimiter } from "./limiter.js";
 import { dropTape, readTapeText, redisTapeStore } from "./redis-tapes.js";
 import { jobOfError, type QueueNotice, redisWatch } from "./redis-watch.js";
-import { type BatchResult, runTask, succeeded, type TaskContext } from "./run-task.js";
+import { type BatchResult, removeTaskWorkspace, runTask, succeeded, type TaskContext } from "./run-task.js";
 import { type BatchTask, parseTaskLine } from "./task.js";
 
 export type { QueueNotice } from "./redis-watch.js";
@@ -423,6 +423,8 @@ export function resultProblem(value: unknown, id: string): string | undefined {
     if (!count(r[key])) return `${key}: expected a count`;
   for (const key of ["tape", "workspace"] as const)
     if (r[key] !== undefined && typeof r[key] !== "string") return `${key}: expected a string`;
+  if (r.workspaceDropped !== undefined && r.workspaceDropped !== true)
+    return "workspaceDropped: expected true";
   const error = r.error as Record<string, unknown> | undefined;
   if (
     error !== undefined &&
@@ -553,6 +555,7 @@ export async function startBatchWorker(options: BatchWorkerOptions): Promise<Bat
         options.onTask?.({ type: "finished", result });
         if (result.reason === "cancelled" && stopping) {
           // Handed back, not finished: the next worker resumes it from its tape.
+          dropHandedBackCopy(result, data, options);
           await job.moveToWait(token);
           throw new WaitingError();
         }
@@ -581,6 +584,20 @@ export async function startBatchWorker(options: BatchWorkerOptions): Promise<Bat
       await redis.quit().catch(() => redis.disconnect());
     },
   };
+}
+
+/**
+ * A task handed back as its worker stops resumes wherever a worker takes it — in a fresh copy of
+ * that worker's workspace (its copy is on this machine): the copy here is removed, not left in the
+ * temporary folder for no one (docs/decisions.md #42).
+ */
+function dropHandedBackCopy(result: BatchResult, data: QueuedTask, options: BatchWorkerOptions): void {
+  if (result.workspace === undefined || !data.workspacePerTask || options.workspaces === undefined) return;
+  try {
+    removeTaskWorkspace(options.workspaces(data.batch), result.workspace);
+  } catch {
+    // Refused (not a task copy): left as it is; handing the task back matters more.
+  }
 }
 
 /** Why `failUnreadableJobs` failed a job. */

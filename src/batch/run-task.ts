@@ -5,7 +5,7 @@
  * ended. Used by the in-process pool (pool.ts) and by queue workers alike.
  */
 import { randomUUID } from "node:crypto";
-import { existsSync, lstatSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, rmdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describeError, EddyError } from "../errors.js";
 import type { Frame, FrameError, McpServerSummary, RunEndedFrame, RunEndReason } from "../frames/frame.js";
@@ -30,6 +30,7 @@ import { createTapeHeader, type TapeHeaderExtras } from "../replay/header.js";
 import type { Tape, TapeHeader, TapeResume } from "../replay/tape.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { isInside } from "../tools/workspace.js";
+import { BATCH_DEFAULTS } from "./defaults.js";
 import { planResume, resumeRun } from "./resume.js";
 import type { TapeStore, TapeWriter } from "./tape-store.js";
 import { type BatchTask, tapeFileName } from "./task.js";
@@ -52,8 +53,13 @@ export interface BatchResult {
   error?: FrameError;
   /** The task's `metadata`, as given. */
   metadata?: Record<string, unknown>;
-  /** The task's own workspace, kept because the task did not succeed (`workspaces`). */
+  /**
+   * The task's own workspace, kept because the task did not succeed (`workspaces`): failed (while
+   * fewer than `maxKeptWorkspaces` copies are kept), or cancelled with a tape to resume from.
+   */
   workspace?: string;
+  /** The task failed, but its copy was removed: `maxKeptWorkspaces` copies were kept already. */
+  workspaceDropped?: boolean;
   /** Where the run was resumed, when it was. */
   resumes?: TapeResume[];
   /** Special files (FIFOs, sockets, devices) its workspace copy left out, workspace-relative. */
@@ -97,7 +103,14 @@ export interface TaskContext {
   onFrame?: FrameObserver;
   tapes?: TapeStore;
   tapeExtras?: Omit<TapeHeaderExtras, "provider" | "policy" | "mcpServers">;
+  /** Each task gets its own copy of `workspace` in this folder (`FOLDER/ID`). @defaultValue none: tasks share `workspace` */
   workspaces?: string;
+  /**
+   * Failed tasks' copies kept in `workspaces` at most (the folder's other copies, not in flight in
+   * this process, count); a later failure's copy is removed (`workspaceDropped`).
+   * @defaultValue BATCH_DEFAULTS.maxKeptWorkspaces (20)
+   */
+  maxKeptWorkspaces?: number;
   retry?: (previous: BatchResult) => boolean;
   signal?: AbortSignal;
 }
@@ -112,7 +125,7 @@ export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchR
   const previous = await readPrevious(task.id, ctx.tapes);
   const decision = decide(task, previous, ctx);
   if (decision.kind === "reuse") return decision.result;
-  let copy: { dir: string | undefined; skipped?: string[] };
+  let copy: TaskCopy;
   try {
     copy = taskWorkspace(task, ctx, decision.kind === "resume");
   } catch (err) {
@@ -120,6 +133,55 @@ export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchR
     if (EddyError.isInstance(err) && err.fault === "user") return refusedTask(task, err);
     return { ...resultOf(task, undefined, undefined, undefined, undefined), error: workspaceCopyFailed(err) };
   }
+  const { workspaces } = ctx;
+  const workspace = copy.dir;
+  if (workspaces === undefined || workspace === undefined)
+    return (await runIn(task, ctx, decision, copy)).result;
+  const key = resolve(workspace);
+  inFlight.add(key);
+  try {
+    return finishWorkspace(await runIn(task, ctx, decision, copy), ctx, workspaces, workspace);
+  } catch (err) {
+    // A task that could not be run (an internal error) resumes from its tape, with its copy, if it
+    // has one; else nothing will use the copy. The error is the task's, not the removal's.
+    if (ctx.tapes === undefined) {
+      try {
+        removeCopy(workspaces, workspace);
+      } catch {
+        // Said by the error thrown: the task could not be run.
+      }
+    }
+    throw err;
+  } finally {
+    inFlight.delete(key);
+  }
+}
+
+/** A task's own workspace: where it is (none when tasks share one), and what its copy left out. */
+interface TaskCopy {
+  dir: string | undefined;
+  skipped?: string[];
+}
+
+/** How a task's run went, for what becomes of its copy. */
+interface TaskRun {
+  result: BatchResult;
+  /** Refused before it ran (its spec, the policy, its tape could not be opened): nothing to keep. */
+  refused: boolean;
+  /** Its run started (`run_started` went to its tape): a cancelled one can resume. */
+  started: boolean;
+}
+
+/** Task copies this process is running a task in (not counted as kept ones), by absolute path. */
+const inFlight = new Set<string>();
+
+/** Runs the task in its workspace (`copy.dir`, else the shared one); never removes it. */
+async function runIn(
+  task: BatchTask,
+  ctx: TaskContext,
+  decision: Decision,
+  copy: TaskCopy,
+): Promise<TaskRun> {
   const workspace = copy.dir;
   const own = ctx.tools?.(task, workspace ?? ctx.workspace ?? process.cwd());
   const registry = own ?? ctx.sharedTools ?? createToolRegistry([]);
@@ -168,7 +230,7 @@ export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchR
     await handle?.result.catch(() => {});
     // A task whose spec the batch's policy refuses, or that is invalid once merged: its own failure.
     if (!EddyError.isInstance(err) || err.fault !== "user") throw err;
-    return refusedTask(task, err);
+    return { result: refusedTask(task, err), refused: true, started: seen.started !== undefined };
   } finally {
     await writer?.close();
     // Only a registry made for this task is released: a shared one still serves the others.
@@ -176,7 +238,7 @@ export async function runTask(task: BatchTask, ctx: TaskContext): Promise<BatchR
   }
   const result = resultOf(task, seen.started, seen.ended, ctx.tapes?.location(task.id), header?.resumes);
   if (copy.skipped !== undefined && copy.skipped.length > 0) result.skippedFiles = copy.skipped;
-  return finishWorkspace(result, ctx, workspace);
+  return { result, refused: false, started: seen.started !== undefined };
 }
 
 /** How a task's run feeds its tape: every frame, and the wait for its `tool_started` to be stored. */
@@ -342,25 +404,80 @@ export function resultOf(
  * resumed task keeps the copy its first process left (the files its recorded tools wrote); a fresh
  * start gets a new copy.
  */
-function taskWorkspace(
-  task: BatchTask,
-  ctx: TaskContext,
-  resuming: boolean,
-): { dir: string | undefined; skipped?: string[] } {
+function taskWorkspace(task: BatchTask, ctx: TaskContext, resuming: boolean): TaskCopy {
   if (ctx.workspaces === undefined) return { dir: ctx.workspace };
-  const dir = join(ctx.workspaces, tapeFileName(task.id).replace(/\.tape$/, ""));
+  const dir = join(ctx.workspaces, copyName(task.id));
   if (resuming && existsSync(dir)) return { dir };
   removeCopy(ctx.workspaces, dir);
   // Special files (FIFOs, sockets, devices) are left out and listed; a failed copy throws one line.
   return { dir, skipped: copyWorkspace(ctx.workspace ?? process.cwd(), dir).skipped };
 }
 
-/** A successful task's copy is removed; a failed one's is kept and named in its result. */
-function finishWorkspace(result: BatchResult, ctx: TaskContext, workspace: string | undefined): BatchResult {
-  if (ctx.workspaces === undefined || workspace === undefined) return result;
-  if (succeeded(result.reason)) removeCopy(ctx.workspaces, workspace);
-  else result.workspace = workspace;
+/**
+ * What becomes of a task's copy once its run is over (docs/decisions.md #42). Kept, and named in
+ * the result: a failed task's, while fewer than `maxKeptWorkspaces` copies are kept in the folder
+ * (else removed, `workspaceDropped`); a cancelled task's whose run started and has a tape, which
+ * resumes in it. Removed: a successful task's, a refused task's (it never ran), a cancelled one's
+ * that has nothing to resume from.
+ */
+function finishWorkspace(run: TaskRun, ctx: TaskContext, workspaces: string, workspace: string): BatchResult {
+  const { result } = run;
+  const keep =
+    run.refused || succeeded(result.reason)
+      ? false
+      : result.reason === "cancelled"
+        ? run.started && ctx.tapes !== undefined
+        : keptCopies(workspaces) < (ctx.maxKeptWorkspaces ?? BATCH_DEFAULTS.maxKeptWorkspaces);
+  if (keep) {
+    result.workspace = workspace;
+    return result;
+  }
+  removeCopy(workspaces, workspace);
+  if (!run.refused && !succeeded(result.reason) && result.reason !== "cancelled")
+    result.workspaceDropped = true;
   return result;
+}
+
+/** The task copies in `workspaces` that no task of this process runs in: kept ones (or another process's). */
+function keptCopies(workspaces: string): number {
+  let kept = 0;
+  for (const entry of readdirSync(workspaces, { withFileTypes: true }))
+    if (entry.isDirectory() && !inFlight.has(resolve(workspaces, entry.name))) kept++;
+  return kept;
+}
+
+/** The name of a task's copy in the copies folder (its tape's name, without `.tape`). */
+export function copyName(taskId: string): string {
+  return tapeFileName(taskId).replace(/\.tape$/, "");
+}
+
+/**
+ * Removes every task copy in `workspaces` that `keep` does not name (`copyName`s: the copies
+ * failed tasks' results name, and unfinished tasks', which resume in them), then the folder itself
+ * if it is empty. What else is there is no run's any more: a refused or finished task's, one an
+ * earlier process left. Returns the names kept; an entry that is not a folder is left alone.
+ */
+export function sweepTaskWorkspaces(workspaces: string, keep: ReadonlySet<string>): string[] {
+  const kept: string[] = [];
+  for (const entry of readdirSync(workspaces, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue;
+    if (keep.has(entry.name)) kept.push(entry.name);
+    else removeCopy(workspaces, join(workspaces, entry.name));
+  }
+  try {
+    rmdirSync(workspaces);
+  } catch {
+    // Not empty: copies kept, or another entry.
+  }
+  return kept;
+}
+
+/**
+ * Removes a task's copy (`removeCopy`) from outside a run: a queue worker's, when the worker stops
+ * and hands the task back (it resumes wherever a worker takes it, from a fresh copy).
+ */
+export function removeTaskWorkspace(workspaces: string, dir: string): void {
+  removeCopy(workspaces, dir);
 }
 
 /**

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { EddyError } from "../errors.js";
+import { BATCH_DEFAULTS } from "./defaults.js";
 import { parseTasks, tapeFileName } from "./task.js";
 
 describe("the tasks file", () => {
@@ -100,6 +102,60 @@ describe("the tasks file", () => {
     expect(tasks.map((t) => t.id)).toEqual(["a b", "a_b-c8687a08aa"]);
     expect(bad).toEqual([]);
     expect(new Set(tasks.map((t) => tapeFileName(t.id))).size).toBe(2);
+  });
+});
+
+describe("a tasks text of more bad lines than a tasks file has (docs/pitfalls.md #111)", () => {
+  const max = BATCH_DEFAULTS.maxBadTaskLines;
+  const good = '{"id": "a", "prompt": "hi"}';
+
+  /** The error `parseTasks` throws for `text`. */
+  function refusal(text: string, source?: string): EddyError {
+    try {
+      parseTasks(text, source === undefined ? {} : { source });
+    } catch (err) {
+      if (EddyError.isInstance(err)) return err;
+      throw err;
+    }
+    throw new Error("not refused");
+  }
+
+  it("two million bad lines: refused at the line past the bound, naming the source, the count and the first", () => {
+    const err = refusal(`${good}\n${"x\n".repeat(2_000_000)}`, "the tasks file t.jsonl");
+    expect(err.code).toBe("invalid_argument");
+    expect(err.fault).toBe("user");
+    expect(err.message).toBe(
+      `the tasks file t.jsonl has more than 1,000 bad lines by line ${max + 2} (the first, line 2: not valid JSON (Unexpected token 'x', "x" is not valid JSON)): it does not look like a tasks file (one JSON task a line); fix it and run again — no task was run and nothing was written`,
+    );
+  });
+
+  it("as many bad lines as the bound is still a batch: each one skipped", () => {
+    const { tasks, bad } = parseTasks(`${"x\n".repeat(max)}${good}\n`);
+    expect(tasks.map((t) => t.id)).toEqual(["a"]);
+    expect(bad).toHaveLength(max);
+  });
+
+  it("duplicates count as bad lines: two million copies of one task are refused", () => {
+    const err = refusal(`${good}\n`.repeat(2_000_000));
+    expect(err.message).toContain('(the first, line 2: duplicate id "a" (first on line 1))');
+  });
+
+  it("NUL bytes: lines of them are bad lines, and the message holds none", () => {
+    const err = refusal("\u0000\n".repeat(2_000_000));
+    expect(err.message).toContain("more than 1,000 bad lines by line 1001 ");
+    expect(err.message).not.toContain("\u0000");
+    const one = parseTasks(`${good}\n{"id": "b", "prompt": "x\u0000y"}\n`);
+    expect(one.tasks.map((t) => t.id)).toEqual(["a"]);
+    expect(one.bad).toEqual([
+      { line: 2, message: expect.stringMatching(/^not valid JSON \(Bad control character/) },
+    ]);
+  });
+
+  it("one huge line is one bad line, said in a bounded message", () => {
+    const { tasks, bad } = parseTasks(`${good}\n${"x".repeat(20 * 1024 * 1024)}\n`);
+    expect(tasks).toHaveLength(1);
+    expect(bad).toHaveLength(1);
+    expect(bad[0]?.message.length).toBeLessThan(250);
   });
 });
 

@@ -5,14 +5,16 @@
  * is a partial spec merged over the batch's; its budgets (`max_turns`, …) may only lower the batch's
  * (`withinBudgets`, applied in run-task.ts). Fields that are neither are ignored (a dataset's
  * expected answers may ride along). A bad line (invalid JSON, no prompt, a duplicate id, a bad
- * field) is reported with its line number and skipped; it never stops the batch.
+ * field) is reported with its line number and skipped; it never stops the batch — unless there are
+ * more than `BATCH_DEFAULTS.maxBadTaskLines` of them: the text is then refused whole (docs/pitfalls.md #111).
  */
 import { createHash } from "node:crypto";
 import { EddyError } from "../errors.js";
 import { checkPartialRunSpec, type PartialRunSpec } from "../loop/run-spec.js";
 import { hasControlChars } from "../util/control-chars.js";
-import { JSON_MAX_DEPTH, jsonErrorReason, nestsDeeperThan } from "../util/json.js";
+import { forEachLine, JSON_MAX_DEPTH, jsonErrorReason, nestsDeeperThan } from "../util/json.js";
 import { compileSchema } from "../util/schema.js";
+import { BATCH_DEFAULTS } from "./defaults.js";
 
 /** One task of a batch: its id, its own spec fields (they win over the batch's) and its metadata. */
 export interface BatchTask {
@@ -73,42 +75,68 @@ export interface ParsedTasks {
 /** Longest task id (it names a file). */
 const MAX_ID_LENGTH = 200;
 
-/** Parses a TASKS.jsonl text: every good line becomes a task, every bad one a `BadTaskLine`. */
-export function parseTasks(text: string): ParsedTasks {
+/** How `parseTasks` names its text and how many bad lines it takes. */
+export interface ParseTasksOptions {
+  /** The text as the error names it: `the tasks file tasks.jsonl`. @defaultValue "the tasks" */
+  source?: string;
+  /** Bad lines taken (each skipped) before the text is refused whole. @defaultValue BATCH_DEFAULTS.maxBadTaskLines (1,000) */
+  maxBadLines?: number;
+}
+
+/**
+ * Parses a TASKS.jsonl text: every good line becomes a task, every bad one a `BadTaskLine`. More
+ * than `maxBadLines` bad lines throw `invalid_argument` (a user error) at the line that passes
+ * the bound, naming the count and the first: the rest is not read (docs/pitfalls.md #111).
+ */
+export function parseTasks(text: string, options: ParseTasksOptions = {}): ParsedTasks {
+  const maxBad = options.maxBadLines ?? BATCH_DEFAULTS.maxBadTaskLines;
   const tasks: BatchTask[] = [];
   const skipped: BadTaskLine[] = [];
   const seen = new Map<string, number>();
   const files = new Map<string, { id: string; line: number }>();
-  const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const raw = (lines[i] ?? "").trim();
-    if (raw === "") continue;
-    const line = i + 1;
+  // One line at a time: a file of millions of lines is not split into as many strings at once.
+  forEachLine(text, (rawLine, index) => {
+    const raw = rawLine.trim();
+    if (raw === "") return;
+    const line = index + 1;
     const parsed = parseTaskLine(raw);
-    if (typeof parsed === "string") {
-      skipped.push({ line, message: parsed });
-      continue;
-    }
-    const first = seen.get(parsed.id);
-    if (first !== undefined) {
-      skipped.push({ line, message: `duplicate id ${JSON.stringify(parsed.id)} (first on line ${first})` });
-      continue;
-    }
-    // Two ids must not share a tape or a workspace copy (both are named by tapeFileName).
-    const file = tapeFileName(parsed.id);
-    const other = files.get(file);
-    if (other !== undefined) {
-      skipped.push({
-        line,
-        message: `id ${JSON.stringify(parsed.id)} would share its tape file ${file} with id ${JSON.stringify(other.id)} (line ${other.line}): rename one`,
-      });
-      continue;
-    }
-    seen.set(parsed.id, line);
-    files.set(file, { id: parsed.id, line });
-    tasks.push(parsed);
-  }
+    const problem = typeof parsed === "string" ? parsed : duplicateProblem(parsed, line, seen, files);
+    if (problem === undefined) tasks.push(parsed as BatchTask);
+    else skipped.push({ line, message: problem });
+    if (skipped.length > maxBad) throw tooManyBadLines(options.source ?? "the tasks", maxBad, line, skipped);
+  });
   return { tasks, bad: skipped };
+}
+
+/**
+ * Why a task cannot join the ones before it (its id taken, or its tape file name), else undefined
+ * and it is counted in.
+ */
+function duplicateProblem(
+  task: BatchTask,
+  line: number,
+  seen: Map<string, number>,
+  files: Map<string, { id: string; line: number }>,
+): string | undefined {
+  const first = seen.get(task.id);
+  if (first !== undefined) return `duplicate id ${JSON.stringify(task.id)} (first on line ${first})`;
+  // Two ids must not share a tape or a workspace copy (both are named by tapeFileName).
+  const file = tapeFileName(task.id);
+  const other = files.get(file);
+  if (other !== undefined)
+    return `id ${JSON.stringify(task.id)} would share its tape file ${file} with id ${JSON.stringify(other.id)} (line ${other.line}): rename one`;
+  seen.set(task.id, line);
+  files.set(file, { id: task.id, line });
+  return undefined;
+}
+
+function tooManyBadLines(source: string, max: number, line: number, bad: readonly BadTaskLine[]): EddyError {
+  const first = bad[0] as BadTaskLine;
+  return new EddyError(
+    "invalid_argument",
+    `${source} has more than ${max.toLocaleString("en-US")} bad lines by line ${line} (the first, line ${first.line}: ${first.message.slice(0, 200)}): it does not look like a tasks file (one JSON task a line); fix it and run again — no task was run and nothing was written`,
+    { fault: "user" },
+  );
 }
 
 /** A checked value, or what is wrong with it. */

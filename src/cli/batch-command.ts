@@ -9,7 +9,7 @@
  * interrupted (run the same command again to go on).
  */
 
-import { join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import {
   type BatchDir,
   type BatchSummary,
@@ -20,7 +20,9 @@ import {
 } from "../batch/batch-dir.js";
 import { BATCH_DEFAULTS } from "../batch/defaults.js";
 import { runBatch } from "../batch/pool.js";
+import { copyName, sweepTaskWorkspaces } from "../batch/run-task.js";
 import { type BatchTask, parseTasks } from "../batch/task.js";
+import type { RunSpecInput } from "../loop/run-spec.js";
 import { budgetOverruns, mergeRunSpecs } from "../loop/run-spec.js";
 import type { McpToolInfo } from "../tools/mcp/index.js";
 import { privateTempFolder } from "../util/make-dir.js";
@@ -79,6 +81,8 @@ export function loweredBudgetLines(
   });
 }
 
+type OutputSchema = NonNullable<RunSpecInput["output_schema"]>;
+
 /** A batch about to run: its tasks, folder, settings, and how it reports. */
 export interface BatchPlan {
   tasks: BatchTask[];
@@ -89,13 +93,15 @@ export interface BatchPlan {
   flags: BatchFlags;
   progress: BatchProgress;
   signal: AbortSignal;
+  /** `--schema`, read once (a relative path from `io.cwd`). */
+  schema: OutputSchema | undefined;
 }
 
 export async function batchCommand(tasksPath: string, flags: BatchFlags, io: CliIo): Promise<number> {
   const startedAt = performance.now();
   const startedIso = new Date().toISOString();
   const styles = stylesFor(io.stderr, io.env);
-  const { tasks, bad } = readTasks(tasksPath);
+  const { tasks, bad } = readTasks(tasksPath, io.cwd);
   for (const b of bad)
     io.stderr.write(
       `${terminalSafe(`eddy: ${tasksPath} line ${b.line}: ${b.message}; skipped`, { oneLine: true })}\n`,
@@ -105,12 +111,12 @@ export async function batchCommand(tasksPath: string, flags: BatchFlags, io: Cli
   for (const line of loweredBudgetLines(tasks, config, flags.queue !== undefined))
     io.stderr.write(`${terminalSafe(line, { oneLine: true })}\n`);
   if (flags.queue === undefined) assertReadyToRun(withTaskModels(config, tasks), io.env);
-  if (flags.schema !== undefined) readSchema(flags.schema);
+  const schema = flags.schema === undefined ? undefined : readSchema(flags.schema, io.cwd);
   if (flags.queue !== undefined) await (await import("../batch/queue.js")).checkRedis(flags.queue);
   // One batch at a time in a folder: two wrote contradicting result lines for the same tasks.
   const lock = await holdBatchDir(resolve(io.cwd, flags.out));
   try {
-    return await batchInFolder({ tasks, bad, config, flags, io, styles, startedAt, startedIso });
+    return await batchInFolder({ tasks, bad, config, flags, schema, io, styles, startedAt, startedIso });
   } finally {
     await lock.release();
   }
@@ -122,12 +128,13 @@ async function batchInFolder(args: {
   bad: readonly unknown[];
   config: EffectiveConfig;
   flags: BatchFlags;
+  schema: OutputSchema | undefined;
   io: CliIo;
   styles: ReturnType<typeof stylesFor>;
   startedAt: number;
   startedIso: string;
 }): Promise<number> {
-  const { tasks, bad, config, flags, io, styles, startedAt, startedIso } = args;
+  const { tasks, bad, config, flags, schema, io, styles, startedAt, startedIso } = args;
   const dir = openBatchDir(resolve(io.cwd, flags.out), secretsOf(config));
   const retrying = new Set<string>();
   if (flags.retryFailed === true)
@@ -147,6 +154,7 @@ async function batchInFolder(args: {
     flags,
     progress,
     signal: controller.signal,
+    schema,
   };
   try {
     if (pending.length > 0) {
@@ -185,13 +193,17 @@ async function batchInFolder(args: {
   return summary.failed > 0 || bad.length > 0 ? RUN_FAILED : SUCCESS;
 }
 
-/** The tasks of the file; a file that cannot be read, or holds no task at all, is a usage error. */
-function readTasks(path: string): ReturnType<typeof parseTasks> {
-  const text = readRegularTextSync(path, {
+/**
+ * The tasks of the file (a relative `path` from `cwd`, the command's directory); a file that cannot
+ * be read, or holds no task at all, is a usage error.
+ */
+function readTasks(path: string, cwd: string): ReturnType<typeof parseTasks> {
+  const text = readRegularTextSync(resolve(cwd, path), {
     what: "the tasks file",
     maxBytes: BATCH_DEFAULTS.maxTasksFileBytes,
+    name: path,
   });
-  const parsed = parseTasks(text);
+  const parsed = parseTasks(text, { source: `the tasks file ${path}` });
   if (parsed.tasks.length === 0 && parsed.bad.length === 0)
     throw usageError(`the tasks file ${path} holds no task`);
   return parsed;
@@ -223,10 +235,8 @@ async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
     ? await startOtelExport({ env: io.env, providerName: target.provider.name })
     : undefined;
   try {
-    const spec =
-      flags.schema === undefined
-        ? runtime.spec
-        : { ...runtime.spec, output_schema: readSchema(flags.schema) };
+    const spec = plan.schema === undefined ? runtime.spec : { ...runtime.spec, output_schema: plan.schema };
+    const workspaces = flags.workspacePerTask === true ? taskWorkspaces(dir) : undefined;
     const results = runBatch(plan.pending, {
       provider: target.provider,
       spec,
@@ -253,7 +263,7 @@ async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
       ...(flags.tpm === undefined ? {} : { tpm: flags.tpm }),
       tapes: dir.tapes,
       tapeExtras: tapeExtrasFor(config, runtime.mcpTools),
-      ...(flags.workspacePerTask === true ? { workspaces: taskWorkspaces(dir) } : {}),
+      ...(workspaces === undefined ? {} : { workspaces }),
       retry: (previous) => plan.retrying.has(previous.id),
       signal,
       onStart: (task) => progress.started(task.id),
@@ -262,8 +272,9 @@ async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
     for await (const result of results) {
       // Cancelled by Ctrl-C: not a result; its tape resumes next time.
       if (result.reason === "cancelled" && signal.aborted) continue;
-      progress.finished(dir.append(result));
+      progress.finished(dir.append(result), result.workspaceDropped === true);
     }
+    if (workspaces !== undefined) sweepCopies(plan, workspaces);
   } finally {
     await otel?.shutdown();
     await target.close();
@@ -282,6 +293,28 @@ export function tapeExtrasFor(config: EffectiveConfig, mcpTools: readonly McpToo
     mcpTools,
     agents: agentSummaries(config.agents),
   };
+}
+
+/**
+ * Once the batch's runs are over (all, or Ctrl-C): its copies folder keeps only what a later run
+ * uses — failed tasks' copies their results name, unfinished tasks' (they resume in them, which is
+ * said) — and goes when it is empty (docs/decisions.md #42).
+ */
+function sweepCopies(plan: BatchPlan, workspaces: string): void {
+  const named = new Set<string>();
+  const unfinished = new Set<string>();
+  for (const task of plan.tasks) {
+    const line = plan.dir.results.get(task.id);
+    if (line === undefined) unfinished.add(copyName(task.id));
+    else if (line.workspace !== undefined && dirname(line.workspace) === workspaces)
+      named.add(basename(line.workspace));
+  }
+  const kept = sweepTaskWorkspaces(workspaces, new Set([...named, ...unfinished]));
+  const waiting = kept.filter((name) => unfinished.has(name)).length;
+  if (waiting > 0)
+    plan.progress.notice(
+      `eddy batch: the workspace copies of ${waiting} unfinished task${waiting === 1 ? "" : "s"} stay in ${workspaces}: they resume in them when the batch runs again`,
+    );
 }
 
 /** Where tasks get their own workspace copies: one folder per batch, so a resumed task finds its copy. */

@@ -1,7 +1,16 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { ResultLine } from "../batch/batch-dir.js";
-import { batchProgress, describeLine, describeQueueNotice, formatEta } from "./batch-progress.js";
+import { BATCH_DEFAULTS } from "../batch/defaults.js";
+import {
+  batchProgress,
+  describeLine,
+  describeQueueNotice,
+  droppedCopyLine,
+  formatEta,
+  queueNoticeLines,
+  REFUSALS_SAID,
+} from "./batch-progress.js";
 import type { CliIo } from "./run-command.js";
 import { stylesFor } from "./terminal.js";
 
@@ -189,6 +198,25 @@ describe("eddy batch's progress without a terminal", () => {
   });
 });
 
+describe("failed tasks' workspace copies past the bound (docs/decisions.md #42)", () => {
+  it("a removed copy is said once on stderr, however many", () => {
+    const err: string[] = [];
+    const progress = batchProgress(
+      io({ write: (s: string) => err.push(s) }, { write: () => true }),
+      3,
+      stylesFor({ write: () => true }, { NO_COLOR: "1" }),
+    );
+    progress.finished(line("a", "failed", 1), false);
+    progress.finished(line("b", "failed", 1), true);
+    progress.finished(line("c", "failed", 1), true);
+    progress.stop();
+    expect(err).toEqual([`${droppedCopyLine("eddy batch")}\n`]);
+    expect(err[0]).toContain(
+      `at most ${BATCH_DEFAULTS.maxKeptWorkspaces} failed tasks' workspace copies are kept`,
+    );
+  });
+});
+
 describe("formatEta", () => {
   it.each([
     [0, "1 s"],
@@ -214,5 +242,32 @@ describe("a result line from a queue (Redis) reaches the terminal inert", () => 
     expect(shown).toContain("boom");
     const notice = describeQueueNotice("eddy worker", { type: "task_lost", id: `a${esc}[2Jb`, reason: "r" });
     expect(notice).not.toContain(esc);
+  });
+});
+
+describe("a worker's refused jobs on stderr (docs/pitfalls.md #111)", () => {
+  it("two million refused jobs: the first REFUSALS_SAID said one each, then one line a power of ten", () => {
+    const lines: string[] = [];
+    const notices = queueNoticeLines("eddy worker", (l) => lines.push(l));
+    notices.say({ type: "connection_lost", where: "h:1", reason: "r" });
+    for (let i = 0; i < 2_000_000; i++)
+      notices.say(
+        i % 2 === 0
+          ? { type: "job_refused", job: `j${i}`, reason: "queue job: expected an object" }
+          : { type: "job_unreadable", reason: "Unexpected token" },
+      );
+    notices.say({ type: "connection_restored", where: "h:1" });
+    expect(notices.refused).toBe(2_000_000);
+    expect(lines).toHaveLength(1 + REFUSALS_SAID + 1 + 3 + 1);
+    expect(lines[REFUSALS_SAID - 1]).toMatch(/refused job j998 without running it/);
+    expect(lines[REFUSALS_SAID]).toMatch(/a job in Redis could not be read/);
+    expect(lines[REFUSALS_SAID + 1]).toBe(
+      "eddy worker: more than 1,000 jobs refused without running: the rest are counted, not said one by one (each fails its task, which its batch reports); is something other than eddy batch adding jobs to this queue?",
+    );
+    expect(lines.slice(REFUSALS_SAID + 2, -1)).toEqual(
+      ["10,000", "100,000", "1,000,000"].map((n) => `eddy worker: ${n} jobs refused without running so far`),
+    );
+    // Other notices are always said.
+    expect(lines.at(-1)).toBe("eddy worker: connected to Redis at h:1 again");
   });
 });

@@ -17,6 +17,7 @@
  */
 import type { ResultLine } from "../batch/batch-dir.js";
 import { isFailure } from "../batch/batch-dir.js";
+import { BATCH_DEFAULTS } from "../batch/defaults.js";
 import type { QueueNotice } from "../batch/redis-watch.js";
 import { assertNever } from "../errors.js";
 import type { CliIo } from "./run-command.js";
@@ -27,7 +28,11 @@ export interface BatchProgress {
   started(id: string): void;
   /** The task's run ended (its result line follows with `finished`). */
   ended(id: string): void;
-  finished(line: ResultLine): void;
+  /**
+   * A task's result line was written; `copyDropped`: it failed and its workspace copy was removed,
+   * as `BATCH_DEFAULTS.maxKeptWorkspaces` are kept already (said once).
+   */
+  finished(line: ResultLine, copyDropped?: boolean): void;
   /** Counts tasks that already had their result (they are not run again). */
   skipped(count: number): void;
   /** A line for the user: above the status line on a terminal, else on stderr. */
@@ -61,6 +66,11 @@ export function batchProgress(
   // A line per task where nobody watches the status line: piped stdout, or no terminal for it.
   const lines = io.stdout.isTTY !== true || line === undefined;
   let toldSkipped = false;
+  let toldDropped = false;
+  const notice = (text: string) => {
+    if (line === undefined) io.stderr.write(`${text}\n`);
+    else line.above(text);
+  };
   return {
     started(id) {
       state.firstStart ??= now();
@@ -71,7 +81,7 @@ export function batchProgress(
       state.running.delete(id);
       line?.draw();
     },
-    finished(result) {
+    finished(result, copyDropped) {
       state.running.delete(result.id);
       state.done++;
       state.ran++;
@@ -83,19 +93,18 @@ export function batchProgress(
       // Every task's copy skips the same files: said once.
       if (!toldSkipped && result.skipped_files !== undefined && result.skipped_files.length > 0) {
         toldSkipped = true;
-        const text = styles.yellow(skippedLine(result.skipped_files));
-        if (line === undefined) io.stderr.write(`${text}\n`);
-        else line.above(text);
+        notice(styles.yellow(skippedLine(result.skipped_files)));
+      }
+      if (copyDropped === true && !toldDropped) {
+        toldDropped = true;
+        notice(styles.yellow(droppedCopyLine("eddy batch")));
       }
     },
     skipped(count) {
       state.done += count;
       line?.draw();
     },
-    notice(text) {
-      if (line === undefined) io.stderr.write(`${text}\n`);
-      else line.above(text);
-    },
+    notice,
     stop() {
       line?.stop();
     },
@@ -230,6 +239,58 @@ function queueNoticeText(who: string, notice: QueueNotice): string {
     default:
       return assertNever(notice, "queue notice");
   }
+}
+
+/**
+ * Refused and unreadable jobs a worker says one line each before it only counts them: anyone who
+ * can write to the Redis can add millions (docs/pitfalls.md #111).
+ */
+export const REFUSALS_SAID = 1_000;
+
+/** A worker's queue notices as stderr lines, refusals bounded (`queueNoticeLines`). */
+export interface QueueNoticeLines {
+  say(notice: QueueNotice): void;
+  /** Jobs refused or unreadable so far. */
+  readonly refused: number;
+}
+
+/**
+ * Each queue notice as one line to `write` (`describeQueueNotice`), except refused and unreadable
+ * jobs past the first `REFUSALS_SAID`: one line says the rest are only counted, then one line at
+ * each power of ten says how many so far. Each such job still fails its task, which its batch
+ * reports.
+ */
+export function queueNoticeLines(who: string, write: (line: string) => void): QueueNoticeLines {
+  let refused = 0;
+  return {
+    get refused() {
+      return refused;
+    },
+    say(notice) {
+      if (notice.type !== "job_refused" && notice.type !== "job_unreadable")
+        return write(describeQueueNotice(who, notice));
+      refused++;
+      if (refused <= REFUSALS_SAID) return write(describeQueueNotice(who, notice));
+      const limit = REFUSALS_SAID.toLocaleString("en-US");
+      if (refused === REFUSALS_SAID + 1)
+        write(
+          `${who}: more than ${limit} jobs refused without running: the rest are counted, not said one by one (each fails its task, which its batch reports); is something other than eddy batch adding jobs to this queue?`,
+        );
+      else if (isPowerOfTen(refused))
+        write(`${who}: ${refused.toLocaleString("en-US")} jobs refused without running so far`);
+    },
+  };
+}
+
+function isPowerOfTen(n: number): boolean {
+  let x = n;
+  while (x >= 10 && x % 10 === 0) x /= 10;
+  return x === 1;
+}
+
+/** The one line saying that failed tasks' workspace copies past the bound are removed, not kept. */
+export function droppedCopyLine(who: string): string {
+  return `${who}: at most ${BATCH_DEFAULTS.maxKeptWorkspaces} failed tasks' workspace copies are kept: later failures' copies are removed (each task's tape records what it did; remove kept copies to keep later ones)`;
 }
 
 /** The one line saying which special files the workspace copies leave out. */

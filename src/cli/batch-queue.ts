@@ -13,7 +13,6 @@ import { mergeRunSpecs, withinBudgets } from "../loop/run-spec.js";
 import { writeRegularFileSync } from "../util/regular-file.js";
 import type { BatchPlan } from "./batch-command.js";
 import { describeQueueNotice } from "./batch-progress.js";
-import { readSchema } from "./run-command.js";
 import { specOf } from "./run-settings.js";
 
 /** Runs the plan's pending tasks on the queue at `url`; returns when each has a result or on Ctrl-C. */
@@ -44,7 +43,7 @@ export async function queuedBatch(plan: BatchPlan, url: string): Promise<void> {
         renameSync(`${path}.tmp`, path);
         result.tape = path;
       }
-      progress.finished(dir.append(result));
+      progress.finished(dir.append(result), result.workspaceDropped === true);
     },
   });
 }
@@ -57,6 +56,6 @@ export async function queuedBatch(plan: BatchPlan, url: string): Promise<void> {
  */
 function withFlagSpec(task: BatchTask, plan: BatchPlan): BatchTask {
   const flags = specOf(plan.config, { onlyFlags: true });
-  if (plan.flags.schema !== undefined) flags.output_schema = readSchema(plan.flags.schema);
+  if (plan.schema !== undefined) flags.output_schema = plan.schema;
   return { ...task, spec: withinBudgets(mergeRunSpecs(flags, task.spec), flags, { onlySet: true }) };
 }

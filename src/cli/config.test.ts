@@ -74,6 +74,11 @@ describe("resolveWorkspace", () => {
     expect(resolveWorkspace({ workspace: "/w" }, "/cwd")).toEqual({ value: "/w", source: "flag" });
     expect(resolveWorkspace({}, "/cwd")).toEqual({ value: "/cwd", source: "default" });
   });
+
+  it("a relative --workspace is from the command's directory, not the process's", () => {
+    expect(resolveWorkspace({ workspace: "ws" }, "/cwd")).toEqual({ value: "/cwd/ws", source: "flag" });
+    expect(resolveWorkspace({ workspace: "../w" }, "/cwd/a")).toEqual({ value: "/cwd/w", source: "flag" });
+  });
 });
 
 describe("the config file", () => {

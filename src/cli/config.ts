@@ -13,6 +13,7 @@
  * `resolveFallbacks`) → `resolveModel`, `resolveLimits`, `resolveBehaviour`. None of them sends a
  * request or checks that the run can start: that is `preflight.ts`.
  */
+import { resolve } from "node:path";
 import { EddyError } from "../errors.js";
 import { HISTORY_DEFAULTS } from "../history/options.js";
 import type { ToolHistoryStrategySetting } from "../history/strategies.js";
@@ -233,7 +234,9 @@ export const DEMO_MODEL = "eddy-demo";
 /** Resolves the effective configuration of a run. Throws `invalid_config` (exit 2) for bad input. */
 export function resolveConfig(flags: RunFlags, env: Env, cwd: string): EffectiveConfig {
   const workspace = resolveWorkspace(flags, cwd);
-  const loaded = loadConfigFile(flags.config, env, workspace.value);
+  // A relative --config is the command's (`cwd`), not the process's: they differ in-process (`main(argv, io)`).
+  const explicit = flags.config === undefined ? undefined : resolve(cwd, flags.config);
+  const loaded = loadConfigFile(explicit, env, workspace.value);
   const { file, path, paths, origins, untrusted } = loaded;
   const sources: ConfigSources = { flags, env, file, path, origins };
   if (loaded.untrustedFile !== undefined) sources.untrustedFile = loaded.untrustedFile;
@@ -334,10 +337,13 @@ function describeSource(setting: Setting<unknown>): string {
   return setting.from === undefined ? setting.source : `${setting.source} ${setting.from}`;
 }
 
-/** `--workspace`, else the current directory. */
+/**
+ * `--workspace` (a relative one from `cwd`, the command's directory — not the process's, which
+ * `main(argv, io)` in-process need not share), else `cwd`.
+ */
 export function resolveWorkspace(flags: RunFlags, cwd: string): Setting<string> {
   return flags.workspace !== undefined
-    ? { value: flags.workspace, source: "flag" }
+    ? { value: resolve(cwd, flags.workspace), source: "flag" }
     : { value: cwd, source: "default" };
 }
 

@@ -449,7 +449,10 @@ function defineBatch(program: Command, io: CliIo, state: CliState): void {
     )
     .addOption(numberOption("--rpm <n>", "requests per minute over the whole batch", integer("--rpm", 1)))
     .addOption(numberOption("--tpm <n>", "tokens per minute over the whole batch", integer("--tpm", 1)))
-    .option("--workspace-per-task", "give each task its own copy of the workspace (kept when the task fails)")
+    .option(
+      "--workspace-per-task",
+      `give each task its own copy of the workspace (kept when the task fails, at most ${BATCH_DEFAULTS.maxKeptWorkspaces})`,
+    )
     .option("--retry-failed", "run the tasks that failed last time again")
     .option(
       "--queue <redis-url>",

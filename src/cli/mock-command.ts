@@ -4,6 +4,7 @@
  * Ctrl-C. `--strict` refuses the short forms real clients send instead of rewriting them
  * (docs/interop.md).
  */
+import { resolve } from "node:path";
 import { createMockServer, formatRequestLog, type MockServer } from "../mock/index.js";
 import type { CliIo } from "./run-command.js";
 
@@ -39,7 +40,8 @@ function listen(flags: MockFlags, io: CliIo): Promise<MockServer> {
     onRequest: (log) => io.stderr.write(`${formatRequestLog(log)}\n`),
   };
   if (flags.port !== undefined) options.port = flags.port;
-  if (flags.scenario !== undefined) options.scenario = flags.scenario;
+  // A relative path is from io.cwd, the command's directory (in-process, not the process's).
+  if (flags.scenario !== undefined) options.scenario = resolve(io.cwd, flags.scenario);
   if (flags.apiKey !== undefined) options.apiKey = flags.apiKey;
   if (flags.strict === true) options.conformance = "strict";
   return createMockServer(options);

@@ -4,6 +4,7 @@
  * bad tape). Tools are not re-executed (their recorded outputs are used) unless `--live-tools`.
  */
 import { statSync } from "node:fs";
+import { resolve } from "node:path";
 import { EddyError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import { replayTape } from "../replay/replay.js";
@@ -23,10 +24,14 @@ export interface ReplayFlags {
   sandbox?: boolean;
 }
 
+/**
+ * `eddy replay TAPE`: the exit code of the verdict. The tape and `--workspace`, when relative, are
+ * from `io.cwd` (the command's directory: in-process, `main(argv, io)`'s, not the process's).
+ */
 export async function replayCommand(path: string, flags: ReplayFlags, io: CliIo): Promise<number> {
-  const tape = readTape(path);
+  const tape = readTape(resolve(io.cwd, path));
   const { registry, refreshTools } = replayTools(tape.header, tape.frames, io.env, path);
-  const workspace = flags.workspace ?? io.cwd;
+  const workspace = resolve(io.cwd, flags.workspace ?? ".");
   if (!isDirectory(workspace)) {
     throw new EddyError(
       "invalid_config",

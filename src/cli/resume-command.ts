@@ -29,7 +29,14 @@ import { CANCELLED, exitCodeFor } from "./exit-codes.js";
 import { ImageSaver } from "./hosted-items.js";
 import { type OtelExport, otelRequested, startOtelExport } from "./otel.js";
 import { assertReadyToRun, checkWorkspace, usageError } from "./preflight.js";
-import { type CliIo, cancelOnSignal, humanRenderer, sideObservers, waitForThread } from "./run-command.js";
+import {
+  type CliIo,
+  cancelOnSignal,
+  humanRenderer,
+  sideObservers,
+  threadTapeName,
+  waitForThread,
+} from "./run-command.js";
 import { BUDGET_FLAGS, hooksOf, policyOf, specOf } from "./run-settings.js";
 import { closeTools, prepareTools, type RunTools, startTools } from "./run-tools.js";
 import { mcpEventLine, RunView } from "./run-view.js";
@@ -47,7 +54,8 @@ export interface ResumeFlags extends RunFlags {
 }
 
 export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo): Promise<number> {
-  const tape = readTape(path);
+  // Relative paths are from io.cwd, the command's directory (not the process's, in-process).
+  const tape = readTape(resolve(io.cwd, path));
   const plan = planResume(tape);
   if (plan.status === "ended") {
     io.stderr.write(`eddy: ${path}: the run already ended (${plan.reason}); there is nothing to resume\n`);
@@ -99,7 +107,9 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
         view.render(frame);
       },
       onResumed: () => record.writer?.commit(),
-      ...(thread === undefined ? {} : { thread: { store: thread.store, tape: flags.record ?? path } }),
+      ...(thread === undefined
+        ? {}
+        : { thread: { store: thread.store, tape: threadTapeName(config.workspace.value, out) } }),
     });
     record.start(handle.header, secrets);
     if (target.notice !== undefined) io.stderr.write(`${styles.dim(target.notice)}\n`);

@@ -4,6 +4,8 @@
  * earlier runs' tapes (`--context`) — render frames (human view or JSONL), record the tape, and
  * exit with the code of the run's end reason (docs/architecture.md, "The CLI contract").
  */
+
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import { compileContextBundle } from "../context/bundle.js";
 import type { ThreadHold } from "../context/thread-hold.js";
 import { checkThreadName, createThreadStore } from "../context/threads.js";
@@ -77,6 +79,8 @@ export interface PreparedRun {
   /** The frames of `--context` tapes (read and checked, compiled once the provider is known). */
   contextRuns: Frame[][] | undefined;
   tools: PreparedTools;
+  /** Where `--record` writes the tape: a relative one from `io.cwd`, not the process's directory. */
+  record: string | undefined;
 }
 
 /** `eddy run`: returns the exit code of the run's end reason (2 for bad usage, before any request). */
@@ -86,7 +90,7 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
   let view: RunView | undefined;
   const prepared = await prepareRun(prompt, flags, io, (event) => view?.say(mcpEventLine(event, styles)));
   // A tape that cannot be written stops the command here, before anything starts or is sent.
-  const reserved = flags.record === undefined ? undefined : reserveTapeFile(flags.record);
+  const reserved = prepared.record === undefined ? undefined : reserveTapeFile(prepared.record);
   const images = new ImageSaver(prepared.config.workspace.value);
   view =
     flags.json === true
@@ -98,7 +102,7 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
   let tools: RunTools | undefined;
   let otel: OtelExport | undefined;
   const unrecorded: Frame[] = [];
-  const tape = new TapeGuard(flags.record ?? "", (reason) => controller.abort(reason));
+  const tape = new TapeGuard(prepared.record ?? "", (reason) => controller.abort(reason));
   // Signals cancel from here on: while MCP servers start, and during the run (whose finally shuts them down).
   const removeSignal = cancelOnSignal(io, controller);
   let signalledAt: number | undefined;
@@ -130,17 +134,17 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     const others = sideObservers(otel, images, io, styles);
     deps.onFrame = (frame) => {
       if (recorder !== undefined) tape.write(() => recorder?.observer(frame));
-      else if (flags.record !== undefined) unrecorded.push(frame);
+      else if (prepared.record !== undefined) unrecorded.push(frame);
       others(frame);
       view.render(frame);
     };
     // Bad settings throw here, before any request and before the demo-model notice: exit 2.
-    const handle = await startUnlessCancelled(prepared, deps, flags.record, view, styles);
+    const handle = await startUnlessCancelled(prepared, deps, prepared.record, view, styles);
     if (handle === undefined) return CANCELLED;
     if (started.notice !== undefined) io.stderr.write(`${styles.dim(started.notice)}\n`);
-    if (flags.record !== undefined) {
+    if (prepared.record !== undefined) {
       const header = tapeHeaderOf(handle.spec, deps, prepared.config, tools);
-      recorder = createTapeRecorder(flags.record, header, deps.secrets ?? [], reserved);
+      recorder = createTapeRecorder(prepared.record, header, deps.secrets ?? [], reserved);
       // A thread's or a context's run starts while its context is compiled: record what came first.
       for (const frame of unrecorded.splice(0)) recorder.observer(frame);
     }
@@ -224,7 +228,7 @@ async function prepareRun(
   if (flags.thread !== undefined && flags.context !== undefined)
     throw usageError("--thread and --context cannot be combined: a thread brings its own context");
   if (flags.thread !== undefined) checkThreadName(flags.thread);
-  refuseRecordOverContext(flags);
+  refuseRecordOverContext(flags, io.cwd);
   const text = await readPrompt(prompt, io);
   const attachments: Attachment[] = [
     ...(flags.image ?? []).map((source): Attachment => ({ kind: "image", source })),
@@ -239,15 +243,16 @@ async function prepareRun(
   const readInstructions = instructionReaderOf(config, (line) => io.stderr.write(line));
   if (readInstructions !== undefined)
     Object.assign(spec, withInstructionFiles(spec.instructions, readInstructions(config.workspace.value)));
-  if (flags.schema !== undefined) spec.output_schema = readSchema(flags.schema);
+  if (flags.schema !== undefined) spec.output_schema = readSchema(flags.schema, io.cwd);
   if (flags.thread !== undefined) spec.thread = flags.thread;
   // Checked now, so a bad setting is exit 2 before any server starts.
   resolveRunSpec(spec, "the run's settings");
   return {
     config,
     spec,
-    contextRuns: flags.context?.map(contextFrames),
+    contextRuns: flags.context?.map((path) => contextFrames(path, io.cwd)),
     tools: await prepareTools(config, io, onMcpEvent),
+    record: flags.record === undefined ? undefined : resolve(io.cwd, flags.record),
   };
 }
 
@@ -255,19 +260,22 @@ async function prepareRun(
  * `--record` naming a `--context` tape (by any name or link): the new tape, which keeps only the
  * context rendered from it, would replace the earlier run's record. Refused before anything runs.
  */
-function refuseRecordOverContext(flags: RunFlags): void {
+function refuseRecordOverContext(flags: RunFlags, cwd: string): void {
   const record = flags.record;
   if (record === undefined) return;
   for (const context of flags.context ?? [])
-    if (sameFile(record, context))
+    if (sameFile(resolve(cwd, record), resolve(cwd, context)))
       throw usageError(
         `--record ${record} is the --context tape ${context}: recording there would replace that run's record; give another --record`,
       );
 }
 
-/** A `--context` tape's frames; one with no run in it (cut off after its header) is refused naming it. */
-function contextFrames(path: string): Frame[] {
-  const { frames } = readTape(path);
+/**
+ * A `--context` tape's frames (a relative path from `cwd`); one with no run in it (cut off after
+ * its header) is refused naming it.
+ */
+function contextFrames(path: string, cwd: string): Frame[] {
+  const { frames } = readTape(resolve(cwd, path));
   if (!frames.some((f) => f.type === "run_started"))
     throw usageError(
       `--context ${path}: the tape has no run_started frame (cut off after its header?): give the tape of a run`,
@@ -350,19 +358,30 @@ async function onThread(
   tape: string | undefined,
   say: (line: string) => void,
 ): Promise<RunHandle> {
-  const store = createThreadStore({ workspace: deps.workspace ?? process.cwd() });
+  const workspace = deps.workspace ?? process.cwd();
+  const store = createThreadStore({ workspace });
   const hold = await waitForThread(store, thread, "eddy run", deps.signal, say);
   try {
     const handle = await runAgentOnThread(spec, deps, {
       store,
       held: true,
-      ...(tape === undefined ? {} : { tape }),
+      ...(tape === undefined ? {} : { tape: threadTapeName(workspace, tape) }),
     });
     return { ...handle, result: handle.result.finally(() => hold.release()) };
   } catch (err) {
     await hold.release();
     throw err;
   }
+}
+
+/**
+ * How a thread's log names a run's tape (at `tape`, absolute): from the workspace when it is inside
+ * it, as a chat's are read back (session/waiting-run.ts resolves the name against the workspace),
+ * else whole. `eddy run --record t.tape --workspace ws` logged `t.tape`, read back as `ws/t.tape`.
+ */
+export function threadTapeName(workspace: string, tape: string): string {
+  const name = relative(workspace, tape);
+  return name === "" || name === ".." || name.startsWith(`..${sep}`) || isAbsolute(name) ? tape : name;
 }
 
 /** The thread held for this run (`holder` names it to others), once no other process holds it. */
@@ -466,9 +485,16 @@ async function readPrompt(prompt: string | undefined, io: CliIo): Promise<string
   return text;
 }
 
-/** Reads and checks a `--schema` file. */
-export function readSchema(path: string): NonNullable<RunSpecInput["output_schema"]> {
-  const text = readRegularTextSync(path, { what: "the --schema file", maxBytes: 1024 * 1024 });
+/**
+ * Reads and checks a `--schema` file: a relative `path` from `cwd` (the command's directory, not
+ * the process's), named in messages as given.
+ */
+export function readSchema(path: string, cwd: string): NonNullable<RunSpecInput["output_schema"]> {
+  const text = readRegularTextSync(resolve(cwd, path), {
+    what: "the --schema file",
+    maxBytes: 1024 * 1024,
+    name: path,
+  });
   let schema: unknown;
   try {
     schema = JSON.parse(text);

@@ -10,7 +10,7 @@ import { toResultLine } from "../batch/batch-dir.js";
 import { checkRedis, startBatchWorker } from "../batch/queue.js";
 import { privateTempFolder } from "../util/make-dir.js";
 import { tapeExtrasFor } from "./batch-command.js";
-import { describeLine, describeQueueNotice } from "./batch-progress.js";
+import { describeLine, droppedCopyLine, queueNoticeLines, REFUSALS_SAID } from "./batch-progress.js";
 import { startBatchRuntime, unattendedApproveMode } from "./batch-run.js";
 import type { EffectiveConfig, RunFlags } from "./config.js";
 import { resolveConfig } from "./config.js";
@@ -37,6 +37,8 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
   await checkRedis(flags.queue);
   const styles = stylesFor(io.stdout, io.env);
   const controller = new AbortController();
+  const notices = queueNoticeLines("eddy worker", (line) => io.stderr.write(`${line}\n`));
+  let toldDropped = false;
   const runtime = await startBatchRuntime({
     config,
     io,
@@ -71,10 +73,15 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
       // The batch id comes from the job: the folder is checked to be this user's own (util/make-dir.ts).
       workspaces: (batch) => privateTempFolder(`eddy-batch-${batch}`),
       secrets: [...secretsOf(config), ...runtime.secrets],
-      onNotice: (notice) => io.stderr.write(`${describeQueueNotice("eddy worker", notice)}\n`),
+      onNotice: (notice) => notices.say(notice),
       onTask: (event) => {
-        if (event.type === "finished" && !(event.result.reason === "cancelled" && controller.signal.aborted))
-          io.stdout.write(`${describeLine(toResultLine(event.result, io.cwd), styles)}\n`);
+        if (event.type !== "finished" || (event.result.reason === "cancelled" && controller.signal.aborted))
+          return;
+        io.stdout.write(`${describeLine(toResultLine(event.result, io.cwd), styles)}\n`);
+        if (event.result.workspaceDropped === true && !toldDropped) {
+          toldDropped = true;
+          io.stderr.write(`${droppedCopyLine("eddy worker")}\n`);
+        }
       },
     });
     if (target.notice !== undefined) io.stderr.write(`${styles.dim(target.notice)}\n`);
@@ -87,7 +94,11 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
     });
     controller.abort("the worker is stopping");
     await worker.close();
-    io.stderr.write("eddy worker: stopped (tasks in flight went back to the queue)\n");
+    const refused =
+      notices.refused > REFUSALS_SAID
+        ? `; ${notices.refused.toLocaleString("en-US")} jobs refused in all`
+        : "";
+    io.stderr.write(`eddy worker: stopped (tasks in flight went back to the queue${refused})\n`);
     return CANCELLED;
   } finally {
     await otel?.shutdown();
