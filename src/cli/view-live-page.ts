@@ -4,7 +4,7 @@
  * path or not, and each connection is a file descriptor taken before a byte is read: it holds at
  * most `maxConnections` at once (one more is closed as it comes, unanswered; the next is served once
  * one goes), and a client gets the request bounds of eddy's other servers (`serverOptions`,
- * src/mock/listener.ts: 15 s for the headers, 60 s for the request, then a 408) — node's own
+ * src/util/http-server.ts: 15 s for the headers, 60 s for the request, then a 408) — node's own
  * defaults let a slow client hold its connection for up to a minute and a half
  * (docs/pitfalls.md #107).
  */
@@ -13,7 +13,7 @@ import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type ListenTimeouts, refuseConnect, serverOptions } from "../mock/listener.js";
+import { type ListenTimeouts, refuseConnect, serverOptions } from "../util/http-server.js";
 import { renderViewPage } from "../view/page.js";
 import type { RunPayload } from "../view/view-data.js";
 
@@ -35,7 +35,7 @@ export interface LivePageSource {
 export interface LivePageOptions {
   /** @defaultValue VIEW_LIVE_MAX_CONNECTIONS (64) */
   maxConnections?: number;
-  /** @defaultValue `LISTEN_TIMEOUTS` (src/mock/listener.ts) */
+  /** @defaultValue `LISTEN_TIMEOUTS` (src/util/http-server.ts) */
   timeouts?: Partial<ListenTimeouts>;
 }
 
