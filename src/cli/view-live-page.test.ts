@@ -1,4 +1,7 @@
+import { existsSync, readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   closedWithin,
@@ -102,5 +105,32 @@ describe("eddy view --live's page server", () => {
     expect(cut).toBeLessThanOrEqual(8);
     expect(answers.filter((a) => a === "").length).toBe(40 - cut);
     expect(await pageStatus(page.url)).toBe(200);
+  });
+});
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** The files of src/ that `start` imports statically, itself included, transitively. */
+function staticImports(start: string): string[] {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file) || !existsSync(file)) return; // generated code is JavaScript
+    seen.add(file);
+    const text = readFileSync(file, "utf8");
+    // Static imports and re-exports only: an `await import()` loads on use, `import type` never.
+    for (const m of text.matchAll(/^(?:import|export)\s(?!type\s)[^;]*?from\s*"(\.{1,2}\/[^"]+)"/gm))
+      visit(resolve(dirname(file), (m[1] as string).replace(/\.js$/, ".ts")));
+  };
+  visit(start);
+  return [...seen].map((f) => relative(SRC, f));
+}
+
+describe("what --live loads", () => {
+  it("the page server and the command load nothing of the mock (its handler, scenarios, WebSocket sessions)", () => {
+    for (const entry of ["cli/view-live-page.ts", "cli/view-live.ts"]) {
+      const files = staticImports(join(SRC, entry));
+      expect(files).toContain("util/http-server.ts");
+      expect(files.filter((f) => f.startsWith("mock/"))).toEqual([]);
+    }
   });
 });

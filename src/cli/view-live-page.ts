@@ -4,16 +4,23 @@
  * path or not, and each connection is a file descriptor taken before a byte is read: it holds at
  * most `maxConnections` at once (one more is closed as it comes, unanswered; the next is served once
  * one goes), and a client gets the request bounds of eddy's other servers (`serverOptions`,
- * src/mock/listener.ts: 15 s for the headers, 60 s for the request, then a 408) — node's own
+ * src/util/http-server.ts: 15 s for the headers, 60 s for the request, then a 408) — node's own
  * defaults let a slow client hold its connection for up to a minute and a half
  * (docs/pitfalls.md #107).
+ *
+ * A page's event stream (`PageStream`) holds at most the latest view unsent: a redraw is written
+ * only once the client has taken the last one (`'drain'`), the ones between are dropped, and a
+ * client that leaves a view unread for `unreadMs` has its stream closed (the page's `EventSource`
+ * connects again and gets the view then). Writing every redraw to every stream let a tab that stopped
+ * reading (a frozen background tab) make eddy hold every view since, many MB each
+ * (docs/pitfalls.md #115).
  */
 
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type ListenTimeouts, refuseConnect, serverOptions } from "../mock/listener.js";
+import { LISTEN_TIMEOUTS, type ListenTimeouts, refuseConnect, serverOptions } from "../util/http-server.js";
 import { renderViewPage } from "../view/page.js";
 import type { RunPayload } from "../view/view-data.js";
 
@@ -35,8 +42,61 @@ export interface LivePageSource {
 export interface LivePageOptions {
   /** @defaultValue VIEW_LIVE_MAX_CONNECTIONS (64) */
   maxConnections?: number;
-  /** @defaultValue `LISTEN_TIMEOUTS` (src/mock/listener.ts) */
+  /** @defaultValue `LISTEN_TIMEOUTS` (src/util/http-server.ts) */
   timeouts?: Partial<ListenTimeouts>;
+}
+
+/**
+ * A page's event stream that never queues more than the latest view and the `ended` event (see the
+ * module comment): `view` replaces a view not yet written, `end` is written after it.
+ */
+export class PageStream {
+  /** The socket is full: writes wait for `'drain'`. */
+  private waiting = false;
+  private pendingView: string | undefined;
+  private pendingEnd: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly unreadMs: number = LISTEN_TIMEOUTS.unreadMs,
+  ) {
+    res.on("drain", () => {
+      this.waiting = false;
+      clearTimeout(this.timer);
+      this.flush();
+    });
+    res.once("close", () => clearTimeout(this.timer));
+  }
+
+  /** Sends `text` (an SSE message of a view) once the client has taken what came before. */
+  view(text: string): void {
+    this.pendingView = text;
+    this.flush();
+  }
+
+  /** Sends `text` (the `ended` event) after the latest view. */
+  end(text: string): void {
+    this.pendingEnd = text;
+    this.flush();
+  }
+
+  /** Bytes written to the stream and not yet taken by the socket. */
+  get unsentBytes(): number {
+    return this.res.writableLength;
+  }
+
+  private flush(): void {
+    if (this.waiting || this.res.destroyed) return;
+    let full = false;
+    for (const text of [this.pendingView, this.pendingEnd])
+      if (text !== undefined) full = !this.res.write(text);
+    this.pendingView = undefined;
+    this.pendingEnd = undefined;
+    if (!full) return;
+    this.waiting = true;
+    this.timer = setTimeout(() => this.res.destroy(), this.unreadMs);
+  }
 }
 
 /** A served page. */

@@ -22,10 +22,13 @@ import { parseViewTape } from "../view/read.js";
 import type { RunPayload } from "../view/view-data.js";
 import type { CliIo } from "./run-command.js";
 import { terminalSafe } from "./terminal.js";
-import { type LivePageSource, serveLivePage } from "./view-live-page.js";
+import { type LivePageSource, PageStream, serveLivePage } from "./view-live-page.js";
 
 /** Milliseconds between redraws of the page while frames come. */
 const REDRAW_MS = 200;
+
+/** The event that tells a page the run's stream has ended. */
+const ENDED = encodeSseMessage({ event: "ended", data: "{}" });
 
 /** A run's address on a server, from a run URL or its events URL. */
 export function parseLiveUrl(text: string): { baseUrl: string; id: string; shown: string } {
@@ -115,20 +118,32 @@ function causeOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** Options of `LiveState` (tests set them). */
+export interface LiveStateOptions {
+  /** @defaultValue REDRAW_MS (200) */
+  redrawMs?: number;
+  /** How long a page may leave a view unread. @defaultValue `LISTEN_TIMEOUTS.unreadMs` (60 s) */
+  unreadMs?: number;
+}
+
 /**
  * The run's view so far (`LiveRunView`, bounded) and the page streams waiting for it. Redraws come
  * at most every `REDRAW_MS`, and never closer than four times the last one took, so a long run
- * leaves the process free to answer Ctrl-C.
+ * leaves the process free to answer Ctrl-C. A page's stream holds at most the latest view unsent
+ * (`PageStream`, view-live-page.ts).
  */
-class LiveState implements LivePageSource {
+export class LiveState implements LivePageSource {
   private readonly view = new LiveRunView();
-  private readonly pages = new Set<ServerResponse>();
+  private readonly pages = new Set<PageStream>();
   private payload: RunPayload | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lastRedrawMs = 0;
   private ended = false;
 
-  constructor(private readonly source: string) {}
+  constructor(
+    private readonly source: string,
+    private readonly options: LiveStateOptions = {},
+  ) {}
 
   /** Takes a frame, checked as a tape line is (a one-line `tape_invalid` error otherwise). */
   add(frame: unknown): void {
@@ -147,7 +162,7 @@ class LiveState implements LivePageSource {
         this.publish(this.view.snapshot());
         this.lastRedrawMs = performance.now() - start;
       },
-      Math.max(REDRAW_MS, 4 * this.lastRedrawMs),
+      Math.max(this.options.redrawMs ?? REDRAW_MS, 4 * this.lastRedrawMs),
     );
   }
 
@@ -156,7 +171,7 @@ class LiveState implements LivePageSource {
     this.timer = undefined;
     this.ended = true;
     this.publish(this.view.end());
-    for (const res of this.pages) res.write(encodeSseMessage({ event: "ended", data: "{}" }));
+    for (const page of this.pages) page.end(ENDED);
   }
 
   reason(): string {
@@ -165,10 +180,11 @@ class LiveState implements LivePageSource {
 
   /** A page's stream: the latest view now, then each redraw. */
   watch(res: ServerResponse): void {
-    this.pages.add(res);
-    res.once("close", () => this.pages.delete(res));
-    if (this.payload !== undefined) res.write(message(this.payload));
-    if (this.ended) res.write(encodeSseMessage({ event: "ended", data: "{}" }));
+    const page = new PageStream(res, this.options.unreadMs);
+    this.pages.add(page);
+    res.once("close", () => this.pages.delete(page));
+    if (this.payload !== undefined) page.view(message(this.payload));
+    if (this.ended) page.end(ENDED);
   }
 
   current(): RunPayload | undefined {
@@ -180,7 +196,7 @@ class LiveState implements LivePageSource {
     if (payload === undefined || payload === this.payload) return;
     this.payload = payload;
     const text = message(payload);
-    for (const res of this.pages) res.write(text);
+    for (const page of this.pages) page.view(text);
   }
 }
 

@@ -14,7 +14,7 @@ export const MOCK_DEFAULTS = {
   /**
    * Connections open at once (HTTP keep-alive, event streams and WebSockets alike); one more is
    * closed as it comes, so a client opening thousands of idle sockets cannot take every file
-   * descriptor (a slow or idle one is also cut at `LISTEN_TIMEOUTS.headersMs`, src/mock/listener.ts).
+   * descriptor (a slow or idle one is also cut at `LISTEN_TIMEOUTS.headersMs`, src/util/http-server.ts).
    */
   maxConnections: 1024,
   /** Largest request body accepted, in bytes (a bigger one is answered 413). */

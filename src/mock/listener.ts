@@ -18,7 +18,6 @@ import {
   createServer,
   type IncomingMessage,
   type Server,
-  type ServerOptions,
   type ServerResponse,
   STATUS_CODES,
 } from "node:http";
@@ -26,6 +25,7 @@ import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { WebSocket, WebSocketServer } from "ws";
 import { EddyError } from "../errors.js";
+import { LISTEN_TIMEOUTS, type ListenTimeouts, refuseConnect, serverOptions } from "../util/http-server.js";
 import { importPackage } from "../util/import-package.js";
 import { drained } from "../util/stream.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
@@ -33,49 +33,6 @@ import { createMockHandler, type MockOptions, type WebSocketAdmission } from "./
 import type { RecordedRequest } from "./recording.js";
 import type { Scenario } from "./scenario.js";
 import type { WebSocketPeer, WebSocketStats } from "./websocket-session.js";
-
-/**
- * How long a client may take to send a request to eddy's servers (`eddy mock`, `eddy serve`): a
- * client that sends its headers or body slowly holds a connection only this long, then gets a 408
- * and a closed connection. A response may take as long as it takes (an event stream is not a
- * request), but only while the client reads it: one that leaves the server's writes unread for
- * `unreadMs` has its connection closed.
- */
-export interface ListenTimeouts {
-  /** Until the request's headers are in. */
-  headersMs: number;
-  /** Until the whole request (headers and body) is in; at least `headersMs`. */
-  requestMs: number;
-  /**
-   * Longest wait for a client to take more of an answer (an HTTP body or a WebSocket message) once
-   * its socket is full: past it the connection is closed and the answer's stream cancelled. A
-   * client that stopped reading held its connection forever, and `eddy serve` kept every frame
-   * of the run it was answering in memory (docs/pitfalls.md #86).
-   */
-  unreadMs: number;
-}
-
-export const LISTEN_TIMEOUTS: Readonly<ListenTimeouts> = {
-  headersMs: 15_000,
-  requestMs: 60_000,
-  unreadMs: 60_000,
-};
-
-/**
- * The node:http options of eddy's servers: no Nagle delay, idle keep-alive connections closed after
- * 5 s, and the request bounds of `timeouts`, checked every second (Node's default: every 30 s,
- * which let a slow client stay up to 30 s past its bound).
- */
-export function serverOptions(timeouts: Partial<ListenTimeouts> = {}): ServerOptions {
-  const headersTimeout = timeouts.headersMs ?? LISTEN_TIMEOUTS.headersMs;
-  return {
-    noDelay: true,
-    keepAliveTimeout: 5_000,
-    headersTimeout,
-    requestTimeout: Math.max(headersTimeout, timeouts.requestMs ?? LISTEN_TIMEOUTS.requestMs),
-    connectionsCheckingInterval: Math.min(1_000, headersTimeout),
-  };
-}
 
 /** Options of `createMockServer`: the handler's, plus where to listen. */
 export interface MockServerOptions extends Omit<MockOptions, "scenario"> {
@@ -211,13 +168,6 @@ export function answeredUnsupportedMethod(req: IncomingMessage, res: ServerRespo
     .writeHead(501, { "content-type": "application/json", connection: "close" })
     .end(JSON.stringify({ error }));
   return true;
-}
-
-/** A CONNECT request (node emits it apart from requests and closes the socket unanswered): 501. */
-export function refuseConnect(server: Server): void {
-  server.on("connect", (_req: IncomingMessage, socket: Duplex) => {
-    socket.end("HTTP/1.1 501 Not Implemented\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
-  });
 }
 
 async function serve(

@@ -12,7 +12,7 @@ import {
   rawClient,
   unsupportedMethodAnswers,
 } from "../../test/support/slow-peer.js";
-import { LISTEN_TIMEOUTS } from "../mock/listener.js";
+import { LISTEN_TIMEOUTS } from "../util/http-server.js";
 import { listen, SERVE_MAX_CONNECTIONS, SERVE_MAX_MESSAGE_BYTES, type ServeListener } from "./listener.js";
 
 let server: ServeListener;

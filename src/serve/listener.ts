@@ -9,7 +9,7 @@
  *
  * A client that sends its request slowly (a header a minute, a body byte by byte) holds a
  * connection only for a bounded time: the request's headers must arrive within `headersMs` and the
- * whole request within `requestMs` (`LISTEN_TIMEOUTS`, `serverOptions` in src/mock/listener.ts, as
+ * whole request within `requestMs` (`LISTEN_TIMEOUTS`, `serverOptions` in src/util/http-server.ts, as
  * for `eddy mock`), else the connection gets a 408 and is closed. A response may take as long as it
  * takes: an event stream is not a request. But a client that stops reading one (its socket full
  * for `unreadMs`) has its connection closed, which cancels the stream.
@@ -20,15 +20,8 @@ import type { AddressInfo, Socket } from "node:net";
 import { Readable } from "node:stream";
 import { EddyError } from "../errors.js";
 import type { WebSocketAdmission } from "../mock/handler.js";
-import {
-  answeredUnsupportedMethod,
-  attachWebSockets,
-  drainedOrCut,
-  LISTEN_TIMEOUTS,
-  type ListenTimeouts,
-  refuseConnect,
-  serverOptions,
-} from "../mock/listener.js";
+import { answeredUnsupportedMethod, attachWebSockets, drainedOrCut } from "../mock/listener.js";
+import { LISTEN_TIMEOUTS, type ListenTimeouts, refuseConnect, serverOptions } from "../util/http-server.js";
 import type { ServeHandler } from "./handler.js";
 
 /** Options of `listen`. */

@@ -24,6 +24,9 @@
  *   huge-text    lists `big` (its description "a" then 2,000,000 "🦀": 8 MB), `titled` (no
  *                description, a title of 100,000 "t"), `wide` (an input schema of 3,000 properties,
  *                ~200 KB) and `echo`
+ *   heavy        lists COUNT (env, default 100) tools `h0`…, 25 a page (nextCursor), then `echo`:
+ *                each just within the per-tool bounds (a description of 8,000 "d", an input schema
+ *                of ~60 KB), ~68 KB a tool, so the listing is ~6.8 MB
  */
 import { appendFileSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -70,14 +73,25 @@ function listAnswer(id) {
   return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"tools":[{"name":"deep","inputSchema":${schema}},${echo}]}}`;
 }
 
-/** A page of the `many` listing: 500 tools from the cursor on, the next cursor while any are left. */
+/** A tool of the `heavy` listing: just within each per-tool bound (~68 KB). */
+function heavyTool(i) {
+  const properties = {};
+  for (let p = 0; p < 600; p++) properties[`p${p}`] = { type: "string", description: "x".repeat(64) };
+  return { name: `h${i}`, description: "d".repeat(8000), inputSchema: object(properties) };
+}
+
+/**
+ * A page of the `many` (or `heavy`) listing: 500 (25) tools from the cursor on, the next cursor
+ * while any are left.
+ */
 function manyPage(m) {
-  const count = Number(process.env.COUNT ?? 1500);
+  const heavy = mode === "heavy";
+  const count = Number(process.env.COUNT ?? (heavy ? 100 : 1500));
   const from = Number(m.params?.cursor ?? 0);
-  const to = Math.min(count, from + 500);
+  const to = Math.min(count, from + (heavy ? 25 : 500));
   const page = [];
   for (let i = from; i < to; i++)
-    page.push({ name: `t${i}`, inputSchema: object({ a: { type: "string" } }) });
+    page.push(heavy ? heavyTool(i) : { name: `t${i}`, inputSchema: object({ a: { type: "string" } }) });
   if (to === count) page.push(tools()[0]);
   send({
     jsonrpc: "2.0",
@@ -87,7 +101,7 @@ function manyPage(m) {
 }
 
 function list(m) {
-  if (mode === "many") return manyPage(m);
+  if (mode === "many" || mode === "heavy") return manyPage(m);
   if (mode === "hang-relist" && called) return;
   if (mode === "loop-relist" && called) {
     send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });

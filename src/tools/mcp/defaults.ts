@@ -52,6 +52,14 @@ export const MCP_DEFAULTS = {
    */
   maxSchemaBytes: 64 * 1024,
   /**
+   * Most bytes of the tools one server offers, each serialized as bounded above (name, description,
+   * title, input schema): the tools past it, in the server's order, are left out whole, with one
+   * warning per listing. Per tool the bounds above still let `maxTools` tools take ~72 MB of every
+   * request (docs/pitfalls.md #116).
+   * @defaultValue 1048576
+   */
+  maxServerToolsBytes: 1024 * 1024,
+  /**
    * Separator between the server name and the tool name in the name offered to the model.
    * @defaultValue "__"
    */

@@ -148,6 +148,38 @@ describe("hostile MCP servers", () => {
     expect(listings).toHaveLength(Math.ceil((MCP_DEFAULTS.maxTools + 1) / 500));
   });
 
+  it("takes at most MCP_DEFAULTS.maxServerToolsBytes of tools from a server, whole, with one warning naming the server (docs/pitfalls.md #116)", async () => {
+    // 100 tools each just within the per-tool bounds: ~7 MB that went into every request.
+    const { tools, events } = mcp({
+      h: hostileServerConfig("heavy"),
+      g: hostileServerConfig("heavy", { env: { COUNT: "3" } }),
+    });
+    const definitions = await tools.tools();
+    const fromH = definitions.filter((d) => d.name.startsWith("h__"));
+    const fromG = definitions.filter((d) => d.name.startsWith("g__"));
+    const taken = fromH.length;
+    expect(taken).toBeGreaterThan(5);
+    expect(taken).toBeLessThan(100);
+    expect(fromH.map((d) => d.name)).toEqual(Array.from({ length: taken }, (_, i) => `h__h${i}`));
+    // The bound is per server: the other server's tools (within it) are all offered.
+    expect(fromG.map((d) => d.name)).toEqual(["g__h0", "g__h1", "g__h2", "g__echo"]);
+    // No half tool: every one offered is whole, as the server listed it.
+    for (const d of fromH) {
+      expect(d.description).toBe("d".repeat(8000));
+      expect(Object.keys((d.parameters as { properties: object }).properties)).toHaveLength(600);
+    }
+    expect(Buffer.byteLength(JSON.stringify(fromH))).toBeLessThanOrEqual(
+      MCP_DEFAULTS.maxServerToolsBytes + taken * 64,
+    );
+    expect(Buffer.byteLength(JSON.stringify(fromH))).toBeGreaterThan(
+      MCP_DEFAULTS.maxServerToolsBytes - 80 * 1024,
+    );
+    expect(tools.status().find((st) => st.name === "h")).toMatchObject({ state: "ready", tools: taken });
+    expect(events.filter((e) => e.type === "warning").map((e) => e.message)).toEqual([
+      `MCP server "h": its tools take more than ${MCP_DEFAULTS.maxServerToolsBytes} bytes: ${101 - taken} tools ("h${taken}", "h${taken + 1}", "h${taken + 2}", …) past its first ${taken} are left out`,
+    ]);
+  });
+
   it("cuts a tool description over 8 KiB with a marker and offers a schema over 64 KiB open, with one warning (docs/pitfalls.md #106)", async () => {
     // An 8 MB description went into every request of the run.
     const { tools, events } = mcp({ h: hostileServerConfig("huge-text") });

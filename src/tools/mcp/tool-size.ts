@@ -4,7 +4,9 @@
  * its input schema at most `MCP_DEFAULTS.maxSchemaBytes` serialized, else offered open (a schema
  * cannot be cut and stay a schema; the server checks the arguments itself). A server's message may
  * be 10 MiB, so one tool could otherwise add 10 MiB to every request of the run
- * (docs/pitfalls.md #106).
+ * (docs/pitfalls.md #106). The tools of one server together take at most
+ * `MCP_DEFAULTS.maxServerToolsBytes`: those past it are left out whole, never offered in part
+ * (docs/pitfalls.md #116).
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { nestsDeeperThan } from "../../util/json.js";
@@ -18,16 +20,23 @@ export interface BoundedListing {
   cut: string[];
   /** Tools whose input schema was too large and is offered open. */
   opened: string[];
+  /** Tools left out: the server's tools before them took `MCP_DEFAULTS.maxServerToolsBytes`. */
+  left: string[];
 }
 
 /** The schema a tool whose own is too large is offered with. */
 const OPEN_SCHEMA = { type: "object", additionalProperties: true } as const;
 
 /** `tools` with every description, title and input schema within the bounds (see the module comment). */
-export function boundedTools(tools: readonly Tool[]): BoundedListing {
+export function boundedTools(
+  tools: readonly Tool[],
+  maxTotalBytes: number = MCP_DEFAULTS.maxServerToolsBytes,
+): BoundedListing {
   const cut: string[] = [];
   const opened: string[] = [];
-  const bounded = tools.map((tool) => {
+  const bounded: Tool[] = [];
+  let total = 0;
+  for (const [index, tool] of tools.entries()) {
     let out = tool;
     const description = cutText(tool.description, MCP_DEFAULTS.maxDescriptionBytes);
     const title = cutText(tool.title, MCP_DEFAULTS.maxDescriptionBytes);
@@ -38,15 +47,20 @@ export function boundedTools(tools: readonly Tool[]): BoundedListing {
         ...(description === undefined ? {} : { description }),
         ...(title === undefined ? {} : { title }),
       };
-      cut.push(tool.name);
     }
-    if (tooLarge(tool.inputSchema, MCP_DEFAULTS.maxSchemaBytes)) {
+    let schemaBytes = serializedBytes(tool.inputSchema);
+    if (schemaBytes > MCP_DEFAULTS.maxSchemaBytes) {
       out = { ...out, inputSchema: { ...OPEN_SCHEMA } };
-      opened.push(tool.name);
+      schemaBytes = OPEN_SCHEMA_BYTES;
     }
-    return out;
-  });
-  return { tools: bounded, cut, opened };
+    total += schemaBytes + Buffer.byteLength(JSON.stringify([out.name, out.description, out.title]));
+    if (total > maxTotalBytes)
+      return { tools: bounded, cut, opened, left: tools.slice(index).map((t) => t.name) };
+    if (out.description !== tool.description || out.title !== tool.title) cut.push(tool.name);
+    if (out.inputSchema !== tool.inputSchema) opened.push(tool.name);
+    bounded.push(out);
+  }
+  return { tools: bounded, cut, opened, left: [] };
 }
 
 /**
@@ -62,13 +76,15 @@ export function cutText(text: string | undefined, maxBytes: number): string | un
   return `${utf8Head(bytes, Math.max(0, maxBytes - Buffer.byteLength(marker)))}${marker}`;
 }
 
+const OPEN_SCHEMA_BYTES = Buffer.byteLength(JSON.stringify(OPEN_SCHEMA));
+
 /**
- * True when `schema` serializes to more than `maxBytes`. One nested too deep to serialize safely is
- * left to the schema check (mcp-tools.ts `usableSchema`), which offers it open.
+ * The bytes of `schema` serialized. One nested too deep to serialize safely is left to the schema
+ * check (mcp-tools.ts `usableSchema`), which offers it open: it counts as the open schema.
  */
-function tooLarge(schema: unknown, maxBytes: number): boolean {
-  if (nestsDeeperThan(schema)) return false;
-  return Buffer.byteLength(JSON.stringify(schema) ?? "") > maxBytes;
+function serializedBytes(schema: unknown): number {
+  if (nestsDeeperThan(schema)) return OPEN_SCHEMA_BYTES;
+  return Buffer.byteLength(JSON.stringify(schema) ?? "");
 }
 
 /**
@@ -88,6 +104,10 @@ export function boundsWarning(label: string, listing: BoundedListing): string | 
   if (listing.opened.length > 0)
     parts.push(
       `the input schemas of ${names(listing.opened)} are over ${MCP_DEFAULTS.maxSchemaBytes} bytes and are offered open (the server checks the arguments)`,
+    );
+  if (listing.left.length > 0)
+    parts.push(
+      `its tools take more than ${MCP_DEFAULTS.maxServerToolsBytes} bytes: ${names(listing.left)} past its first ${listing.tools.length} are left out`,
     );
   return parts.length === 0 ? undefined : `${label}: ${parts.join("; ")}`;
 }
