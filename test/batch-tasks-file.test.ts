@@ -2,7 +2,7 @@
  * `eddy batch`'s tasks file is untrusted lines: a file of millions of bad lines is refused whole
  * in one line (exit 2) once it passes `BATCH_DEFAULTS.maxBadTaskLines`, before anything runs or is
  * written, so an earlier run's results in `--out` are kept; before, every line was parsed and said
- * on stderr, one line each (docs/pitfalls.md #111). Special files are refused as before.
+ * on stderr, one line each (docs/pitfalls.md #109). Special files are refused as before.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";

@@ -23,7 +23,7 @@ export const BATCH_DEFAULTS = {
   /**
    * Bad lines a tasks file may hold before it is refused whole, nothing run: each is a failed parse
    * (~20 µs) and a line on stderr, and two million of them are not a tasks file with mistakes in it
-   * (docs/pitfalls.md #111).
+   * (docs/pitfalls.md #109).
    */
   maxBadTaskLines: 1_000,
   /**

@@ -105,7 +105,7 @@ describe("the tasks file", () => {
   });
 });
 
-describe("a tasks text of more bad lines than a tasks file has (docs/pitfalls.md #111)", () => {
+describe("a tasks text of more bad lines than a tasks file has (docs/pitfalls.md #109)", () => {
   const max = BATCH_DEFAULTS.maxBadTaskLines;
   const good = '{"id": "a", "prompt": "hi"}';
 

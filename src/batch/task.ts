@@ -6,7 +6,7 @@
  * (`withinBudgets`, applied in run-task.ts). Fields that are neither are ignored (a dataset's
  * expected answers may ride along). A bad line (invalid JSON, no prompt, a duplicate id, a bad
  * field) is reported with its line number and skipped; it never stops the batch — unless there are
- * more than `BATCH_DEFAULTS.maxBadTaskLines` of them: the text is then refused whole (docs/pitfalls.md #111).
+ * more than `BATCH_DEFAULTS.maxBadTaskLines` of them: the text is then refused whole (docs/pitfalls.md #109).
  */
 import { createHash } from "node:crypto";
 import { EddyError } from "../errors.js";
@@ -86,7 +86,7 @@ export interface ParseTasksOptions {
 /**
  * Parses a TASKS.jsonl text: every good line becomes a task, every bad one a `BadTaskLine`. More
  * than `maxBadLines` bad lines throw `invalid_argument` (a user error) at the line that passes
- * the bound, naming the count and the first: the rest is not read (docs/pitfalls.md #111).
+ * the bound, naming the count and the first: the rest is not read (docs/pitfalls.md #109).
  */
 export function parseTasks(text: string, options: ParseTasksOptions = {}): ParsedTasks {
   const maxBad = options.maxBadLines ?? BATCH_DEFAULTS.maxBadTaskLines;

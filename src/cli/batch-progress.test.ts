@@ -245,7 +245,7 @@ describe("a result line from a queue (Redis) reaches the terminal inert", () => 
   });
 });
 
-describe("a worker's refused jobs on stderr (docs/pitfalls.md #111)", () => {
+describe("a worker's refused jobs on stderr (docs/pitfalls.md #109)", () => {
   it("two million refused jobs: the first REFUSALS_SAID said one each, then one line a power of ten", () => {
     const lines: string[] = [];
     const notices = queueNoticeLines("eddy worker", (l) => lines.push(l));

@@ -243,7 +243,7 @@ function queueNoticeText(who: string, notice: QueueNotice): string {
 
 /**
  * Refused and unreadable jobs a worker says one line each before it only counts them: anyone who
- * can write to the Redis can add millions (docs/pitfalls.md #111).
+ * can write to the Redis can add millions (docs/pitfalls.md #109).
  */
 export const REFUSALS_SAID = 1_000;
 

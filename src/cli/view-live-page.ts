@@ -13,7 +13,7 @@
  * client that leaves a view unread for `unreadMs` has its stream closed (the page's `EventSource`
  * connects again and gets the view then). Writing every redraw to every stream let a tab that stopped
  * reading (a frozen background tab) make eddy hold every view since, many MB each
- * (docs/pitfalls.md #115).
+ * (docs/pitfalls.md #110).
  */
 
 import { randomBytes } from "node:crypto";

@@ -1,7 +1,7 @@
 /**
  * `eddy view --live`'s run state against real page streams on 127.0.0.1: a client that stops
  * reading (a frozen background tab) holds at most the latest view in eddy's memory and is cut after
- * `unreadMs`; a client that reads gets the latest view (docs/pitfalls.md #115).
+ * `unreadMs`; a client that reads gets the latest view (docs/pitfalls.md #110).
  */
 import type { ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";

@@ -55,7 +55,7 @@ export const MCP_DEFAULTS = {
    * Most bytes of the tools one server offers, each serialized as bounded above (name, description,
    * title, input schema): the tools past it, in the server's order, are left out whole, with one
    * warning per listing. Per tool the bounds above still let `maxTools` tools take ~72 MB of every
-   * request (docs/pitfalls.md #116).
+   * request (docs/pitfalls.md #111).
    * @defaultValue 1048576
    */
   maxServerToolsBytes: 1024 * 1024,

@@ -148,7 +148,7 @@ describe("hostile MCP servers", () => {
     expect(listings).toHaveLength(Math.ceil((MCP_DEFAULTS.maxTools + 1) / 500));
   });
 
-  it("takes at most MCP_DEFAULTS.maxServerToolsBytes of tools from a server, whole, with one warning naming the server (docs/pitfalls.md #116)", async () => {
+  it("takes at most MCP_DEFAULTS.maxServerToolsBytes of tools from a server, whole, with one warning naming the server (docs/pitfalls.md #111)", async () => {
     // 100 tools each just within the per-tool bounds: ~7 MB that went into every request.
     const { tools, events } = mcp({
       h: hostileServerConfig("heavy"),

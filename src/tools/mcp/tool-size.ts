@@ -6,7 +6,7 @@
  * be 10 MiB, so one tool could otherwise add 10 MiB to every request of the run
  * (docs/pitfalls.md #106). The tools of one server together take at most
  * `MCP_DEFAULTS.maxServerToolsBytes`: those past it are left out whole, never offered in part
- * (docs/pitfalls.md #116).
+ * (docs/pitfalls.md #111).
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { nestsDeeperThan } from "../../util/json.js";
