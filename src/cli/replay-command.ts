@@ -29,7 +29,7 @@ export interface ReplayFlags {
  * from `io.cwd` (the command's directory: in-process, `main(argv, io)`'s, not the process's).
  */
 export async function replayCommand(path: string, flags: ReplayFlags, io: CliIo): Promise<number> {
-  const tape = readTape(resolve(io.cwd, path));
+  const tape = readTape(resolve(io.cwd, path), path);
   const { registry, refreshTools } = replayTools(tape.header, tape.frames, io.env, path);
   const workspace = resolve(io.cwd, flags.workspace ?? ".");
   if (!isDirectory(workspace)) {

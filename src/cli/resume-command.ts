@@ -55,7 +55,7 @@ export interface ResumeFlags extends RunFlags {
 
 export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo): Promise<number> {
   // Relative paths are from io.cwd, the command's directory (not the process's, in-process).
-  const tape = readTape(resolve(io.cwd, path));
+  const tape = readTape(resolve(io.cwd, path), path);
   const plan = planResume(tape);
   if (plan.status === "ended") {
     io.stderr.write(`eddy: ${path}: the run already ended (${plan.reason}); there is nothing to resume\n`);

@@ -275,7 +275,7 @@ function refuseRecordOverContext(flags: RunFlags, cwd: string): void {
  * its header) is refused naming it.
  */
 function contextFrames(path: string, cwd: string): Frame[] {
-  const { frames } = readTape(resolve(cwd, path));
+  const { frames } = readTape(resolve(cwd, path), path);
   if (!frames.some((f) => f.type === "run_started"))
     throw usageError(
       `--context ${path}: the tape has no run_started frame (cut off after its header?): give the tape of a run`,

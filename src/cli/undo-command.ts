@@ -16,7 +16,7 @@ import { terminalSafe } from "./terminal.js";
 export async function undoCommand(tape: string, flags: { workspace?: string }, io: CliIo): Promise<number> {
   const workspace = resolve(io.cwd, flags.workspace ?? ".");
   checkWorkspace(workspace);
-  const restored = await undoTape(readTape(resolve(io.cwd, tape)), workspace);
+  const restored = await undoTape(readTape(resolve(io.cwd, tape), tape), workspace);
   io.stdout.write(
     restored.length === 0
       ? "nothing to undo: the run changed no file\n"

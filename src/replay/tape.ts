@@ -74,12 +74,15 @@ function emptyTapeMessage(text: string, source: string): string {
 /** The largest tape read (only a regular file is read: src/util/regular-file.ts). */
 export const TAPE_MAX_BYTES = 256 * 1024 * 1024;
 
-/** Reads and parses a tape file (a regular file of at most `TAPE_MAX_BYTES`). */
-export function readTape(path: string): Tape {
-  return parseTape(readTapeFileText(path), path);
+/**
+ * Reads and parses a tape file (a regular file of at most `TAPE_MAX_BYTES`). Errors name it `name`:
+ * the path as the user gave it, where `path` was resolved from the command's directory.
+ */
+export function readTape(path: string, name = path): Tape {
+  return parseTape(readTapeFileText(path, name), name);
 }
 
 /** The text of the tape file at `path`: a regular file, at most `TAPE_MAX_BYTES`, else `tape_invalid`. */
-export function readTapeFileText(path: string): string {
-  return readRegularTextSync(path, { what: "tape", maxBytes: TAPE_MAX_BYTES, code: "tape_invalid" });
+export function readTapeFileText(path: string, name = path): string {
+  return readRegularTextSync(path, { what: "tape", maxBytes: TAPE_MAX_BYTES, code: "tape_invalid", name });
 }
