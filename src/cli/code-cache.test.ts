@@ -121,6 +121,13 @@ describe("loadCli", () => {
     expect(second.keep(0)).toBe(true);
     const file = join(codeCacheFolder(home) ?? "", `cli-${cacheKey(dir, home)}-run.v8`);
     expect([...readCodeCache(file).keys()].sort()).toEqual(["chunk-A.cjs", "lazy-B.cjs", "main.cjs"]);
+    // A rebuild: the chunk this start does not load is gone; its old code is not carried on.
+    rmSync(join(dir, "lazy-B.cjs"));
+    writeFileSync(join(dir, "chunk-A.cjs"), `"use strict";exports.value=3;exports.cycle=()=>0;`);
+    const third = loadCli(dir, ["run"], home, importModule);
+    expect(await third.main(["run"])).toBe(3);
+    expect(third.keep(0)).toBe(true);
+    expect([...readCodeCache(file).keys()].sort()).toEqual(["chunk-A.cjs", "main.cjs"]);
   });
 
   it("takes no code V8 refuses (a file made for other text of the same size), and rewrites it", async () => {

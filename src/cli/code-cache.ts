@@ -25,7 +25,7 @@
  * this before the CLI.
  */
 import { createHash } from "node:crypto";
-import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { isAbsolute, join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -158,6 +158,16 @@ class Chunks {
   }
 }
 
+/** Whether the chunk file `chunk` was made from is still there as it was (a rebuild replaces them). */
+function unchanged(dir: string, chunk: CachedChunk): boolean {
+  try {
+    const stats = statSync(join(dir, chunk.name));
+    return stats.size === chunk.size && stats.mtimeMs === chunk.mtimeMs;
+  } catch {
+    return false;
+  }
+}
+
 /** How the bundle reaches `import()`, which code compiled as a `vm.Script` cannot call. */
 export type ImportModule = (specifier: string) => Promise<unknown>;
 
@@ -170,8 +180,9 @@ export interface LoadedCli {
   /**
    * Keeps V8's code for the next start of this command, when some chunk had none (or V8 refused
    * it) and the command ended with `exitCode` 0 (a failed command ran too little to be worth
-   * keeping). The code of chunks this start did not load is kept as it was. Returns whether a
-   * file was written.
+   * keeping). The code of chunks this start did not load is kept as it was while their files are
+   * unchanged (a rebuild's new chunks do not pile up beside the old). Returns whether a file was
+   * written.
    */
   keep(exitCode: number): boolean;
 }
@@ -213,7 +224,8 @@ export function loadCli(
         data: script.createCachedData(),
       }));
       const names = new Set(kept.map((chunk) => chunk.name));
-      for (const chunk of cache.values()) if (!names.has(chunk.name)) kept.push(chunk);
+      for (const chunk of cache.values())
+        if (!names.has(chunk.name) && unchanged(dir, chunk)) kept.push(chunk);
       const written = writeCodeCache(path, kept);
       if (written) pruneCodeCache(folder, key);
       return written;
