@@ -13,7 +13,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ResultLine } from "../src/batch/batch-dir.js";
 import { createMockServer } from "../src/mock/index.js";
 import { replayTape } from "../src/replay/replay.js";
@@ -21,23 +21,12 @@ import { readTape } from "../src/replay/tape.js";
 import { createBuiltinTools } from "../src/tools/builtin/index.js";
 import { createToolRegistry } from "../src/tools/registry.js";
 import { runCli } from "./support/cli.js";
-import { type CliProcess, startCli, until } from "./support/cli-process.js";
+import { type CliProcess, cleanupsAfterEach, startCli, stopAfterTest, until } from "./support/cli-process.js";
 import { startGateProxy } from "./support/gate-proxy.js";
 import { HAVE_REDIS, startRedis } from "./support/redis.js";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-function stopLater(p: CliProcess): void {
-  cleanups.push(async () => {
-    if (p.child.exitCode === null && p.child.signalCode === null) {
-      p.child.kill("SIGKILL");
-      await p.exited;
-    }
-  });
-}
+const cleanups = cleanupsAfterEach();
+const stopLater = (p: CliProcess) => stopAfterTest(cleanups, p);
 
 describe.skipIf(!HAVE_REDIS)(
   "eddy batch --queue with eddy workers (slow: redis-server, 200 runs, a worker killed)",

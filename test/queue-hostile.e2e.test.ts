@@ -7,26 +7,15 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { type Job, Queue } from "bullmq";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BATCH_DEFAULTS } from "../src/batch/defaults.js";
 import { connectRedis, UNREADABLE_JOB } from "../src/batch/queue.js";
 import { createMockServer } from "../src/mock/index.js";
-import { type CliProcess, startCli, until } from "./support/cli-process.js";
+import { type CliProcess, cleanupsAfterEach, startCli, stopAfterTest, until } from "./support/cli-process.js";
 import { HAVE_REDIS, startRedis } from "./support/redis.js";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-function stopLater(p: CliProcess): void {
-  cleanups.push(async () => {
-    if (p.child.exitCode === null && p.child.signalCode === null) {
-      p.child.kill("SIGKILL");
-      await p.exited;
-    }
-  });
-}
+const cleanups = cleanupsAfterEach();
+const stopLater = (p: CliProcess) => stopAfterTest(cleanups, p);
 
 /**
  * The job once it has ended (failed for good or completed), polled from Redis. Not BullMQ's

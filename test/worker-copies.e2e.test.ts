@@ -7,24 +7,13 @@
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createMockServer } from "../src/mock/index.js";
-import { type CliProcess, startCli, until } from "./support/cli-process.js";
+import { type CliProcess, cleanupsAfterEach, startCli, stopAfterTest, until } from "./support/cli-process.js";
 import { HAVE_REDIS, startRedis } from "./support/redis.js";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-function stopLater(p: CliProcess): void {
-  cleanups.push(async () => {
-    if (p.child.exitCode === null && p.child.signalCode === null) {
-      p.child.kill("SIGKILL");
-      await p.exited;
-    }
-  });
-}
+const cleanups = cleanupsAfterEach();
+const stopLater = (p: CliProcess) => stopAfterTest(cleanups, p);
 
 /** The task copies under the worker's temporary folder (`eddy-batch-ID/NAME`). */
 function copies(temp: string): string[] {

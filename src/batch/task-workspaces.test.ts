@@ -27,6 +27,24 @@ async function collect(iterable: AsyncIterable<BatchResult>): Promise<BatchResul
 }
 
 /** A workspace with one file in it. */
+/** `tasks` run in copies under `copies`, each failing at its first request. */
+function failingBatch(
+  tasks: BatchTask[],
+  copies: string,
+  options: { maxKeptWorkspaces?: number; concurrency: number },
+): Promise<BatchResult[]> {
+  return collect(
+    runBatch(tasks, {
+      provider: createScriptedProvider([fails], { retries: 0 }),
+      spec: { model: "m" },
+      workspace: workspace(),
+      tools: () => createToolRegistry([]),
+      workspaces: copies,
+      ...options,
+    }),
+  );
+}
+
 function workspace(): string {
   const dir = temp("ws");
   writeFileSync(join(dir, "data.txt"), "shared\n");
@@ -56,17 +74,7 @@ describe("a task's workspace copy", () => {
   it("failed tasks' copies are kept up to maxKeptWorkspaces; later failures' are removed and said", async () => {
     const copies = temp("copies");
     const tasks: BatchTask[] = ["f1", "f2", "f3", "f4", "f5"].map((id) => ({ id, spec: { input: "x" } }));
-    const results = await collect(
-      runBatch(tasks, {
-        provider: createScriptedProvider([fails], { retries: 0 }),
-        spec: { model: "m" },
-        workspace: workspace(),
-        tools: () => createToolRegistry([]),
-        workspaces: copies,
-        maxKeptWorkspaces: 2,
-        concurrency: 1,
-      }),
-    );
+    const results = await failingBatch(tasks, copies, { maxKeptWorkspaces: 2, concurrency: 1 });
     expect(results.map((r) => [r.id, r.reason, r.workspace, r.workspaceDropped])).toEqual([
       ["f1", "failed", join(copies, "f1"), undefined],
       ["f2", "failed", join(copies, "f2"), undefined],
@@ -81,16 +89,7 @@ describe("a task's workspace copy", () => {
     const copies = temp("copies");
     const n = BATCH_DEFAULTS.maxKeptWorkspaces + 3;
     const tasks: BatchTask[] = Array.from({ length: n }, (_, i) => ({ id: `f${i}`, spec: { input: "x" } }));
-    await collect(
-      runBatch(tasks, {
-        provider: createScriptedProvider([fails], { retries: 0 }),
-        spec: { model: "m" },
-        workspace: workspace(),
-        tools: () => createToolRegistry([]),
-        workspaces: copies,
-        concurrency: 4,
-      }),
-    );
+    await failingBatch(tasks, copies, { concurrency: 4 });
     expect(readdirSync(copies)).toHaveLength(BATCH_DEFAULTS.maxKeptWorkspaces);
   });
 

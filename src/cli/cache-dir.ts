@@ -23,3 +23,9 @@ export function eddyCacheDir(env: CacheDirEnv): string | undefined {
   const home = env.HOME || env.USERPROFILE;
   return home !== undefined && isAbsolute(home) ? join(home, ".cache", "eddy") : undefined;
 }
+
+/** The folder of the CLI's compiled code (code-cache.ts, compile-cache.ts): `compile-cache` in eddy's. */
+export function compileCacheDir(env: CacheDirEnv): string | undefined {
+  const base = eddyCacheDir(env);
+  return base === undefined ? undefined : join(base, "compile-cache");
+}

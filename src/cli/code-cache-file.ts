@@ -12,7 +12,7 @@
  * index (JSON: `[{name, size, mtimeMs, length}]`, a chunk file's name, size and modification time
  * when its code was made, and the code's length), then each chunk's code in the index's order.
  *
- * No imports of eddy's: the launcher loads this before the CLI.
+ * No imports of eddy's but util/regular-file.ts: the launcher loads this before the CLI.
  */
 import { createHash } from "node:crypto";
 import {
@@ -22,13 +22,14 @@ import {
   lstatSync,
   openSync,
   readdirSync,
-  readSync,
+  readFileSync,
   renameSync,
   type Stats,
   unlinkSync,
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
+import { withRegularFileSync } from "../util/regular-file.js";
 
 /** One chunk's code, and the chunk file it was made from. */
 export interface CachedChunk {
@@ -67,34 +68,21 @@ export function trustedFolder(folder: string): boolean {
   }
 }
 
-/** The whole of a private regular file (no link followed, a FIFO never waited on), or undefined. */
+/**
+ * The whole of a private regular file, or undefined: read as eddy reads any file it is given
+ * (util/regular-file.ts: a regular file only, no link followed, a FIFO never waited on, bounded).
+ */
 function readPrivateFile(path: string): Buffer | undefined {
-  let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const options = { what: "code cache", maxBytes: MAX_CODE_CACHE_BYTES, noFollow: true };
+    const bytes = withRegularFileSync(path, options, (fd) =>
+      ownedPrivately(fstatSync(fd)) ? readFileSync(fd) : undefined,
+    );
+    return bytes !== undefined && bytes.length > HEADER_BYTES && bytes.length <= MAX_CODE_CACHE_BYTES
+      ? bytes
+      : undefined;
   } catch {
     return undefined;
-  }
-  try {
-    const stats = fstatSync(fd);
-    if (
-      !stats.isFile() ||
-      !ownedPrivately(stats) ||
-      stats.size <= HEADER_BYTES ||
-      stats.size > MAX_CODE_CACHE_BYTES
-    )
-      return undefined;
-    const bytes = Buffer.allocUnsafe(stats.size);
-    for (let got = 0; got < bytes.length; ) {
-      const n = readSync(fd, bytes, got, bytes.length - got, got);
-      if (n === 0) return undefined; // cut short meanwhile
-      got += n;
-    }
-    return bytes;
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
   }
 }
 

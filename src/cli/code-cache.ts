@@ -31,7 +31,7 @@ import { isAbsolute, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Script } from "node:vm";
 import { makeDirSync } from "../util/make-dir.js";
-import { type CacheDirEnv, eddyCacheDir } from "./cache-dir.js";
+import { type CacheDirEnv, compileCacheDir } from "./cache-dir.js";
 import {
   type CachedChunk,
   pruneCodeCache,
@@ -74,8 +74,7 @@ export function codeCacheFolder(env: CodeCacheEnv): string | undefined {
   if (env.NODE_DISABLE_COMPILE_CACHE) return undefined;
   const own = env.NODE_COMPILE_CACHE;
   if (own) return isAbsolute(own) ? own : undefined;
-  const base = eddyCacheDir(env);
-  return base === undefined ? undefined : join(base, "compile-cache");
+  return compileCacheDir(env);
 }
 
 /** The command `argv` runs, as it names its cache file: `help` for none, `other` for an unknown one. */

@@ -10,9 +10,8 @@
  * folder, no cache: the run is as fast as without one. `NODE_COMPILE_CACHE` (Node's own choice of
  * folder) and `NODE_DISABLE_COMPILE_CACHE=1` are left to Node.
  */
-import { join } from "node:path";
 import { makeDirSync } from "../util/make-dir.js";
-import { type CacheDirEnv, eddyCacheDir } from "./cache-dir.js";
+import { type CacheDirEnv, compileCacheDir } from "./cache-dir.js";
 
 /** The environment the cache reads. */
 export interface CompileCacheEnv extends CacheDirEnv {
@@ -30,9 +29,8 @@ export function enableCompileCache(
   enable: (dir: string) => unknown,
 ): string | undefined {
   if (env.NODE_COMPILE_CACHE || env.NODE_DISABLE_COMPILE_CACHE) return undefined;
-  const base = eddyCacheDir(env);
-  if (base === undefined) return undefined;
-  const dir = join(base, "compile-cache");
+  const dir = compileCacheDir(env);
+  if (dir === undefined) return undefined;
   try {
     makeDirSync(dir, 0o700);
     enable(dir);

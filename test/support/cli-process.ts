@@ -1,5 +1,6 @@
 /** The built CLI as a long-running child process a test can watch, signal or kill (SIGKILL). */
 import { type ChildProcess, spawn } from "node:child_process";
+import { afterEach } from "vitest";
 import { BIN, cleanEnv, ROOT } from "./cli.js";
 
 export interface CliProcess {
@@ -50,4 +51,26 @@ export async function until(test: () => boolean, what: string, timeoutMs = 60_00
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** Work to undo after a test: each file's `cleanupsAfterEach()` runs them, last pushed first. */
+export type Cleanups = (() => Promise<void> | void)[];
+
+/** A list of cleanups run after each test of the calling file (vitest's `afterEach`), last pushed first. */
+export function cleanupsAfterEach(): Cleanups {
+  const cleanups: Cleanups = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  return cleanups;
+}
+
+/** Kills `p` after the test (SIGKILL) when it is still running then, and waits for its exit. */
+export function stopAfterTest(cleanups: Cleanups, p: CliProcess): void {
+  cleanups.push(async () => {
+    if (p.child.exitCode === null && p.child.signalCode === null) {
+      p.child.kill("SIGKILL");
+      await p.exited;
+    }
+  });
 }
