@@ -12,40 +12,49 @@ import { configPath } from "./config-origin.js";
 const AGENT_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /** `hooks` in the config file: shell command lines (`sh -c`), and how long each may take. */
-const hooksSchema = z
-  .object({
-    before_tool_call: z.string().min(1).optional(),
-    after_tool_call: z.string().min(1).optional(),
-    timeout_ms: z.number().int().min(1).max(600_000).optional(),
-  })
-  .strict();
+function hooksSchema() {
+  return z
+    .object({
+      before_tool_call: z.string().min(1).optional(),
+      after_tool_call: z.string().min(1).optional(),
+      timeout_ms: z.number().int().min(1).max(600_000).optional(),
+    })
+    .strict();
+}
 
 /** One entry of `agents` in the config file. */
-const agentSchema = z
-  .object({
-    instructions: z.string().min(1),
-    description: z.string().min(1).max(1024).optional(),
-    model: z.string().min(1).optional(),
-    tools: z.array(z.string().min(1)).optional(),
-    max_turns: z.number().int().min(1).optional(),
-  })
-  .strict();
+function agentSchema() {
+  return z
+    .object({
+      instructions: z.string().min(1),
+      description: z.string().min(1).max(1024).optional(),
+      model: z.string().min(1).optional(),
+      tools: z.array(z.string().min(1)).optional(),
+      max_turns: z.number().int().min(1).optional(),
+    })
+    .strict();
+}
 
-/** The config-file keys of this module (spread into the config schema). */
-export const COMPOSE_CONFIG_KEYS = {
-  on_limit: z.enum(["stop", "answer"]).optional(),
-  agents_md: z.boolean().optional(),
-  hooks: hooksSchema.optional(),
-  agents: z
-    .record(z.string().regex(AGENT_NAME, "agent names are 1–64 letters, digits, _ or -"), agentSchema)
-    .optional(),
-};
+/**
+ * The config-file keys of this module (spread into the config schema, which is built on the first
+ * file read: cli/config-file.ts `configSchema`).
+ */
+export function composeConfigKeys() {
+  return {
+    on_limit: z.enum(["stop", "answer"]).optional(),
+    agents_md: z.boolean().optional(),
+    hooks: hooksSchema().optional(),
+    agents: z
+      .record(z.string().regex(AGENT_NAME, "agent names are 1–64 letters, digits, _ or -"), agentSchema())
+      .optional(),
+  };
+}
 
 /** The config file's `hooks`. */
-export type HookCommandsConfig = z.infer<typeof hooksSchema>;
+export type HookCommandsConfig = z.infer<ReturnType<typeof hooksSchema>>;
 
 /** One of the config file's `agents`. */
-export type AgentConfig = z.infer<typeof agentSchema>;
+export type AgentConfig = z.infer<ReturnType<typeof agentSchema>>;
 
 /** What a run does at a limit (`--on-limit`). */
 export type OnLimit = "stop" | "answer";

@@ -15,94 +15,111 @@ import type { ChatDialect } from "../provider/chat-completions/dialect.js";
 import { MAX_TIMEOUT_MS } from "../provider/defaults.js";
 import { type AiSdkProfile, KNOWN_PROFILES, type ProviderProfile } from "../provider/profiles.js";
 import { JSON_MAX_DEPTH, jsonErrorReason, nestsDeeperThan, withoutBom } from "../util/json.js";
+import { once } from "../util/lazy-object.js";
 import { readRegularTextSync } from "../util/regular-file.js";
-import { COMPOSE_CONFIG_KEYS } from "./config-compose.js";
-import { EXTRA_CONFIG_KEYS, REQUEST_KEYS } from "./config-request.js";
+import { composeConfigKeys } from "./config-compose.js";
+import { extraConfigKeys, requestKeys } from "./config-request.js";
 import { isTrusted, trustFilePath, userConfigDir, withoutUntrusted } from "./config-trust.js";
 
 /** Environment variables as the CLI sees them (`process.env`, or a test's record). */
 export type Env = Readonly<Record<string, string | undefined>>;
 
 /** One optional boolean per capability: adding a capability to capabilities.ts adds it here. */
-const capabilitiesSchema = z
-  .object(
-    Object.fromEntries(CAPABILITY_KEYS.map((key) => [key, z.boolean().optional()])) as Record<
-      CapabilityKey,
-      z.ZodOptional<z.ZodBoolean>
-    >,
-  )
-  .strict();
+function capabilitiesSchema() {
+  return z
+    .object(
+      Object.fromEntries(CAPABILITY_KEYS.map((key) => [key, z.boolean().optional()])) as Record<
+        CapabilityKey,
+        z.ZodOptional<z.ZodBoolean>
+      >,
+    )
+    .strict();
+}
 
-const profileSchema = z
-  .object({
-    base_url: z.string().optional(),
-    api_key_env: z.union([z.string(), z.array(z.string())]).optional(),
-    api_key_header: z.string().optional(),
-    key_policy: z.enum(["required", "optional"]).optional(),
-    model_policy: z.enum(["required", "server_default"]).optional(),
-    default_model: z.string().optional(),
-    headers: z.record(z.string(), z.string()).optional(),
-    description: z.string().optional(),
-    capabilities: capabilitiesSchema.optional(),
-    api: z.enum(API_NAMES).optional(),
-    chat: z
-      .object({
-        instructions_role: z.enum(["system", "developer"]).optional(),
-        max_tokens_field: z.enum(["max_tokens", "max_completion_tokens"]).optional(),
-        stream_usage: z.boolean().optional(),
-      })
-      .strict()
-      .optional(),
-    request: z.object(REQUEST_KEYS).strict().optional(),
-    // api "ai-sdk": the AI SDK provider package that makes the requests (src/cli/ai-sdk-target.ts).
-    package: z.string().optional(),
-    factory: z.string().optional(),
-    settings: z.record(z.string(), z.unknown()).optional(),
-    provider_options: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
-  })
-  .strict()
-  .superRefine(checkAiSdkKeys);
+/** A profile in the config file's `profiles`. */
+function profileSchema() {
+  return z
+    .object({
+      base_url: z.string().optional(),
+      api_key_env: z.union([z.string(), z.array(z.string())]).optional(),
+      api_key_header: z.string().optional(),
+      key_policy: z.enum(["required", "optional"]).optional(),
+      model_policy: z.enum(["required", "server_default"]).optional(),
+      default_model: z.string().optional(),
+      headers: z.record(z.string(), z.string()).optional(),
+      description: z.string().optional(),
+      capabilities: capabilitiesSchema().optional(),
+      api: z.enum(API_NAMES).optional(),
+      chat: z
+        .object({
+          instructions_role: z.enum(["system", "developer"]).optional(),
+          max_tokens_field: z.enum(["max_tokens", "max_completion_tokens"]).optional(),
+          stream_usage: z.boolean().optional(),
+        })
+        .strict()
+        .optional(),
+      request: z.object(requestKeys()).strict().optional(),
+      // api "ai-sdk": the AI SDK provider package that makes the requests (src/cli/ai-sdk-target.ts).
+      package: z.string().optional(),
+      factory: z.string().optional(),
+      settings: z.record(z.string(), z.unknown()).optional(),
+      provider_options: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+    })
+    .strict()
+    .superRefine(checkAiSdkKeys);
+}
 
 /** A provider timeout in milliseconds (`connect_timeout_ms`, …). */
-const timeoutMs = z
-  .number()
-  .int()
-  .min(1)
-  .max(MAX_TIMEOUT_MS, `must be at most ${MAX_TIMEOUT_MS} ms (~24.8 days: a Node timer's limit)`);
+function timeoutMs() {
+  return z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_TIMEOUT_MS, `must be at most ${MAX_TIMEOUT_MS} ms (~24.8 days: a Node timer's limit)`);
+}
 
-const configSchema = z
-  .object({
-    provider: z.string().optional(),
-    api: z.enum(API_NAMES).optional(),
-    transport: z.enum(STREAM_TRANSPORTS).optional(),
-    model: z.string().optional(),
-    base_url: z.string().optional(),
-    instructions: z.string().optional(),
-    stateless: z.boolean().optional(),
-    tools_on_follow_up: z.enum(["first", "every"]).optional(),
-    max_tool_calls: z.number().int().min(1).optional(),
-    max_turns: z.number().int().min(1).optional(),
-    max_retries: z.number().int().min(0).optional(),
-    connect_timeout_ms: timeoutMs.optional(),
-    first_byte_timeout_ms: timeoutMs.optional(),
-    idle_timeout_ms: timeoutMs.optional(),
-    allow_write: z.boolean().optional(),
-    allow_shell: z.boolean().optional(),
-    validate: z.boolean().optional(),
-    fallbacks: z.array(z.string()).optional(),
-    history: historyConfigSchema.optional(),
-    profiles: z.record(z.string(), profileSchema).optional(),
-    ...EXTRA_CONFIG_KEYS,
-    ...COMPOSE_CONFIG_KEYS,
-    // Tools beyond the built-ins and how they run (config-tools.ts). mcp_servers is checked there,
-    // with messages naming the server and field (src/tools/mcp/config.ts).
-    mcp_servers: z.record(z.string(), z.unknown()).optional(),
-    parallel_tool_calls: z.boolean().optional(),
-    tool_concurrency: z.number().int().min(1).optional(),
-    approve: z.enum(APPROVE_MODES).optional(),
-    sandbox: z.boolean().optional(),
-  })
-  .strict();
+/** The config file's schema, as `configSchema` builds it. */
+function buildConfigSchema() {
+  return z
+    .object({
+      provider: z.string().optional(),
+      api: z.enum(API_NAMES).optional(),
+      transport: z.enum(STREAM_TRANSPORTS).optional(),
+      model: z.string().optional(),
+      base_url: z.string().optional(),
+      instructions: z.string().optional(),
+      stateless: z.boolean().optional(),
+      tools_on_follow_up: z.enum(["first", "every"]).optional(),
+      max_tool_calls: z.number().int().min(1).optional(),
+      max_turns: z.number().int().min(1).optional(),
+      max_retries: z.number().int().min(0).optional(),
+      connect_timeout_ms: timeoutMs().optional(),
+      first_byte_timeout_ms: timeoutMs().optional(),
+      idle_timeout_ms: timeoutMs().optional(),
+      allow_write: z.boolean().optional(),
+      allow_shell: z.boolean().optional(),
+      validate: z.boolean().optional(),
+      fallbacks: z.array(z.string()).optional(),
+      history: historyConfigSchema().optional(),
+      profiles: z.record(z.string(), profileSchema()).optional(),
+      ...extraConfigKeys(),
+      ...composeConfigKeys(),
+      // Tools beyond the built-ins and how they run (config-tools.ts). mcp_servers is checked there,
+      // with messages naming the server and field (src/tools/mcp/config.ts).
+      mcp_servers: z.record(z.string(), z.unknown()).optional(),
+      parallel_tool_calls: z.boolean().optional(),
+      tool_concurrency: z.number().int().min(1).optional(),
+      approve: z.enum(APPROVE_MODES).optional(),
+      sandbox: z.boolean().optional(),
+    })
+    .strict();
+}
+
+/**
+ * The config file's schema, built on the first file read: a run with no config file (the demo,
+ * most CI runs) never builds it (bench/README.md, "Start-up").
+ */
+const configSchema = once(buildConfigSchema);
 
 /** `package` and the keys beside it belong to `api: "ai-sdk"` profiles, which need a package. */
 function checkAiSdkKeys(
@@ -128,7 +145,7 @@ function checkAiSdkKeys(
 }
 
 /** The config file's content, validated. */
-export type ConfigFile = z.infer<typeof configSchema>;
+export type ConfigFile = z.infer<ReturnType<typeof buildConfigSchema>>;
 
 /** The chat dialect as the config file writes it (snake_case). */
 function chatDialect(chat: NonNullable<ConfigProfile["chat"]>): Partial<ChatDialect> {
@@ -150,7 +167,7 @@ function aiSdkProfile(p: ConfigProfile): AiSdkProfile | undefined {
 }
 
 /** A profile as written in the config file. */
-export type ConfigProfile = z.infer<typeof profileSchema>;
+export type ConfigProfile = z.infer<ReturnType<typeof profileSchema>>;
 
 /**
  * The config files a run reads, farthest first: `--config` alone, or the user's own
@@ -304,7 +321,7 @@ function parseConfigFile(path: string): { file: ConfigFile; text: string } {
     throw configError(
       `config file ${path}: ${proto.map(keyText).join(".")}: "__proto__" cannot be a name in a config file (JavaScript reserves it); rename it`,
     );
-  const parsed = configSchema.safeParse(raw);
+  const parsed = configSchema().safeParse(raw);
   if (parsed.success) return { file: parsed.data, text };
   const issue = parsed.error.issues[0];
   const where = issue?.path.length ? issue.path.map(keyText).join(".") : "(top level)";

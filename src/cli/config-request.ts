@@ -15,30 +15,40 @@ import type { ConfigSources, Setting } from "./config.js";
 import { configError } from "./config-file.js";
 import { configPath } from "./config-origin.js";
 
-/** The request-option keys of the config file (top level, and a profile's `request`). */
-export const REQUEST_KEYS = {
-  reasoning_effort: z.string().optional(),
-  reasoning_summary: z.string().optional(),
-  verbosity: z.string().optional(),
-  max_output_tokens: z.number().optional(),
-  temperature: z.number().optional(),
-  top_p: z.number().optional(),
-  service_tier: z.string().optional(),
-  prompt_cache_key: z.string().optional(),
-  include: z.array(z.string()).optional(),
-  metadata: z.record(z.string(), z.string()).optional(),
-};
+/**
+ * The request-option keys of the config file (top level, and a profile's `request`), built when the
+ * config file's schema is (cli/config-file.ts `configSchema`: on the first file read).
+ */
+export function requestKeys() {
+  return {
+    reasoning_effort: z.string().optional(),
+    reasoning_summary: z.string().optional(),
+    verbosity: z.string().optional(),
+    max_output_tokens: z.number().optional(),
+    temperature: z.number().optional(),
+    top_p: z.number().optional(),
+    service_tier: z.string().optional(),
+    prompt_cache_key: z.string().optional(),
+    include: z.array(z.string()).optional(),
+    metadata: z.record(z.string(), z.string()).optional(),
+  };
+}
 
 /** The config-file keys of this module (spread into the config schema). */
-export const EXTRA_CONFIG_KEYS = {
-  ...REQUEST_KEYS,
-  native_tools: z.boolean().optional(),
-  tools: z.array(z.string()).optional(),
-  continue_incomplete: z.boolean().optional(),
-};
+export function extraConfigKeys() {
+  return {
+    ...requestKeys(),
+    native_tools: z.boolean().optional(),
+    tools: z.array(z.string()).optional(),
+    continue_incomplete: z.boolean().optional(),
+  };
+}
+
+/** The schemas of the request-option keys. */
+type RequestKeySchemas = ReturnType<typeof requestKeys>;
 
 /** Request options as written in a config file (snake_case keys). */
-export type RequestKeys = { [K in keyof typeof REQUEST_KEYS]?: z.infer<(typeof REQUEST_KEYS)[K]> };
+export type RequestKeys = { [K in keyof RequestKeySchemas]?: z.infer<RequestKeySchemas[K]> };
 
 /** The flags of this module, as commander parsed them. */
 export interface RequestFlags extends RequestOptions {

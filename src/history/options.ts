@@ -43,18 +43,23 @@ export interface ToolHistoryOptions {
 // The defaults live apart from the zod schema below, so the CLI's help (which prints them) does not load zod.
 export { HISTORY_DEFAULTS, HISTORY_STRATEGIES };
 
-/** The config file's `history` object (snake_case, like the rest of the file). */
-export const historyConfigSchema = z
-  .object({
-    recent_calls_to_keep: z.number().int().min(0).optional(),
-    truncation_threshold: z.number().int().min(1).optional(),
-    summarization_model: z.string().min(1).optional(),
-    strategy: z.enum(HISTORY_STRATEGIES).optional(),
-  })
-  .strict();
+/**
+ * The config file's `history` object (snake_case, like the rest of the file). A new schema per
+ * call: the config file's schema (cli/config-file.ts) builds it once, on the first file read.
+ */
+export function historyConfigSchema() {
+  return z
+    .object({
+      recent_calls_to_keep: z.number().int().min(0).optional(),
+      truncation_threshold: z.number().int().min(1).optional(),
+      summarization_model: z.string().min(1).optional(),
+      strategy: z.enum(HISTORY_STRATEGIES).optional(),
+    })
+    .strict();
+}
 
 /** The config file's `history` object, parsed. */
-export type HistoryConfig = z.infer<typeof historyConfigSchema>;
+export type HistoryConfig = z.infer<ReturnType<typeof historyConfigSchema>>;
 
 /** The library options a parsed config `history` object stands for (absent keys stay absent). */
 export function historyOptionsFromConfig(config: HistoryConfig): ToolHistoryOptions {

@@ -325,7 +325,7 @@ describe("ToolHistoryManager settings take effect", () => {
   });
 
   it("the config file's history object maps onto the options", () => {
-    const parsed = historyConfigSchema.parse({
+    const parsed = historyConfigSchema().parse({
       recent_calls_to_keep: 3,
       truncation_threshold: 5000,
       summarization_model: "gpt-5-nano",
@@ -337,8 +337,8 @@ describe("ToolHistoryManager settings take effect", () => {
       summarizationModel: "gpt-5-nano",
       strategy: "text-embed",
     });
-    expect(historyConfigSchema.safeParse({ strategy: "prose" }).success).toBe(false);
-    expect(historyConfigSchema.safeParse({ recent_calls: 3 }).success).toBe(false);
+    expect(historyConfigSchema().safeParse({ strategy: "prose" }).success).toBe(false);
+    expect(historyConfigSchema().safeParse({ recent_calls: 3 }).success).toBe(false);
     expect(HISTORY_DEFAULTS).toEqual({
       recentCallsToKeep: 6,
       truncationThreshold: 100_000,

@@ -14,6 +14,7 @@ import type { Frame } from "../frames/frame.js";
 import type { Provider } from "../provider/provider.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { type ToolContext, type ToolDefinition, type ToolResult, toolResult } from "../tools/tool.js";
+import { once } from "../util/lazy-object.js";
 import type { ApprovalHandler } from "./approvals.js";
 import type { ToolHooks } from "./hooks.js";
 import type { SubRunResumer } from "./options.js";
@@ -72,9 +73,12 @@ export const MAX_AGENT_DEPTH = 3;
  */
 export const MAX_AGENT_RUNS = 64;
 
-const argumentsSchema = z.object({
-  input: z.string().min(1).describe("The task for the agent, with everything it needs to know"),
-});
+/** A sub-agent tool's arguments, built with the first such tool (most runs have none). */
+const argumentsSchema = once(() =>
+  z.object({
+    input: z.string().min(1).describe("The task for the agent, with everything it needs to know"),
+  }),
+);
 
 /**
  * A tool that runs a sub-agent: the model calls it with `{input}`, the sub-agent runs on its own
@@ -95,7 +99,7 @@ export function agentTool(options: AgentToolOptions): ToolDefinition<{ input: st
   return {
     name: options.name,
     description: options.description,
-    parameters: argumentsSchema,
+    parameters: argumentsSchema(),
     readOnly: false,
     execute: (args, context) => runSubAgent(options, args.input, context),
   };

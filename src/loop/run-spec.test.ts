@@ -1,10 +1,12 @@
 import Ajv2020 from "ajv/dist/2020.js";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { EddyError } from "../errors.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
 import {
+  absentBySchema,
+  absentField,
   budgetOverruns,
   checkPartialRunSpec,
   mergeRunSpecs,
@@ -13,6 +15,7 @@ import {
   resolveRunSpec,
   resolveWhole,
   runSpecSchema,
+  specKeys,
   withinBudgets,
 } from "./run-spec.js";
 
@@ -189,6 +192,22 @@ describe("resolveRunSpec, fieldwise", () => {
     expect(b.hosted_tools).toEqual([]);
     expect(b.request).toEqual({});
     expect(b.history).toEqual(resolveWhole({ input: "hi" }).history);
+  });
+
+  it("leaves out a field exactly as its own schema does (SPEC_DEFAULTS against each .default)", () => {
+    expect(specKeys()).toHaveLength(30);
+    for (const key of specKeys()) expect([key, absentField(key)]).toStrictEqual([key, absentBySchema(key)]);
+  });
+
+  it("builds the schemas of the fields a spec gives, and no other (a run's start: bench/README.md)", async () => {
+    vi.resetModules();
+    const fresh = await import("./run-spec.js");
+    expect(fresh.builtFieldNames()).toEqual([]);
+    const spec = fresh.resolveRunSpec({ model: "demo", input: "What is in package.json?" });
+    expect(fresh.builtFieldNames()).toEqual(["model", "input"]);
+    expect(spec).toStrictEqual(resolveWhole({ model: "demo", input: "What is in package.json?" }));
+    fresh.resolveRunSpec({ input: "hi", max_turns: 3, history: { strategy: "native" } });
+    expect(fresh.builtFieldNames()).toEqual(["model", "input", "max_turns", "history"]);
   });
 });
 

@@ -18,7 +18,7 @@ import { HISTORY_DEFAULTS, HISTORY_STRATEGIES } from "../history/options.js";
 import type { CreateResponseBody, ItemParam, ToolChoiceParam } from "../protocol/types.js";
 import { TOOL_DEFAULTS } from "../tools/defaults.js";
 import { NO_CONTROL_CHARS } from "../util/control-chars.js";
-import { lazyObject } from "../util/lazy-object.js";
+import { lazyObject, once } from "../util/lazy-object.js";
 import { compileSchema, isZodSchema, type JsonSchema } from "../util/schema.js";
 import { firstProblemField, zodProblems } from "../util/zod-problems.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
@@ -35,46 +35,51 @@ const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;
 /** A structured-output name (the Open Responses `text.format.name` pattern). */
 const OUTPUT_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
-const jsonObject = z.record(z.string(), z.unknown());
+/** A JSON object of any fields (the schemas below are built on first use: `specFields`). */
+const jsonObject = () => z.record(z.string(), z.unknown());
 
-const historyShape = z.strictObject({
-  /** `native` (function_call items), `text-embed` (results as text) or `auto` (by the provider). */
-  strategy: z.enum(HISTORY_STRATEGIES).default(HISTORY_DEFAULTS.strategy),
-  /** Tool calls kept verbatim when older ones are folded into a summary. */
-  recent_calls_to_keep: z.int().min(0).max(100_000).default(HISTORY_DEFAULTS.recentCallsToKeep),
-  /** History size (tokens) past which older calls are folded. */
-  truncation_threshold: z.int().min(1).default(HISTORY_DEFAULTS.truncationThreshold),
-  /** The model that writes summaries; absent: extractive summaries, no model call. */
-  summarization_model: z
-    .string()
-    .min(1)
-    .max(256)
-    .regex(NO_CONTROL_CHARS, "holds control or direction characters")
-    .optional(),
-});
+/** The `history` field's schema. */
+const historyShape = () =>
+  z.strictObject({
+    /** `native` (function_call items), `text-embed` (results as text) or `auto` (by the provider). */
+    strategy: z.enum(HISTORY_STRATEGIES).default(SPEC_DEFAULTS.history.strategy),
+    /** Tool calls kept verbatim when older ones are folded into a summary. */
+    recent_calls_to_keep: z.int().min(0).max(100_000).default(SPEC_DEFAULTS.history.recent_calls_to_keep),
+    /** History size (tokens) past which older calls are folded. */
+    truncation_threshold: z.int().min(1).default(SPEC_DEFAULTS.history.truncation_threshold),
+    /** The model that writes summaries; absent: extractive summaries, no model call. */
+    summarization_model: z
+      .string()
+      .min(1)
+      .max(256)
+      .regex(NO_CONTROL_CHARS, "holds control or direction characters")
+      .optional(),
+  });
 
-const outputSchemaShape = z.strictObject({
-  name: z.string().regex(OUTPUT_NAME, "must be 1–64 letters, digits, _ or -"),
-  schema: jsonObject,
-  strict: z.boolean().default(true),
-  description: z.string().max(4096).optional(),
-});
+/** The `output_schema` field's schema. */
+const outputSchemaShape = () =>
+  z.strictObject({
+    name: z.string().regex(OUTPUT_NAME, "must be 1–64 letters, digits, _ or -"),
+    schema: jsonObject(),
+    strict: z.boolean().default(true),
+    description: z.string().max(4096).optional(),
+  });
 
-const contextShape = z.strictObject({
-  items: z.array(jsonObject),
-  compiled: z.looseObject({
-    bundle_id: z.string().regex(/^[0-9a-f]{64}$/, "must be a sha256 hex digest"),
-    strategy: z.string(),
-    item_count: z.int().min(0),
-    token_estimate: z.number().min(0),
-    tokenizer: z.string(),
-    runs: z.int().min(0),
-    thread: z.string().regex(THREAD_NAME).optional(),
-    summary_method: z.string().optional(),
-  }),
-});
-
-const toolChoiceShape = z.union([z.enum(["none", "auto", "required"]), z.looseObject({ type: z.string() })]);
+/** The `context` field's schema. */
+const contextShape = () =>
+  z.strictObject({
+    items: z.array(jsonObject()),
+    compiled: z.looseObject({
+      bundle_id: z.string().regex(/^[0-9a-f]{64}$/, "must be a sha256 hex digest"),
+      strategy: z.string(),
+      item_count: z.int().min(0),
+      token_estimate: z.number().min(0),
+      tokenizer: z.string(),
+      runs: z.int().min(0),
+      thread: z.string().regex(THREAD_NAME).optional(),
+      summary_method: z.string().optional(),
+    }),
+  });
 
 /** The request body fields the loop owns: a spec's `request` cannot set them. */
 const LOOP_OWNED = [
@@ -102,77 +107,155 @@ const LOOP_OWNED_HINTS: Record<(typeof LOOP_OWNED)[number], string> = {
   stream: "a run always streams",
 };
 
-const requestShape = jsonObject.superRefine((request, ctx) => {
-  for (const key of LOOP_OWNED) {
-    if (key in request)
-      ctx.addIssue({
-        code: "custom",
-        path: [key],
-        message: `is set by the loop, not by request (${LOOP_OWNED_HINTS[key]})`,
-      });
-  }
-  const problem = requestProblem(request);
-  if (problem !== undefined) ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
-});
+/** The `request` field's schema: any JSON object, but not the loop's own fields or out-of-range values. */
+const requestShape = () =>
+  jsonObject().superRefine((request, ctx) => {
+    for (const key of LOOP_OWNED) {
+      if (key in request)
+        ctx.addIssue({
+          code: "custom",
+          path: [key],
+          message: `is set by the loop, not by request (${LOOP_OWNED_HINTS[key]})`,
+        });
+    }
+    const problem = requestProblem(request);
+    if (problem !== undefined) ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
+  });
 
-/** The fields of a RunSpec, each with its default (see the `RunSpec` doc comments). */
-const specShape = z.strictObject({
+/**
+ * The value each defaulted field takes when a spec leaves it out: the one place the schemas below
+ * read their defaults from, and what the fieldwise path copies without building those fields'
+ * schemas (run-spec.test.ts checks each against its schema's own default).
+ */
+const SPEC_DEFAULTS = {
+  version: RUN_SPEC_VERSION,
+  model: null,
+  mode: "auto",
+  max_tool_calls: LOOP_DEFAULTS.maxToolCalls,
+  max_turns: LOOP_DEFAULTS.maxTurns,
+  reset_tool_choice: LOOP_DEFAULTS.resetToolChoice,
+  tools_on_follow_up: LOOP_DEFAULTS.toolsOnFollowUp,
+  tool_execution: LOOP_DEFAULTS.toolExecution,
+  parallel_tool_calls: LOOP_DEFAULTS.parallelToolCalls,
+  tool_concurrency: LOOP_DEFAULTS.toolConcurrency,
+  native_tools: "auto",
+  native_shell: "shell",
+  hosted_tools: [],
+  continue_incomplete: false,
+  on_limit: "stop",
+  request: {},
+  history: {
+    strategy: HISTORY_DEFAULTS.strategy,
+    recent_calls_to_keep: HISTORY_DEFAULTS.recentCallsToKeep,
+    truncation_threshold: HISTORY_DEFAULTS.truncationThreshold,
+  },
+} as const;
+
+/** The fields a spec must give (every other one is optional or has its `SPEC_DEFAULTS` value). */
+const REQUIRED_FIELDS: ReadonlySet<string> = new Set(["input"]);
+
+/**
+ * How to build each field's schema, in the spec's key order (see the `RunSpec` doc comments). Built
+ * on first use, field by field: zod builds a schema in tens of microseconds a method call, and a
+ * run's start gives two fields (`model`, `input`) of thirty (bench/README.md, "Start-up").
+ */
+const FIELD_BUILDERS = {
   /** The version of this schema the spec was written against. */
-  version: z.literal(RUN_SPEC_VERSION).default(RUN_SPEC_VERSION),
-  model: z
-    .string()
-    .min(1)
-    .max(256)
-    .regex(NO_CONTROL_CHARS, "holds control or direction characters")
-    .nullable()
-    .default(null),
-  input: z.union([z.string().min(1, "must not be empty"), z.array(jsonObject).min(1)]),
-  instructions: z.string().optional(),
-  instruction_files: z.array(z.string().min(1).max(4096)).max(256).optional(),
-  mode: z.enum(["auto", "chained", "stateless"]).default("auto"),
-  max_tool_calls: z.int().min(1).max(1_000_000).default(LOOP_DEFAULTS.maxToolCalls),
-  max_turns: z.int().min(1).max(100_000).default(LOOP_DEFAULTS.maxTurns),
-  tools: z.array(z.string().min(1).max(128)).max(4096).optional(),
-  tool_choice: toolChoiceShape.optional(),
-  reset_tool_choice: z.boolean().default(LOOP_DEFAULTS.resetToolChoice),
-  tools_on_follow_up: z.enum(["every_request", "first_request"]).default(LOOP_DEFAULTS.toolsOnFollowUp),
-  tool_execution: z.enum(["eager", "after_response"]).default(LOOP_DEFAULTS.toolExecution),
-  parallel_tool_calls: z.boolean().default(LOOP_DEFAULTS.parallelToolCalls),
-  tool_concurrency: z.int().min(1).max(1024).default(LOOP_DEFAULTS.toolConcurrency),
-  tool_timeout_ms: z.int().min(1).max(86_400_000).optional(),
-  tool_output_cap_bytes: z
-    .int()
-    .min(256)
-    .max(1 << 30)
-    .optional(),
-  native_tools: z.union([z.boolean(), z.literal("auto")]).default("auto"),
-  native_shell: z.enum(["shell", "local_shell"]).default("shell"),
-  hosted_tools: z
-    .array(z.looseObject({ type: z.string().min(1) }))
-    .max(64)
-    .default([]),
-  continue_incomplete: z.boolean().default(false),
-  on_limit: z.enum(["stop", "answer"]).default("stop"),
-  stop_when: z
-    .array(
-      z.discriminatedUnion("type", [
-        z.strictObject({ type: z.literal("turn_count_is"), count: z.int().min(1).max(100_000) }),
-        z.strictObject({ type: z.literal("has_tool_call"), name: z.string().min(1).max(128) }),
-      ]),
-    )
-    .max(64)
-    .optional(),
-  request: requestShape.default({}),
-  history: historyShape.prefault({}),
-  output_schema: outputSchemaShape.optional(),
-  transport: z.enum(["sse", "websocket"]).optional(),
-  thread: z
-    .string()
-    .regex(THREAD_NAME, "must be 1–64 letters, digits, ., _ or - (not starting with .)")
-    .optional(),
-  context: contextShape.optional(),
-  run_id: z.string().regex(RUN_ID, "must be 1–128 letters, digits, _ or -").optional(),
-});
+  version: () => z.literal(RUN_SPEC_VERSION).default(SPEC_DEFAULTS.version),
+  model: () =>
+    z
+      .string()
+      .min(1)
+      .max(256)
+      .regex(NO_CONTROL_CHARS, "holds control or direction characters")
+      .nullable()
+      .default(SPEC_DEFAULTS.model),
+  input: () => z.union([z.string().min(1, "must not be empty"), z.array(jsonObject()).min(1)]),
+  instructions: () => z.string().optional(),
+  instruction_files: () => z.array(z.string().min(1).max(4096)).max(256).optional(),
+  mode: () => z.enum(["auto", "chained", "stateless"]).default(SPEC_DEFAULTS.mode),
+  max_tool_calls: () => z.int().min(1).max(1_000_000).default(SPEC_DEFAULTS.max_tool_calls),
+  max_turns: () => z.int().min(1).max(100_000).default(SPEC_DEFAULTS.max_turns),
+  tools: () => z.array(z.string().min(1).max(128)).max(4096).optional(),
+  tool_choice: () =>
+    z.union([z.enum(["none", "auto", "required"]), z.looseObject({ type: z.string() })]).optional(),
+  reset_tool_choice: () => z.boolean().default(SPEC_DEFAULTS.reset_tool_choice),
+  tools_on_follow_up: () =>
+    z.enum(["every_request", "first_request"]).default(SPEC_DEFAULTS.tools_on_follow_up),
+  tool_execution: () => z.enum(["eager", "after_response"]).default(SPEC_DEFAULTS.tool_execution),
+  parallel_tool_calls: () => z.boolean().default(SPEC_DEFAULTS.parallel_tool_calls),
+  tool_concurrency: () => z.int().min(1).max(1024).default(SPEC_DEFAULTS.tool_concurrency),
+  tool_timeout_ms: () => z.int().min(1).max(86_400_000).optional(),
+  tool_output_cap_bytes: () =>
+    z
+      .int()
+      .min(256)
+      .max(1 << 30)
+      .optional(),
+  native_tools: () => z.union([z.boolean(), z.literal("auto")]).default(SPEC_DEFAULTS.native_tools),
+  native_shell: () => z.enum(["shell", "local_shell"]).default(SPEC_DEFAULTS.native_shell),
+  hosted_tools: () =>
+    z
+      .array(z.looseObject({ type: z.string().min(1) }))
+      .max(64)
+      .default([]),
+  continue_incomplete: () => z.boolean().default(SPEC_DEFAULTS.continue_incomplete),
+  on_limit: () => z.enum(["stop", "answer"]).default(SPEC_DEFAULTS.on_limit),
+  stop_when: () =>
+    z
+      .array(
+        z.discriminatedUnion("type", [
+          z.strictObject({ type: z.literal("turn_count_is"), count: z.int().min(1).max(100_000) }),
+          z.strictObject({ type: z.literal("has_tool_call"), name: z.string().min(1).max(128) }),
+        ]),
+      )
+      .max(64)
+      .optional(),
+  request: () => requestShape().default({}),
+  history: () => historyShape().prefault({}),
+  output_schema: () => outputSchemaShape().optional(),
+  transport: () => z.enum(["sse", "websocket"]).optional(),
+  thread: () =>
+    z.string().regex(THREAD_NAME, "must be 1–64 letters, digits, ., _ or - (not starting with .)").optional(),
+  context: () => contextShape().optional(),
+  run_id: () => z.string().regex(RUN_ID, "must be 1–128 letters, digits, _ or -").optional(),
+};
+
+/** A RunSpec's field names. */
+type SpecKey = keyof typeof FIELD_BUILDERS;
+
+/** Each field's schema, as `FIELD_BUILDERS` builds it. */
+type SpecFields = { [K in SpecKey]: ReturnType<(typeof FIELD_BUILDERS)[K]> };
+
+/** The field names, in the schema's key order; a Map lookup, so `__proto__` or `toString` is simply unknown. */
+const SPEC_KEYS: ReadonlyMap<string, SpecKey> = new Map(
+  (Object.keys(FIELD_BUILDERS) as SpecKey[]).map((key) => [key, key]),
+);
+
+/** The field schemas built so far. */
+const builtFields = new Map<SpecKey, ZodType>();
+
+/** One field's schema, built on its first use. */
+function fieldSchema<K extends SpecKey>(key: K): SpecFields[K] {
+  let schema = builtFields.get(key);
+  if (schema === undefined) {
+    schema = FIELD_BUILDERS[key]();
+    builtFields.set(key, schema);
+  }
+  return schema as SpecFields[K];
+}
+
+/** The whole spec's schema (every field built). */
+function buildSpecShape() {
+  const shape = Object.fromEntries([...SPEC_KEYS.values()].map((key) => [key, fieldSchema(key)]));
+  return z.strictObject(shape as SpecFields);
+}
+
+/** The whole spec's schema's type. */
+type SpecShape = ReturnType<typeof buildSpecShape>;
+
+/** The whole spec's schema, made on first use (a bad spec, the JSON Schema, a partial spec). */
+const specShape: () => SpecShape = once(buildSpecShape);
 
 /**
  * A run as data, every default applied (what `resolveRunSpec` returns, what a tape's header
@@ -205,7 +288,7 @@ const specShape = z.strictObject({
  * - `thread`: the thread the run continues (`runAgentOnThread`), `context`: the compiled context it
  *   starts from (items + the `context_compiled` payload); `run_id`: fixed run id.
  */
-export type RunSpec = Omit<z.output<typeof specShape>, ProtocolTyped> & ProtocolFields;
+export type RunSpec = Omit<z.output<SpecShape>, ProtocolTyped> & ProtocolFields;
 
 /** Fields the schema checks loosely (their items are the Open Responses request's) and types by the protocol. */
 type ProtocolTyped = "input" | "context" | "tool_choice" | "hosted_tools" | "request";
@@ -220,11 +303,13 @@ interface ProtocolFields {
 }
 
 /** A RunSpec as written by hand or received: every field optional except `input`, defaults not yet applied. */
-export type RunSpecInput = Omit<z.input<typeof specShape>, ProtocolTyped | "output_schema"> &
+export type RunSpecInput = Omit<z.input<SpecShape>, ProtocolTyped | "output_schema"> &
   Pick<ProtocolFields, "input" | "context" | "tool_choice"> &
   Partial<Pick<ProtocolFields, "hosted_tools" | "request">> & {
     /** Structured output; `schema` may be a zod schema in a program (converted to JSON Schema once). */
-    output_schema?: Omit<z.input<typeof outputSchemaShape>, "schema"> & { schema: JsonSchema | ZodType };
+    output_schema?: Omit<z.input<ReturnType<typeof outputSchemaShape>>, "schema"> & {
+      schema: JsonSchema | ZodType;
+    };
   };
 
 /** A spec without its input yet (a batch's shared settings, a session's, a server's defaults). */
@@ -253,7 +338,7 @@ export const runSpecSchema: Readonly<Record<string, unknown>> = lazyObject(() =>
   Object.freeze({
     $id: `https://eddy.dev/schemas/run-spec.v${RUN_SPEC_VERSION}.json`,
     title: "RunSpec",
-    ...(z.toJSONSchema(specShape, { io: "input", unrepresentable: "any" }) as Record<string, unknown>),
+    ...(z.toJSONSchema(specShape(), { io: "input", unrepresentable: "any" }) as Record<string, unknown>),
   }),
 );
 
@@ -280,35 +365,48 @@ export function resolveRunSpec(input: unknown, source?: string): RunSpec {
  * @internal
  */
 export function resolveWhole(given: unknown, source?: string): RunSpec {
-  const parsed = specShape.safeParse(given);
+  const parsed = specShape().safeParse(given);
   if (!parsed.success) throw specError(parsed.error, given, source);
   return parsed.data as RunSpec;
 }
 
-/** Each field's schema, by key (a Map: a key such as `__proto__` or `toString` is simply unknown). */
-const FIELDS = new Map<string, ZodType>(Object.entries(specShape.shape));
-
 /**
- * What each field becomes when a spec leaves it out, asked once of its own schema: its default, left
- * out too (optional), or a refusal (required, `input`).
+ * What a field becomes when a spec leaves it out: its `SPEC_DEFAULTS` value, left out too
+ * (optional), or a refusal (required). The fieldwise path reads it instead of building the
+ * schemas of fields a spec does not give; run-spec.test.ts asks every field's schema the same.
+ * @internal
  */
-let absentFields: ReadonlyMap<string, { required: boolean; value: unknown }> | undefined;
+export function absentField(key: string): { required: boolean; value: unknown } {
+  if (REQUIRED_FIELDS.has(key)) return { required: true, value: undefined };
+  return {
+    required: false,
+    value: Object.hasOwn(SPEC_DEFAULTS, key) ? SPEC_DEFAULTS[key as keyof typeof SPEC_DEFAULTS] : undefined,
+  };
+}
 
-function absent(): ReadonlyMap<string, { required: boolean; value: unknown }> {
-  absentFields ??= new Map(
-    [...FIELDS].map(([key, schema]) => {
-      const parsed = schema.safeParse(undefined);
-      return [key, { required: !parsed.success, value: parsed.data }];
-    }),
-  );
-  return absentFields;
+/** What a field's own schema makes of it left out (run-spec.test.ts: the reference for `absentField`). @internal */
+export function absentBySchema(key: string): { required: boolean; value: unknown } {
+  const name = SPEC_KEYS.get(key);
+  if (name === undefined) throw new Error(`no RunSpec field ${key}`);
+  const parsed = fieldSchema(name).safeParse(undefined);
+  return { required: !parsed.success, value: parsed.data };
+}
+
+/** The fields whose schemas this module has built so far, in build order (run-spec.test.ts). @internal */
+export function builtFieldNames(): string[] {
+  return [...builtFields.keys()];
+}
+
+/** The RunSpec's field names, in the schema's key order. @internal */
+export function specKeys(): string[] {
+  return [...SPEC_KEYS.keys()];
 }
 
 /**
  * The same result as `resolveWhole` for a plain object whose fields all pass their own schemas,
  * for a fraction of the work on a run's start (bench/README.md, "The turn"): only the fields given
- * are parsed, each with its schema from `specShape`; every other field takes a fresh copy of its
- * default. Undefined when anything is wrong (an unknown key, a bad or missing field, not a plain
+ * are parsed, each with its own schema (built on first use); every other field takes a fresh copy
+ * of its default. Undefined when anything is wrong (an unknown key, a bad or missing field, not a plain
  * object): the whole parse then says what.
  */
 function resolveFieldwise(given: unknown): RunSpec | undefined {
@@ -316,19 +414,18 @@ function resolveFieldwise(given: unknown): RunSpec | undefined {
   const proto = Object.getPrototypeOf(given);
   if (proto !== Object.prototype && proto !== null) return undefined;
   const fields = given as Record<string, unknown>;
-  for (const key of Object.keys(fields)) if (!FIELDS.has(key)) return undefined;
-  const absents = absent();
+  for (const key of Object.keys(fields)) if (!SPEC_KEYS.has(key)) return undefined;
   const spec: Record<string, unknown> = {};
   // In the schema's key order, as the whole parse returns them (a tape's header is byte-stable).
-  for (const [key, schema] of FIELDS) {
+  for (const key of SPEC_KEYS.values()) {
     if (Object.hasOwn(fields, key)) {
-      const parsed = schema.safeParse(fields[key]);
+      const parsed = fieldSchema(key).safeParse(fields[key]);
       if (!parsed.success) return undefined;
       spec[key] = parsed.data;
       continue;
     }
-    const left = absents.get(key);
-    if (left === undefined || left.required) return undefined;
+    const left = absentField(key);
+    if (left.required) return undefined;
     if (left.value !== undefined) spec[key] = freshCopy(left.value);
   }
   // Every field passed its own schema and every absent one took its default: the shape of a RunSpec.
@@ -343,15 +440,15 @@ function freshCopy(value: unknown): unknown {
   return value;
 }
 
-let partialShape: ReturnType<typeof specShape.partial> | undefined;
+let partialShape: ReturnType<SpecShape["partial"]> | undefined;
 
 /**
- * The spec's fields, each optional: one schema, made on first use. `specShape.partial()` builds a
+ * The spec's fields, each optional: one schema, made on first use. `specShape().partial()` builds a
  * new schema, and zod compiles each schema on its first parse: made per call it cost ~1.4 ms a
  * task line, 217 s before a 100,000-task batch started (docs/pitfalls.md #104).
  */
-export function partialSpecShape(): ReturnType<typeof specShape.partial> {
-  partialShape ??= specShape.partial();
+export function partialSpecShape(): ReturnType<SpecShape["partial"]> {
+  partialShape ??= specShape().partial();
   return partialShape;
 }
 

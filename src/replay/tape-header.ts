@@ -17,6 +17,7 @@ import { type RunSpec, resolveRunSpec } from "../loop/run-spec.js";
 import { CAPABILITY_KEYS, type ProviderCapabilities, withCapabilities } from "../provider/capabilities.js";
 import type { WireApi } from "../provider/wire-api.js";
 import type { McpToolInfo } from "../tools/mcp/index.js";
+import { once } from "../util/lazy-object.js";
 import { zodProblems } from "../util/zod-problems.js";
 
 /**
@@ -108,90 +109,96 @@ export interface TapeResume {
   ts: number;
 }
 
-const count = z.int().min(0);
-const name = z.string().min(1).max(256);
+const capabilitiesShape = () =>
+  z.strictObject(
+    Object.fromEntries(CAPABILITY_KEYS.map((key) => [key, z.boolean().optional()])) as Record<
+      keyof ProviderCapabilities,
+      z.ZodOptional<z.ZodBoolean>
+    >,
+  );
 
-const capabilitiesShape = z.strictObject(
-  Object.fromEntries(CAPABILITY_KEYS.map((key) => [key, z.boolean().optional()])) as Record<
-    keyof ProviderCapabilities,
-    z.ZodOptional<z.ZodBoolean>
-  >,
-);
-
-const headerShape = z.strictObject({
-  type: z.literal("tape_header"),
-  format: z.int().min(2).max(TAPE_FORMAT),
-  eddy_version: z.string().max(64),
-  run_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/),
-  spec: z.unknown(),
-  provider: z.strictObject({
-    name,
-    capabilities: capabilitiesShape,
-    wire: z.looseObject({ api: z.string().min(1).max(64) }).optional(),
-    validate: z.boolean(),
-  }),
-  policy: z
-    .strictObject({
-      allowWrite: z.boolean(),
-      allowShell: z.boolean(),
-      sandbox: z.boolean(),
-      approve: z.enum(APPROVE_MODES),
-      mcpServers: z.array(name),
-      rerunInterrupted: z.boolean(),
-      hostedTools: z
-        .array(z.looseObject({ type: z.string().min(1).max(64) }))
-        .max(64)
-        .optional(),
-    })
-    .optional(),
-  mcp_servers: z
-    .array(
-      z.strictObject({
-        name,
-        transport: z.enum(["stdio", "http"]),
-        state: z.enum(["idle", "starting", "ready", "failed", "exited", "closed"]),
-        tools: count,
-        error: z.string().max(4096).optional(),
-      }),
-    )
-    .optional(),
-  mcp_tools: z
-    .array(
-      z.strictObject({
-        name,
-        server: name,
-        tool: name,
-        description: z.string(),
-        parameters: z.record(z.string(), z.unknown()),
-        readOnly: z.boolean(),
-      }),
-    )
-    .optional(),
-  agents: z.array(z.strictObject({ name, description: z.string() })).optional(),
-  client_tools: z
-    .array(
-      z.strictObject({
-        name,
-        description: z.string(),
-        parameters: z.record(z.string(), z.unknown()),
-        strict: z.boolean().optional(),
-      }),
-    )
-    .optional(),
-  workspace: z.literal("."),
-  resumes: z
-    .array(
-      z.strictObject({
-        at_seq: count,
-        turn: count,
-        reused_tool_outputs: count,
-        dropped_frames: count,
-        dropped_tool_outputs: count,
-        interrupted_calls: count.optional(),
-        ts: z.number(),
-      }),
-    )
-    .optional(),
+/**
+ * A tape header's schema, built on the first tape read: a run that only writes its tape never
+ * builds it (bench/README.md, "Start-up").
+ */
+const headerShape = once(() => {
+  const count = z.int().min(0);
+  const name = z.string().min(1).max(256);
+  return z.strictObject({
+    type: z.literal("tape_header"),
+    format: z.int().min(2).max(TAPE_FORMAT),
+    eddy_version: z.string().max(64),
+    run_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/),
+    spec: z.unknown(),
+    provider: z.strictObject({
+      name,
+      capabilities: capabilitiesShape(),
+      wire: z.looseObject({ api: z.string().min(1).max(64) }).optional(),
+      validate: z.boolean(),
+    }),
+    policy: z
+      .strictObject({
+        allowWrite: z.boolean(),
+        allowShell: z.boolean(),
+        sandbox: z.boolean(),
+        approve: z.enum(APPROVE_MODES),
+        mcpServers: z.array(name),
+        rerunInterrupted: z.boolean(),
+        hostedTools: z
+          .array(z.looseObject({ type: z.string().min(1).max(64) }))
+          .max(64)
+          .optional(),
+      })
+      .optional(),
+    mcp_servers: z
+      .array(
+        z.strictObject({
+          name,
+          transport: z.enum(["stdio", "http"]),
+          state: z.enum(["idle", "starting", "ready", "failed", "exited", "closed"]),
+          tools: count,
+          error: z.string().max(4096).optional(),
+        }),
+      )
+      .optional(),
+    mcp_tools: z
+      .array(
+        z.strictObject({
+          name,
+          server: name,
+          tool: name,
+          description: z.string(),
+          parameters: z.record(z.string(), z.unknown()),
+          readOnly: z.boolean(),
+        }),
+      )
+      .optional(),
+    agents: z.array(z.strictObject({ name, description: z.string() })).optional(),
+    client_tools: z
+      .array(
+        z.strictObject({
+          name,
+          description: z.string(),
+          parameters: z.record(z.string(), z.unknown()),
+          strict: z.boolean().optional(),
+        }),
+      )
+      .optional(),
+    workspace: z.literal("."),
+    resumes: z
+      .array(
+        z.strictObject({
+          at_seq: count,
+          turn: count,
+          reused_tool_outputs: count,
+          dropped_frames: count,
+          dropped_tool_outputs: count,
+          interrupted_calls: count.optional(),
+          ts: z.number(),
+        }),
+      )
+      .optional(),
+  });
 });
 
 /**
@@ -213,7 +220,7 @@ export function checkTapeHeader(value: Record<string, unknown>, source: string):
     );
   if (format < 1) throw invalid(source, `unknown tape format ${format}`);
   const header = format === 1 ? legacyHeader(value, source) : value;
-  const parsed = headerShape.safeParse(header);
+  const parsed = headerShape().safeParse(header);
   if (!parsed.success) throw invalid(source, `tape header: ${zodProblems(parsed.error, header).join("; ")}`);
   let spec: RunSpec;
   try {

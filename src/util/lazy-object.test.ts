@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { lazyObject } from "./lazy-object.js";
+import { lazyObject, once } from "./lazy-object.js";
 
 describe("lazyObject", () => {
   it("builds once, on the first read, and reads like the built object", () => {
@@ -29,5 +29,39 @@ describe("lazyObject", () => {
     }).toThrow(TypeError);
     expect(() => delete (view as { a?: number }).a).toThrow(TypeError);
     expect(view.a).toBe(1);
+  });
+});
+
+describe("once", () => {
+  it("builds on the first call only, and keeps what it built (undefined included)", () => {
+    let builds = 0;
+    const value = once(() => {
+      builds++;
+      return { n: builds };
+    });
+    expect(builds).toBe(0);
+    expect(value()).toBe(value());
+    expect(value()).toEqual({ n: 1 });
+    expect(builds).toBe(1);
+    let empties = 0;
+    const nothing = once(() => {
+      empties++;
+      return undefined;
+    });
+    nothing();
+    nothing();
+    expect(empties).toBe(1);
+  });
+
+  it("builds again after a build that threw (nothing was kept)", () => {
+    let calls = 0;
+    const flaky = once(() => {
+      calls++;
+      if (calls === 1) throw new Error("first");
+      return calls;
+    });
+    expect(() => flaky()).toThrow("first");
+    expect(flaky()).toBe(2);
+    expect(flaky()).toBe(2);
   });
 });

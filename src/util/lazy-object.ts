@@ -32,3 +32,19 @@ export function lazyObject<T extends object>(build: () => T): Readonly<T> {
     deleteProperty: () => false,
   });
 }
+
+/**
+ * `build()`'s result, made on the first call and kept: a constant too costly to make at import
+ * (a zod schema a command may never parse with: bench/README.md, "Start-up").
+ */
+export function once<T>(build: () => T): () => T {
+  let made = false;
+  let value: T | undefined;
+  return () => {
+    if (!made) {
+      value = build();
+      made = true;
+    }
+    return value as T;
+  };
+}

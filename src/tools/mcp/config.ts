@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { EddyError } from "../../errors.js";
 import { isJsonObject } from "../../util/json.js";
+import { once } from "../../util/lazy-object.js";
 import { sanitizeNamePart } from "./names.js";
 
 /** A server started as a child process that speaks MCP over stdin/stdout. */
@@ -55,26 +56,34 @@ export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
 /** The `mcp_servers` map: server name → configuration. */
 export type McpServersConfig = Record<string, McpServerConfig>;
 
-const seconds = z.number().positive().max(86_400);
-const stringMap = z.record(z.string(), z.string());
-const timeouts = { startup_timeout_sec: seconds.optional(), tool_timeout_sec: seconds.optional() };
+/** The timeouts both transports take. */
+const timeouts = () => {
+  const seconds = z.number().positive().max(86_400);
+  return { startup_timeout_sec: seconds.optional(), tool_timeout_sec: seconds.optional() };
+};
 
-const stdioSchema = z.strictObject({
-  type: z.literal("stdio").optional(),
-  command: z.string().min(1),
-  args: z.array(z.string()).optional(),
-  env: stringMap.optional(),
-  cwd: z.string().min(1).optional(),
-  ...timeouts,
-});
+/** A stdio server's schema, built on the first `mcp_servers` checked (most runs have none). */
+const stdioSchema = once(() =>
+  z.strictObject({
+    type: z.literal("stdio").optional(),
+    command: z.string().min(1),
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    cwd: z.string().min(1).optional(),
+    ...timeouts(),
+  }),
+);
 
-const httpSchema = z.strictObject({
-  type: z.enum(["http", "streamable_http"]).optional(),
-  url: z.string().regex(/^https?:\/\//i, "must start with http:// or https://"),
-  headers: stringMap.optional(),
-  bearer_token_env_var: z.string().min(1).optional(),
-  ...timeouts,
-});
+/** An HTTP server's schema, built on first use. */
+const httpSchema = once(() =>
+  z.strictObject({
+    type: z.enum(["http", "streamable_http"]).optional(),
+    url: z.string().regex(/^https?:\/\//i, "must start with http:// or https://"),
+    headers: z.record(z.string(), z.string()).optional(),
+    bearer_token_env_var: z.string().min(1).optional(),
+    ...timeouts(),
+  }),
+);
 
 /**
  * Checks an `mcp_servers` value (from a config file or a library caller). Throws `invalid_config`
@@ -110,7 +119,7 @@ function parseMcpServer(name: string, value: unknown, where: string): McpServerC
   if (!isHttp && !("command" in fields)) {
     throw invalid(`${where} needs either command (a stdio server) or url (a Streamable HTTP server)`);
   }
-  const result = (isHttp ? httpSchema : stdioSchema).safeParse(value);
+  const result = (isHttp ? httpSchema() : stdioSchema()).safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const path = issue?.path.map(String).join(".") ?? "";
