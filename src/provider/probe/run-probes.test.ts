@@ -94,6 +94,8 @@ describe("runProbes", () => {
       );
       req.pipe(forward);
     });
+    // No WebSocket through this proxy: its websocket probe fails at once instead of after its timeout.
+    proxy.on("upgrade", (_req, socket) => socket.destroy());
     await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
     try {
       const { port } = proxy.address() as AddressInfo;
