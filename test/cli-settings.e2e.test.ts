@@ -586,6 +586,34 @@ describe("--otel", () => {
     expect(chat?.attributes["gen_ai.request.model"]).toBe("eddy-demo");
     expect(typeof chat?.attributes["gen_ai.usage.input_tokens"]).toBe("number");
   });
+
+  it("honours OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, says a bad OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT in one safe line, and cuts the messages as JSON (docs/pitfalls.md #116, #117)", async () => {
+    const { startOtlpReceiver } = await import("./support/otlp-receiver.js");
+    const receiver = await startOtlpReceiver();
+    closers.push(() => receiver.close());
+    const r = await runCli(["run", "--otel", "What is in package.json?"], {
+      cwd: workspace(),
+      env: cleanEnv({
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true",
+        OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: "12\u001b[2J",
+        OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: "60",
+      }),
+    });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(
+      'eddy: OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT="12\\u001b[2J" is not a whole number of characters (0 or more); using OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT\'s 60\n',
+    );
+    expect(r.stderr).not.toContain("\u001b[2J");
+    const messages = receiver.spans.flatMap((s) =>
+      Object.entries(s.attributes).filter(([key]) => key.endsWith(".messages")),
+    );
+    expect(messages.length).toBeGreaterThanOrEqual(4);
+    for (const [key, value] of messages) {
+      expect(String(value).length, key).toBeLessThanOrEqual(60);
+      expect(() => JSON.parse(String(value)), `${key}: ${String(value)}`).not.toThrow();
+    }
+  });
 });
 
 describe("a workspace's eddy.config.json a run could write (src/cli/config-trust.ts)", () => {

@@ -232,7 +232,7 @@ async function localBatch(plan: BatchPlan, io: CliIo): Promise<void> {
   const target = await startTargetProvider(config);
   if (target.notice !== undefined) progress.notice(styles.dim(target.notice));
   const otel = otelRequested(flags.otel, io.env)
-    ? await startOtelExport({ env: io.env, providerName: target.provider.name })
+    ? await startOtelExport({ env: io.env, providerName: target.provider.name, stderr: io.stderr })
     : undefined;
   try {
     const spec = plan.schema === undefined ? runtime.spec : { ...runtime.spec, output_schema: plan.schema };

@@ -282,13 +282,57 @@ describe("span sizes (docs/pitfalls.md #96)", () => {
         if (typeof value === "string") expect(value.length).toBeLessThanOrEqual(8192);
     }
     const tool = one(spans, "execute_tool read_file");
-    expect(String(tool.attributes["gen_ai.tool.call.arguments"])).toMatch(
-      /^\{"path":"notes\.txt","pad":"\*\*\*x+…$/,
-    );
+    // The arguments are JSON, and stay JSON when cut (docs/pitfalls.md #116).
+    const cutArgs = JSON.parse(String(tool.attributes["gen_ai.tool.call.arguments"]));
+    expect(cutArgs.path).toBe("notes.txt");
+    expect(cutArgs.pad).toMatch(/^\*\*\*x+…\[\d+ characters left out\]$/);
+    for (const span of spans)
+      for (const key of ["gen_ai.input.messages", "gen_ai.output.messages"])
+        if (span.attributes[key] !== undefined)
+          expect(() => JSON.parse(String(span.attributes[key])), `${span.name} ${key}`).not.toThrow();
     const all = bodies.join("\n");
     expect(all).not.toContain(SECRET);
     // Four spans, each a few cut values: the export is kilobytes, not megabytes.
     expect(all.length).toBeLessThan(200_000);
+  });
+});
+
+describe("the attribute value length limit from the environment (docs/pitfalls.md #117)", () => {
+  it("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT=1000 (a bad span variable said on stderr): every string within 1000 characters, the messages still JSON", async () => {
+    receiver = await startOtlpReceiver();
+    const lines: string[] = [];
+    const otel = await startOtelExport({
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: "1e3",
+        OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: "1000",
+      },
+      providerName: "mock",
+      captureContent: true,
+      stderr: { write: (text: string) => lines.push(text) },
+    });
+    expect(lines).toEqual([
+      'eddy: OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT="1e3" is not a whole number of characters (0 or more); using OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT\'s 1000\n',
+    ]);
+    await recordMockRun({
+      scenario: { turns: [{ rawEvents: answerEvents(`An answer ${"a".repeat(20_000)}`) }] },
+      prompt: `Read ${"p".repeat(20_000)}`,
+      workspace: mkdtempSync(join(tmpdir(), "eddy-otel-")),
+      onFrame: otel.observer,
+    });
+    expect(await otel.shutdown()).toBeUndefined();
+    const jsonValues: string[] = [];
+    for (const span of receiver.spans)
+      for (const [key, value] of Object.entries(span.attributes)) {
+        if (typeof value === "string") expect(value.length, `${span.name} ${key}`).toBeLessThanOrEqual(1000);
+        if (key.endsWith(".messages")) jsonValues.push(String(value));
+      }
+    // invoke_agent and chat: input and output messages each, all cut (20,000 characters each).
+    expect(jsonValues).toHaveLength(4);
+    for (const value of jsonValues) {
+      expect(value.length).toBeGreaterThan(900);
+      expect(JSON.stringify(JSON.parse(value))).toMatch(/…\[\d+ characters left out\]"/);
+    }
   });
 });
 

@@ -8,7 +8,8 @@
  * (used as is), else OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces`, else http://localhost:4318/v1/traces;
  * OTEL_EXPORTER_OTLP_(TRACES_)HEADERS (`k=v,k2=v2`); OTEL_SERVICE_NAME (default `eddy`);
  * OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true records prompts and outputs. Every string
- * attribute is at most 8 KiB, every array 128 items (src/telemetry/limits.ts).
+ * attribute is at most OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, else OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT,
+ * else 8192 characters (src/cli/otel-limits.ts), every array 128 items (src/telemetry/limits.ts).
  *
  * The last flush has a budget (the command's shutdown, src/cli/shutdown.ts): a collector that
  * does not answer in time, or that refused an export, is reported in one line instead of holding
@@ -46,6 +47,8 @@ export interface OtelExportOptions {
   shutdownTimeoutMs?: number;
   /** How long one export may take before it fails. @defaultValue 5000 */
   exportTimeoutMs?: number;
+  /** Where a line about the configuration goes (a variable ignored or capped). @defaultValue process.stderr */
+  stderr?: { write(text: string): unknown };
 }
 
 /** Whether tracing is on: the `--otel` flag, or an OTLP endpoint in the environment. */
@@ -93,7 +96,7 @@ export async function startOtelExport(options: OtelExportOptions): Promise<OtelE
     { OTLPTraceExporter },
     { resourceFromAttributes },
     otel,
-    { OTEL_LIMITS },
+    { attributeValueLengthFromEnv },
   ] = await Promise.all([
     importPackage<typeof import("@opentelemetry/sdk-trace")>("@opentelemetry/sdk-trace"),
     importPackage<typeof import("@opentelemetry/exporter-trace-otlp-http")>(
@@ -101,8 +104,10 @@ export async function startOtelExport(options: OtelExportOptions): Promise<OtelE
     ),
     importPackage<typeof import("@opentelemetry/resources")>("@opentelemetry/resources"),
     import("../telemetry/otel-observer.js"),
-    import("../telemetry/limits.js"),
+    import("./otel-limits.js"),
   ]);
+  const valueLength = attributeValueLengthFromEnv(env);
+  for (const line of valueLength.warnings) (options.stderr ?? process.stderr).write(`${line}\n`);
   const url = tracesEndpoint(env);
   const endpoint = withoutCredentials(url);
   const headers = otlpHeaders(env);
@@ -118,11 +123,13 @@ export async function startOtelExport(options: OtelExportOptions): Promise<OtelE
     }),
     spanProcessors: [new BatchSpanProcessor({ exporter })],
     // The SDK's own bound too (the observer bounds what it sets: src/telemetry/limits.ts), so no
-    // attribute of any span of this provider is longer (docs/pitfalls.md #96).
-    spanLimits: { attributeValueLengthLimit: OTEL_LIMITS.attributeValueLength },
+    // attribute of any span of this provider is longer (docs/pitfalls.md #96). The SDK takes 0 as
+    // "no limit" (with a warning per value): for a limit of 0 it is given 1, the observer's "" fits.
+    spanLimits: { attributeValueLengthLimit: Math.max(1, valueLength.limit) },
   });
   const observer = await otel.createOtelObserver({
     tracer: provider.getTracer("eddy", EDDY_VERSION),
+    attributeValueLengthLimit: valueLength.limit,
     captureContent:
       options.captureContent ?? env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT === "true",
     providerName: options.providerName ?? "openresponses",

@@ -86,7 +86,7 @@ export async function resumeCommand(path: string, flags: ResumeFlags, io: CliIo)
     if (tools === undefined) return CANCELLED;
     target = await startTargetProvider(config);
     if (otelRequested(flags.otel, io.env))
-      otel = await startOtelExport({ env: io.env, providerName: target.provider.name });
+      otel = await startOtelExport({ env: io.env, providerName: target.provider.name, stderr: io.stderr });
     const secrets = [...secretsOf(config), ...tools.secrets];
     thread = await holdTapeThread(tape, config.workspace.value, controller.signal, view, styles);
     if (thread === "cancelled") return CANCELLED;

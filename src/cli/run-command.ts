@@ -127,7 +127,7 @@ export async function runCommand(prompt: string | undefined, flags: RunFlags, io
     }
     started = await startTargetProvider(prepared.config);
     if (otelRequested(flags.otel, io.env))
-      otel = await startOtelExport({ env: io.env, providerName: started.provider.name });
+      otel = await startOtelExport({ env: io.env, providerName: started.provider.name, stderr: io.stderr });
     const deps = runDepsOf(prepared.config, tools, started.provider, controller.signal, io.env);
     // Rendered as each frame is emitted, so an approval prompt comes after everything before it.
     // The tape first; then the others, each failing alone (docs/pitfalls.md #95): none can stop it.

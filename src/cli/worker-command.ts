@@ -50,7 +50,7 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
   if (runtime === undefined) return CANCELLED;
   const target = await startTargetProvider(config);
   const otel = otelRequested(flags.otel, io.env)
-    ? await startOtelExport({ env: io.env, providerName: target.provider.name })
+    ? await startOtelExport({ env: io.env, providerName: target.provider.name, stderr: io.stderr })
     : undefined;
   try {
     const worker = await startBatchWorker({

@@ -10,6 +10,10 @@
  * The SDK's own span limit (`spanLimits.attributeValueLengthLimit`, which `eddy run --otel` sets
  * too: src/cli/otel.ts) cuts attribute strings only, and only where the program configured it.
  *
+ * JSON-valued attributes (the GenAI messages, system instructions, a tool call's arguments and
+ * result: `JSON_ATTRIBUTES`) are cut so that they stay JSON (src/telemetry/json-cut.ts,
+ * docs/pitfalls.md #116).
+ *
  * Values are cut after the frames were masked (src/loop/frame-channel.ts): a secret is replaced
  * before anything here sees it, so a cut never leaves half of one unmasked.
  */
@@ -27,11 +31,17 @@ import type {
   Tracer,
 } from "@opentelemetry/api";
 import { EddyError } from "../errors.js";
+import { capJson } from "./json-cut.js";
 
 /** The observer's default bounds. */
 export const OTEL_LIMITS = {
   /** Longest string attribute value (each string of an array too, and a status message), in UTF-16 units. */
   attributeValueLength: 8 * 1024,
+  /**
+   * The most `OTEL_(SPAN_)ATTRIBUTE_VALUE_LENGTH_LIMIT` is taken as (src/cli/otel-limits.ts): 1 MiB
+   * characters. More would let one answer make a span of megabytes again (docs/pitfalls.md #96).
+   */
+  attributeValueLengthMax: 1024 * 1024,
   /** Most items an array attribute keeps (`eddy.tools` of a run with thousands of MCP tools). */
   attributeArrayLength: 128,
   /** Longest span or event name (`execute_tool {name}` with the name a model made up). */
@@ -45,8 +55,9 @@ export interface AttributeLimits {
 }
 
 /**
- * The bounds of `options`, checked: each a whole number of at least 1, or `Infinity` (no bound).
- * Anything else is refused naming the option.
+ * The bounds of `options`, checked: each a whole number (at least 0 for the value length, where 0
+ * records every string empty; at least 1 for the array length), or `Infinity` (no bound). Anything
+ * else is refused naming the option.
  */
 export function attributeLimitsOf(options: {
   attributeValueLengthLimit?: unknown;
@@ -57,23 +68,25 @@ export function attributeLimitsOf(options: {
       "attributeValueLengthLimit",
       options.attributeValueLengthLimit,
       OTEL_LIMITS.attributeValueLength,
+      0,
     ),
     arrayLength: bound(
       "attributeArrayLengthLimit",
       options.attributeArrayLengthLimit,
       OTEL_LIMITS.attributeArrayLength,
+      1,
     ),
   };
 }
 
-function bound(name: string, value: unknown, fallback: number): number {
+function bound(name: string, value: unknown, fallback: number, least: number): number {
   if (value === undefined) return fallback;
   if (value === Number.POSITIVE_INFINITY) return value;
-  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 1) return value;
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= least) return value;
   const shown = typeof value === "string" ? JSON.stringify(value.slice(0, 40)) : String(value);
   throw new EddyError(
     "invalid_argument",
-    `the OpenTelemetry observer's ${name} must be a whole number of at least 1 (or Infinity), not ${shown}`,
+    `the OpenTelemetry observer's ${name} must be a whole number of at least ${least} (or Infinity), not ${shown}`,
     { fault: "user" },
   );
 }
@@ -81,15 +94,46 @@ function bound(name: string, value: unknown, fallback: number): number {
 /** `text`, at most `max` characters: cut with `…`, never between the halves of a surrogate pair. */
 export function capText(text: string, max: number): string {
   if (text.length <= max) return text;
+  if (max <= 0) return "";
   let end = max - 1;
   const last = text.charCodeAt(end - 1);
   if (last >= 0xd800 && last <= 0xdbff) end--;
   return `${text.slice(0, Math.max(0, end))}…`;
 }
 
-/** An attribute value within `limits`. */
-export function capValue(value: AttributeValue, limits: AttributeLimits): AttributeValue {
-  if (typeof value === "string") return capText(value, limits.valueLength);
+/**
+ * The attributes whose value is JSON text. The messages and instructions are JSON eddy wrote
+ * (src/telemetry/run-trace.ts); a tool call's arguments and result are JSON when they parse.
+ */
+export const JSON_ATTRIBUTES: ReadonlyMap<string, "json" | "maybe-json"> = new Map([
+  ["gen_ai.input.messages", "json"],
+  ["gen_ai.output.messages", "json"],
+  ["gen_ai.system_instructions", "json"],
+  ["gen_ai.tool.call.arguments", "maybe-json"],
+  ["gen_ai.tool.call.result", "maybe-json"],
+]);
+
+/**
+ * `text` in at most `max` characters: cut as JSON (src/telemetry/json-cut.ts) when it is JSON, as
+ * plain text (`capText`, ending with `…`) when it is not (a model's tool arguments need not parse).
+ */
+export function capJsonOrText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  try {
+    JSON.parse(text);
+  } catch {
+    return capText(text, max);
+  }
+  return capJson(text, max);
+}
+
+/** An attribute value within `limits`; the value of a `JSON_ATTRIBUTES` key stays JSON. */
+export function capValue(value: AttributeValue, limits: AttributeLimits, key?: string): AttributeValue {
+  if (typeof value === "string") {
+    const json = key === undefined ? undefined : JSON_ATTRIBUTES.get(key);
+    if (json === undefined || value.length <= limits.valueLength) return capText(value, limits.valueLength);
+    return json === "json" ? capJson(value, limits.valueLength) : capJsonOrText(value, limits.valueLength);
+  }
   if (!Array.isArray(value)) return value;
   const kept = value.length > limits.arrayLength ? value.slice(0, limits.arrayLength) : value;
   return kept.map((v) => (typeof v === "string" ? capText(v, limits.valueLength) : v)) as AttributeValue;
@@ -100,7 +144,7 @@ export function capAttributes(attributes: Attributes, limits: AttributeLimits): 
   const capped: Attributes = {};
   for (const key of Object.keys(attributes)) {
     const value = attributes[key];
-    if (value !== undefined) capped[key] = capValue(value, limits);
+    if (value !== undefined) capped[key] = capValue(value, limits, key);
   }
   return capped;
 }
@@ -132,7 +176,7 @@ class LimitedSpan implements Span {
   }
 
   setAttribute(key: string, value: AttributeValue): this {
-    this.span.setAttribute(key, capValue(value, this.limits));
+    this.span.setAttribute(key, capValue(value, this.limits, key));
     return this;
   }
 

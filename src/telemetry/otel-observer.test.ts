@@ -329,12 +329,24 @@ describe("span sizes are bounded (docs/pitfalls.md #96)", () => {
     expect(strings.length).toBeGreaterThan(20);
     for (const [where, value] of strings) expect(value.length, where).toBeLessThanOrEqual(8192);
     for (const [where, value] of arrays) expect(value.length, where).toBeLessThanOrEqual(128);
-    // The cut is said with an ellipsis; what is kept is the start.
+    // What is kept is the start, still JSON, the cut said with a marker (docs/pitfalls.md #116).
     const run = named(spans, "invoke_agent");
-    expect(String(run.attributes["gen_ai.output.messages"])).toMatch(/^\[\{"role":"assistant".*…$/);
+    const output = JSON.parse(String(run.attributes["gen_ai.output.messages"]));
+    expect(output[0].role).toBe("assistant");
+    expect(output[0].parts[0].content).toMatch(/…\[\d+ characters left out\]$/);
     expect(run.attributes["eddy.tools"]).toHaveLength(128);
     expect(JSON.stringify(spans.map((s) => [s.name, s.attributes, s.events, s.status])).length).toBeLessThan(
       400_000,
+    );
+  });
+
+  it("a value length of 0 records every string empty (OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT=0); an array length of 0 is refused", () => {
+    const spans = trace(hugeRun(), { captureContent: true, attributeValueLengthLimit: 0 });
+    const { strings } = spanValues(spans);
+    expect(strings.length).toBeGreaterThan(20);
+    for (const [where, value] of strings) expect(value, where).toBe("");
+    expect(() => createOtelObserverFromApi(api, { attributeArrayLengthLimit: 0 })).toThrow(
+      /attributeArrayLengthLimit must be a whole number of at least 1/,
     );
   });
 
@@ -367,11 +379,11 @@ describe("span sizes are bounded (docs/pitfalls.md #96)", () => {
     );
   });
 
-  it.each([[0], [-1], [1.5], ["8192"], [Number.NaN], [null], [{}], [2 ** 60]])(
+  it.each([[-1], [1.5], ["8192"], [Number.NaN], [null], [{}], [2 ** 60]])(
     "a bound of %s is refused naming the option",
     (value) => {
       expect(() => createOtelObserverFromApi(api, { attributeValueLengthLimit: value as number })).toThrow(
-        /attributeValueLengthLimit must be a whole number of at least 1/,
+        /attributeValueLengthLimit must be a whole number of at least 0/,
       );
       expect(() => createOtelObserverFromApi(api, { attributeArrayLengthLimit: value as number })).toThrow(
         /attributeArrayLengthLimit must be a whole number of at least 1/,

@@ -44,8 +44,9 @@ export interface OtelObserverOptions {
   parentContext?: Context;
   /**
    * Longest string attribute value, in characters (each string of an array, and a span's status
-   * message, too); a longer one is cut, ending with `…` (src/telemetry/limits.ts). `Infinity` keeps
-   * everything. @defaultValue 8192
+   * message, too); a longer one is cut, ending with `…`, a JSON-valued one kept JSON
+   * (src/telemetry/limits.ts). 0 records every string empty; `Infinity` keeps everything.
+   * @defaultValue 8192
    */
   attributeValueLengthLimit?: number;
   /** Most items an array attribute keeps. `Infinity` keeps every one. @defaultValue 128 */

@@ -20,7 +20,7 @@ import type {
 } from "../frames/frame.js";
 import { isJsonObject as isObject, parseJsonObject } from "../util/json.js";
 import { finishReason, GENAI, type GenAiMessage, inputMessages } from "./genai.js";
-import { type AttributeLimits, capText, startLimitedSpan } from "./limits.js";
+import { type AttributeLimits, capJsonOrText, startLimitedSpan } from "./limits.js";
 import type { OtelApi, OtelObserverOptions } from "./otel-observer.js";
 
 /** What every span of the observer shares. */
@@ -139,7 +139,7 @@ export class RunTrace {
    * a span may hold (a 1 MB argument was kept, and sent, whole).
    */
   private toolCall(frame: FrameOf<"tool_call">): void {
-    const args = this.s.content ? capText(frame.arguments, this.s.limits.valueLength) : "";
+    const args = this.s.content ? capJsonOrText(frame.arguments, this.s.limits.valueLength) : "";
     this.toolCalls.set(frame.call_id, { name: frame.name, arguments: args });
     const chat = this.chat;
     // The output message is cut to the same bound: calls past what it could show are not kept.

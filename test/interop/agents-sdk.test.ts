@@ -9,7 +9,11 @@ import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool } from "@openai
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { stopAgentsTracingAfterAll } from "../support/agents-tracing.js";
 import { type InteropTarget, startTarget } from "./target.js";
+
+// The SDK's trace export loop would outlive this file in its worker (docs/pitfalls.md #118).
+stopAgentsTracingAfterAll();
 
 let target: InteropTarget;
 let client: OpenAI;

@@ -8,7 +8,11 @@ import { Agent, OpenAIProvider, Runner, setTracingDisabled } from "@openai/agent
 import { APICallError, generateText } from "ai";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stopAgentsTracingAfterAll } from "../support/agents-tracing.js";
 import { type CliProcess, startCli, until } from "../support/cli-process.js";
+
+// The SDK's trace export loop would outlive this file in its worker (docs/pitfalls.md #118).
+stopAgentsTracingAfterAll();
 
 /** The strict server under test (`eddy serve --strict` will take the same suite). */
 const STRICT_COMMAND = ["mock", "--port", "0", "--strict"];
