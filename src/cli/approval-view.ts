@@ -17,6 +17,7 @@ import { type FileChange, planPatch } from "../tools/builtin/apply-patch.js";
 import { type PatchOperation, parsePatch } from "../tools/builtin/patch-parser.js";
 import { resolveInWorkspace, type WorkspacePath, workspaceRoot } from "../tools/workspace.js";
 import { openForRead } from "../tools/workspace-fs.js";
+import { DIFF_MAX_EDITS } from "../util/diff-bounds.js";
 import { redactSecrets } from "../util/redact.js";
 import { kindOf } from "../util/regular-file.js";
 import { controlsShown, type Styles } from "./terminal.js";
@@ -193,14 +194,6 @@ async function currentText(path: string, workspace: string): Promise<Current> {
   }
 }
 
-/**
- * Most line edits (a changed line is two) a diff is computed for. jsdiff's Myers diff takes time
- * in proportion to lines × edits, on the main thread: a 4,000-line file rewritten whole took
- * 2.4 s before the prompt showed, a 1 MiB one minutes, and Ctrl-C waited. With this bound the
- * worst case is ~0.1 s, and a bigger change is shown as the content it writes.
- */
-const MAX_DIFF_EDITS = 1_000;
-
 function unified(from: string, to: string, rawBefore: string, rawAfter: string): string[] {
   if (rawBefore === rawAfter) return [`${to}: no change`];
   // A CRLF file diffs by its lines' text, its line endings said once (docs/pitfalls.md #113).
@@ -248,7 +241,7 @@ function diffLines(from: string, to: string, before: string, after: string): str
   const bounded = before !== "" && after !== "";
   const patch = createTwoFilesPatch(from, to, before, after, undefined, undefined, {
     context: 3,
-    ...(bounded ? { maxEditLength: MAX_DIFF_EDITS } : {}),
+    ...(bounded ? { maxEditLength: DIFF_MAX_EDITS } : {}),
   });
   if (patch === undefined)
     return [
