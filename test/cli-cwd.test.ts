@@ -1,4 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -218,5 +226,34 @@ describe("eddy mock: a relative --scenario is from io.cwd", () => {
     expect(code, stderr).toBe(0);
     expect(stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+/);
     expect(stderr).toContain("(scenario sc.json)");
+  });
+});
+
+describe("eddy mock: a --scenario's errors name it as typed, never as resolved from io.cwd", () => {
+  it.each([
+    ["missing.json", "eddy: cannot read the scenario file missing.json: ENOENT"],
+    ["folder.json", "eddy: the scenario file folder.json is a directory, not a regular file: give a file"],
+    ["syntax.json", "eddy: syntax.json: not valid JSON: "],
+    ["shape.json", "eddy: shape.json: turns: Invalid input: expected array, received number"],
+    ["bad.yaml", "eddy: bad.yaml: not valid YAML: "],
+    ["tagged.yaml", "eddy: tagged.yaml: not valid YAML: Unresolved tag: !!js/function"],
+    ["huge.json", "eddy: the scenario file huge.json is larger than"],
+    ["./sub/../shape.json", "eddy: ./sub/../shape.json: turns: "],
+    ["sub/\u001b[2Jx.json", "eddy: cannot read the scenario file sub/x.json: ENOENT"],
+  ])("%j", async (typed, said) => {
+    mkdirSync(join(home, "folder.json"));
+    mkdirSync(join(home, "sub"));
+    write("syntax.json", "{ turns: ");
+    write("shape.json", '{"turns": 3}');
+    write("bad.yaml", "turns: [\n");
+    write("tagged.yaml", "turns: !!js/function 'x'\n");
+    write("huge.json", "");
+    truncateSync(join(home, "huge.json"), 64 * 1024 * 1024 + 1); // sparse: nothing is written
+    const r = await cli(["mock", "--scenario", typed]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.startsWith(said), r.stderr).toBe(true);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).not.toContain(home);
   });
 });

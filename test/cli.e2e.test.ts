@@ -413,6 +413,14 @@ describe("bad input exits 2 with one line", () => {
 });
 
 describe("eddy mock and eddy config", () => {
+  it("a bad --scenario is named as typed, not as the absolute path it resolves to", async () => {
+    const cwd = workspace();
+    writeFileSync(join(cwd, "sc.json"), '{"turns": 3}');
+    const r = await runCli(["mock", "--scenario", "sc.json"], { cwd });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe("eddy: sc.json: turns: Invalid input: expected array, received number\n");
+  });
+
   it("serves the mock server, prints its URL and stops on Ctrl-C", async () => {
     const r = await runCli(["mock", "--port", "0"], { signalWhen: "Ctrl-C stops it" });
     expect(r.code).toBe(0);

@@ -162,7 +162,9 @@ describe("createApprovalPrompter", () => {
         secrets: [],
       },
     );
-    expect(file).toContain("-echo ⟨U+009B⟩8m hidden⟨CR⟩");
+    // The CR of a CRLF is said in one note, not on each line (docs/pitfalls.md #113).
+    expect(file).toContain("(run.sh: its CRLF line endings become LF, on every line)");
+    expect(file).toContain("-echo ⟨U+009B⟩8m hidden");
     expect(file).toContain("+echo ⟨U+202E⟩ok");
   });
 
@@ -249,6 +251,38 @@ describe("describeApproval", () => {
     expect(await view("apply_patch", { patch }, ws)).toBe(
       "b.txt: moved to d.txt (removed here)\n--- b.txt\n+++ d.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2",
     );
+  });
+
+  it("a CRLF file: the changed line only, its line endings said once, never a CR shown", async () => {
+    const crlf = "one\r\ntwo\r\nthree\r\nfour\r\n";
+    const ws = workspace({ "a.txt": crlf, "m.txt": "one\r\ntwo\n" });
+    const note = "(a.txt: CRLF line endings, not shown below)";
+    const changed = "--- a.txt\n+++ a.txt\n@@ -1,4 +1,4 @@\n one\n-two\n+TWO\n three\n four";
+    // Before: every line ended in ⟨CR⟩, and LF content for a CRLF file was every line changed.
+    expect(await view("write_file", { path: "a.txt", content: crlf.replace("two", "TWO") }, ws)).toBe(
+      `${note}\n${changed}`,
+    );
+    const patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+TWO\n three\n*** End Patch";
+    expect(await view("apply_patch", { patch }, ws)).toBe(`${note}\n${changed}`);
+    const lf = crlf.replaceAll("\r\n", "\n");
+    expect(await view("write_file", { path: "a.txt", content: lf.replace("two", "TWO") }, ws)).toBe(
+      `(a.txt: its CRLF line endings become LF, on every line)\n${changed}`,
+    );
+    expect(await view("write_file", { path: "a.txt", content: lf }, ws)).toBe(
+      "(a.txt: its CRLF line endings become LF, on every line)\na.txt: no other change",
+    );
+    expect(await view("write_file", { path: "n.txt", content: "x\r\n" }, ws)).toBe(
+      "(n.txt: CRLF line endings, not shown below)\n--- /dev/null\n+++ n.txt\n@@ -0,0 +1,1 @@\n+x",
+    );
+    // Mixed endings, or a CR not before an LF: each CR is kept and shown as a marker.
+    const mixed = await view("write_file", { path: "m.txt", content: "one\r\ntwo\r\n" }, ws);
+    expect(mixed).toContain("(m.txt: mixed CRLF and LF line endings; each CR shows as ⟨CR⟩)");
+    expect(mixed).toContain("-two\n+two⟨CR⟩");
+    expect(await view("write_file", { path: "a.txt", content: crlf.replace("two", "t\rwo") }, ws)).toContain(
+      "+t⟨CR⟩wo",
+    );
+    for (const shown of [mixed, await view("write_file", { path: "a.txt", content: lf }, ws)])
+      expect(shown).not.toContain("\r");
   });
 
   it("a FIFO is shown as such, never opened blocking (the prompt does not hang)", async () => {

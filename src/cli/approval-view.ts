@@ -5,7 +5,8 @@
  * patch text itself when it does not parse or apply), for `shell` the command
  * line, for anything else the arguments as indented JSON. Diffs come from the `diff` package.
  * Nothing is hidden silently (`visible-lines.ts`): control characters and long blank runs show as
- * markers (`⟨ESC⟩`, `⟨300 spaces⟩`), long lines wrap,
+ * markers (`⟨ESC⟩`, `⟨300 spaces⟩`), long lines wrap, a CRLF file's line endings are said in one
+ * note instead of a `⟨CR⟩` on every line,
  * a view over `maxLines` says how many lines and characters it leaves out (a shell command is never
  * cut). Configured secrets are masked: this is a terminal, not the model's output, but keys must
  * not show up on a screen share either.
@@ -16,6 +17,7 @@ import { type FileChange, planPatch } from "../tools/builtin/apply-patch.js";
 import { type PatchOperation, parsePatch } from "../tools/builtin/patch-parser.js";
 import { resolveInWorkspace, type WorkspacePath, workspaceRoot } from "../tools/workspace.js";
 import { openForRead } from "../tools/workspace-fs.js";
+import { DIFF_MAX_EDITS } from "../util/diff-bounds.js";
 import { redactSecrets } from "../util/redact.js";
 import { kindOf } from "../util/regular-file.js";
 import { controlsShown, type Styles } from "./terminal.js";
@@ -192,21 +194,54 @@ async function currentText(path: string, workspace: string): Promise<Current> {
   }
 }
 
-/**
- * Most line edits (a changed line is two) a diff is computed for. jsdiff's Myers diff takes time
- * in proportion to lines × edits, on the main thread: a 4,000-line file rewritten whole took
- * 2.4 s before the prompt showed, a 1 MiB one minutes, and Ctrl-C waited. With this bound the
- * worst case is ~0.1 s, and a bigger change is shown as the content it writes.
- */
-const MAX_DIFF_EDITS = 1_000;
+function unified(from: string, to: string, rawBefore: string, rawAfter: string): string[] {
+  if (rawBefore === rawAfter) return [`${to}: no change`];
+  // A CRLF file diffs by its lines' text, its line endings said once (docs/pitfalls.md #113).
+  const endings = lineEndings(to === "/dev/null" ? from : to, rawBefore, rawAfter);
+  const before = endings.strip ? rawBefore.replaceAll("\r\n", "\n") : rawBefore;
+  const after = endings.strip ? rawAfter.replaceAll("\r\n", "\n") : rawAfter;
+  if (before === after) return [...endings.note, `${to}: no other change`];
+  return [...endings.note, ...diffLines(from, to, before, after)];
+}
 
-function unified(from: string, to: string, before: string, after: string): string[] {
-  if (before === after) return [`${to}: no change`];
+/** What ends the lines of a text: no line break at all, LF, CRLF, or both. */
+type Endings = "none" | "LF" | "CRLF" | "mixed";
+
+function endingsOf(text: string): Endings {
+  let lf = 0;
+  let crlf = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) {
+    lf++;
+    if (text.charCodeAt(i - 1) === 13) crlf++;
+  }
+  if (lf === 0) return "none";
+  return crlf === 0 ? "LF" : crlf === lf ? "CRLF" : "mixed";
+}
+
+/**
+ * Whether a diff of `before` → `after` is taken without the CR of each CRLF, and the one note that
+ * says so. A side that mixes CRLF and LF keeps its CRs, each shown as a marker (`⟨CR⟩`), so no
+ * change of a line's ending is hidden; a CR not before an LF is always kept (and shown so).
+ */
+function lineEndings(name: string, before: string, after: string): { strip: boolean; note: string[] } {
+  const b = endingsOf(before);
+  const a = endingsOf(after);
+  if (b !== "CRLF" && a !== "CRLF" && b !== "mixed" && a !== "mixed") return { strip: false, note: [] };
+  if (b === "mixed" || a === "mixed")
+    return { strip: false, note: [`(${name}: mixed CRLF and LF line endings; each CR shows as ⟨CR⟩)`] };
+  if (b === "CRLF" && a === "LF")
+    return { strip: true, note: [`(${name}: its CRLF line endings become LF, on every line)`] };
+  if (b === "LF" && a === "CRLF")
+    return { strip: true, note: [`(${name}: its LF line endings become CRLF, on every line)`] };
+  return { strip: true, note: [`(${name}: CRLF line endings, not shown below)`] };
+}
+
+function diffLines(from: string, to: string, before: string, after: string): string[] {
   // Against an empty side a diff is linear: only a change between two texts is bounded.
   const bounded = before !== "" && after !== "";
   const patch = createTwoFilesPatch(from, to, before, after, undefined, undefined, {
     context: 3,
-    ...(bounded ? { maxEditLength: MAX_DIFF_EDITS } : {}),
+    ...(bounded ? { maxEditLength: DIFF_MAX_EDITS } : {}),
   });
   if (patch === undefined)
     return [

@@ -18,6 +18,7 @@ import {
   type ProbeTarget,
   runProbes,
 } from "../provider/probe/index.js";
+import { safeJson } from "../util/control-chars.js";
 import { DEMO_MODEL, type EffectiveConfig, type RunFlags, resolveConfig } from "./config.js";
 import { doctorCacheKey, doctorCachePath, writeDoctorReport } from "./doctor-cache.js";
 import { DoctorTable } from "./doctor-view.js";
@@ -94,7 +95,7 @@ export async function doctorCommand(flags: DoctorFlags, io: CliIo): Promise<numb
     cached_at: new Date().toISOString(),
   };
   const saved = saveReport(report, io);
-  if (table === undefined) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  if (table === undefined) io.stdout.write(`${safeJson(report, 2)}\n`);
   const essentials = essentialProbes(subject.target);
   const passed = essentialsPass(results, essentials);
   if (table !== undefined)

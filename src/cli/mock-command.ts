@@ -5,7 +5,7 @@
  * (docs/interop.md).
  */
 import { resolve } from "node:path";
-import { createMockServer, formatRequestLog, type MockServer } from "../mock/index.js";
+import { createMockServer, formatRequestLog, loadScenario, type MockServer } from "../mock/index.js";
 import type { CliIo } from "./run-command.js";
 
 export interface MockFlags {
@@ -35,13 +35,15 @@ export async function mockCommand(flags: MockFlags, io: CliIo): Promise<number> 
 }
 
 /** Starts the server (a port it cannot have is a user error from the listener: exit 2). */
-function listen(flags: MockFlags, io: CliIo): Promise<MockServer> {
+async function listen(flags: MockFlags, io: CliIo): Promise<MockServer> {
   const options: Parameters<typeof createMockServer>[0] = {
     onRequest: (log) => io.stderr.write(`${formatRequestLog(log)}\n`),
   };
   if (flags.port !== undefined) options.port = flags.port;
-  // A relative path is from io.cwd, the command's directory (in-process, not the process's).
-  if (flags.scenario !== undefined) options.scenario = resolve(io.cwd, flags.scenario);
+  // A relative path is from io.cwd, the command's directory (in-process, not the process's);
+  // errors name it as it was typed (docs/pitfalls.md #115).
+  if (flags.scenario !== undefined)
+    options.scenario = await loadScenario(resolve(io.cwd, flags.scenario), flags.scenario);
   if (flags.apiKey !== undefined) options.apiKey = flags.apiKey;
   if (flags.strict === true) options.conformance = "strict";
   return createMockServer(options);

@@ -55,7 +55,7 @@ export async function replayCommand(path: string, flags: ReplayFlags, io: CliIo)
     ...(liveRegistry === undefined ? {} : { liveRegistry }),
     ...(refreshTools === undefined ? {} : { refreshTools }),
   });
-  if (flags.json === true) for (const frame of outcome.frames) io.stdout.write(`${JSON.stringify(frame)}\n`);
+  if (flags.json === true) for (const frame of outcome.frames) io.stdout.write(`${safeJson(frame)}\n`);
   const report = flags.json === true ? io.stderr : io.stdout;
   const { verdict } = outcome;
   if (verdict.match) {

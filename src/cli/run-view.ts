@@ -13,6 +13,7 @@
 import { assertNever, describeError } from "../errors.js";
 import type { Frame } from "../frames/frame.js";
 import type { McpEvent } from "../tools/mcp/index.js";
+import { safeJson } from "../util/control-chars.js";
 import { failureLine, type HumanRenderer } from "./render-human.js";
 import { clip, type Output, type Styles, terminalSafe } from "./terminal.js";
 
@@ -60,7 +61,7 @@ export class RunView {
   static json(stdout: Output, stderr: Output, styles: Styles): RunView {
     return new RunView(
       (frame) => {
-        stdout.write(`${JSON.stringify(frame)}\n`);
+        stdout.write(`${safeJson(frame)}\n`);
         if (frame.type === "run_ended" && frame.error !== undefined)
           stderr.write(`${failureLine(frame, styles)}\n`);
       },

@@ -5,6 +5,7 @@
  */
 import { resolve } from "node:path";
 import { createThreadStore, type ThreadRun } from "../context/threads.js";
+import { safeJson } from "../util/control-chars.js";
 import { SUCCESS, USAGE_ERROR } from "./exit-codes.js";
 import type { CliIo } from "./run-command.js";
 import { stylesFor, terminalSafe } from "./terminal.js";
@@ -26,7 +27,7 @@ export async function threadsCommand(
     const threads = await store.list();
     if (flags.json === true) {
       io.stdout.write(
-        `${JSON.stringify(threads.map((t) => ({ ...t, updated: t.problem === undefined ? new Date(t.updated).toISOString() : null })))}\n`,
+        `${safeJson(threads.map((t) => ({ ...t, updated: t.problem === undefined ? new Date(t.updated).toISOString() : null })))}\n`,
       );
       return SUCCESS;
     }
@@ -50,7 +51,7 @@ export async function threadsCommand(
     return USAGE_ERROR;
   }
   if (flags.json === true) {
-    io.stdout.write(`${JSON.stringify(log)}\n`);
+    io.stdout.write(`${safeJson(log)}\n`);
     return SUCCESS;
   }
   io.stdout.write(

@@ -189,27 +189,32 @@ function cutIssue(text: string): string {
   return text.length <= ISSUE_CHARS ? text : `${text.slice(0, wholeCut(text, ISSUE_CHARS))}…`;
 }
 
-/** Reads and validates a scenario file: `.json`, or `.yaml`/`.yml` (anything else is tried as YAML, a superset of JSON). */
-export async function loadScenario(path: string): Promise<Scenario> {
+/**
+ * Reads and validates a scenario file: `.json`, or `.yaml`/`.yml` (anything else is tried as YAML, a
+ * superset of JSON). Errors name it `name`: the path as the user gave it, where `path` was resolved
+ * from the command's directory (`eddy mock --scenario`).
+ */
+export async function loadScenario(path: string, name = path): Promise<Scenario> {
   // Only a regular file, of at most 64 MiB (a FIFO or a device would block or never end).
   const text = readRegularTextSync(path, {
     what: "the scenario file",
     maxBytes: 64 * 1024 * 1024,
     code: "scenario_invalid",
+    name,
   });
+  const json = path.toLowerCase().endsWith(".json");
   let value: unknown;
   try {
-    value = path.toLowerCase().endsWith(".json") ? JSON.parse(withoutBom(text)) : await parseYaml(text);
+    value = json ? JSON.parse(withoutBom(text)) : await parseYaml(text);
   } catch (error) {
-    if (EddyError.isInstance(error)) throw withSource(error, path);
+    if (EddyError.isInstance(error)) throw withSource(error, name);
     const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
-    const kind = path.toLowerCase().endsWith(".json") ? "JSON" : "YAML";
-    throw new EddyError("scenario_invalid", `${path}: not valid ${kind}: ${reason}`, {
+    throw new EddyError("scenario_invalid", `${name}: not valid ${json ? "JSON" : "YAML"}: ${reason}`, {
       fault: "user",
       cause: error,
     });
   }
-  return parseScenario(value, path);
+  return parseScenario(value, name);
 }
 
 /**

@@ -8,6 +8,13 @@ describe("safeJson", () => {
     expect(shown).toBe('{"a":"x\\u009b31m\\u202eY\\u2066z\\u2069\\u2028 ok é 中\\u007f"}');
     expect(JSON.parse(shown)).toEqual(value);
   });
+
+  it("C1 at the start and the end, NUL, ESC, a lone surrogate: all escaped, indented as asked", () => {
+    const value = { t: "\u009b\u0000\u001b[2J\ud800x\udc00\u0085" };
+    const shown = safeJson(value, 2);
+    expect(shown).toBe('{\n  "t": "\\u009b\\u0000\\u001b[2J\\ud800x\\udc00\\u0085"\n}');
+    expect(JSON.parse(shown)).toEqual(value);
+  });
 });
 
 describe("hasControlChars", () => {

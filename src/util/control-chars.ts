@@ -15,10 +15,12 @@ export function hasControlChars(text: string): boolean {
 /**
  * `value` as JSON that steers nothing where it is shown: what `JSON.stringify` leaves raw and a
  * terminal acts on — DEL, the C1 controls (U+0080–U+009F: U+009B is CSI), the direction marks and
- * controls, the line and paragraph separators — written as `\uXXXX`. It is the same JSON.
+ * controls, the line and paragraph separators — written as `\uXXXX`. It is the same JSON (C0
+ * controls and lone surrogates `JSON.stringify` escapes itself). Every `--json` writer of the CLI
+ * writes through it (docs/pitfalls.md #112); `space` indents as `JSON.stringify`'s does.
  */
-export function safeJson(value: unknown): string {
-  return (JSON.stringify(value) ?? "undefined").replace(
+export function safeJson(value: unknown, space?: number): string {
+  return (JSON.stringify(value, null, space) ?? "undefined").replace(
     STEERING,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );

@@ -3,6 +3,7 @@
  * structuredPatch), `apply_patch` by colouring its own envelope lines (it already is a diff).
  */
 import { type StructuredPatchHunk, structuredPatch } from "diff";
+import { DIFF_MAX_EDITS } from "../../util/diff-bounds.js";
 import type { FileDiffView } from "../view-data.js";
 import { h } from "./dom.js";
 
@@ -10,13 +11,10 @@ import { h } from "./dom.js";
 const DIFF_MAX_CHARS = 400_000;
 
 /**
- * Most line edits (a changed line is two) a diff is computed for: jsdiff's Myers diff takes time in
- * proportion to lines × edits, and a hostile tape's 16,000-line rewrite (100 KB) froze the page for
- * 42 s. Past it the new content is shown, as for a file too large (docs/pitfalls.md #89).
+ * The hunks of `before` → `after`, or undefined when the change is too large to diff: past
+ * `DIFF_MAX_EDITS` (the approval prompt's bound too) the new content is shown, as for a file too
+ * large (docs/pitfalls.md #89).
  */
-const DIFF_MAX_EDITS = 1_000;
-
-/** The hunks of `before` → `after`, or undefined when the change is too large to diff. */
 export function diffHunks(path: string, before: string, after: string): StructuredPatchHunk[] | undefined {
   if (before.length > DIFF_MAX_CHARS || after.length > DIFF_MAX_CHARS) return undefined;
   // Against an empty side a diff is linear: only a change between two texts is bounded.
