@@ -6,7 +6,7 @@
  * line, for anything else the arguments as indented JSON. Diffs come from the `diff` package.
  * Nothing is hidden silently (`visible-lines.ts`): control characters and long blank runs show as
  * markers (`⟨ESC⟩`, `⟨300 spaces⟩`), long lines wrap, a CRLF file's line endings are said in one
- * note instead of a `⟨CR⟩` on every line,
+ * note instead of a `⟨CR⟩` on every line (`src/util/line-endings.ts`, shared with the viewer's page),
  * a view over `maxLines` says how many lines and characters it leaves out (a shell command is never
  * cut). Configured secrets are masked: this is a terminal, not the model's output, but keys must
  * not show up on a screen share either.
@@ -18,6 +18,7 @@ import { type PatchOperation, parsePatch } from "../tools/builtin/patch-parser.j
 import { resolveInWorkspace, type WorkspacePath, workspaceRoot } from "../tools/workspace.js";
 import { openForRead } from "../tools/workspace-fs.js";
 import { DIFF_MAX_EDITS } from "../util/diff-bounds.js";
+import { diffableEndings } from "../util/line-endings.js";
 import { redactSecrets } from "../util/redact.js";
 import { kindOf } from "../util/regular-file.js";
 import { controlsShown, type Styles } from "./terminal.js";
@@ -197,43 +198,10 @@ async function currentText(path: string, workspace: string): Promise<Current> {
 function unified(from: string, to: string, rawBefore: string, rawAfter: string): string[] {
   if (rawBefore === rawAfter) return [`${to}: no change`];
   // A CRLF file diffs by its lines' text, its line endings said once (docs/pitfalls.md #113).
-  const endings = lineEndings(to === "/dev/null" ? from : to, rawBefore, rawAfter);
-  const before = endings.strip ? rawBefore.replaceAll("\r\n", "\n") : rawBefore;
-  const after = endings.strip ? rawAfter.replaceAll("\r\n", "\n") : rawAfter;
-  if (before === after) return [...endings.note, `${to}: no other change`];
-  return [...endings.note, ...diffLines(from, to, before, after)];
-}
-
-/** What ends the lines of a text: no line break at all, LF, CRLF, or both. */
-type Endings = "none" | "LF" | "CRLF" | "mixed";
-
-function endingsOf(text: string): Endings {
-  let lf = 0;
-  let crlf = 0;
-  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) {
-    lf++;
-    if (text.charCodeAt(i - 1) === 13) crlf++;
-  }
-  if (lf === 0) return "none";
-  return crlf === 0 ? "LF" : crlf === lf ? "CRLF" : "mixed";
-}
-
-/**
- * Whether a diff of `before` → `after` is taken without the CR of each CRLF, and the one note that
- * says so. A side that mixes CRLF and LF keeps its CRs, each shown as a marker (`⟨CR⟩`), so no
- * change of a line's ending is hidden; a CR not before an LF is always kept (and shown so).
- */
-function lineEndings(name: string, before: string, after: string): { strip: boolean; note: string[] } {
-  const b = endingsOf(before);
-  const a = endingsOf(after);
-  if (b !== "CRLF" && a !== "CRLF" && b !== "mixed" && a !== "mixed") return { strip: false, note: [] };
-  if (b === "mixed" || a === "mixed")
-    return { strip: false, note: [`(${name}: mixed CRLF and LF line endings; each CR shows as ⟨CR⟩)`] };
-  if (b === "CRLF" && a === "LF")
-    return { strip: true, note: [`(${name}: its CRLF line endings become LF, on every line)`] };
-  if (b === "LF" && a === "CRLF")
-    return { strip: true, note: [`(${name}: its LF line endings become CRLF, on every line)`] };
-  return { strip: true, note: [`(${name}: CRLF line endings, not shown below)`] };
+  const { before, after, note } = diffableEndings(rawBefore, rawAfter);
+  const notes = note === undefined ? [] : [`(${to === "/dev/null" ? from : to}: ${note})`];
+  if (before === after) return [...notes, `${to}: no other change`];
+  return [...notes, ...diffLines(from, to, before, after)];
 }
 
 function diffLines(from: string, to: string, before: string, after: string): string[] {

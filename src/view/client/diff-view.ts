@@ -1,9 +1,11 @@
 /**
  * File changes as diffs: `write_file` against what the run last saw of the file (jsdiff's
- * structuredPatch), `apply_patch` by colouring its own envelope lines (it already is a diff).
+ * structuredPatch; line endings as src/util/line-endings.ts says), `apply_patch` by colouring its
+ * own envelope lines (it already is a diff).
  */
 import { type StructuredPatchHunk, structuredPatch } from "diff";
 import { DIFF_MAX_EDITS } from "../../util/diff-bounds.js";
+import { diffableEndings } from "../../util/line-endings.js";
 import type { FileDiffView } from "../view-data.js";
 import { h } from "./dom.js";
 
@@ -26,43 +28,68 @@ export function diffHunks(path: string, before: string, after: string): Structur
   return patch?.hunks;
 }
 
-/** A `write_file` call as a unified diff. */
-export function fileDiff(diff: FileDiffView): HTMLElement {
+/** What the page shows of a `write_file` call: its title, notes, and diff lines (text ends in \n). */
+export interface FileDiffLines {
+  title: string;
+  /** Said after the title: the file's line endings, why the new content is shown whole. */
+  notes: string[];
+  lines: Array<{ class: string; text: string }>;
+  /** When there are no lines: what to say instead. */
+  empty?: string;
+}
+
+/**
+ * A `write_file` call as the lines of a unified diff. A CRLF file is diffed by its lines' text, its
+ * line endings said once in the notes, and each CR left in a line shows as `⟨CR⟩` (a mixed file's,
+ * a lone CR), as in the approval prompt (src/util/line-endings.ts, docs/pitfalls.md #113, #121).
+ */
+export function fileDiffLines(diff: FileDiffView): FileDiffLines {
   const title = diff.append ? `append to ${diff.path}` : `write ${diff.path}`;
-  const before = diff.before;
-  const hunks = before === null ? undefined : diffHunks(diff.path, before, diff.after);
+  const { before, after, note } = diffableEndings(diff.before ?? "", diff.after);
+  const hunks = diff.before === null ? undefined : diffHunks(diff.path, before, after);
+  const notes = note === undefined ? [] : [note];
   if (hunks === undefined) {
-    const note =
-      before === null
+    notes.push(
+      diff.before === null
         ? diff.append
           ? "appended content (the file's earlier content was not seen in this run)"
           : "new content (the file's earlier content, if any, was not seen in this run)"
-        : "the change is too large to diff here; new content shown";
-    const added = diff.after.split("\n");
-    return h(
-      "div",
-      { class: "diff" },
-      h("div", { class: "diff-title" }, title, h("span", { class: "muted" }, ` — ${note}`)),
-      h("pre", null, ...added.map((line) => h("span", { class: "diff-add" }, `+${line}\n`))),
+        : "the change is too large to diff here; new content shown",
     );
+    const added = after.split("\n").map((line) => ({ class: "diff-add", text: `+${crShown(line)}\n` }));
+    return { title, notes, lines: added };
   }
-  const lines: HTMLElement[] = [];
+  const lines: FileDiffLines["lines"] = [];
   for (const hunk of hunks) {
-    lines.push(
-      h(
-        "span",
-        { class: "diff-hunk" },
-        `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@\n`,
-      ),
-    );
-    for (const line of hunk.lines) lines.push(h("span", { class: lineClass(line) }, `${line}\n`));
+    const range = `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@\n`;
+    lines.push({ class: "diff-hunk", text: range });
+    for (const line of hunk.lines) lines.push({ class: lineClass(line), text: `${crShown(line)}\n` });
   }
+  if (lines.length > 0) return { title, notes, lines };
+  return { title, notes, lines, empty: diff.before === diff.after ? "no change" : "no other change" };
+}
+
+/** A `write_file` call as a unified diff (`fileDiffLines`). */
+export function fileDiff(diff: FileDiffView): HTMLElement {
+  const view = fileDiffLines(diff);
   return h(
     "div",
     { class: "diff" },
-    h("div", { class: "diff-title" }, title),
-    lines.length === 0 ? h("div", { class: "muted" }, "no change") : h("pre", null, ...lines),
+    h(
+      "div",
+      { class: "diff-title" },
+      view.title,
+      ...view.notes.map((n) => h("span", { class: "muted" }, ` — ${n}`)),
+    ),
+    view.empty !== undefined
+      ? h("div", { class: "muted" }, view.empty)
+      : h("pre", null, ...view.lines.map((line) => h("span", { class: line.class }, line.text))),
   );
+}
+
+/** A diff line with each CR it keeps as a marker: the page would show a raw CR as nothing at all. */
+function crShown(line: string): string {
+  return line.replaceAll("\r", "⟨CR⟩");
 }
 
 /** An `apply_patch` envelope with its lines coloured. */
