@@ -26,7 +26,8 @@
  *                ~200 KB) and `echo`
  *   heavy        lists COUNT (env, default 100) tools `h0`…, 25 a page (nextCursor), then `echo`:
  *                each just within the per-tool bounds (a description of 8,000 "d", an input schema
- *                of ~60 KB), ~68 KB a tool, so the listing is ~6.8 MB
+ *                of ~60 KB), ~68 KB a tool, so the listing is ~6.8 MB; with GROW (env) set, after a
+ *                tools/call it sends tools/list_changed and lists GROW tools from then on
  */
 import { appendFileSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -86,7 +87,8 @@ function heavyTool(i) {
  */
 function manyPage(m) {
   const heavy = mode === "heavy";
-  const count = Number(process.env.COUNT ?? (heavy ? 100 : 1500));
+  const grown = called && process.env.GROW !== undefined;
+  const count = Number((grown ? process.env.GROW : process.env.COUNT) ?? (heavy ? 100 : 1500));
   const from = Number(m.params?.cursor ?? 0);
   const to = Math.min(count, from + (heavy ? 25 : 500));
   const page = [];
@@ -119,7 +121,7 @@ function refuse(m) {
 
 function call(m) {
   if (mode === "error") return refuse(m);
-  if (mode === "hang-relist" || mode === "loop-relist") {
+  if (mode === "hang-relist" || mode === "loop-relist" || (mode === "heavy" && process.env.GROW)) {
     called = true;
     send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
   }

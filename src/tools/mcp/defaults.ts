@@ -60,6 +60,14 @@ export const MCP_DEFAULTS = {
    */
   maxServerToolsBytes: 1024 * 1024,
   /**
+   * Most bytes of the tools all the servers of a run offer together, each counted as for
+   * `maxServerToolsBytes`: filled in configuration order, the tools past it left out whole, with
+   * one warning. Each server's own bound still let 20 servers put 20 MiB into every request
+   * (docs/pitfalls.md #122).
+   * @defaultValue 4194304
+   */
+  maxTotalToolsBytes: 4 * 1024 * 1024,
+  /**
    * Separator between the server name and the tool name in the name offered to the model.
    * @defaultValue "__"
    */

@@ -180,6 +180,54 @@ describe("hostile MCP servers", () => {
     ]);
   });
 
+  describe("the tools of all servers together (docs/pitfalls.md #122)", () => {
+    // A heavy tool is 71,536 bytes as counted (h10… one more): 14 and `echo` are 1,001,582, within
+    // a server's bound; four such servers are 4,006,328, and 187,976 are left of the total.
+    const heavy = (env: Record<string, string>) => hostileServerConfig("heavy", { env });
+    const names = (definitions: { name: string }[], server: string) =>
+      definitions.filter((d) => d.name.startsWith(`${server}__`)).map((d) => d.name.slice(server.length + 2));
+    const first = (n: number) => Array.from({ length: n }, (_, i) => `h${i}`);
+
+    it("takes at most MCP_DEFAULTS.maxTotalToolsBytes from all servers, in configuration order, the rest left out whole with one warning", async () => {
+      // Each server within its own bound: 20 servers put 20 MiB into every request.
+      const servers = Object.fromEntries(["a", "b", "c", "d", "e"].map((s) => [s, heavy({ COUNT: "14" })]));
+      const { tools, events } = mcp({ ...servers, f: hostileServerConfig("basic") });
+      const definitions = await tools.tools();
+      for (const s of ["a", "b", "c", "d"]) expect(names(definitions, s)).toEqual([...first(14), "echo"]);
+      expect(names(definitions, "e")).toEqual(first(2));
+      // A server after the bound is passed offers nothing, however small its tools.
+      expect(names(definitions, "f")).toEqual([]);
+      expect(Buffer.byteLength(JSON.stringify(definitions))).toBeLessThan(
+        MCP_DEFAULTS.maxTotalToolsBytes + 64 * 1024,
+      );
+      expect(tools.status().map((st) => st.tools)).toEqual([15, 15, 15, 15, 2, 0]);
+      expect(events.filter((e) => e.type === "warning").map((e) => e.message)).toEqual([
+        `the tools of the MCP servers take more than ${MCP_DEFAULTS.maxTotalToolsBytes} bytes together: 14 tools past the first ones, in mcp_servers order, are left out: 13 of MCP server "e" ("h2", "h3", "h4", …), 1 of MCP server "f" ("echo")`,
+      ]);
+      // Said once: the next turn's tools are the same, and nothing more is said.
+      expect((await tools.tools()).map((d) => d.name)).toEqual(definitions.map((d) => d.name));
+      expect(events.filter((e) => e.type === "warning")).toHaveLength(1);
+    });
+
+    it("a re-listing (tools/list_changed) that would pass the total leaves the tools past it out", async () => {
+      const servers = Object.fromEntries(["a", "b", "c", "d"].map((s) => [s, heavy({ COUNT: "14" })]));
+      const { tools, events } = mcp({ ...servers, e: heavy({ COUNT: "2", GROW: "14" }) });
+      const before = await tools.tools();
+      expect(names(before, "e")).toEqual([...first(2), "echo"]);
+      expect(events.filter((e) => e.type === "warning")).toEqual([]);
+      const revision = tools.revision;
+      expect((await run(createToolRegistry(before), "e__echo", { t: "x" })).ok).toBe(true);
+      // The next turn waits for the listing the server announced.
+      const after = await tools.tools();
+      expect(tools.revision).toBeGreaterThan(revision);
+      expect(names(after, "e")).toEqual(first(2));
+      expect(names(after, "a")).toEqual([...first(14), "echo"]);
+      expect(events.filter((e) => e.type === "warning").map((e) => e.message)).toEqual([
+        `the tools of the MCP servers take more than ${MCP_DEFAULTS.maxTotalToolsBytes} bytes together: 13 tools past the first ones, in mcp_servers order, are left out: 13 of MCP server "e" ("h2", "h3", "h4", …)`,
+      ]);
+    });
+  });
+
   it("cuts a tool description over 8 KiB with a marker and offers a schema over 64 KiB open, with one warning (docs/pitfalls.md #106)", async () => {
     // An 8 MB description went into every request of the run.
     const { tools, events } = mcp({ h: hostileServerConfig("huge-text") });

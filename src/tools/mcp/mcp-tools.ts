@@ -20,6 +20,7 @@ import { mcpToolName } from "./names.js";
 import { MCP_TOOL_EFFECTS } from "./offline.js";
 import { type Environment, resolveMcpServer } from "./resolve.js";
 import type { McpEvent, McpServerStatus } from "./status.js";
+import { acrossWarning, boundedAcross } from "./tool-size.js";
 
 /** Options of `createMcpTools`. */
 export interface McpToolsOptions {
@@ -133,6 +134,7 @@ export function createMcpTools(servers: unknown, options: McpToolsOptions = {}):
   let started: Promise<void> | undefined;
   let closed: Promise<void> | undefined;
   let lastGood: Entry[] | undefined;
+  const total = new TotalBound(onEvent);
 
   const connections = resolved.map((server) =>
     createMcpConnection(server, {
@@ -149,7 +151,9 @@ export function createMcpTools(servers: unknown, options: McpToolsOptions = {}):
   const entries = new EntryCache(new Map(resolved.map((s) => [s.name, s.callTimeoutMs])), onEvent);
 
   function current(): Entry[] {
-    const all = connections.flatMap((c) => entries.of(c));
+    // All servers' tools together, in configuration order (docs/pitfalls.md #122).
+    const kept = total.keep(connections);
+    const all = connections.flatMap((c, i) => entries.of(c, kept[i] ?? 0));
     const clash = findClash(all);
     if (clash === undefined) {
       lastGood = all;
@@ -178,7 +182,7 @@ export function createMcpTools(servers: unknown, options: McpToolsOptions = {}):
       return current().map((e) => e.definition);
     },
     toolInfo: () => (lastGood ?? []).map((e) => e.info),
-    status: () => connections.map((c) => c.status()),
+    status: () => connections.map((c) => total.status(c.status())),
     get revision() {
       return revision;
     },
@@ -207,6 +211,39 @@ function resolveAll(config: ReturnType<typeof parseMcpServers>, options: McpTool
 }
 
 /**
+ * The run's bound on the tools of all its servers together (`boundedAcross`, docs/pitfalls.md
+ * #122): how many of each server's tools are offered, the warning said when that changes.
+ */
+class TotalBound {
+  private lastWarning: string | undefined;
+  /** How many tools are offered of each server the bound leaves tools out of. */
+  private kept = new Map<string, number>();
+  private readonly onEvent: (event: McpEvent) => void;
+
+  constructor(onEvent: (event: McpEvent) => void) {
+    this.onEvent = onEvent;
+  }
+
+  /** How many of each connection's listed tools (its first ones) are offered. */
+  keep(connections: readonly McpConnection[]): number[] {
+    const bounded = boundedAcross(connections.map((c) => ({ server: c.name, tools: c.tools() })));
+    const warning = acrossWarning(bounded);
+    if (warning !== undefined && warning !== this.lastWarning)
+      this.onEvent({ type: "warning", server: bounded.left[0]?.server ?? "", message: warning });
+    this.lastWarning = warning;
+    const kept = new Map(connections.map((c, i) => [c.name, bounded.kept[i] ?? 0]));
+    this.kept = new Map(bounded.left.map(({ server }) => [server, kept.get(server) ?? 0]));
+    return bounded.kept;
+  }
+
+  /** A server's status, its tool count as offered. */
+  status(s: McpServerStatus): McpServerStatus {
+    const kept = this.kept.get(s.name);
+    return kept !== undefined && kept < s.tools ? { ...s, tools: kept } : s;
+  }
+}
+
+/**
  * Entries by connection and tool name, each with the JSON of the tool it was built from: after
  * a `tools/list_changed`, unchanged tools keep their definition objects (and compiled schemas).
  */
@@ -225,11 +262,12 @@ class EntryCache {
     this.onEvent = onEvent;
   }
 
-  /** The entries of the tools `connection` lists now. */
-  of(connection: McpConnection): Entry[] {
-    const listed = connection.tools();
+  /** The entries of the first `keep` tools `connection` lists now (the others are not built). */
+  of(connection: McpConnection, keep: number): Entry[] {
+    const all = connection.tools();
     const cached = this.built.get(connection);
-    if (cached !== undefined && cached.from === listed) return cached.entries;
+    if (cached !== undefined && cached.from === all && cached.entries.length === keep) return cached.entries;
+    const listed = all.slice(0, keep);
     const timeoutMs =
       (this.callTimeout.get(connection.name) ?? MCP_DEFAULTS.callTimeoutMs) + EXECUTOR_MARGIN_MS;
     const byTool = new Map<string, Built>();
@@ -245,7 +283,7 @@ class EntryCache {
       byTool.set(tool.name, { json, entry });
       return entry;
     });
-    this.built.set(connection, { from: listed, entries, byTool });
+    this.built.set(connection, { from: all, entries, byTool });
     return entries;
   }
 }

@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { MCP_DEFAULTS } from "./defaults.js";
-import { boundedTools, boundsWarning, cutText } from "./tool-size.js";
+import {
+  acrossWarning,
+  boundedAcross,
+  boundedTools,
+  boundsWarning,
+  cutText,
+  offeredBytes,
+} from "./tool-size.js";
 
 const MAX = MCP_DEFAULTS.maxDescriptionBytes;
 
@@ -83,5 +90,91 @@ describe("boundedTools: the tools of one server together", () => {
     const bounded = boundedTools([deep, tool("after", "z")], 500);
     expect(bounded.tools.map((t) => t.name)).toEqual(["deep", "after"]);
     expect(bounded.left).toEqual([]);
+  });
+});
+
+describe("boundedAcross: the tools of all servers of a run together (docs/pitfalls.md #122)", () => {
+  const tool = (name: string, description: string) => ({
+    name,
+    description,
+    inputSchema: { type: "object" as const },
+  });
+  /** A tool of exactly `bytes` as offered. */
+  const sized = (name: string, bytes: number) =>
+    tool(name, "x".repeat(bytes - (offeredBytes([tool(name, "")])[0] ?? 0)));
+
+  it("counts each tool as boundedTools does: the same total for one server", () => {
+    const tools = ["a", "b", "c"].map((n) => tool(n, "é".repeat(300)));
+    const sum = offeredBytes(tools).reduce((a, b) => a + b, 0);
+    expect(boundedTools(tools, sum).left).toEqual([]);
+    expect(boundedTools(tools, sum - 1).left).toEqual(["c"]);
+    expect(boundedAcross([{ server: "s", tools }], sum)).toEqual({ kept: [3], left: [] });
+    expect(boundedAcross([{ server: "s", tools }], sum - 1).kept).toEqual([2]);
+  });
+
+  it("several servers over the total: filled in configuration order, the rest left out whole, one warning", () => {
+    const servers = ["a", "b", "c", "d"].map((server) => ({
+      server,
+      tools: [0, 1, 2].map((i) => sized(`${server}${i}`, 1000)),
+    }));
+    const run = boundedAcross(servers, 6500);
+    // 6 tools take 6000 bytes; the seventh passes 6500; a smaller tool after it is left out too.
+    expect(run.kept).toEqual([3, 3, 0, 0]);
+    expect(run.left).toEqual([
+      { server: "c", tools: ["c0", "c1", "c2"] },
+      { server: "d", tools: ["d0", "d1", "d2"] },
+    ]);
+    expect(acrossWarning(run)).toBe(
+      `the tools of the MCP servers take more than ${MCP_DEFAULTS.maxTotalToolsBytes} bytes together: 6 tools past the first ones, in mcp_servers order, are left out: 3 of MCP server "c" ("c0", "c1", "c2"), 3 of MCP server "d" ("d0", "d1", "d2")`,
+    );
+    const small = [
+      ...servers.slice(0, 2),
+      { server: "c", tools: [sized("big", 600)] },
+      { server: "d", tools: [tool("t", "")] },
+    ];
+    expect(boundedAcross(small, 6500).kept).toEqual([3, 3, 0, 0]);
+  });
+
+  it("exactly at MCP_DEFAULTS.maxTotalToolsBytes every tool is offered; one byte more leaves the last out", () => {
+    const max = MCP_DEFAULTS.maxTotalToolsBytes;
+    // Four servers of 16 tools of 64 KiB each: 4 MiB.
+    const servers = ["a", "b", "c", "d"].map((server) => ({
+      server,
+      tools: Array.from({ length: 16 }, (_, i) => sized(`${server}${i}`, 64 * 1024)),
+    }));
+    const all = servers.flatMap((s) => s.tools);
+    expect(offeredBytes(all).reduce((a, b) => a + b, 0)).toBe(max);
+    expect(boundedAcross(servers)).toEqual({ kept: [16, 16, 16, 16], left: [] });
+    expect(acrossWarning(boundedAcross(servers))).toBeUndefined();
+    const over = [
+      ...servers.slice(0, 3),
+      { server: "d", tools: [...all.slice(48, 63), sized("d15", 64 * 1024 + 1)] },
+    ];
+    expect(boundedAcross(over)).toEqual({ kept: [16, 16, 16, 15], left: [{ server: "d", tools: ["d15"] }] });
+  });
+
+  it("a re-listing is a new listing: counted again, and past the total it is left out", () => {
+    const a = { server: "a", tools: [sized("a0", 1000)] };
+    const b = { server: "b", tools: [sized("b0", 1000)] };
+    expect(boundedAcross([a, b], 2500).left).toEqual([]);
+    // Server a lists again, a larger tool: the later server's tool no longer fits.
+    const relisted = { server: "a", tools: [sized("a0", 2000)] };
+    expect(boundedAcross([relisted, b], 2500)).toEqual({
+      kept: [1, 0],
+      left: [{ server: "b", tools: ["b0"] }],
+    });
+  });
+
+  it("names at most five servers and three tools each, quoted and shortened", () => {
+    const servers = Array.from({ length: 7 }, (_, i) => ({
+      server: i === 0 ? `s\u001b[2J${"n".repeat(100)}` : `s${i}`,
+      tools: ["x", "y", "z", "w"].map((n) => tool(n, "")),
+    }));
+    const warning = acrossWarning(boundedAcross(servers, 0)) ?? "";
+    expect(warning).toContain("28 tools past the first ones");
+    expect(warning).toContain('4 of MCP server "s\\u001b[2J');
+    expect(warning).toContain('("x", "y", "z", …)');
+    expect(warning).toMatch(/4 of MCP server "s4" \("x", "y", "z", …\), and tools of 2 more servers$/);
+    expect(warning).not.toContain("\u001b");
   });
 });

@@ -6,7 +6,9 @@
  * be 10 MiB, so one tool could otherwise add 10 MiB to every request of the run
  * (docs/pitfalls.md #106). The tools of one server together take at most
  * `MCP_DEFAULTS.maxServerToolsBytes`: those past it are left out whole, never offered in part
- * (docs/pitfalls.md #111).
+ * (docs/pitfalls.md #111). The tools of all the servers of a run together take at most
+ * `MCP_DEFAULTS.maxTotalToolsBytes`, counted the same way, filled in configuration order
+ * (`boundedAcross`, docs/pitfalls.md #122).
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { nestsDeeperThan } from "../../util/json.js";
@@ -53,7 +55,7 @@ export function boundedTools(
       out = { ...out, inputSchema: { ...OPEN_SCHEMA } };
       schemaBytes = OPEN_SCHEMA_BYTES;
     }
-    total += schemaBytes + Buffer.byteLength(JSON.stringify([out.name, out.description, out.title]));
+    total += schemaBytes + headBytes(out);
     if (total > maxTotalBytes)
       return { tools: bounded, cut, opened, left: tools.slice(index).map((t) => t.name) };
     if (out.description !== tool.description || out.title !== tool.title) cut.push(tool.name);
@@ -77,6 +79,80 @@ export function cutText(text: string | undefined, maxBytes: number): string | un
 }
 
 const OPEN_SCHEMA_BYTES = Buffer.byteLength(JSON.stringify(OPEN_SCHEMA));
+
+/** The bytes of a tool's name, description and title, as `boundedTools` counts them. */
+function headBytes(tool: Tool): number {
+  return Buffer.byteLength(JSON.stringify([tool.name, tool.description, tool.title]));
+}
+
+/** Each tool's bytes by listing (a listing is the same array until the server lists again). */
+const sizes = new WeakMap<readonly Tool[], number[]>();
+
+/**
+ * The bytes each tool of a listing `boundedTools` returned takes, counted as it counts them (its
+ * input schema serialized, a schema it opened as the open schema, and its name, description, title).
+ */
+export function offeredBytes(tools: readonly Tool[]): number[] {
+  let bytes = sizes.get(tools);
+  if (bytes === undefined) {
+    bytes = tools.map((tool) => serializedBytes(tool.inputSchema) + headBytes(tool));
+    sizes.set(tools, bytes);
+  }
+  return bytes;
+}
+
+/** The tools of every server of a run, bounded together (`boundedAcross`). */
+export interface BoundedRun {
+  /** How many of each server's tools are offered (its first ones), in the order given. */
+  kept: number[];
+  /** The servers whose tools are left out (all past the bound), and those tools' names. */
+  left: Array<{ server: string; tools: string[] }>;
+}
+
+/**
+ * The tools of all servers (each listing already `boundedTools`'s), in configuration order, at most
+ * `maxTotalBytes` together: the tool that passes it and every tool after it, of this server and
+ * the later ones, are left out whole, as `boundedTools` does within one server (docs/pitfalls.md
+ * #122).
+ */
+export function boundedAcross(
+  listings: ReadonlyArray<{ server: string; tools: readonly Tool[] }>,
+  maxTotalBytes: number = MCP_DEFAULTS.maxTotalToolsBytes,
+): BoundedRun {
+  const kept: number[] = [];
+  const left: BoundedRun["left"] = [];
+  let total = 0;
+  let full = false;
+  for (const { server, tools } of listings) {
+    let n = 0;
+    if (!full) {
+      for (const bytes of offeredBytes(tools)) {
+        if (total + bytes > maxTotalBytes) {
+          full = true;
+          break;
+        }
+        total += bytes;
+        n++;
+      }
+    }
+    kept.push(n);
+    if (n < tools.length) left.push({ server, tools: tools.slice(n).map((t) => t.name) });
+  }
+  return { kept, left };
+}
+
+/** The one warning for the tools `boundedAcross` left out, naming a few servers and tools. */
+export function acrossWarning(run: BoundedRun): string | undefined {
+  if (run.left.length === 0) return undefined;
+  const quoted = (name: string) => JSON.stringify(shortenText(name, 64));
+  const servers = run.left.slice(0, 5).map(({ server, tools }) => {
+    const shown = tools.slice(0, 3).map(quoted).join(", ");
+    return `${tools.length} of MCP server ${quoted(server)} (${shown}${tools.length > 3 ? ", …" : ""})`;
+  });
+  const more = run.left.length > 5 ? `, and tools of ${run.left.length - 5} more servers` : "";
+  const count = run.left.reduce((sum, { tools }) => sum + tools.length, 0);
+  return `the tools of the MCP servers take more than ${MCP_DEFAULTS.maxTotalToolsBytes} bytes together: ${count} tool${count === 1 ? "" : "s"} past the first ones, in mcp_servers order, are left out: ${servers.join(", ")}${more}`;
+}
 
 /**
  * The bytes of `schema` serialized. One nested too deep to serialize safely is left to the schema
