@@ -3,7 +3,7 @@
  * (src/view/client/diff-view.ts, bundled for the browser on its own) bound a diff by the same
  * number of line edits, defined once in src/util/diff-bounds.ts (docs/pitfalls.md #114): it was
  * written in both, free to drift apart. So are a diff's line endings, in src/util/line-endings.ts
- * (docs/pitfalls.md #113, #121): the page showed a CRLF file's one-line change as every line changed.
+ * (docs/pitfalls.md #113, #120): the page showed a CRLF file's one-line change as every line changed.
  */
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

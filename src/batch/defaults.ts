@@ -32,4 +32,12 @@ export const BATCH_DEFAULTS = {
    * folder without a bound (docs/decisions.md #42).
    */
   maxKeptWorkspaces: 20,
+  /**
+   * How long an `eddy worker` keeps a batch's copies folder once no job of the batch has started or
+   * finished in it: a worker never knows a batch is over, and every batch it served left its folder
+   * (up to `maxKeptWorkspaces` copies) in the temporary folder for good (docs/decisions.md #42).
+   */
+  workerCopiesKeepMs: 24 * 60 * 60 * 1000,
+  /** How often an `eddy worker` looks for idle copies folders (and once as it starts). */
+  workerCopiesSweepMs: 60 * 60 * 1000,
 } as const;

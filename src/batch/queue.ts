@@ -494,6 +494,12 @@ export interface BatchWorkerOptions {
   secrets?: readonly string[];
   /** @defaultValue BATCH_DEFAULTS.queueName */
   queueName?: string;
+  /**
+   * Told as each job starts (its batch's copies folder is in use from then) and as it ends,
+   * whatever its outcome: every `started` gets its `ended` (the CLI's worker removes idle copies
+   * folders, src/batch/worker-copies.ts). @defaultValue none
+   */
+  onJob?: (event: { type: "started" | "ended"; batch: string }) => void;
   /** Told about each task this worker starts and finishes. @defaultValue none */
   onTask?: (event: { type: "started"; id: string } | { type: "finished"; result: BatchResult }) => void;
   /** The connection was lost or came back; a task's job vanished while it ran. @defaultValue none */
@@ -546,6 +552,7 @@ export async function startBatchWorker(options: BatchWorkerOptions): Promise<Bat
         options.onNotice?.({ type: "job_refused", job: id, reason }),
       );
       const signal = jobs.started(id, data.task.id);
+      options.onJob?.({ type: "started", batch: data.batch });
       try {
         options.onTask?.({ type: "started", id: data.task.id });
         const deps = { redis, limiter: await limiterFor(data.batch), signal };
@@ -562,6 +569,7 @@ export async function startBatchWorker(options: BatchWorkerOptions): Promise<Bat
         return result;
       } finally {
         jobs.ended(id);
+        options.onJob?.({ type: "ended", batch: data.batch });
       }
     },
     {

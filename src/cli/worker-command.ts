@@ -3,12 +3,13 @@
  * puts on the queue, with this machine's provider (flags, `OPENRESPONSES_BASE_URL`,
  * `OPENRESPONSES_API_KEY`, `EDDY_MODEL`, or the config file), tools and workspace. One line per
  * finished task on stdout; Ctrl-C hands the tasks in flight back to the queue (another worker
- * resumes them from their tapes) and exits 130.
+ * resumes them from their tapes) and exits 130. With `--workspace-per-task` batches, a batch's
+ * copies folder goes once idle for `BATCH_DEFAULTS.workerCopiesKeepMs` (src/batch/worker-copies.ts).
  */
 
 import { toResultLine } from "../batch/batch-dir.js";
-import { checkRedis, startBatchWorker } from "../batch/queue.js";
-import { privateTempFolder } from "../util/make-dir.js";
+import { type BatchWorkerOptions, checkRedis, startBatchWorker } from "../batch/queue.js";
+import { type WorkerCopies, workerCopies } from "../batch/worker-copies.js";
 import { tapeExtrasFor } from "./batch-command.js";
 import { describeLine, droppedCopyLine, queueNoticeLines, REFUSALS_SAID } from "./batch-progress.js";
 import { startBatchRuntime, unattendedApproveMode } from "./batch-run.js";
@@ -52,6 +53,7 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
   const otel = otelRequested(flags.otel, io.env)
     ? await startOtelExport({ env: io.env, providerName: target.provider.name, stderr: io.stderr })
     : undefined;
+  const copies = workerCopies({ onProblem: (line) => io.stderr.write(`eddy worker: ${line}\n`) });
   try {
     const worker = await startBatchWorker({
       url: flags.queue,
@@ -70,8 +72,7 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
       ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
       ...(flags.stallTimeout === undefined ? {} : { stallTimeoutMs: flags.stallTimeout }),
       tapeExtras: tapeExtrasFor(config, runtime.mcpTools),
-      // The batch id comes from the job: the folder is checked to be this user's own (util/make-dir.ts).
-      workspaces: (batch) => privateTempFolder(`eddy-batch-${batch}`),
+      ...copiesOptions(copies),
       secrets: [...secretsOf(config), ...runtime.secrets],
       onNotice: (notice) => notices.say(notice),
       onTask: (event) => {
@@ -84,6 +85,7 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
         }
       },
     });
+    copies.start();
     if (target.notice !== undefined) io.stderr.write(`${styles.dim(target.notice)}\n`);
     io.stderr.write(`eddy worker: serving the queue at ${where(flags.queue)}; Ctrl-C stops it\n`);
     await new Promise<void>((resolve) => {
@@ -101,10 +103,23 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<numb
     io.stderr.write(`eddy worker: stopped (tasks in flight went back to the queue${refused})\n`);
     return CANCELLED;
   } finally {
+    copies.stop();
     await otel?.shutdown();
     await target.close();
     await runtime.close();
   }
+}
+
+/**
+ * Where a batch's task copies go, and what tells the copies folders which are in use: a worker
+ * never knows a batch is over, so its folders go once idle (docs/decisions.md #42). The batch id
+ * comes from the job: the folder is checked to be this user's own (src/util/make-dir.ts).
+ */
+function copiesOptions(copies: WorkerCopies): Pick<BatchWorkerOptions, "workspaces" | "onJob"> {
+  return {
+    workspaces: (batch) => copies.folderFor(batch),
+    onJob: (event) => (event.type === "started" ? copies.started(event.batch) : copies.ended(event.batch)),
+  };
 }
 
 /** A worker serves tasks that may name their own model: only the key check applies up front. */

@@ -15,7 +15,7 @@ describe("endingsOf", () => {
   });
 });
 
-describe("diffableEndings (docs/pitfalls.md #113, #121)", () => {
+describe("diffableEndings (docs/pitfalls.md #113, #120)", () => {
   it("a CRLF file on both sides: compared without the CRs, said once", () => {
     expect(diffableEndings("a\r\nb\r\n", "a\r\nc\r\n")).toEqual({
       before: "a\nb\n",

@@ -3,7 +3,7 @@
  * approval prompt in the terminal (src/cli/approval-view.ts) and the run viewer's page
  * (src/view/client/diff-view.ts, which scripts/build.mjs bundles for the browser on its own). A
  * CRLF file is compared by its lines' text and its endings are said once, so a one-line change is
- * not shown as every line changed (docs/pitfalls.md #113, #121). It imports nothing, so the page's
+ * not shown as every line changed (docs/pitfalls.md #113, #120). It imports nothing, so the page's
  * bundle takes it as it is (docs/pitfalls.md #114).
  */
 

@@ -94,10 +94,11 @@ function errnoOf(err: unknown): string | undefined {
  * by a resumed task): made with mode 700 when missing. One that is there must be a real folder (not
  * a symlink), this user's, and writable by no one else: the temp folder is shared, and a name known
  * in advance (a queue job chooses its batch id) could be planted as a link to a folder the copies
- * would then replace. Throws `EddyError` `workspace_copy_failed` otherwise.
+ * would then replace. Throws `EddyError` `workspace_copy_failed` otherwise. `root`: another folder
+ * than the temp folder (tests).
  */
-export function privateTempFolder(name: string): string {
-  const path = join(tmpdir(), name);
+export function privateTempFolder(name: string, root: string = tmpdir()): string {
+  const path = join(root, name);
   try {
     mkdirSync(path, 0o700);
   } catch (err) {

@@ -63,7 +63,7 @@ export const MCP_DEFAULTS = {
    * Most bytes of the tools all the servers of a run offer together, each counted as for
    * `maxServerToolsBytes`: filled in configuration order, the tools past it left out whole, with
    * one warning. Each server's own bound still let 20 servers put 20 MiB into every request
-   * (docs/pitfalls.md #122).
+   * (docs/pitfalls.md #121).
    * @defaultValue 4194304
    */
   maxTotalToolsBytes: 4 * 1024 * 1024,

@@ -180,7 +180,7 @@ describe("hostile MCP servers", () => {
     ]);
   });
 
-  describe("the tools of all servers together (docs/pitfalls.md #122)", () => {
+  describe("the tools of all servers together (docs/pitfalls.md #121)", () => {
     // A heavy tool is 71,536 bytes as counted (h10… one more): 14 and `echo` are 1,001,582, within
     // a server's bound; four such servers are 4,006,328, and 187,976 are left of the total.
     const heavy = (env: Record<string, string>) => hostileServerConfig("heavy", { env });

@@ -151,7 +151,7 @@ export function createMcpTools(servers: unknown, options: McpToolsOptions = {}):
   const entries = new EntryCache(new Map(resolved.map((s) => [s.name, s.callTimeoutMs])), onEvent);
 
   function current(): Entry[] {
-    // All servers' tools together, in configuration order (docs/pitfalls.md #122).
+    // All servers' tools together, in configuration order (docs/pitfalls.md #121).
     const kept = total.keep(connections);
     const all = connections.flatMap((c, i) => entries.of(c, kept[i] ?? 0));
     const clash = findClash(all);
@@ -212,7 +212,7 @@ function resolveAll(config: ReturnType<typeof parseMcpServers>, options: McpTool
 
 /**
  * The run's bound on the tools of all its servers together (`boundedAcross`, docs/pitfalls.md
- * #122): how many of each server's tools are offered, the warning said when that changes.
+ * #121): how many of each server's tools are offered, the warning said when that changes.
  */
 class TotalBound {
   private lastWarning: string | undefined;

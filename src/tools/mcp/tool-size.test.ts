@@ -93,7 +93,7 @@ describe("boundedTools: the tools of one server together", () => {
   });
 });
 
-describe("boundedAcross: the tools of all servers of a run together (docs/pitfalls.md #122)", () => {
+describe("boundedAcross: the tools of all servers of a run together (docs/pitfalls.md #121)", () => {
   const tool = (name: string, description: string) => ({
     name,
     description,

@@ -8,7 +8,7 @@
  * `MCP_DEFAULTS.maxServerToolsBytes`: those past it are left out whole, never offered in part
  * (docs/pitfalls.md #111). The tools of all the servers of a run together take at most
  * `MCP_DEFAULTS.maxTotalToolsBytes`, counted the same way, filled in configuration order
- * (`boundedAcross`, docs/pitfalls.md #122).
+ * (`boundedAcross`, docs/pitfalls.md #121).
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { nestsDeeperThan } from "../../util/json.js";
@@ -113,7 +113,7 @@ export interface BoundedRun {
  * The tools of all servers (each listing already `boundedTools`'s), in configuration order, at most
  * `maxTotalBytes` together: the tool that passes it and every tool after it, of this server and
  * the later ones, are left out whole, as `boundedTools` does within one server (docs/pitfalls.md
- * #122).
+ * #121).
  */
 export function boundedAcross(
   listings: ReadonlyArray<{ server: string; tools: readonly Tool[] }>,

@@ -17,7 +17,7 @@ describe("diffHunks (found by a probe: a hostile tape's rewrite froze the page f
   });
 });
 
-describe("fileDiffLines: a CRLF file (docs/pitfalls.md #121)", () => {
+describe("fileDiffLines: a CRLF file (docs/pitfalls.md #120)", () => {
   const texts = (before: string | null, after: string) =>
     fileDiffLines({ path: "a.txt", before, after, append: false });
   const shown = (before: string | null, after: string) => texts(before, after).lines.map((l) => l.text);

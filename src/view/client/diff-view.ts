@@ -41,7 +41,7 @@ export interface FileDiffLines {
 /**
  * A `write_file` call as the lines of a unified diff. A CRLF file is diffed by its lines' text, its
  * line endings said once in the notes, and each CR left in a line shows as `⟨CR⟩` (a mixed file's,
- * a lone CR), as in the approval prompt (src/util/line-endings.ts, docs/pitfalls.md #113, #121).
+ * a lone CR), as in the approval prompt (src/util/line-endings.ts, docs/pitfalls.md #113, #120).
  */
 export function fileDiffLines(diff: FileDiffView): FileDiffLines {
   const title = diff.append ? `append to ${diff.path}` : `write ${diff.path}`;
