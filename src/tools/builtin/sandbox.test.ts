@@ -10,6 +10,7 @@ import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TOOL_DEFAULTS } from "../defaults.js";
 import { createToolRegistry, type ToolRegistry } from "../registry.js";
 import { createSandbox, runTool, type Sandbox } from "../test-support/workspace.js";
 import { bubblewrapArgs, findBubblewrap, probeBubblewrap } from "./sandbox.js";
@@ -144,7 +145,12 @@ describe.skipIf(!hasBwrap)("shell sandbox under bwrap", () => {
     const r = await pending;
     expect(r.error?.code).toBe("cancelled");
     expect(performance.now() - abortedAt).toBeLessThan(3_000);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(execFileSync("ps", ["-eo", "args"]).toString().split("\n")).not.toContain(sleep);
+    // The group gets SIGTERM, then SIGKILL after TOOL_DEFAULTS.shellKillGraceMs, and the sandbox's
+    // PID namespace is torn down after its init dies: the result can come first, so wait for the
+    // processes to go (a fixed 300 ms was too short on a loaded machine) — but they must go.
+    const running = () => execFileSync("ps", ["-eo", "args"]).toString().split("\n").includes(sleep);
+    const deadline = Date.now() + TOOL_DEFAULTS.shellKillGraceMs + 10_000;
+    while (running() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(running()).toBe(false);
   });
 });
