@@ -98,7 +98,9 @@ describe.skipIf(!HAVE_REDIS)("eddy worker --workspace-per-task stopped mid-task 
     );
     stopLater(worker);
     await until(() => worker.stderr.includes("serving the queue"), "the worker");
-    await until(() => !existsSync(old), "the idle folder's removal");
+    // The folder is renamed (`….removing-HEX`) before its contents go: wait for both to be gone.
+    const left = () => readdirSync(temp).filter((name) => name.startsWith("eddy-batch-oldbatch01"));
+    await until(() => !existsSync(old) && left().length === 0, "the idle folder's removal");
     expect(readdirSync(temp).sort()).toEqual(["eddy-batch-freshbatch1", "eddy-batch-unmarked01"]);
     expect(readdirSync(fresh).sort()).toEqual([COPIES_MARKER, "t"]);
     expect(readdirSync(unmarked)).toEqual(["t"]);
