@@ -35,6 +35,7 @@ import { readdir, rm, rmdir, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { privateTempFolder } from "../util/make-dir.js";
+import { reasonOf, withRegularFileSync } from "../util/regular-file.js";
 import { BATCH_DEFAULTS } from "./defaults.js";
 
 /** The marker's name in a copies folder (a task copy's name never starts with a dot: `copyName`). */
@@ -218,19 +219,18 @@ function ownedHere(stats: Stats): boolean {
 
 /** The marker's stats when it is one (a regular file of this user's holding `MARKER_TEXT`). */
 function readMarker(path: string): Stats | undefined {
-  const before = lstatSync(path);
   const size = Buffer.byteLength(MARKER_TEXT);
-  // A FIFO, a symlink, a huge file: not eddy's, and never opened or read whole.
-  if (!before.isFile() || before.size !== size || !ownedHere(before)) return undefined;
-  const fd = openSync(path, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  // A FIFO, a symlink, a huge file: not eddy's, and never waited on, followed or read whole.
   try {
-    const stats = fstatSync(fd);
-    if (!stats.isFile() || stats.size !== size || !ownedHere(stats)) return undefined;
-    const text = Buffer.alloc(size);
-    const read = readSync(fd, text, 0, size, 0);
-    return read === size && text.toString("utf8") === MARKER_TEXT ? stats : undefined;
-  } finally {
-    closeSync(fd);
+    return withRegularFileSync(path, { what: "marker", maxBytes: size, noFollow: true }, (fd) => {
+      const stats = fstatSync(fd);
+      if (stats.size !== size || !ownedHere(stats)) return undefined;
+      const text = Buffer.alloc(size);
+      const read = readSync(fd, text, 0, size, 0);
+      return read === size && text.toString("utf8") === MARKER_TEXT ? stats : undefined;
+    });
+  } catch {
+    return undefined;
   }
 }
 
@@ -268,8 +268,4 @@ async function removeFolder(folder: string): Promise<void> {
   }
   await unlink(join(folder, COPIES_MARKER)).catch(() => {});
   await rmdir(folder);
-}
-
-function reasonOf(err: unknown): string {
-  return err instanceof Error ? (err.message.split("\n")[0] ?? err.name) : String(err);
 }

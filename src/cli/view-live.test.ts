@@ -70,15 +70,24 @@ function reader(url: string) {
   return { text: () => text, done };
 }
 
+/**
+ * Two clients of a page's event stream: one that stops reading once its stream is open (a raw
+ * socket, paused), then one that reads (`streams[0]` and `streams[1]` on the server's side).
+ */
+async function pausedAndReading(page: LivePage, streams: ServerResponse[], events: string) {
+  const paused = rawClient(page.port);
+  paused.socket.write(`GET ${events} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+  await until(() => streams.length === 1, "the paused client's stream");
+  paused.socket.pause();
+  const reading = reader(`${page.url}events`);
+  await until(() => streams.length === 2, "the reading client's stream");
+  return { paused, reading };
+}
+
 describe("eddy view --live: page streams and a client that stops reading", () => {
   it("a paused client holds at most the latest view unsent; a reading one gets the latest view; once it reads again, so does the paused one", async () => {
     const { state, streams, page, events } = await start({ redrawMs: 0 });
-    const paused = rawClient(page.port);
-    paused.socket.write(`GET ${events} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
-    await until(() => streams.length === 1, "the paused client's stream");
-    paused.socket.pause();
-    const reading = reader(`${page.url}events`);
-    await until(() => streams.length === 2, "the reading client's stream");
+    const { paused, reading } = await pausedAndReading(page, streams, events);
     let sent = 0;
     let mostUnsent = 0;
     let largestView = 0;
@@ -109,12 +118,7 @@ describe("eddy view --live: page streams and a client that stops reading", () =>
 
   it("a client that leaves a view unread for unreadMs has its stream closed; the others go on", async () => {
     const { state, streams, page, events } = await start({ redrawMs: 0, unreadMs: 200 });
-    const paused = rawClient(page.port);
-    paused.socket.write(`GET ${events} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
-    await until(() => streams.length === 1, "the paused client's stream");
-    paused.socket.pause();
-    const reading = reader(`${page.url}events`);
-    await until(() => streams.length === 2, "the reading client's stream");
+    const { paused, reading } = await pausedAndReading(page, streams, events);
     const closed = new Promise<void>((resolve) => streams[0]?.once("close", () => resolve()));
     for (let seq = 0; seq < 40 && streams[0]?.destroyed === false; seq++) {
       const before = state.current();
