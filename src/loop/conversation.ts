@@ -86,8 +86,9 @@ export class Conversation {
   }
 
   /** What the next request sends: the whole (rendered) history, or the new outputs after a chain. */
-  async nextInput(signal?: AbortSignal): Promise<NextInput> {
+  nextInput(signal?: AbortSignal): NextInput | Promise<NextInput> {
     if (this.isChaining) {
+      // A chained follow-up is known at once: no promise (bench/README.md, "The turn").
       const repaired = repairChainedOutputs(this.pendingCallIds, this.pendingOutputs);
       return {
         input: repaired.items,
@@ -95,6 +96,11 @@ export class Conversation {
         repairs: repaired.repairs,
       };
     }
+    return this.renderedInput(signal);
+  }
+
+  /** The next input of a stateless request (or a first one): the history, rendered. */
+  private async renderedInput(signal: AbortSignal | undefined): Promise<NextInput> {
     // A first prompt goes as a message item in both modes, never as a plain string: one server
     // (a third-party bridge) iterates a string input per character.
     const rendered = await this.options.history.render(

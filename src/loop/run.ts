@@ -19,7 +19,7 @@ import { createToolRegistry, type ToolRegistry } from "../tools/registry.js";
 import { compileSchema } from "../util/schema.js";
 import type { AgentToolParent } from "./agent-tool.js";
 import { type ApprovalHandler, Approvals } from "./approvals.js";
-import { Conversation } from "./conversation.js";
+import { Conversation, type NextInput } from "./conversation.js";
 import { LOOP_DEFAULTS } from "./defaults.js";
 import { FrameChannel, type FrameObserver } from "./frame-channel.js";
 import { checkGuardrails } from "./guardrails.js";
@@ -292,8 +292,12 @@ class AgentLoop {
     if (this.signal.aborted) onCancel();
     else this.signal.addEventListener("abort", onCancel, { once: true });
     try {
-      const tripped = await this.guardrails("input", inputText(spec.input));
-      if (tripped !== undefined) return tripped;
+      // Each await below is skipped when there is nothing to wait for: a turn's hand-offs are its
+      // cost over HTTP (bench/README.md, "The turn").
+      if (this.hasGuardrails("input")) {
+        const tripped = await this.guardrails("input", inputText(spec.input));
+        if (tripped !== undefined) return tripped;
+      }
       return await this.turns();
     } catch (err) {
       // A summary or compaction request the cancellation aborted.
@@ -307,12 +311,15 @@ class AgentLoop {
   private async turns(): Promise<RunResult> {
     for (;;) {
       if (this.signal.aborted) return this.end("cancelled", cancelledError());
-      const refreshed = await this.runDeps.refreshTools?.(this.signal);
+      const refresh = this.runDeps.refreshTools;
+      const refreshed = refresh === undefined ? undefined : await refresh(this.signal);
       if (refreshed !== undefined) this.deps.replaceTools(refreshed);
       this.budget.startTurn();
-      await this.prepareTurn();
+      this.prepared = undefined;
+      if (this.runDeps.prepareTurn !== undefined) await this.prepareTurn();
       const runner = this.newRunner();
-      let streamed = await streamTurn(this.turnInput(runner, await this.nextBody(), 1));
+      const body = this.nextBody();
+      let streamed = await streamTurn(this.turnInput(runner, body instanceof Promise ? await body : body, 1));
       if (this.shouldResendStateless(runner, streamed)) {
         // docs/decisions.md #5: resend this turn statelessly, and stay stateless for the rest of the run.
         this.switchToStateless("previous_response_not_found");
@@ -336,8 +343,10 @@ class AgentLoop {
           overflowError(streamed.outcome, compacted),
         );
       if (decision.next === "end" && decision.reason === "completed") {
-        const tripped = await this.guardrails("output", this.lastResponse?.outputText ?? "");
-        if (tripped !== undefined) return tripped;
+        if (this.hasGuardrails("output")) {
+          const tripped = await this.guardrails("output", this.lastResponse?.outputText ?? "");
+          if (tripped !== undefined) return tripped;
+        }
         if (this.steer()) {
           this.prepareFollowUp();
           continue;
@@ -348,7 +357,10 @@ class AgentLoop {
           return this.answerOnLimit(decision.reason, decision.error);
         return this.end(decision.reason, decision.error, { result: decision.result });
       }
-      const stop = decision.next === "continue" ? await this.stopCondition(streamed) : undefined;
+      const stop =
+        decision.next === "continue" && this.stopWhen.length > 0
+          ? await this.stopCondition(streamed)
+          : undefined;
       if (stop !== undefined) return this.end("stop_condition", undefined, { stopCondition: stop });
       this.steer();
       this.prepareFollowUp();
@@ -399,6 +411,10 @@ class AgentLoop {
     if (settings === undefined || Object.keys(settings).length === 0) return;
     this.prepared = settings;
     this.channel.emit(frame("turn_prepared", { turn: this.turn, ...settings }));
+  }
+
+  private hasGuardrails(stage: "input" | "output"): boolean {
+    return (this.runDeps.guardrails?.[stage]?.length ?? 0) > 0;
   }
 
   /** Runs a stage's guardrails; the run's end when one tripped. */
@@ -527,9 +543,13 @@ class AgentLoop {
   }
 
   /** The next request body; the pairing check's repairs and a threshold fold are reported first. */
-  private async nextBody(): Promise<CreateResponseBody> {
+  private nextBody(): CreateResponseBody | Promise<CreateResponseBody> {
+    const next = this.conversation.nextInput(this.signal);
+    return next instanceof Promise ? next.then((n) => this.bodyOf(n)) : this.bodyOf(next);
+  }
+
+  private bodyOf(next: NextInput): CreateResponseBody {
     const { spec } = this;
-    const next = await this.conversation.nextInput(this.signal);
     if (next.repairs.length > 0)
       this.channel.emit(frame("history_repaired", { turn: this.turn, repairs: next.repairs }));
     if (next.compaction !== undefined)
