@@ -37,6 +37,7 @@ import {
   noopLog,
   SDK_LOOP,
 } from "./contenders.js";
+import { type Footprint, footprintTable, measureFootprint } from "./footprint.js";
 import { EDDY_JSON_SCHEMA, EDDY_MOCK, EDDY_OTEL, inProcessContenders } from "./in-process.js";
 import {
   iqrOf,
@@ -66,17 +67,20 @@ const FULL: {
   alone: Plan;
   memory: Plan;
   backToBack: { blocks: number; runs: number; warmupRuns: number };
+  footprint: { runs: number; warmup: number };
 } = {
   http: { rounds: 12, runsPerRound: 100, warmupRuns: 100 },
   alone: { rounds: 12, runsPerRound: 100, warmupRuns: 200 },
   memory: { rounds: 12, runsPerRound: 100, warmupRuns: 200 },
   backToBack: { blocks: 5, runs: 200, warmupRuns: 200 },
+  footprint: { runs: 20, warmup: 300 },
 };
 const QUICK: typeof FULL = {
   http: { rounds: 2, runsPerRound: 5, warmupRuns: 5 },
   alone: { rounds: 2, runsPerRound: 5, warmupRuns: 5 },
   memory: { rounds: 2, runsPerRound: 10, warmupRuns: 10 },
   backToBack: { blocks: 2, runs: 10, warmupRuns: 10 },
+  footprint: { runs: 2, warmup: 5 },
 };
 
 interface Pass {
@@ -107,6 +111,9 @@ export const loopBenchmark: Benchmark = {
     );
     const alone = await measureAlone([EDDY_ON, SDK_LOOP, AGENTS], plan.alone);
     ctx.log(aloneLines(alone).join("\n"));
+    ctx.log(`\neach turn's footprint (V8 coverage counts, ${plan.footprint.runs} turns) …`);
+    const footprint = await measureFootprint(plan.footprint);
+    ctx.log(footprintTable(footprint).join("\n"));
     const memory = await measureInProcess(ctx, plan);
     const webSocket = webSocketSavings(http.passes);
     const goals = targets(http.passes, memory.samples);
@@ -119,6 +126,7 @@ export const loopBenchmark: Benchmark = {
       describeEnvironment(envStart),
       "",
       ...httpSection(plan.http, http.passes, verdict, webSocket.lines),
+      ...footprintSection(plan.footprint, footprint),
       ...inProcessSection(plan, memory),
       "### Correctness before timing (3 runs each)",
       "",
@@ -130,7 +138,7 @@ export const loopBenchmark: Benchmark = {
       "",
       `Total wall time ${seconds.toFixed(1)} s; loadavg at end ${envEnd.loadavg}.`,
       "",
-      headlineLines(headlines(goals, webSocket, alone), envStart),
+      headlineLines([...headlines(goals, webSocket, alone), footprintHeadline(footprint)], envStart),
     ].join("\n");
   },
 };
@@ -669,6 +677,35 @@ function aloneLines(alone: readonly AloneSummary[]): string[] {
       return `${x} (target ≤ ${TARGET_RATIO_NODE}×, issue 23): ${a.median <= TARGET_RATIO_NODE ? "met" : "MISSED"}`;
     return `${x}; ${num(a.median / eddy.median, 2)}× eddy's ratio`;
   });
+}
+
+/** The section's footprint table (bench/loop/footprint.ts). */
+function footprintSection(
+  plan: { runs: number; warmup: number },
+  footprints: readonly Footprint[],
+): string[] {
+  return [
+    "### The turn's footprint (bench/loop/footprint.ts)",
+    "",
+    `How much code one turn runs: the JavaScript functions that ran at least once and the calls made per turn, counted with V8's precise coverage over ${plan.runs} turns after ${plan.warmup} warm-up turns (writes event). Counts, not times: the same on a quiet and a loaded machine. Over HTTP a turn's extra time goes with the code it touches (bench/README.md, "The turn's footprint"). The floor and eddy are counted in one process, each peer in one of its own; a peer's own code counts under dependencies'.`,
+    "",
+    ...footprintTable(footprints),
+    "",
+  ];
+}
+
+/** README's row of the footprint: functions and calls a turn, eddy against the floor and the peers. */
+function footprintHeadline(footprints: readonly Footprint[]): Headline {
+  const of = (name: string) => footprints.find((f) => f.name === name);
+  const text = (f: Footprint | undefined) =>
+    f === undefined ? "—" : `${f.functions} functions, ${num(f.callsPerTurn, 0)} calls`;
+  const eddy = of(EDDY_ON);
+  const own = eddy?.byPlace.eddy;
+  return {
+    what: "… the code one such turn runs (functions run / calls a turn, V8 coverage counts)",
+    eddy: `${text(eddy)} (its own: ${own === undefined ? "—" : `${own[0]} / ${num(own[1], 0)}`}); the node:http floor loop: ${text(of(FLOOR_LOOP_NODE))}`,
+    peers: `\`openai\` SDK loop ${text(of(SDK_LOOP))}, \`@openai/agents\` ${text(of(AGENTS))}`,
+  };
 }
 
 /** README's row of the alone cells. */
