@@ -870,6 +870,25 @@ describe("the config files are layered: the workspace's over the user's", () => 
     ]);
   });
 
+  it("MCP servers in the order the files write them; a name of digits only is refused (docs/pitfalls.md #123)", () => {
+    // Before: {"b", "20", "a", "1"} and --mcp z, 7 were taken as 1, 20, b, a, z, 7.
+    const { ws, env, userFile, localFile } = layers({ model: "m" }, { model: "m" });
+    const servers = (names: string[]) =>
+      `{"mcp_servers":{${names.map((n) => `${JSON.stringify(n)}:{"command":"srv"}`).join(",")}}}`;
+    writeFileSync(userFile, servers(["b", "-1", "a"]));
+    writeFileSync(localFile, servers(["1.5", "-1", "c"]));
+    const config = resolveConfig({ mcp: ["z=srv", "y-2=srv"] }, env, ws.dir);
+    expect(config.mcpServers.map((s) => s.name)).toEqual(["b", "-1", "a", "1.5", "c", "z", "y-2"]);
+    writeFileSync(localFile, servers(["b", "20", "a"]));
+    expect(() => resolveConfig({}, env, ws.dir)).toThrow(
+      `config file ${localFile}: mcp_servers.20: an MCP server's name may not be digits only`,
+    );
+    writeFileSync(localFile, servers(["b"]));
+    expect(() => resolveConfig({ mcp: ["z=srv", "7=srv"] }, env, ws.dir)).toThrow(
+      "--mcp 7: an MCP server's name may not be digits only",
+    );
+  });
+
   it("an untrusted workspace's provider or profile/model never picks which of your keys goes to a base URL set elsewhere (found by a probe)", () => {
     const keys = { GROQ_API_KEY: "gsk_secret_1234", DEEPSEEK_API_KEY: "ds_secret_1234" };
     for (const local of [{ provider: "groq" }, { model: "deepseek/x" }]) {

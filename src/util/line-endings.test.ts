@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { diffableEndings, endingsOf } from "./line-endings.js";
+import { diffableEndings, endingsOf, shownEndings } from "./line-endings.js";
 
 describe("endingsOf", () => {
   it("names what ends the lines: none, LF, CRLF or mixed; a CR not before an LF ends none", () => {
@@ -67,5 +67,22 @@ describe("diffableEndings (docs/pitfalls.md #113, #120)", () => {
     });
     expect(diffableEndings("a\r\n", "")).toMatchObject({ before: "a\n", after: "" });
     expect(diffableEndings("x", "y")).toEqual({ before: "x", after: "y" });
+  });
+});
+
+describe("shownEndings: one text, a diff already (docs/pitfalls.md #122)", () => {
+  it("all CRLF loses the CRs and says so; mixed keeps them and says so; LF, none and empty say nothing", () => {
+    expect(shownEndings("a\r\nb\r\n")).toEqual({
+      text: "a\nb\n",
+      note: "CRLF line endings, not shown below",
+    });
+    expect(shownEndings("a\r\nb\n")).toEqual({
+      text: "a\r\nb\n",
+      note: "mixed CRLF and LF line endings; each CR shows as ⟨CR⟩",
+    });
+    expect(shownEndings("a\nb\n")).toEqual({ text: "a\nb\n" });
+    expect(shownEndings("a\rb")).toEqual({ text: "a\rb" });
+    expect(shownEndings("")).toEqual({ text: "" });
+    expect(shownEndings("x\r\r\n").text).toBe("x\r\n");
   });
 });

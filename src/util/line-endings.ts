@@ -3,7 +3,8 @@
  * approval prompt in the terminal (src/cli/approval-view.ts) and the run viewer's page
  * (src/view/client/diff-view.ts, which scripts/build.mjs bundles for the browser on its own). A
  * CRLF file is compared by its lines' text and its endings are said once, so a one-line change is
- * not shown as every line changed (docs/pitfalls.md #113, #120). It imports nothing, so the page's
+ * not shown as every line changed (docs/pitfalls.md #113, #120); an `apply_patch` envelope, a diff
+ * already, is shown by the same rules (docs/pitfalls.md #122). It imports nothing, so the page's
  * bundle takes it as it is (docs/pitfalls.md #114).
  */
 
@@ -48,4 +49,21 @@ export function diffableEndings(before: string, after: string): DiffableText {
         ? "its LF line endings become CRLF, on every line"
         : "CRLF line endings, not shown below";
   return { before: before.replaceAll("\r\n", "\n"), after: after.replaceAll("\r\n", "\n"), note };
+}
+
+/** One text as it is shown, and the one note about its line endings (`DiffableText`, one side). */
+export interface ShownText {
+  text: string;
+  /** As `DiffableText.note`: `CRLF line endings, not shown below`, the mixed note; none for LF. */
+  note?: string;
+}
+
+/**
+ * A text that is a diff already (an `apply_patch` envelope) as it is shown: the rules of
+ * `diffableEndings` with the text on both sides, so an all-CRLF text loses the CR of each CRLF and
+ * says so once, and a mixed one keeps every CR for the view to mark (docs/pitfalls.md #122).
+ */
+export function shownEndings(text: string): ShownText {
+  const { after, note } = diffableEndings(text, text);
+  return note === undefined ? { text: after } : { text: after, note };
 }

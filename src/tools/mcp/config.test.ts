@@ -1,6 +1,7 @@
 /* biome-ignore-all lint/suspicious/noTemplateCurlyInString: the ${VAR} syntax of mcp_servers is under test */
 import { describe, expect, it } from "vitest";
 import { parseMcpFlag, parseMcpServers, splitWords } from "./config.js";
+import { createMcpTools } from "./mcp-tools.js";
 import { type ResolveOptions, resolveMcpServer } from "./resolve.js";
 
 describe("parseMcpServers", () => {
@@ -95,6 +96,48 @@ describe("MCP server names and the SERVER__TOOL split", () => {
 
   it.each(["github", "my_server", "a-b", "docs2"])("takes %j", (name) => {
     expect(Object.keys(parseMcpServers({ [name]: { command: "a" } }))).toEqual([name]);
+  });
+});
+
+describe("MCP server names and configuration order (docs/pitfalls.md #123)", () => {
+  const server = { command: "a" };
+  /** A config file's `mcp_servers` as JSON.parse gives it: names in the order the text writes them. */
+  const written = (names: string[]) =>
+    JSON.parse(
+      `{${names.map((n) => `${JSON.stringify(n)}:${JSON.stringify(server)}`).join(",")}}`,
+    ) as unknown;
+
+  it.each(["1", "20", "0", "01", "4294967295", "12345678901234567890"])(
+    'refuses %j, digits only (an object lists names like "1" and "20" before those written above them)',
+    (name) => {
+      // Before: {"b", "20", "a", "1"} was taken as 1, 20, b, a.
+      const message = `mcp_servers.${name}: an MCP server's name may not be digits only (JavaScript would put it before the other servers, not where it is written); rename the server, e.g. "s${name}"`;
+      expect(() => parseMcpServers(written(["b", name, "a"]))).toThrow(message);
+      expect(() => parseMcpFlag(`${name}=srv`)).toThrow(
+        `--mcp ${name}: an MCP server's name may not be digits only`,
+      );
+    },
+  );
+
+  it("keeps the written order of names that look like numbers but are not digits only", () => {
+    const names = ["b", "-1", "1.5", "1a", "a1", "1e3", "a\u00071", "z"];
+    expect(Object.keys(parseMcpServers(written(names)))).toEqual(names);
+    expect(parseMcpFlag("-1=srv").name).toBe("-1");
+  });
+
+  it("hostile names: __proto__ and control characters around digits are still refused by their own rules", () => {
+    expect(() => parseMcpServers(written(["b", "__proto__"]))).toThrow(
+      /"__proto__" cannot name an MCP server/,
+    );
+    // "\u001b1" and "1\n" are not digits only; sanitized they start or end with "_".
+    expect(() => parseMcpServers(written(["\u001b1"]))).toThrow(/may not hold "__" or start or end with "_"/);
+    expect(() => parseMcpServers(written(["1\n"]))).toThrow(/may not hold "__" or start or end with "_"/);
+  });
+
+  it("a library caller's object is checked the same way (createMcpTools)", () => {
+    expect(() => createMcpTools({ b: server, 1: server }, { env: {} })).toThrow(
+      /mcp_servers\.1: an MCP server's name may not be digits only/,
+    );
   });
 });
 

@@ -202,11 +202,19 @@ export function splitWords(line: string, where: string): string[] {
  * Refuses `__proto__` as a server name: an object key of that name is the object's prototype, so
  * the server would vanish from any object of servers (a config file's, `createMcpTools`'s argument)
  * without a word. Other names of object members (`constructor`, `toString`) are names like any.
+ * Refuses a name of digits only: an object lists such keys ("1", "20": integers) first, in numeric
+ * order, whatever the order written, and the servers are started, offered and bounded in
+ * configuration order (docs/pitfalls.md #121, #123). Every digits-only name is refused ("01" too),
+ * a rule simpler to say than JavaScript's.
  */
 function checkServerName(name: string, where: string, error: (message: string) => EddyError): void {
   if (name === "__proto__")
     throw error(
       `${where}: "__proto__" cannot name an MCP server (JavaScript reserves it); rename the server`,
+    );
+  if (/^[0-9]+$/.test(name))
+    throw error(
+      `${where}: an MCP server's name may not be digits only (JavaScript would put it before the other servers, not where it is written); rename the server, e.g. "s${name}"`,
     );
   // A tool's name is SERVER__TOOL, split at the first "__" (policy.ts toolPermission): a name that
   // holds "__", or starts or ends with "_", once sanitized (names.ts), would be split elsewhere and

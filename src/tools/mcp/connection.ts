@@ -39,8 +39,12 @@ export interface ConnectionOptions {
   /** Values to redact from every message. */
   secrets: readonly string[];
   onEvent: (event: McpEvent) => void;
-  /** Called after a `tools/list_changed` refresh replaced the tool list. */
-  onToolsChanged: () => void;
+  /**
+   * Called after a listing replaced the tool list: the first (`server_ready`) or one after
+   * `tools/list_changed` (`tools_changed`). The caller says it, once it knows which of the tools
+   * are offered (mcp-tools.ts, docs/pitfalls.md #124).
+   */
+  onListed: (kind: "server_ready" | "tools_changed") => void;
 }
 
 /** One server. */
@@ -49,8 +53,13 @@ export interface McpConnection {
   status(): McpServerStatus;
   /** Starts the server once; resolves when it is ready or has failed (never rejects). */
   start(): Promise<void>;
-  /** The server's tools as last listed (empty unless started). */
+  /** The server's tools as last listed (empty unless started), within the bounds of tool-size.ts. */
   tools(): readonly Tool[];
+  /**
+   * How many tools of the last listing are not in `tools()`: past `MCP_DEFAULTS.maxTools` (of the
+   * pages read: a listing past it is not read to its end) or past the server's byte bound.
+   */
+  leftOut(): number;
   /**
    * Starts a turn: resolves once no `tools/list_changed` refresh is in flight (never rejects). The
    * server may have its tools listed `MAX_LISTINGS_PER_TURN` times a turn; a change announced
@@ -104,6 +113,7 @@ class ServerConnection implements McpConnection {
   private state: McpServerState = "idle";
   private stateError: string | undefined;
   private listed: readonly Tool[] = [];
+  private listedLeftOut = 0;
   private client: Client | undefined;
   private transport: Transport | undefined;
   private starting: Promise<void> | undefined;
@@ -148,6 +158,10 @@ class ServerConnection implements McpConnection {
 
   tools(): readonly Tool[] {
     return this.listed;
+  }
+
+  leftOut(): number {
+    return this.listedLeftOut;
   }
 
   settled(): Promise<void> {
@@ -266,13 +280,7 @@ class ServerConnection implements McpConnection {
         this.listingsLeft--;
         try {
           this.listed = this.taken(await listAll(c, { timeout: this.server.startupTimeoutMs }));
-          this.options.onToolsChanged();
-          this.options.onEvent({
-            type: "tools_changed",
-            server: this.name,
-            tools: this.listed.length,
-            message: `${this.label} changed its tools (${this.listed.length} now)`,
-          });
+          this.options.onListed("tools_changed");
         } catch (error) {
           this.options.onEvent({
             type: "warning",
@@ -293,7 +301,7 @@ class ServerConnection implements McpConnection {
    * The tools of a listing, each within the size bounds (tool-size.ts); one cut at
    * `MCP_DEFAULTS.maxTools`, and tools cut to size, are each said once per listing.
    */
-  private taken(listing: { tools: Tool[]; cut: boolean }): Tool[] {
+  private taken(listing: { tools: Tool[]; cut: boolean; read: number }): Tool[] {
     if (listing.cut)
       this.options.onEvent({
         type: "warning",
@@ -304,6 +312,7 @@ class ServerConnection implements McpConnection {
     const warning = boundsWarning(this.label, bounded);
     if (warning !== undefined)
       this.options.onEvent({ type: "warning", server: this.name, message: this.clean(warning) });
+    this.listedLeftOut = listing.read - bounded.tools.length;
     return bounded.tools;
   }
 
@@ -356,13 +365,7 @@ class ServerConnection implements McpConnection {
       if (this.isClosing()) return;
       this.listed = this.taken(listing);
       this.state = "ready";
-      const n = this.listed.length;
-      this.options.onEvent({
-        type: "server_ready",
-        server: this.name,
-        tools: n,
-        message: `${this.label} is ready (${n} tool${n === 1 ? "" : "s"})`,
-      });
+      this.options.onListed("server_ready");
     } catch (error) {
       if (this.isClosing()) return;
       this.fail(
@@ -524,21 +527,22 @@ class ServerConnection implements McpConnection {
 async function listAll(
   c: Client,
   options: { timeout: number; signal?: AbortSignal },
-): Promise<{ tools: Tool[]; cut: boolean }> {
+): Promise<{ tools: Tool[]; cut: boolean; read: number }> {
   const all: Tool[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
     const result = await c.listTools(cursor === undefined ? undefined : { cursor }, options);
     // A page is one message (at most 10 MiB), so its tools are counted before they are kept.
     if (all.length + result.tools.length > MCP_DEFAULTS.maxTools) {
+      const read = all.length + result.tools.length;
       all.push(...result.tools.slice(0, MCP_DEFAULTS.maxTools - all.length));
-      return { tools: all, cut: true };
+      return { tools: all, cut: true, read };
     }
     all.push(...result.tools);
     cursor = result.nextCursor;
     if (cursor === undefined) break;
   }
-  return { tools: all, cut: false };
+  return { tools: all, cut: false, read: all.length };
 }
 
 async function isDirectory(path: string): Promise<boolean> {

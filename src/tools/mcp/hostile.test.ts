@@ -86,6 +86,14 @@ function mcp(servers: Record<string, unknown>) {
 const run = (registry: ToolRegistry, name: string, args: unknown = {}) =>
   callTool(registry, name, args, workspace);
 
+/** The `server_ready` and `tools_changed` events: type, server, tools offered, tools left out. */
+const toolsEvents = (events: McpEvent[]) =>
+  events.flatMap((e) =>
+    e.type === "server_ready" || e.type === "tools_changed"
+      ? [[e.type, e.server, e.tools, e.tools_left_out]]
+      : [],
+  );
+
 describe("hostile MCP servers", () => {
   it("checks a server's input-schema pattern in linear time (no catastrophic backtracking)", async () => {
     const { tools } = mcp({ h: hostileServerConfig("redos") });
@@ -141,6 +149,11 @@ describe("hostile MCP servers", () => {
     expect(events.filter((e) => e.type === "warning").map((e) => e.message)).toEqual([
       `MCP server "h" lists more than ${MCP_DEFAULTS.maxTools} tools: only its first ${MCP_DEFAULTS.maxTools} are offered`,
     ]);
+    // The ready line counts those of the pages read that are left out (docs/pitfalls.md #124).
+    expect(toolsEvents(events)).toEqual([["server_ready", "h", MCP_DEFAULTS.maxTools, 501]]);
+    expect(events.find((e) => e.type === "server_ready")?.message).toBe(
+      `MCP server "h" is ready (${MCP_DEFAULTS.maxTools} tools; 501 more it lists are left out)`,
+    );
     // The listing stopped at the page that went past the limit: no page after it was asked for.
     const listings = readFileSync(log, "utf8")
       .split("\n")
@@ -175,6 +188,11 @@ describe("hostile MCP servers", () => {
       MCP_DEFAULTS.maxServerToolsBytes - 80 * 1024,
     );
     expect(tools.status().find((st) => st.name === "h")).toMatchObject({ state: "ready", tools: taken });
+    // Before: "h" was ready with its tools within the bound, those past it not counted anywhere.
+    expect(toolsEvents(events)).toEqual([
+      ["server_ready", "h", taken, 101 - taken],
+      ["server_ready", "g", 4, undefined],
+    ]);
     expect(events.filter((e) => e.type === "warning").map((e) => e.message)).toEqual([
       `MCP server "h": its tools take more than ${MCP_DEFAULTS.maxServerToolsBytes} bytes: ${101 - taken} tools ("h${taken}", "h${taken + 1}", "h${taken + 2}", …) past its first ${taken} are left out`,
     ]);
@@ -201,6 +219,21 @@ describe("hostile MCP servers", () => {
         MCP_DEFAULTS.maxTotalToolsBytes + 64 * 1024,
       );
       expect(tools.status().map((st) => st.tools)).toEqual([15, 15, 15, 15, 2, 0]);
+      // The ready lines say what is offered, in configuration order (docs/pitfalls.md #124).
+      // Before: "e" and "f" were ready with 15 tools and 1, as each listed them.
+      expect(toolsEvents(events)).toEqual([
+        ...["a", "b", "c", "d"].map((s) => ["server_ready", s, 15, undefined]),
+        ["server_ready", "e", 2, 13],
+        ["server_ready", "f", 0, 1],
+      ]);
+      expect(
+        events
+          .filter((e) => e.type === "server_ready" && ["e", "f"].includes(e.server))
+          .map((e) => e.message),
+      ).toEqual([
+        'MCP server "e" is ready (2 tools; 13 more it lists are left out)',
+        'MCP server "f" is ready (0 tools; 1 more it lists is left out)',
+      ]);
       expect(events.filter((e) => e.type === "warning").map((e) => e.message)).toEqual([
         `the tools of the MCP servers take more than ${MCP_DEFAULTS.maxTotalToolsBytes} bytes together: 14 tools past the first ones, in mcp_servers order, are left out: 13 of MCP server "e" ("h2", "h3", "h4", …), 1 of MCP server "f" ("echo")`,
       ]);
@@ -222,6 +255,13 @@ describe("hostile MCP servers", () => {
       expect(tools.revision).toBeGreaterThan(revision);
       expect(names(after, "e")).toEqual(first(2));
       expect(names(after, "a")).toEqual([...first(14), "echo"]);
+      // Before: "e" changed its tools to 15, as listed, when 2 of them are offered.
+      expect(toolsEvents(events).filter(([type]) => type === "tools_changed")).toEqual([
+        ["tools_changed", "e", 2, 13],
+      ]);
+      expect(events.find((e) => e.type === "tools_changed")?.message).toBe(
+        'MCP server "e" changed its tools (2 now; 13 more it lists are left out)',
+      );
       expect(events.filter((e) => e.type === "warning").map((e) => e.message)).toEqual([
         `the tools of the MCP servers take more than ${MCP_DEFAULTS.maxTotalToolsBytes} bytes together: 13 tools past the first ones, in mcp_servers order, are left out: 13 of MCP server "e" ("h2", "h3", "h4", …)`,
       ]);
@@ -326,6 +366,11 @@ describe("hostile MCP servers", () => {
     expect(listings()).toHaveLength(1 + MAX_LISTINGS_PER_TURN);
     expect(events.filter((e) => e.type === "warning").map((e) => e.message)).toEqual([
       'MCP server "h" keeps announcing new tools (listed 3 times this turn): the tools it listed last stay until the next turn',
+    ]);
+    // Said once, by the tools() that offers them, not after each listing (docs/pitfalls.md #124).
+    expect(toolsEvents(events)).toEqual([
+      ["server_ready", "h", 1, undefined],
+      ["tools_changed", "h", 1, undefined],
     ]);
     // The turn after: the change it announced last is listed then, again a bounded number of times.
     await tools.tools();

@@ -19,7 +19,7 @@ import { MCP_DEFAULTS } from "./defaults.js";
 import { mcpToolName } from "./names.js";
 import { MCP_TOOL_EFFECTS } from "./offline.js";
 import { type Environment, resolveMcpServer } from "./resolve.js";
-import type { McpEvent, McpServerStatus } from "./status.js";
+import type { McpEvent, McpServerStatus, McpToolsEvent } from "./status.js";
 import { acrossWarning, boundedAcross } from "./tool-size.js";
 
 /** Options of `createMcpTools`. */
@@ -41,7 +41,9 @@ export interface McpToolsOptions {
   closeGraceMs?: number;
   /**
    * Told what happens to servers: ready, failed to start, exited mid-run, tools changed, warnings.
-   * Every `message` is one line with secrets redacted, ready to print.
+   * Every `message` is one line with secrets redacted, ready to print. A server's `server_ready`
+   * and `tools_changed` are said by the `tools()` that offers its tools, counting those offered and
+   * those left out (docs/pitfalls.md #124).
    * @defaultValue none
    */
   onEvent?: (event: McpEvent) => void;
@@ -135,6 +137,7 @@ export function createMcpTools(servers: unknown, options: McpToolsOptions = {}):
   let closed: Promise<void> | undefined;
   let lastGood: Entry[] | undefined;
   const total = new TotalBound(onEvent);
+  const listings = new Listings(onEvent);
 
   const connections = resolved.map((server) =>
     createMcpConnection(server, {
@@ -143,8 +146,9 @@ export function createMcpTools(servers: unknown, options: McpToolsOptions = {}):
       stderrTailBytes: MCP_DEFAULTS.stderrTailBytes,
       secrets: allSecrets,
       onEvent,
-      onToolsChanged: () => {
-        revision++;
+      onListed: (kind) => {
+        if (kind === "tools_changed") revision++;
+        listings.listed(server.name, kind);
       },
     }),
   );
@@ -157,6 +161,7 @@ export function createMcpTools(servers: unknown, options: McpToolsOptions = {}):
     const clash = findClash(all);
     if (clash === undefined) {
       lastGood = all;
+      listings.say(connections, all);
       return all;
     }
     if (lastGood === undefined) throw new EddyError("invalid_config", clash.message, { fault: "user" });
@@ -165,6 +170,7 @@ export function createMcpTools(servers: unknown, options: McpToolsOptions = {}):
       server: clash.server,
       message: `${clash.message}; keeping the previous tools`,
     });
+    listings.say(connections, lastGood);
     return lastGood;
   }
 
@@ -241,6 +247,55 @@ class TotalBound {
     const kept = this.kept.get(s.name);
     return kept !== undefined && kept < s.tools ? { ...s, tools: kept } : s;
   }
+}
+
+/**
+ * The servers that listed their tools since the run's tools were last built, and what is said of
+ * each once they are: a connection's listing is not what is offered, as the bound of all servers
+ * (`TotalBound`, filled in configuration order, so a server listed first may be cut by one that
+ * starts later) and a name clash decide that when the tools are built (docs/pitfalls.md #124).
+ */
+class Listings {
+  /** By server: `server_ready` when it has not been said yet, else `tools_changed`. */
+  private readonly pending = new Map<string, McpToolsEvent["type"]>();
+  private readonly onEvent: (event: McpEvent) => void;
+
+  constructor(onEvent: (event: McpEvent) => void) {
+    this.onEvent = onEvent;
+  }
+
+  /** A server listed its tools: its first listing, or one after `tools/list_changed`. */
+  listed(server: string, kind: McpToolsEvent["type"]): void {
+    if (this.pending.get(server) !== "server_ready") this.pending.set(server, kind);
+  }
+
+  /** Says each pending server's event, in configuration order, with the tools `offered` now. */
+  say(connections: readonly McpConnection[], offered: readonly Entry[]): void {
+    if (this.pending.size === 0) return;
+    for (const c of connections) {
+      const type = this.pending.get(c.name);
+      if (type === undefined) continue;
+      const mine = offered.filter((e) => e.info.server === c.name);
+      const names = new Set(mine.map((e) => e.info.tool));
+      const leftOut = c.tools().filter((t) => !names.has(t.name)).length + c.leftOut();
+      this.onEvent(toolsEvent(type, c.name, mine.length, leftOut));
+    }
+    this.pending.clear();
+  }
+}
+
+/** A `server_ready` or `tools_changed` event: the tools offered, and how many listed are left out. */
+function toolsEvent(type: McpToolsEvent["type"], server: string, tools: number, leftOut: number): McpEvent {
+  const count = type === "server_ready" ? `${tools} tool${tools === 1 ? "" : "s"}` : `${tools} now`;
+  const left = leftOut > 0 ? `; ${leftOut} more it lists ${leftOut === 1 ? "is" : "are"} left out` : "";
+  const label = `MCP server "${server}"`;
+  const message =
+    type === "server_ready"
+      ? `${label} is ready (${count}${left})`
+      : `${label} changed its tools (${count}${left})`;
+  return leftOut > 0
+    ? { type, server, tools, tools_left_out: leftOut, message }
+    : { type, server, tools, message };
 }
 
 /**

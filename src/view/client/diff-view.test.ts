@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { diffHunks, fileDiffLines } from "./diff-view.js";
+import { diffHunks, fileDiffLines, patchLines } from "./diff-view.js";
 
 describe("diffHunks (found by a probe: a hostile tape's rewrite froze the page for 42 s)", () => {
   const lines = (prefix: string, n: number) =>
@@ -65,5 +65,47 @@ describe("fileDiffLines: a CRLF file (docs/pitfalls.md #120)", () => {
     expect(fresh.notes[1]).toMatch(/^new content/);
     expect(fresh.lines.map((l) => l.text)).toEqual(["+one\n", "+two\n", "+\n"]);
     expect(texts("", "").empty).toBe("no change");
+  });
+});
+
+describe("patchLines: an apply_patch envelope's line endings (docs/pitfalls.md #122)", () => {
+  const lf = "*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+two!\n three\n*** End Patch\n";
+  const shown = (patch: string) => patchLines(patch).lines.map((l) => [l.class, l.text]);
+
+  it("a CRLF envelope shows as the LF one, its endings said once", () => {
+    // Before: every line kept its raw CR ("-two\r\n"), invisible on the page.
+    const view = patchLines(lf.replaceAll("\n", "\r\n"));
+    expect(view.notes).toEqual(["CRLF line endings, not shown below"]);
+    expect(view.lines).toEqual(patchLines(lf).lines);
+    expect(view.lines.map((l) => l.text).join("")).not.toMatch(/\r|⟨CR⟩/);
+    expect(shown(lf).filter(([c]) => c === "diff-del" || c === "diff-add")).toEqual([
+      ["diff-del", "-two\n"],
+      ["diff-add", "+two!\n"],
+    ]);
+  });
+
+  it("an LF envelope: no note, lines as they were", () => {
+    expect(patchLines(lf).notes).toEqual([]);
+    expect(shown(lf)[0]).toEqual(["diff-file", "*** Begin Patch\n"]);
+    expect(shown(lf)[2]).toEqual(["diff-hunk", "@@\n"]);
+  });
+
+  it("a mixed envelope keeps each CR, shown as ⟨CR⟩; a lone CR always shows", () => {
+    const mixed = lf.replace("-two\n", "-two\r\n");
+    const view = patchLines(mixed);
+    expect(view.notes).toEqual(["mixed CRLF and LF line endings; each CR shows as ⟨CR⟩"]);
+    expect(view.lines.map((l) => l.text)).toContain("-two⟨CR⟩\n");
+    expect(view.lines.map((l) => l.text).join("")).not.toMatch(/\r/);
+    const lone = patchLines(lf.replace("+two!\n", "+two\r!\n"));
+    expect(lone.notes).toEqual([]);
+    expect(lone.lines.map((l) => l.text)).toContain("+two⟨CR⟩!\n");
+    const crlfLone = patchLines(lf.replace("+two!\n", "+two\r!\n").replaceAll("\n", "\r\n"));
+    expect(crlfLone.notes).toEqual(["CRLF line endings, not shown below"]);
+    expect(crlfLone.lines.map((l) => l.text)).toContain("+two⟨CR⟩!\n");
+  });
+
+  it("hostile text: an empty patch, control characters other than CR pass as they are", () => {
+    expect(patchLines("")).toEqual({ notes: [], lines: [{ class: "diff-ctx", text: "\n" }] });
+    expect(patchLines("+a\u001b[2J\r\n").lines[0]?.text).toBe("+a\u001b[2J\n");
   });
 });

@@ -1,11 +1,11 @@
 /**
  * File changes as diffs: `write_file` against what the run last saw of the file (jsdiff's
- * structuredPatch; line endings as src/util/line-endings.ts says), `apply_patch` by colouring its
- * own envelope lines (it already is a diff).
+ * structuredPatch), `apply_patch` by colouring its own envelope lines (it already is a diff); line
+ * endings in both as src/util/line-endings.ts says.
  */
 import { type StructuredPatchHunk, structuredPatch } from "diff";
 import { DIFF_MAX_EDITS } from "../../util/diff-bounds.js";
-import { diffableEndings } from "../../util/line-endings.js";
+import { diffableEndings, shownEndings } from "../../util/line-endings.js";
 import type { FileDiffView } from "../view-data.js";
 import { h } from "./dom.js";
 
@@ -92,10 +92,38 @@ function crShown(line: string): string {
   return line.replaceAll("\r", "⟨CR⟩");
 }
 
-/** An `apply_patch` envelope with its lines coloured. */
+/** What the page shows of an `apply_patch` envelope: notes (its line endings) and coloured lines. */
+export interface PatchLines {
+  notes: string[];
+  lines: Array<{ class: string; text: string }>;
+}
+
+/**
+ * An `apply_patch` envelope's lines, each classed by its first character. A CRLF envelope (what
+ * the tool's parser takes as well as LF) shows without the CRs and says its endings once; a mixed
+ * one keeps each CR, shown as `⟨CR⟩`, as a lone CR always is (src/util/line-endings.ts,
+ * docs/pitfalls.md #120, #122): each line used to reach the page with its raw CR.
+ */
+export function patchLines(patch: string): PatchLines {
+  const { text, note } = shownEndings(patch);
+  const lines = text.split("\n").map((line) => ({ class: lineClass(line), text: `${crShown(line)}\n` }));
+  return { notes: note === undefined ? [] : [note], lines };
+}
+
+/** An `apply_patch` envelope with its lines coloured (`patchLines`). */
 export function patchView(patch: string): HTMLElement {
-  const lines = patch.split("\n").map((line) => h("span", { class: lineClass(line) }, `${line}\n`));
-  return h("div", { class: "diff" }, h("div", { class: "diff-title" }, "patch"), h("pre", null, ...lines));
+  const view = patchLines(patch);
+  return h(
+    "div",
+    { class: "diff" },
+    h(
+      "div",
+      { class: "diff-title" },
+      "patch",
+      ...view.notes.map((n) => h("span", { class: "muted" }, ` — ${n}`)),
+    ),
+    h("pre", null, ...view.lines.map((line) => h("span", { class: line.class }, line.text))),
+  );
 }
 
 function lineClass(line: string): string {
