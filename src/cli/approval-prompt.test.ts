@@ -285,6 +285,30 @@ describe("describeApproval", () => {
       expect(shown).not.toContain("\r");
   });
 
+  it("a CRLF patch shown as it is (it will fail, or does not parse): its endings said once, no ⟨CR⟩ on every line", async () => {
+    const ws = workspace({ "a.txt": "one\r\ntwo\r\n" });
+    const failing =
+      "*** Begin Patch\r\n*** Update File: a.txt\r\n@@\r\n-nothing like it\r\n+x\r\n*** End Patch\r\n";
+    const shown = await view("apply_patch", { patch: failing }, ws);
+    // Before: each of the patch's lines ended in ⟨CR⟩.
+    expect(shown).toMatch(
+      /^\(the patch will fail: [\s\S]*?; the patch:\)\n\(the patch: CRLF line endings, not shown below\)\n/,
+    );
+    expect(shown).toContain("\n-nothing like it\n+x\n*** End Patch");
+    expect(shown).not.toContain("⟨CR⟩");
+    const garbled = await view("apply_patch", { patch: "not\r\na patch\r\n" }, ws);
+    expect(garbled).toMatch(
+      /^\(the patch does not parse: [^\n]*\)\n\(the patch: CRLF line endings, not shown below\)\nnot\na patch/,
+    );
+    // Mixed endings keep each CR, marked; an LF patch gets no note.
+    const mixed = await view("apply_patch", { patch: "not\r\na patch\n" }, ws);
+    expect(mixed).toContain(
+      "(the patch: mixed CRLF and LF line endings; each CR shows as ⟨CR⟩)\nnot⟨CR⟩\na patch",
+    );
+    expect(await view("apply_patch", { patch: "not a patch" }, ws)).not.toContain("(the patch:");
+    for (const text of [shown, garbled, mixed]) expect(text).not.toContain("\r");
+  });
+
   it("a FIFO is shown as such, never opened blocking (the prompt does not hang)", async () => {
     const ws = workspace();
     execFileSync("mkfifo", [join(ws, "pipe")]);

@@ -18,7 +18,7 @@ import { type PatchOperation, parsePatch } from "../tools/builtin/patch-parser.j
 import { resolveInWorkspace, type WorkspacePath, workspaceRoot } from "../tools/workspace.js";
 import { openForRead } from "../tools/workspace-fs.js";
 import { DIFF_MAX_EDITS } from "../util/diff-bounds.js";
-import { diffableEndings } from "../util/line-endings.js";
+import { diffableEndings, shownEndings } from "../util/line-endings.js";
 import { redactSecrets } from "../util/redact.js";
 import { kindOf } from "../util/regular-file.js";
 import { controlsShown, type Styles } from "./terminal.js";
@@ -102,15 +102,26 @@ async function patchDiff(patch: string, workspace: string, signal: AbortSignal):
   try {
     operations = parsePatch(patch);
   } catch (error) {
-    return [`(the patch does not parse: ${(error as Error).message})`, ...patch.split("\n")];
+    return [`(the patch does not parse: ${(error as Error).message})`, ...rawPatch(patch)];
   }
   let changes: FileChange[];
   try {
     changes = (await planPatch(operations, await workspaceRoot(workspace), signal)).changes;
   } catch (error) {
-    return [`(the patch will fail: ${(error as Error).message}; the patch:)`, ...patch.split("\n")];
+    return [`(the patch will fail: ${(error as Error).message}; the patch:)`, ...rawPatch(patch)];
   }
   return changes.flatMap(changeDiff);
+}
+
+/**
+ * A patch shown as it is (no diff can be made of it): a CRLF envelope without its CRs and its
+ * endings said once, a mixed one with each CR marked, as the viewer's page shows it
+ * (src/util/line-endings.ts `shownEndings`, docs/pitfalls.md #122).
+ */
+function rawPatch(patch: string): string[] {
+  const { text, note } = shownEndings(patch);
+  const lines = text.split("\n");
+  return note === undefined ? lines : [`(the patch: ${note})`, ...lines];
 }
 
 /** One planned file change as a diff (a move's destination diffs from the moved file). */
