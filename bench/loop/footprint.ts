@@ -15,7 +15,8 @@
  *
  * `--base DIR` adds eddy as built by another checkout (a `git worktree` with `node_modules`
  * linked, built with `npm run build`), counted in the same process, for a before/after.
- * `--contenders` takes floor, eddy, sdk (the `openai` SDK loop) and agents (`@openai/agents`); a
+ * `--contenders` takes floor, eddy, sdk (the `openai` SDK loop), agents (`@openai/agents`) and
+ * sketch (the floor with eddy's obligations, bench/loop/obligations.ts, a redesign's lower bound); a
  * peer's own code counts under "dependencies". `npm run bench -- loop` runs this file
  * (`measureFootprint`: the floor and eddy in one process, each peer in one of its own) and
  * reports its table and a README row.
@@ -205,8 +206,15 @@ async function main(): Promise<void> {
     const contenders: { name: string; turn: () => Promise<unknown> }[] = [];
     for (const key of option("contenders", "floor,eddy").split(",")) {
       if (key === "eddy") contenders.push({ name: EDDY_ON, turn: await eddyTurn(server.origin) });
-      else if (key in PEERS) contenders.push(peer(PEERS[key as keyof typeof PEERS]));
-      else throw new Error(`--contenders: no contender ${JSON.stringify(key)} (floor, eddy, sdk, agents)`);
+      else if (key === "sketch") {
+        const { withObligations } = await import("./obligations.js");
+        const sketch = withObligations(server.origin, true);
+        contenders.push({ name: sketch.name, turn: () => sketch.run(() => {}) });
+      } else if (key in PEERS) contenders.push(peer(PEERS[key as keyof typeof PEERS]));
+      else
+        throw new Error(
+          `--contenders: no contender ${JSON.stringify(key)} (floor, eddy, sdk, agents, sketch)`,
+        );
     }
     if (base !== undefined)
       contenders.push({ name: `${EDDY_ON} at --base`, turn: await eddyTurn(server.origin, base) });

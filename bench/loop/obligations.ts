@@ -1,0 +1,187 @@
+/**
+ * How close to the floor a turn can get while doing what eddy must do and the floor does not
+ * (bench/README.md, "What a turn must cost"). Three contenders alternate run by run in shuffled
+ * order against the loop bench's replay server (writes `event`), alone in this process:
+ *
+ *   floor-loop node:http   the minimal loop (bench/provider/floor.ts)
+ *   floor + obligations    the same loop, plus: every event validated with eddy's own validators
+ *                          (`validateStreamingEvent`), each response assembled by eddy's own
+ *                          assembler (`step`, `finishAssembly`: items, calls, text), a frame made and
+ *                          stamped (run id, seq, time) per event and per text delta, lifecycle frames
+ *                          (run, request, tool call, run end), every frame handed to a consumer
+ *                          through an async iterator (one promise per frame), the tool call bounded
+ *                          by a timer, as a tool's timeout is
+ *   eddy (validate on)     `runAgent`, as the loop bench runs it
+ *
+ * The middle contender is not a product: it is the lower bound of a redesigned turn — the price of
+ * the work every turn needs, paid in one pass — against which eddy's layers can be judged.
+ *
+ *   node --import tsx bench/loop/obligations.ts [--rounds 9] [--runs 150] [--warmup 300] [--validate off]
+ *
+ * `node --import tsx bench/loop/footprint.ts --contenders floor,sketch,eddy` counts its footprint.
+ */
+import { fileURLToPath } from "node:url";
+import type * as ValidateModule from "../../src/protocol/validate.js";
+import type * as AssemblerModule from "../../src/provider/assembler/index.js";
+import { importBuilt } from "../built.js";
+import { median } from "../harness.js";
+import { floorParser, nodeHttpPoster } from "../provider/floor.js";
+import { startReplayServer } from "../provider/replay-server.js";
+import { EDDY_ON, FLOOR_LOOP_NODE, type LoopContender, loopContenders } from "./contenders.js";
+import { measureLoop, roundMedians } from "./measure.js";
+import { ANSWER, MODEL, PROMPT } from "./responses.js";
+
+const { validateStreamingEvent } = await importBuilt<typeof ValidateModule>("protocol/validate.js");
+const { createAssembly, finishAssembly, step } = await importBuilt<typeof AssemblerModule>(
+  "provider/assembler/index.js",
+);
+
+function option(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? fallback : (process.argv[i + 1] ?? fallback);
+}
+
+const NOOP = {
+  type: "function",
+  name: "noop",
+  description: "Does nothing and answers ok.",
+  parameters: {
+    type: "object",
+    properties: { n: { type: "number" } },
+    required: ["n"],
+    additionalProperties: false,
+  },
+  strict: true,
+};
+
+/** A frame as the sketch makes them: the envelope eddy stamps, and the payload. */
+type SketchFrame = { run_id: string; seq: number; ts: number; type: string } & Record<string, unknown>;
+
+/** The frames of one run, read by a consumer through an async iterator, one promise per frame. */
+class Frames {
+  private readonly frames: SketchFrame[] = [];
+  private seq = 0;
+  private wake: (() => void) | undefined;
+  private done = false;
+
+  emit(type: string, payload: Record<string, unknown> = {}): void {
+    this.frames.push({ run_id: "run_sketch", seq: this.seq++, ts: Date.now(), type, ...payload });
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  close(): void {
+    this.done = true;
+    this.wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<SketchFrame> {
+    for (let i = 0; ; ) {
+      if (i < this.frames.length) yield this.frames[i++] as SketchFrame;
+      else if (this.done) return;
+      else
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+        });
+    }
+  }
+}
+
+/** The floor loop with eddy's obligations (see the module comment). */
+export function withObligations(origin: string, validate: boolean): LoopContender {
+  const post = nodeHttpPoster(`${origin}/v1/responses`);
+  return {
+    name: "floor + obligations",
+    version: "-",
+    what: "the floor loop plus validation, eddy's assembler, stamped frames and their consumer",
+    run: async (onDelta) => {
+      const frames = new Frames();
+      const consumed = (async () => {
+        for await (const f of frames) if (f.type === "output_text_delta") onDelta(f.delta as string);
+      })();
+      const exchange = async (request: Record<string, unknown>) => {
+        const assembly = createAssembly();
+        frames.emit("request_started", { body: request });
+        const parse = floorParser((event) => {
+          const errors = validate ? validateStreamingEvent(event) : undefined;
+          step(assembly, event);
+          frames.emit("provider_event", errors === undefined ? { data: event } : { data: event, errors });
+          if (event.type === "response.output_text.delta")
+            frames.emit("output_text_delta", { delta: event.delta });
+        });
+        await post(JSON.stringify({ ...request, stream: true }), parse);
+        return finishAssembly(assembly);
+      };
+      frames.emit("run_started", { model: MODEL });
+      const input = [{ type: "message", role: "user", content: PROMPT }];
+      const first = await exchange({ model: MODEL, input, tools: [NOOP] });
+      const call = first.calls[0];
+      if (call === undefined) throw new Error("floor + obligations: response #1 has no function call");
+      frames.emit("tool_call", { call_id: call.callId, name: call.name, arguments: call.arguments });
+      const output = await new Promise<string>((resolve) => {
+        const timer = setTimeout(() => resolve("timed out"), 60_000);
+        void Promise.resolve(JSON.parse(call.arguments)).then(() => {
+          clearTimeout(timer);
+          resolve("ok");
+        });
+      });
+      frames.emit("tool_ended", { call_id: call.callId, output });
+      const answer = { type: "function_call_output", call_id: call.callId, output };
+      const second = await exchange({
+        model: MODEL,
+        previous_response_id: first.id,
+        input: [answer],
+        tools: [NOOP],
+      });
+      frames.emit("run_ended", { output_text: second.outputText });
+      frames.close();
+      await consumed;
+      return second.outputText;
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const rounds = Number(option("rounds", "9"));
+  const runsPerRound = Number(option("runs", "150"));
+  const warmupRuns = Number(option("warmup", "300"));
+  const validate = option("validate", "on") !== "off";
+  const server = await startReplayServer(new URL("./responses.ts", import.meta.url), "event");
+  try {
+    const all = loopContenders(server.origin);
+    const pick = (name: string) => {
+      const found = all.find((c) => c.name === name);
+      if (found === undefined) throw new Error(`no loop contender named ${name}`);
+      return found;
+    };
+    const contenders = [pick(FLOOR_LOOP_NODE), withObligations(server.origin, validate), pick(EDDY_ON)];
+    // Checked before timing: each gives the answer, with its deltas, over exactly two requests.
+    for (const c of contenders) {
+      const deltas: string[] = [];
+      const before = server.served();
+      const text = await c.run((d) => deltas.push(d));
+      if (text !== ANSWER || deltas.join("") !== ANSWER || !server.waitServed(before + 2))
+        throw new Error(`${c.name}: wrong answer or requests (${JSON.stringify(text.slice(0, 40))})`);
+    }
+    const samples = await measureLoop(contenders, { rounds, runsPerRound, warmupRuns, seed: 11, server });
+    const [floor, ...rest] = samples.map((s) => roundMedians(s, (r) => r.run)) as [number[], ...number[][]];
+    console.log(`${rounds} rounds × ${runsPerRound} runs after ${warmupRuns} warm-up runs, writes event`);
+    console.log(`| contender | µs a turn | × floor-loop node:http |`);
+    console.log(`| :-- | --: | --: |`);
+    console.log(`| ${FLOOR_LOOP_NODE} | ${(median(floor) / 1000).toFixed(0)} | 1.00 |`);
+    rest.forEach((times, i) => {
+      const ratio = median(times.map((t, r) => t / (floor[r] as number)));
+      const name = contenders[i + 1]?.name ?? "?";
+      const label = name === "floor + obligations" && !validate ? `${name} (validation off)` : name;
+      console.log(`| ${label} | ${(median(times) / 1000).toFixed(0)} | ${ratio.toFixed(2)} |`);
+    });
+  } finally {
+    await server.close();
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await main();
+  process.exit(0);
+}
