@@ -8,11 +8,13 @@ import { WatchdogFired } from "./watchdog.js";
 
 /**
  * A server on 127.0.0.1: `/hang` never answers, `/part` sends its head and one chunk and then
- * nothing, `/ok` answers at once. `closed` resolves with each connection's closing, by path.
+ * nothing, `/ok` answers at once. `closed` resolves with each connection's closing, by path, and
+ * `arrived` with each request's arrival.
  */
 let server: http.Server;
 let origin: string;
 const closed = new Map<string, Array<() => void>>();
+const arrived = new Map<string, Array<() => void>>();
 /** Requests each connection carried. */
 const servedBy = new WeakMap<object, number>();
 /** `/stale` resets every request, also the first on a connection. */
@@ -24,6 +26,15 @@ function closedOnce(path: string): Promise<void> {
   return new Promise((resolve) => closed.set(path, [...(closed.get(path) ?? []), resolve]));
 }
 
+/**
+ * Resolves once the server has a request for `path` (and listens for its closing): a test that
+ * aborts a request waits for this, not for a time, or an abort on a loaded machine could come
+ * before the request reached the server, whose closing would then never be seen.
+ */
+function arrivedOnce(path: string): Promise<void> {
+  return new Promise((resolve) => arrived.set(path, [...(arrived.get(path) ?? []), resolve]));
+}
+
 beforeAll(async () => {
   server = http.createServer((req, res) => {
     const path = req.url ?? "";
@@ -33,6 +44,8 @@ beforeAll(async () => {
       for (const resolve of closed.get(path) ?? []) resolve();
       closed.delete(path);
     });
+    for (const resolve of arrived.get(path) ?? []) resolve();
+    arrived.delete(path);
     const served = (servedBy.get(req.socket) ?? 0) + 1;
     servedBy.set(req.socket, served);
     if (path === "/stale" && (served > 1 || resetEvery)) {
@@ -113,8 +126,9 @@ describe("nodeHttpTransport: aborting through registerAbort", () => {
     const transport = nodeHttpTransport();
     const { request, abort } = registering("/hang");
     const gone = closedOnce("/hang");
+    const there = arrivedOnce("/hang");
     const pending = transport(request);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await there;
     abort(new Error("stop now"));
     await expect(pending).rejects.toThrow("stop now");
     await gone;
@@ -150,8 +164,9 @@ describe("nodeHttpTransport: aborting through registerAbort", () => {
     const transport = nodeHttpTransport();
     const controller = new AbortController();
     const gone = closedOnce("/hang");
+    const there = arrivedOnce("/hang");
     const pending = transport({ url: `${origin}/hang`, headers: {}, body: "{}", signal: controller.signal });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await there;
     controller.abort(new Error("cancelled by the signal"));
     await expect(pending).rejects.toThrow("cancelled by the signal");
     await gone;
