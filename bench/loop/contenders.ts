@@ -66,7 +66,7 @@ const NOOP_PARAMETERS = {
   additionalProperties: false,
 };
 /** The `tools` entry the hand-written loops send. */
-const NOOP_DECLARATION = {
+export const NOOP_DECLARATION = {
   type: "function",
   name: "noop",
   description: NOOP_DESCRIPTION,

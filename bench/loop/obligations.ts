@@ -27,7 +27,13 @@ import { importBuilt } from "../built.js";
 import { median } from "../harness.js";
 import { floorParser, nodeHttpPoster } from "../provider/floor.js";
 import { startReplayServer } from "../provider/replay-server.js";
-import { EDDY_ON, FLOOR_LOOP_NODE, type LoopContender, loopContenders } from "./contenders.js";
+import {
+  EDDY_ON,
+  FLOOR_LOOP_NODE,
+  type LoopContender,
+  loopContenders,
+  NOOP_DECLARATION,
+} from "./contenders.js";
 import { measureLoop, roundMedians } from "./measure.js";
 import { ANSWER, MODEL, PROMPT } from "./responses.js";
 
@@ -40,19 +46,6 @@ function option(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i < 0 ? fallback : (process.argv[i + 1] ?? fallback);
 }
-
-const NOOP = {
-  type: "function",
-  name: "noop",
-  description: "Does nothing and answers ok.",
-  parameters: {
-    type: "object",
-    properties: { n: { type: "number" } },
-    required: ["n"],
-    additionalProperties: false,
-  },
-  strict: true,
-};
 
 /** A frame as the sketch makes them: the envelope eddy stamps, and the payload. */
 type SketchFrame = { run_id: string; seq: number; ts: number; type: string } & Record<string, unknown>;
@@ -115,7 +108,7 @@ export function withObligations(origin: string, validate: boolean): LoopContende
       };
       frames.emit("run_started", { model: MODEL });
       const input = [{ type: "message", role: "user", content: PROMPT }];
-      const first = await exchange({ model: MODEL, input, tools: [NOOP] });
+      const first = await exchange({ model: MODEL, input, tools: [NOOP_DECLARATION] });
       const call = first.calls[0];
       if (call === undefined) throw new Error("floor + obligations: response #1 has no function call");
       frames.emit("tool_call", { call_id: call.callId, name: call.name, arguments: call.arguments });
@@ -132,7 +125,7 @@ export function withObligations(origin: string, validate: boolean): LoopContende
         model: MODEL,
         previous_response_id: first.id,
         input: [answer],
-        tools: [NOOP],
+        tools: [NOOP_DECLARATION],
       });
       frames.emit("run_ended", { output_text: second.outputText });
       frames.close();

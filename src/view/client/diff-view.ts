@@ -72,19 +72,22 @@ export function fileDiffLines(diff: FileDiffView): FileDiffLines {
 /** A `write_file` call as a unified diff (`fileDiffLines`). */
 export function fileDiff(diff: FileDiffView): HTMLElement {
   const view = fileDiffLines(diff);
-  return h(
-    "div",
-    { class: "diff" },
-    h(
-      "div",
-      { class: "diff-title" },
-      view.title,
-      ...view.notes.map((n) => h("span", { class: "muted" }, ` — ${n}`)),
-    ),
-    view.empty !== undefined
-      ? h("div", { class: "muted" }, view.empty)
-      : h("pre", null, ...view.lines.map((line) => h("span", { class: line.class }, line.text))),
+  return diffBox(
+    view.title,
+    view.notes,
+    view.empty !== undefined ? h("div", { class: "muted" }, view.empty) : linesPre(view.lines),
   );
+}
+
+/** A diff's box: its title with its notes, then its body (both diff views). */
+function diffBox(title: string, notes: readonly string[], body: HTMLElement): HTMLElement {
+  const shown = notes.map((n) => h("span", { class: "muted" }, ` — ${n}`));
+  return h("div", { class: "diff" }, h("div", { class: "diff-title" }, title, ...shown), body);
+}
+
+/** Classed lines in a `pre`. */
+function linesPre(lines: ReadonlyArray<{ class: string; text: string }>): HTMLElement {
+  return h("pre", null, ...lines.map((line) => h("span", { class: line.class }, line.text)));
 }
 
 /** A diff line with each CR it keeps as a marker: the page would show a raw CR as nothing at all. */
@@ -113,17 +116,7 @@ export function patchLines(patch: string): PatchLines {
 /** An `apply_patch` envelope with its lines coloured (`patchLines`). */
 export function patchView(patch: string): HTMLElement {
   const view = patchLines(patch);
-  return h(
-    "div",
-    { class: "diff" },
-    h(
-      "div",
-      { class: "diff-title" },
-      "patch",
-      ...view.notes.map((n) => h("span", { class: "muted" }, ` — ${n}`)),
-    ),
-    h("pre", null, ...view.lines.map((line) => h("span", { class: line.class }, line.text))),
-  );
+  return diffBox("patch", view.notes, linesPre(view.lines));
 }
 
 function lineClass(line: string): string {
