@@ -71,9 +71,9 @@ async function loadedBy(name: string, args: string[]): Promise<string[]> {
   });
   const result = await runCli(args, { env, cwd: ROOT, timeoutMs: 60_000 });
   expect(result.code, result.stderr).toBe(0);
-  const urls = readFileSync(log, "utf8")
-    .split("\n")
-    .filter((line) => line.startsWith("file:"));
+  const lines = readFileSync(log, "utf8").split("\n");
+  const urls = lines.filter((line) => line.startsWith("file:"));
+  const builtins = lines.filter((line) => line.startsWith("node:"));
   const files = urls.map((url) => relative(ROOT, fileURLToPath(url)));
   const loadedChunks = chunksLoaded(cacheHome);
   expect(loadedChunks).toContain("main.cjs"); // the launcher ran the bundle
@@ -88,8 +88,12 @@ async function loadedBy(name: string, args: string[]): Promise<string[]> {
   });
   // Node's loader loads nothing of the bundle but the loader of its chunks (scripts/build.mjs).
   expect(files.filter((file) => file.startsWith(BUNDLE))).toEqual([`${BUNDLE}loader.mjs`]);
-  return [...new Set([...files, ...expanded])];
+  return [...new Set([...files, ...expanded, ...builtins])];
 }
+
+/** Node's own fetch (undici, loaded by the first use of `Request`, `Response` or `Headers`): ~50 ms of a start. */
+const FETCH_INTERNALS = (loaded: readonly string[]) =>
+  loaded.filter((m) => m.startsWith("node:internal/deps/undici"));
 
 const BUNDLE = "dist/cli/bundle/";
 
@@ -163,6 +167,7 @@ describe("eddy run", () => {
     expect(ajvCompiler(loaded)).toEqual([]);
     for (const prefix of ["mock/", "tools/mcp/mcp-tools", "telemetry/", "batch/queue", "view/"])
       expect(eddyFiles(loaded, prefix), prefix).toEqual([]);
+    expect(FETCH_INTERNALS(loaded)).toEqual([]);
     // zod's message locales: English only (scripts/build.mjs), not its ~50 others.
     expect(filesOf(loaded, "zod").filter((path) => path.includes("/locales/"))).toEqual([
       "node_modules/zod/v4/locales/en.js",
@@ -191,5 +196,9 @@ describe("eddy run", () => {
     expect(ajvCompiler(loaded)).toEqual([]);
     for (const prefix of ["mock/chat/", "tools/mcp/mcp-tools", "telemetry/"])
       expect(eddyFiles(loaded, prefix), prefix).toEqual([]);
+    // The embedded mock answers on its own values (src/mock/reply.ts), not fetch's classes, and
+    // eddy's client is node:http: no run loads undici.
+    expect(loaded).toContain("node:internal/http");
+    expect(FETCH_INTERNALS(loaded)).toEqual([]);
   });
 });

@@ -9,11 +9,12 @@
 import type { JsonObject, ResponseResource } from "../protocol/types.js";
 import { parseJsonObject } from "../util/json.js";
 import { type ResponseEventsOptions, responseEvents, terminalResource } from "./events.js";
-import { errorEventPayload, httpErrorResponse, type MockFaults } from "./faults.js";
-import { invalidRequest, jsonResponse } from "./http-error.js";
+import { errorEventPayload, httpErrorReply, type MockFaults } from "./faults.js";
+import { invalidRequest, jsonReply } from "./http-error.js";
 import type { IdGenerator } from "./ids.js";
 import { assignIds } from "./plan.js";
 import type { MockRequestLog } from "./recording.js";
+import type { MockReply } from "./reply.js";
 import { checkCreateBody, type MockRequestBody, parseJsonBody, type RequestConformance } from "./request.js";
 import type { Scenario } from "./scenario.js";
 import { type Conversation, layeredStore, type ResponseStore, resolveConversation } from "./state.js";
@@ -83,9 +84,9 @@ export type ResponseModel = (request: ModelRequest) => Promise<EventSource>;
 /** What the log line needs; filled in as the request goes. */
 export type CreateInfo = Pick<MockRequestLog, "model" | "turn" | "stream" | "responseId" | "faults">;
 
-/** The answer, and a promise of how it ended (a stream ends later than the `Response` is returned). */
+/** The answer, and a promise of how it ended (a stream ends later than its answer is returned). */
 export interface CreateResult {
-  response: Response;
+  reply: MockReply;
   ended: Promise<StreamOutcome | "answered">;
 }
 
@@ -120,7 +121,7 @@ export async function createResponse(
   const body = checkCreateBody(sent, ctx.conformance);
   info.stream = body.stream === true;
   const prepared = await prepareResponse(body, ctx, info, sent);
-  if (prepared.kind === "http_error") return answered(httpErrorResponse(prepared.fault, ctx.headers));
+  if (prepared.kind === "http_error") return answered(httpErrorReply(prepared.fault, ctx.headers));
   if (body.stream !== true) return await jsonAnswer(prepared, ctx);
   const { events, faults, keep, fail } = prepared;
   return streamAnswer(keepTerminal(events, keep), faults, fail, ctx);
@@ -210,7 +211,7 @@ async function jsonAnswer(
     throw connectionDropped(0);
   }
   if (faults.errorEvent !== undefined) {
-    return answered(jsonResponse(500, { error: errorEventPayload(faults.errorEvent) }, ctx.headers));
+    return answered(jsonReply(500, { error: errorEventPayload(faults.errorEvent) }, ctx.headers));
   }
   let last: JsonObject | undefined;
   for (let next = await prepared.events.next(); next.done !== true; next = await prepared.events.next()) {
@@ -225,7 +226,7 @@ async function jsonAnswer(
     );
   const resource = last as ResponseResource;
   prepared.keep(resource);
-  return answered(jsonResponse(200, resource, ctx.headers));
+  return answered(jsonReply(200, resource, ctx.headers));
 }
 
 /** A streamed answer: the SSE body of `events` with the turn's faults, and how it ended. */
@@ -241,7 +242,7 @@ export function streamAnswer(
   });
   const body = createSseBody({ events, faults, failedResponse, signal: ctx.signal, onEnd: resolveEnded });
   return {
-    response: new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...ctx.headers } }),
+    reply: { status: 200, headers: { ...SSE_HEADERS, ...ctx.headers }, body },
     ended,
   };
 }
@@ -271,8 +272,8 @@ export function keepTerminal(
 }
 
 /** An answer that is complete when returned (JSON or an error). */
-export function answered(response: Response): CreateResult {
-  return { response, ended: Promise.resolve("answered") };
+export function answered(reply: MockReply): CreateResult {
+  return { reply, ended: Promise.resolve("answered") };
 }
 
 /** True for a `response.*` event carrying its response snapshot. */

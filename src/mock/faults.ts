@@ -11,7 +11,8 @@
  * the other faults only shape streams.
  */
 import { encodeSseComment, type SseLineEnding } from "../sse/encoder.js";
-import { type ErrorBody, errorTypeForStatus, jsonResponse } from "./http-error.js";
+import { type ErrorBody, errorTypeForStatus, jsonReply } from "./http-error.js";
+import { type MockReply, toResponse } from "./reply.js";
 
 /** An HTTP error answer instead of a response. */
 export interface HttpErrorFault {
@@ -79,14 +80,19 @@ export interface MockFaults {
 }
 
 /** The HTTP answer of an `httpError` fault. */
-export function httpErrorResponse(fault: HttpErrorFault, extraHeaders: Record<string, string>): Response {
+export function httpErrorReply(fault: HttpErrorFault, extraHeaders: Record<string, string>): MockReply {
   const headers = { ...extraHeaders, ...fault.headers };
   if (typeof fault.body === "string") {
     const type = fault.body.trimStart().startsWith("<") ? "text/html" : "text/plain";
-    return new Response(fault.body, { status: fault.status, headers: { "content-type": type, ...headers } });
+    return { status: fault.status, headers: { "content-type": type, ...headers }, body: fault.body };
   }
   const body = fault.body === undefined ? { error: defaultPayload(fault.status) } : fault.body;
-  return jsonResponse(fault.status, body, headers);
+  return jsonReply(fault.status, body, headers);
+}
+
+/** `httpErrorReply` as a fetch `Response`. */
+export function httpErrorResponse(fault: HttpErrorFault, extraHeaders: Record<string, string>): Response {
+  return toResponse(httpErrorReply(fault, extraHeaders));
 }
 
 /**

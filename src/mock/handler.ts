@@ -1,7 +1,8 @@
 /**
  * The mock Open Responses server as a fetch-style handler: `(Request) => Promise<Response>`,
  * testable in-process with no socket (the way Hono's `app.request` is), and served over HTTP by
- * `listener.ts`.
+ * `listener.ts` through `handler.answer`, the same handler on the mock's own request and answer
+ * values (`reply.ts`), which the listener reads and writes without loading fetch's classes.
  *
  * Routes (with or without the `/v1` prefix):
  * - `POST /v1/responses` — create a response, JSON or SSE (`create-response.ts`);
@@ -26,9 +27,10 @@ import {
   type ResponseModel,
 } from "./create-response.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
-import { httpProblem, jsonResponse, problemOf, problemResponse, serverProblem } from "./http-error.js";
+import { httpProblem, jsonReply, problemOf, problemReply, serverProblem } from "./http-error.js";
 import { createIdGenerator } from "./ids.js";
 import { type MockRequestLog, type RecordedRequest, recordedBody, redactHeaders } from "./recording.js";
+import { type MockHttpRequest, type MockReply, requestOf, toResponse } from "./reply.js";
 import type { RequestConformance } from "./request.js";
 import type { Scenario } from "./scenario.js";
 import { parseScenario } from "./scenario-load.js";
@@ -88,6 +90,8 @@ export interface MockOptions {
 /** The handler, with the record of what it received. */
 export interface MockHandler {
   (request: Request): Promise<Response>;
+  /** The same answer on the mock's own values (reply.ts): what the listener serves, with no fetch classes. */
+  answer(request: MockHttpRequest): Promise<MockReply>;
   /** Every request received, in arrival order (credentials redacted); WebSocket messages too. */
   readonly requests: RecordedRequest[];
   /** Live counters (WebSocket connections and messages). */
@@ -129,9 +133,10 @@ export function createMockHandler(options: MockOptions = {}): MockHandler {
   };
 
   const state: HandlerState = { options, server, closed, requests, stats };
-  const handle = (request: Request) => handleHttp(request, state);
+  const answer = (request: MockHttpRequest) => handleHttp(request, state);
+  const handle = async (request: Request) => toResponse(await answer(await requestOf(request)));
   const websocket = (request: Request) => admitWebSocket(request, state);
-  return Object.assign(handle, { requests, stats, websocket, close: () => closed.abort() });
+  return Object.assign(handle, { requests, stats, answer, websocket, close: () => closed.abort() });
 }
 
 /** What every request of one handler shares. */
@@ -145,12 +150,12 @@ interface HandlerState {
 }
 
 /** Answers one HTTP request: records it, routes it, turns a failure into its error response. */
-async function handleHttp(request: Request, state: HandlerState): Promise<Response> {
+async function handleHttp(request: MockHttpRequest, state: HandlerState): Promise<MockReply> {
   const { options, closed } = state;
   const started = performance.now();
   const path = new URL(request.url).pathname;
   const headers = { "x-request-id": state.server.ids.next("req") };
-  const text = request.method === "GET" || request.method === "HEAD" ? "" : await request.text();
+  const text = request.text;
   const record: RecordedRequest = {
     method: request.method,
     transport: "http",
@@ -173,7 +178,7 @@ async function handleHttp(request: Request, state: HandlerState): Promise<Respon
     });
   };
   try {
-    checkAuth(request.headers.get("authorization"), options.apiKey);
+    checkAuth(request.headers.authorization, options.apiKey);
     if (Buffer.byteLength(text) > MOCK_DEFAULTS.maxBodyBytes) throw tooLarge();
     return await route({ request, path, text, headers, info, record, log }, state);
   } catch (error) {
@@ -183,11 +188,11 @@ async function handleHttp(request: Request, state: HandlerState): Promise<Respon
     }
     if (request.signal.aborted || closed.signal.aborted) {
       log(0, "cancelled"); // the client left (or the server closed) during a stall: nobody to answer
-      return new Response(null, { status: 499, headers });
+      return { status: 499, headers, body: null };
     }
     const problem = problemOf(error) ?? serverProblem(error);
     log(problem.status, "answered");
-    return problemResponse(problem, headers);
+    return problemReply(problem, headers);
   }
 }
 
@@ -196,7 +201,7 @@ type RequestLogger = (status: number, outcome: MockRequestLog["outcome"]) => voi
 
 /** One HTTP request, read and recorded. */
 interface IncomingRequest {
-  request: Request;
+  request: MockHttpRequest;
   path: string;
   text: string;
   headers: Record<string, string>;
@@ -206,7 +211,7 @@ interface IncomingRequest {
 }
 
 /** The endpoint a request's path names: create (Responses or Chat Completions), compact, retrieve. */
-async function route(r: IncomingRequest, state: HandlerState): Promise<Response> {
+async function route(r: IncomingRequest, state: HandlerState): Promise<MockReply> {
   const { request, path, text, headers, info, log } = r;
   const server = state.server;
   // The Chat Completions half (and the zod schema of its bodies) loads with the first chat request.
@@ -228,14 +233,14 @@ async function route(r: IncomingRequest, state: HandlerState): Promise<Response>
       info,
     );
     if (info.turn !== undefined) r.record.turn = info.turn;
-    void result.ended.then((outcome) => log(result.response.status, outcome));
-    return result.response;
+    void result.ended.then((outcome) => log(result.reply.status, outcome));
+    return result.reply;
   }
   if (COMPACT.test(path)) {
     allow(request.method, "POST", path);
     const compacted = compactResponse(text, server, info);
     log(200, "answered");
-    return jsonResponse(200, compacted, headers);
+    return jsonReply(200, compacted, headers);
   }
   const retrieve = RETRIEVE.exec(path);
   if (retrieve !== null) {
@@ -247,7 +252,7 @@ async function route(r: IncomingRequest, state: HandlerState): Promise<Response>
         "response_not_found",
       );
     log(200, "answered");
-    return jsonResponse(200, stored.resource, headers);
+    return jsonReply(200, stored.resource, headers);
   }
   throw notFound(
     `Invalid URL (${request.method} ${path}): the mock serves POST /v1/responses, POST /v1/responses/compact and POST /v1/chat/completions.`,
@@ -272,7 +277,7 @@ function admitWebSocket(request: Request, state: HandlerState): WebSocketAdmissi
       durationMs: 0,
     });
   try {
-    checkAuth(request.headers.get("authorization"), options.apiKey);
+    checkAuth(request.headers.get("authorization") ?? undefined, options.apiKey);
     if (!CREATE.test(path))
       throw notFound(
         `Invalid URL (WebSocket ${path}): WebSocket mode is served on /v1/responses.`,
@@ -281,7 +286,7 @@ function admitWebSocket(request: Request, state: HandlerState): WebSocketAdmissi
   } catch (error) {
     const problem = problemOf(error) ?? serverProblem(error);
     log(problem.status);
-    return { refused: problemResponse(problem, { "x-request-id": state.server.ids.next("req") }) };
+    return { refused: toResponse(problemReply(problem, { "x-request-id": state.server.ids.next("req") })) };
   }
   return {
     open(peer) {
@@ -293,7 +298,7 @@ function admitWebSocket(request: Request, state: HandlerState): WebSocketAdmissi
         peer,
         connection,
         path,
-        headers: redactHeaders(request.headers),
+        headers: redactHeaders(Object.fromEntries(request.headers)),
         requests: state.requests,
         onRequest: options.onRequest,
         stats: stats.websocket,
@@ -318,7 +323,7 @@ function decoded(segment: string): string {
   }
 }
 
-function checkAuth(header: string | null, apiKey: string | undefined): void {
+function checkAuth(header: string | undefined, apiKey: string | undefined): void {
   if (apiKey === undefined) return;
   const token = header?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
   // In constant time: eddy serve's face checks its token here for WebSocket upgrades.

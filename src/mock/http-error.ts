@@ -1,11 +1,12 @@
 /**
  * JSON error answers in the shape real providers use (spec §8.5): `{"error": {message, type, param,
  * code}}`. Inside the handler a refusal is thrown as an `EddyError` carrying the HTTP status and
- * payload in `details`, and turned into a `Response` at the top.
+ * payload in `details`, and turned into an answer (`MockReply`, reply.ts) at the top.
  */
 import { EddyError } from "../errors.js";
 import type { ErrorPayload } from "../protocol/types.js";
 import { safeJson } from "../util/control-chars.js";
+import { type MockReply, toResponse } from "./reply.js";
 
 /** The body of a JSON error answer. */
 export interface ErrorBody {
@@ -64,24 +65,32 @@ export function serverProblem(error: unknown): HttpProblem {
 }
 
 /**
- * A JSON `Response` for `problem`. Its message often quotes the client's own ids
+ * The JSON answer for `problem`. Its message often quotes the client's own ids
  * (`previous_response_id`, a `call_id`): their C1 and direction characters, which `JSON.stringify`
  * leaves raw, are written as `\u` escapes (`safeJson`), so a client printing the answer is not
  * steered by them.
  */
-export function problemResponse(problem: HttpProblem, extraHeaders: Record<string, string> = {}): Response {
-  return new Response(safeJson({ error: problem.error } satisfies ErrorBody), {
+export function problemReply(problem: HttpProblem, extraHeaders: Record<string, string> = {}): MockReply {
+  return {
     status: problem.status,
     headers: { "content-type": "application/json", ...extraHeaders, ...problem.headers },
-  });
+    body: safeJson({ error: problem.error } satisfies ErrorBody),
+  };
 }
 
-/** A JSON `Response` with the given status and headers. */
+/** `problemReply` as a fetch `Response` (`eddy serve`'s handler answers with these). */
+export function problemResponse(problem: HttpProblem, extraHeaders: Record<string, string> = {}): Response {
+  return toResponse(problemReply(problem, extraHeaders));
+}
+
+/** A JSON answer with the given status and headers. */
+export function jsonReply(status: number, body: unknown, headers: Record<string, string> = {}): MockReply {
+  return { status, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) };
+}
+
+/** `jsonReply` as a fetch `Response`. */
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { "content-type": "application/json", ...headers },
-  });
+  return toResponse(jsonReply(status, body, headers));
 }
 
 /** The error `type` a provider reports with each status (for fault bodies that name none). */

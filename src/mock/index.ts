@@ -14,6 +14,7 @@ export {
 } from "./listener.js";
 export type { PlannedStatus, UsageOverrides } from "./plan.js";
 export { formatRequestLog, type MockRequestLog, type RecordedRequest } from "./recording.js";
+export type { MockHttpRequest, MockReply } from "./reply.js";
 export type { RequestConformance } from "./request.js";
 export type {
   Scenario,

@@ -473,3 +473,88 @@ async function waitFor(condition: () => boolean, timeoutMs = 2_000): Promise<voi
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+/** Sends `head` (request line and headers, CRLF-separated, without the blank line) and `body` as written; the whole answer. */
+async function rawRequest(port: number, head: string, body: Buffer = Buffer.alloc(0)): Promise<string> {
+  const { connect } = await import("node:net");
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => {
+      socket.end(
+        Buffer.concat([
+          Buffer.from(`${head}\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n`),
+          body,
+        ]),
+      );
+    });
+    const chunks: Buffer[] = [];
+    socket.on("data", (c: Buffer) => chunks.push(c));
+    socket.on("error", reject);
+    socket.on("close", () => resolve(Buffer.concat(chunks).toString("utf8")));
+  });
+}
+
+describe("a node request as the handler reads it (no fetch Request in between: src/mock/reply.ts)", () => {
+  it("joins a repeated header, trims values, leaves the record's prototype alone with a __proto__ header, and redacts credentials, as Headers did", async () => {
+    const { server } = await start({
+      scenario: { turns: [{ items: [{ type: "message" as const, text: "ok" }] }] },
+    });
+    const head = [
+      "POST /v1/responses HTTP/1.1",
+      "host: 127.0.0.1",
+      "content-type: application/json",
+      "X-Twice: a",
+      "x-twice: b",
+      "x-padded:   v  \t",
+      "__proto__: p",
+      "Authorization: Bearer sk-secret-123",
+    ].join("\r\n");
+    const answer = await rawRequest(
+      server.port,
+      head,
+      Buffer.from(JSON.stringify({ model: "m", input: "hi" })),
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    const recorded = server.requests[0]?.headers ?? {};
+    expect(recorded["x-twice"]).toBe("a, b");
+    expect(recorded["x-padded"]).toBe("v");
+    expect(Object.getPrototypeOf(recorded)).toBe(Object.prototype);
+    expect(recorded.authorization).toBe("[REDACTED]");
+    expect(Object.keys(recorded)).toEqual([...Object.keys(recorded)].sort()); // in Headers' order
+  });
+
+  it("decodes the body as Request.text() does: a leading BOM dropped, bad UTF-8 bytes as U+FFFD", async () => {
+    const { server } = await start({
+      scenario: {
+        turns: [
+          { items: [{ type: "message" as const, text: "ok" }] },
+          { items: [{ type: "message" as const, text: "ok" }] },
+        ],
+      },
+    });
+    const head = "POST /v1/responses HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json";
+    const json = Buffer.from(JSON.stringify({ model: "m", input: "hi" }));
+    const bom = await rawRequest(server.port, head, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json]));
+    expect(bom).toMatch(/^HTTP\/1\.1 200 /);
+    const bad = Buffer.concat([
+      Buffer.from('{"model": "m", "input": "a'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('b"}'),
+    ]);
+    expect(await rawRequest(server.port, head, bad)).toMatch(/^HTTP\/1\.1 200 /);
+    expect(server.requests[1]?.body).toEqual({ model: "m", input: "a\ufffd\ufffdb" });
+  });
+
+  it("answers a JSON error with its length, and a GET's body is not read", async () => {
+    const { server } = await start();
+    const answer = await rawRequest(
+      server.port,
+      "GET /v1/responses/resp_nope HTTP/1.1\r\nhost: 127.0.0.1",
+      Buffer.from("ignored"),
+    );
+    const [headText = "", bodyText = ""] = answer.split("\r\n\r\n");
+    expect(headText).toMatch(/^HTTP\/1\.1 404 /);
+    expect(headText).toMatch(new RegExp(`content-length: ${Buffer.byteLength(bodyText)}`, "i"));
+    expect(JSON.parse(bodyText).error.code).toBe("response_not_found");
+    expect(server.requests[0]?.body).toBe("");
+  });
+});

@@ -1,6 +1,6 @@
 /**
- * The mock server on a real socket: a thin `node:http` adapter around the fetch-style handler,
- * bound to 127.0.0.1 only.
+ * The mock server on a real socket: a thin `node:http` adapter around the handler (its `answer`,
+ * on the mock's own request and answer values: reply.ts), bound to 127.0.0.1 only.
  *
  * Streaming is real. Node coalesces `res.write()` calls made in the same tick into one packet, so
  * a loop of writes would deliver a whole stream at once; instead each chunk of the body is written
@@ -31,6 +31,7 @@ import { drained } from "../util/stream.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
 import { createMockHandler, type MockOptions, type WebSocketAdmission } from "./handler.js";
 import type { RecordedRequest } from "./recording.js";
+import { bodyText, type MockHttpRequest, type MockReply } from "./reply.js";
 import type { Scenario } from "./scenario.js";
 import type { WebSocketPeer, WebSocketStats } from "./websocket-session.js";
 
@@ -93,7 +94,7 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
   const unreadMs = timeouts?.unreadMs ?? LISTEN_TIMEOUTS.unreadMs;
   const server = createServer(serverOptions(timeouts), (req, res) => {
     if (answeredUnsupportedMethod(req, res)) return;
-    serve(req, res, handler, unreadMs).catch(() => res.destroy());
+    serve(req, res, handler.answer, unreadMs).catch(() => res.destroy());
   });
   refuseConnect(server);
   // Past it, node closes a new connection as it comes (a thousand idle sockets took a thousand fds).
@@ -173,7 +174,7 @@ export function answeredUnsupportedMethod(req: IncomingMessage, res: ServerRespo
 async function serve(
   req: IncomingMessage,
   res: ServerResponse,
-  handler: (r: Request) => Promise<Response>,
+  answer: (r: MockHttpRequest) => Promise<MockReply>,
   unreadMs: number,
 ) {
   const body = await readBody(req);
@@ -193,45 +194,66 @@ async function serve(
   }
   const gone = new AbortController();
   res.once("close", () => gone.abort());
-  const request = toRequest(req, body, gone.signal);
-  let response: Response;
+  let reply: MockReply;
   try {
-    response = await handler(request);
+    reply = await answer(requestOf(req, body, gone.signal));
   } catch {
     res.destroy(); // a dropped connection (or a handler bug): the client sees the socket close
     return;
   }
-  const outHeaders: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    outHeaders[name] = value;
-  });
-  if (response.body === null) {
-    res.writeHead(response.status, outHeaders).end();
+  const outHeaders = headerRecord(Object.entries(reply.headers));
+  if (typeof reply.body === "string") {
+    const bytes = Buffer.from(reply.body);
+    res.writeHead(reply.status, { ...outHeaders, "content-length": String(bytes.length) }).end(bytes);
     return;
   }
-  const streaming = outHeaders["content-type"]?.startsWith("text/event-stream") === true;
-  if (!streaming) {
-    const bytes = Buffer.from(await response.arrayBuffer());
-    res.writeHead(response.status, { ...outHeaders, "content-length": String(bytes.length) }).end(bytes);
+  if (reply.body === null) {
+    res.writeHead(reply.status, outHeaders).end();
     return;
   }
-  res.writeHead(response.status, outHeaders);
+  res.writeHead(reply.status, outHeaders);
   res.flushHeaders(); // headers go out now, so "stall before the first body byte" is observable
-  await pipeStream(response.body, res, unreadMs);
+  await pipeStream(reply.body, res, unreadMs);
 }
 
-/** The fetch `Request` of a node request (no body for GET and HEAD). */
-function toRequest(req: IncomingMessage, body: Buffer, signal: AbortSignal): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
-  }
+/** A node request as the handler reads it (no body for GET and HEAD). */
+function requestOf(req: IncomingMessage, body: Buffer, signal: AbortSignal): MockHttpRequest {
   const method = req.method ?? "GET";
-  return new Request(`http://${MOCK_DEFAULTS.host}${req.url ?? "/"}`, {
+  return {
     method,
-    headers,
-    ...(method === "GET" || method === "HEAD" ? {} : { body }),
+    url: `http://${MOCK_DEFAULTS.host}${req.url ?? "/"}`,
+    headers: headerRecord(Object.entries(req.headers)),
+    text: method === "GET" || method === "HEAD" ? "" : bodyText(body),
     signal,
+  };
+}
+
+/** HTTP's whitespace around a header value, which `Headers` trims. */
+const OUTER_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
+
+/**
+ * Header entries as `Headers` would hold them: names in lower case and in order, a value trimmed,
+ * a repeated name's values joined with `, `.
+ */
+function headerRecord(entries: [string, string | string[] | undefined][]): Record<string, string> {
+  const joined = new Map<string, string>();
+  for (const [name, value] of entries) {
+    if (value === undefined) continue;
+    const key = name.toLowerCase();
+    const text = (Array.isArray(value) ? value.join(", ") : value).replace(OUTER_WHITESPACE, "");
+    const before = joined.get(key);
+    joined.set(key, before === undefined ? text : `${before}, ${text}`);
+  }
+  // fromEntries defines each name as a property of its own, a `__proto__` header too.
+  return Object.fromEntries([...joined].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** The fetch `Request` of a node upgrade request, for a WebSocket admission (no body). */
+function upgradeRequest(req: IncomingMessage): Request {
+  const headers = new Headers(headerRecord(Object.entries(req.headers)));
+  return new Request(`http://${MOCK_DEFAULTS.host}${req.url ?? "/"}`, {
+    method: req.method ?? "GET",
+    headers,
   });
 }
 
@@ -305,7 +327,7 @@ interface Upgrade {
 
 /** An upgrade request: refused with the handler's HTTP answer, or handed to `ws` and given a session. */
 async function upgrade({ req, socket, head, admit, lazySockets, unreadMs }: Upgrade): Promise<void> {
-  const admission = admit(toRequest(req, Buffer.alloc(0), new AbortController().signal));
+  const admission = admit(upgradeRequest(req));
   if ("refused" in admission) {
     const response = admission.refused;
     const body = Buffer.from(await response.arrayBuffer());

@@ -57,12 +57,11 @@ export interface MockRequestLog {
 const SECRET_HEADERS = new Set(["authorization", "proxy-authorization", "api-key", "x-api-key", "cookie"]);
 
 /** The headers with credentials redacted. */
-export function redactHeaders(headers: Headers): Record<string, string> {
-  const out: Record<string, string> = {};
-  headers.forEach((value, name) => {
-    out[name] = SECRET_HEADERS.has(name) ? "[REDACTED]" : value;
-  });
-  return out;
+export function redactHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  // fromEntries defines each name as a property of its own, a `__proto__` header too.
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [name, SECRET_HEADERS.has(name) ? "[REDACTED]" : value]),
+  );
 }
 
 /** The body as JSON when it parses, else the raw text. */

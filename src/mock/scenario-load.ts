@@ -48,12 +48,26 @@ const reasoningItem = z.strictObject({
   id: z.string().min(1).optional(),
 });
 
+/** A header the fault answers with is written to the socket as it is: HTTP's rules, checked when loaded. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const headerValue = z
+  .string()
+  .regex(
+    /^[\t\x20-\x7e\x80-\xff]*$/,
+    "a header value is printable Latin-1 text: no CR, LF, NUL or other control character",
+  );
+
 const faults = z.strictObject({
   httpError: z
     .strictObject({
       status: z.number().int().min(400).max(599),
       body: z.unknown().optional(),
-      headers: z.record(z.string(), z.string()).optional(),
+      headers: z
+        .record(z.string(), headerValue)
+        .refine((headers) => Object.keys(headers).every((name) => HEADER_NAME.test(name)), {
+          message: "a header name is a token (letters, digits and !#$%&'*+-.^_`|~)",
+        })
+        .optional(),
     })
     .optional(),
   stallBeforeHeadersMs: stallMs.optional(),

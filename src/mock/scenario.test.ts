@@ -329,3 +329,39 @@ describe("example scenarios", () => {
     expect(scenario.turns[2]?.faults?.lineEnding).toBe("\r\n");
   });
 });
+
+describe("an httpError fault's headers are checked when the scenario loads (they go to the socket as written)", () => {
+  it.each([
+    [{ "bad name": "x" }, /header name is a token/],
+    [{ "x-a": "one\r\nset-cookie: two" }, /no CR, LF, NUL/],
+    [{ "x-a": "\u001b[31mred" }, /no CR, LF, NUL or other control/],
+    [{ "x-a": "snow \u2603" }, /printable Latin-1/],
+    [{ "x-a": "nul\u0000" }, /no CR, LF, NUL/],
+    [{ "": "x" }, /header name is a token/],
+  ])("refuses %j", (headers, message) => {
+    const scenario = { turns: [{ faults: { httpError: { status: 503, headers } } }] };
+    const error = (() => {
+      try {
+        parseScenario(scenario as unknown as Scenario);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(EddyError.isInstance(error) && error.code).toBe("scenario_invalid");
+    expect((error as Error).message).toMatch(message);
+  });
+
+  it("serves valid ones, over the socket and through the fetch-style handler alike", async () => {
+    const handler = createMockHandler({
+      scenario: { turns: [{ faults: { httpError: { status: 503, headers: { "Retry-After": "2" } } } }] },
+    });
+    const response = await handler(
+      new Request("http://127.0.0.1/v1/responses", {
+        method: "POST",
+        body: JSON.stringify({ model: "m", input: "x" }),
+      }),
+    );
+    expect(response.status).toBe(503);
+    expect(response.headers.get("retry-after")).toBe("2");
+  });
+});

@@ -19,8 +19,8 @@ import {
   type CreateResult,
   streamAnswer,
 } from "../create-response.js";
-import { type ErrorEventFault, errorEventPayload, httpErrorResponse, type MockFaults } from "../faults.js";
-import { invalidRequest, jsonResponse } from "../http-error.js";
+import { type ErrorEventFault, errorEventPayload, httpErrorReply, type MockFaults } from "../faults.js";
+import { invalidRequest, jsonReply } from "../http-error.js";
 import { assignIds } from "../plan.js";
 import { inputItems, parseJsonBody } from "../request.js";
 import { connectionDropped } from "../stream-writer.js";
@@ -45,7 +45,7 @@ export async function createChatCompletion(
   const input = inputItems(body);
   const conversation = { context: input, input };
   const decision = await decideTurn({ api: "chat", body, sent, conversation, policy }, ctx, info);
-  if (decision.kind === "http_error") return answered(httpErrorResponse(decision.fault, ctx.headers));
+  if (decision.kind === "http_error") return answered(httpErrorReply(decision.fault, ctx.headers));
   if (decision.kind === "raw") {
     if (chat.stream !== true) {
       throw invalidRequest(
@@ -75,12 +75,12 @@ export async function createChatCompletion(
   }
   if (faults.dropAfterEvents !== undefined) throw connectionDropped(0);
   if (faults.errorEvent !== undefined) {
-    return answered(jsonResponse(500, { error: errorEventPayload(faults.errorEvent) }, ctx.headers));
+    return answered(jsonReply(500, { error: errorEventPayload(faults.errorEvent) }, ctx.headers));
   }
   if (options.plan.status === "failed") {
-    return answered(jsonResponse(500, { error: failure(options.plan) }, ctx.headers));
+    return answered(jsonReply(500, { error: failure(options.plan) }, ctx.headers));
   }
-  return answered(jsonResponse(200, chatCompletion(options), ctx.headers));
+  return answered(jsonReply(200, chatCompletion(options), ctx.headers));
 }
 
 /** The SSE answer; `errorEvent` is played here as an error chunk (the writer's is Responses-shaped). */
