@@ -15,9 +15,10 @@
  * response completes with that `function_call` for the client to answer. A run that fails ends
  * the response `failed`; one that stops at a limit ends it `incomplete` (the reason is the
  * run's, or the upstream's: `max_output_tokens`). The request's `max_output_tokens` bounds the
- * response, not each upstream request (`outputBudget`). The run is cancelled when the client goes away. Each run is recorded as a tape in the
- * server's data folder, `DATA/responses/RESPONSE-ID_….tape` (its name begins with the id of the
- * response it answered), for `eddy replay` and `eddy view`.
+ * response, not each upstream request (`outputBudget`). The run is cancelled when the client
+ * goes away. Each run is recorded as a tape in the server's data folder,
+ * `DATA/responses/RESPONSE-ID_….tape` (its name begins with the id of the response it answered),
+ * for `eddy replay` and `eddy view`.
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
