@@ -5,11 +5,27 @@
  * loop/agent-tool.ts). Precedence as everywhere: flag > config file > default.
  */
 import { z } from "zod";
+import { digitsOnlyNameProblem, SUB_AGENT_ENTRY } from "../util/digit-names.js";
 import type { ConfigSources, Setting } from "./config.js";
 import { configPath } from "./config-origin.js";
 
 /** A sub-agent's name: it becomes a tool name. */
 const AGENT_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * A sub-agent's name in the config file: a tool name, and not digits only — an object lists such
+ * a name first, whatever the order written, and the agents are offered in the order the file
+ * writes them (docs/pitfalls.md #126).
+ */
+function agentNameSchema() {
+  return z
+    .string()
+    .regex(AGENT_NAME, "agent names are 1–64 letters, digits, _ or -")
+    .superRefine((name, ctx) => {
+      const problem = digitsOnlyNameProblem(name, SUB_AGENT_ENTRY);
+      if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+    });
+}
 
 /** `hooks` in the config file: shell command lines (`sh -c`), and how long each may take. */
 function hooksSchema() {
@@ -44,9 +60,7 @@ export function composeConfigKeys() {
     on_limit: z.enum(["stop", "answer"]).optional(),
     agents_md: z.boolean().optional(),
     hooks: hooksSchema().optional(),
-    agents: z
-      .record(z.string().regex(AGENT_NAME, "agent names are 1–64 letters, digits, _ or -"), agentSchema())
-      .optional(),
+    agents: z.record(agentNameSchema(), agentSchema()).optional(),
   };
 }
 

@@ -325,8 +325,11 @@ function parseConfigFile(path: string): { file: ConfigFile; text: string } {
   if (parsed.success) return { file: parsed.data, text };
   const issue = parsed.error.issues[0];
   const where = issue?.path.length ? issue.path.map(keyText).join(".") : "(top level)";
+  // A record's bad key (an agent's name) says its own rule, not zod's "Invalid key in record".
+  const message =
+    issue?.code === "invalid_key" ? (issue.issues[0]?.message ?? issue.message) : issue?.message;
   // A key of the file may hold anything, a newline included: the message stays one line.
-  throw configError(`config file ${path}: ${where}: ${oneLine(issue?.message ?? "invalid")}`);
+  throw configError(`config file ${path}: ${where}: ${oneLine(message ?? "invalid")}`);
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   type ProviderProfile,
   resolveRoute,
 } from "../provider/profiles.js";
+import { hasControlChars } from "../util/control-chars.js";
 import {
   type ConfigSources,
   DEMO_MODEL,
@@ -886,6 +887,52 @@ describe("the config files are layered: the workspace's over the user's", () => 
     writeFileSync(localFile, servers(["b"]));
     expect(() => resolveConfig({ mcp: ["z=srv", "7=srv"] }, env, ws.dir)).toThrow(
       "--mcp 7: an MCP server's name may not be digits only",
+    );
+  });
+
+  it("sub-agents in the order the files write them; a name of digits only is refused (docs/pitfalls.md #126)", () => {
+    // Before: {"b", "20", "a", "1"} loaded as 1, 20, b, a, and the agents were offered in that order.
+    const { ws, env, userFile, localFile } = layers({ model: "m" }, { model: "m" });
+    const agents = (names: string[]) =>
+      `{"agents":{${names.map((n) => `${JSON.stringify(n)}:{"instructions":"help"}`).join(",")}}}`;
+    writeFileSync(userFile, agents(["b", "-1", "a"]));
+    writeFileSync(localFile, agents(["1a", "-1", "1_0", "c"]));
+    expect(Object.keys(resolveConfig({}, env, ws.dir).agents)).toEqual(["b", "-1", "a", "1a", "1_0", "c"]);
+    for (const name of ["20", "1", "0", "01", "12345678901234567890"]) {
+      writeFileSync(localFile, agents(["b", name, "a"]));
+      expect(() => resolveConfig({}, env, ws.dir)).toThrow(
+        `config file ${localFile}: agents.${name}: a sub-agent's name may not be digits only (JavaScript would put it before the other agents, not where it is written); rename the agent, e.g. "a${name}"`,
+      );
+    }
+    // The suggestion stays a valid name (64 characters at most).
+    writeFileSync(localFile, agents(["9".repeat(64)]));
+    expect(() => resolveConfig({}, env, ws.dir)).toThrow(`e.g. "a${"9".repeat(63)}"`);
+    try {
+      resolveConfig({}, env, ws.dir);
+    } catch (err) {
+      expect(err).toMatchObject({ code: "invalid_config", fault: "user" }); // exit 2
+      expect(String((err as Error).message)).not.toContain("\n");
+    }
+  });
+
+  it("hostile sub-agent names are refused in one line naming the rule: control characters, __proto__, too long, empty", () => {
+    const { ws, env, localFile } = layers({ model: "m" }, { model: "m" });
+    const agent = (name: string) => `{"agents":{${JSON.stringify(name)}:{"instructions":"help"}}}`;
+    for (const name of ["a\u0007b", "1\n", "\u001b[2J", "a b", "a/../b", "x".repeat(65), ""]) {
+      writeFileSync(localFile, agent(name));
+      let message = "";
+      try {
+        resolveConfig({}, env, ws.dir);
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toContain(`config file ${localFile}: agents.`);
+      expect(message).toContain("agent names are 1–64 letters, digits, _ or -");
+      expect(hasControlChars(message)).toBe(false);
+    }
+    writeFileSync(localFile, `{"agents":{"__proto__":{"instructions":"help"}}}`);
+    expect(() => resolveConfig({}, env, ws.dir)).toThrow(
+      `config file ${localFile}: agents.__proto__: "__proto__" cannot be a name in a config file`,
     );
   });
 

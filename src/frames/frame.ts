@@ -523,6 +523,8 @@ export interface TurnPreparedFrame extends FrameEnvelope {
   tools?: string[];
   tool_choice?: ToolChoiceParam;
   instructions?: string;
+  /** The turn's `max_output_tokens`, lowered; below 16 the request was not sent (prepare-turn.ts). */
+  max_output_tokens?: number;
 }
 
 /** A guardrail checked the run's input (before the first request) or its final answer. */

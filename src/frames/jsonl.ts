@@ -157,7 +157,7 @@ const FIELD_KINDS: Readonly<Record<string, FieldKind>> = {
 const KIND_BY_TYPE: Readonly<Record<string, Readonly<Record<string, FieldKind>>>> = {
   response_headers: { status: "int" },
   request_failed: { status: "int" },
-  turn_prepared: { model: "string" },
+  turn_prepared: { model: "string", max_output_tokens: "int" },
   context_compacted: { model: "string", output: "objects" },
 };
 

@@ -156,7 +156,8 @@ export interface RunDeps {
   beforeToolRun?: (signal: AbortSignal) => Promise<void>;
   /**
    * Asked before each turn's request (prepare-turn.ts): may change the model, the tools offered,
-   * `tool_choice` and the instructions for that turn only; a `turn_prepared` frame records it.
+   * `tool_choice` and the instructions, and lower `max_output_tokens`, for that turn only; a
+   * `turn_prepared` frame records it.
    * @defaultValue none
    */
   prepareTurn?: PrepareTurn;

@@ -1,9 +1,11 @@
 /**
  * Per-turn control (docs/architecture.md, "Composing runs"): `RunDeps.prepareTurn` is asked before
  * each turn's request and may change, for that turn only, the model, the tools offered (a
- * selection of the run's), `tool_choice` and the instructions. What it changed is a
- * `turn_prepared` frame, which a replay gives back instead of calling the function.
+ * selection of the run's), `tool_choice`, the instructions and `max_output_tokens` (lowered, never
+ * raised). What it changed is a `turn_prepared` frame, which a replay gives back instead of calling
+ * the function.
  */
+import { EddyError } from "../errors.js";
 import type { Frame, TurnPreparedFrame } from "../frames/frame.js";
 import type { ItemParam, ToolChoiceParam, Usage } from "../protocol/types.js";
 import type { RunSpec } from "./run-spec.js";
@@ -27,7 +29,17 @@ export interface TurnSettings {
   tools?: string[];
   tool_choice?: ToolChoiceParam;
   instructions?: string;
+  /**
+   * The most output tokens (reasoning included) this turn's request may generate: at most the
+   * run's `request.max_output_tokens` (a higher one is the run's). Below `MIN_OUTPUT_TOKENS`, the
+   * least a request may ask for, the request is not sent: the run ends `incomplete`, code
+   * `max_output_tokens`, as when the upstream stops there (docs/pitfalls.md #125).
+   */
+  max_output_tokens?: number;
 }
+
+/** The least `max_output_tokens` a request may carry (the Open Responses `CreateResponseBody` minimum). */
+export const MIN_OUTPUT_TOKENS = 16;
 
 /** `RunDeps.prepareTurn`. Returning nothing keeps the run's settings. */
 export type PrepareTurn = (ctx: TurnContext) => TurnSettings | undefined | Promise<TurnSettings | undefined>;
@@ -40,6 +52,16 @@ export function preparedSettings(settings: TurnSettings | undefined): TurnSettin
   if (settings.tools !== undefined) out.tools = [...settings.tools];
   if (settings.tool_choice !== undefined) out.tool_choice = settings.tool_choice;
   if (settings.instructions !== undefined) out.instructions = settings.instructions;
+  const tokens: unknown = settings.max_output_tokens;
+  if (tokens !== undefined) {
+    if (typeof tokens !== "number" || !Number.isSafeInteger(tokens) || tokens < 0)
+      throw new EddyError(
+        "invalid_argument",
+        `prepareTurn: max_output_tokens must be a whole number of tokens, 0 or more (got ${typeof tokens === "number" ? tokens : `a ${typeof tokens}`})`,
+        { fault: "user" },
+      );
+    out.max_output_tokens = tokens;
+  }
   return out;
 }
 

@@ -27,7 +27,7 @@ import { liveRegistry } from "./live-registry.js";
 import type { RunDeps, RunHandle, RunResult, ToolExecutor } from "./options.js";
 import { compactAfterOverflow, isContextOverflow, overflowError } from "./overflow.js";
 import { assertPolicy, DEFAULT_POLICY } from "./policy.js";
-import { preparedSettings, type TurnSettings } from "./prepare-turn.js";
+import { MIN_OUTPUT_TOKENS, preparedSettings, type TurnSettings } from "./prepare-turn.js";
 import { buildRequestBody } from "./request.js";
 import { createRunHistory } from "./run-history.js";
 import { type RunSpec, type RunSpecInput, type RunSpecOutputSchema, resolveRunSpec } from "./run-spec.js";
@@ -317,6 +317,7 @@ class AgentLoop {
       this.budget.startTurn();
       this.prepared = undefined;
       if (this.runDeps.prepareTurn !== undefined) await this.prepareTurn();
+      if (this.outputSpent()) return this.endOutputSpent();
       const runner = this.newRunner();
       const body = this.nextBody();
       let streamed = await streamTurn(this.turnInput(runner, body instanceof Promise ? await body : body, 1));
@@ -375,6 +376,9 @@ class AgentLoop {
     this.conversation.addUserMessage(LOOP_DEFAULTS.limitAnswerPrompt);
     this.prepareFollowUp();
     this.toolsOff = true;
+    // The last request is a turn too: prepareTurn is asked (a setting of the turn before is not kept).
+    await this.prepareTurn();
+    if (this.outputSpent()) return this.endOutputSpent();
     const runner = this.newRunner();
     const streamed = await streamTurn(this.turnInput(runner, await this.nextBody(), 1));
     this.recordTurn(runner, streamed);
@@ -409,8 +413,31 @@ class AgentLoop {
       }),
     );
     if (settings === undefined || Object.keys(settings).length === 0) return;
+    // Lowered, never raised: the run's own bound holds (a server's, a policy's).
+    const own = this.spec.request?.max_output_tokens;
+    if (
+      settings.max_output_tokens !== undefined &&
+      typeof own === "number" &&
+      own < settings.max_output_tokens
+    )
+      settings.max_output_tokens = own;
     this.prepared = settings;
     this.channel.emit(frame("turn_prepared", { turn: this.turn, ...settings }));
+  }
+
+  /** `prepareTurn` left this turn fewer output tokens than a request may ask for (prepare-turn.ts). */
+  private outputSpent(): boolean {
+    const tokens = this.prepared?.max_output_tokens;
+    return tokens !== undefined && tokens < MIN_OUTPUT_TOKENS;
+  }
+
+  /** The run ends as when the upstream stops for `max_output_tokens`, without sending the request. */
+  private endOutputSpent(): RunResult {
+    const left = this.prepared?.max_output_tokens ?? 0;
+    return this.end("incomplete", {
+      code: "max_output_tokens",
+      message: `the output token budget ran out: ${left} token${left === 1 ? "" : "s"} left, fewer than the ${MIN_OUTPUT_TOKENS} a request may ask for, so no further request was sent`,
+    });
   }
 
   private hasGuardrails(stage: "input" | "output"): boolean {
@@ -574,7 +601,10 @@ class AgentLoop {
       remainingToolCalls: this.budget.remaining,
       capabilities: this.runDeps.provider.capabilities,
       textFormat: this.deps.structured?.format,
-      extra: spec.request,
+      extra:
+        turn?.max_output_tokens === undefined
+          ? spec.request
+          : { ...spec.request, max_output_tokens: turn.max_output_tokens },
     });
   }
 

@@ -14,15 +14,18 @@
  * "The Open Responses face"). A call to a function the client declared ends the run; the
  * response completes with that `function_call` for the client to answer. A run that fails ends
  * the response `failed`; one that stops at a limit ends it `incomplete` (the reason is the
- * run's). The run is cancelled when the client goes away. Each run is recorded as a tape in the
- * server's data folder, `DATA/responses/RESPONSE-ID_….tape` (its name begins with the id of the
- * response it answered), for `eddy replay` and `eddy view`.
+ * run's, or the upstream's: `max_output_tokens`). The request's `max_output_tokens` bounds the
+ * response, not each upstream request (`outputBudget`). The run is cancelled when the client
+ * goes away. Each run is recorded as a tape in the server's data folder,
+ * `DATA/responses/RESPONSE-ID_….tape` (its name begins with the id of the response it answered),
+ * for `eddy replay` and `eddy view`.
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { fileTapeStore, type TapeStore, type TapeWriter } from "../batch/tape-store.js";
 import type { Frame, ItemDoneFrame, ProviderEventFrame, RunEndedFrame } from "../frames/frame.js";
 import type { RunDeps, RunResult } from "../loop/options.js";
+import type { PrepareTurn } from "../loop/prepare-turn.js";
 import { runAgent } from "../loop/run.js";
 import {
   mergeRunSpecs,
@@ -245,6 +248,8 @@ async function* agentEvents(run: AgentRun): AsyncGenerator<StreamingEvent> {
     onApproval: tools.onApproval,
     onFrame: (frame) => recording.write(() => tape?.write(frame)),
   };
+  const budget = outputBudget(request, spec);
+  if (budget !== undefined) deps.prepareTurn = budget;
   const handle = runAgent(spec, deps);
   // Frames flow from the next tick on: the tape is open before the first one (when it cannot be,
   // the run is cancelled before its first request).
@@ -277,6 +282,21 @@ async function* agentEvents(run: AgentRun): AsyncGenerator<StreamingEvent> {
   const terminal = terminalOf(run, writer, result, last);
   await ended; // the run's tools are disposed before the client hears the end (and sends the next request)
   yield writer.end(terminal);
+}
+
+/**
+ * The response's `max_output_tokens` bounds the response, not each upstream request
+ * (docs/pitfalls.md #125): each later request may generate what the earlier ones left of it (their
+ * `usage.output_tokens`, reasoning included), and with fewer tokens left than a request may ask
+ * for, none is sent and the response ends `incomplete`, `max_output_tokens` (prepare-turn.ts). An
+ * upstream that reports no usage leaves the bound per request. `undefined` when the response has
+ * no bound (a server's own `max_output_tokens` bounds each request, as in its other runs).
+ */
+function outputBudget(request: ModelRequest, spec: RunSpec): PrepareTurn | undefined {
+  const bound = spec.request.max_output_tokens;
+  if (typeof request.body.max_output_tokens !== "number" || typeof bound !== "number") return undefined;
+  return ({ usage }) =>
+    usage.output_tokens > 0 ? { max_output_tokens: Math.max(0, bound - usage.output_tokens) } : undefined;
 }
 
 /**
@@ -484,7 +504,10 @@ function terminalOf(
     };
   } else if (reason !== "completed" && reason !== "terminal_tool" && reason !== "awaiting_approval") {
     plan.status = "incomplete";
-    plan.incompleteReason = reason;
+    // A response the upstream left incomplete, or whose output budget ran out, names why
+    // (`max_output_tokens`, `content_filter`: the run's error code); a limit of the run's is its reason.
+    const code = (result?.error ?? ended?.error)?.code;
+    plan.incompleteReason = reason === "incomplete" && code !== undefined ? code : reason;
   }
   const options = { ...request, plan: { ...plan, items: [] }, context: request.conversation.context };
   return terminalResource(options, writer.output);

@@ -54,8 +54,9 @@ function setup(
     parameters: { type: "object", properties: {} },
     execute: () => `the key is ${SECRET}`,
   });
+  const provider = createScriptedProvider(scripts);
   const service = createRunService({
-    provider: createScriptedProvider(scripts),
+    provider,
     spec: { model: "m", ...spec },
     policy: createPolicy(),
     tools: () => {
@@ -84,7 +85,7 @@ function setup(
         o.signal,
       ),
     );
-  return { send, probe, dir, service, tools: [wait, leak] };
+  return { send, probe, dir, service, provider, tools: [wait, leak] };
 }
 
 async function error(response: Response) {
@@ -715,5 +716,128 @@ describe("the Open Responses face records each run as a tape", () => {
     expect(body.error?.message).toMatch(/^eddy serve could not record this run's tape: E[A-Z]+$/);
     expect(probe.disposed).toBe(1);
     expect(readFileSync(join(dir, "elsewhere"), "utf8")).toBe("a file");
+  });
+});
+
+describe("the Open Responses face bounds a response's output tokens as a whole", () => {
+  const spent = (output: number, reasoning = 0) => ({
+    input_tokens: 10,
+    output_tokens: output,
+    total_tokens: 10 + output,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: reasoning },
+  });
+  /** An upstream response that reports no usage (`usage: null` in its resource). */
+  const noUsage = (script: Script) =>
+    ({
+      ...script,
+      reorder: (events) =>
+        events.map((e) => (isResource(e.response) ? { ...e, response: { ...e.response, usage: null } } : e)),
+    }) as Script;
+  const isResource = (value: unknown): value is Record<string, unknown> =>
+    typeof value === "object" && value !== null;
+  const asked = (provider: { requests: Array<{ max_output_tokens?: unknown }> }) =>
+    provider.requests.map((r) => r.max_output_tokens);
+  interface Resource {
+    id: string;
+    status: string;
+    incomplete_details: { reason: string } | null;
+    usage: { output_tokens: number; output_tokens_details: { reasoning_tokens: number } };
+    output: Array<{ type: string }>;
+  }
+  const tapeOf = (dir: string, id: string) => {
+    const name = readdirSync(join(dir, "responses")).find((n) => n.startsWith(`${id}_`)) as string;
+    return readTape(join(dir, "responses", name));
+  };
+
+  it("a request after a tool may generate only what the earlier ones left (reasoning counted); usage is the sum; the tape replays", async () => {
+    const { send, provider, dir, tools } = setup([
+      { ...call("leak"), usage: spent(60, 40) },
+      { ...text("done"), usage: spent(30) },
+    ]);
+    const res = await send("POST", "/v1/responses", { model: "eddy", input: "go", max_output_tokens: 100 });
+    const body = (await res.json()) as Resource;
+    // Before: [100, 100] — each request had the whole bound, so the response could generate 200.
+    expect(asked(provider)).toEqual([100, 40]);
+    expect(body.status).toBe("completed");
+    expect(body.usage.output_tokens).toBe(90);
+    expect(body.usage.output_tokens_details.reasoning_tokens).toBe(40);
+    const tape = tapeOf(dir, body.id);
+    expect(tape.frames.filter((f) => f.type === "turn_prepared")).toMatchObject([
+      { turn: 1, max_output_tokens: 40 },
+    ]);
+    const outcome = await replayTape(tape, { registry: createToolRegistry(tools), workspace: dir });
+    expect(outcome.verdict).toEqual({ match: true, frames: tape.frames.length });
+  });
+
+  it.each([
+    ["nothing", 100],
+    ["less than a request may ask for (16)", 85],
+    ["less than nothing (an upstream that went over)", 150],
+  ])(
+    "with %s left, no further request is sent: incomplete, max_output_tokens, usage the sum",
+    async (_what, used) => {
+      const { send, provider, dir, tools } = setup([{ ...call("leak"), usage: spent(used) }, text("never")]);
+      const res = await send("POST", "/v1/responses", { model: "eddy", input: "go", max_output_tokens: 100 });
+      const body = (await res.json()) as Resource;
+      expect(asked(provider)).toEqual([100]);
+      expect(body.status).toBe("incomplete");
+      expect(body.incomplete_details).toEqual({ reason: "max_output_tokens" });
+      expect(body.usage.output_tokens).toBe(used);
+      // The call ran (its output is in the response); the answer it would have led to was not asked for.
+      expect(body.output.map((i) => i.type)).toEqual(["function_call", "function_call_output"]);
+      const tape = tapeOf(dir, body.id);
+      expect(tape.frames.at(-1)).toMatchObject({
+        type: "run_ended",
+        reason: "incomplete",
+        error: { code: "max_output_tokens" },
+      });
+      const outcome = await replayTape(tape, { registry: createToolRegistry(tools), workspace: dir });
+      expect(outcome.verdict).toEqual({ match: true, frames: tape.frames.length });
+    },
+  );
+
+  it("streamed, the budget's end is a valid response.incomplete naming max_output_tokens", async () => {
+    const { send } = setup([{ ...call("leak"), usage: spent(95) }, text("never")]);
+    const res = await send("POST", "/v1/responses", {
+      model: "eddy",
+      input: "go",
+      max_output_tokens: 100,
+      stream: true,
+    });
+    const events = sseEvents(await res.text());
+    for (const event of events) expect(validateStreamingEvent(event)).toBeUndefined();
+    const final = events.at(-1) as { type: string; response: Resource };
+    expect(final.type).toBe("response.incomplete");
+    expect(final.response.incomplete_details).toEqual({ reason: "max_output_tokens" });
+  });
+
+  it('the upstream\'s own stop for max_output_tokens is named as such (it said "incomplete")', async () => {
+    const { send } = setup([{ ...text("cut"), status: "incomplete", usage: spent(100) }]);
+    const res = await send("POST", "/v1/responses", { model: "eddy", input: "go", max_output_tokens: 100 });
+    const body = (await res.json()) as Resource;
+    expect(body.status).toBe("incomplete");
+    expect(body.incomplete_details).toEqual({ reason: "max_output_tokens" });
+  });
+
+  it("an upstream that reports no usage keeps the bound per request", async () => {
+    const { send, provider } = setup([noUsage(call("leak")), noUsage(text("done"))]);
+    const res = await send("POST", "/v1/responses", { model: "eddy", input: "go", max_output_tokens: 100 });
+    const body = (await res.json()) as Resource;
+    expect(asked(provider)).toEqual([100, 100]);
+    expect(body.status).toBe("completed");
+  });
+
+  it("the bound is the one the response was allowed (the server's when lower); without one, the server's bounds each request", async () => {
+    const scripts = [
+      { ...call("leak"), usage: spent(1000) },
+      { ...text("done"), usage: spent(30) },
+    ];
+    const lowered = setup(scripts, undefined, { request: { max_output_tokens: 4096 } });
+    await lowered.send("POST", "/v1/responses", { model: "eddy", input: "go", max_output_tokens: 100_000 });
+    expect(asked(lowered.provider)).toEqual([4096, 3096]);
+    const unbounded = setup(scripts, undefined, { request: { max_output_tokens: 4096 } });
+    await unbounded.send("POST", "/v1/responses", { model: "eddy", input: "go" });
+    expect(asked(unbounded.provider)).toEqual([4096, 4096]);
   });
 });

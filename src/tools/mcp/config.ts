@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { EddyError } from "../../errors.js";
+import { digitsOnlyNameProblem, MCP_SERVER_ENTRY } from "../../util/digit-names.js";
 import { isJsonObject } from "../../util/json.js";
 import { once } from "../../util/lazy-object.js";
 import { sanitizeNamePart } from "./names.js";
@@ -204,18 +205,16 @@ export function splitWords(line: string, where: string): string[] {
  * without a word. Other names of object members (`constructor`, `toString`) are names like any.
  * Refuses a name of digits only: an object lists such keys ("1", "20": integers) first, in numeric
  * order, whatever the order written, and the servers are started, offered and bounded in
- * configuration order (docs/pitfalls.md #121, #123). Every digits-only name is refused ("01" too),
- * a rule simpler to say than JavaScript's.
+ * configuration order (docs/pitfalls.md #121, #123; the rule is src/util/digit-names.ts, shared with
+ * the config file's `agents`).
  */
 function checkServerName(name: string, where: string, error: (message: string) => EddyError): void {
   if (name === "__proto__")
     throw error(
       `${where}: "__proto__" cannot name an MCP server (JavaScript reserves it); rename the server`,
     );
-  if (/^[0-9]+$/.test(name))
-    throw error(
-      `${where}: an MCP server's name may not be digits only (JavaScript would put it before the other servers, not where it is written); rename the server, e.g. "s${name}"`,
-    );
+  const digits = digitsOnlyNameProblem(name, MCP_SERVER_ENTRY);
+  if (digits !== undefined) throw error(`${where}: ${digits}`);
   // A tool's name is SERVER__TOOL, split at the first "__" (policy.ts toolPermission): a name that
   // holds "__", or starts or ends with "_", once sanitized (names.ts), would be split elsewhere and
   // its tools checked against another server, or against none.
