@@ -31,7 +31,7 @@ import { drained } from "../util/stream.js";
 import { MOCK_DEFAULTS } from "./defaults.js";
 import { createMockHandler, type MockOptions, type WebSocketAdmission } from "./handler.js";
 import type { RecordedRequest } from "./recording.js";
-import { bodyText, type MockHttpRequest, type MockReply } from "./reply.js";
+import { bodyless, bodyText, type MockHttpRequest, type MockReply } from "./reply.js";
 import type { Scenario } from "./scenario.js";
 import type { WebSocketPeer, WebSocketStats } from "./websocket-session.js";
 
@@ -196,7 +196,7 @@ async function serve(
   res.once("close", () => gone.abort());
   let reply: MockReply;
   try {
-    reply = await answer(requestOf(req, body, gone.signal));
+    reply = await answer(nodeRequestOf(req, body, gone.signal));
   } catch {
     res.destroy(); // a dropped connection (or a handler bug): the client sees the socket close
     return;
@@ -217,13 +217,13 @@ async function serve(
 }
 
 /** A node request as the handler reads it (no body for GET and HEAD). */
-function requestOf(req: IncomingMessage, body: Buffer, signal: AbortSignal): MockHttpRequest {
+function nodeRequestOf(req: IncomingMessage, body: Buffer, signal: AbortSignal): MockHttpRequest {
   const method = req.method ?? "GET";
   return {
     method,
     url: `http://${MOCK_DEFAULTS.host}${req.url ?? "/"}`,
     headers: headerRecord(Object.entries(req.headers)),
-    text: method === "GET" || method === "HEAD" ? "" : bodyText(body),
+    text: bodyless(method) ? "" : bodyText(body),
     signal,
   };
 }

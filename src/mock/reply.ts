@@ -37,6 +37,11 @@ export function toResponse(reply: MockReply): Response {
   return new Response(reply.body, { status: reply.status, headers: reply.headers });
 }
 
+/** True for a method whose body is not read (GET and HEAD), whichever transport carried it. */
+export function bodyless(method: string): boolean {
+  return method === "GET" || method === "HEAD";
+}
+
 /** A fetch `Request` as the handler reads it (its body read to the end). */
 export async function requestOf(request: Request): Promise<MockHttpRequest> {
   const method = request.method;
@@ -44,7 +49,7 @@ export async function requestOf(request: Request): Promise<MockHttpRequest> {
     method,
     url: request.url,
     headers: Object.fromEntries(request.headers),
-    text: method === "GET" || method === "HEAD" ? "" : await request.text(),
+    text: bodyless(method) ? "" : await request.text(),
     signal: request.signal,
   };
 }
